@@ -1,0 +1,70 @@
+# LAST-V2X. `make run` does the main job on embedded defaults; `make test` runs the suite.
+# Both install what they need first (a venv in .venv, pinned by pyproject.toml).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+EXTRAS := dev,carla,retrieval,llm,recordings,k8s
+PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
+BUF := .tools/node_modules/.bin/buf
+
+.DEFAULT_GOAL := help
+.PHONY: help setup run test lint protos protos-check bench bench-parse images deploy-check up down clean
+
+help: ## this list
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## venv + dependencies (+ generated stubs are committed in lastv2x/v1)
+
+run: setup ## the main path on embedded defaults, printed as a table
+	$(PY) -m lastv2x.cli demo
+
+test: setup protos-check ## the whole test suite (what CI runs)
+	$(PY) -m pytest
+
+lint: setup $(BUF) ## ruff, mypy on the core, buf lint
+	$(VENV)/bin/ruff check lastv2x services tests bench
+	$(VENV)/bin/mypy lastv2x/core
+	cd protos && ../$(BUF) lint
+
+protos: setup ## regenerate lastv2x/v1 stubs from protos/
+	$(PY) -m grpc_tools.protoc -I protos --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
+
+protos-check: setup ## fail when the committed stubs drift from protos/
+	@tmp=$$(mktemp -d); \
+	$(PY) -m grpc_tools.protoc -I protos --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTOS) && \
+	for f in $$tmp/lastv2x/v1/*; do cmp -s $$f lastv2x/v1/$$(basename $$f) || { echo "stub drift: lastv2x/v1/$$(basename $$f) (run make protos)"; rm -rf $$tmp; exit 1; }; done; \
+	rm -rf $$tmp; echo "stubs match protos"
+
+$(BUF):
+	mkdir -p .tools && cd .tools && npm install --silent --no-audit --no-fund @bufbuild/buf
+
+bench: setup ## benchmarks that print side-by-side ratios (not part of the suite)
+	$(PY) bench/bench_verifier.py
+	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_strap.py; do \
+	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
+
+bench-parse: setup ## parser benchmark: compile rate, attempts, field accuracy
+	$(PY) bench/bench_parse.py
+
+images: ## build the service images (needs a Docker engine)
+	docker build -f deploy/Dockerfile -t lastv2x:dev .
+
+deploy-check: setup ## render kustomize overlays and validate them offline
+	$(PY) deploy/check.py
+
+up: setup ## start the local stack (five services on loopback)
+	$(PY) -m lastv2x.cli up
+
+down: ## stop the local stack
+	$(PY) -m lastv2x.cli down
+
+clean: ## remove the venv and caches
+	rm -rf $(VENV) .tools .lastv2x build *.egg-info

@@ -1,0 +1,148 @@
+"""``lastv2x``: the user's command.
+
+  lastv2x up | down | status            the local stack (five services on loopback)
+  lastv2x verify SPEC.json [--json]     the analytic verifier (in-process, or --target HOST:PORT)
+  lastv2x schema                        the ScenarioSpec JSON Schema
+  lastv2x demo [--json]                 the deepest real path built so far, as a table
+
+Every command takes ``--json`` for machine-readable output. Exit codes: 0 ok,
+1 the spec has error findings, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from lastv2x.core.errors import InvalidArgument, LastV2XError
+
+
+def _print(data: Any, as_json: bool, table: str) -> None:
+    print(json.dumps(data, indent=2, sort_keys=False) if as_json else table)
+
+
+def _read_spec_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidArgument([], f"no such spec file: {path}")
+    return p.read_text()
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    text = _read_spec_text(args.spec)
+    if args.target:
+        import grpc
+
+        from lastv2x.rpc.convert import message_to_dict
+        from lastv2x.v1 import llm_pb2, llm_pb2_grpc
+
+        with grpc.insecure_channel(args.target) as channel:
+            reply = llm_pb2_grpc.LlmServiceStub(channel).Verify(llm_pb2.VerifyRequest(spec_json=text), timeout=10)
+        report = message_to_dict(reply.report)
+        report.setdefault("ok", False)
+        report.setdefault("findings", [])
+    else:
+        from lastv2x.core.spec import parse_spec
+        from lastv2x.core.verifier import verify
+
+        report = verify(parse_spec(text)).to_dict()
+    lines = [f"{'ok' if report['ok'] else 'BLOCKED'}: {len(report['findings'])} finding(s)"]
+    for f in report["findings"]:
+        lines.append(f"  [{f['severity']}] {f['check']}: {f['message']}")
+        lines.append(f"      fields: {', '.join(f['fields'])}")
+        if f.get("repair"):
+            lines.append(f"      repair: {f['repair']['description']}")
+    _print(report, args.json, "\n".join(lines))
+    return 0 if report["ok"] else 1
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from lastv2x.core.spec import spec_json_schema
+
+    print(json.dumps(spec_json_schema(), indent=2))
+    return 0
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from lastv2x import stack
+
+    procs = stack.up(args.base_port)
+    rows = [{"service": p.name, "address": p.address, "pid": p.pid} for p in procs]
+    _print(rows, args.json, "\n".join(f"{r['service']:<10} {r['address']:<16} pid {r['pid']}" for r in rows))
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    from lastv2x import stack
+
+    stopped = stack.down()
+    _print({"stopped": stopped}, args.json, "stopped: " + (", ".join(stopped) or "nothing running"))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from lastv2x import stack
+
+    rows = [{"service": p.name, "address": p.address, "health": stack.health_status(p.address)}
+            for p in stack.read_state()]
+    _print(rows, args.json, "\n".join(f"{r['service']:<10} {r['address']:<16} {r['health']}" for r in rows)
+           or "stack not running (lastv2x up)")
+    return 0 if rows and all(r["health"] == "SERVING" for r in rows) else 3
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from lastv2x.demo import run_demo
+
+    result = run_demo()
+    _print(result.data, args.json, result.table)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lastv2x", description=__doc__.split("\n\n")[0])
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument("--target", default=None, help="HOST:PORT of a remote service (default: in-process)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("verify", parents=[common], help="run the analytic verifier on a spec")
+    p.add_argument("spec", help="ScenarioSpec JSON file, or - for stdin")
+    p.set_defaults(fn=cmd_verify)
+    sub.add_parser("schema", parents=[common], help="print the ScenarioSpec JSON Schema").set_defaults(fn=cmd_schema)
+    p = sub.add_parser("up", parents=[common], help="start the local stack")
+    p.add_argument("--base-port", type=int, default=None, help="first port (default: 50051..50055)")
+    p.set_defaults(fn=cmd_up)
+    sub.add_parser("down", parents=[common], help="stop the local stack").set_defaults(fn=cmd_down)
+    sub.add_parser("status", parents=[common], help="health of the local stack").set_defaults(fn=cmd_status)
+    sub.add_parser("demo", parents=[common], help="run the main path on embedded defaults").set_defaults(fn=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except InvalidArgument as exc:
+        out = {"error": "INVALID_ARGUMENT", "message": str(exc),
+               "violations": [{"field": v.field, "description": v.description, "hint": v.hint}
+                              for v in exc.violations]}
+        _print(out, args.json, f"error: {exc}")
+        return 2
+    except LastV2XError as exc:
+        _print({"error": type(exc).__name__, "message": str(exc)}, args.json, f"error: {exc}")
+        return 2
+    except Exception as exc:  # a gRPC error from --target, say
+        if type(exc).__module__.startswith("grpc"):
+            code = getattr(exc, "code", lambda: None)()
+            details = getattr(exc, "details", lambda: str(exc))()
+            _print({"error": str(code), "message": details}, args.json, f"error: {code}: {details}")
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""The domain catalogue: message streams, the six safety applications, fault operators.
+
+Everything the verifier, the simulator and the LLM roles need to know about *what*
+the platform tests lives here as data, registered once. Registries reject duplicate
+names so two modules can never silently disagree about an operator.
+
+Figures (rates, budgets, ranges) follow SAE J2735 message semantics and the LAST-V2X
+paper (Appendices C and D, Tables 5 and 6). Freshness budgets are the age of
+information (AoI) beyond which an application must treat its input as stale; the
+paper does not list them, so they are chosen from the message rates (10 Hz
+BSM/SPaT) and the applications' reaction horizons and documented here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Generic, TypeVar
+
+
+class Application(StrEnum):
+    RLVW = "RLVW"  # red-light violation warning
+    GLOSA = "GLOSA"  # green light optimal speed advisory
+    FCW = "FCW"  # forward collision warning
+    EEBL = "EEBL"  # emergency electronic brake lights
+    IMA = "IMA"  # intersection movement assist
+    LTA = "LTA"  # left turn assist
+
+
+class Stream(StrEnum):
+    BSM = "BSM"
+    SPAT = "SPAT"
+    MAP = "MAP"
+    EEBL = "EEBL"
+
+
+class AppKind(StrEnum):
+    SIGNAL = "signal"  # decides at the stop bar from SPaT/MAP
+    CONFLICT = "conflict"  # decides from neighbour tracks (BSM)
+
+
+class FailureClass(StrEnum):
+    STALE_BUT_DETECTABLE = "stale_but_detectable"
+    FRESH_BUT_WRONG = "fresh_but_wrong"
+    SILENT_BY_ABSENCE = "silent_by_absence"
+
+
+class FaultKind(StrEnum):
+    TEMPORAL = "temporal"  # changes when/whether information arrives
+    SEMANTIC = "semantic"  # changes what the information says
+
+
+@dataclass(frozen=True)
+class StreamInfo:
+    name: Stream
+    period_s: float  # nominal transmission period
+    sender: str  # "vehicle" or "rsu"
+    fields: tuple[str, ...]
+    description: str
+
+
+@dataclass(frozen=True)
+class ApplicationInfo:
+    name: Application
+    title: str
+    kind: AppKind
+    consumes: dict[Stream, tuple[str, ...]]  # stream -> fields the decision reads
+    freshness_budget_s: float  # AoI above which the input is stale
+    required_roles: tuple[str, ...]  # agent roles the scenario must contain
+    ego_maneuvers: tuple[str, ...]  # admissible ego manoeuvres
+    decision_rule: str
+    violation: str
+    synonyms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FaultOperatorInfo:
+    name: str
+    kind: FaultKind
+    failure_class: FailureClass
+    streams: tuple[Stream, ...]  # streams it may target
+    default_field: str  # field it acts on when the spec names none
+    magnitude_unit: str  # "" when the operator takes no magnitude
+    magnitude_range: tuple[float, float] | None  # inclusive, None = no magnitude
+    requires_sender: bool
+    description: str
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Registry(Generic[K, V]):
+    """A name -> entry map that refuses duplicates (Waymax's metric factory habit)."""
+
+    def __init__(self, what: str):
+        self._what = what
+        self._items: dict[K, V] = {}
+
+    def register(self, key: K, item: V) -> V:
+        if key in self._items:
+            raise ValueError(f"duplicate {self._what} {key!r}")
+        self._items[key] = item
+        return item
+
+    def __getitem__(self, key: K) -> V:
+        try:
+            return self._items[key]
+        except KeyError:
+            raise KeyError(f"unknown {self._what} {key!r}; known: {sorted(map(str, self._items))}") from None
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def values(self) -> list[V]:
+        return list(self._items.values())
+
+
+STREAMS: Registry[Stream, StreamInfo] = Registry("stream")
+APPLICATIONS: Registry[Application, ApplicationInfo] = Registry("application")
+FAULT_OPERATORS: Registry[str, FaultOperatorInfo] = Registry("fault operator")
+
+for _s in (
+    StreamInfo(Stream.BSM, 0.1, "vehicle",
+               ("position", "speed", "heading", "acceleration", "brake_flag", "event_flags", "msg_count", "timestamp"),
+               "J2735 Basic Safety Message, 10 Hz from every equipped vehicle"),
+    StreamInfo(Stream.SPAT, 0.1, "rsu",
+               ("phase", "min_end_time", "max_end_time", "timestamp"),
+               "J2735 Signal Phase and Timing, 10 Hz per RSU: per signal group phase and end times"),
+    StreamInfo(Stream.MAP, 1.0, "rsu",
+               ("lane_signal_group", "stop_bar", "timestamp"),
+               "J2735 MapData, 1 Hz: lanes, stop bars and lane -> signal group association"),
+    StreamInfo(Stream.EEBL, 0.1, "vehicle",
+               ("event_flag", "position", "deceleration", "timestamp"),
+               "EEBL hard-braking event carried as a BSM event flag; V2V relays may rebroadcast it"),
+):
+    STREAMS.register(_s.name, _s)
+
+for _a in (
+    ApplicationInfo(
+        Application.RLVW, "Red-light violation warning", AppKind.SIGNAL,
+        {Stream.SPAT: ("phase", "min_end_time", "max_end_time", "timestamp"),
+         Stream.MAP: ("lane_signal_group", "stop_bar", "timestamp")},
+        1.0, (), ("straight", "left", "right"),
+        "At the decision epoch d <= v*t_r + v^2/(2a) (a = 3.5 m/s^2, t_r = 1.0 s): stop if the "
+        "believed phase is red, or amber and the stop bar cannot be cleared before the believed end; else proceed.",
+        "Red entry: crossing the stop bar under the ego group's true red.",
+        ("red light violation warning", "red-light warning", "red light", "signal violation", "rlvw"),
+    ),
+    ApplicationInfo(
+        Application.GLOSA, "Green light optimal speed advisory", AppKind.SIGNAL,
+        {Stream.SPAT: ("phase", "min_end_time", "max_end_time", "timestamp"),
+         Stream.MAP: ("lane_signal_group", "stop_bar", "timestamp")},
+        2.0, (), ("straight", "left", "right"),
+        "Advise the speed in [v_min, v_limit] that arrives at the stop bar during the believed next "
+        "green; at the decision epoch apply the RLVW stop rule; count stops.",
+        "Red entry as RLVW; stops and travel time are recorded as efficiency outcomes.",
+        ("green light optimal speed", "speed advisory", "glosa", "green wave", "eco-approach"),
+    ),
+    ApplicationInfo(
+        Application.FCW, "Forward collision warning", AppKind.CONFLICT,
+        {Stream.BSM: ("position", "speed", "acceleration", "timestamp")},
+        0.5, ("lead",), ("straight",),
+        "Warn and brake when the time to collision with the lead track, TTC = gap / closing speed, "
+        "falls below 2.5 s.",
+        "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking.",
+        ("forward collision", "rear-end", "rear end", "fcw", "collision warning"),
+    ),
+    ApplicationInfo(
+        Application.EEBL, "Emergency electronic brake lights", AppKind.CONFLICT,
+        {Stream.EEBL: ("event_flag", "position", "deceleration", "timestamp"),
+         Stream.BSM: ("position", "speed", "timestamp")},
+        0.5, ("lead",), ("straight",),
+        "Brake when a hard-braking event (own reception or relayed) is reported ahead on the ego "
+        "route within 300 m.",
+        "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking.",
+        ("emergency brake", "electronic brake light", "hard braking", "eebl", "brake lights"),
+    ),
+    ApplicationInfo(
+        Application.IMA, "Intersection movement assist", AppKind.CONFLICT,
+        {Stream.BSM: ("position", "speed", "heading", "timestamp"),
+         Stream.MAP: ("stop_bar", "timestamp")},
+        0.5, ("cross",), ("straight", "left", "right"),
+        "Yield at the stop bar when a cross-traffic track is predicted to occupy the conflict point "
+        "within the 8 s arrival-overlap window of the ego.",
+        "Collision with a crossing vehicle moving > 0.5 m/s within 2.5 m of the ego route.",
+        ("intersection movement", "cross traffic", "crossing traffic", "ima", "intersection assist"),
+    ),
+    ApplicationInfo(
+        Application.LTA, "Left turn assist", AppKind.CONFLICT,
+        {Stream.BSM: ("position", "speed", "heading", "timestamp"),
+         Stream.MAP: ("stop_bar", "timestamp")},
+        0.5, ("opposing",), ("left",),
+        "Before turning left, wait while an opposing track is predicted at the conflict point within "
+        "the gap-acceptance time (4 s) of the ego.",
+        "Collision with opposing traffic moving > 0.5 m/s within 2.5 m of the ego route.",
+        ("left turn", "left-turn", "lta", "turning left", "unprotected left"),
+    ),
+):
+    APPLICATIONS.register(_a.name, _a)
+
+ALL = tuple(Stream)
+for _o in (
+    FaultOperatorInfo("drop", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "*", "",
+                      None, False, "Drop messages: with `probability` per message, or `burst_count` consecutive ones."),
+    FaultOperatorInfo("delay", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "*", "s",
+                      (0.02, 10.0), False, "Add `magnitude` seconds of latency to each delivered message."),
+    FaultOperatorInfo("freeze", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, ALL, "*", "",
+                      None, False, "Keep sending the payload captured when the window opens, with fresh timestamps."),
+    FaultOperatorInfo("timestamp_offset", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "timestamp",
+                      "s", (0.05, 30.0), False, "Stamp messages `magnitude` seconds in the past (stale)."),
+    FaultOperatorInfo("spat_phase_corrupt", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
+                      "phase", "", None, False, "Report `target_phase` instead of the true phase."),
+    FaultOperatorInfo("spat_countdown_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
+                      "min_end_time", "s", (-60.0, 60.0), False, "Shift min/max end times by `magnitude` seconds."),
+    FaultOperatorInfo("bsm_position_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG,
+                      (Stream.BSM, Stream.EEBL), "position", "m", (0.1, 100.0), False,
+                      "Displace the reported position `magnitude` metres backwards along the heading."),
+    FaultOperatorInfo("bsm_speed_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,),
+                      "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed."),
+    FaultOperatorInfo("map_misassociation", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.MAP,),
+                      "lane_signal_group", "", None, False,
+                      "Associate the ego lane with another signal group (`target_group`, default the cross group)."),
+    FaultOperatorInfo("suppress_sender", FaultKind.TEMPORAL, FailureClass.SILENT_BY_ABSENCE, ALL, "*", "",
+                      None, True, "The named sender transmits nothing on the stream (silent by absence)."),
+):
+    FAULT_OPERATORS.register(_o.name, _o)
+
+# Decision-epoch constants (LAST-V2X Appendix D).
+COMFORT_DECEL_MPS2 = 3.5
+REACTION_TIME_S = 1.0
+CONFLICT_WINDOW_S = 8.0  # arrival-overlap window for conflict timing
+PENETRATION_WARNING_BELOW = 0.2
+COUNTDOWN_DIVERGENCE_S = 1.0  # monitor: countdown error threshold
+STALE_TRACK_TIMEOUT_S = 2.0  # monitor: track for a vanished vehicle
+POSITION_BUDGET_BASE_M = 1.5  # monitor: track position budget at zero age
+POSITION_BUDGET_PER_S_M = 3.0  # monitor: budget growth per second of age
+NOMINAL_LATENCY_S = 0.01  # channel latency above the RSSI knee
+
+
+def stopping_distance_m(speed_mps: float) -> float:
+    """ds(v) = v*t_r + v^2 / (2a): the decision distance of signal applications."""
+    return speed_mps * REACTION_TIME_S + speed_mps * speed_mps / (2.0 * COMFORT_DECEL_MPS2)

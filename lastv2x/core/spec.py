@@ -1,0 +1,288 @@
+"""The typed ScenarioSpec: the schema-constrained output of the parser role.
+
+One source of truth: these pydantic models validate input (reporting every bad field
+with its dotted path) and export the JSON Schema the LLM backends use for structured
+output (``spec_json_schema()``). The protobuf ``lastv2x.v1.ScenarioSpec`` mirrors the
+same field names; ``lastv2x.rpc.convert`` maps between them.
+
+Units are in the field names (``speed_mps``, ``duration_s``, ``range_m``). Times are
+seconds of scenario time from t = 0 unless a field says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from lastv2x.core.catalogue import Application, Stream
+from lastv2x.core.errors import FieldViolation, InvalidArgument
+
+SPEC_VERSION = "1"
+MAX_AGENTS = 16
+MAX_FAULTS = 16
+
+
+class Maneuver(StrEnum):
+    STRAIGHT = "straight"
+    LEFT = "left"
+    RIGHT = "right"
+
+
+class DriverProfile(StrEnum):
+    CAUTIOUS = "cautious"
+    NORMAL = "normal"
+    AGGRESSIVE = "aggressive"
+
+
+class AgentRole(StrEnum):
+    LEAD = "lead"  # ahead of the ego on its lane
+    CROSS = "cross"  # crosses the ego path at the junction
+    OPPOSING = "opposing"  # oncoming, conflicts with an ego left turn
+    RELAY = "relay"  # between a braking lead and the ego (EEBL rebroadcast)
+    BACKGROUND = "background"  # other traffic
+
+
+class BehaviourKind(StrEnum):
+    NONE = "none"
+    HARD_BRAKE = "hard_brake"
+    RED_LIGHT_RUNNER = "red_light_runner"
+    YIELD = "yield"
+    NO_YIELD = "no_yield"
+
+
+class FaultOperator(StrEnum):
+    DROP = "drop"
+    DELAY = "delay"
+    FREEZE = "freeze"
+    TIMESTAMP_OFFSET = "timestamp_offset"
+    SPAT_PHASE_CORRUPT = "spat_phase_corrupt"
+    SPAT_COUNTDOWN_OFFSET = "spat_countdown_offset"
+    BSM_POSITION_OFFSET = "bsm_position_offset"
+    BSM_SPEED_OFFSET = "bsm_speed_offset"
+    MAP_MISASSOCIATION = "map_misassociation"
+    SUPPRESS_SENDER = "suppress_sender"
+
+
+class AnchorKind(StrEnum):
+    SCENARIO_TIME = "scenario_time"  # offset_s from t = 0
+    SIGNAL_EVENT = "signal_event"  # onset of a phase of a signal group
+    EGO_EVENT = "ego_event"  # the ego reaching a distance to the stop bar, or its decision epoch
+
+
+class AnchorEvent(StrEnum):
+    NONE = "none"
+    GREEN_ONSET = "green_onset"
+    AMBER_ONSET = "amber_onset"
+    RED_ONSET = "red_onset"
+    STOP_BAR_DISTANCE = "stop_bar_distance"
+    DECISION_EPOCH = "decision_epoch"
+
+
+class Phase(StrEnum):
+    GREEN = "green"
+    AMBER = "amber"
+    RED = "red"
+
+
+class JunctionKind(StrEnum):
+    ANY = "any"
+    SIGNALIZED_4WAY = "signalized_4way"
+    T_JUNCTION = "t_junction"
+    CORRIDOR = "corridor"
+    URBAN_CANYON = "urban_canyon"
+
+
+class RsuPlacement(StrEnum):
+    NONE = "none"
+    JUNCTION = "junction"  # one RSU at the ego junction
+    CHAIN = "chain"  # one per junction along a corridor
+
+
+SIGNAL_EVENTS = (AnchorEvent.GREEN_ONSET, AnchorEvent.AMBER_ONSET, AnchorEvent.RED_ONSET)
+EGO_EVENTS = (AnchorEvent.STOP_BAR_DISTANCE, AnchorEvent.DECISION_EPOCH)
+
+Speed = Annotated[float, Field(gt=0.0, le=40.0, description="m/s")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+
+class MapQuery(_Model):
+    """What kind of place the scenario needs; grounding retrieves a matching junction."""
+
+    town: str | None = Field(None, max_length=64, description="map name (built-in or CARLA town); null = any")
+    junction_kind: JunctionKind = JunctionKind.ANY
+    signalized: bool | None = Field(None, description="null = as the application requires")
+    min_approaches: int = Field(3, ge=3, le=6, description="approach count of the junction")
+    busy: bool = Field(False, description="background traffic on the other approaches")
+
+
+class Ego(_Model):
+    maneuver: Maneuver = Maneuver.STRAIGHT
+    speed_mps: Speed = 13.9
+    profile: DriverProfile = DriverProfile.NORMAL
+    start_distance_m: float = Field(120.0, ge=10.0, le=1000.0, description="route distance to the stop bar at t = 0, m")
+
+
+class Behaviour(_Model):
+    kind: BehaviourKind = BehaviourKind.NONE
+    at_time_s: float | None = Field(None, ge=0.0, le=600.0, description="hard-brake onset, s")
+    decel_mps2: float = Field(6.0, gt=0.0, le=10.0, description="hard-brake deceleration, m/s^2")
+
+
+class Agent(_Model):
+    id: str = Field(..., min_length=1, max_length=32, pattern=r"^[a-z][a-z0-9_]*$")
+    role: AgentRole
+    maneuver: Maneuver = Maneuver.STRAIGHT
+    speed_mps: Speed = 13.9
+    profile: DriverProfile = DriverProfile.NORMAL
+    equipped: bool = True
+    behaviour: Behaviour = Behaviour()
+    arrival_offset_s: float = Field(
+        0.0, ge=-30.0, le=30.0,
+        description="cross/opposing: arrival at the conflict point minus the ego's arrival, s")
+    gap_m: float = Field(30.0, ge=5.0, le=300.0, description="lead/relay: distance ahead of the ego at t = 0, m")
+
+
+class Channel(_Model):
+    range_m: float = Field(150.0, ge=10.0, le=2000.0, description="radio range R beyond which links get the noise floor, m")
+    blockage_db_per_m: float = Field(5.0, ge=0.0, le=50.0, description="building blockage loss, dB per metre")
+
+
+class V2X(_Model):
+    penetration: float = Field(1.0, ge=0.0, le=1.0, description="share of background vehicles equipped")
+    rsu_placement: RsuPlacement = RsuPlacement.JUNCTION
+    spat_relay: bool = Field(False, description="RSU-to-RSU relay of SPaT for junctions ahead")
+    eebl_rebroadcast: bool = Field(False, description="V2V rebroadcast of EEBL events")
+    channel: Channel = Channel()
+
+
+class SignalPlan(_Model):
+    """Fixed-time plan of the ego's signal group; other groups are derived from it."""
+
+    cycle_s: float = Field(60.0, ge=10.0, le=300.0)
+    green_s: float = Field(27.0, ge=2.0, le=290.0)
+    amber_s: float = Field(3.0, ge=1.0, le=10.0)
+    all_red_s: float = Field(2.0, ge=0.0, le=10.0)
+    offset_s: float = Field(0.0, ge=0.0, le=300.0, description="phase offset: green starts at t = -offset_s")
+
+    @model_validator(mode="after")
+    def _fits_cycle(self) -> SignalPlan:
+        if self.green_s + self.amber_s + self.all_red_s > self.cycle_s:
+            raise ValueError("green_s + amber_s + all_red_s exceeds cycle_s")
+        return self
+
+
+class Anchor(_Model):
+    kind: AnchorKind = AnchorKind.SCENARIO_TIME
+    event: AnchorEvent = AnchorEvent.NONE
+    group: str | None = Field(None, max_length=32, description="signal group; null = the ego's group")
+    distance_m: float | None = Field(None, ge=0.0, le=1000.0, description="stop_bar_distance: metres before the stop bar")
+    offset_s: float = Field(0.0, ge=-120.0, le=600.0, description="seconds after the event (negative = before)")
+
+    @model_validator(mode="after")
+    def _event_matches_kind(self) -> Anchor:
+        if self.kind is AnchorKind.SCENARIO_TIME and self.event is not AnchorEvent.NONE:
+            raise ValueError("a scenario_time anchor takes event 'none'")
+        if self.kind is AnchorKind.SIGNAL_EVENT and self.event not in SIGNAL_EVENTS:
+            raise ValueError(f"a signal_event anchor needs event in {[e.value for e in SIGNAL_EVENTS]}")
+        if self.kind is AnchorKind.EGO_EVENT and self.event not in EGO_EVENTS:
+            raise ValueError(f"an ego_event anchor needs event in {[e.value for e in EGO_EVENTS]}")
+        if self.event is AnchorEvent.STOP_BAR_DISTANCE and self.distance_m is None:
+            raise ValueError("stop_bar_distance needs distance_m")
+        return self
+
+
+class Fault(_Model):
+    name: str = Field(..., min_length=1, max_length=48, pattern=r"^[a-z][a-z0-9_\-]*$")
+    operator: FaultOperator
+    stream: Stream
+    field: str | None = Field(None, max_length=32, description="null = the operator's default field")
+    sender: str | None = Field(None, max_length=32, description="agent id, 'ego' or 'rsu'; null = every sender")
+    anchor: Anchor = Anchor()
+    duration_s: float | None = Field(None, gt=0.0, le=600.0, description="null = active to the end")
+    magnitude: float | None = Field(None, description="in the operator's unit (see catalogue)")
+    probability: float | None = Field(None, ge=0.0, le=1.0, description="drop: per-message drop probability")
+    burst_count: int | None = Field(None, ge=1, le=10000, description="drop: consecutive messages dropped")
+    target_phase: Phase | None = None
+    target_group: str | None = Field(None, max_length=32)
+    provenance: str = Field("spec", max_length=128, description="where the magnitude came from")
+
+
+class ScenarioSpec(_Model):
+    """A test intent made precise: what application, where, who, which faults."""
+
+    spec_version: str = SPEC_VERSION
+    application: Application
+    intent: str = Field("", max_length=4000)
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    duration_s: float = Field(30.0, gt=0.0, le=600.0)
+    map: MapQuery = MapQuery()
+    ego: Ego = Ego()
+    agents: tuple[Agent, ...] = Field((), max_length=MAX_AGENTS)
+    v2x: V2X = V2X()
+    signal: SignalPlan = SignalPlan()
+    faults: tuple[Fault, ...] = Field((), max_length=MAX_FAULTS)
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<root>"
+
+
+def _hint(err: dict[str, Any]) -> str:
+    ctx = err.get("ctx") or {}
+    kind = err["type"]
+    if kind == "enum":
+        return f"use one of {ctx.get('expected', '')}"
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        bound = next(iter(ctx.values()), "")
+        return f"bound is {bound}"
+    if kind == "extra_forbidden":
+        return "remove this field; see the ScenarioSpec JSON Schema"
+    if kind == "missing":
+        return "this field is required"
+    return ""
+
+
+def violations_from(exc: ValidationError, prefix: str = "") -> list[FieldViolation]:
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if p not in ("function-after",))
+        path = _path(loc)
+        out.append(FieldViolation(f"{prefix}{path}" if prefix else path, err["msg"], _hint(err)))
+    return out
+
+
+def parse_spec(data: dict[str, Any] | str | bytes) -> ScenarioSpec:
+    """Validate a JSON object (or text) into a ScenarioSpec; raise InvalidArgument with every bad path."""
+    if isinstance(data, str | bytes):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise InvalidArgument(FieldViolation("<root>", f"not JSON: {exc.msg} at char {exc.pos}",
+                                                 "send one JSON object")) from None
+    if not isinstance(data, dict):
+        raise InvalidArgument(FieldViolation("<root>", "expected a JSON object", "wrap fields in {}"))
+    try:
+        return ScenarioSpec.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidArgument(violations_from(exc)) from None
+
+
+def spec_to_dict(spec: ScenarioSpec) -> dict[str, Any]:
+    return spec.model_dump(mode="json")
+
+
+def spec_json_schema() -> dict[str, Any]:
+    """JSON Schema of ScenarioSpec, for LLM structured output and for docs."""
+    return ScenarioSpec.model_json_schema()

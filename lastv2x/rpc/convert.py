@@ -1,0 +1,142 @@
+"""Protobuf <-> domain conversions.
+
+Field names of ``lastv2x.v1`` messages equal the pydantic models' names, so one
+generic walk converts any message: enum names lose their type prefix
+(APPLICATION_RLVW -> "RLVW"; MANEUVER_LEFT -> "left"; the UNSPECIFIED zero means
+"use the default") and unset optional fields are left out so defaults apply.
+An enum number the schema does not know is reported as a field violation.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.spec import ScenarioSpec, parse_spec
+from lastv2x.core.verifier import Finding, VerificationReport
+from lastv2x.v1 import common_pb2
+
+UPPER_CASE_ENUMS = {"Application", "Stream"}  # JSON values keep their case: "RLVW", "SPAT"
+
+
+def _prefix(enum: EnumDescriptor) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+
+
+@functools.cache
+def _enum_values(enum: EnumDescriptor) -> dict[int, str | None]:
+    """number -> domain value (None for the UNSPECIFIED zero), computed once per enum."""
+    cut = len(_prefix(enum))
+    keep_case = enum.name in UPPER_CASE_ENUMS
+    return {v.number: None if v.number == 0 else (v.name[cut:] if keep_case else v.name[cut:].lower())
+            for v in enum.values}
+
+
+def _enum_to_value(enum: EnumDescriptor, number: int, path: str) -> str | None:
+    table = _enum_values(enum)
+    if number not in table:
+        known = [v for v in table.values() if v]
+        raise InvalidArgument(FieldViolation(path, f"unknown enum value {number} for {enum.name}",
+                                             f"use one of {known}"))
+    return table[number]
+
+
+def message_to_dict(msg: Message, path: str = "") -> dict[str, Any]:
+    """Proto message -> JSON-able dict in the domain's vocabulary (set fields only)."""
+    out: dict[str, Any] = {}
+    for field, value in msg.ListFields():  # set fields only, in field-number order
+        fpath = f"{path}.{field.name}" if path else field.name
+        if field.is_repeated:
+            out[field.name] = [_value(field, v, f"{fpath}[{i}]") for i, v in enumerate(value)]
+            continue
+        converted = _value(field, value, fpath)
+        if converted is None:
+            continue
+        out[field.name] = converted
+    return out
+
+
+def _value(field: FieldDescriptor, value: Any, path: str) -> Any:
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        if field.message_type.full_name == "google.protobuf.Value":
+            return json_format.MessageToDict(value)
+        return message_to_dict(value, path)
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        return _enum_to_value(field.enum_type, value, path)
+    if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT) and not math.isfinite(value):
+        raise InvalidArgument(FieldViolation(path, f"non-finite number {value}", "send a finite number"))
+    return value
+
+
+def dict_to_message(data: dict[str, Any], msg: Message) -> Message:
+    """Domain dict -> proto message (the inverse of ``message_to_dict``); fills ``msg`` in place."""
+    desc = msg.DESCRIPTOR
+    for key, value in data.items():
+        field = desc.fields_by_name.get(key)
+        if field is None:
+            continue  # domain-only field; the proto contract does not carry it
+        if value is None:
+            if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name == "google.protobuf.Value":
+                getattr(msg, key).null_value = struct_pb2.NULL_VALUE
+            continue
+        if field.is_repeated:
+            target = getattr(msg, key)
+            for item in value:
+                if field.type == FieldDescriptor.TYPE_MESSAGE:
+                    dict_to_message(item, target.add())
+                elif field.type == FieldDescriptor.TYPE_ENUM:
+                    target.append(_value_to_enum(field.enum_type, item))
+                else:
+                    target.append(item)
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
+            if field.message_type.full_name == "google.protobuf.Value":
+                getattr(msg, key).CopyFrom(json_format.ParseDict(value, struct_pb2.Value()))
+            else:
+                dict_to_message(value, getattr(msg, key))
+        elif field.type == FieldDescriptor.TYPE_ENUM:
+            setattr(msg, key, _value_to_enum(field.enum_type, value))
+        else:
+            setattr(msg, key, value)
+    return msg
+
+
+def _value_to_enum(enum: EnumDescriptor, value: str) -> int:
+    return enum.values_by_name[_prefix(enum) + str(value).upper()].number
+
+
+def spec_from_proto(msg: common_pb2.ScenarioSpec, path: str = "spec") -> ScenarioSpec:
+    data = message_to_dict(msg, path)
+    try:
+        return parse_spec(data)
+    except InvalidArgument as exc:
+        raise InvalidArgument([FieldViolation(f"{path}.{v.field}", v.description, v.hint)
+                               for v in exc.violations]) from None
+
+
+def spec_from_json(text: str, path: str = "spec_json") -> ScenarioSpec:
+    try:
+        return parse_spec(text)
+    except InvalidArgument as exc:
+        raise InvalidArgument([FieldViolation(f"{path}.{v.field}" if v.field != "<root>" else path,
+                                              v.description, v.hint) for v in exc.violations]) from None
+
+
+def spec_to_proto(spec: ScenarioSpec) -> common_pb2.ScenarioSpec:
+    data = json.loads(spec.model_dump_json(exclude_none=True))
+    return dict_to_message(data, common_pb2.ScenarioSpec())  # type: ignore[return-value]
+
+
+def finding_to_proto(f: Finding) -> common_pb2.Finding:
+    return dict_to_message(f.to_dict(), common_pb2.Finding())  # type: ignore[return-value]
+
+
+def report_to_proto(report: VerificationReport) -> common_pb2.VerificationReport:
+    return dict_to_message(report.to_dict(), common_pb2.VerificationReport())  # type: ignore[return-value]

@@ -1,0 +1,28 @@
+"""Shared pytest fixtures.
+
+Third-party data lives outside the repo in ``../shared/data`` (see its SOURCES.md);
+tests read it from there and skip with a clear reason when it is absent. Override
+the location with ``LASTV2X_SHARED_DATA``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    env = os.environ.get("LASTV2X_SHARED_DATA")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    path = shared_data_dir()
+    if not path.is_dir():
+        pytest.skip(f"third-party data not found at {path} (set LASTV2X_SHARED_DATA)")
+    return path
