@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a gRPC error from --target, say
         if type(exc).__module__.startswith("grpc"):
             code = getattr(exc, "code", lambda: None)()
-            details = getattr(exc, "details", lambda: str(exc))()
+            message = str(exc)
+            details = getattr(exc, "details", lambda: message)()
             _print({"error": str(code), "message": details}, args.json, f"error: {code}: {details}")
             return 2
         raise

@@ -239,7 +239,7 @@ def _path(loc: tuple[Any, ...]) -> str:
     return out or "<root>"
 
 
-def _hint(err: dict[str, Any]) -> str:
+def _hint(err: Any) -> str:
     ctx = err.get("ctx") or {}
     kind = err["type"]
     if kind == "enum":

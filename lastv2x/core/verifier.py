@@ -50,7 +50,6 @@ from lastv2x.core.timeline import (
     anchor_time_s,
     ego_timeline,
     fault_window_s,
-    next_onset_s,
     phase_at,
 )
 

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
