@@ -1,0 +1,270 @@
+"""Built-in maps the project generates itself as OpenDRIVE + a buildings sidecar.
+
+A fresh machine needs no data: each map is an axis-aligned ``Layout`` written
+by ``xodr_writer`` and parsed back through ``load_xodr`` (carla), with
+deterministic building footprints (numpy RNG seeded from the map name).
+
+* ``signalized_4way`` / ``signalized_4way_1lane``: one signalized 4-arm junction
+  (2 resp. 1 lanes per direction), 12 movements, one signal group per approach;
+* ``t_junction``: an unsignalized 3-arm junction (priority / stop control), 6
+  movements;
+* ``corridor``: 5 signalized junctions 250 m apart on a 2+2-lane arterial with
+  1+1-lane side streets (an RSU chain along the arterial);
+* ``urban_canyon``: a 3 x 3 signalized grid, 160 m blocks, 30-90 m towers.
+
+Without the carla extra the network is built natively from the same layout
+(``native.py``); with it, the generated OpenDRIVE is parsed back by carla.
+Generated files are cached as ``<cache>/<name>.v<GENERATOR_VERSION>.xodr`` with
+the sibling ``.buildings.json`` (default cache ``~/.cache/lastv2x/maps``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from services.simulator.maps.assemble import assemble, content_hash
+from services.simulator.maps.buildings import (
+    MAX_JSON_BYTES,
+    buildings_from_json,
+    buildings_to_json,
+    fill_block,
+)
+from services.simulator.maps.errors import MapError
+from services.simulator.maps.model import Building, RoadMap
+from services.simulator.maps.native import layout_network
+from services.simulator.maps.opendrive import LoadOptions, load_xodr
+from services.simulator.maps.xodr_writer import Arm, Layout, write_xodr
+
+GENERATOR_VERSION = 1
+LANE_WIDTH_M = 3.5
+SIDEWALK_M = 5.0  # kerb-to-facade clearance beyond the outer lane edge
+
+
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "lastv2x" / "maps"
+
+
+@dataclass(frozen=True)
+class BuiltinMap:
+    name: str
+    description: str
+    build: Callable[[], tuple[Layout, list[Building]]]
+
+
+def _rng(name: str) -> np.random.Generator:
+    return np.random.default_rng(int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big"))
+
+
+def _clear(lanes: int) -> float:
+    return lanes * LANE_WIDTH_M + SIDEWALK_M
+
+
+def _four_way(name: str, lanes: int) -> tuple[Layout, list[Building]]:
+    arms = tuple(Arm("c", d, lanes, None, 150.0) for d in "ENWS")
+    layout = Layout(name, {"c": (0.0, 0.0)}, arms, frozenset({"c"}), LANE_WIDTH_M)
+    rng, c, far = _rng(name), _clear(lanes), 80.0
+    out: list[Building] = []
+    for sx, sy, tag in ((1, 1, "ne"), (-1, 1, "nw"), (-1, -1, "sw"), (1, -1, "se")):
+        xs, ys = sorted((sx * c, sx * far)), sorted((sy * c, sy * far))
+        out += fill_block(rng, xs[0], ys[0], xs[1], ys[1], nx=2, ny=2, alley_m=6.0,
+                          heights_m=(12.0, 30.0), prefix=f"{tag}-")
+    return layout, out
+
+
+def signalized_4way() -> tuple[Layout, list[Building]]:
+    return _four_way("signalized_4way", 2)
+
+
+def signalized_4way_1lane() -> tuple[Layout, list[Building]]:
+    return _four_way("signalized_4way_1lane", 1)
+
+
+def t_junction() -> tuple[Layout, list[Building]]:
+    name = "t_junction"
+    arms = (Arm("c", "E", 1, None, 150.0), Arm("c", "W", 1, None, 150.0),
+            Arm("c", "S", 1, None, 150.0))
+    layout = Layout(name, {"c": (0.0, 0.0)}, arms, frozenset(), LANE_WIDTH_M)
+    rng, c = _rng(name), _clear(1)
+    out = fill_block(rng, -120.0, c, 120.0, 60.0, nx=5, ny=1, alley_m=8.0,
+                     heights_m=(6.0, 12.0), prefix="n-")
+    out += fill_block(rng, c, -100.0, 100.0, -c, nx=2, ny=2, alley_m=6.0,
+                      heights_m=(6.0, 12.0), prefix="se-")
+    out += fill_block(rng, -100.0, -100.0, -c, -c, nx=2, ny=2, alley_m=6.0,
+                      heights_m=(6.0, 12.0), prefix="sw-")
+    return layout, out
+
+
+def corridor(n_junctions: int = 5, spacing_m: float = 250.0) -> tuple[Layout, list[Building]]:
+    name = "corridor"
+    nodes = {f"n{i}": (i * spacing_m, 0.0) for i in range(n_junctions)}
+    arms = [Arm("n0", "W", 2, None, 200.0), Arm(f"n{n_junctions - 1}", "E", 2, None, 200.0)]
+    arms += [Arm(f"n{i}", "E", 2, f"n{i + 1}") for i in range(n_junctions - 1)]
+    arms += [Arm(f"n{i}", d, 1, None, 120.0) for i in range(n_junctions) for d in "NS"]
+    layout = Layout(name, nodes, tuple(arms), frozenset(nodes), LANE_WIDTH_M)
+    rng, cm, cs = _rng(name), _clear(2), _clear(1)
+    edges = [-200.0] + [x for i in range(n_junctions) for x in (i * spacing_m,) * 2]
+    edges += [(n_junctions - 1) * spacing_m + 200.0]
+    out: list[Building] = []
+    for k in range(0, len(edges), 2):
+        x0 = edges[k] + (cs if k else 0.0)
+        x1 = edges[k + 1] - (cs if k + 1 < len(edges) - 1 else 0.0)
+        nx = max(1, int((x1 - x0) // 55))
+        for sy, tag in ((1, "n"), (-1, "s")):
+            y0, y1 = sorted((sy * cm, sy * 60.0))
+            out += fill_block(rng, x0, y0, x1, y1, nx=nx, ny=1, alley_m=12.0,
+                              heights_m=(8.0, 20.0), prefix=f"{tag}{k // 2}-")
+    return layout, out
+
+
+def urban_canyon(n: int = 3, block_m: float = 160.0) -> tuple[Layout, list[Building]]:
+    name = "urban_canyon"
+    nodes = {f"g{i}{j}": (i * block_m, j * block_m) for i in range(n) for j in range(n)}
+    arms = [Arm(f"g{i}{j}", "E", 1, f"g{i + 1}{j}") for i in range(n - 1) for j in range(n)]
+    arms += [Arm(f"g{i}{j}", "N", 1, f"g{i}{j + 1}") for i in range(n) for j in range(n - 1)]
+    stub = 120.0
+    for k in range(n):
+        arms += [Arm(f"g0{k}", "W", 1, None, stub), Arm(f"g{n - 1}{k}", "E", 1, None, stub),
+                 Arm(f"g{k}0", "S", 1, None, stub), Arm(f"g{k}{n - 1}", "N", 1, None, stub)]
+    layout = Layout(name, nodes, tuple(arms), frozenset(nodes), LANE_WIDTH_M)
+    rng, c = _rng(name), _clear(1)
+    lines = [-stub] + [k * block_m for k in range(n)] + [(n - 1) * block_m + stub]
+    out: list[Building] = []
+    for i in range(len(lines) - 1):
+        for j in range(len(lines) - 1):
+            x0 = lines[i] + (c if i else 0.0)
+            x1 = lines[i + 1] - (c if i + 1 < len(lines) - 1 else 0.0)
+            y0 = lines[j] + (c if j else 0.0)
+            y1 = lines[j + 1] - (c if j + 1 < len(lines) - 1 else 0.0)
+            out += fill_block(rng, x0, y0, x1, y1, nx=2, ny=2, alley_m=8.0,
+                              heights_m=(30.0, 90.0), prefix=f"k{i}{j}-")
+    return layout, out
+
+
+_BUILTINS: dict[str, BuiltinMap] = {m.name: m for m in (
+    BuiltinMap("signalized_4way", "signalized 4-way, 2 lanes per direction", signalized_4way),
+    BuiltinMap("signalized_4way_1lane", "signalized 4-way, 1 lane per direction",
+               signalized_4way_1lane),
+    BuiltinMap("t_junction", "unsignalized T-junction, 1 lane per direction", t_junction),
+    BuiltinMap("corridor", "5 signalized junctions, 250 m apart", corridor),
+    BuiltinMap("urban_canyon", "3x3 signalized grid with towers", urban_canyon),
+)}
+
+
+def builtin_map_names() -> tuple[str, ...]:
+    return tuple(_BUILTINS)
+
+
+def builtin_sources(name: str) -> tuple[str, bytes]:
+    """(OpenDRIVE text, buildings JSON) of a built-in map, generated in memory."""
+    spec = _BUILTINS.get(name)
+    if spec is None:
+        raise MapError(name, f"unknown built-in map (known: {', '.join(_BUILTINS)})")
+    layout, buildings = spec.build()
+    return write_xodr(layout), buildings_to_json(name, buildings)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def builtin_files(name: str, cache_dir: Path | str | None = None) -> Path:
+    """Path of the cached ``.xodr`` (sidecar beside it), generating it if absent."""
+    xodr, bjson = builtin_sources(name)  # validates the name; generation takes ~ms
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    path = root / f"{name}.v{GENERATOR_VERSION}.xodr"
+    side = sidecar_path(path)
+    root.mkdir(parents=True, exist_ok=True)
+    for target, data in ((path, xodr.encode("utf-8")), (side, bjson)):
+        if not target.is_file() or target.read_bytes() != data:
+            _atomic_write(target, data)
+    return path
+
+
+def sidecar_path(xodr_path: Path) -> Path:
+    return xodr_path.with_name(xodr_path.stem + ".buildings.json")
+
+
+def carla_available() -> bool:
+    return importlib.util.find_spec("carla") is not None
+
+
+def load_builtin(name: str, *, cache_dir: Path | str | None = None,
+                 options: LoadOptions | None = None, parser: str = "auto") -> RoadMap:
+    """Generate (or reuse from the cache) and load a built-in map.
+
+    ``parser``: ``"carla"`` parses the generated OpenDRIVE through ``load_xodr``
+    (the path every user map takes); ``"native"`` builds the same network from
+    the layout without carla; ``"auto"`` (default) uses carla when installed.
+    Both give the same ids, movements, signal groups and ``content_sha256``.
+    """
+    if parser not in ("auto", "carla", "native"):
+        raise MapError(name, f"unknown parser {parser!r} (auto, carla, native)")
+    if parser == "native" or (parser == "auto" and not carla_available()):
+        return _load_native(name, cache_dir, options or LoadOptions())
+    try:
+        path = builtin_files(name, cache_dir)
+    except OSError:  # read-only or full cache: load from memory instead
+        xodr, bjson = builtin_sources(name)
+        return load_xodr(xodr, name, buildings=buildings_from_json(bjson, name),
+                         buildings_json=bjson, options=options)
+    return _load_path(path, name, options)
+
+
+def _load_native(name: str, cache_dir: Path | str | None, options: LoadOptions) -> RoadMap:
+    spec = _BUILTINS.get(name)
+    if spec is None:
+        raise MapError(name, f"unknown built-in map (known: {', '.join(_BUILTINS)})")
+    layout, buildings = spec.build()
+    xodr, bjson = write_xodr(layout), buildings_to_json(name, buildings)
+    try:  # keep the files available (CARLA server, export) even without carla here
+        path = builtin_files(name, cache_dir)
+        source = str(path)
+    except OSError:
+        source = f"builtin:{name}"
+    net = layout_network(layout, lane_spacing_m=options.lane_spacing_m,
+                         connector_spacing_m=options.connector_spacing_m)
+    return assemble(net, name, content_hash(xodr.encode("utf-8"), bjson),
+                    buildings=buildings_from_json(bjson, name), source=source,
+                    max_movements_per_lane=options.max_movements_per_lane)
+
+
+def _load_path(path: Path, name: str | None, options: LoadOptions | None) -> RoadMap:
+    side = sidecar_path(path)
+    buildings: tuple[Building, ...] = ()
+    bjson = None
+    if side.is_file():
+        if side.stat().st_size > MAX_JSON_BYTES:
+            raise MapError(str(side), f"buildings JSON over the cap of {MAX_JSON_BYTES} bytes")
+        bjson = side.read_bytes()
+        buildings = buildings_from_json(bjson, str(side))
+    return load_xodr(path, name, buildings=buildings, buildings_json=bjson, options=options)
+
+
+def load_map(name_or_path: str | os.PathLike[str], *, cache_dir: Path | str | None = None,
+             options: LoadOptions | None = None, parser: str = "auto") -> RoadMap:
+    """A built-in map by name, or a ``.xodr`` path (optional ``<stem>.buildings.json``).
+
+    Paths always go through carla (``load_xodr``); ``parser`` applies to built-ins.
+    """
+    if isinstance(name_or_path, str) and name_or_path in _BUILTINS:
+        return load_builtin(name_or_path, cache_dir=cache_dir, options=options, parser=parser)
+    path = Path(name_or_path)
+    if not path.is_file():
+        raise MapError(str(name_or_path), "neither a built-in map "
+                       f"({', '.join(_BUILTINS)}) nor an existing file")
+    return _load_path(path, None, options)
