@@ -3,6 +3,7 @@
   lastv2x up | down | status            the local stack (five services on loopback)
   lastv2x verify SPEC.json [--json]     the analytic verifier (in-process, or --target HOST:PORT)
   lastv2x schema                        the ScenarioSpec JSON Schema
+  lastv2x maps list | show MAP [--junctions]   built-in maps or any .xodr
   lastv2x demo [--json]                 the deepest real path built so far, as a table
 
 Every command takes ``--json`` for machine-readable output. Exit codes: 0 ok,
@@ -95,6 +96,40 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if rows and all(r["health"] == "SERVING" for r in rows) else 3
 
 
+def cmd_maps(args: argparse.Namespace) -> int:
+    from services.simulator.maps import builtin_map_names, load_map
+
+    if args.action == "list":
+        rows = []
+        for name in builtin_map_names():
+            m = load_map(name)
+            rows.append({"name": name, "source": "builtin", "sha256": m.content_sha256[:12], **m.summary()})
+        table = "\n".join(f"{r['name']:<24} junctions {r['junctions']:>3} (signalized {r['signalized_junctions']:>3})  "
+                          f"movements {r['movements']:>4}  buildings {r['buildings']:>3}  {r['sha256']}" for r in rows)
+        _print(rows, args.json, table)
+        return 0
+    if not args.name:
+        raise InvalidArgument([], "maps show needs a map name or .xodr path")
+    m = load_map(args.name)
+    data: dict[str, Any] = {"name": m.name, "sha256": m.content_sha256, **m.summary()}
+    lines = [f"{m.name}  sha256 {m.content_sha256[:16]}  " + ", ".join(f"{k} {v}" for k, v in m.summary().items())]
+    if args.junctions:
+        data["junctions"] = []
+        for j in m.junctions.values():
+            turns: dict[str, int] = {}
+            for mv in j.movements.values() if isinstance(j.movements, dict) else j.movements:
+                mv = m.movements[mv] if isinstance(mv, str) else mv
+                turns[str(mv.turn)] = turns.get(str(mv.turn), 0) + 1
+            row = {"id": j.id, "signalized": j.signalized, "approaches": len(j.approaches),
+                   "movements": turns, "conflicts": len(j.conflicts),
+                   "centre_m": [round(float(c), 1) for c in j.centre]}
+            data["junctions"].append(row)
+            lines.append(f"  {j.id:<8} {'signalized' if j.signalized else 'priority  '}  approaches {len(j.approaches)}  "
+                         f"movements {turns}  conflicts {len(j.conflicts)}  centre {row['centre_m']}")
+    _print(data, args.json, "\n".join(lines))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from lastv2x.demo import run_demo
 
@@ -118,6 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_up)
     sub.add_parser("down", parents=[common], help="stop the local stack").set_defaults(fn=cmd_down)
     sub.add_parser("status", parents=[common], help="health of the local stack").set_defaults(fn=cmd_status)
+    p = sub.add_parser("maps", parents=[common], help="road maps: list the built-in ones, show one")
+    p.add_argument("action", choices=["list", "show"])
+    p.add_argument("name", nargs="?", help="built-in map name or .xodr path (show)")
+    p.add_argument("--junctions", action="store_true", help="show: one line per junction")
+    p.set_defaults(fn=cmd_maps)
     sub.add_parser("demo", parents=[common], help="run the main path on embedded defaults").set_defaults(fn=cmd_demo)
     return parser
 

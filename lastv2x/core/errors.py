@@ -39,6 +39,20 @@ class InvalidArgument(LastV2XError):
         super().__init__(message or f"invalid request: {summary}{more}")
 
 
+class InvalidResource(LastV2XError):
+    """A named input the caller supplied (a map, a recording) is unusable; maps to INVALID_ARGUMENT.
+
+    ``field`` is the request field that named it; ``reason`` says what is wrong.
+    """
+
+    field = "name"
+
+    def __init__(self, name: str, reason: str):
+        self.name = name
+        self.reason = reason
+        super().__init__(f"{name!r}: {reason}")
+
+
 class NotFound(LastV2XError):
     """A named resource (map, campaign, witness, recording) does not exist."""
 

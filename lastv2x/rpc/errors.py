@@ -14,6 +14,7 @@ from lastv2x.core import errors as E
 
 _CODES: tuple[tuple[type[E.LastV2XError], grpc.StatusCode, int], ...] = (
     (E.InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT),
+    (E.InvalidResource, grpc.StatusCode.INVALID_ARGUMENT, code_pb2.INVALID_ARGUMENT),
     (E.NotFound, grpc.StatusCode.NOT_FOUND, code_pb2.NOT_FOUND),
     (E.FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION, code_pb2.FAILED_PRECONDITION),
     (E.ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED, code_pb2.RESOURCE_EXHAUSTED),
@@ -35,6 +36,11 @@ def to_status(exc: E.LastV2XError) -> grpc.Status:
             error_details_pb2.BadRequest.FieldViolation(
                 field=v.field, description=v.description + (f" (hint: {v.hint})" if v.hint else ""))
             for v in exc.violations])
+        detail.Pack(bad)
+        status.details.append(detail)
+    elif isinstance(exc, E.InvalidResource):
+        bad = error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=exc.field, description=f"{exc.name}: {exc.reason}")])
         detail.Pack(bad)
         status.details.append(detail)
     elif isinstance(exc, E.FailedPrecondition):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from lastv2x.core.errors import InvalidResource
 
-class MapError(ValueError):
+
+class MapError(InvalidResource, ValueError):
     """A map could not be loaded, or a request against a loaded map is invalid.
 
     ``name`` is the map (builtin name, file path or caller-given name) and
@@ -12,8 +14,10 @@ class MapError(ValueError):
     reason as field detail.
     """
 
+    field = "map_name"
+
     def __init__(self, name: str, reason: str) -> None:
-        super().__init__(f"map {name!r}: {reason}")
+        ValueError.__init__(self, f"map {name!r}: {reason}")
         self.name = name
         self.reason = reason
 
