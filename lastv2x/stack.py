@@ -70,20 +70,20 @@ def up(base_port: int | None = None, wait_s: float = 30.0) -> list[ServiceProces
 
 
 def down(timeout_s: float = 10.0) -> list[str]:
-    stopped = []
-    for p in read_state():
+    """SIGTERM every service at once, wait for all to drain, SIGKILL stragglers."""
+    procs = [p for p in read_state() if _alive(p.pid)]
+    for p in procs:
+        os.kill(p.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while any(_alive(p.pid) for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for p in procs:
         if _alive(p.pid):
-            os.kill(p.pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout_s
-            while _alive(p.pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if _alive(p.pid):
-                os.kill(p.pid, signal.SIGKILL)
-            stopped.append(p.name)
+            os.kill(p.pid, signal.SIGKILL)
     path = state_dir() / "stack.json"
     if path.exists():
         path.unlink()
-    return stopped
+    return [p.name for p in procs]
 
 
 def read_state() -> list[ServiceProcess]:

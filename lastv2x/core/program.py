@@ -138,6 +138,8 @@ class ProgramVehicle(_Model):
     arrive_conflict_at_s: float | None = Field(
         None, gt=0.0, description="plan a constant speed that puts the centre on the conflict point at this time")
     length_m: float = Field(DEFAULT_VEHICLE_LENGTH_M, gt=1.0, le=20.0)
+    reaction_time_s: float | None = Field(
+        None, ge=0.0, le=5.0, description="leader-perception delay; null = the driver profile's")
 
     @model_validator(mode="after")
     def _on_route(self) -> ProgramVehicle:
@@ -274,6 +276,10 @@ SYNTH_GROUP_NS = "j0.sg0"  # ego (northbound) and opposing (southbound) approach
 SYNTH_GROUP_EW = "j0.sg1"  # cross approaches
 BACKGROUND_SPACING_M = 28.0
 BACKGROUND_SPEED_MPS = 12.0
+# FCW/EEBL egos are tested as the driver those warnings exist for: an inattentive one, who
+# notices brake lights ahead 2 s late (an attentive driver's ~1 s reaction avoids every
+# hard brake from the IDM following distance, leaving nothing for the warning to do).
+INATTENTIVE_REACTION_S = 2.0
 
 # Unit travel direction of each inbound arm (name = where traffic comes from).
 _ARM_DIR = {"S": (0.0, 1.0), "N": (0.0, -1.0), "W": (1.0, 0.0), "E": (-1.0, 0.0)}
@@ -468,8 +474,6 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
             plans[a.id] = {"arm": arm, "back": 40.0}
             needs[arm].append(50.0)
 
-    rng_eq = substream(spec.seed, Substream.EQUIPAGE)
-    rng_bp = substream(spec.seed, Substream.BLUEPRINT)
     background: list[dict[str, Any]] = []
     if spec.map.busy:
         arms = ["S", "N"] + (["W", "E"] if signalized else [])
@@ -496,7 +500,11 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
         return ProgramVehicle(id=vid, role=role, route=route, start_s_m=round(start, 9), initial_speed_mps=speed,
                               desired_speed_mps=speed, **kw)
 
-    ego = make("ego", VehicleRole.EGO, "S", ego_turn, ego_back_m, v_e, profile=spec.ego.profile, equipped=True)
+    ego_kw: dict[str, Any] = {}
+    if spec.application in (Application.FCW, Application.EEBL):
+        ego_kw["reaction_time_s"] = INATTENTIVE_REACTION_S
+    ego = make("ego", VehicleRole.EGO, "S", ego_turn, ego_back_m, v_e, profile=spec.ego.profile, equipped=True,
+               **ego_kw)
     out = []
     for a in agents:
         p = plans[a.id]
@@ -505,8 +513,9 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
             kw["arrive_conflict_at_s"] = p["t"]
         out.append(make(a.id, VehicleRole(a.role.value), p["arm"], a.maneuver, p["back"], a.speed_mps, **kw))
     for k, b in enumerate(background):
-        equipped = bool(rng_eq.random() < spec.v2x.penetration)
-        length = float(np.round(rng_bp.uniform(4.2, 4.9), 3))
+        # keyed per vehicle: adding a background vehicle never shifts another's draws
+        equipped = bool(substream(spec.seed, Substream.EQUIPAGE, k).random() < spec.v2x.penetration)
+        length = float(np.round(substream(spec.seed, Substream.BLUEPRINT, k).uniform(4.2, 4.9), 3))
         out.append(make(f"bg{k}", VehicleRole.BACKGROUND, b["arm"], Maneuver.STRAIGHT, b["back"],
                         BACKGROUND_SPEED_MPS, equipped=equipped, length_m=length))
 

@@ -1,0 +1,170 @@
+"""Shared types of the safety applications: the ego's kinematic state, the static context,
+the decision, freshness filtering and route geometry helpers.
+
+An application is a pure function ``decide(info, ego, ctx, previous) -> Decision`` of the
+ego's belief (:class:`~services.simulator.info.EgoInformation`), its own kinematic state
+(:class:`EgoState`, from its own sensors: exact in both rollouts), static knowledge
+(:class:`AppContext`: its route, the stop bars and conflict point on it, nominal amber
+durations) and its previous decision (for latching). Both rollouts call the same function.
+
+Staleness: information older than the application's freshness budget
+(``lastv2x.core.catalogue``; MAP: 10 periods) is treated as absent. Absent information
+falls back to the nominal controller; each application documents its fallback.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+import numpy as np
+
+from lastv2x.core.catalogue import APPLICATIONS, STREAMS, Application, Stream
+from services.simulator.info import BelievedSignal, EgoInformation, Track
+from services.simulator.routes import project_polyline
+
+ROUTE_LATERAL_M = 2.5  # a track farther than this from the ego route is not on it (Appendix D)
+SAME_DIRECTION_RAD = math.radians(45.0)  # a track "ahead" travels within this of the ego's heading
+START_ACCEL_MPS2 = 1.5  # a stopped ego's assumed launch when predicting its conflict-point arrival
+MAP_BUDGET_S = 10.0 * STREAMS[Stream.MAP].period_s  # as the verifier's MAP budget
+LOCATE_WINDOW_M = 20.0  # route search window around a point's straight-line arc-length estimate [m]
+
+
+class Action(StrEnum):
+    PROCEED = "proceed"
+    STOP = "stop"  # stop at the next stop bar (driver warned; acted on after the reaction time)
+    BRAKE = "brake"  # automatic braking at ``brake_mps2``
+    YIELD = "yield"  # hold at the stop bar
+    ADVISE = "advise"  # speed advisory ``target_speed_mps``
+
+
+@dataclass(frozen=True, slots=True)
+class EgoState:
+    """The ego's own kinematic state (own sensors; identical semantics in both rollouts)."""
+
+    t_s: float
+    s_m: float  # centre arc length on its route
+    speed_mps: float
+    accel_mps2: float
+    xy_m: tuple[float, float]
+    heading_rad: float
+    stop_bar_distance_m: float  # front bumper to the next stop bar; inf when none is ahead
+    conflict_distance_m: float | None  # centre to the conflict point; None when none or passed
+
+
+@dataclass(frozen=True, eq=False)
+class AppContext:
+    """Static knowledge of the ego: its route geometry and the junction's nominal timing."""
+
+    application: Application
+    route_points: np.ndarray  # (P, 2) the ego route polyline as the program gives it
+    conflict_xy_m: tuple[float, float] | None
+    amber_s: Mapping[str, float]  # nominal amber duration per signal group
+    desired_speed_mps: float
+    ego_length_m: float = 4.5
+    _s: np.ndarray = field(init=False, repr=False)
+
+    _xs: list[float] = field(init=False, repr=False)
+    _ys: list[float] = field(init=False, repr=False)
+    _sl: list[float] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        p = np.asarray(self.route_points, dtype=np.float64)
+        put = object.__setattr__
+        put(self, "route_points", p)
+        put(self, "_s", np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(p, axis=0).T)))))
+        put(self, "_xs", p[:, 0].tolist())
+        put(self, "_ys", p[:, 1].tolist())
+        put(self, "_sl", self._s.tolist())
+
+    def locate(self, x: float, y: float, s_hint: float, window_m: float = LOCATE_WINDOW_M) -> tuple[float, float]:
+        """(arc length, lateral distance) of one point, searching the route within ``window_m`` of
+        ``s_hint`` (pure Python: a handful of segments beats numpy's per-call overhead here)."""
+        sl, xs, ys = self._sl, self._xs, self._ys
+        i0 = max(bisect.bisect_right(sl, s_hint - window_m) - 1, 0)
+        i1 = min(bisect.bisect_left(sl, s_hint + window_m), len(sl) - 1)
+        best_d, best_s = math.inf, math.nan
+        for i in range(i0, max(i1, i0 + 1)):
+            ax, ay = xs[i], ys[i]
+            bx, by = xs[i + 1] - ax, ys[i + 1] - ay
+            L2 = bx * bx + by * by
+            t = 0.0 if L2 < 1e-12 else min(max(((x - ax) * bx + (y - ay) * by) / L2, 0.0), 1.0)
+            d = math.hypot(x - ax - t * bx, y - ay - t * by)
+            if d < best_d:
+                best_d, best_s = d, sl[i] + t * (sl[i + 1] - sl[i])
+        return best_s, best_d
+
+    @property
+    def route_length_m(self) -> float:
+        return float(self._s[-1])
+
+    @property
+    def freshness_budget_s(self) -> float:
+        return APPLICATIONS[self.application].freshness_budget_s
+
+    def on_route(self, xy: np.ndarray, s_from: float, s_to: float) -> tuple[np.ndarray, np.ndarray]:
+        """(arc length, lateral distance) of points (M, 2) projected on the route between s_from and s_to
+        (lateral +inf where the closest point lies outside that stretch)."""
+        s, lat = project_polyline(self.route_points, self._s, xy)
+        return s, np.where((s >= s_from) & (s <= s_to), lat, np.inf)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    app: Application
+    action: Action
+    t_s: float
+    reason: str
+    target_speed_mps: float | None = None
+    brake_mps2: float = 0.0
+    epoch: bool = False  # this call is the decision epoch
+    after_epoch: bool = False  # the decision epoch has passed
+    committed: bool = False  # latched (signal apps after the epoch)
+    aoi_s: float | None = None  # age of the information the decision rests on
+    info_valid: bool = True  # False: no fresh information, fallback used
+    evidence_t_s: float | None = None  # when the hazard behind a BRAKE/YIELD was last seen
+
+    def same_as(self, other: Decision | None) -> bool:
+        """Same action for the same reason: paired execution records a decision only on a change."""
+        return other is not None and not self.epoch and (self.action, self.reason, self.committed) == (
+            other.action, other.reason, other.committed)
+
+    def at(self, t_s: float) -> Decision:
+        return replace(self, t_s=t_s, epoch=False)
+
+
+DecideFn = Callable[[EgoInformation, EgoState, AppContext, "Decision | None"], Decision]
+
+
+def fresh_signal(info: EgoInformation, ctx: AppContext) -> BelievedSignal | None:
+    """The believed signal of the ego's associated group, or None when absent, invalid or stale."""
+    if info.ego_group_id is None or info.map_aoi_s > MAP_BUDGET_S:
+        return None
+    sig = info.signals.get(info.ego_group_id)
+    if sig is None or not sig.valid or sig.aoi_s > ctx.freshness_budget_s or sig.phase < 0:
+        return None
+    return sig
+
+
+def fresh_tracks(info: EgoInformation, ctx: AppContext) -> list[Track]:
+    budget = ctx.freshness_budget_s
+    return [t for t in info.tracks.values() if t.valid and t.aoi_s <= budget]
+
+
+def angle_diff(a: float, b: float) -> float:
+    return abs((a - b + math.pi) % (2.0 * math.pi) - math.pi)
+
+
+def time_to_reach_s(distance_m: float, speed_mps: float, accel_mps2: float = START_ACCEL_MPS2) -> float:
+    """Time to cover ``distance_m`` from ``speed_mps`` accelerating at ``accel_mps2`` (finite when stopped)."""
+    if distance_m <= 0.0:
+        return 0.0
+    return (-speed_mps + math.sqrt(speed_mps * speed_mps + 2.0 * accel_mps2 * distance_m)) / accel_mps2
+
+
+__all__ = ["Action", "AppContext", "DecideFn", "Decision", "EgoState", "MAP_BUDGET_S", "ROUTE_LATERAL_M",
+           "SAME_DIRECTION_RAD", "START_ACCEL_MPS2", "angle_diff", "fresh_signal", "fresh_tracks",
+           "time_to_reach_s"]

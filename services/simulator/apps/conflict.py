@@ -1,0 +1,172 @@
+"""Conflict applications: FCW, EEBL, IMA, LTA (LAST-V2X Appendix D, Table 6).
+
+All read neighbour tracks (BSM) and EEBL events; information older than the
+application's freshness budget is absent, and an absent vehicle cannot be warned
+about: the fallback is the nominal controller (the driver's own car-following with its
+perception delay) -- the silent case.
+
+* **FCW**: the lead track is the nearest fresh track ahead on the ego route (lateral
+  <= 2.5 m, heading within 45 deg); TTC = bumper gap / closing speed. TTC < 2.5 s ->
+  automatic braking at ``FCW_BRAKE_MPS2``, held while TTC < ``FCW_RELEASE_TTC_S``.
+* **EEBL**: a fresh hard-braking event (own reception or relayed; or a fresh track
+  flagging one) ahead on the ego route within 300 m -> braking at ``EEBL_BRAKE_MPS2``,
+  held ``EEBL_HOLD_S`` after the last such event.
+* **IMA**: from the decision epoch (``d <= ds(v)``) until the stop bar is passed: yield
+  at the bar while a fresh cross track heading for the conflict point is predicted there
+  no later than ``CONFLICT_WINDOW_S`` (8 s) after the ego and not more than
+  ``CLEARANCE_S`` before it.
+* **LTA**: the same with the 4 s gap acceptance ``LTA_GAP_S`` against opposing tracks.
+
+FCW/EEBL brake automatically (no driver reaction): at the catalogue's 2.5 s TTC a
+1 s driver reaction would leave no room to stop. IMA/LTA yield at the stop bar; a
+yield is not taken once the bar can no longer be reached below ``HARD_STOP_MPS2``.
+The decision epoch of FCW/EEBL is their first braking decision.
+"""
+
+from __future__ import annotations
+
+import math
+
+from lastv2x.core.catalogue import CONFLICT_WINDOW_S, Application, stopping_distance_m
+from services.simulator.apps.base import (
+    ROUTE_LATERAL_M,
+    SAME_DIRECTION_RAD,
+    Action,
+    AppContext,
+    Decision,
+    EgoState,
+    angle_diff,
+    fresh_tracks,
+    time_to_reach_s,
+)
+from services.simulator.info import EgoInformation, Track
+
+FCW_TTC_S = 2.5  # brake below this time to collision [s]
+FCW_RELEASE_TTC_S = 4.0  # keep braking until TTC exceeds this [s]
+FCW_BRAKE_MPS2 = 6.0  # automatic braking [m/s2]
+FCW_RANGE_M = 150.0  # lead search range [m]
+EEBL_RANGE_M = 300.0  # events farther ahead are ignored [m]
+EEBL_BRAKE_MPS2 = 5.0  # braking on an event ahead [m/s2]
+EEBL_HOLD_S = 1.0  # keep braking this long after the last event [s]
+LTA_GAP_S = 4.0  # gap acceptance of a left turn [s]
+CLEARANCE_S = 2.0  # a track due this long before the ego has cleared the point [s]
+HARD_STOP_MPS2 = 8.0  # beyond this demand the ego can no longer stop at the bar: commit
+
+
+def _ahead(ctx: AppContext, ego: EgoState, points: list[tuple[float, float]], headings: list[float] | None,
+           horizon_m: float) -> list[tuple[int, float]]:
+    """(index, arc length) of the points ahead of the ego on its route within ``horizon_m``
+    (lateral <= 2.5 m; with ``headings``: travelling within 45 deg of the ego's heading)."""
+    ex, ey = ego.xy_m
+    ch, sh = math.cos(ego.heading_rad), math.sin(ego.heading_rad)
+    out = []
+    for k, (x, y) in enumerate(points):
+        along = (x - ex) * ch + (y - ey) * sh
+        if along <= -ROUTE_LATERAL_M or math.hypot(x - ex, y - ey) > horizon_m + ROUTE_LATERAL_M:
+            continue
+        if headings is not None and angle_diff(headings[k], ego.heading_rad) > SAME_DIRECTION_RAD:
+            continue
+        s, lat = ctx.locate(x, y, ego.s_m + along)
+        if lat <= ROUTE_LATERAL_M and ego.s_m < s <= ego.s_m + horizon_m:
+            out.append((k, s))
+    return out
+
+
+def _proceed(app: Application, ego: EgoState, prev: Decision | None, reason: str, valid: bool = True) -> Decision:
+    return Decision(app, Action.PROCEED, ego.t_s, reason, after_epoch=prev.after_epoch if prev else False,
+                    info_valid=valid)
+
+
+def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
+    app = Application.FCW
+    tracks = fresh_tracks(info, ctx)
+    best: tuple[float, float, Track] | None = None
+    if tracks:
+        for k, s in _ahead(ctx, ego, [t.xy_m for t in tracks], [t.heading_rad for t in tracks], FCW_RANGE_M):
+            tr = tracks[k]
+            gap = s - ego.s_m - ctx.ego_length_m
+            closing = ego.speed_mps - tr.speed_mps * math.cos(angle_diff(tr.heading_rad, ego.heading_rad))
+            ttc = 0.0 if gap <= 0.0 else (gap / closing if closing > 1e-6 else math.inf)
+            if best is None or gap < best[0]:
+                best = (gap, ttc, tr)
+    braking = prev is not None and prev.action is Action.BRAKE
+    if best is not None:
+        _gap, ttc, tr = best
+        if ttc < (FCW_RELEASE_TTC_S if braking else FCW_TTC_S):
+            return Decision(app, Action.BRAKE, ego.t_s, "lead track below the TTC threshold",
+                            brake_mps2=FCW_BRAKE_MPS2, epoch=not (prev and prev.after_epoch), after_epoch=True,
+                            aoi_s=tr.aoi_s, evidence_t_s=ego.t_s)
+    if not tracks:
+        return _proceed(app, ego, prev, "no fresh lead track", valid=False)
+    return _proceed(app, ego, prev, "no lead track" if best is None else "lead track at a safe TTC")
+
+
+def eebl(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
+    app = Application.EEBL
+    budget = ctx.freshness_budget_s
+    events = [e for e in info.eebl_events if e.valid and e.aoi_s <= budget]
+    pts = [e.xy_m for e in events]
+    aoi = [e.aoi_s for e in events]
+    for t in info.tracks.values():
+        if t.hard_brake_event and t.valid and t.aoi_s <= budget:
+            pts.append(t.xy_m)
+            aoi.append(t.aoi_s)
+    braking = prev is not None and prev.action is Action.BRAKE
+    if pts:
+        hits = _ahead(ctx, ego, pts, None, EEBL_RANGE_M)
+        if hits:
+            a = min(aoi[k] for k, _s in hits)
+            return Decision(app, Action.BRAKE, ego.t_s, "hard-braking event ahead", brake_mps2=EEBL_BRAKE_MPS2,
+                            epoch=not (prev and prev.after_epoch), after_epoch=True, aoi_s=a,
+                            evidence_t_s=ego.t_s)
+    if braking and ego.t_s - (prev.evidence_t_s or prev.t_s) < EEBL_HOLD_S:
+        return prev.at(ego.t_s)  # type: ignore[union-attr]
+    return _proceed(app, ego, prev, "no hard-braking event ahead")
+
+
+def _conflict_app(app: Application, window_s: float, info: EgoInformation, ego: EgoState, ctx: AppContext,
+                  prev: Decision | None) -> Decision:
+    t = ego.t_s
+    d = ego.stop_bar_distance_m
+    if ctx.conflict_xy_m is None or ego.conflict_distance_m is None or math.isinf(d):
+        return Decision(app, Action.PROCEED, t, "no conflict ahead", after_epoch=True, committed=True)
+    after = prev is not None and prev.after_epoch
+    epoch = not after and d <= stopping_distance_m(ego.speed_mps)
+    if not (after or epoch):
+        return Decision(app, Action.PROCEED, t, "before the decision epoch")
+    if prev is not None and prev.committed:
+        return prev if not prev.epoch else prev.at(t)
+    v = ego.speed_mps
+    yielding = prev is not None and prev.action is Action.YIELD
+    if not yielding and v * v / (2.0 * max(d, 0.01)) > HARD_STOP_MPS2:
+        return Decision(app, Action.PROCEED, t, "too close to stop: committed", epoch=epoch, after_epoch=True,
+                        committed=True)
+    t_ego = time_to_reach_s(ego.conflict_distance_m, v)
+    cx, cy = ctx.conflict_xy_m
+    threat: tuple[float, Track] | None = None
+    for tr in fresh_tracks(info, ctx):
+        dx, dy = cx - tr.xy_m[0], cy - tr.xy_m[1]
+        ch, sh = math.cos(tr.heading_rad), math.sin(tr.heading_rad)
+        along = dx * ch + dy * sh
+        across = abs(-dx * sh + dy * ch)
+        if across > ROUTE_LATERAL_M or along < 0.0:
+            continue  # not heading for the conflict point, or its centre is past it
+        t_tr = max(along, 0.0) / max(tr.speed_mps, 0.1)
+        if t_tr <= t_ego + window_s and t_tr + CLEARANCE_S >= t_ego and (threat is None or t_tr < threat[0]):
+            threat = (t_tr, tr)
+    if threat is not None:
+        return Decision(app, Action.YIELD, t, "track due at the conflict point", epoch=epoch, after_epoch=True,
+                        aoi_s=threat[1].aoi_s, evidence_t_s=t)
+    return Decision(app, Action.PROCEED, t, "conflict point clear", epoch=epoch, after_epoch=True)
+
+
+def ima(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
+    return _conflict_app(Application.IMA, CONFLICT_WINDOW_S, info, ego, ctx, prev)
+
+
+def lta(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
+    return _conflict_app(Application.LTA, LTA_GAP_S, info, ego, ctx, prev)
+
+
+__all__ = ["CLEARANCE_S", "EEBL_BRAKE_MPS2", "EEBL_HOLD_S", "EEBL_RANGE_M", "FCW_BRAKE_MPS2", "FCW_RELEASE_TTC_S",
+           "FCW_TTC_S", "LTA_GAP_S", "eebl", "fcw", "ima", "lta"]

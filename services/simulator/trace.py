@@ -1,0 +1,138 @@
+"""Execution traces as MCAP files (JSON messages with JSON Schemas; Foxglove opens them).
+
+Channels (topic -> what):
+
+``/gt/vehicles``     ground truth of every vehicle of the message-driven rollout
+``/signals/true``    true phase and countdown of every signal group
+``/v2x/tx``          messages sent (published by the V2X stack)
+``/v2x/rx``          messages received by the ego (V2X stack)
+``/recon/ego``       the ego's reconstructed belief (both rollouts, ``rollout`` field)
+``/app/decision``    application decisions, on change (both rollouts)
+``/ctrl/ego``        the ego controller's commands (both rollouts)
+``/monitor/events``  divergence-monitor episodes (V2X stack)
+
+Any other topic a publisher uses gets a permissive schema (``{"type": "object"}``). Log
+times are scenario time in nanoseconds; messages on one channel must be published in
+time order (they are, by construction of the step loop).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from mcap.writer import Writer
+
+_NUM = {"type": "number"}
+_NULLNUM = {"type": ["number", "null"]}
+_STR = {"type": "string"}
+_BOOL = {"type": "boolean"}
+_INT = {"type": "integer"}
+
+
+def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(required)}
+
+
+SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
+    "/gt/vehicles": ("lastv2x.GroundTruthVehicles", _obj({"vehicles": {"type": "array", "items": _obj({
+        "id": _STR, "x": _NUM, "y": _NUM, "speed_mps": _NUM, "heading_rad": _NUM, "accel_mps2": _NUM,
+        "alive": _BOOL, "equipped": _BOOL}, ("id", "x", "y"))}}, ("vehicles",))),
+    "/signals/true": ("lastv2x.SignalStates", _obj({"groups": {"type": "array", "items": _obj({
+        "id": _STR, "phase": _INT, "time_to_change_s": _NUM}, ("id", "phase"))}}, ("groups",))),
+    "/v2x/tx": ("lastv2x.V2XMessages", {"type": "object"}),
+    "/v2x/rx": ("lastv2x.V2XMessages", {"type": "object"}),
+    "/recon/ego": ("lastv2x.EgoBelief", _obj({
+        "rollout": _STR, "ego_group_id": {"type": ["string", "null"]},
+        "signal": {"type": ["object", "null"]}, "tracks": {"type": "array", "items": {"type": "object"}},
+        "eebl_events": _INT}, ("rollout",))),
+    "/app/decision": ("lastv2x.Decision", _obj({
+        "rollout": _STR, "app": _STR, "action": _STR, "reason": _STR, "epoch": _BOOL, "committed": _BOOL,
+        "info_valid": _BOOL, "target_speed_mps": _NULLNUM, "brake_mps2": _NUM, "aoi_s": _NULLNUM},
+        ("rollout", "app", "action"))),
+    "/ctrl/ego": ("lastv2x.EgoControl", _obj({
+        "rollout": _STR, "stop_at_bar": _BOOL, "v_target_mps": _NULLNUM, "brake_mps2": _NUM,
+        "speed_mps": _NUM}, ("rollout",))),
+    "/monitor/events": ("lastv2x.MonitorEvent", {"type": "object"}),
+}
+CHANNELS = tuple(SCHEMAS)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "item") and callable(x.item):  # numpy scalars
+        return _jsonable(x.item())
+    return x
+
+
+class TraceWriter:
+    """An MCAP writer implementing :class:`services.simulator.info.TraceSink`.
+
+    Use as a context manager, or call :meth:`close`. ``channels`` limits what is recorded
+    (default: everything published)."""
+
+    def __init__(self, output: str | Path | IO[bytes], *, channels: tuple[str, ...] | None = None,
+                 metadata: Mapping[str, str] | None = None):
+        self._own = isinstance(output, str | Path)
+        self._fh: IO[bytes] = open(output, "wb") if self._own else output  # noqa: SIM115
+        self._writer = Writer(self._fh)
+        self._writer.start(profile="", library="lastv2x")
+        self._channels: dict[str, int] = {}
+        self._schemas: dict[str, int] = {}
+        self._allowed = None if channels is None else set(channels)
+        self._seq: dict[str, int] = {}
+        self.messages = 0
+        if metadata:
+            self._writer.add_metadata("lastv2x", dict(metadata))
+        self._closed = False
+
+    def _channel(self, topic: str) -> int:
+        cid = self._channels.get(topic)
+        if cid is None:
+            name, schema = SCHEMAS.get(topic, ("lastv2x.Message", {"type": "object"}))
+            sid = self._schemas.get(name)
+            if sid is None:
+                sid = self._writer.register_schema(name=name, encoding="jsonschema",
+                                                   data=json.dumps(schema).encode())
+                self._schemas[name] = sid
+            cid = self._writer.register_channel(topic=topic, message_encoding="json", schema_id=sid)
+            self._channels[topic] = cid
+        return cid
+
+    def publish(self, channel: str, t_s: float, message: Mapping[str, Any]) -> None:
+        if self._closed or (self._allowed is not None and channel not in self._allowed):
+            return
+        cid = self._channel(channel)
+        ns = int(round(t_s * 1e9))
+        seq = self._seq.get(channel, 0)
+        self._seq[channel] = seq + 1
+        data = json.dumps(_jsonable(message), separators=(",", ":"), allow_nan=False).encode()
+        self._writer.add_message(channel_id=cid, log_time=ns, data=data, publish_time=ns, sequence=seq)
+        self.messages += 1
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._writer.finish()
+        self._closed = True
+        if self._own:
+            self._fh.close()
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+__all__ = ["CHANNELS", "SCHEMAS", "TraceWriter"]

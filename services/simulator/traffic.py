@@ -1,0 +1,481 @@
+"""Kinematic traffic core: struct-of-arrays state over ``(B, N)`` = (scenarios, vehicles).
+
+Each vehicle moves along its own route polyline (arc length ``s``, centre of the
+vehicle). One fixed ``dt`` step is two-phase: every vehicle *decides* an
+acceleration from the state at ``t`` (nothing moves meanwhile), then *all*
+integrate. ``B`` scenarios step at once; paired execution is ``B = 2`` (message-
+driven and ground-truth rollouts of one scene), ExecuteBatch ``B = 2 x programs``.
+
+Longitudinal model (per vehicle, the min of the active terms):
+
+* **IDM** (Treiber, Hennecke & Helbing 2000) towards the desired speed, with the
+  improved free-road term of IIDM above it (Treiber & Kesting 2013, ch. 11.3.6), and
+  the interaction term with the leader found along shared route geometry
+  (:func:`services.simulator.routes.shared_geometry`): a vehicle sees the vehicle
+  ahead on the same lane/movement ids, vectorized over all pairs, no Python loop.
+  Drivers perceive their leader with a reaction delay: the leader's state
+  ``reaction_time_s`` ago, extrapolated at its then speed (Treiber's human-driver
+  delay), so a sudden hard brake ahead is noticed late; steady following is exact.
+* **Stop bar**: a vehicle that must stop at its next stop bar follows the constant
+  deceleration that ends at the bar, ``a = -v^2 / (2 (d - gap))``, once that demand
+  reaches its activation level (its comfortable deceleration for background
+  drivers; 0 for an application-commanded ego stop, which is already delayed by the
+  reaction time the decision epoch assumes).
+* **Signals** (background drivers and conflict-application egos; a signal-
+  application ego obeys only its application): at amber/red a driver stops if it
+  can at ``COMFORT_DECEL_MPS2`` (amber) or at ``DECEL_MAX_MPS2`` (red), else goes;
+  the choice latches until green or until the bar is passed.
+* **Scripted behaviours**: hard brake at ``t`` (then stays stopped), red-light runner
+  and no-yield (ignore signals), yield (stop at the bar while the ego approaches the
+  conflict point within ``CONFLICT_WINDOW_S`` and moves), arrive at the conflict point
+  at ``t`` (a constant planned speed until the conflict point is passed).
+
+The ego receives an :class:`EgoControl` per scenario from its application.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lastv2x.core.catalogue import COMFORT_DECEL_MPS2, CONFLICT_WINDOW_S
+from lastv2x.core.program import ProgramVehicle, ScenarioProgram
+from lastv2x.core.spec import BehaviourKind, DriverProfile
+from services.simulator.info import HARD_BRAKE_THRESHOLD_MPS2, PHASE_AMBER, PHASE_GREEN
+from services.simulator.routes import RouteTable, shared_geometry
+from services.simulator.signals import SignalTable
+
+
+@dataclass(frozen=True)
+class DriverParams:
+    """IDM parameters of one driver profile."""
+
+    desired_speed_factor: float  # [-] x lane speed limit, where a program leaves the desired speed to the profile
+    time_gap_s: float  # T [s]
+    min_gap_m: float  # s0, standstill bumper gap [m]
+    accel_max_mps2: float  # a [m/s2]
+    decel_comfort_mps2: float  # b [m/s2]
+    reaction_time_s: float  # leader perception delay [s]
+
+
+class IDM:
+    """Model constants (Treiber & Kesting, *Traffic Flow Dynamics*, 2013, Table 11.2 ranges)."""
+
+    DELTA = 4.0  # acceleration exponent [-]
+    DECEL_MAX_MPS2 = 8.0  # braking limit, ~0.8 g on dry asphalt [m/s2]
+    STOP_BAR_GAP_M = 0.5  # front bumper standstill distance to a stop bar [m]
+    STOP_HOLD_M = 1.0  # a stopping vehicle this close to its stop point and slower than HOLD_SPEED holds [m]
+    HOLD_SPEED_MPS = 0.1  # [m/s]
+    GAP_FLOOR_M = 0.1  # gaps are floored here to keep (s*/s)^2 finite [m]
+    PROFILES: dict[DriverProfile, DriverParams] = {
+        DriverProfile.CAUTIOUS: DriverParams(0.90, 1.8, 3.0, 1.0, 1.5, 1.2),
+        DriverProfile.NORMAL: DriverParams(1.00, 1.4, 2.0, 1.5, 2.0, 1.0),
+        DriverProfile.AGGRESSIVE: DriverParams(1.15, 1.0, 1.5, 2.5, 3.0, 0.8),
+    }
+
+
+YIELD_EGO_MIN_SPEED_MPS = 1.0  # a yielding agent goes once the ego is (nearly) stopped [m/s]
+ADVISORY_TAU_S = 1.5  # time constant of the ego tracking a lower advised speed [s]
+NO_VALUE = np.nan
+
+
+@dataclass(frozen=True, eq=False)
+class Scene:
+    """Static description of ``B`` scenarios padded to ``N`` vehicles and ``C`` crossings.
+
+    Vehicle 0 of every row is the ego. Padding rows have ``valid == False``.
+    """
+
+    dt_s: float
+    vehicle_ids: tuple[tuple[str, ...], ...]  # per row, unpadded
+    valid: np.ndarray  # (B, N) bool
+    routes: RouteTable
+    offset: np.ndarray  # (B, N, N) j's arc length -> i's; NaN = no shared geometry
+    share_lo: np.ndarray  # (B, N, N) shared run of j's arc length
+    share_hi: np.ndarray
+    bar_s: np.ndarray  # (B, N, C+1) stop bars along the route, +inf padded
+    bar_group: np.ndarray  # (B, N, C+1) signal group index, -1 none
+    conflict_s: np.ndarray  # (B, N) primary conflict point on the route, NaN none
+    length_m: np.ndarray  # (B, N)
+    equipped: np.ndarray  # (B, N) bool
+    v_desired: np.ndarray  # (B, N)
+    v_initial: np.ndarray  # (B, N)
+    v_plan: np.ndarray  # (B, N) planned cruise until the conflict point, NaN none
+    s_start: np.ndarray  # (B, N)
+    time_gap_s: np.ndarray
+    min_gap_m: np.ndarray
+    accel_max: np.ndarray
+    decel_comfort: np.ndarray
+    delay_steps: np.ndarray  # (B, N) int
+    brake_t_s: np.ndarray  # (B, N) hard-brake onset, +inf none
+    brake_decel: np.ndarray  # (B, N)
+    ignores_signals: np.ndarray  # (B, N) bool
+    yields_to_ego: np.ndarray  # (B, N) bool
+    ego_obeys_signals: np.ndarray  # (B,) bool: the ego follows true signals itself (conflict apps)
+    signals: SignalTable  # (B, G)
+    group_ids: tuple[tuple[str, ...], ...]  # per row
+    respawn: bool = False  # benches: a vehicle that leaves its route re-enters at its start
+    # derived in __post_init__ (index grids, fused constants, feature flags)
+    b_col: np.ndarray = field(init=False, repr=False)
+    n_row: np.ndarray = field(init=False, repr=False)
+    half_len: np.ndarray = field(init=False, repr=False)
+    delay_s: np.ndarray = field(init=False, repr=False)
+    iidm_exp: np.ndarray = field(init=False, repr=False)
+    inv_2sqrt_ab: np.ndarray = field(init=False, repr=False)
+    obeys_signals: np.ndarray = field(init=False, repr=False)
+    has_plan: np.ndarray = field(init=False, repr=False)
+    delay_classes: tuple[int, ...] = field(init=False, repr=False)
+    delay_class: np.ndarray = field(init=False, repr=False)
+    class_delay_s: np.ndarray = field(init=False, repr=False)
+    class_gather: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)
+    flat_row: np.ndarray = field(init=False, repr=False)
+    flat_obs: np.ndarray = field(init=False, repr=False)
+    no_bar: np.ndarray = field(init=False, repr=False)
+    no_group: np.ndarray = field(init=False, repr=False)
+    any_signal: bool = field(init=False, repr=False)
+    any_yield: bool = field(init=False, repr=False)
+    any_plan: bool = field(init=False, repr=False)
+    any_brake: bool = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        b, n = self.valid.shape
+        put = object.__setattr__
+        put(self, "b_col", np.arange(b)[:, None])
+        put(self, "n_row", np.arange(n)[None, :])
+        put(self, "half_len", self.length_m / 2)
+        put(self, "delay_s", self.delay_steps * self.dt_s)
+        put(self, "iidm_exp", self.accel_max * IDM.DELTA / self.decel_comfort)
+        put(self, "inv_2sqrt_ab", 1.0 / (2.0 * np.sqrt(self.accel_max * self.decel_comfort)))
+        obeys = ~self.ignores_signals
+        obeys[:, 0] = self.ego_obeys_signals
+        put(self, "obeys_signals", obeys)
+        put(self, "any_signal", bool((self.bar_group >= 0).any()))
+        put(self, "any_yield", bool(self.yields_to_ego.any()))
+        put(self, "has_plan", np.isfinite(self.v_plan))
+        put(self, "any_plan", bool(np.isfinite(self.v_plan).any()))
+        put(self, "any_brake", bool(np.isfinite(self.brake_t_s).any()))
+        classes = tuple(sorted(set(self.delay_steps.ravel().tolist())))
+        put(self, "delay_classes", classes)
+        put(self, "delay_class", np.searchsorted(np.array(classes), self.delay_steps))
+        put(self, "class_delay_s", (np.array(classes, float) * self.dt_s)[:, None, None])
+        put(self, "class_gather", (self.delay_class[:, :, None], np.arange(b)[:, None, None],
+                                   np.arange(n)[None, None, :]))
+        put(self, "flat_row", (np.arange(b) * n)[:, None] + np.zeros((1, n), np.int64))
+        put(self, "flat_obs", np.arange(b * n))
+        put(self, "no_bar", np.full((b, n), np.inf))
+        put(self, "no_group", np.full((b, n), -1, np.int64))
+        for name in ("no_bar", "no_group"):
+            getattr(self, name).flags.writeable = False
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.valid.shape  # type: ignore[return-value]
+
+    @property
+    def history_len(self) -> int:
+        return int(self.delay_steps.max()) + 1
+
+    @classmethod
+    def from_programs(cls, programs: Sequence[ScenarioProgram], ego_obeys_signals: Sequence[bool],
+                      *, respawn: bool = False) -> Scene:
+        dts = {p.dt_s for p in programs}
+        if len(dts) != 1:
+            raise ValueError(f"a batch needs one dt_s, got {sorted(dts)}")
+        dt = dts.pop()
+        rows = [p.vehicles for p in programs]
+        b, n = len(rows), max(len(r) for r in rows)
+        c = max(len(v.route.crossings) for r in rows for v in r)
+        g = max((len(p.signal_groups) for p in programs), default=0)
+        valid = np.zeros((b, n), bool)
+        f = {k: np.zeros((b, n)) for k in ("length", "vd", "vi", "s0", "T", "gap", "amax", "bcomf", "bdec")}
+        delay = np.zeros((b, n), np.int64)
+        v_plan = np.full((b, n), np.nan)
+        conflict = np.full((b, n), np.nan)
+        brake_t = np.full((b, n), np.inf)
+        eq = np.zeros((b, n), bool)
+        ign = np.zeros((b, n), bool)
+        yld = np.zeros((b, n), bool)
+        bar_s = np.full((b, n, c + 1), np.inf)
+        bar_g = np.full((b, n, c + 1), -1, np.int64)
+        offset = np.full((b, n, n), np.nan)
+        lo = np.full((b, n, n), np.inf)
+        hi = np.full((b, n, n), -np.inf)
+        routes: list[list] = []
+        tables = []
+        for bi, (prog, row) in enumerate(zip(programs, rows, strict=True)):
+            gidx = {sg.id: k for k, sg in enumerate(prog.signal_groups)}
+            tables.append(SignalTable.from_plans(prog.signal_groups))
+            routes.append([v.route for v in row] + [None] * (n - len(row)))
+            o, l_, h = shared_geometry(routes[-1], n)
+            offset[bi], lo[bi], hi[bi] = o, l_, h
+            for ni, v in enumerate(row):
+                valid[bi, ni] = True
+                _fill_vehicle(v, bi, ni, f, dt, delay, v_plan, conflict, brake_t, eq, ign, yld)
+                for k, cr in enumerate(v.route.crossings):
+                    bar_s[bi, ni, k] = cr.stop_bar_s_m
+                    bar_g[bi, ni, k] = gidx[cr.signal_group_id] if cr.signal_group_id is not None else -1
+        return cls(
+            dt_s=dt, vehicle_ids=tuple(tuple(v.id for v in r) for r in rows), valid=valid,
+            routes=RouteTable.build(routes, n), offset=offset, share_lo=lo, share_hi=hi, bar_s=bar_s,
+            bar_group=bar_g, conflict_s=conflict, length_m=np.where(valid, f["length"], 4.5), equipped=eq,
+            v_desired=np.where(valid, f["vd"], 1.0), v_initial=f["vi"], v_plan=v_plan, s_start=f["s0"],
+            time_gap_s=np.where(valid, f["T"], 1.0), min_gap_m=np.where(valid, f["gap"], 1.0),
+            accel_max=np.where(valid, f["amax"], 1.0), decel_comfort=np.where(valid, f["bcomf"], 1.0),
+            delay_steps=delay, brake_t_s=brake_t, brake_decel=f["bdec"], ignores_signals=ign, yields_to_ego=yld,
+            ego_obeys_signals=np.asarray(ego_obeys_signals, bool), signals=SignalTable.stack(tables, g),
+            group_ids=tuple(tuple(sg.id for sg in p.signal_groups) for p in programs), respawn=respawn)
+
+
+def _fill_vehicle(v: ProgramVehicle, bi: int, ni: int, f: dict[str, np.ndarray], dt: float, delay: np.ndarray,
+                  v_plan: np.ndarray, conflict: np.ndarray, brake_t: np.ndarray, eq: np.ndarray, ign: np.ndarray,
+                  yld: np.ndarray) -> None:
+    prm = IDM.PROFILES[v.profile]
+    f["length"][bi, ni] = v.length_m
+    f["vd"][bi, ni] = v.desired_speed_mps
+    f["vi"][bi, ni] = v.initial_speed_mps
+    f["s0"][bi, ni] = v.start_s_m
+    f["T"][bi, ni] = prm.time_gap_s
+    f["gap"][bi, ni] = prm.min_gap_m
+    f["amax"][bi, ni] = prm.accel_max_mps2
+    f["bcomf"][bi, ni] = prm.decel_comfort_mps2
+    reaction = prm.reaction_time_s if v.reaction_time_s is None else v.reaction_time_s
+    delay[bi, ni] = int(round(reaction / dt))
+    eq[bi, ni] = v.equipped
+    cs = v.route.conflict_s_m
+    conflict[bi, ni] = np.nan if cs is None else cs
+    if v.arrive_conflict_at_s is not None and cs is not None and cs > v.start_s_m:
+        plan = float(np.clip((cs - v.start_s_m) / v.arrive_conflict_at_s, 0.5, 40.0))
+        v_plan[bi, ni] = plan
+        f["vi"][bi, ni] = plan
+    kind = v.behaviour.kind
+    if kind is BehaviourKind.HARD_BRAKE:
+        brake_t[bi, ni] = v.behaviour.at_time_s if v.behaviour.at_time_s is not None else 0.0
+        f["bdec"][bi, ni] = v.behaviour.decel_mps2
+    ign[bi, ni] = kind in (BehaviourKind.RED_LIGHT_RUNNER, BehaviourKind.NO_YIELD)
+    yld[bi, ni] = kind is BehaviourKind.YIELD
+
+
+@dataclass(frozen=True, eq=False)
+class EgoControl:
+    """Per-scenario commands to the ego (B,): stop at the next bar, a speed target, a braking demand."""
+
+    stop_at_bar: np.ndarray  # bool
+    v_target_mps: np.ndarray  # NaN = the ego's desired speed
+    brake_mps2: np.ndarray  # 0 = none
+
+    @classmethod
+    def nominal(cls, b: int) -> EgoControl:
+        return cls(np.zeros(b, bool), np.full(b, np.nan), np.zeros(b))
+
+
+@dataclass(frozen=True, eq=False)
+class TrafficState:
+    """Dynamic state at ``t_s`` (arrays are fresh each step; ``hist_*`` is a ring buffer of past
+    ``s``/``v`` for perception delays, indexed by ``step % H``, updated in place)."""
+
+    step: int
+    t_s: float
+    s: np.ndarray  # (B, N) centre arc length [m]
+    v: np.ndarray  # (B, N) [m/s]
+    a: np.ndarray  # (B, N) applied acceleration over the last step [m/s2]
+    alive: np.ndarray  # (B, N) bool
+    next_crossing: np.ndarray  # (B, N) int index into Scene.bar_s
+    bar_s: np.ndarray  # (B, N) arc length of the next stop bar (+inf none)
+    bar_group: np.ndarray  # (B, N) its signal group index (-1 none)
+    sig_stop: np.ndarray  # (B, N) bool latched "stop at this bar"
+    sig_go: np.ndarray  # (B, N) bool latched "go through this bar"
+    braked_out: np.ndarray  # (B, N) bool hard-braked to a standstill (stays)
+    xy: np.ndarray  # (B, N, 2)
+    heading: np.ndarray  # (B, N)
+    hist_s: np.ndarray  # (H, B, N)
+    hist_v: np.ndarray  # (H, B, N)
+    crossed: np.ndarray  # (B, N) bool: front bumper passed a stop bar during the last step
+    front_prev: np.ndarray  # (B, N) front bumper arc length before the last step
+    crossed_bar_s: np.ndarray  # (B, N) the bar passed during the last step (+inf none)
+    crossed_group: np.ndarray  # (B, N) its group (-1 none)
+
+
+def initial_state(scene: Scene) -> TrafficState:
+    b, n = scene.shape
+    s = scene.s_start.copy()
+    v = np.where(scene.valid, scene.v_initial, 0.0)
+    h = scene.history_len
+    hist_s = np.empty((h, b, n))
+    hist_v = np.empty((h, b, n))
+    for m in range(h):  # constant-speed past: step -m lives at index (-m) % H
+        hist_s[(-m) % h] = s - v * m * scene.dt_s
+        hist_v[(-m) % h] = v
+    xy, heading = scene.routes.lookup(s)
+    front = s + scene.length_m / 2
+    nc = (scene.bar_s < front[..., None]).sum(axis=2)  # bars already behind the front bumper
+    bar = np.take_along_axis(scene.bar_s, nc[..., None], axis=2)[..., 0]
+    grp = np.take_along_axis(scene.bar_group, nc[..., None], axis=2)[..., 0]
+    zeros = np.zeros((b, n), bool)
+    return TrafficState(0, 0.0, s, v, np.zeros((b, n)), scene.valid.copy(), nc, bar, grp, zeros, zeros, zeros,
+                        xy, heading, hist_s, hist_v, zeros, front, np.full((b, n), np.inf),
+                        np.full((b, n), -1, np.int64))
+
+
+def leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray]:
+    """(bumper gap to the perceived leader, its perceived speed) per vehicle; gap +inf = no leader.
+
+    All pairs at once, shaped (B, N_i, N_j): vehicle i perceives j as j was ``delay_i`` steps
+    ago, extrapolated at its then speed, mapped into i's arc length by the shared-geometry
+    offset, and counts it only while j truly is on the shared run and ahead of i. Observers
+    are grouped by delay class (one per driver profile in use), so the common case is a
+    broadcast, not a gather."""
+    h = st.hist_s.shape[0]
+    k = st.step
+    b, n = st.s.shape
+    if len(scene.delay_classes) == 1:
+        d = scene.delay_classes[0]
+        vp2 = st.hist_v[(k - d) % h]
+        sp = (st.hist_s[(k - d) % h] + vp2 * (d * scene.dt_s))[:, None, :]
+        vp = vp2[:, None, :]
+    else:  # one perceived state per delay class (D, B, N), gathered by each observer's class
+        rows = [(k - d) % h for d in scene.delay_classes]
+        vd = st.hist_v[rows]
+        sd = st.hist_s[rows] + vd * scene.class_delay_s
+        cls, bb, jj = scene.class_gather
+        sp = sd[cls, bb, jj]
+        vp = vd[cls, bb, jj]
+    sj = st.s[:, None, :]
+    rel = sp + scene.offset - st.s[:, :, None]
+    ok = (sj >= scene.share_lo) & (sj <= scene.share_hi) & st.alive[:, None, :] & (rel > 0.0)
+    rel[~ok] = np.inf
+    j = rel.argmin(axis=2)
+    flat = scene.flat_row + j * 1  # (B, N) index of the leader in (B*N) arrays
+    best = rel.reshape(b * n, n)[scene.flat_obs, j.ravel()].reshape(b, n)
+    gap = best - scene.half_len - scene.half_len.take(flat)
+    if vp.shape[1] == 1:
+        v_lead = vp[:, 0, :].ravel().take(flat)
+    else:
+        v_lead = vp.reshape(b * n, n)[scene.flat_obs, j.ravel()].reshape(b, n)
+    return gap, v_lead
+
+
+def _free_and_follow(scene: Scene, v: np.ndarray, v0: np.ndarray, gap: np.ndarray, v_lead: np.ndarray) -> np.ndarray:
+    """IDM acceleration with the IIDM free-road term above the desired speed."""
+    a = scene.accel_max
+    ratio = v / np.maximum(v0, 0.1)
+    r2 = ratio * ratio
+    free = a * (1.0 - r2 * r2)
+    over = ratio > 1.0
+    if over.any():
+        iidm = -scene.decel_comfort * (1.0 - np.maximum(ratio, 1e-9) ** (-scene.iidm_exp))
+        free = np.where(over, iidm, free)
+    s_star = scene.min_gap_m + np.maximum(0.0, v * scene.time_gap_s + v * (v - v_lead) * scene.inv_2sqrt_ab)
+    ratio_s = s_star / np.maximum(gap, IDM.GAP_FLOOR_M)  # gap = +inf -> 0
+    return free - a * ratio_s * ratio_s
+
+
+def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray | None = None) -> TrafficState:
+    """Advance every scenario by ``dt``: all vehicles decide from the state at ``t``, then all integrate.
+
+    ``phase`` (B, G): the true phases at ``t`` when the caller has them already."""
+    dt, t = scene.dt_s, st.t_s
+    v, s, alive = st.v, st.s, st.alive
+    # ── decide ──────────────────────────────────────────────────────────────
+    gap, v_lead = leaders(scene, st)
+    d_bar = st.bar_s - (s + scene.half_len)
+    stopping = np.zeros(v.shape, bool)
+    stopping[:, 0] = control.stop_at_bar
+    sig_stop, sig_go = st.sig_stop, st.sig_go
+    if scene.any_signal:
+        # group -1 ("no signal") indexes the padding column, which always shows green
+        table = np.zeros((v.shape[0], scene.signals.cycle_s.shape[1] + 1), np.int8)
+        table[:, :-1] = scene.signals.phase_at(t) if phase is None else phase
+        ph = table[scene.b_col, st.bar_group]
+        green = ph == PHASE_GREEN
+        need = v * v / (2.0 * np.maximum(d_bar, 0.01))
+        can = need <= np.where(ph == PHASE_AMBER, COMFORT_DECEL_MPS2, IDM.DECEL_MAX_MPS2)
+        open_ = ~(sig_stop | sig_go | green)
+        sig_stop = (sig_stop | (open_ & can)) & ~green
+        sig_go = (sig_go | (open_ & ~can)) & ~green
+        obeys = scene.obeys_signals
+        stopping |= sig_stop & obeys
+    if scene.any_yield:
+        ego_s, ego_v = s[:, 0], v[:, 0]
+        ego_c = scene.conflict_s[:, 0]
+        ego_tc = (ego_c - ego_s) / np.maximum(ego_v, 0.1)
+        coming = (ego_s < ego_c + scene.length_m[:, 0]) & (ego_tc <= CONFLICT_WINDOW_S) & \
+            (ego_v > YIELD_EGO_MIN_SPEED_MPS)
+        stopping |= scene.yields_to_ego & coming[:, None] & (d_bar > 0.0)
+    v0 = scene.v_desired
+    if scene.any_plan:
+        v0 = np.where(scene.has_plan & (s < scene.conflict_s), scene.v_plan, v0)
+    advised = ~np.isnan(control.v_target_mps)
+    if advised.any():
+        v0 = v0.copy()
+        v0[:, 0] = np.where(advised, control.v_target_mps, v0[:, 0])
+    acc = _free_and_follow(scene, v, v0, gap, v_lead)
+    if advised.any():  # a driver follows an advisory firmly: first-order tracking, comfortable braking
+        track = np.maximum((control.v_target_mps - v[:, 0]) / ADVISORY_TAU_S, -scene.decel_comfort[:, 0])
+        acc[:, 0] = np.where(advised & (v[:, 0] > control.v_target_mps), np.minimum(acc[:, 0], track), acc[:, 0])
+    if stopping.any():
+        activation = scene.decel_comfort.copy()
+        activation[:, 0] = np.where(control.stop_at_bar, 0.0, activation[:, 0])
+        d_eff = d_bar - IDM.STOP_BAR_GAP_M
+        a_req = v * v / (2.0 * np.maximum(d_eff, 1e-3))
+        a_bar = np.where(a_req >= activation, -a_req, np.inf)
+        # overran the stop point, or (nearly) standing at it: brake to / hold a standstill
+        a_bar = np.where((d_eff <= 0.0) | ((d_eff <= IDM.STOP_HOLD_M) & (v <= IDM.HOLD_SPEED_MPS)), -v / dt, a_bar)
+        acc = np.where(stopping & np.isfinite(d_bar), np.minimum(acc, a_bar), acc)
+    braked_out = st.braked_out
+    if scene.any_brake:
+        braking = t >= scene.brake_t_s
+        acc = np.where(braking, np.minimum(acc, -scene.brake_decel), acc)
+        braked_out = braked_out | (braking & (v <= 0.0))
+    if control.brake_mps2.any():
+        acc[:, 0] = np.where(control.brake_mps2 > 0, np.minimum(acc[:, 0], -control.brake_mps2), acc[:, 0])
+    acc = np.minimum(np.maximum(acc, -IDM.DECEL_MAX_MPS2), scene.accel_max)
+    acc[braked_out | ~alive] = 0.0
+    # ── integrate ───────────────────────────────────────────────────────────
+    v_new = v + acc * dt
+    stops = v_new < 0.0
+    ds = v * dt + 0.5 * acc * (dt * dt)
+    if stops.any():
+        ds = np.where(stops, v * v / (2.0 * np.maximum(-acc, 1e-9)), ds)
+        v_new = np.maximum(v_new, 0.0)
+    s_new = s + ds
+    front_new = s_new + scene.half_len
+    crossed = front_new >= st.bar_s
+    nc, bar, grp = st.next_crossing, st.bar_s, st.bar_group
+    crossed_bar, crossed_grp = scene.no_bar, scene.no_group
+    if crossed.any():
+        crossed_bar = np.where(crossed, bar, np.inf)
+        crossed_grp = np.where(crossed, grp, -1)
+        nc = nc + crossed
+        bar = scene.bar_s[scene.b_col, scene.n_row, nc]
+        grp = scene.bar_group[scene.b_col, scene.n_row, nc]
+        sig_stop = sig_stop & ~crossed
+        sig_go = sig_go & ~crossed
+    done = alive & (front_new >= scene.routes.length_m)
+    if done.any():
+        if scene.respawn:
+            s_new = np.where(done, scene.s_start, s_new)
+            v_new = np.where(done, scene.v_initial, v_new)
+            nc = np.where(done, 0, nc)
+            bar = scene.bar_s[scene.b_col, scene.n_row, nc]
+            grp = scene.bar_group[scene.b_col, scene.n_row, nc]
+        else:
+            alive = alive & ~done
+            v_new = np.where(done, 0.0, v_new)
+    xy, heading = scene.routes.lookup(s_new)
+    k = st.step + 1
+    h = st.hist_s.shape[0]
+    st.hist_s[k % h] = s_new
+    st.hist_v[k % h] = v_new
+    return TrafficState(k, k * dt, s_new, v_new, acc, alive, nc, bar, grp, sig_stop, sig_go, braked_out, xy,
+                        heading, st.hist_s, st.hist_v, crossed, s + scene.half_len, crossed_bar, crossed_grp)
+
+
+def hard_brake_event(st: TrafficState) -> np.ndarray:
+    """(B, N) vehicles decelerating harder than the J2945/1 hard-braking threshold while moving."""
+    return (st.a <= -HARD_BRAKE_THRESHOLD_MPS2) & (st.v > 0.0) & st.alive
+
+
+__all__ = ["IDM", "DriverParams", "EgoControl", "Scene", "TrafficState", "hard_brake_event", "initial_state",
+           "leaders", "step"]

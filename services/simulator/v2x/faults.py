@@ -1,0 +1,653 @@
+"""Message-level fault operators (LAST-V2X Appendix C), acting on top of the channel.
+
+Pipeline per message: the sender transmits a record (``messages``), the channel
+decides per link whether it is delivered and with what latency, then the faults of
+this module act on the *message* (the same decision for every receiver of it, so a
+dropped SPaT is not resurrected by a relay) and the survivors go to the receiver
+queue. A fault
+
+* targets one stream and a field (``*`` = the whole payload; defaults from the
+  catalogue), optionally one sender (``None`` = every sender, ``"rsu"`` = every
+  RSU, else a vehicle or RSU id);
+* is active on a window ``[start, end)``: ``start`` = anchor + ``offset_s``;
+  ``end`` = start + ``duration_s`` or the end of the scenario when unset. Anchors:
+  scenario time; the onset of a signal group's phase (closed form from the plan when
+  the context provides it, else predicted online from the snapshot's phase and
+  time-to-change); an ego event -- the ego's distance to the stop bar dropping to
+  ``distance_m``, or its decision epoch d <= ds(v) -- resolved online the first time
+  the condition holds (a negative offset uses the constant-speed prediction of that
+  moment, then locks);
+* carries its magnitude and the magnitude's provenance, both reported in
+  :class:`FaultActivity`.
+
+Operators (one class each, registered once in :data:`OPERATORS`, which refuses
+duplicate names): ``drop`` (``probability`` per message from the FAULT substream,
+or the first ``burst_count`` messages of each matching sender in the window, or
+everything), ``delay`` (+``magnitude`` s latency), ``freeze`` (keep sending the
+payload captured when the window opens -- the sender's last message sampled before
+``start`` -- with fresh timestamps), ``timestamp_offset`` (stamp ``magnitude`` s in
+the past), ``spat_phase_corrupt`` (report ``target_phase``; unset: green->red,
+amber->green, red->green), ``spat_countdown_offset`` (shift min/max end time),
+``bsm_position_offset`` (``magnitude`` m backwards along the heading),
+``bsm_speed_offset`` (+``magnitude`` m/s, floored at 0), ``map_misassociation`` (the
+ego's lanes point at ``target_group``, default the cross group) and
+``suppress_sender`` (the sender transmits nothing). SPaT and phase-corrupt /
+countdown operators act on ``target_group`` when it is set, else on every group.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from lastv2x.core.catalogue import FAULT_OPERATORS, Registry, Stream, stopping_distance_m
+from lastv2x.core.rng import Substream, substream
+from lastv2x.core.spec import AnchorEvent, AnchorKind, Phase
+from services.simulator.info import PHASE_AMBER, PHASE_GREEN, PHASE_RED
+
+from .messages import (
+    NO_KEY,
+    BoolArray,
+    BsmBatch,
+    EeblBatch,
+    FloatArray,
+    IntArray,
+    KeyTable,
+    MapBatch,
+    RecordBatch,
+    SpatBatch,
+    counter_uniform,
+    message_starts,
+    stable_hash64,
+)
+
+RSU_SENDER_ALIAS = "rsu"
+CROSS_GROUP_ALIAS = "cross"
+EGO_GROUP_ALIASES = ("", "ego")
+
+
+@dataclass(frozen=True)
+class PhaseCodes:
+    """Integer phase codes of the simulator (the seam's ``true_phase`` codes)."""
+
+    green: int
+    amber: int
+    red: int
+
+    def code(self, phase: Phase | str) -> int:
+        return {"green": self.green, "amber": self.amber, "red": self.red}[str(Phase(phase).value)]
+
+    def next_code(self, code: int) -> int:
+        return {self.green: self.amber, self.amber: self.red, self.red: self.green}.get(int(code), -1)
+
+
+SEAM_PHASES = PhaseCodes(PHASE_GREEN, PHASE_AMBER, PHASE_RED)
+
+
+@dataclass(frozen=True)
+class FaultContext:
+    """What the faults need to know about the scenario (built once per reset)."""
+
+    seed: int
+    duration_s: float
+    phases: PhaseCodes = SEAM_PHASES
+    ego_group_id: str | None = None
+    cross_group_id: str | None = None
+    ego_lane_ids: tuple[str, ...] = ()
+    rsu_ids: tuple[str, ...] = ()
+    #: first onset time >= 0 of (group id, onset event); None = predict online.
+    signal_onset_s: Callable[[str, AnchorEvent], float] | None = None
+
+
+@dataclass
+class EgoEventInput:
+    """Per-step ego state for ego-event anchors (None fields = unknown this step)."""
+
+    t_s: float
+    stop_bar_distance_m: float | None
+    speed_mps: float
+
+
+@dataclass
+class FaultActivity:
+    """What a fault did during the run (evidence for digests and classification)."""
+
+    name: str
+    operator: str
+    stream: str
+    field: str
+    sender: str | None
+    anchor: str
+    start_s: float | None  # None: never resolved (anchor never happened)
+    end_s: float | None
+    magnitude: float | None
+    provenance: str
+    messages_affected: int = 0
+    first_affected_s: float | None = None
+    last_affected_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+# ---------------------------------------------------------------------------
+# Window resolution
+# ---------------------------------------------------------------------------
+
+class FaultWindow:
+    """Resolves and answers the activation window of one fault."""
+
+    def __init__(self, fault: Any, ctx: FaultContext, resolved: tuple[float, float] | None = None,
+                 anchor_group_id: str | None = None):
+        self.fault = fault
+        self.ctx = ctx
+        anchor = fault.anchor
+        self.kind = AnchorKind(anchor.kind)
+        self.event = AnchorEvent(anchor.event)
+        self.offset_s = float(anchor.offset_s)
+        self.start_s: float | None = None
+        self.end_s: float | None = None
+        self._group = anchor_group_id or self._anchor_group(anchor.group)
+        if resolved is not None and self.kind is not AnchorKind.EGO_EVENT:
+            self._set_start(resolved[0])
+        elif self.kind is AnchorKind.SCENARIO_TIME:
+            self._set_start(self.offset_s)
+        elif self.kind is AnchorKind.SIGNAL_EVENT and ctx.signal_onset_s is not None and self._group:
+            onset = ctx.signal_onset_s(self._group, self.event)
+            if math.isfinite(onset):
+                self._set_start(onset + self.offset_s)
+            else:
+                self.never = True
+
+    never = False
+
+    def _anchor_group(self, group: str | None) -> str | None:
+        if group in (None, *EGO_GROUP_ALIASES):
+            return self.ctx.ego_group_id
+        if group == CROSS_GROUP_ALIAS:
+            return self.ctx.cross_group_id
+        return group
+
+    def _set_start(self, start: float) -> None:
+        self.start_s = max(0.0, float(start))
+        dur = self.fault.duration_s
+        self.end_s = math.inf if dur is None else self.start_s + float(dur)
+
+    @property
+    def resolved(self) -> bool:
+        return self.start_s is not None
+
+    def update(self, t_s: float, ego: EgoEventInput | None, group_keys: KeyTable | None = None,
+               phase: IntArray | None = None, time_to_change: FloatArray | None = None,
+               group_index: dict[str, int] | None = None) -> None:
+        """Online resolution (ego events; signal events without a closed form)."""
+        if self.resolved or self.never:
+            return
+        if self.kind is AnchorKind.EGO_EVENT:
+            if ego is None or ego.stop_bar_distance_m is None:
+                return
+            d = ego.stop_bar_distance_m
+            v = max(ego.speed_mps, 0.0)
+            target = (stopping_distance_m(v) if self.event is AnchorEvent.DECISION_EPOCH
+                      else float(self.fault.anchor.distance_m or 0.0))
+            if d <= target:
+                self._set_start(t_s + self.offset_s)
+            elif self.offset_s < 0.0 and v > 0.1:
+                # constant-speed prediction of the event; lock once the start is due
+                if self.event is AnchorEvent.DECISION_EPOCH:
+                    # d - v*dt = ds(v)  (speed held)  -> dt = (d - ds(v)) / v
+                    t_event = t_s + (d - stopping_distance_m(v)) / v
+                else:
+                    t_event = t_s + (d - target) / v
+                if t_event + self.offset_s <= t_s + 1e-9:
+                    self._set_start(t_s)
+            return
+        if self.kind is AnchorKind.SIGNAL_EVENT and phase is not None and group_index is not None:
+            gi = group_index.get(self._group or "")
+            if gi is None:
+                return
+            want = self.ctx.phases.code(Phase(self.event.value.removesuffix("_onset")))
+            cur = int(phase[gi])
+            if self.ctx.phases.next_code(cur) == want:
+                ttc = float(time_to_change[gi]) if time_to_change is not None else 0.0
+                # predicted onset; a start already due is clamped to now
+                self._set_start(max(t_s + ttc + self.offset_s, t_s))
+
+    def active(self, t_s: float) -> bool:
+        return self.start_s is not None and self.start_s <= t_s < (self.end_s or math.inf)
+
+
+# ---------------------------------------------------------------------------
+# Operators
+# ---------------------------------------------------------------------------
+
+@dataclass
+class StepBatch:
+    """One stream's messages of a step as they pass the fault stage.
+
+    ``keep``: the message still exists (False = dropped / suppressed by a fault);
+    ``extra_delay_s``: latency a fault adds, per row. Content faults replace
+    ``batch``; freeze may change the number of rows (SPaT / MAP), so ``keep`` and
+    ``extra_delay_s`` always have one entry per row of the current ``batch``.
+    """
+
+    stream: Stream
+    t_s: float
+    batch: RecordBatch
+    keep: BoolArray
+    extra_delay_s: FloatArray
+
+    @classmethod
+    def of(cls, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
+        n = len(batch)
+        return cls(stream, t_s, batch, np.ones(n, dtype=bool), np.zeros(n))
+
+
+class Operator(Protocol):
+    name: str
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        """Act on the rows (``rows``: matching sender, window active); return rows affected."""
+        ...
+
+
+OPERATORS: Registry[str, Operator] = Registry("fault operator implementation")
+
+
+def register_operator(op: Operator) -> Operator:
+    if op.name not in FAULT_OPERATORS:
+        raise ValueError(f"operator {op.name!r} is not in the catalogue")
+    return OPERATORS.register(op.name, op)
+
+
+def _message_index(batch: RecordBatch) -> IntArray:
+    """Message number of each row (rows of one message share it)."""
+    return np.cumsum(message_starts(batch.sender, batch.msg_id)) - 1
+
+
+class _Drop:
+    name = "drop"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        f = fault.fault
+        b = step.batch
+        starts = message_starts(b.sender, b.msg_id) & rows
+        if f.burst_count is not None:
+            drop_msg = np.zeros(len(b), dtype=bool)
+            for i in np.nonzero(starts)[0]:  # one per matching message (few per step)
+                s = int(b.sender[i])
+                used = fault.burst_used.get(s, 0)
+                if used < int(f.burst_count):
+                    fault.burst_used[s] = used + 1
+                    drop_msg[i] = True
+        elif f.probability is not None:
+            u = counter_uniform(fault.key, fault.sender_hash(b.sender), b.msg_id)
+            drop_msg = starts & (u < float(f.probability))
+        else:
+            drop_msg = starts
+        # propagate the message decision to all its rows
+        midx = _message_index(b)
+        dropped_msgs = np.zeros(int(midx[-1]) + 1 if len(b) else 0, dtype=bool)
+        dropped_msgs[midx[drop_msg]] = True
+        hit = dropped_msgs[midx] & rows
+        step.keep &= ~hit
+        return int(np.count_nonzero(drop_msg))
+
+
+class _Delay:
+    name = "delay"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        step.extra_delay_s = step.extra_delay_s + np.where(rows, float(fault.fault.magnitude or 0.0), 0.0)
+        return int(np.count_nonzero(message_starts(step.batch.sender, step.batch.msg_id) & rows))
+
+
+class _Suppress:
+    name = "suppress_sender"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        step.keep &= ~rows
+        return int(np.count_nonzero(message_starts(step.batch.sender, step.batch.msg_id) & rows))
+
+
+class _TimestampOffset:
+    name = "timestamp_offset"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        b = step.batch
+        mag = float(fault.fault.magnitude or 0.0)
+        step.batch = b.replace(timestamp_s=np.where(rows, b.timestamp_s - mag, b.timestamp_s))
+        return int(np.count_nonzero(message_starts(b.sender, b.msg_id) & rows))
+
+
+def _group_rows(fault: ActiveFault, b: SpatBatch, rows: BoolArray) -> BoolArray:
+    if fault.target_group_key != NO_KEY:
+        return rows & (b.group == fault.target_group_key)
+    return rows
+
+
+class _PhaseCorrupt:
+    name = "spat_phase_corrupt"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        b = step.batch
+        assert isinstance(b, SpatBatch)
+        sel = _group_rows(fault, b, rows)
+        codes = fault.ctx.phases
+        if fault.fault.target_phase is not None:
+            new = np.full(len(b), codes.code(fault.fault.target_phase))
+        else:
+            flip = {codes.green: codes.red, codes.amber: codes.green, codes.red: codes.green}
+            new = np.array([flip.get(int(p), int(p)) for p in b.phase], dtype=np.int64)
+        step.batch = b.replace(phase=np.where(sel, new, b.phase))
+        return int(np.count_nonzero(sel))
+
+
+class _CountdownOffset:
+    name = "spat_countdown_offset"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        b = step.batch
+        assert isinstance(b, SpatBatch)
+        sel = _group_rows(fault, b, rows)
+        mag = float(fault.fault.magnitude or 0.0)
+        step.batch = b.replace(min_end_time_s=np.where(sel, b.min_end_time_s + mag, b.min_end_time_s),
+                               max_end_time_s=np.where(sel, b.max_end_time_s + mag, b.max_end_time_s),
+                               green_start_time_s=np.where(sel, b.green_start_time_s + mag,
+                                                           b.green_start_time_s))
+        return int(np.count_nonzero(sel))
+
+
+class _PositionOffset:
+    name = "bsm_position_offset"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        b = step.batch
+        assert isinstance(b, BsmBatch | EeblBatch)
+        mag = float(fault.fault.magnitude or 0.0)
+        dx = np.where(rows, -mag * np.cos(b.heading_rad), 0.0)
+        dy = np.where(rows, -mag * np.sin(b.heading_rad), 0.0)
+        step.batch = b.replace(x_m=b.x_m + dx, y_m=b.y_m + dy)
+        return int(np.count_nonzero(rows))
+
+
+class _SpeedOffset:
+    name = "bsm_speed_offset"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        b = step.batch
+        assert isinstance(b, BsmBatch)
+        mag = float(fault.fault.magnitude or 0.0)
+        step.batch = b.replace(speed_mps=np.where(rows, np.maximum(0.0, b.speed_mps + mag), b.speed_mps))
+        return int(np.count_nonzero(rows))
+
+
+class _Misassociation:
+    name = "map_misassociation"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        b = step.batch
+        assert isinstance(b, MapBatch)
+        if fault.target_group_key == NO_KEY:
+            return 0
+        sel = rows & np.isin(b.lane, fault.ego_lane_keys)
+        step.batch = b.replace(group=np.where(sel, fault.target_group_key, b.group))
+        return int(np.count_nonzero(sel))
+
+
+# Field groups a field-restricted freeze holds (anything else / "*": the whole payload).
+_FREEZE_FIELDS: dict[str, tuple[str, ...]] = {
+    "position": ("x_m", "y_m"), "speed": ("speed_mps",), "heading": ("heading_rad",),
+    "acceleration": ("accel_mps2",), "brake_flag": ("brake_flag",), "event_flags": ("event_flags",),
+    "phase": ("phase",), "min_end_time": ("min_end_time_s", "max_end_time_s", "green_start_time_s"),
+    "max_end_time": ("max_end_time_s",), "lane_signal_group": ("group",),
+    "stop_bar": ("stop_x_m", "stop_y_m"), "deceleration": ("decel_mps2",),
+    "event_flag": (),
+}
+_FRESH = ("sender", "msg_id", "msg_count", "tx_time_s", "timestamp_s")
+
+
+class _Freeze:
+    """Replays the payload captured when the window opened (see ActiveFault.observe_tx)."""
+
+    name = "freeze"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        b = step.batch
+        senders = np.unique(b.sender[rows])
+        affected = 0
+        for s in senders.tolist():
+            cap = fault.captured.get(s)
+            if cap is None:  # nothing sent before the window: capture the first message in it
+                first = np.nonzero(rows & (b.sender == s))[0]
+                mid = b.msg_id[first[0]]
+                cap = b.take(np.nonzero((b.sender == s) & (b.msg_id == mid))[0])
+                fault.captured[s] = cap
+            affected += self._replace(fault, step, rows & (step.batch.sender == s), cap)
+        return affected
+
+    def _replace(self, fault: ActiveFault, step: StepBatch, sel: BoolArray, cap: RecordBatch) -> int:
+        b = step.batch
+        fields = _FREEZE_FIELDS.get(fault.target_field, None)
+        idx = np.nonzero(sel)[0]
+        if idx.size == 0:
+            return 0
+        if fields is not None:  # field-restricted freeze
+            if not fields:
+                return 0
+            # per-row join on the identity of the row (group / lane / single row)
+            ident = _row_identity(b)
+            cap_ident = _row_identity(cap)
+            lookup = {int(k): i for i, k in enumerate(cap_ident.tolist())}
+            src = np.array([lookup.get(int(k), -1) for k in ident[idx]], dtype=np.int64)
+            ok = src >= 0
+            changes = {}
+            for name in fields:
+                col = getattr(b, name).copy()
+                col[idx[ok]] = getattr(cap, name)[src[ok]]
+                changes[name] = col
+            step.batch = b.replace(**changes)
+            return int(np.count_nonzero(ok))
+        # whole payload: replace every selected message by the captured rows, fresh stamps
+        midx = _message_index(b)
+        sel_msgs = np.unique(midx[idx])
+        pieces: list[RecordBatch] = []
+        keeps: list[BoolArray] = []
+        delays: list[FloatArray] = []
+        prev = 0
+        for m in sel_msgs.tolist():
+            rows_m = np.nonzero(midx == m)[0]
+            lo, hi = int(rows_m[0]), int(rows_m[-1]) + 1
+            if lo > prev:
+                pieces.append(b.take(slice(prev, lo)))
+                keeps.append(step.keep[prev:lo])
+                delays.append(step.extra_delay_s[prev:lo])
+            n = len(cap)
+            fresh = {name: np.full(n, getattr(b, name)[lo]) for name in _FRESH}
+            piece = cap.replace(**fresh)
+            pieces.append(piece)
+            keeps.append(np.full(n, bool(step.keep[lo:hi].all())))
+            delays.append(np.full(n, float(step.extra_delay_s[lo:hi].max())))
+            prev = hi
+        if prev < len(b):
+            pieces.append(b.take(slice(prev, len(b))))
+            keeps.append(step.keep[prev:])
+            delays.append(step.extra_delay_s[prev:])
+        step.batch = type(b).concat(pieces) if pieces else type(b).empty()
+        step.keep = np.concatenate(keeps) if keeps else np.zeros(0, bool)
+        step.extra_delay_s = np.concatenate(delays) if delays else np.zeros(0)
+        return int(sel_msgs.size)
+
+
+def _row_identity(b: RecordBatch) -> IntArray:
+    if isinstance(b, SpatBatch):
+        return b.origin * 1_000_003 + b.group
+    if isinstance(b, MapBatch):
+        return b.lane
+    if isinstance(b, EeblBatch):
+        return b.origin * 1_000_003 + b.event_id
+    return np.zeros(len(b), dtype=np.int64)
+
+
+for _op in (_Drop(), _Delay(), _Suppress(), _TimestampOffset(), _PhaseCorrupt(), _CountdownOffset(),
+            _PositionOffset(), _SpeedOffset(), _Misassociation(), _Freeze()):
+    register_operator(_op)
+
+
+# ---------------------------------------------------------------------------
+# Runtime
+# ---------------------------------------------------------------------------
+
+@dataclass
+class ActiveFault:
+    """One fault of the scenario at run time: window, sender filter, operator state."""
+
+    fault: Any
+    ctx: FaultContext
+    window: FaultWindow
+    operator: Operator
+    stream: Stream
+    target_field: str
+    key: int
+    senders: KeyTable
+    groups: KeyTable
+    lanes: KeyTable
+    activity: FaultActivity
+    target_group_key: int = NO_KEY
+    ego_lane_keys: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    sender_names: frozenset[str] | None = None  # resolved sender ids (program); None = from the spec
+    captured: dict[int, RecordBatch] = field(default_factory=dict)
+    burst_used: dict[int, int] = field(default_factory=dict)
+    _last_before: dict[int, RecordBatch] = field(default_factory=dict)
+    _sender_ok: dict[int, bool] = field(default_factory=dict)
+
+    def sender_hash(self, sender: IntArray) -> Any:
+        return self.senders.hashes(sender)
+
+    def matches_sender(self, sender: IntArray) -> BoolArray:
+        want = self.fault.sender
+        if want is None or sender.size == 0:
+            return np.ones(sender.shape, dtype=bool)
+        out = np.empty(sender.shape, dtype=bool)
+        for k in np.unique(sender).tolist():
+            ok = self._sender_ok.get(k)
+            if ok is None:
+                name = self.senders.name(k)
+                if self.sender_names is not None:
+                    ok = name in self.sender_names
+                else:
+                    ok = name == want or (want == RSU_SENDER_ALIAS and name in self.ctx.rsu_ids)
+                self._sender_ok[k] = ok
+            out[sender == k] = ok
+        return out
+
+    def observe_tx(self, batch: RecordBatch, t_s: float) -> None:
+        """Remember each sender's last message sampled before the window opens (freeze)."""
+        if self.operator.name != "freeze" or len(batch) == 0:
+            return
+        start = self.window.start_s
+        if start is not None and t_s >= start:
+            for s, cap in self._last_before.items():
+                self.captured.setdefault(s, cap)
+            self._last_before.clear()
+            return
+        rows = self.matches_sender(batch.sender)
+        for s in np.unique(batch.sender[rows]).tolist():
+            idx = np.nonzero(rows & (batch.sender == s))[0]
+            last = batch.msg_id[idx].max()
+            self._last_before[s] = batch.take(idx[batch.msg_id[idx] == last])
+
+    def apply(self, step: StepBatch) -> None:
+        if not self.window.active(step.t_s) or len(step.batch) == 0:
+            return
+        rows = self.matches_sender(step.batch.sender)
+        if not rows.any():
+            return
+        n = self.operator.apply(self, step, rows)
+        if n:
+            a = self.activity
+            a.messages_affected += n
+            a.first_affected_s = step.t_s if a.first_affected_s is None else a.first_affected_s
+            a.last_affected_s = step.t_s
+
+
+class FaultEngine:
+    """All faults of a scenario; ``apply(stream, t, batch)`` per step and stream."""
+
+    def __init__(self, faults: Sequence[Any], ctx: FaultContext, senders: KeyTable, groups: KeyTable,
+                 lanes: KeyTable):
+        """``faults``: program ``ResolvedFault`` records (or bare spec ``Fault`` objects)."""
+        self.ctx = ctx
+        self.faults: list[ActiveFault] = []
+        names: set[str] = set()
+        for item in faults:
+            f = getattr(item, "fault", item)
+            if f.name in names:
+                raise ValueError(f"duplicate fault name {f.name!r}")
+            names.add(f.name)
+            info = FAULT_OPERATORS[str(getattr(f.operator, "value", f.operator))]
+            stream = Stream(f.stream)
+            if stream not in info.streams:
+                raise ValueError(f"fault {f.name!r}: operator {info.name} cannot target {stream}")
+            resolved_senders = tuple(getattr(item, "sender_ids", ()) or ())
+            if not resolved_senders and getattr(item, "sender_id", None):
+                resolved_senders = (item.sender_id,)
+            window = FaultWindow(f, ctx, None, getattr(item, "anchor_group_id", None))
+            fld = f.field or info.default_field
+            key = int(substream(ctx.seed, Substream.FAULT).integers(0, 2**62)) ^ stable_hash64(f.name)
+            activity = FaultActivity(
+                f.name, info.name, str(stream), fld, f.sender, str(getattr(f.anchor.kind, "value", f.anchor.kind)),
+                window.start_s, window.end_s, f.magnitude, f.provenance)
+            af = ActiveFault(f, ctx, window, OPERATORS[info.name], stream, fld, key, senders, groups, lanes,
+                             activity, sender_names=frozenset(resolved_senders) or None)
+            tg = getattr(item, "target_group_id", None) or f.target_group
+            if info.name == "map_misassociation":
+                tg = tg or CROSS_GROUP_ALIAS
+            if tg is not None:
+                name = ctx.cross_group_id if tg == CROSS_GROUP_ALIAS else (
+                    ctx.ego_group_id if tg in EGO_GROUP_ALIASES else tg)
+                af.target_group_key = groups.key(name) if name else NO_KEY
+            af.ego_lane_keys = np.asarray([lanes.key(x) for x in ctx.ego_lane_ids], dtype=np.int64)
+            self.faults.append(af)
+
+    def __iter__(self) -> Iterator[ActiveFault]:
+        return iter(self.faults)
+
+    def __len__(self) -> int:
+        return len(self.faults)
+
+    def update_windows(self, t_s: float, ego: EgoEventInput | None, phase: IntArray | None = None,
+                       time_to_change: FloatArray | None = None,
+                       group_index: dict[str, int] | None = None) -> None:
+        for af in self.faults:
+            was = af.window.resolved
+            af.window.update(t_s, ego, None, phase, time_to_change, group_index)
+            if af.window.resolved and not was:
+                af.activity.start_s = af.window.start_s
+                af.activity.end_s = af.window.end_s
+
+    def apply(self, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
+        step = StepBatch.of(stream, t_s, batch)
+        if not len(batch):
+            return step
+        for af in self.faults:
+            if af.stream is stream:
+                af.observe_tx(batch, t_s)
+                af.apply(step)
+        return step
+
+    def active(self, t_s: float) -> list[ActiveFault]:
+        return [af for af in self.faults if af.window.active(t_s)]
+
+    def activities(self, end_s: float | None = None) -> list[FaultActivity]:
+        out = []
+        for af in self.faults:
+            a = af.activity
+            if end_s is not None and a.end_s is not None and math.isinf(a.end_s):
+                a.end_s = end_s
+            out.append(a)
+        return out

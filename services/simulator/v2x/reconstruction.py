@@ -1,0 +1,345 @@
+"""Per-receiver reconstruction of the world from delivered messages, with AoI.
+
+A :class:`Receiver` consumes delivered records in reception order and keeps:
+
+* **signals** -- per signal group the state of the newest SPaT row (largest
+  timestamp; an older or equal timestamp never replaces a newer one, so
+  out-of-order, delayed or back-dated messages do not roll the belief back):
+  phase, ``min_end_time``/``max_end_time`` (absolute), the countdown dead-reckoned
+  as ``max(0, min_end_time - t)``, the AoI ``t - timestamp`` of the SPaT row in use,
+  the hop count (0 = direct, k = k RSU relays) and ``valid = AoI <= budget``;
+* **MAP** -- the newest lane -> signal group association and stop bars, with AoI;
+* **tracks** -- per remote vehicle the newest BSM, dead-reckoned to ``t`` with
+  constant acceleration along the reported heading (never reversing: a braking
+  vehicle stops), AoI, ``valid = AoI <= budget``; a track is dropped when nothing
+  was received from the vehicle for ``track_timeout_s`` (receiver clock);
+* **events** -- EEBL hard-braking events per (origin, event), newest record, the
+  smallest hop count seen, dropped ``event_timeout_s`` after the last reception.
+
+It also records every AoI peak: just before a newer record replaces the one in use
+the age reached ``rx_time - timestamp_in_use`` -- for a burst of ``n`` dropped
+messages of period ``T`` and latency ``L`` that is exactly ``(n + 1) T + L`` (the
+verifier's closed form).
+
+Budgets (``freshness_budget_s``): the application's budget for BSM / SPaT / EEBL,
+and ten MAP periods for MAP (MAP changes rarely), as in the verifier.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lastv2x.core.catalogue import APPLICATIONS, STREAMS, Application, Stream
+
+from .messages import (
+    NO_KEY,
+    BoolArray,
+    BsmBatch,
+    EeblBatch,
+    FloatArray,
+    IntArray,
+    MapBatch,
+    SpatBatch,
+)
+
+TRACK_TIMEOUT_S = 1.5  # < STALE_TRACK_TIMEOUT_S: a healthy receiver never shows a ghost track
+EVENT_TIMEOUT_S = 1.0  # an EEBL event not heard of for this long is over
+
+
+def freshness_budget_s(app: Application | str | None, stream: Stream) -> float:
+    """AoI above which the receiver marks its information of ``stream`` stale."""
+    if stream is Stream.MAP:
+        return 10.0 * STREAMS[Stream.MAP].period_s
+    if app is None:
+        return 1.0
+    return APPLICATIONS[Application(app)].freshness_budget_s
+
+
+def _grow(arr: np.ndarray, n: int, fill: object) -> np.ndarray:
+    if arr.shape[0] >= n:
+        return arr
+    out = np.full((max(n, 2 * arr.shape[0], 8),) + arr.shape[1:], fill, dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+def _newest_per_key(keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> IntArray:
+    """Index of the row with the largest (timestamp, rx time) per key."""
+    order = np.lexsort((rx, timestamp, keys))
+    k = keys[order]
+    last = np.ones(k.shape[0], dtype=bool)
+    last[:-1] = k[1:] != k[:-1]
+    return order[last]
+
+
+@dataclass
+class AoiPeaks:
+    """AoI peaks seen just before each replacement, per stream (for tests and evidence)."""
+
+    peaks: dict[Stream, list[tuple[float, int, float]]] = field(default_factory=dict)  # (rx time, key, peak)
+    record: bool = True
+
+    def add(self, stream: Stream, rx: FloatArray, keys: IntArray, peak: FloatArray) -> None:
+        if not self.record or peak.size == 0:
+            return
+        self.peaks.setdefault(stream, []).extend(zip(rx.tolist(), keys.tolist(), peak.tolist(), strict=True))
+
+    def max(self, stream: Stream, key: int | None = None) -> float:
+        vals = [p for _, k, p in self.peaks.get(stream, []) if key is None or k == key]
+        return max(vals) if vals else 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class SignalView:
+    group: IntArray
+    phase: IntArray
+    min_end_time_s: FloatArray
+    max_end_time_s: FloatArray
+    green_start_time_s: FloatArray
+    countdown_s: FloatArray
+    time_to_green_s: FloatArray
+    aoi_s: FloatArray
+    timestamp_s: FloatArray
+    valid: BoolArray
+    hop_count: IntArray
+    origin: IntArray
+
+
+@dataclass(frozen=True, eq=False)
+class TrackView:
+    vehicle: IntArray
+    x_m: FloatArray
+    y_m: FloatArray
+    speed_mps: FloatArray
+    heading_rad: FloatArray
+    accel_mps2: FloatArray
+    brake_flag: BoolArray
+    event_flags: IntArray
+    aoi_s: FloatArray
+    valid: BoolArray
+    msg_count: IntArray
+
+
+@dataclass(frozen=True, eq=False)
+class EventView:
+    origin: IntArray
+    event_id: IntArray
+    x_m: FloatArray
+    y_m: FloatArray
+    heading_rad: FloatArray
+    speed_mps: FloatArray
+    decel_mps2: FloatArray
+    hop_count: IntArray
+    aoi_s: FloatArray
+    valid: BoolArray
+
+
+@dataclass(frozen=True, eq=False)
+class MapView:
+    lane: IntArray
+    group: IntArray
+    stop_x_m: FloatArray
+    stop_y_m: FloatArray
+    aoi_s: FloatArray
+    valid: BoolArray
+
+
+class Receiver:
+    """World belief of one receiver (the ego, or a relay vehicle / RSU)."""
+
+    def __init__(self, app: Application | str | None = None, *, track_timeout_s: float = TRACK_TIMEOUT_S,
+                 event_timeout_s: float = EVENT_TIMEOUT_S, record_peaks: bool = True,
+                 self_key: int = NO_KEY):
+        self.app = app
+        self.budget = {s: freshness_budget_s(app, s) for s in Stream}
+        self.track_timeout_s = float(track_timeout_s)
+        self.event_timeout_s = float(event_timeout_s)
+        self.self_key = int(self_key)
+        self.peaks = AoiPeaks(record=record_peaks)
+        # signals, by group key
+        self._g_has = np.zeros(0, bool)
+        self._g = {n: np.zeros(0) for n in ("min_end", "max_end", "green", "ts", "rx")}
+        self._g_int = {n: np.zeros(0, np.int64) for n in ("phase", "hop", "origin")}
+        # tracks, by vehicle key
+        self._v_has = np.zeros(0, bool)
+        self._v = {n: np.zeros(0) for n in ("x", "y", "v", "h", "a", "ts", "rx")}
+        self._v_int = {n: np.zeros(0, np.int64) for n in ("cnt", "flags")}
+        self._v_brake = np.zeros(0, bool)
+        # map, by lane key
+        self._l_has = np.zeros(0, bool)
+        self._l = {n: np.zeros(0) for n in ("sx", "sy", "ts", "rx")}
+        self._l_group = np.zeros(0, np.int64)
+        # events: (origin, event_id) -> row
+        self._events: dict[tuple[int, int], dict[str, float]] = {}
+
+    # ------------------------------------------------------------------ ingest
+    def ingest_spat(self, b: SpatBatch, rx: FloatArray) -> None:
+        if len(b) == 0:
+            return
+        idx = _newest_per_key(b.group, b.timestamp_s, rx)
+        g = b.group[idx]
+        n = int(g.max()) + 1
+        self._g_has = _grow(self._g_has, n, False)
+        for k in self._g:
+            self._g[k] = _grow(self._g[k], n, -math.inf if k in ("ts", "rx") else 0.0)
+        for k in self._g_int:
+            self._g_int[k] = _grow(self._g_int[k], n, 0)
+        ts = b.timestamp_s[idx]
+        hop = b.hop_count[idx]
+        newer = (ts > self._g["ts"][g]) | ((ts == self._g["ts"][g]) & (hop < self._g_int["hop"][g]))
+        sel = idx[newer]
+        gs = g[newer]
+        had = self._g_has[gs]
+        self.peaks.add(Stream.SPAT, rx[sel][had], gs[had], rx[sel][had] - self._g["ts"][gs][had])
+        self._g_has[gs] = True
+        self._g["min_end"][gs] = b.min_end_time_s[sel]
+        self._g["max_end"][gs] = b.max_end_time_s[sel]
+        self._g["green"][gs] = b.green_start_time_s[sel]
+        self._g["ts"][gs] = b.timestamp_s[sel]
+        self._g["rx"][gs] = rx[sel]
+        self._g_int["phase"][gs] = b.phase[sel]
+        self._g_int["hop"][gs] = b.hop_count[sel]
+        self._g_int["origin"][gs] = b.origin[sel]
+
+    def ingest_bsm(self, b: BsmBatch, rx: FloatArray) -> None:
+        if len(b) == 0:
+            return
+        mine = b.sender != self.self_key
+        if not mine.all():
+            b, rx = b.take(mine), rx[mine]
+            if len(b) == 0:
+                return
+        idx = _newest_per_key(b.sender, b.timestamp_s, rx)
+        v = b.sender[idx]
+        n = int(v.max()) + 1
+        self._v_has = _grow(self._v_has, n, False)
+        self._v_brake = _grow(self._v_brake, n, False)
+        for k in self._v:
+            self._v[k] = _grow(self._v[k], n, -math.inf if k in ("ts", "rx") else 0.0)
+        for k in self._v_int:
+            self._v_int[k] = _grow(self._v_int[k], n, 0)
+        # any reception keeps the track alive, only newer data replaces it
+        self._v["rx"][v] = np.maximum(self._v["rx"][v], rx[idx])
+        newer = b.timestamp_s[idx] > self._v["ts"][v]
+        sel, vs = idx[newer], v[newer]
+        had = self._v_has[vs]
+        self.peaks.add(Stream.BSM, rx[sel][had], vs[had], rx[sel][had] - self._v["ts"][vs][had])
+        self._v_has[v] = True
+        self._v["x"][vs] = b.x_m[sel]
+        self._v["y"][vs] = b.y_m[sel]
+        self._v["v"][vs] = b.speed_mps[sel]
+        self._v["h"][vs] = b.heading_rad[sel]
+        self._v["a"][vs] = b.accel_mps2[sel]
+        self._v["ts"][vs] = b.timestamp_s[sel]
+        self._v_int["cnt"][vs] = b.msg_count[sel]
+        self._v_int["flags"][vs] = b.event_flags[sel]
+        self._v_brake[vs] = b.brake_flag[sel]
+
+    def ingest_map(self, b: MapBatch, rx: FloatArray) -> None:
+        if len(b) == 0:
+            return
+        idx = _newest_per_key(b.lane, b.timestamp_s, rx)
+        lane = b.lane[idx]
+        n = int(lane.max()) + 1
+        self._l_has = _grow(self._l_has, n, False)
+        self._l_group = _grow(self._l_group, n, NO_KEY)
+        for k in self._l:
+            self._l[k] = _grow(self._l[k], n, -math.inf if k in ("ts", "rx") else 0.0)
+        newer = b.timestamp_s[idx] > self._l["ts"][lane]
+        sel, ls = idx[newer], lane[newer]
+        had = self._l_has[ls]
+        self.peaks.add(Stream.MAP, rx[sel][had], ls[had], rx[sel][had] - self._l["ts"][ls][had])
+        self._l_has[ls] = True
+        self._l_group[ls] = b.group[sel]
+        self._l["sx"][ls] = b.stop_x_m[sel]
+        self._l["sy"][ls] = b.stop_y_m[sel]
+        self._l["ts"][ls] = b.timestamp_s[sel]
+        self._l["rx"][ls] = rx[sel]
+
+    def ingest_eebl(self, b: EeblBatch, rx: FloatArray) -> None:
+        for i in range(len(b)):  # events are rare: a handful of rows per step at most
+            o = int(b.origin[i])
+            if o == self.self_key:
+                continue
+            key = (o, int(b.event_id[i]))
+            row = self._events.get(key)
+            ts = float(b.timestamp_s[i])
+            hop = int(b.hop_count[i])
+            if row is None:
+                row = {"ts": -math.inf, "hop": float(hop), "rx": -math.inf}
+                self._events[key] = row
+            row["rx"] = max(row["rx"], float(rx[i]))
+            row["hop"] = min(row["hop"], float(hop))
+            if ts > row["ts"]:
+                row.update(ts=ts, x=float(b.x_m[i]), y=float(b.y_m[i]), h=float(b.heading_rad[i]),
+                           v=float(b.speed_mps[i]), d=float(b.decel_mps2[i]))
+
+    # ------------------------------------------------------------------ views
+    def expire(self, t_s: float) -> None:
+        """Drop tracks and events not heard of within their timeouts."""
+        if self._v_has.size:
+            gone = self._v_has & (t_s - self._v["rx"] > self.track_timeout_s)
+            if gone.any():
+                self._v_has[gone] = False
+                self._v["ts"][gone] = -math.inf
+                self._v["rx"][gone] = -math.inf
+        for key in [k for k, r in self._events.items() if t_s - r["rx"] > self.event_timeout_s]:
+            del self._events[key]
+
+    def signals(self, t_s: float) -> SignalView:
+        g = np.nonzero(self._g_has)[0].astype(np.int64)
+        aoi = t_s - self._g["ts"][g]
+        mn = self._g["min_end"][g]
+        green = self._g["green"][g]
+        return SignalView(g, self._g_int["phase"][g].copy(), mn.copy(), self._g["max_end"][g].copy(),
+                          green.copy(), np.maximum(0.0, mn - t_s), np.maximum(0.0, green - t_s), aoi,
+                          self._g["ts"][g].copy(), aoi <= self.budget[Stream.SPAT],
+                          self._g_int["hop"][g].copy(), self._g_int["origin"][g].copy())
+
+    def tracks(self, t_s: float) -> TrackView:
+        k = np.nonzero(self._v_has)[0].astype(np.int64)
+        dt = np.maximum(0.0, t_s - self._v["ts"][k])
+        v0 = self._v["v"][k]
+        a = self._v["a"][k]
+        h = self._v["h"][k]
+        # constant acceleration, clamped at standstill (a braking vehicle does not reverse)
+        t_stop = np.where(a < 0.0, v0 / np.maximum(-a, 1e-9), np.inf)
+        tau = np.minimum(dt, t_stop)
+        s = v0 * tau + 0.5 * a * tau * tau
+        v = np.maximum(0.0, v0 + a * tau)
+        aoi = t_s - self._v["ts"][k]
+        return TrackView(k, self._v["x"][k] + s * np.cos(h), self._v["y"][k] + s * np.sin(h), v, h.copy(),
+                         a.copy(), self._v_brake[k].copy(), self._v_int["flags"][k].copy(), aoi,
+                         aoi <= self.budget[Stream.BSM], self._v_int["cnt"][k].copy())
+
+    def events(self, t_s: float) -> EventView:
+        rows = [(k, r) for k, r in self._events.items() if math.isfinite(r["ts"])]
+        if not rows:
+            z = np.zeros(0)
+            zi = np.zeros(0, np.int64)
+            return EventView(zi, zi, z, z, z, z, z, zi, z, np.zeros(0, bool))
+        o = np.array([k[0] for k, _ in rows], np.int64)
+        e = np.array([k[1] for k, _ in rows], np.int64)
+        col = {n: np.array([r[n] for _, r in rows]) for n in ("x", "y", "h", "v", "d", "ts", "hop")}
+        aoi = t_s - col["ts"]
+        return EventView(o, e, col["x"], col["y"], col["h"], col["v"], col["d"], col["hop"].astype(np.int64),
+                         aoi, aoi <= self.budget[Stream.EEBL])
+
+    def map(self, t_s: float) -> MapView:
+        lane = np.nonzero(self._l_has)[0].astype(np.int64)
+        aoi = t_s - self._l["ts"][lane]
+        return MapView(lane, self._l_group[lane].copy(), self._l["sx"][lane].copy(), self._l["sy"][lane].copy(),
+                       aoi, aoi <= self.budget[Stream.MAP])
+
+    def lane_group(self, lane_key: int) -> tuple[int, float]:
+        """(signal group key the MAP in use gives the lane, MAP AoI at its timestamp); NO_KEY if unknown."""
+        if lane_key < 0 or lane_key >= self._l_has.shape[0] or not self._l_has[lane_key]:
+            return NO_KEY, math.inf
+        return int(self._l_group[lane_key]), float(self._l["ts"][lane_key])
+
+    def held_events(self) -> list[tuple[int, int, dict[str, float]]]:
+        """(origin, event_id, row) of held events (for V2V rebroadcast)."""
+        return [(k[0], k[1], r) for k, r in self._events.items() if math.isfinite(r["ts"])]

@@ -1,0 +1,302 @@
+"""Feature extractors compiled from channel-map rules (data, never code).
+
+A channel map (``schemas/channels_*.json``) lists, per channel, *rules* that
+turn one decoded message into label codes of schema features.  This module
+compiles those rules into closures once, so extraction is a few dict/attr
+lookups per message.
+
+Paths
+    Dotted field paths over dicts (JSON), protobuf messages and rosbags
+    dataclasses alike: ``"decision.main_decision"``.  ``name[*]`` fans out over
+    a list/repeated field; ``?oneof`` yields the *name* of the set member of a
+    protobuf oneof (``"decision.main_decision.?task"`` → ``"stop"``).  Protobuf
+    enums resolve to their value *names* (``"ST_CAR"``) so maps stay readable;
+    unset optional/sub-message fields resolve to nothing.
+
+Rules (one feature)::
+
+    {"feature": "traffic_light.color", "path": "phase",
+     "op": "value" | "exists" | "count",             # default "value"
+     "select": "vehicles[*]", "where": {"kind": ["car", "van"]},   # optional
+     "map": {"amber": "yellow", "none": null},   # overrides: raw -> label / none
+     "bands": [[0.5, "fresh"], [2.0, "aging"], [null, "stale"]],  # numbers
+     "default": null,                                   # unmapped raw values
+     "reduce": "max" | "min" | "first" | "last"}        # several values
+
+A raw value is looked up in ``map`` (exact, then lower-case), then directly in
+the vocabulary (exact, then lower-case), else ``default``.
+``exists`` gives the presence code 1 when any value is truthy (numbers count,
+``False``/empty do not); ``count`` is the number of values, then ``bands``.
+Label codes are schema vocabulary positions (1-based); ``reduce: max`` picks
+the most salient label because vocabularies are listed in rising salience.
+
+Classify rules (several objects from one list)::
+
+    {"classify": "prediction_obstacle[*]", "by": "perception_obstacle.sub_type",
+     "objects": {"ST_CAR": "vehicle.car", "ST_BUS": "vehicle.bus"},
+     "default_object": "actor.unknown",
+     "properties": {"action": {"path": "is_static", "map": {"true": "stop", "false": "cruise"}}}}
+
+set each matched object's presence (unless ``"presence": false``, for a map
+where another channel owns presence) and properties (``max`` over items).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from google.protobuf.message import Message as ProtoMessage
+
+from .errors import SchemaError
+
+Contribution = list[tuple[str, int]]
+RuleFn = Callable[[Any], Contribution]
+_MISSING = object()
+# Field facts per (descriptor, field name).  Keyed by the descriptor object itself
+# (a strong reference, so an id can never be reused by another recording's pool);
+# bounded so that many recordings cannot grow it without limit.
+_FIELD_CACHE: dict[tuple[Any, str], tuple[Any, bool, bool, Any]] = {}
+_FIELD_CACHE_MAX = 20_000
+
+
+def _proto_field(msg: ProtoMessage, name: str) -> Any:
+    desc = msg.DESCRIPTOR
+    key = (desc, name)
+    info = _FIELD_CACHE.get(key)
+    if info is None:
+        if len(_FIELD_CACHE) >= _FIELD_CACHE_MAX:
+            _FIELD_CACHE.clear()
+        fd = desc.fields_by_name.get(name)
+        if fd is None:
+            info = (None, False, False, None)
+        else:
+            repeated = bool(fd.is_repeated)
+            presence = (not repeated) and fd.has_presence
+            info = (fd, repeated, presence, fd.enum_type)
+        _FIELD_CACHE[key] = info
+    fd, repeated, presence, enum_type = info
+    if fd is None or (presence and not msg.HasField(name)):
+        return _MISSING
+    value = getattr(msg, name)
+    if enum_type is not None:
+        names = enum_type.values_by_number
+        if repeated:
+            return [names[v].name if v in names else v for v in value]
+        return names[value].name if value in names else value
+    return value
+
+
+def _child(value: Any, name: str) -> Any:
+    if name.startswith("?"):
+        if isinstance(value, ProtoMessage):
+            try:
+                which = value.WhichOneof(name[1:])
+            except ValueError:
+                return _MISSING
+            return which if which is not None else _MISSING
+        return _MISSING
+    if isinstance(value, dict):
+        return value.get(name, _MISSING)
+    if isinstance(value, ProtoMessage):
+        return _proto_field(value, name)
+    return getattr(value, name, _MISSING)
+
+
+def _is_sequence(value: Any) -> bool:
+    if isinstance(value, (str, bytes, dict, ProtoMessage)):
+        return False
+    return hasattr(value, "__len__") and hasattr(value, "__getitem__")
+
+
+def compile_path(path: str) -> Callable[[Any], list[Any]]:
+    """``path`` → function returning the list of values it resolves to."""
+    segments: list[tuple[str, bool]] = []
+    for part in [p for p in path.split(".") if p]:
+        fan = part.endswith("[*]")
+        segments.append((part[:-3] if fan else part, fan))
+
+    if not segments:
+        return lambda obj: [obj]
+    if len(segments) == 1 and not segments[0][1]:
+        only = segments[0][0]
+
+        def resolve_one(obj: Any) -> list[Any]:  # the common case, kept cheap
+            c = obj.get(only, _MISSING) if type(obj) is dict else _child(obj, only)
+            return [] if c is _MISSING or c is None else [c]
+        return resolve_one
+
+    def resolve(obj: Any) -> list[Any]:
+        values = [obj]
+        for name, fan in segments:
+            nxt: list[Any] = []
+            for v in values:
+                c = v.get(name, _MISSING) if type(v) is dict else _child(v, name)
+                if c is _MISSING or c is None:
+                    continue
+                if fan:
+                    if _is_sequence(c):
+                        nxt.extend(x for x in c if x is not None)
+                    else:
+                        nxt.append(c)
+                else:
+                    nxt.append(c)
+            values = nxt
+            if not values:
+                break
+        return values
+
+    return resolve
+
+
+def raw_key(value: Any) -> str:
+    """Normalise a raw value to the string used as a ``map`` key."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return True
+    if isinstance(value, (str, bytes)) or _is_sequence(value) or isinstance(value, dict):
+        return len(value) > 0
+    return value is not None
+
+
+class LabelCoder:
+    """Raw value → label code for one rule (map / bands / direct vocabulary)."""
+
+    def __init__(self, spec: Mapping[str, Any], vocab: Sequence[str], where: str) -> None:
+        self.codes = {label: i + 1 for i, label in enumerate(vocab)}
+        self.map = spec.get("map")
+        self.bands: list[tuple[float, int]] | None = None
+        self.default = self._code(spec.get("default"), where)
+        if self.map is not None:
+            self.map = {str(k): self._code(v, where) for k, v in self.map.items()}
+        if "bands" in spec:
+            bands = []
+            for upper, label in spec["bands"]:
+                bands.append((math.inf if upper is None else float(upper), self._code(label, where)))
+            self.bands = bands
+
+    def _code(self, label: Any, where: str) -> int:
+        if label is None:
+            return 0
+        if label not in self.codes:
+            raise SchemaError(f"{where}: label {label!r} not in vocabulary {sorted(self.codes)}")
+        return self.codes[label]
+
+    def __call__(self, value: Any) -> int:
+        if self.bands is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+            x = float(value)
+            for upper, code in self.bands:
+                if x < upper:
+                    return code
+            return self.default
+        key = raw_key(value)
+        if self.map is not None:
+            if key in self.map:
+                return self.map[key]
+            low = key.lower()
+            if low in self.map:
+                return self.map[low]
+        return self.codes.get(key, self.codes.get(key.lower(), self.default))
+
+
+_REDUCERS: dict[str, Callable[[list[int]], int]] = {
+    "max": max,
+    "min": lambda codes: min((c for c in codes if c), default=0),
+    "first": lambda codes: codes[0],
+    "last": lambda codes: codes[-1],
+}
+
+
+def _selector(rule: Mapping[str, Any], key: str) -> Callable[[Any], list[Any]]:
+    items = compile_path(rule[key]) if rule.get(key) else (lambda m: [m])
+    where = rule.get("where") or {}
+    tests = []
+    for sub, allowed in where.items():
+        allowed_set = {raw_key(a) for a in (allowed if isinstance(allowed, list) else [allowed])}
+        tests.append((compile_path(sub), allowed_set))
+    if not tests:
+        return items
+
+    def select(msg: Any) -> list[Any]:
+        return [it for it in items(msg)
+                if all(any(raw_key(v) in ok for v in get(it)) for get, ok in tests)]
+
+    return select
+
+
+def compile_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str) -> Callable[[Any], int]:
+    """One value/exists/count rule → ``message -> code`` (0 = none)."""
+    op = rule.get("op", "value")
+    select = _selector(rule, "select")
+    get = compile_path(rule.get("path", ""))
+    reduce = _REDUCERS.get(rule.get("reduce", "max"))
+    if reduce is None:
+        raise SchemaError(f"{where}: unknown reduce {rule.get('reduce')!r}")
+    if op == "exists":
+        if list(vocab) != ["present"]:
+            raise SchemaError(f"{where}: 'exists' needs a presence feature")
+
+        def exists(msg: Any) -> int:
+            return int(any(_truthy(v) for it in select(msg) for v in get(it)))
+        return exists
+    coder = LabelCoder(rule, vocab, where)
+    if op == "count":
+        def count(msg: Any) -> int:
+            return coder(sum(len(get(it)) for it in select(msg)))
+        return count
+    if op != "value":
+        raise SchemaError(f"{where}: unknown op {op!r}")
+
+    def value(msg: Any) -> int:
+        codes = [coder(v) for it in select(msg) for v in get(it)]
+        return reduce(codes) if codes else 0
+    return value
+
+
+def compile_classify_rule(
+    rule: Mapping[str, Any], vocab_of: Callable[[str], Sequence[str]], where: str
+) -> tuple[list[str], RuleFn]:
+    """A classify rule → (features it produces, ``message -> [(feature, code)]``)."""
+    select = _selector(rule, "classify")
+    get_type = compile_path(rule["by"])
+    objects: dict[str, str] = {str(k): v for k, v in rule["objects"].items()}
+    default_obj = rule.get("default_object")
+    names = sorted({*objects.values(), *([default_obj] if default_obj else [])})
+    if not names:
+        raise SchemaError(f"{where}: classify needs at least one object")
+    presence = bool(rule.get("presence", True))
+    props: list[tuple[str, list[Callable[[Any], int]]]] = []
+    for prop, specs in (rule.get("properties") or {}).items():
+        spec_list = specs if isinstance(specs, list) else [specs]
+        fns = [compile_value_rule(s, vocab_of(f"{names[0]}.{prop}"), f"{where}.{prop}") for s in spec_list]
+        for name in names:
+            if list(vocab_of(f"{name}.{prop}")) != list(vocab_of(f"{names[0]}.{prop}")):
+                raise SchemaError(f"{where}: {name}.{prop} vocabulary differs across objects")
+        props.append((prop, fns))
+    features = [f for n in names for f in [*([n] if presence else []), *(f"{n}.{p}" for p, _ in props)]]
+
+    def classify(msg: Any) -> Contribution:
+        out: Contribution = []
+        for item in select(msg):
+            types = get_type(item)
+            obj = objects.get(raw_key(types[0])) if types else None
+            obj = obj or default_obj
+            if not obj:
+                continue
+            if presence:
+                out.append((obj, 1))
+            for prop, fns in props:
+                out.append((f"{obj}.{prop}", max(fn(item) for fn in fns)))
+        return out
+
+    return features, classify

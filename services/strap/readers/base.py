@@ -1,0 +1,161 @@
+"""The one interface every recording backend implements.
+
+Design:
+
+* A :class:`Recording` is opened cheaply (headers, summaries, channel tables) and
+  iterated lazily: ``for channel, timestamp_ns, message in rec`` yields
+  :class:`RecordedMessage` tuples **in non-decreasing timestamp order**, decoding
+  one message at a time, so memory stays flat in the recording's length.
+  Ties keep the backend's order (stable).
+* Iterating twice re-reads the file; a recording is not a list.
+* ``channels`` restricts decoding to the named channels (unknown names are simply
+  absent; the caller checks coverage — see ``vectorize``).  Skipped channels
+  cost no decoding.
+* Order is *checked* while streaming (:meth:`Recording.__iter__`): a backend that
+  cannot honour it raises :class:`~services.strap.errors.OutOfOrderError`
+  rather than silently handing a misordered stream to the aligner.
+* ``message_counts()`` answers from indexes/metadata when the format has them and
+  falls back to a counting pass; the aligner uses it to choose the reference
+  channel before streaming.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..errors import OutOfOrderError
+
+
+class RecordedMessage(NamedTuple):
+    """One decoded message: the channel (topic) it was published on, its
+    timestamp in nanoseconds (log/record time), and the decoded payload
+    (a ``dict`` for JSON, a protobuf message, or a rosbags dataclass)."""
+
+    channel: str
+    timestamp_ns: int
+    message: Any
+
+
+@dataclass(frozen=True)
+class ChannelInfo:
+    """What a recording declares about one channel.
+
+    ``message_count`` is ``None`` when the format does not record it.
+    ``encoding`` is the payload encoding: ``json``, ``protobuf``, ``cdr``, ``ros1``.
+    """
+
+    name: str
+    type_name: str
+    encoding: str
+    message_count: int | None = None
+
+
+@dataclass(frozen=True)
+class RawSchema:
+    """How one channel's raw payloads are encoded, in MCAP terms (for export):
+    ``message_encoding`` (json/protobuf/cdr/ros1), schema name, schema encoding
+    (jsonschema/protobuf/ros2msg/ros1msg or ``""``) and schema bytes."""
+
+    message_encoding: str
+    schema_name: str
+    schema_encoding: str
+    schema_data: bytes
+
+
+class Recording(ABC):
+    """A driving recording opened for streaming (see module docstring)."""
+
+    #: format name as in the gRPC ``Recording.format``: ``mcap``, ``platform_trace``,
+    #: ``ros1``, ``ros2``, ``cyber``
+    format: str = "?"
+
+    def __init__(self, path: str | Path, channels: Iterable[str] | None = None) -> None:
+        self.path = Path(path)
+        self.selected: frozenset[str] | None = None if channels is None else frozenset(channels)
+
+    # -- metadata -------------------------------------------------------------------
+    @abstractmethod
+    def channels(self) -> Mapping[str, ChannelInfo]:
+        """All channels the recording declares (selected or not), by name."""
+
+    def message_counts(self) -> dict[str, int]:
+        """Messages per channel, for every declared channel (0 if none).
+
+        Uses declared counts when all are known, else one pass without decoding.
+        """
+        infos = self.channels()
+        if infos and all(info.message_count is not None for info in infos.values()):
+            return {name: int(info.message_count or 0) for name, info in infos.items()}
+        counts = dict.fromkeys(infos, 0)
+        for channel in self._iter_channel_names():
+            counts[channel] = counts.get(channel, 0) + 1
+        return counts
+
+    def _iter_channel_names(self) -> Iterator[str]:
+        """Channel of every message (all channels), cheapest available way.
+        Backends override this to skip payload decoding."""
+        saved, self.selected = self.selected, None
+        try:
+            for msg in self._iter_messages():
+                yield msg.channel
+        finally:
+            self.selected = saved
+
+    def time_range_ns(self) -> tuple[int, int] | None:
+        """(first, last) message timestamp when the format records it, else ``None``."""
+        return None
+
+    def wants(self, channel: str) -> bool:
+        return self.selected is None or channel in self.selected
+
+    # -- streaming ------------------------------------------------------------------
+    @abstractmethod
+    def _iter_messages(self) -> Iterator[RecordedMessage]:
+        """Backend stream of selected messages, supposed to be timestamp-ordered."""
+
+    def __iter__(self) -> Iterator[RecordedMessage]:
+        last_ns: int | None = None
+        for msg in self._iter_messages():
+            if last_ns is not None and msg.timestamp_ns < last_ns:
+                raise OutOfOrderError(
+                    self.path,
+                    None,
+                    f"message on {msg.channel!r} at {msg.timestamp_ns} ns follows one at "
+                    f"{last_ns} ns; this backend cannot restore timestamp order",
+                )
+            last_ns = msg.timestamp_ns
+            yield msg
+
+    # -- raw access (export) -----------------------------------------------------------
+    def _iter_raw(self) -> Iterator[tuple[str, int, bytes]]:
+        raise NotImplementedError(f"{type(self).__name__} has no raw access")
+
+    def iter_raw(self) -> Iterator[tuple[str, int, bytes]]:
+        """Selected messages as undecoded payload bytes, time-ordered (checked)."""
+        last_ns: int | None = None
+        for channel, ts, data in self._iter_raw():
+            if last_ns is not None and ts < last_ns:
+                raise OutOfOrderError(self.path, None, f"raw message on {channel!r} out of order")
+            last_ns = ts
+            yield channel, ts, data
+
+    def raw_schema(self, channel: str) -> RawSchema:
+        """Encoding and schema of ``channel``'s raw payloads."""
+        raise NotImplementedError(f"{type(self).__name__} has no raw access")
+
+    # -- lifecycle ------------------------------------------------------------------
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release file handles (backends that keep them open override this)."""
+
+    def __enter__(self) -> Recording:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.format} {self.path}>"

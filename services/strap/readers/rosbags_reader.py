@@ -1,0 +1,150 @@
+"""ROS 1 bags and ROS 2 bag directories through ``rosbags.highlevel.AnyReader``.
+
+rosbags does the container work (bz2/lz4 chunks, unsorted chunks, sqlite3 and
+MCAP storage, time-ordered merging); we add typed errors and two fixes for
+failure modes found in real bags (see ``../shared/data/SOURCES.md``):
+
+* **Silent zero messages** (the ``talker`` bags): rosbags matches each topic of
+  ``metadata.yaml`` against the storage file's own topic records *including the
+  QoS profile*; when the recorder wrote different QoS strings to the two places,
+  every message is dropped without an error.  For uncompressed bags we therefore
+  open the storage files listed in ``metadata.yaml`` directly (rosbags reads
+  their own topic tables), which yields all messages.
+* **Unparseable definitions** (ROS 2 service-event bags): AnyReader fails while
+  parsing the embedded ``srv`` definition; we raise
+  :class:`UnsupportedRecordingError` naming the bag and rosbags' reason.
+  (The MCAP backend can still read the plain topics of such a bag.)
+
+An empty bag is not an error: it has zero channels and yields nothing.
+Messages that rosbags cannot deserialize (unknown type, size mismatch) raise
+:class:`MessageDecodeError` naming the channel.  rosbags does not expose byte
+offsets, so ``offset`` is ``None`` in these errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    CorruptRecordingError,
+    MessageDecodeError,
+    RecordingError,
+    UnsupportedRecordingError,
+)
+from .base import ChannelInfo, RawSchema, RecordedMessage, Recording
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def rosbag2_storage_files(directory: Path) -> list[Path] | None:
+    """Storage files of an uncompressed rosbag2 directory, or ``None`` to let
+    rosbags handle the directory itself (compressed bags, odd metadata)."""
+    from ruamel.yaml import YAML
+
+    try:
+        meta = YAML(typ="safe").load((directory / "metadata.yaml").read_text())
+        info = meta["rosbag2_bagfile_information"]
+        if info.get("compression_mode") or info.get("compression_format"):
+            return None
+        files = [directory / Path(name).name for name in info["relative_file_paths"]]
+    except Exception:
+        return None
+    return files if files and all(f.is_file() for f in files) else None
+
+
+class RosbagsRecording(Recording):
+    """A ROS 1 ``.bag`` file or a ROS 2 bag directory (``metadata.yaml`` + storage)."""
+
+    def __init__(self, path: str | Path, channels=None) -> None:
+        super().__init__(path, channels)
+        from rosbags.highlevel import AnyReader, AnyReaderError
+
+        self._any_reader_error = AnyReaderError
+        if self.path.is_dir():
+            self.format = "ros2"
+            files = rosbag2_storage_files(self.path)
+            inputs = files if files is not None else [self.path]
+        else:
+            self.format = "ros1" if self.path.suffix == ".bag" else "ros2"
+            inputs = [self.path]
+        self._reader: Any = None
+        try:
+            self._reader = AnyReader(inputs)
+            self._reader.open()
+        except AnyReaderError as exc:
+            reason = _first_line(exc)
+            if "parse" in reason.lower() or "definition" in reason.lower():
+                hint = " (ROS 2 service-event bags are not supported)" if "srv/" in str(exc) else ""
+                raise UnsupportedRecordingError(
+                    self.path, None,
+                    f"rosbags cannot use an embedded message definition: {reason.rstrip(':')}{hint}",
+                ) from exc
+            raise CorruptRecordingError(self.path, None, f"rosbags cannot open the bag: {reason}") from exc
+        except FileNotFoundError as exc:
+            raise RecordingError(self.path, None, f"not found: {exc}") from exc
+        except Exception as exc:  # rosbags surfaces some container errors untyped
+            raise CorruptRecordingError(self.path, None, f"rosbags cannot open the bag: {_first_line(exc)}") from exc
+        self._infos: dict[str, ChannelInfo] = {}
+        for con in self._reader.connections:
+            prev = self._infos.get(con.topic)
+            count = con.msgcount + (prev.message_count or 0 if prev else 0)
+            encoding = "ros1" if self.format == "ros1" else "cdr"
+            self._infos[con.topic] = ChannelInfo(con.topic, con.msgtype, encoding, count)
+
+    def channels(self) -> Mapping[str, ChannelInfo]:
+        return dict(self._infos)
+
+    def time_range_ns(self) -> tuple[int, int] | None:
+        if not self._reader.message_count:
+            return None
+        return int(self._reader.start_time), int(self._reader.end_time) - 1  # rosbags: end exclusive
+
+    def _iter_channel_names(self) -> Iterator[str]:
+        for con, _ts, _raw in self._reader.messages():
+            yield con.topic
+
+    def _iter_messages(self) -> Iterator[RecordedMessage]:
+        conns = [c for c in self._reader.connections if self.wants(c.topic)]
+        if not conns:
+            return
+        try:
+            stream = self._reader.messages(connections=conns)
+            for con, timestamp_ns, raw in stream:
+                try:
+                    payload = self._reader.deserialize(raw, con.msgtype)
+                except Exception as exc:
+                    raise MessageDecodeError(
+                        self.path, None,
+                        f"channel {con.topic!r} ({con.msgtype}) at {timestamp_ns} ns does not "
+                        f"deserialize: {_first_line(exc)}", con.topic) from exc
+                yield RecordedMessage(con.topic, int(timestamp_ns), payload)
+        except RecordingError:
+            raise
+        except Exception as exc:
+            raise CorruptRecordingError(self.path, None, f"rosbags failed while reading: {_first_line(exc)}") from exc
+
+    def _iter_raw(self) -> Iterator[tuple[str, int, bytes]]:
+        conns = [c for c in self._reader.connections if self.wants(c.topic)]
+        if conns:
+            for con, timestamp_ns, raw in self._reader.messages(connections=conns):
+                yield con.topic, int(timestamp_ns), bytes(raw)
+
+    def raw_schema(self, channel: str) -> RawSchema:
+        con = next(c for c in self._reader.connections if c.topic == channel)
+        text = con.msgdef.data if con.msgdef is not None else ""
+        if self.format == "ros1":
+            return RawSchema("ros1", con.msgtype.replace("/msg/", "/"), "ros1msg", text.encode())
+        return RawSchema("cdr", con.msgtype, "ros2msg", text.encode())
+
+    def close(self) -> None:
+        reader, self._reader = getattr(self, "_reader", None), None
+        if reader is not None:
+            try:
+                reader.close()
+            except Exception:  # closing twice or after a failed open is harmless
+                pass

@@ -1,0 +1,161 @@
+"""Application rules as pure functions of belief + ego state (Appendix D, Table 6)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from lastv2x.core.catalogue import Application, stopping_distance_m
+from lastv2x.core.program import SYNTH_GROUP_NS, program_from_spec_on_straight_roads
+from lastv2x.core.spec import Agent, Ego, MapQuery, ScenarioSpec
+from services.simulator.apps import APPS, Action, EgoState, register
+from services.simulator.apps.conflict import FCW_BRAKE_MPS2
+from services.simulator.info import (
+    PHASE_AMBER,
+    PHASE_GREEN,
+    PHASE_RED,
+    BelievedSignal,
+    EEBLEvent,
+    EgoInformation,
+    Track,
+)
+from services.simulator.paired import app_context
+
+V = 13.9
+
+
+def _ctx(spec: ScenarioSpec):
+    p = program_from_spec_on_straight_roads(spec)
+    return p, app_context(p)
+
+
+def _ego(p, d_bar: float, v: float = V, t: float = 5.0) -> EgoState:  # noqa: ANN001
+    s = p.ego.route.stop_bar_s_m - d_bar - p.ego.length_m / 2
+    c = p.ego.route.conflict_s_m
+    y = -10.0 - d_bar - 2.25
+    return EgoState(t, s, v, 0.0, (1.75, y), math.pi / 2, d_bar, None if c is None else c - s)
+
+
+def _info(phase: int | None = None, ttc: float = 2.0, aoi: float = 0.0, tracks=(), events=()):  # noqa: ANN001
+    sig = {} if phase is None else {SYNTH_GROUP_NS: BelievedSignal(phase, ttc, aoi, True)}
+    return EgoInformation(5.0, sig, SYNTH_GROUP_NS if phase is not None else None,
+                          {t.vehicle_id: t for t in tracks}, tuple(events))
+
+
+def test_registry_has_six_and_rejects_duplicates():
+    assert set(APPS) == set(Application)
+    with pytest.raises(ValueError, match="duplicate"):
+        register(Application.RLVW, APPS[Application.RLVW].decide)
+
+
+@pytest.mark.parametrize("phase,ttc,want", [
+    (PHASE_RED, 20.0, Action.STOP),
+    (PHASE_AMBER, 1.0, Action.STOP),  # cannot reach the bar (~3 s) before amber ends
+    (PHASE_AMBER, 3.05, Action.PROCEED),  # reaches the bar in 2.98 s
+    (PHASE_GREEN, 0.5, Action.PROCEED),
+])
+def test_rlvw_epoch_rule(phase, ttc, want):
+    p, ctx = _ctx(ScenarioSpec(application="RLVW"))
+    rlvw = APPS[Application.RLVW].decide
+    d = stopping_distance_m(V) - 0.1
+    dec = rlvw(_info(phase, ttc), _ego(p, d), ctx, None)
+    assert dec.action is want and dec.epoch and dec.committed
+    # before the epoch nothing is decided; after it the decision latches whatever the belief says
+    early = rlvw(_info(PHASE_RED, 20.0), _ego(p, d + 10.0), ctx, None)
+    assert early.action is Action.PROCEED and not early.committed
+    later = rlvw(_info(PHASE_GREEN if want is Action.STOP else PHASE_RED, 5.0), _ego(p, d - 5.0), ctx, dec)
+    assert later.action is want and not later.epoch
+
+
+def test_rlvw_stale_or_absent_spat_falls_back_to_the_nominal_controller():
+    p, ctx = _ctx(ScenarioSpec(application="RLVW"))
+    rlvw = APPS[Application.RLVW].decide
+    d = stopping_distance_m(V) - 0.1
+    for info in (_info(None), _info(PHASE_RED, 20.0, aoi=ctx.freshness_budget_s + 0.05)):
+        dec = rlvw(info, _ego(p, d), ctx, None)
+        assert dec.action is Action.PROCEED and not dec.info_valid and dec.epoch
+    fresh = rlvw(_info(PHASE_RED, 20.0, aoi=ctx.freshness_budget_s - 0.05), _ego(p, d), ctx, None)
+    assert fresh.action is Action.STOP
+
+
+def test_rlvw_latched_stop_released_only_by_fresh_green_at_standstill():
+    p, ctx = _ctx(ScenarioSpec(application="RLVW"))
+    rlvw = APPS[Application.RLVW].decide
+    stop = rlvw(_info(PHASE_RED, 20.0), _ego(p, 30.0), ctx, None)
+    assert rlvw(_info(PHASE_GREEN, 20.0), _ego(p, 10.0, v=5.0), ctx, stop).action is Action.STOP
+    assert rlvw(_info(None), _ego(p, 0.5, v=0.0), ctx, stop).action is Action.STOP
+    assert rlvw(_info(PHASE_GREEN, 20.0), _ego(p, 0.5, v=0.0), ctx, stop).action is Action.PROCEED
+
+
+def test_glosa_advises_arrival_on_the_next_green():
+    p, ctx = _ctx(ScenarioSpec(application="GLOSA"))
+    glosa = APPS[Application.GLOSA].decide
+    dec = glosa(_info(PHASE_RED, 10.0), _ego(p, 110.0), ctx, None)
+    assert dec.action is Action.ADVISE and dec.target_speed_mps == pytest.approx(110.0 / 11.0)
+    far = glosa(_info(PHASE_GREEN, 30.0), _ego(p, 110.0), ctx, None)
+    assert far.action is Action.ADVISE and far.target_speed_mps == pytest.approx(ctx.desired_speed_mps)
+
+
+def _fcw_world():
+    spec = ScenarioSpec(application="FCW", map=MapQuery(signalized=False),
+                        agents=(Agent(id="lead", role="lead", gap_m=20.0),))
+    return _ctx(spec)
+
+
+def test_fcw_brakes_on_a_closing_track_ahead_only():
+    p, ctx = _fcw_world()
+    fcw = APPS[Application.FCW].decide
+    ego = _ego(p, 80.0)
+    x, y = ego.xy_m
+    ahead = Track("lead", (x, y + 20.0), 2.0, math.pi / 2, -6.0, 0.1)  # gap 15.5 m, closing 11.9 m/s
+    behind = Track("tail", (x, y - 20.0), 30.0, math.pi / 2, 0.0, 0.1)
+    oncoming = Track("opp", (x - 3.5, y + 20.0), 13.9, -math.pi / 2, 0.0, 0.1)
+    dec = fcw(_info(tracks=[ahead]), ego, ctx, None)
+    assert dec.action is Action.BRAKE and dec.brake_mps2 == FCW_BRAKE_MPS2 and dec.epoch
+    for tr in (behind, oncoming):
+        assert fcw(_info(tracks=[tr]), ego, ctx, None).action is Action.PROCEED
+    stale = Track("lead", (x, y + 20.0), 2.0, math.pi / 2, -6.0, ctx.freshness_budget_s + 0.1)
+    assert fcw(_info(tracks=[stale]), ego, ctx, None).action is Action.PROCEED
+
+
+def test_eebl_brakes_on_events_ahead_including_relayed_and_ignores_behind():
+    p, ctx = _ctx(ScenarioSpec(application="EEBL", agents=(Agent(id="lead", role="lead"),)))
+    eebl = APPS[Application.EEBL].decide
+    ego = _ego(p, 80.0)
+    x, y = ego.xy_m
+    relayed = EEBLEvent("lead", (x, y + 120.0), 6.0, 0.2, relayed=True, hops=1)
+    behind = EEBLEvent("tail", (x, y - 30.0), 6.0, 0.1)
+    assert eebl(_info(events=[relayed]), ego, ctx, None).action is Action.BRAKE
+    assert eebl(_info(events=[behind]), ego, ctx, None).action is Action.PROCEED
+    far = EEBLEvent("lead", (x, y + 400.0), 6.0, 0.1)
+    assert eebl(_info(events=[far]), ego, ctx, None).action is Action.PROCEED
+
+
+def test_ima_yields_to_cross_track_due_within_the_window():
+    p, ctx = _ctx(ScenarioSpec(application="IMA", map=MapQuery(signalized=False),
+                               agents=(Agent(id="x", role="cross"),)))
+    ima = APPS[Application.IMA].decide
+    ego = _ego(p, stopping_distance_m(V) - 0.2)
+    cx, cy = ctx.conflict_xy_m
+    coming = Track("x", (cx - 40.0, cy), 13.9, 0.0, 0.0, 0.1)  # due in ~2.9 s
+    gone = Track("x", (cx + 10.0, cy), 13.9, 0.0, 0.0, 0.1)
+    late = Track("x", (cx - 200.0, cy), 13.9, 0.0, 0.0, 0.1)  # due in ~14 s
+    dec = ima(_info(tracks=[coming]), ego, ctx, None)
+    assert dec.action is Action.YIELD and dec.epoch
+    assert ima(_info(tracks=[gone]), ego, ctx, None).action is Action.PROCEED
+    assert ima(_info(tracks=[late]), ego, ctx, None).action is Action.PROCEED
+    assert ima(_info(tracks=[]), _ego(p, 200.0), ctx, None).reason == "before the decision epoch"
+
+
+def test_lta_waits_for_opposing_within_gap_acceptance():
+    p, ctx = _ctx(ScenarioSpec(application="LTA", ego=Ego(maneuver="left"),
+                               agents=(Agent(id="o", role="opposing"),)))
+    lta = APPS[Application.LTA].decide
+    ego = _ego(p, 0.5, v=0.0)
+    prev = lta(_info(), _ego(p, stopping_distance_m(V) - 0.2), ctx, None)
+    cx, cy = ctx.conflict_xy_m
+    near = Track("o", (cx, cy + 30.0), 13.9, -math.pi / 2, 0.0, 0.1)  # ~2.2 s away
+    far = Track("o", (cx, cy + 150.0), 13.9, -math.pi / 2, 0.0, 0.1)  # ~11 s away
+    assert lta(_info(tracks=[near]), ego, ctx, prev).action is Action.YIELD
+    assert lta(_info(tracks=[far]), ego, ctx, prev).action is Action.PROCEED

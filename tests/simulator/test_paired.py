@@ -1,0 +1,146 @@
+"""Paired execution: admission, matched conditions, determinism, the six reference scenarios."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lastv2x.core.catalogue import Application
+from lastv2x.core.program import program_from_spec_on_straight_roads
+from lastv2x.core.spec import Agent, Behaviour, Ego, MapQuery, ScenarioSpec, SignalPlan
+from services.simulator.info import (
+    DecisionRecord,
+    DivergenceEpisode,
+    GroundTruthSource,
+    InformationSource,
+    MonitorReport,
+)
+from services.simulator.paired import LARGE_MARGIN, execute_batch, execute_paired, hazard_slacks
+from services.simulator.reference import reference_program
+from tests.simulator.doubles import FrozenSignalSource, SilentSource, StaleSource
+
+
+@pytest.mark.parametrize("app", list(Application))
+def test_every_reference_scenario_runs_and_its_ground_truth_is_safe(app):
+    out = execute_paired(reference_program(app))
+    assert not out.md.failed and not out.gt.failed and not out.admitted
+    assert out.md == out.gt, "GT vs GT: the two rollouts are identical"
+    assert any(d.epoch for d in out.gt.decisions), "every application reaches its decision epoch"
+
+
+def test_rlvw_gt_stops_on_amber_at_the_epoch_and_frozen_green_is_admitted():
+    prog = reference_program(Application.RLVW)  # amber onset 5 s, decision epoch ~5.65 s
+    out = execute_paired(prog, md_source_factory=lambda: FrozenSignalSource(freeze_at_s=4.5))
+    epoch_gt = next(d for d in out.gt.decisions if d.epoch)
+    epoch_md = next(d for d in out.md.decisions if d.epoch)
+    assert epoch_gt.action == "stop" and epoch_md.action == "proceed"
+    assert epoch_gt.t_s == epoch_md.t_s == pytest.approx(5.65)
+    assert out.gt.red_entries == () and out.gt.stops == 1
+    assert out.md.red_entries and out.md.red_entries[0].group_id == prog.ego_group_id
+    assert out.md.failed and not out.gt.failed and out.admitted
+
+
+def test_rlvw_gt_stops_on_red_and_silent_md_runs_it():
+    spec = ScenarioSpec(application="RLVW", signal=SignalPlan(offset_s=29.0))  # red from t = 1 s
+    out = execute_paired(program_from_spec_on_straight_roads(spec), md_source_factory=SilentSource)
+    assert next(d for d in out.gt.decisions if d.epoch).action == "stop"
+    md_epoch = next(d for d in out.md.decisions if d.epoch)
+    assert md_epoch.action == "proceed" and "nominal" in md_epoch.reason
+    assert out.admitted
+
+
+def test_freeze_after_the_epoch_changes_nothing():
+    out = execute_paired(reference_program(Application.RLVW),
+                         md_source_factory=lambda: FrozenSignalSource(freeze_at_s=6.0))
+    assert not out.admitted and out.md == out.gt
+
+
+@pytest.mark.parametrize("app", [Application.FCW, Application.EEBL, Application.IMA, Application.LTA])
+def test_stale_tracks_make_conflict_apps_fail_where_ground_truth_is_safe(app):
+    out = execute_paired(reference_program(app), md_source_factory=lambda: StaleSource(aoi_s=5.0))
+    assert out.md.collision is not None and out.admitted
+    assert out.failure_margin == out.md.min_agent_distance_m < 4.5
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31), app=st.sampled_from(list(Application)), busy=st.booleans(),
+       offset=st.floats(0.0, 59.0))
+def test_healthy_gt_vs_gt_is_never_admitted(seed, app, busy, offset):
+    base = reference_program(app).spec
+    spec = base.model_copy(update={"seed": seed, "map": base.map.model_copy(update={"busy": busy}),
+                                   "signal": SignalPlan(offset_s=offset)})
+    out = execute_paired(program_from_spec_on_straight_roads(spec))
+    assert not out.admitted and out.md == out.gt
+
+
+def test_healthy_batch_over_many_seeds_has_no_admission():
+    programs = []
+    for seed in range(24):
+        app = list(Application)[seed % 6]
+        spec = reference_program(app).spec.model_copy(update={"seed": seed, "map": MapQuery(busy=True)})
+        if app is Application.IMA:
+            spec = spec.model_copy(update={"map": MapQuery(busy=True, signalized=False)})
+        programs.append(program_from_spec_on_straight_roads(spec))
+    outs = execute_batch(programs)
+    assert len(outs) == 24 and not any(o.admitted for o in outs)
+    assert not any(o.gt.failed for o in outs)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**40), app=st.sampled_from(list(Application)), freeze=st.floats(2.0, 8.0))
+def test_same_program_and_seed_give_identical_bytes(seed, app, freeze):
+    prog = reference_program(app, seed)
+    a = execute_paired(prog, seed, lambda: FrozenSignalSource(freeze))
+    b = execute_paired(prog, seed, lambda: FrozenSignalSource(freeze))
+    assert a.to_json_bytes() == b.to_json_bytes()
+    data = json.loads(a.to_json_bytes())
+    assert data["seed"] == seed and data["application"] == app.value
+
+
+def test_batch_equals_paired():
+    programs = [reference_program(a) for a in Application]
+    batch = execute_batch(programs, md_source_factory=lambda: FrozenSignalSource(4.5))
+    for p, b in zip(programs, batch, strict=True):
+        assert b.to_json_bytes() == execute_paired(p, md_source_factory=lambda: FrozenSignalSource(4.5)).to_json_bytes()
+
+
+def test_monitor_report_feeds_hazard_slack_and_margin():
+    class Monitored(FrozenSignalSource):
+        def report(self, decisions):  # noqa: ANN001, ANN202
+            self.seen = list(decisions)
+            return MonitorReport((DivergenceEpisode("signal_phase", "j0.sg0", 5.0, None),), alarms=1)
+
+    holder: list[InformationSource] = []
+
+    def factory() -> InformationSource:
+        holder.append(Monitored(4.5))
+        return holder[-1]
+
+    out = execute_paired(reference_program(Application.RLVW), md_source_factory=factory)
+    assert out.monitor is not None and out.monitor.alarms == 1
+    assert out.hazard_slack_s and out.hazard_slack_s[0] < 0, "the epoch fell inside the open episode"
+    assert out.failure_margin == LARGE_MARGIN
+    assert any(d.epoch for d in holder[0].seen)
+
+
+def test_hazard_slack_sign():
+    rep = MonitorReport((DivergenceEpisode("countdown", "g", 1.0, 2.0), DivergenceEpisode("countdown", "g", 4.0, 6.0)))
+    decs = [DecisionRecord(3.0, "stop", True, after_epoch=True), DecisionRecord(5.0, "proceed", False, after_epoch=True)]
+    assert hazard_slacks(rep, decs, 30.0) == (1.0, -1.0)
+
+
+def test_ground_truth_source_is_an_information_source():
+    assert isinstance(GroundTruthSource(), InformationSource)
+
+
+def test_red_light_runner_cross_traffic_hits_a_silent_ego_only():
+    spec = ScenarioSpec(application="RLVW", ego=Ego(start_distance_m=120.0),
+                        signal=SignalPlan(offset_s=0.0),
+                        agents=(Agent(id="runner", role="cross", arrival_offset_s=0.0,
+                                      behaviour=Behaviour(kind="red_light_runner")),))
+    out = execute_paired(program_from_spec_on_straight_roads(spec))
+    assert out.gt.collision is not None, "GT RLVW proceeds on green; the runner hits it in both rollouts"
+    assert not out.admitted

@@ -1,0 +1,242 @@
+"""The V2X information source end to end on a scripted world: rates, relays, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lastv2x.core.catalogue import Application, Stream
+from lastv2x.core.program import (
+    Crossing,
+    ProgramVehicle,
+    Route,
+    RouteSegment,
+    Rsu,
+    ScenarioProgram,
+    SignalGroupPlan,
+    VehicleRole,
+    program_from_spec_on_straight_roads,
+)
+from lastv2x.core.spec import V2X, parse_spec
+from services.simulator.info import InformationSource, MonitoredSource
+from services.simulator.v2x.messages import (
+    MSG_COUNT_MOD,
+    BusJitter,
+    KeyTable,
+    due_mask,
+    equipage,
+)
+from services.simulator.v2x.stack import V2XConfig, V2XInformationSource
+from tests.simulator.v2x.world import MiniWorld, rlvw_spec, run
+
+
+def straight(length: float, crossings=()) -> Route:
+    return Route(points_xy_m=((0.0, 0.0), (length, 0.0)),
+                 segments=(RouteSegment(id="road", start_s_m=0.0, length_m=length),), crossings=tuple(crossings))
+
+
+def vehicle(vid: str, role: VehicleRole, s: float, v: float, route: Route, equipped: bool = True) -> ProgramVehicle:
+    return ProgramVehicle(id=vid, role=role, route=route, start_s_m=s, initial_speed_mps=v,
+                          desired_speed_mps=max(v, 0.1), equipped=equipped)
+
+
+def corridor_program(relay: bool, duration: float = 3.0) -> ScenarioProgram:
+    xs = (300.0, 480.0)
+    crossings = [Crossing(junction_id=f"j{k}", approach_lane_id=f"j{k}.in", stop_bar_s_m=x,
+                          stop_bar_xy_m=(x, 0.0), signal_group_id=f"j{k}.sg0") for k, x in enumerate(xs)]
+    route = straight(700.0, crossings)
+    groups = tuple(SignalGroupPlan(id=f"j{k}.sg0", junction_id=f"j{k}", cycle_s=60.0, green_s=27.0, amber_s=3.0,
+                                   offset_s=10.0 * k) for k in range(2))
+    rsus = tuple(Rsu(id=f"rsu{k}", xy_m=(x + 5.0, 6.0), junction_id=f"j{k}") for k, x in enumerate(xs))
+    v2x = V2X(spat_relay=relay, channel={"range_m": 200.0})
+    return ScenarioProgram(application=Application.GLOSA, duration_s=duration, map_name="test_corridor",
+                           ego=vehicle("ego", VehicleRole.EGO, 150.0, 14.0, route), signal_groups=groups,
+                           rsus=rsus, v2x=v2x)
+
+
+def eebl_program(relay: bool, relay_equipped: bool = True) -> ScenarioProgram:
+    route = straight(800.0)
+    return ScenarioProgram(
+        application=Application.EEBL, duration_s=4.0, map_name="test_road",
+        ego=vehicle("ego", VehicleRole.EGO, 10.0, 10.0, route),
+        agents=(vehicle("cv1", VehicleRole.RELAY, 130.0, 10.0, route, relay_equipped),
+                vehicle("lead", VehicleRole.LEAD, 260.0, 10.0, route)),
+        v2x=V2X(eebl_rebroadcast=relay, channel={"range_m": 150.0}))
+
+
+def lead_brakes(vid: str, t: float, v: float) -> float:
+    return v - 6.0 * 0.05 if vid == "lead" and t >= 1.0 else v
+
+
+def test_implements_the_seam_protocols():
+    src = V2XInformationSource()
+    assert isinstance(src, InformationSource) and isinstance(src, MonitoredSource)
+
+
+# ── message rates and counters ──────────────────────────────────────────────────
+def test_rates_bsm_spat_10hz_map_1hz():
+    prog = program_from_spec_on_straight_roads(parse_spec(rlvw_spec(
+        t_dec=5.0, duration_s=20.0, agents=[{"id": "lead", "role": "lead", "gap_m": 30.0}])))
+    src = V2XInformationSource()
+    counts: list[int] = []
+
+    def every(snap, info):
+        tv = src.ego.tracks(snap.t_s)
+        counts.extend(tv.msg_count.tolist())
+
+    run(prog, src, 4, until_s=19.99, every=every)  # 400 steps of 0.05 s
+    assert src.stats.tx[Stream.BSM] == 200  # one equipped sender (the lead), 10 Hz over 20 s
+    assert src.stats.tx[Stream.SPAT] == 200
+    assert src.stats.tx[Stream.MAP] == 20
+    # msgCnt: +1 per message, wrapping at 128
+    distinct = [c for k, c in enumerate(counts) if k == 0 or c != counts[k - 1]]
+    assert max(distinct) == MSG_COUNT_MOD - 1 and distinct[distinct.index(MSG_COUNT_MOD - 1) + 1] == 0
+    assert all((b - a) % MSG_COUNT_MOD == 1 for a, b in zip(distinct, distinct[1:], strict=False))
+
+
+def test_due_mask_is_periodic_per_sender_phase():
+    phase = np.array([0.0, 0.03, 0.07])
+    ticks = np.zeros(3, int)
+    t_prev = -0.05
+    for k in range(200):
+        t = k * 0.05
+        ticks += due_mask(t_prev, t, phase, 0.1)
+        t_prev = t
+    assert list(ticks) == [100, 100, 100]
+
+
+def test_bus_jitter_is_per_sender_and_order_independent():
+    keys = KeyTable(["a", "b", "c"])
+    j = BusJitter.from_seed(7)
+    h = keys.hashes(np.array([0, 1, 2]))
+    p1 = j.phase_s(h, Stream.BSM, 0.1)
+    p2 = j.phase_s(h[::-1], Stream.BSM, 0.1)[::-1]
+    assert np.array_equal(p1, p2) and len(set(p1.tolist())) == 3
+    assert np.all((0 <= p1) & (p1 < 0.1))
+    assert not np.array_equal(p1, BusJitter.from_seed(8).phase_s(h, Stream.BSM, 0.1))
+    d = j.bus_delay_s(h, Stream.BSM, np.array([5, 5, 5]))
+    assert np.all((0 <= d) & (d < j.bus_delay_max_s))
+
+
+def test_equipage_by_penetration_is_seeded_and_per_vehicle():
+    ids = [f"bg{i}" for i in range(2000)]
+    eq = equipage(3, ids, 0.3, always=["ego"])
+    share = sum(eq.values()) / len(ids)
+    assert abs(share - 0.3) < 0.04
+    assert equipage(3, ids[::-1], 0.3) == eq  # order does not matter
+    sub = equipage(3, ids[:10], 0.3)
+    assert all(sub[v] == eq[v] for v in sub)  # adding vehicles never flips another's draw
+    assert equipage(4, ids, 0.3) != eq
+    assert equipage(3, ["ego"], 0.0, always=["ego"]) == {"ego": True}
+
+
+def test_unequipped_vehicles_send_nothing():
+    prog = program_from_spec_on_straight_roads(parse_spec({
+        "application": "FCW", "duration_s": 3.0,
+        "agents": [{"id": "lead", "role": "lead", "gap_m": 30.0, "equipped": False}]}))
+    src = V2XInformationSource()
+    steps = run(prog, src, 1)
+    assert src.stats.tx[Stream.BSM] == 0 and all(not i.tracks for _, i in steps)
+    assert any(e.kind == "track_missing" for e in src.summary().episodes)
+
+
+# ── healthy reconstruction ──────────────────────────────────────────────────────
+def test_healthy_belief_matches_the_truth():
+    prog = program_from_spec_on_straight_roads(parse_spec(rlvw_spec(
+        t_dec=8.0, duration_s=12.0, agents=[{"id": "lead", "role": "lead", "gap_m": 30.0}], map={"busy": True})))
+    src = V2XInformationSource()
+    steps = run(prog, src, 9)
+    for snap, info in steps[40:]:
+        if info.ego_group_id is None:
+            continue
+        g = snap.group_index(info.ego_group_id)
+        sig = info.ego_signal()
+        assert info.ego_group_id == snap.ego_group_id
+        assert sig.phase == snap.true_phase[g] and sig.valid
+        assert sig.time_to_change_s == pytest.approx(snap.time_to_change_s[g], abs=1e-6)
+        for vid, tr in info.tracks.items():
+            j = snap.index_of(vid)
+            assert np.hypot(*(np.array(tr.xy_m) - snap.xy_m[j])) < 0.2
+            assert 0 < tr.aoi_s <= 0.1 + 0.05 + 0.005 + 0.003
+    s = src.summary()
+    assert not s.divergence_alarm and s.failure_class is None
+
+
+def test_determinism_same_seed_same_run_other_seed_other_timing():
+    prog = program_from_spec_on_straight_roads(parse_spec(rlvw_spec(
+        t_dec=6.0, duration_s=8.0, agents=[{"id": "lead", "role": "lead", "gap_m": 30.0}], map={"busy": True},
+        faults=[{"name": "p", "operator": "drop", "stream": "BSM", "probability": 0.3}])))
+
+    def trace(seed):
+        src = V2XInformationSource()
+        out = []
+        for _, info in run(prog, src, seed):
+            sig = info.ego_signal()
+            out.append((None if sig is None else (sig.phase, sig.aoi_s),
+                        tuple(sorted((k, t.aoi_s, t.xy_m) for k, t in info.tracks.items()))))
+        return out, src.stats.to_dict()
+
+    a = trace(5)
+    assert trace(5) == a
+    assert trace(6)[0] != a[0]
+
+
+# ── relays ──────────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize("relay", [False, True])
+def test_rsu_relay_brings_spat_of_the_junction_ahead(relay):
+    src = V2XInformationSource()
+    steps = run(corridor_program(relay), src, 1)
+    last = steps[-1][1]
+    assert "j0.sg0" in last.signals
+    assert ("j1.sg0" in last.signals) is relay
+    if relay:
+        snap = steps[-1][0]
+        view = src.ego.signals(snap.t_s)
+        hop = dict(zip(src.groups.names(view.group.tolist()), view.hop_count.tolist(), strict=True))
+        assert hop == {"j0.sg0": 0, "j1.sg0": 1}
+        sig = last.signals["j1.sg0"]
+        g = snap.group_index("j1.sg0")
+        assert sig.phase == snap.true_phase[g]
+        assert sig.time_to_change_s == pytest.approx(snap.time_to_change_s[g], abs=1e-6)  # absolute end times
+
+
+@pytest.mark.parametrize("relay,equipped,expect", [(False, True, False), (True, True, True), (True, False, False)])
+def test_eebl_rebroadcast_reaches_the_ego_beyond_range(relay, equipped, expect):
+    src = V2XInformationSource()
+    steps = run(eebl_program(relay, equipped), src, 2, speed_fn=lead_brakes)
+    events = [e for _, i in steps for e in i.eebl_events]
+    assert bool(events) is expect
+    if expect:
+        assert {e.origin_id for e in events} == {"lead"}
+        assert all(e.relayed and e.hops == 1 for e in events)
+        first = min(i.t_s for _, i in steps if i.eebl_events)
+        assert first < 1.0 + 0.4  # the rebroadcast adds about one BSM period per hop
+    assert all("lead" not in i.tracks for _, i in steps)  # the lead itself is out of range
+
+
+def test_own_eebl_reception_is_hop_zero():
+    src = V2XInformationSource()
+    prog = eebl_program(False)
+    prog = prog.model_copy(update={"v2x": V2X(channel={"range_m": 400.0})})
+    steps = run(prog, src, 2, speed_fn=lead_brakes)
+    events = [e for _, i in steps for e in i.eebl_events]
+    assert events and all(not e.relayed and e.hops == 0 for e in events)
+    assert events[0].decel_mps2 == pytest.approx(6.0, abs=1e-6)
+
+
+def test_trace_sink_receives_belief_summaries():
+    class Sink:
+        def __init__(self):
+            self.rows = []
+
+        def publish(self, channel, t_s, message):
+            self.rows.append((channel, t_s, message))
+
+    prog = program_from_spec_on_straight_roads(parse_spec(rlvw_spec(t_dec=3.0, duration_s=4.0)))
+    src = V2XInformationSource(config=V2XConfig(trace_every_s=1.0))
+    sink = Sink()
+    src.reset(prog, 0, trace=sink)
+    for snap in MiniWorld(prog).run():
+        src.observe(snap)
+    assert [round(t, 6) for _, t, _ in sink.rows] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert all(ch == "/v2x/belief" for ch, _, _ in sink.rows)
