@@ -7,8 +7,8 @@ is shown as such, never faked.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lastv2x.core.repair import apply_patch
@@ -56,20 +56,74 @@ def _verify_with_repairs(data: dict[str, Any], max_attempts: int = 3) -> tuple[S
 
 
 def run_demo() -> DemoResult:
+    from services.llm.roles import LlmRoles
+
     result = DemoResult()
-    spec_data = json.loads(json.dumps(FALLBACK_SPEC))
-    result.rows.append(("1 intent -> spec", "fixed spec", "parser role not built yet (issue 5): using the "
-                                                         "reference spec for this intent"))
-    spec, report, attempts = _verify_with_repairs(spec_data)
+    parsed = LlmRoles().parse_intent(INTENT, seed=7)
+    spec, report = parsed.spec, parsed.report
     result.data["spec"] = spec_to_dict(spec)
     result.data["verification"] = report.to_dict()
-    first = verify(parse_spec(spec_data))
-    for f in first.findings:
-        result.rows.append(("2 verify (attempt 1)", f.severity.value, f"{f.check}: {f.message}"))
-    result.rows.append(("2 verify (repaired)", "ok" if report.ok else "BLOCKED",
-                        f"{attempts} attempt(s); decision epoch {report.decision_epoch_s:.2f} s, "
+    f = spec.faults[0] if spec.faults else None
+    result.rows.append(("1 intent -> spec", f"{spec.application.value}",
+                        f"backend {parsed.backend}; fault {f.operator.value} on {f.stream.value} anchored "
+                        f"{f.anchor.kind.value}/{f.anchor.event.value} {f.anchor.offset_s:+g} s" if f else "no fault"))
+    for h in parsed.history:
+        for problem in h.problems:
+            result.rows.append((f"2 verify (attempt {h.attempt})", problem.get("severity", "error"),
+                                f"{problem.get('check', '?')}: {problem.get('message', '')}"))
+            if problem.get("repair"):
+                result.rows.append(("   repair", "applied", problem["repair"]["description"]))
+    result.rows.append(("2 verify", "ok" if report.ok else "BLOCKED",
+                        f"{parsed.attempts_used} parse attempt(s); decision epoch {report.decision_epoch_s:.2f} s, "
                         f"stop bar {report.stop_bar_s:.2f} s, signal.offset_s={spec.signal.offset_s}"))
-    for stage, issue in (("3 ground -> program", 6), ("4 paired execution", 3), ("5 trace (MCAP)", 3),
-                         ("6 reduced segments", 7)):
-        result.rows.append((stage, "not built", f"issue {issue}"))
+    _execute_stages(result, spec)
     return result
+
+
+def _execute_stages(result: DemoResult, spec: ScenarioSpec) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from services.simulator.execute import SimulatorLimits, program_for, run_one
+
+    program = program_for(spec)
+    result.rows.append(("3 ground -> program", "synthetic", f"map {program.map_name} (grounding service: issue 6); "
+                        f"{len(program.agents)} agent(s), {len(program.rsus)} RSU(s), "
+                        f"{len(program.faults)} fault(s)"))
+    trace_dir = Path(tempfile.gettempdir()) / "lastv2x-demo"
+    outcome, uri = run_one(program, None, SimulatorLimits(trace_dir=trace_dir), write_trace=True)
+    d = outcome.to_dict()
+    extra = (d.get("monitor") or {}).get("extra") or {}
+    for name in ("md", "gt"):
+        r = d[name]
+        epoch = next((x for x in r["decisions"] if x["epoch"]), None)
+        verdict = "FAILED " + ",".join(["red_entry"] * bool(r["red_entries"]) + ["collision"] * bool(r["collision"])) \
+            if r["failed"] else "safe"
+        when = f"decided {epoch['action']} at {epoch['t_s']:.2f} s ({epoch['reason']})" if epoch else "no epoch"
+        label = "message-driven ego" if name == "md" else "ground-truth ego"
+        result.rows.append((f"4 paired: {label}", verdict, f"{when}; stops {r['stops']}"))
+    result.rows.append(("4 paired: admission", "ADMITTED" if d["admitted"] else "not admitted",
+                        f"failure class {extra.get('failure_class') or '-'}; failure margin {d['failure_margin']:g}; "
+                        f"divergence alarm {extra.get('divergence_alarm')}"))
+    result.data["outcome"] = d
+    result.rows.append(("5 trace (MCAP)", "written", uri))
+    result.data["trace_uri"] = uri
+    _reduce_stage(result, Path(uri.removeprefix("file://")))
+
+
+def _reduce_stage(result: DemoResult, trace: Path) -> None:
+    from services.strap.pipeline import ingest, reduce_table
+
+    table = ingest(trace, "platform", modules=["application"])
+    reduction = reduce_table(table)
+    kept = reduction.kept_frames
+    result.rows.append(("6 reduce (STRaP)", f"{len(reduction.segments)} segment(s)",
+                        f"{table.n_frames} frames -> {kept} kept ({1 - kept / max(1, table.n_frames):.0%} reduction); "
+                        f"module 'application', {len(table.feature_names)} features"))
+    t0 = int(table.timestamps_ns[0]) if table.n_frames else 0
+    for seg in reduction.segments:
+        nonzero = {n: v for n, v in zip(table.feature_names, seg.vector, strict=True) if v}
+        result.rows.append(("   segment", f"{(seg.start_ns - t0) / 1e9:6.2f} s",
+                            f"{seg.clip_frames} frames, pre-roll from {(seg.preroll_start_ns - t0) / 1e9:.2f} s; {nonzero}"))
+    result.data["segments"] = [{"start_ns": s.start_ns, "clip_frames": s.clip_frames, "vector": list(s.vector)}
+                               for s in reduction.segments]

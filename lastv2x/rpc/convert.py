@@ -25,6 +25,11 @@ from lastv2x.core.verifier import Finding, VerificationReport
 from lastv2x.v1 import common_pb2
 
 UPPER_CASE_ENUMS = {"Application", "Stream"}  # JSON values keep their case: "RLVW", "SPAT"
+_JSON_TYPES = {"google.protobuf.Value", "google.protobuf.Struct"}
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
 
 
 def _prefix(enum: EnumDescriptor) -> str:
@@ -49,10 +54,22 @@ def _enum_to_value(enum: EnumDescriptor, number: int, path: str) -> str | None:
     return table[number]
 
 
+@functools.cache
+def _implicit_scalars(desc: Any) -> tuple[FieldDescriptor, ...]:
+    """Singular scalar fields without presence: proto3 drops their zero, so it is added back."""
+    return tuple(f for f in desc.fields
+                 if not f.is_repeated and not f.has_presence and f.type != FieldDescriptor.TYPE_ENUM)
+
+
 def message_to_dict(msg: Message, path: str = "") -> dict[str, Any]:
-    """Proto message -> JSON-able dict in the domain's vocabulary (set fields only)."""
-    out: dict[str, Any] = {}
-    for field, value in msg.ListFields():  # set fields only, in field-number order
+    """Proto message -> JSON-able dict in the domain's vocabulary.
+
+    Fields with presence appear only when set (so domain defaults apply); scalars
+    without presence always appear (their zero is a value); an UNSPECIFIED enum is
+    left out; empty repeated fields are left out.
+    """
+    out: dict[str, Any] = {f.name: getattr(msg, f.name) for f in _implicit_scalars(msg.DESCRIPTOR)}
+    for field, value in msg.ListFields():  # set fields, in field-number order
         fpath = f"{path}.{field.name}" if path else field.name
         if field.is_repeated:
             out[field.name] = [_value(field, v, f"{fpath}[{i}]") for i, v in enumerate(value)]
@@ -66,7 +83,7 @@ def message_to_dict(msg: Message, path: str = "") -> dict[str, Any]:
 
 def _value(field: FieldDescriptor, value: Any, path: str) -> Any:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
-        if field.message_type.full_name == "google.protobuf.Value":
+        if field.message_type.full_name in _JSON_TYPES:
             return json_format.MessageToDict(value)
         return message_to_dict(value, path)
     if field.type == FieldDescriptor.TYPE_ENUM:
@@ -97,8 +114,9 @@ def dict_to_message(data: dict[str, Any], msg: Message) -> Message:
                 else:
                     target.append(item)
         elif field.type == FieldDescriptor.TYPE_MESSAGE:
-            if field.message_type.full_name == "google.protobuf.Value":
-                getattr(msg, key).CopyFrom(json_format.ParseDict(value, struct_pb2.Value()))
+            if field.message_type.full_name in _JSON_TYPES:
+                target = getattr(msg, key)
+                target.CopyFrom(json_format.ParseDict(_jsonable(value), type(target)()))
             else:
                 dict_to_message(value, getattr(msg, key))
         elif field.type == FieldDescriptor.TYPE_ENUM:
@@ -140,3 +158,37 @@ def finding_to_proto(f: Finding) -> common_pb2.Finding:
 
 def report_to_proto(report: VerificationReport) -> common_pb2.VerificationReport:
     return dict_to_message(report.to_dict(), common_pb2.VerificationReport())  # type: ignore[return-value]
+
+
+def program_to_proto(program: Any) -> common_pb2.ScenarioProgram:
+    """ScenarioProgram (lastv2x.core.program) -> proto; route polylines are flattened."""
+    data = json.loads(program.model_dump_json(exclude_none=True))
+    for vehicle in [data["ego"], *data.get("agents", [])]:
+        route = vehicle["route"]
+        route["points_xy_m"] = [c for xy in route["points_xy_m"] for c in xy]
+    for fault in data.get("faults", []):
+        fault["fault"] = {k: v for k, v in fault["fault"].items()}
+    return dict_to_message(data, common_pb2.ScenarioProgram())  # type: ignore[return-value]
+
+
+def program_from_proto(msg: common_pb2.ScenarioProgram, path: str = "program") -> Any:
+    """Proto -> validated ScenarioProgram; bad fields raise InvalidArgument with their path."""
+    from pydantic import ValidationError
+
+    from lastv2x.core.program import ScenarioProgram
+    from lastv2x.core.spec import violations_from
+
+    data = message_to_dict(msg, path)
+    for key in ("ego", "agents"):
+        vehicles = data.get(key)
+        for vehicle in ([vehicles] if key == "ego" and vehicles else vehicles or []):
+            route = vehicle.get("route", {})
+            flat = route.get("points_xy_m", [])
+            if len(flat) % 2:
+                raise InvalidArgument(FieldViolation(f"{path}.{key}.route.points_xy_m",
+                                                     "odd number of coordinates", "send [x0, y0, x1, y1, ...]"))
+            route["points_xy_m"] = [flat[i:i + 2] for i in range(0, len(flat), 2)]
+    try:
+        return ScenarioProgram.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidArgument(violations_from(exc, prefix=f"{path}.")) from None

@@ -119,6 +119,16 @@ class Severity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEVERITY_WARNING: _ClassVar[Severity]
     SEVERITY_NOTE: _ClassVar[Severity]
 
+class VehicleRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VEHICLE_ROLE_UNSPECIFIED: _ClassVar[VehicleRole]
+    VEHICLE_ROLE_EGO: _ClassVar[VehicleRole]
+    VEHICLE_ROLE_LEAD: _ClassVar[VehicleRole]
+    VEHICLE_ROLE_CROSS: _ClassVar[VehicleRole]
+    VEHICLE_ROLE_OPPOSING: _ClassVar[VehicleRole]
+    VEHICLE_ROLE_RELAY: _ClassVar[VehicleRole]
+    VEHICLE_ROLE_BACKGROUND: _ClassVar[VehicleRole]
+
 class FailureClass(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     FAILURE_CLASS_UNSPECIFIED: _ClassVar[FailureClass]
@@ -206,6 +216,13 @@ SEVERITY_UNSPECIFIED: Severity
 SEVERITY_ERROR: Severity
 SEVERITY_WARNING: Severity
 SEVERITY_NOTE: Severity
+VEHICLE_ROLE_UNSPECIFIED: VehicleRole
+VEHICLE_ROLE_EGO: VehicleRole
+VEHICLE_ROLE_LEAD: VehicleRole
+VEHICLE_ROLE_CROSS: VehicleRole
+VEHICLE_ROLE_OPPOSING: VehicleRole
+VEHICLE_ROLE_RELAY: VehicleRole
+VEHICLE_ROLE_BACKGROUND: VehicleRole
 FAILURE_CLASS_UNSPECIFIED: FailureClass
 FAILURE_CLASS_STALE_BUT_DETECTABLE: FailureClass
 FAILURE_CLASS_FRESH_BUT_WRONG: FailureClass
@@ -423,43 +440,75 @@ class VerificationReport(_message.Message):
     stop_bar_s: float
     def __init__(self, ok: _Optional[bool] = ..., findings: _Optional[_Iterable[_Union[Finding, _Mapping]]] = ..., decision_epoch_s: _Optional[float] = ..., stop_bar_s: _Optional[float] = ...) -> None: ...
 
-class Point2(_message.Message):
-    __slots__ = ("x_m", "y_m")
-    X_M_FIELD_NUMBER: _ClassVar[int]
-    Y_M_FIELD_NUMBER: _ClassVar[int]
-    x_m: float
-    y_m: float
-    def __init__(self, x_m: _Optional[float] = ..., y_m: _Optional[float] = ...) -> None: ...
+class RouteSegment(_message.Message):
+    __slots__ = ("id", "start_s_m", "length_m")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    START_S_M_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_M_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    start_s_m: float
+    length_m: float
+    def __init__(self, id: _Optional[str] = ..., start_s_m: _Optional[float] = ..., length_m: _Optional[float] = ...) -> None: ...
+
+class Crossing(_message.Message):
+    __slots__ = ("junction_id", "approach_lane_id", "stop_bar_s_m", "stop_bar_xy_m", "signal_group_id", "conflict_s_m", "conflict_xy_m", "turn")
+    JUNCTION_ID_FIELD_NUMBER: _ClassVar[int]
+    APPROACH_LANE_ID_FIELD_NUMBER: _ClassVar[int]
+    STOP_BAR_S_M_FIELD_NUMBER: _ClassVar[int]
+    STOP_BAR_XY_M_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    CONFLICT_S_M_FIELD_NUMBER: _ClassVar[int]
+    CONFLICT_XY_M_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    junction_id: str
+    approach_lane_id: str
+    stop_bar_s_m: float
+    stop_bar_xy_m: _containers.RepeatedScalarFieldContainer[float]
+    signal_group_id: str
+    conflict_s_m: float
+    conflict_xy_m: _containers.RepeatedScalarFieldContainer[float]
+    turn: Maneuver
+    def __init__(self, junction_id: _Optional[str] = ..., approach_lane_id: _Optional[str] = ..., stop_bar_s_m: _Optional[float] = ..., stop_bar_xy_m: _Optional[_Iterable[float]] = ..., signal_group_id: _Optional[str] = ..., conflict_s_m: _Optional[float] = ..., conflict_xy_m: _Optional[_Iterable[float]] = ..., turn: _Optional[_Union[Maneuver, str]] = ...) -> None: ...
+
+class Route(_message.Message):
+    __slots__ = ("points_xy_m", "segments", "crossings", "turn")
+    POINTS_XY_M_FIELD_NUMBER: _ClassVar[int]
+    SEGMENTS_FIELD_NUMBER: _ClassVar[int]
+    CROSSINGS_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    points_xy_m: _containers.RepeatedScalarFieldContainer[float]
+    segments: _containers.RepeatedCompositeFieldContainer[RouteSegment]
+    crossings: _containers.RepeatedCompositeFieldContainer[Crossing]
+    turn: Maneuver
+    def __init__(self, points_xy_m: _Optional[_Iterable[float]] = ..., segments: _Optional[_Iterable[_Union[RouteSegment, _Mapping]]] = ..., crossings: _Optional[_Iterable[_Union[Crossing, _Mapping]]] = ..., turn: _Optional[_Union[Maneuver, str]] = ...) -> None: ...
 
 class ProgramVehicle(_message.Message):
-    __slots__ = ("id", "role", "route", "stop_bar_s_m", "conflict_s_m", "signal_group_id", "turn", "start_s_m", "speed_mps", "desired_speed_mps", "profile", "equipped", "behaviour")
+    __slots__ = ("id", "role", "route", "start_s_m", "initial_speed_mps", "desired_speed_mps", "profile", "equipped", "behaviour", "arrive_conflict_at_s", "length_m", "reaction_time_s")
     ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ROUTE_FIELD_NUMBER: _ClassVar[int]
-    STOP_BAR_S_M_FIELD_NUMBER: _ClassVar[int]
-    CONFLICT_S_M_FIELD_NUMBER: _ClassVar[int]
-    SIGNAL_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
-    TURN_FIELD_NUMBER: _ClassVar[int]
     START_S_M_FIELD_NUMBER: _ClassVar[int]
-    SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
+    INITIAL_SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
     DESIRED_SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     EQUIPPED_FIELD_NUMBER: _ClassVar[int]
     BEHAVIOUR_FIELD_NUMBER: _ClassVar[int]
+    ARRIVE_CONFLICT_AT_S_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_M_FIELD_NUMBER: _ClassVar[int]
+    REACTION_TIME_S_FIELD_NUMBER: _ClassVar[int]
     id: str
-    role: AgentRole
-    route: _containers.RepeatedCompositeFieldContainer[Point2]
-    stop_bar_s_m: float
-    conflict_s_m: float
-    signal_group_id: str
-    turn: Maneuver
+    role: VehicleRole
+    route: Route
     start_s_m: float
-    speed_mps: float
+    initial_speed_mps: float
     desired_speed_mps: float
     profile: DriverProfile
     equipped: bool
     behaviour: Behaviour
-    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[AgentRole, str]] = ..., route: _Optional[_Iterable[_Union[Point2, _Mapping]]] = ..., stop_bar_s_m: _Optional[float] = ..., conflict_s_m: _Optional[float] = ..., signal_group_id: _Optional[str] = ..., turn: _Optional[_Union[Maneuver, str]] = ..., start_s_m: _Optional[float] = ..., speed_mps: _Optional[float] = ..., desired_speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ...) -> None: ...
+    arrive_conflict_at_s: float
+    length_m: float
+    reaction_time_s: float
+    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[VehicleRole, str]] = ..., route: _Optional[_Union[Route, _Mapping]] = ..., start_s_m: _Optional[float] = ..., initial_speed_mps: _Optional[float] = ..., desired_speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrive_conflict_at_s: _Optional[float] = ..., length_m: _Optional[float] = ..., reaction_time_s: _Optional[float] = ...) -> None: ...
 
 class SignalGroupPlan(_message.Message):
     __slots__ = ("id", "junction_id", "cycle_s", "green_s", "amber_s", "all_red_s", "offset_s")
@@ -480,16 +529,32 @@ class SignalGroupPlan(_message.Message):
     def __init__(self, id: _Optional[str] = ..., junction_id: _Optional[str] = ..., cycle_s: _Optional[float] = ..., green_s: _Optional[float] = ..., amber_s: _Optional[float] = ..., all_red_s: _Optional[float] = ..., offset_s: _Optional[float] = ...) -> None: ...
 
 class Rsu(_message.Message):
-    __slots__ = ("id", "position", "height_m", "junction_id")
+    __slots__ = ("id", "xy_m", "height_m", "junction_id")
     ID_FIELD_NUMBER: _ClassVar[int]
-    POSITION_FIELD_NUMBER: _ClassVar[int]
+    XY_M_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_M_FIELD_NUMBER: _ClassVar[int]
     JUNCTION_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
-    position: Point2
+    xy_m: _containers.RepeatedScalarFieldContainer[float]
     height_m: float
     junction_id: str
-    def __init__(self, id: _Optional[str] = ..., position: _Optional[_Union[Point2, _Mapping]] = ..., height_m: _Optional[float] = ..., junction_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., xy_m: _Optional[_Iterable[float]] = ..., height_m: _Optional[float] = ..., junction_id: _Optional[str] = ...) -> None: ...
+
+class ResolvedFault(_message.Message):
+    __slots__ = ("fault", "sender_id", "sender_ids", "target_group_id", "anchor_group_id", "nominal_window_s")
+    FAULT_FIELD_NUMBER: _ClassVar[int]
+    SENDER_ID_FIELD_NUMBER: _ClassVar[int]
+    SENDER_IDS_FIELD_NUMBER: _ClassVar[int]
+    TARGET_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    ANCHOR_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    NOMINAL_WINDOW_S_FIELD_NUMBER: _ClassVar[int]
+    fault: Fault
+    sender_id: str
+    sender_ids: _containers.RepeatedScalarFieldContainer[str]
+    target_group_id: str
+    anchor_group_id: str
+    nominal_window_s: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, fault: _Optional[_Union[Fault, _Mapping]] = ..., sender_id: _Optional[str] = ..., sender_ids: _Optional[_Iterable[str]] = ..., target_group_id: _Optional[str] = ..., anchor_group_id: _Optional[str] = ..., nominal_window_s: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class RetrievalHit(_message.Message):
     __slots__ = ("kind", "id", "score", "reason")
@@ -504,19 +569,18 @@ class RetrievalHit(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., id: _Optional[str] = ..., score: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class GroundingRecord(_message.Message):
-    __slots__ = ("hits", "chosen_junction_id", "planner_backend", "notes")
-    HITS_FIELD_NUMBER: _ClassVar[int]
-    CHOSEN_JUNCTION_ID_FIELD_NUMBER: _ClassVar[int]
-    PLANNER_BACKEND_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("builder", "notes", "details")
+    BUILDER_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
-    hits: _containers.RepeatedCompositeFieldContainer[RetrievalHit]
-    chosen_junction_id: str
-    planner_backend: str
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    builder: str
     notes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, hits: _Optional[_Iterable[_Union[RetrievalHit, _Mapping]]] = ..., chosen_junction_id: _Optional[str] = ..., planner_backend: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
+    details: _struct_pb2.Struct
+    def __init__(self, builder: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ..., details: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class ScenarioProgram(_message.Message):
-    __slots__ = ("application", "seed", "duration_s", "dt_s", "map_name", "map_sha256", "ego", "agents", "signal_groups", "ego_signal_group_id", "rsus", "v2x", "faults", "spec", "grounding")
+    __slots__ = ("program_version", "application", "seed", "duration_s", "dt_s", "map_name", "map_sha256", "ego", "agents", "signal_groups", "rsus", "v2x", "faults", "spec", "grounding")
+    PROGRAM_VERSION_FIELD_NUMBER: _ClassVar[int]
     APPLICATION_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     DURATION_S_FIELD_NUMBER: _ClassVar[int]
@@ -526,12 +590,12 @@ class ScenarioProgram(_message.Message):
     EGO_FIELD_NUMBER: _ClassVar[int]
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_GROUPS_FIELD_NUMBER: _ClassVar[int]
-    EGO_SIGNAL_GROUP_ID_FIELD_NUMBER: _ClassVar[int]
     RSUS_FIELD_NUMBER: _ClassVar[int]
     V2X_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     GROUNDING_FIELD_NUMBER: _ClassVar[int]
+    program_version: str
     application: Application
     seed: int
     duration_s: float
@@ -541,13 +605,12 @@ class ScenarioProgram(_message.Message):
     ego: ProgramVehicle
     agents: _containers.RepeatedCompositeFieldContainer[ProgramVehicle]
     signal_groups: _containers.RepeatedCompositeFieldContainer[SignalGroupPlan]
-    ego_signal_group_id: str
     rsus: _containers.RepeatedCompositeFieldContainer[Rsu]
     v2x: V2X
-    faults: _containers.RepeatedCompositeFieldContainer[Fault]
+    faults: _containers.RepeatedCompositeFieldContainer[ResolvedFault]
     spec: ScenarioSpec
     grounding: GroundingRecord
-    def __init__(self, application: _Optional[_Union[Application, str]] = ..., seed: _Optional[int] = ..., duration_s: _Optional[float] = ..., dt_s: _Optional[float] = ..., map_name: _Optional[str] = ..., map_sha256: _Optional[str] = ..., ego: _Optional[_Union[ProgramVehicle, _Mapping]] = ..., agents: _Optional[_Iterable[_Union[ProgramVehicle, _Mapping]]] = ..., signal_groups: _Optional[_Iterable[_Union[SignalGroupPlan, _Mapping]]] = ..., ego_signal_group_id: _Optional[str] = ..., rsus: _Optional[_Iterable[_Union[Rsu, _Mapping]]] = ..., v2x: _Optional[_Union[V2X, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., spec: _Optional[_Union[ScenarioSpec, _Mapping]] = ..., grounding: _Optional[_Union[GroundingRecord, _Mapping]] = ...) -> None: ...
+    def __init__(self, program_version: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., seed: _Optional[int] = ..., duration_s: _Optional[float] = ..., dt_s: _Optional[float] = ..., map_name: _Optional[str] = ..., map_sha256: _Optional[str] = ..., ego: _Optional[_Union[ProgramVehicle, _Mapping]] = ..., agents: _Optional[_Iterable[_Union[ProgramVehicle, _Mapping]]] = ..., signal_groups: _Optional[_Iterable[_Union[SignalGroupPlan, _Mapping]]] = ..., rsus: _Optional[_Iterable[_Union[Rsu, _Mapping]]] = ..., v2x: _Optional[_Union[V2X, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[ResolvedFault, _Mapping]]] = ..., spec: _Optional[_Union[ScenarioSpec, _Mapping]] = ..., grounding: _Optional[_Union[GroundingRecord, _Mapping]] = ...) -> None: ...
 
 class Violation(_message.Message):
     __slots__ = ("kind", "t_s", "other_id")
@@ -604,7 +667,7 @@ class DivergenceEpisode(_message.Message):
     def __init__(self, start_s: _Optional[float] = ..., end_s: _Optional[float] = ..., kind: _Optional[str] = ..., stream: _Optional[_Union[Stream, str]] = ..., hazard_slack_s: _Optional[float] = ...) -> None: ...
 
 class PairedOutcome(_message.Message):
-    __slots__ = ("admitted", "md", "gt", "md_decisions", "gt_decisions", "episodes", "failure_margin", "failure_class", "divergence_alarm", "outcome_sha256", "trace_uri")
+    __slots__ = ("admitted", "md", "gt", "md_decisions", "gt_decisions", "episodes", "failure_margin", "failure_class", "divergence_alarm", "outcome_sha256", "trace_uri", "outcome_json", "seed")
     ADMITTED_FIELD_NUMBER: _ClassVar[int]
     MD_FIELD_NUMBER: _ClassVar[int]
     GT_FIELD_NUMBER: _ClassVar[int]
@@ -616,6 +679,8 @@ class PairedOutcome(_message.Message):
     DIVERGENCE_ALARM_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_SHA256_FIELD_NUMBER: _ClassVar[int]
     TRACE_URI_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_JSON_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
     admitted: bool
     md: RolloutOutcome
     gt: RolloutOutcome
@@ -627,7 +692,9 @@ class PairedOutcome(_message.Message):
     divergence_alarm: bool
     outcome_sha256: str
     trace_uri: str
-    def __init__(self, admitted: _Optional[bool] = ..., md: _Optional[_Union[RolloutOutcome, _Mapping]] = ..., gt: _Optional[_Union[RolloutOutcome, _Mapping]] = ..., md_decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., gt_decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., episodes: _Optional[_Iterable[_Union[DivergenceEpisode, _Mapping]]] = ..., failure_margin: _Optional[float] = ..., failure_class: _Optional[_Union[FailureClass, str]] = ..., divergence_alarm: _Optional[bool] = ..., outcome_sha256: _Optional[str] = ..., trace_uri: _Optional[str] = ...) -> None: ...
+    outcome_json: str
+    seed: int
+    def __init__(self, admitted: _Optional[bool] = ..., md: _Optional[_Union[RolloutOutcome, _Mapping]] = ..., gt: _Optional[_Union[RolloutOutcome, _Mapping]] = ..., md_decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., gt_decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., episodes: _Optional[_Iterable[_Union[DivergenceEpisode, _Mapping]]] = ..., failure_margin: _Optional[float] = ..., failure_class: _Optional[_Union[FailureClass, str]] = ..., divergence_alarm: _Optional[bool] = ..., outcome_sha256: _Optional[str] = ..., trace_uri: _Optional[str] = ..., outcome_json: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class CatalogKey(_message.Message):
     __slots__ = ("application", "fault_family", "penetration_band", "conflict_geometry")

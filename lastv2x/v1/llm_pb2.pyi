@@ -18,19 +18,21 @@ class ParseIntentRequest(_message.Message):
     def __init__(self, text: _Optional[str] = ..., seed: _Optional[int] = ..., max_attempts: _Optional[int] = ...) -> None: ...
 
 class ParseIntentResponse(_message.Message):
-    __slots__ = ("spec", "attempts_used", "report", "backend")
+    __slots__ = ("spec", "attempts_used", "report", "backend", "notes")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_USED_FIELD_NUMBER: _ClassVar[int]
     REPORT_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
     spec: _common_pb2.ScenarioSpec
     attempts_used: int
     report: _common_pb2.VerificationReport
     backend: str
-    def __init__(self, spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., attempts_used: _Optional[int] = ..., report: _Optional[_Union[_common_pb2.VerificationReport, _Mapping]] = ..., backend: _Optional[str] = ...) -> None: ...
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., attempts_used: _Optional[int] = ..., report: _Optional[_Union[_common_pb2.VerificationReport, _Mapping]] = ..., backend: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ApproachCandidate(_message.Message):
-    __slots__ = ("candidate_id", "map_name", "junction_id", "approach_id", "heading_rad", "movements", "score")
+    __slots__ = ("candidate_id", "map_name", "junction_id", "approach_id", "heading_rad", "movements", "score", "lanes")
     CANDIDATE_ID_FIELD_NUMBER: _ClassVar[int]
     MAP_NAME_FIELD_NUMBER: _ClassVar[int]
     JUNCTION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -38,6 +40,7 @@ class ApproachCandidate(_message.Message):
     HEADING_RAD_FIELD_NUMBER: _ClassVar[int]
     MOVEMENTS_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    LANES_FIELD_NUMBER: _ClassVar[int]
     candidate_id: str
     map_name: str
     junction_id: str
@@ -45,7 +48,8 @@ class ApproachCandidate(_message.Message):
     heading_rad: float
     movements: _containers.RepeatedScalarFieldContainer[str]
     score: float
-    def __init__(self, candidate_id: _Optional[str] = ..., map_name: _Optional[str] = ..., junction_id: _Optional[str] = ..., approach_id: _Optional[str] = ..., heading_rad: _Optional[float] = ..., movements: _Optional[_Iterable[str]] = ..., score: _Optional[float] = ...) -> None: ...
+    lanes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, candidate_id: _Optional[str] = ..., map_name: _Optional[str] = ..., junction_id: _Optional[str] = ..., approach_id: _Optional[str] = ..., heading_rad: _Optional[float] = ..., movements: _Optional[_Iterable[str]] = ..., score: _Optional[float] = ..., lanes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PlanSceneRequest(_message.Message):
     __slots__ = ("spec", "candidates")
@@ -56,24 +60,36 @@ class PlanSceneRequest(_message.Message):
     def __init__(self, spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., candidates: _Optional[_Iterable[_Union[ApproachCandidate, _Mapping]]] = ...) -> None: ...
 
 class RoleAssignment(_message.Message):
-    __slots__ = ("role", "candidate_id", "maneuver")
+    __slots__ = ("role", "candidate_id", "maneuver", "agent_id", "lane_id", "signal_group")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_ID_FIELD_NUMBER: _ClassVar[int]
     MANEUVER_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    LANE_ID_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_GROUP_FIELD_NUMBER: _ClassVar[int]
     role: str
     candidate_id: str
     maneuver: _common_pb2.Maneuver
-    def __init__(self, role: _Optional[str] = ..., candidate_id: _Optional[str] = ..., maneuver: _Optional[_Union[_common_pb2.Maneuver, str]] = ...) -> None: ...
+    agent_id: str
+    lane_id: str
+    signal_group: str
+    def __init__(self, role: _Optional[str] = ..., candidate_id: _Optional[str] = ..., maneuver: _Optional[_Union[_common_pb2.Maneuver, str]] = ..., agent_id: _Optional[str] = ..., lane_id: _Optional[str] = ..., signal_group: _Optional[str] = ...) -> None: ...
 
 class PlanSceneResponse(_message.Message):
-    __slots__ = ("assignments", "rationale", "backend")
+    __slots__ = ("assignments", "rationale", "backend", "map_name", "junction_id", "score")
     ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
     RATIONALE_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
+    MAP_NAME_FIELD_NUMBER: _ClassVar[int]
+    JUNCTION_ID_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
     assignments: _containers.RepeatedCompositeFieldContainer[RoleAssignment]
     rationale: str
     backend: str
-    def __init__(self, assignments: _Optional[_Iterable[_Union[RoleAssignment, _Mapping]]] = ..., rationale: _Optional[str] = ..., backend: _Optional[str] = ...) -> None: ...
+    map_name: str
+    junction_id: str
+    score: float
+    def __init__(self, assignments: _Optional[_Iterable[_Union[RoleAssignment, _Mapping]]] = ..., rationale: _Optional[str] = ..., backend: _Optional[str] = ..., map_name: _Optional[str] = ..., junction_id: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
 
 class ReflectRequest(_message.Message):
     __slots__ = ("prompt", "evidence_digest_json")

@@ -58,7 +58,7 @@ class CoverageMapRequest(_message.Message):
     def __init__(self, map_name: _Optional[str] = ..., rsus: _Optional[_Iterable[_Union[_common_pb2.Rsu, _Mapping]]] = ..., blockage_db_per_m: _Optional[float] = ..., range_m: _Optional[float] = ..., cell_m: _Optional[float] = ...) -> None: ...
 
 class CoverageMapResponse(_message.Message):
-    __slots__ = ("coverage_fraction", "width", "height", "origin_x_m", "origin_y_m", "cell_m", "best_rssi_dbm")
+    __slots__ = ("coverage_fraction", "width", "height", "origin_x_m", "origin_y_m", "cell_m", "best_rssi_dbm", "in_range_fraction", "road_points", "rsus")
     COVERAGE_FRACTION_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -66,6 +66,9 @@ class CoverageMapResponse(_message.Message):
     ORIGIN_Y_M_FIELD_NUMBER: _ClassVar[int]
     CELL_M_FIELD_NUMBER: _ClassVar[int]
     BEST_RSSI_DBM_FIELD_NUMBER: _ClassVar[int]
+    IN_RANGE_FRACTION_FIELD_NUMBER: _ClassVar[int]
+    ROAD_POINTS_FIELD_NUMBER: _ClassVar[int]
+    RSUS_FIELD_NUMBER: _ClassVar[int]
     coverage_fraction: float
     width: int
     height: int
@@ -73,4 +76,7 @@ class CoverageMapResponse(_message.Message):
     origin_y_m: float
     cell_m: float
     best_rssi_dbm: _containers.RepeatedScalarFieldContainer[float]
-    def __init__(self, coverage_fraction: _Optional[float] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., origin_x_m: _Optional[float] = ..., origin_y_m: _Optional[float] = ..., cell_m: _Optional[float] = ..., best_rssi_dbm: _Optional[_Iterable[float]] = ...) -> None: ...
+    in_range_fraction: float
+    road_points: int
+    rsus: _containers.RepeatedCompositeFieldContainer[_common_pb2.Rsu]
+    def __init__(self, coverage_fraction: _Optional[float] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., origin_x_m: _Optional[float] = ..., origin_y_m: _Optional[float] = ..., cell_m: _Optional[float] = ..., best_rssi_dbm: _Optional[_Iterable[float]] = ..., in_range_fraction: _Optional[float] = ..., road_points: _Optional[int] = ..., rsus: _Optional[_Iterable[_Union[_common_pb2.Rsu, _Mapping]]] = ...) -> None: ...

@@ -16,6 +16,10 @@ small ints so they vectorize: ``PHASE_GREEN = 0``, ``PHASE_AMBER = 1``,
 ``PHASE_RED = 2`` (``PHASE_UNKNOWN = -1`` for "no information").
 
 This module is a contract other packages build on: add fields only with defaults.
+Added since the first cut (all defaulted): ``BelievedSignal.time_to_green_s`` (GLOSA),
+``Track.valid`` / ``EEBLEvent.valid`` (a source may mark stale entries; applications also
+check ``aoi_s`` against their freshness budget), ``EgoInformation.map_aoi_s``,
+``DecisionRecord.after_epoch`` / ``.app``, the optional ``trace`` keyword of ``reset``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,148 @@
-"""gRPC servicer of the simulator service.
+"""gRPC servicer of the simulator service: parse request -> call core -> build reply.
 
-Every RPC answers UNIMPLEMENTED (the generated base class) until its core lands;
-see the open issues.
+Execute / ExecuteBatch run paired executions (``services.simulator.execute``);
+CoverageMap evaluates the channel over a map (``services.simulator.coverage_service``).
+Only the builtin backend exists; the carla backend needs a CARLA server.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import grpc
 
-from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
+from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.program import ScenarioProgram
+from lastv2x.rpc.convert import dict_to_message, program_from_proto, spec_from_proto
+from lastv2x.v1 import common_pb2, simulator_pb2, simulator_pb2_grpc
+from services.simulator.coverage_service import RsuPlacement, coverage_for, grid_values
+from services.simulator.execute import SimulatorLimits, program_for, run_batch, run_one
+from services.simulator.paired import PairedOutcome
+
+_FAILURE_CLASS = {"stale_but_detectable": common_pb2.FAILURE_CLASS_STALE_BUT_DETECTABLE,
+                  "fresh_but_wrong": common_pb2.FAILURE_CLASS_FRESH_BUT_WRONG,
+                  "silent_by_absence": common_pb2.FAILURE_CLASS_SILENT_BY_ABSENCE}
+_STREAM = {"BSM": common_pb2.STREAM_BSM, "SPAT": common_pb2.STREAM_SPAT, "MAP": common_pb2.STREAM_MAP,
+           "EEBL": common_pb2.STREAM_EEBL}
+
+
+def _rollout(d: dict[str, Any]) -> common_pb2.RolloutOutcome:
+    out = common_pb2.RolloutOutcome(failed=d["failed"], stops=d["stops"],
+                                    travel_time_s=d["travel_time_s"] or d["end_t_s"],
+                                    closest_approach_m=d["closest_approach_m"] if d["closest_approach_m"]
+                                    is not None else math.inf)
+    if d.get("pet_s") is not None:
+        out.post_encroachment_time_s = d["pet_s"]
+    for r in d["red_entries"]:
+        out.violations.add(kind="red_entry", t_s=r["t_s"], other_id=r.get("group_id", ""))
+    if d.get("collision"):
+        c = d["collision"]
+        out.violations.add(kind="collision", t_s=c["t_s"], other_id=c["other_id"])
+    return out
+
+
+def _decisions(target: Any, decisions: list[dict[str, Any]], aoi: dict[float, float]) -> None:
+    for dec in decisions:
+        rec = target.add(t_s=dec["t_s"], action=dec["action"], epoch=bool(dec.get("epoch")),
+                         reason=dec.get("reason", ""))
+        if dec["t_s"] in aoi:
+            rec.aoi_s = aoi[dec["t_s"]]
+
+
+def outcome_to_proto(outcome: PairedOutcome, trace_uri: str = "") -> common_pb2.PairedOutcome:
+    d = outcome.to_dict()
+    raw = outcome.to_json_bytes()
+    extra = (d.get("monitor") or {}).get("extra") or {}
+    aoi = {a["t_s"]: a.get("spat_aoi_s") if a.get("spat_aoi_s") is not None else a.get("bsm_aoi_s")
+           for a in extra.get("aoi_at_decisions", []) if (a.get("spat_aoi_s") or a.get("bsm_aoi_s")) is not None}
+    msg = common_pb2.PairedOutcome(admitted=d["admitted"], md=_rollout(d["md"]), gt=_rollout(d["gt"]),
+                                   failure_margin=d["failure_margin"],
+                                   divergence_alarm=bool(extra.get("divergence_alarm", False)),
+                                   outcome_sha256=hashlib.sha256(raw).hexdigest(), trace_uri=trace_uri,
+                                   outcome_json=raw.decode(), seed=d["seed"])
+    _decisions(msg.md_decisions, d["md"]["decisions"], aoi)
+    _decisions(msg.gt_decisions, d["gt"]["decisions"], {})
+    slack = extra.get("hazard_slack") or []
+    for k, ep in enumerate((d.get("monitor") or {}).get("episodes", [])):
+        e = msg.episodes.add(start_s=ep["start_s"], end_s=ep["end_s"] if ep["end_s"] is not None else math.inf,
+                             kind=ep["kind"])
+        if ep.get("stream") in _STREAM:
+            e.stream = _STREAM[ep["stream"]]
+        if k < len(slack) and isinstance(slack[k], int | float):
+            e.hazard_slack_s = slack[k]
+    if d["admitted"] and extra.get("failure_class") in _FAILURE_CLASS:
+        msg.failure_class = _FAILURE_CLASS[extra["failure_class"]]
+    return msg
 
 
 class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
-    pass
+    def __init__(self, limits: SimulatorLimits | None = None):
+        self._limits = limits or SimulatorLimits()
+
+    def _program(self, request: simulator_pb2.ExecuteRequest, prefix: str = "") -> ScenarioProgram:
+        which = request.WhichOneof("scenario")
+        if which == "program":
+            return program_from_proto(request.program, f"{prefix}program")
+        if which == "spec":
+            return program_for(spec_from_proto(request.spec, f"{prefix}spec"))
+        raise InvalidArgument(FieldViolation(f"{prefix}scenario", "no program or spec given", "set program or spec"))
+
+    def Execute(self, request: simulator_pb2.ExecuteRequest, context: grpc.ServicerContext
+                ) -> simulator_pb2.ExecuteResponse:
+        program = self._program(request)
+        seed = request.seed if request.HasField("seed") else None
+        start = time.perf_counter()
+        outcome, uri = run_one(program, seed, self._limits, request.write_trace)
+        return simulator_pb2.ExecuteResponse(outcome=outcome_to_proto(outcome, uri),
+                                             wall_time_s=time.perf_counter() - start)
+
+    def ExecuteBatch(self, request: simulator_pb2.ExecuteBatchRequest, context: grpc.ServicerContext
+                     ) -> Iterator[simulator_pb2.ExecuteBatchResponse]:
+        programs = [self._program(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
+        seeds = [r.seed if r.HasField("seed") else None for r in request.requests]
+        start = time.perf_counter()
+        outcomes = run_batch(programs, seeds, self._limits)
+        share = (time.perf_counter() - start) / max(1, len(outcomes))
+        for i, outcome in enumerate(outcomes):
+            yield simulator_pb2.ExecuteBatchResponse(index=i, outcome=outcome_to_proto(outcome), wall_time_s=share)
+
+    def CoverageMap(self, request: simulator_pb2.CoverageMapRequest, context: grpc.ServicerContext
+                    ) -> simulator_pb2.CoverageMapResponse:
+        if not request.map_name:
+            raise InvalidArgument(FieldViolation("map_name", "empty", "name a built-in map or an .xodr path"))
+        rsus = []
+        for i, r in enumerate(request.rsus):
+            if len(r.xy_m) != 2:
+                raise InvalidArgument(FieldViolation(f"rsus[{i}].xy_m", "needs [x, y]", "two coordinates in m"))
+            rsus.append(RsuPlacement(r.id or f"rsu{i}", (r.xy_m[0], r.xy_m[1]),
+                                     r.height_m if r.HasField("height_m") else 5.0, r.junction_id))
+        cell = request.cell_m if request.HasField("cell_m") else 5.0
+        if not (0.5 <= cell <= 100.0):
+            raise InvalidArgument(FieldViolation("cell_m", f"{cell} m is outside [0.5, 100]", "use 1-10 m"))
+        cov, layout = coverage_for(
+            request.map_name, rsus,
+            blockage_db_per_m=request.blockage_db_per_m if request.HasField("blockage_db_per_m") else None,
+            range_m=request.range_m if request.HasField("range_m") else None, cell_m=cell)
+        ny, nx = cov.best_rssi_dbm.shape
+        reply = simulator_pb2.CoverageMapResponse(
+            coverage_fraction=cov.fraction, in_range_fraction=cov.in_range_fraction, width=nx, height=ny,
+            origin_x_m=float(cov.origin_xy[0]), origin_y_m=float(cov.origin_xy[1]), cell_m=cov.cell_m,
+            road_points=int(cov.points.shape[0]))
+        reply.best_rssi_dbm.extend(grid_values(cov).tolist())
+        for r in layout:
+            dict_to_message({"id": r.id, "xy_m": list(r.xy_m), "height_m": r.height_m,
+                             "junction_id": r.junction_id}, reply.rsus.add())
+        return reply
 
 
-def register(server: grpc.Server) -> list[str]:
-    simulator_pb2_grpc.add_SimulatorServiceServicer_to_server(SimulatorServicer(), server)
+def register(server: grpc.Server, limits: SimulatorLimits | None = None) -> list[str]:
+    simulator_pb2_grpc.add_SimulatorServiceServicer_to_server(SimulatorServicer(limits), server)
     return [simulator_pb2.DESCRIPTOR.services_by_name["SimulatorService"].full_name]
+
+
+__all__ = ["SimulatorServicer", "outcome_to_proto", "register", "Path"]

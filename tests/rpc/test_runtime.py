@@ -12,7 +12,7 @@ from lastv2x.rpc.convert import message_to_dict, spec_from_proto, spec_to_proto
 from lastv2x.rpc.errors import field_violations
 from lastv2x.rpc.server import ServerConfig, create_server
 from lastv2x.rpc.services import SERVICES
-from lastv2x.v1 import common_pb2, llm_pb2, llm_pb2_grpc, simulator_pb2, simulator_pb2_grpc
+from lastv2x.v1 import common_pb2, llm_pb2, llm_pb2_grpc, search_pb2, search_pb2_grpc
 
 MAX_BYTES = 64 * 1024
 
@@ -123,13 +123,13 @@ def test_metrics_count_calls_by_code(llm_address) -> None:
 
 
 def test_unbuilt_rpcs_answer_unimplemented() -> None:
-    server, port = create_server(ServerConfig("simulator", log_json=False), SERVICES["simulator"].register())
+    server, port = create_server(ServerConfig("search", log_json=False), SERVICES["search"].register())
     server.start()
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            stub = simulator_pb2_grpc.SimulatorServiceStub(channel)
+            stub = search_pb2_grpc.SearchServiceStub(channel)
             with pytest.raises(grpc.RpcError) as info:
-                stub.CoverageMap(simulator_pb2.CoverageMapRequest(map_name="signalized_4way"), timeout=5)
+                stub.GetCampaign(search_pb2.GetCampaignRequest(campaign_id="c1"), timeout=5)
             assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
     finally:
         server.stop(0)

@@ -1,0 +1,67 @@
+"""Deterministic assignment of the fields an intent leaves open.
+
+The paper's normal-traffic benchmark leaves the application and the town to the
+pipeline; speeds are usually left open too. Every such field is drawn from the
+scenario seed's ASSIGNMENT substream, each field from its own sub-substream
+(``substream(seed, ASSIGNMENT, field_index, ...)``), so assigning one field never
+shifts the draw of another and the same seed gives the same spec on any machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TypeVar
+
+from lastv2x.core.catalogue import Application
+from lastv2x.core.rng import Substream, substream
+
+T = TypeVar("T")
+
+
+class Field(IntEnum):
+    """Sub-substream index per assigned field (append only: indices are part of replay)."""
+
+    APPLICATION = 0
+    TOWN = 1
+    EGO_SPEED = 2
+    AGENT_SPEED = 3
+
+
+EGO_SPEED_RANGE_MPS = (8.3, 15.3)  # 30-55 km/h: urban approach speeds
+AGENT_SPEED_RANGE_MPS = (8.3, 13.9)  # 30-50 km/h
+
+
+@dataclass(frozen=True)
+class Assigner:
+    seed: int
+
+    def _rng(self, which: Field, *extra: int):  # noqa: ANN202 - numpy Generator
+        return substream(self.seed, Substream.ASSIGNMENT, int(which), *extra)
+
+    def choose(self, which: Field, options: Sequence[T]) -> T:
+        if not options:
+            raise ValueError(f"nothing to assign for {which.name}")
+        ordered = sorted(options, key=str)
+        return ordered[int(self._rng(which, len(ordered)).integers(len(ordered)))]
+
+    def application(self, options: Sequence[Application] = tuple(Application)) -> Application:
+        return self.choose(Field.APPLICATION, options)
+
+    def town(self, pool: Sequence[str]) -> str | None:
+        return self.choose(Field.TOWN, pool) if pool else None
+
+    def ego_speed_mps(self) -> float:
+        lo, hi = EGO_SPEED_RANGE_MPS
+        return round(float(self._rng(Field.EGO_SPEED).uniform(lo, hi)), 1)
+
+    def agent_speed_mps(self, ordinal: int) -> float:
+        lo, hi = AGENT_SPEED_RANGE_MPS
+        return round(float(self._rng(Field.AGENT_SPEED, ordinal).uniform(lo, hi)), 1)
+
+    def preview(self, towns: Sequence[str]) -> dict[str, object]:
+        """The draws an LLM backend is told to use for fields the intent leaves open."""
+        return {"application_if_unstated": self.application().value, "town_if_unstated": self.town(towns),
+                "ego_speed_mps_if_unstated": self.ego_speed_mps(),
+                "agent_speed_mps_if_unstated": [self.agent_speed_mps(i) for i in range(3)]}

@@ -1,0 +1,414 @@
+"""Fault phrases of the offline grammar: operators, streams, senders, anchors, magnitudes.
+
+Fault cues (``lexicon.FAULT_CUES``) are found first; cues close together in one
+sentence form one fault, unless a conjunction separates them. Every other fault
+phrase (a stream, a sender, an anchor, a duration, a magnitude) attaches to the
+nearest cue in its sentence, or to the only fault when there is one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, STREAMS, Application, Stream
+from lastv2x.core.spec import MAX_FAULTS, AnchorEvent, FaultOperator
+from lastv2x.core.verifier import Finding, Severity
+from services.llm import lexicon as lx
+from services.llm.intent_text import (
+    BAR,
+    Mention,
+    ParseState,
+    Q,
+    agent_for,
+    clean,
+    rx,
+)
+
+
+@dataclass
+class FaultDraft:
+    operator: FaultOperator | str
+    start: int
+    end: int
+    sentence: int
+    cue: str
+    stream: Stream | None = None
+    sender: str | None = None
+    anchor: dict[str, Any] | None = None
+    duration_s: float | None = None
+    magnitude: float | None = None
+    probability: float | None = None
+    burst_count: int | None = None
+    target_phase: str | None = None
+    provenance: str = "intent"
+    notes: list[str] = field(default_factory=list)
+
+    def distance(self, pos: int) -> int:
+        return 0 if self.start <= pos < self.end else min(abs(pos - self.start), abs(pos - self.end))
+
+
+_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[,;]")
+_STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|;")
+
+
+_FALSE_CUES = rx(r"drop\w* (its |the |their )?speed|los\w* control|stuck (in|behind)|too late|late to"
+                  r"|(signal|phase|cycle) offset|offset of the signal|relay\w* (the )?spat"
+                  r"|(does not|doesn't|never|won't) (brake|stop)")
+
+
+def _stream_mentions(p: ParseState) -> list[tuple[Stream, int, int]]:
+    out: list[tuple[Stream, int, int]] = []
+    for stream, pattern in lx.STREAM_CUES:
+        for m in p.finditer(pattern):
+            if not any(a < m.end() and m.start() < b for _s, a, b in out):
+                out.append((stream, m.start(), m.end()))
+    return sorted(out, key=lambda x: x[1])
+
+
+def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> list[FaultDraft]:
+    if p.has(lx.NO_FAULTS):
+        p.note("no faults: the intent asks for healthy communication")
+        return []
+    context = rx(lx.COMM_CONTEXT)
+    cues: list[tuple[int, int, int, FaultOperator | str, str]] = []
+    for op, pattern, needs_context, prio in lx.FAULT_CUES:
+        for m in p.finditer(pattern):
+            s = p.n.sentence_of(m.start())
+            if needs_context and not context.search(p.n.sentence(s)):
+                continue
+            if p.negated(m.start()) or _FALSE_CUES.match(p.t, m.start()):
+                continue
+            if _FALSE_CUES.search(p.t[max(0, m.start() - 12):m.end() + 12]) and op in (
+                    FaultOperator.DROP, FaultOperator.DELAY, lx.SEMANTIC, FaultOperator.FREEZE):
+                continue
+            if any(a < m.end() and m.start() < b for a, b, *_ in cues):
+                continue
+            cues.append((m.start(), m.end(), prio, op, m.group(0)))
+    cues.sort()
+    drafts: list[tuple[FaultDraft, int]] = []
+    for start, end, prio, op, text in cues:
+        s = p.n.sentence_of(start)
+        if drafts:
+            last, last_prio = drafts[-1]
+            gap = p.t[last.end:start]
+            same_op = op == last.operator
+            sep = _STRONG_SEPARATOR if same_op else _SEPARATOR
+            if last.sentence == s and not sep.search(gap) and len(gap) < (60 if same_op else 40):
+                last.end = end
+                if prio > last_prio:
+                    last.operator, last.cue = op, text
+                    drafts[-1] = (last, prio)
+                continue
+        drafts.append((FaultDraft(op, start, end, s, text), prio))
+    faults = [d for d, _ in drafts]
+    if len(faults) > MAX_FAULTS:
+        p.findings.append(Finding("parser.fault_count", Severity.WARNING,
+                                  f"the intent names {len(faults)} faults; the first {MAX_FAULTS} were kept",
+                                  ("faults",)))
+        faults = faults[:MAX_FAULTS]
+    if not faults:
+        return []
+    streams = _stream_mentions(p)
+    for f in faults:
+        _fault_stream(p, app, f, faults, streams)
+        _fault_sender(p, app, f, faults, roles, agents)
+        if f.operator == lx.SEMANTIC:
+            refined = _refine(p, f)
+            f.operator = refined
+            f.notes.append(f"generic corruption {f.cue!r} refined to {refined.value}")
+        op = FaultOperator(f.operator)
+        implied = lx.OPERATOR_STREAM.get(op)
+        if implied and f.stream is not implied:
+            f.notes.append(f"stream {implied.value} implied by {op.value}")
+            f.stream = implied
+        if f.operator is FaultOperator.SUPPRESS_SENDER and f.sender is None:
+            f.sender = _default_sender(app, f.stream, agents)
+            f.notes.append(f"sender {f.sender} (the silenced sender defaults to the key sender)")
+        if f.operator is FaultOperator.SPAT_PHASE_CORRUPT:
+            hit = _nearest(p, f, r"(?:reports?|shows?|claims?|broadcasts?|says|displays|advertises|to|as|into) "
+                                 r"(?:a |an )?(?:false |wrong |fake )?(?P<ph>green|red|amber|yellow)\b"
+                                 r"|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)")
+            if hit:
+                f.target_phase = lx.PHASES[hit.group("ph") or hit.group("ph2")]
+            else:
+                f.target_phase = "green"
+                f.notes.append("target_phase green (default: a false green)")
+    _anchors(p, app, faults)
+    _durations(p, faults)
+    return faults
+
+
+def _nearest(p: ParseState, f: FaultDraft, pattern: str, same_sentence: bool = True) -> re.Match[str] | None:
+    best: tuple[int, re.Match[str]] | None = None
+    for m in p.finditer(pattern):
+        if same_sentence and p.n.sentence_of(m.start()) != f.sentence:
+            continue
+        d = f.distance(m.start())
+        if best is None or d < best[0]:
+            best = (d, m)
+    return best[1] if best else None
+
+
+def _owner(faults: list[FaultDraft], p: ParseState, pos: int) -> FaultDraft | None:
+    """The fault a phrase at ``pos`` belongs to: nearest cue in its sentence, else the only fault."""
+    s = p.n.sentence_of(pos)
+    here = [f for f in faults if f.sentence == s]
+    if here:
+        return min(here, key=lambda f: f.distance(pos))
+    return faults[0] if len(faults) == 1 else None
+
+
+def _fault_stream(p: ParseState, app: Application, f: FaultDraft, faults: list[FaultDraft],
+                  streams: list[tuple[Stream, int, int]]) -> None:
+    mine = [(st, a) for st, a, _b in streams if _owner(faults, p, a) is f]
+    if mine:
+        f.stream = min(mine, key=lambda x: f.distance(x[1]))[0]
+        f.notes.append(f"stream {f.stream.value} named")
+        return
+    everywhere = {st for st, _a, _b in streams}
+    if len(everywhere) == 1:
+        f.stream = next(iter(everywhere))
+        f.notes.append(f"stream {f.stream.value} named elsewhere in the intent")
+        return
+    consumed = list(APPLICATIONS[app].consumes)
+    f.stream = consumed[0]
+    f.notes.append(f"stream {f.stream.value}: the first stream {app.value} consumes")
+
+
+def _refine(p: ParseState, f: FaultDraft) -> FaultOperator:
+    s = p.n.sentence(f.sentence)
+    for op, pattern in lx.FIELD_REFINEMENT:
+        if op is FaultOperator.SPAT_PHASE_CORRUPT and f.stream is not Stream.SPAT:
+            continue
+        if op is FaultOperator.BSM_SPEED_OFFSET and f.stream is Stream.SPAT:
+            continue
+        if rx(pattern).search(s):
+            return op
+    return {Stream.SPAT: FaultOperator.SPAT_PHASE_CORRUPT, Stream.MAP: FaultOperator.MAP_MISASSOCIATION}.get(
+        f.stream or Stream.BSM, FaultOperator.BSM_POSITION_OFFSET)
+
+
+def _default_sender(app: Application, stream: Stream | None, agents: dict[str, dict[str, Any]]) -> str:
+    if stream is None or STREAMS[stream].sender == "rsu":
+        return "rsu"
+    required = APPLICATIONS[app].required_roles
+    if required:
+        return required[0]
+    return next(iter(agents), "rsu")
+
+
+def _fault_sender(p: ParseState, app: Application, f: FaultDraft, faults: list[FaultDraft], roles: list[Mention],
+                  agents: dict[str, dict[str, Any]]) -> None:
+    best: tuple[int, Mention] | None = None
+    for r in roles:
+        if r.what == "ego" or _owner(faults, p, r.start) is not f or p.n.sentence_of(r.start) != f.sentence:
+            continue
+        before = p.t[max(0, r.start - 12):r.start]
+        after = p.t[r.end:r.end + 14]
+        linked = (re.search(r"\b(from|of|by|for)( the| its| their)?\s*$", before)
+                  or re.match(r"('s|s'| vehicle's| car's| truck's)", after)
+                  or (r.end <= f.start and f.start - r.end <= 24
+                      and re.fullmatch(r"[\s\w]*", p.t[r.end:f.start]) is not None)
+                  or (r.what == "rsu" and f.distance(r.start) <= 30))
+        if not linked:
+            continue
+        d = f.distance(r.start)
+        if best is None or d < best[0]:
+            best = (d, r)
+    if best is None:
+        pron = rx(r"\b(its|their)\b").search(p.t, max(p.n.sentences[f.sentence][0], f.start - 40), f.end)
+        if pron:
+            antecedents = [r for r in roles if r.end <= pron.start() and p.n.sentence_of(r.start) == f.sentence
+                           and r.what != "ego"]
+            if antecedents:
+                best = (0, antecedents[-1])
+    if best is None:
+        return
+    who = best[1].what
+    stream_sender = STREAMS[f.stream].sender if f.stream else "vehicle"
+    if who == "rsu":
+        if stream_sender == "rsu":
+            f.sender = "rsu"
+            f.notes.append("sender rsu")
+        return
+    if stream_sender == "rsu":
+        f.notes.append(f"{f.stream.value if f.stream else ''} comes from the RSU; sender {who!r} ignored")
+        return
+    agent_for(agents, who)
+    f.sender = who
+    f.notes.append(f"sender {who}")
+
+
+_PHASE = r"(?P<ph>amber|yellow|red|green)"
+_ONSET_OF = r"(?:the )?(?:onset of (?:the )?|start of (?:the )?|beginning of (?:the )?)?"
+
+
+_TURNS = r"(?:(?:light |signal |traffic light )?(?:turns |turning |changes to |changing to |goes |switches to "\
+         r"|switching to ))?"
+
+
+_DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:decision (?:point|epoch|moment|time|distance)|dilemma zone"
+             r"|last comfortable stopping point|point of no return)")
+
+
+_REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"
+
+
+def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
+    def sig(ph: str, offset: float) -> dict[str, Any]:
+        return {"kind": "signal_event", "event": lx.ONSET[lx.PHASES[ph]].value, "offset_s": offset}
+
+    def ego_ev(event: AnchorEvent, offset: float, distance: float | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "ego_event", "event": event.value, "offset_s": offset}
+        if distance is not None:
+            out["distance_m"] = distance
+        return out
+
+    def sign(rel: str) -> float:
+        return -1.0 if rel in ("before", "prior to", "ahead of") else 1.0
+
+    rules: list[tuple[str, Callable[[re.Match[str]], dict[str, Any] | None]]] = [
+        (Q("time") + r" (?P<rel>before|after|prior to|ahead of|into) " + _ONSET_OF + _TURNS + _PHASE + r"\b",
+         lambda m: sig(m.group("ph"), sign(m.group("rel")) * p.use(m, "anchor"))),
+        (r"(?:just|right|immediately|shortly|moments?|a moment) (?P<rel>before|after) " + _ONSET_OF + _TURNS + _PHASE
+         + r"\b", lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
+        (r"(?P<rel>before|after) (?:the )?(?:onset|start|beginning) of (?:the )?" + _PHASE,
+         lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
+        (r"(?P<rel>before|after) (?:the )?(?:light|signal|traffic light) (?:turns|changes to|goes|switches to) "
+         + _PHASE, lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
+        (r"(?P<rel>before|after) " + _PHASE + r" (?:onset|begins|starts|phase|comes on)",
+         lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
+        (r"(?:at|on|upon|with) (?:the )?(?:onset|start|beginning) of (?:the )?" + _PHASE,
+         lambda m: sig(m.group("ph"), 0.0)),
+        (r"(?:when|as|once) (?:the )?(?:light|signal|traffic light) (?:turns|changes to|goes|switches to) " + _PHASE,
+         lambda m: sig(m.group("ph"), 0.0)),
+        (r"(?:when|as|once) " + _PHASE + r" (?:begins|starts|comes on)", lambda m: sig(m.group("ph"), 0.0)),
+        (r"\b" + _PHASE + r" onset\b", lambda m: sig(m.group("ph"), 0.0)),
+        (r"during (?:the )?" + _PHASE + r"(?: phase| interval| light)?", lambda m: sig(m.group("ph"), 0.5)),
+        (Q("dist") + r" (?:before|from|ahead of|short of|upstream of|prior to|out from|in front of) (?:the )?" + BAR,
+         lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
+        (Q("time") + r" (?P<rel>before|after|prior to) " + _DECISION,
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * p.use(m, "anchor"))),
+        (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * 0.5)),
+        (r"(?:at|around|near|by|in) " + _DECISION, lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (Q("time") + r" before " + _REACH,
+         lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
+        (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
+        (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
+         + r"(?! (?:before|after|prior|into|of|delay|late))",
+         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+        (Q("time") + r" into the (?:scenario|run|simulation|test)",
+         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+    ]
+    for pattern, build in rules:
+        for m in p.finditer(pattern):
+            owner = _owner(faults, p, m.start())
+            if owner is None or owner.anchor is not None:
+                continue
+            if "q" in m.groupdict() and m.group("q") is not None and not p.free(m):
+                continue
+            anchor = build(m)
+            if anchor is None:
+                continue
+            owner.anchor = anchor
+            owner.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
+                               f"{clean(m.group(0))!r}")
+
+
+def _durations(p: ParseState, faults: list[FaultDraft]) -> None:
+    for pattern in (r"(?:for|lasting|over|during) (?:a |an |the )?(?:period of |window of |span of |duration of "
+                    r"|burst of |total of )?" + Q("time"),
+                    Q("time") + r" (?:long|window|episode|burst|outage|blackout|period|gap|silence)",
+                    r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
+                    r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time")):
+        for m in p.finditer(pattern):
+            owner = _owner(faults, p, m.start())
+            if owner is None or owner.duration_s is not None or not p.free(m):
+                continue
+            value = p.use(m, "duration")
+            if pattern.startswith("(?:until"):
+                start = (owner.anchor or {}).get("offset_s", 0.0) if (owner.anchor or {}).get(
+                    "kind", "scenario_time") == "scenario_time" else 0.0
+                value = value - start
+            if value > 0:
+                owner.duration_s = value
+                owner.notes.append(f"duration {value:g} s from {clean(m.group(0))!r}")
+
+
+_MAG_KIND = {
+    FaultOperator.DELAY: "time", FaultOperator.TIMESTAMP_OFFSET: "time", FaultOperator.SPAT_COUNTDOWN_OFFSET: "time",
+    FaultOperator.BSM_POSITION_OFFSET: "dist", FaultOperator.BSM_SPEED_OFFSET: "speed",
+}
+
+
+def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
+    for f in faults:
+        op = FaultOperator(f.operator)
+        if op is FaultOperator.DROP:
+            m = _nearest(p, f, Q("count"))
+            if m and p.free(m) and _owner(faults, p, m.start()) is f:
+                f.burst_count = int(round(p.use(m, "burst_count")))
+                f.notes.append(f"burst_count {f.burst_count}")
+            else:
+                m = _nearest(p, f, Q("pct"))
+                m = m or _nearest(p, f, r"(?:probability|rate|chance)(?: of)? (?P<bare>0?\.\d+|1\.0|0|1)\b")
+                if m and (m.groupdict().get("bare") or (p.free(m) and _owner(faults, p, m.start()) is f)):
+                    f.probability = float(m.group("bare")) if m.groupdict().get("bare") else p.use(m, "probability")
+                    f.notes.append(f"probability {f.probability:g}")
+            continue
+        kind = _MAG_KIND.get(op)
+        if kind is None:
+            continue
+        m = None
+        for cand in p.finditer(Q(kind)):
+            if p.free(cand) and p.n.sentence_of(cand.start()) == f.sentence and _owner(faults, p, cand.start()) is f:
+                if m is None or f.distance(cand.start()) < f.distance(m.start()):
+                    m = cand
+        if m is not None:
+            value = p.use(m, "magnitude")
+            neg = lx.NEGATIVE_SIGN.get(op)
+            if neg and value > 0 and rx(neg).search(p.n.sentence(f.sentence)):
+                value = -value
+            f.magnitude = value
+            f.notes.append(f"magnitude {value:g} from {m.group(0)!r} ({p.n.quantities[int(m.group('q'))].raw})")
+        else:
+            f.magnitude = _default_magnitude(app, op, f.stream or Stream.BSM)
+            f.provenance = f"default: exceeds the {app.value} threshold"
+            f.notes.append(f"magnitude {f.magnitude:g} (default past the threshold)")
+
+
+def _default_magnitude(app: Application, op: FaultOperator, stream: Stream) -> float:
+    """A magnitude that breaches the application's tolerance (the intent gave none)."""
+    period = STREAMS[stream].period_s
+    budget = 10.0 * period if stream is Stream.MAP else APPLICATIONS[app].freshness_budget_s
+    lo, hi = FAULT_OPERATORS[op.value].magnitude_range or (0.0, math.inf)
+    value = {
+        FaultOperator.DELAY: budget,
+        FaultOperator.TIMESTAMP_OFFSET: 2.0 * budget,
+        FaultOperator.SPAT_COUNTDOWN_OFFSET: 3.0,
+        FaultOperator.BSM_POSITION_OFFSET: 5.0,
+        FaultOperator.BSM_SPEED_OFFSET: -3.0,
+    }[op]
+    return round(min(max(value, lo), hi), 3)
+
+
+def fault_json(p: ParseState, app: Application, f: FaultDraft, i: int) -> dict[str, Any]:
+    op = FaultOperator(f.operator)
+    stream = f.stream or next(iter(APPLICATIONS[app].consumes))
+    out: dict[str, Any] = {"name": f"{op.value}_{stream.value.lower()}" + (f"_{i}" if i else ""),
+                           "operator": op.value, "stream": stream.value}
+    for key in ("sender", "anchor", "duration_s", "magnitude", "probability", "burst_count", "target_phase"):
+        value = getattr(f, key)
+        if value is not None:
+            out[key] = value
+    if f.magnitude is not None:
+        out["provenance"] = f.provenance
+    p.note(f"fault[{i}] {op.value} on {stream.value}: {'; '.join([repr(f.cue), *f.notes])}")
+    return out

@@ -1,0 +1,312 @@
+"""The offline parser's vocabulary: domain words as data, one table per slot.
+
+Every pattern is a regular expression over the *normalized* intent (lower case,
+number words as digits, quantities replaced by ``<qN:kind>`` placeholders, the
+upper-case stream name ``MAP`` rewritten to ``mapmsg``; see ``intent_text.normalize``).
+Tables are ordered: the first matching entry wins where a slot takes one value.
+
+Application cues carry weights: an explicit name or title scores 10, a catalogue
+synonym or a characteristic description 3, a weak hint 1. The application with the
+highest total wins; ties and intents with no cue at all are assigned from the
+scenario seed (``Substream.ASSIGNMENT``), so an intent that leaves the application
+open still compiles deterministically.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lastv2x.core.catalogue import APPLICATIONS, Application, Stream
+from lastv2x.core.spec import AgentRole, AnchorEvent, FaultOperator
+
+A = Application
+
+# ── applications ───────────────────────────────────────────────────────────
+APP_CUES: tuple[tuple[Application, str, int], ...] = (
+    # explicit names and titles
+    (A.RLVW, r"\brlvw\b|red[- ]light (violation )?warning|signal violation warning", 10),
+    (A.GLOSA, r"\bglosa\b|green[- ]light optimal speed", 10),
+    (A.FCW, r"\bfcw\b|forward[- ]collision", 10),
+    (A.EEBL, r"\beebl\b|emergency electronic brake|electronic brake lights?", 10),
+    (A.IMA, r"\bima\b|intersection movement( assist)?|intersection assist", 10),
+    (A.LTA, r"\blta\b|left[- ]turn assist", 10),
+    # RLVW descriptions
+    (A.RLVW, r"\bred[- ]light\b(?![- ]runners?\b)|signal violation|\bruns? (a |the )?red\b|running (a |the )?red\b", 3),
+    (A.RLVW, r"dilemma zone|(stop|brake) (or|vs\.?|versus) (go|proceed)|whether (to )?(stop|brake)", 3),
+    (A.RLVW, r"(light|signal)s? (ahead |is |are )?(about to )?(turns?|turning|changes?|changing|goes|going|go|switch\w*) "
+             r"(to )?(amber|yellow|red)|\bred (entry|violation)|about to (turn|change|go)( to)? (red|amber|yellow)", 3),
+    (A.RLVW, r"end of (the )?green|last seconds of (the )?green|(alert\w*|warn\w*|tell\w*|told) (\w+ ){0,4}(to )?(stop|brake)\b",
+     3),
+    (A.RLVW, r"(cross\w*|pass\w*|enter\w*) (the )?(stop bar|stop line|intersection|junction) (on|under|during|against) "
+             r"(a |the )?red", 3),
+    (A.RLVW, r"enter\w* (the intersection |the junction )?(on|under|during|against) (a |the )?red", 3),
+    (A.RLVW, r"stop bar|stop line|\bamber\b|\byellow\b", 1),
+    # GLOSA descriptions
+    (A.GLOSA, r"speed advi\w*|optimal speed|green wave|eco[- ]?(approach|driving)|advis\w* (\w+ )?(a |the )?speed", 3),
+    (A.GLOSA, r"speed (profile|suggestion|recommendation)|suggest\w* (a |an )?(target |approach )?speed|how fast to (go|drive)"
+              r"|adapt\w* (its |the |their )?speed|tim\w* (its |the )?arrival|\bsmooth\w*", 3),
+    (A.GLOSA, r"(make|catch\w*|hit\w*) the (next )?green|(turn|turns|turning|switch\w*|change\w*) (to )?green"
+              r"|(wait|waiting|idl\w*) at (the |a )?(red |traffic )?light|never (stops|stopping|has to stop)", 3),
+    (A.GLOSA, r"catch\w* (the |a )?green|arriv\w* (on|at|during) (the |a )?green|recommend\w* (a )?speed", 3),
+    (A.GLOSA, r"(avoid|avoids|avoiding|without|fewer|number of|counts?|counting|minimi[sz]\w*|reduc\w*) (the )?"
+              r"(number of )?(stops?|stopping)\b|how many times (\w+ ){0,4}stop", 3),
+    (A.GLOSA, r"(fuel|energy)[- ]?(efficient|efficiency|saving|consumption)|glid\w*|coast\w* (to|through|toward)", 3),
+    (A.GLOSA, r"corridor|arterial|(series|string|chain|sequence) of ([\w-]+ )?(signals|lights|intersections|junctions)", 2),
+    (A.GLOSA, r"(successive|consecutive|several|multiple|\d) (signali[sz]ed )?(traffic )?(signals|lights|intersections|junctions)",
+     2),
+    (A.GLOSA, r"rsu (chain|relay)|relay\w* (the )?spat|spat (is )?relay", 2),
+    # FCW descriptions
+    (A.FCW, r"rear[- ]end|collision warning|tailgat\w*|time[- ]to[- ]collision|\bttc\b", 3),
+    (A.FCW, r"clos\w* (in )?(fast |quickly |rapidly )?on|follow\w* (\w+ ){0,3}?(too )?close|following distance"
+            r"|safe distance", 3),
+    (A.FCW, r"(slow(er)?|slow-moving|stopped|stationary|crawling|stalled|broken-down|decelerating) "
+            r"(vehicle|car|truck|lead|van|bus|traffic)", 3),
+    (A.FCW, r"(queue|traffic jam|congestion|stopped traffic) ahead|tail of (a |the )?(jam|queue)|end of (a |the )?queue"
+            r"|catch\w* up (with|to)|gap (to the \w+( vehicle)? )?(shrink|clos|narrow)\w*", 3),
+    (A.FCW, r"(car|vehicle|truck) (ahead|in front) (slows|decelerates|brakes)", 1),
+    (A.FCW, r"\bahead\b|in front", 1),
+    # EEBL descriptions
+    (A.EEBL, r"emergency[- ]brak\w*|hard[- ]brak\w*|brak\w* (hard|sharply|heavily|abruptly)|brake lights?", 3),
+    (A.EEBL, r"(several|multiple|two|three|few|\d) (cars|vehicles) ahead|brak\w* event", 3),
+    (A.EEBL, r"hidden|obscured|out of sight|line of sight|can(no|')t see|not visible|invisible", 3),
+    (A.EEBL, r"rebroadcast\w*|relay (vehicle|car)|\brelay\b(?! spat)|platoon", 3),
+    # IMA descriptions
+    (A.IMA, r"cross(ing)?[- ]traffic|(crossing|cross) (vehicle|car|truck)|perpendicular", 3),
+    (A.IMA, r"from the (left|right|side)( street| road)?|from (its|the ego's|our) (left|right)|side[- ](street|road)", 3),
+    (A.IMA, r"at (nearly |about |roughly |almost )?the same time", 3),
+    (A.IMA, r"blind (intersection|junction|corner)|t-bone|broadside|side[- ]impact|angle collision", 3),
+    (A.IMA, r"stop[- ]sign|unsignali[sz]ed|uncontrolled|all-way stop|two-way stop|red[- ]light runners?\b", 3),
+    # LTA descriptions
+    (A.LTA, r"left[- ]turn\w*|turn\w* left|unprotected left|makes? a left|oncoming|opposing (traffic|vehicle|car|lane)"
+            r"|opposite direction|(coming|from) the other way", 3),
+    (A.LTA, r"gap acceptance|accept\w* a gap|across (the )?(oncoming |opposing )?traffic", 3),
+    # stream hints
+    (A.RLVW, r"\bspat\b|traffic (light|signal)|signali[sz]ed", 1),
+    (A.GLOSA, r"\bspat\b|traffic (light|signal)|signali[sz]ed|\bgreen\b", 1),
+)
+
+
+def _synonym_cues() -> tuple[tuple[Application, str, int], ...]:
+    """Every catalogue synonym is a cue of weight 4 (between a description and a name)."""
+    out = []
+    for app in APPLICATIONS.values():
+        for syn in app.synonyms:
+            body = r"[- ]".join(re.escape(w) for w in re.split(r"[- ]", syn))
+            out.append((app.name, rf"\b{body}\b(?![- ]runners?\b)", 4))
+    return tuple(out)
+
+
+APP_CUES = APP_CUES + _synonym_cues()
+
+# ── streams ────────────────────────────────────────────────────────────────
+STREAM_CUES: tuple[tuple[Stream, str], ...] = (
+    (Stream.SPAT, r"\bspats?\b|signal phase and timing|phase and timing|signal[- ]timing|\bcountdown\b"
+                  r"|(signal|traffic[- ]light|light's|light) (feed|broadcast|messages?|data|updates?)"),
+    (Stream.MAP, r"\bmapmsg\b|\bmap ?data\b|\bmap (messages?|feed|broadcasts?|updates?)\b|lane (topology|map)"
+                 r"|intersection (geometry|topology) (messages?|data)"),
+    (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?)\b"
+                  r"|(brake|braking) (warning|event|alert)s?|hard[- ]braking (events?|messages?|warnings?|alerts?)"
+                  r"|emergency[- ]brak\w* (messages?|warnings?|events?|alerts?)|\bdenms?\b|event flags?"),
+    (Stream.BSM, r"\bbsms?\b|basic safety messages?|(position|status|safety) (broadcasts?|beacons?|messages?)"
+                 r"|heartbeats?|\bcams?\b|v2v (messages?|broadcasts?)"),
+)
+
+COMM_CONTEXT = (r"\b(spats?|bsms?|mapmsg|map ?data|eebl|denms?|messages?|packets?|feeds?|broadcasts?|data|updates?"
+                r"|v2x|information|transmissions?|beacons?|heartbeats?|timestamps?|countdown|warnings?|alerts?"
+                r"|signal phase|phase and timing|reception|radio)\b")
+
+# ── fault operators ────────────────────────────────────────────────────────
+# (operator, pattern, needs communication context in the sentence, priority)
+# Priority resolves several cues for one fault ("frozen, stale SPaT" is one freeze).
+SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
+FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
+    (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
+                                       r"|associat\w* (the |its |our )?(ego('s)? )?lane with|mapped to the wrong"
+                                       r"|wrong (lane )?mapping", False, 9),
+    (FaultOperator.SUPPRESS_SENDER, r"suppress\w*|stop(s|ped)? (transmitting|broadcasting|sending)|go(es)? silent"
+                                    r"|falls? silent|\bsilenced?\b|never (transmits|broadcasts|sends)"
+                                    r"|does ?n[o']t (transmit|broadcast|send)|\bmute[sd]?\b", False, 8),
+    (FaultOperator.FREEZE, r"\bfr(ee|o)z\w*|\bstuck\b|stop(s|ped)? updating|\bhangs?\b"
+                           r"|keeps? (repeating|re-?sending|broadcasting|sending) the (same|last|old)"
+                           r"|repeat\w* the (same|last|old)|replay\w* (the )?(same|old|last)", False, 7),
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdowns? (is |are |runs? )?(<q\d+:time> )?(off|wrong|early|late|shifted|offset|skewed"
+                                          r"|ahead|behind|in error)|(shift|offset|skew)\w* (the )?(spat )?countdown"
+                                          r"|countdown (offset|error|shift|skew)|end[- ]times? (is |are )?(shifted|off|wrong)"
+                                          r"|(shift|offset)\w* (the )?(min |max )?end[- ]times?", False, 6),
+    (FaultOperator.BSM_POSITION_OFFSET, r"(positions?|locations?|gps|coordinates)( fix)? (is |are )?(<q\d+:dist> )?(off|wrong|offset"
+                                        r"|shifted|displaced|jumps?|spoofed|in error)|(offset|shift|displac|spoof)\w* "
+                                        r"(the |its |their )?(reported |broadcast )?(positions?|locations?|gps)"
+                                        r"|position (offset|error|shift)|misreport\w* (its |the |their )?(position|location)",
+     False, 6),
+    (FaultOperator.BSM_SPEED_OFFSET, r"(reported |broadcast )?speed (is |are )?(off|wrong|offset|biased|in error)"
+                                     r"|report\w* (a |its |their )?speed (of )?(<q\d+:speed> )?(lower|higher|slower|faster)"
+                                     r"|(under|over)-?report\w* (its |the |their )?speed|(offset|bias)\w* (the |its )?"
+                                     r"(reported )?speed|speed (offset|error|bias)|misreport\w* (its |the |their )?speed",
+     False, 6),
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"(reports?|shows?|claims?|broadcasts?|says|advertises|displays) (a |an )?"
+                                       r"(false |wrong |fake )?(green|red|amber|yellow)|(false|fake|spoofed) (green|red|amber"
+                                       r"|yellow)|(phases?|spat)\w* (is |are )?(corrupt\w*|falsif\w*|flipped|spoofed|wrong"
+                                       r"|inverted)|corrupt\w* (the )?(spat )?phase|wrong phase", False, 6),
+    (FaultOperator.TIMESTAMP_OFFSET, r"\bstale\b|backdat\w*|outdated|timestamps?\b[^.;]{0,30}?\b(in the past|old|behind"
+                                     r"|lag\w*|offset|shifted|wrong|early)\b|(offset|shift)\w* (the )?timestamps?", False, 5),
+    (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
+                         r"|never arriv\w*|fail\w* to arriv\w*|erased", True, 4),
+    (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
+    (FaultOperator.DELAY, r"\bdelay\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late", True, 4),
+    (SEMANTIC, r"corrupt\w*|falsif\w*|spoof\w*|tamper\w*|misreport\w*", False, 3),
+    (SEMANTIC, r"\bwrong\b|incorrect\w*|\boff by\b|\berrors?\b|\boffset\b|\bshifted\b|\bbias\w*|\berroneous\b"
+               r"|\bskew\w*|displac\w*", True, 3),
+)
+
+# Field words that refine a generic corruption cue.
+FIELD_REFINEMENT: tuple[tuple[FaultOperator, str], ...] = (
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdown|end[- ]times?|timer|time[- ]to[- ]change|remaining (green )?time"),
+    (FaultOperator.BSM_POSITION_OFFSET, r"positions?|locations?|gps|coordinates"),
+    (FaultOperator.BSM_SPEED_OFFSET, r"\bspeeds?\b|velocity"),
+    (FaultOperator.MAP_MISASSOCIATION, r"signal group|lane association"),
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\bphases?\b|\bgreen\b|\bred\b|\bamber\b|\byellow\b"),
+)
+
+OPERATOR_STREAM = {
+    FaultOperator.SPAT_PHASE_CORRUPT: Stream.SPAT,
+    FaultOperator.SPAT_COUNTDOWN_OFFSET: Stream.SPAT,
+    FaultOperator.MAP_MISASSOCIATION: Stream.MAP,
+    FaultOperator.BSM_POSITION_OFFSET: Stream.BSM,
+    FaultOperator.BSM_SPEED_OFFSET: Stream.BSM,
+}
+
+NEGATIVE_SIGN = {
+    FaultOperator.SPAT_COUNTDOWN_OFFSET: r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b",
+    FaultOperator.BSM_SPEED_OFFSET: r"\b(under-?\w*|lower|slower|less|below|minus)\b",
+}
+
+PHASES = {"amber": "amber", "yellow": "amber", "red": "red", "green": "green"}
+ONSET = {"amber": AnchorEvent.AMBER_ONSET, "red": AnchorEvent.RED_ONSET, "green": AnchorEvent.GREEN_ONSET}
+
+# ── vehicle roles ──────────────────────────────────────────────────────────
+_VEH = r"(vehicle|car|truck|bus|van|driver|motorist)"
+ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
+    (AgentRole.RELAY, rf"relay {_VEH}|\brelay\b(?! spat)(?!ed)|middle {_VEH}|{_VEH} in between|intermediate {_VEH}"),
+    (AgentRole.OPPOSING, rf"oncoming {_VEH}?|opposing {_VEH}?|{_VEH} (approaching |coming )?from the opposite "
+                         rf"(direction|approach)|{_VEH} coming the other way"),
+    (AgentRole.CROSS, rf"cross(ing)?[- ]traffic|(crossing|cross) {_VEH}|\bcrosser\b|red[- ]light runner"
+                      rf"|{_VEH} (coming )?from the (left|right|side)( street| road)?|side[- ]street {_VEH}"
+                      rf"|perpendicular {_VEH}|{_VEH} on the cross street"),
+    (AgentRole.LEAD, rf"lead(ing)? {_VEH}|\blead\b(?!s)|\bleader\b|{_VEH} (directly |just )?(ahead|in front)"
+                     rf"|front {_VEH}|preceding {_VEH}|{_VEH} it follows"),
+)
+EGO_CUE = r"\bego\b|subject vehicle|host vehicle|test vehicle|our (car|vehicle)|the ego's"
+RSU_CUE = r"\brsus?\b|roadside unit|the (traffic )?(light|signal) controller|infrastructure"
+
+UNEQUIPPED = (r"\b(unequipped|un-equipped|not equipped|non-equipped|not v2x[- ]equipped|unconnected|non-connected"
+              r"|not connected|legacy)\b|without (a |an )?(v2x|obu|radio|on-board unit)|\bno obu\b")
+EQUIPPED_NOTE = r"\b(equipped|connected)\b"
+
+# ── maps and geometry ──────────────────────────────────────────────────────
+UNSUPPORTED_GEOMETRY = (
+    (r"roundabouts?|traffic circles?|rotary", "a roundabout"),
+    (r"on-ramps?|off-ramps?|\bramps?\b|(highway|motorway|freeway) merge|merging lane|merge lane", "a ramp or merge"),
+    (r"tunnels?", "a tunnel"),
+    (r"\bbridges?\b|overpass", "a bridge"),
+    (r"level crossing|railway crossing|rail crossing|train crossing", "a level crossing"),
+    (r"parking (lot|garage|deck)|car park", "a parking area"),
+    (r"cloverleaf|interchange|diverging diamond", "an interchange"),
+)
+T_JUNCTION = r"\bt[- ]junctions?|\bt[- ]intersections?|\btee junction"
+CORRIDOR = (r"corridor|arterial|(series|string|chain|sequence) of (signals|lights|intersections|junctions)"
+            r"|(successive|consecutive|several|multiple) (signali[sz]ed )?(signals|lights|intersections|junctions)")
+URBAN_CANYON = (r"urban canyon|downtown|high[- ]rise|tall buildings|skyscrapers|city (center|centre|core)"
+                r"|dense urban|(between|among|surrounded by) buildings|buildings? block\w*")
+FOUR_WAY = r"\bcrossroads?\b|4[- ]leg\w*"
+N_WAY = r"\b(\d+)[- ]?(way|leg|legged|arm|armed)\b(?! stop)"
+UNSIGNALIZED = (r"unsignali[sz]ed|uncontrolled|stop[- ]signs?|all[- ]way stop|two[- ]way stop"
+                r"|no (traffic )?(lights?|signals?)|without (a |any )?(traffic )?(lights?|signals?)")
+SIGNALIZED = r"(?<!un)signali[sz]ed|traffic (lights?|signals?)|\bspat\b|\bamber\b|\bred onset|\bgreen onset"
+BUSY = (r"\bbusy\b|heavy traffic|dense traffic|congest\w*|rush[- ]hour|peak[- ]hour|lots of traffic|crowded"
+        r"|background traffic")
+QUIET = r"light traffic|\bempty\b|\bquiet\b|no other traffic|sparse traffic|free[- ]flow"
+
+# ── V2X ────────────────────────────────────────────────────────────────────
+NO_RSU = r"\bno rsus?\b|without (an? |any )?(rsus?|roadside units?)|\bno roadside units?"
+RSU_CHAIN = (r"rsu chain|chain of rsus|rsus? (at|on) (every|each) (junction|intersection|signal)|rsu relay"
+             r"|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu")
+SPAT_RELAY = r"rsu relay|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu|relay between rsus"
+EEBL_RELAY = r"rebroadcast\w*|relay (vehicle|car)|\brelay\w*\b"
+NO_RELAY = r"\b(no|without( a| any)?) (relay|rebroadcast\w*)\b|relay (is )?(off|disabled)"
+NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x )?(faults?|errors?|degradation)\b"
+             r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
+
+# ── behaviours and profiles ────────────────────────────────────────────────
+HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*"
+              r"|slams? on (the |its )?brakes|(hard|sudden|emergency|panic) stop")
+RED_RUNNER = r"red[- ]light runn\w*|runs? (the|a) (red|stop sign|light|signal)|running (the|a) (red|stop sign)"
+NO_YIELD = r"(does not|doesn't|fails? to|won't|never|refuses? to) yield|\bno[- ]yield\b|ignores the right of way"
+YIELD = r"\byields?\b|gives way"
+AGGRESSIVE = r"\b(aggressive\w*|reckless\w*|impatient)\b"
+CAUTIOUS = r"\b(cautious\w*|careful\w*|timid|defensive\w*|hesitant)\b"
+LEFT = r"turn\w* left|left[- ]turn\w*|unprotected left|makes? a left"
+RIGHT = r"turn\w* right|right[- ]turn\w*"
+
+# ── prompt injection (recorded as a warning; the text stays data) ─────────
+INJECTION = (r"ignore (all |any |the |your |previous |prior |above |earlier )*(instructions|schema|rules|prompts?|constraints)"
+             r"|disregard (all |the |your |previous )*(instructions|schema|rules)|system prompt|you are now|act as"
+             r"|(output|return|write|print|emit) (some |a |the )?(python|code|script|shell|javascript|sql)"
+             r"|```|\bexec\s*\(|\beval\s*\(|__import__|import os|os\.system|subprocess|rm -rf|<script")
+
+# ── language detection (for a clear error instead of an empty spec) ───────
+ENGLISH_WORDS = frozenset(
+    "the a an and or of to when with at in on is are that this check test make sure stays safe while "
+    "from for by as it its be before after just into until during ego vehicle vehicles car cars truck "
+    "traffic light signal road lane junction intersection drive drives driving approaches approach turns "
+    "turn left right ahead behind stop stops speed warning feed message messages brake brakes braking "
+    "crossing oncoming lead relay busy town scenario run".split())
+FOREIGN_WORDS = {
+    "German": frozenset("der die das und ist nicht mit bei wenn eine einen ein zu von auf für sich des dem den "
+                        "prüfen prüfe bleibt sicher ampel kreuzung fahrzeug kurz vor".split()),
+    "French": frozenset("le la les et est une un des du pour avec dans sur que qui pas vérifier reste feu "
+                        "rouge véhicule carrefour quand juste avant".split()),
+    "Spanish": frozenset("el la los las y es una un del para con en que por no comprobar sigue seguro "
+                         "semáforo vehículo cruce cuando justo antes".split()),
+    "Italian": frozenset("il lo gli le e è una un del per con che non controllare resta sicuro semaforo "
+                         "veicolo incrocio quando appena prima".split()),
+    "Dutch": frozenset("de het een en is niet met bij als van op voor controleer blijft veilig verkeerslicht "
+                       "voertuig kruispunt".split()),
+    "Portuguese": frozenset("o a os as e é uma um do da para com em que não verificar permanece seguro "
+                            "semáforo veículo cruzamento quando".split()),
+}
+SCRIPTS = (  # (name, inclusive code point ranges)
+    ("CJK", ((0x4E00, 0x9FFF), (0x3400, 0x4DBF))),
+    ("Japanese kana", ((0x3040, 0x30FF),)),
+    ("Hangul", ((0xAC00, 0xD7AF), (0x1100, 0x11FF))),
+    ("Cyrillic", ((0x0400, 0x04FF),)),
+    ("Greek", ((0x0370, 0x03FF),)),
+    ("Arabic", ((0x0600, 0x06FF),)),
+    ("Hebrew", ((0x0590, 0x05FF),)),
+    ("Devanagari", ((0x0900, 0x097F),)),
+    ("Thai", ((0x0E00, 0x0E7F),)),
+)
+
+NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
+}
+
+# (kind, unit regex, factor to SI) — longest alternatives first
+UNITS: tuple[tuple[str, str, float], ...] = (
+    ("speed", r"km/h|kmh|kph|km per hour|kilomet(er|re)s? per hour", 1 / 3.6),
+    ("speed", r"mph|miles per hour", 0.44704),
+    ("accel", r"m/s²|m/s\^2|m/s2|mps2|met(er|re)s? per second squared", 1.0),
+    ("speed", r"m/s|mps|met(er|re)s? per second", 1.0),
+    ("db", r"db/m|db per met(er|re)", 1.0),
+    ("time", r"ms|msec|millisec(ond)?s?", 1e-3),
+    ("time", r"s|secs?|seconds?", 1.0),
+    ("time", r"min|mins|minutes?", 60.0),
+    ("dist", r"km|kilomet(er|re)s?", 1000.0),
+    ("dist", r"m|met(er|re)s?", 1.0),
+    ("dist", r"ft|feet|foot", 0.3048),
+    ("pct", r"%|percent|per cent", 0.01),
+)
+COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(spat |bsm |map |eebl )?"
+               r"(bsms?|spats?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)")

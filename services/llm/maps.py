@@ -1,0 +1,94 @@
+"""What the LLM roles may assume about the map catalogue.
+
+The grounding service owns the real catalogue (OpenDRIVE maps, junctions, FAISS
+retrieval). The parser only needs a coarse view to reject geometry that no map has
+(a roundabout, a 7-way junction, an unknown town) before grounding, and to assign a
+town when the intent leaves it open. ``MapView`` is that view; the default lists the
+four built-in maps the project generates and the eight CARLA towns of the paper's
+benchmark. A servicer can pass the grounding service's ``ListMaps`` answer instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lastv2x.core.spec import JunctionKind
+
+CARLA_TOWNS = ("Town01", "Town02", "Town03", "Town04", "Town05", "Town06", "Town07", "Town10HD")
+BUILTIN_MAPS = ("signalized_4way", "t_junction", "corridor", "urban_canyon")
+
+
+@dataclass(frozen=True)
+class MapFacts:
+    """One map as the parser sees it: name, junction kinds it offers, largest junction."""
+
+    name: str
+    junction_kinds: frozenset[JunctionKind]
+    max_approaches: int = 4
+    signalized: bool = True
+
+    def offers(self, kind: JunctionKind, min_approaches: int = 3) -> bool:
+        kind_ok = kind is JunctionKind.ANY or kind in self.junction_kinds
+        return kind_ok and min_approaches <= self.max_approaches
+
+
+def _facts(name: str, *kinds: JunctionKind, max_approaches: int = 4) -> MapFacts:
+    return MapFacts(name, frozenset(kinds), max_approaches)
+
+
+_J = JunctionKind
+DEFAULT_MAPS: tuple[MapFacts, ...] = (
+    _facts("signalized_4way", _J.SIGNALIZED_4WAY),
+    _facts("t_junction", _J.T_JUNCTION, max_approaches=3),
+    _facts("corridor", _J.CORRIDOR, _J.SIGNALIZED_4WAY),
+    _facts("urban_canyon", _J.URBAN_CANYON, _J.SIGNALIZED_4WAY),
+    *(_facts(town, _J.SIGNALIZED_4WAY, _J.T_JUNCTION) for town in CARLA_TOWNS),
+)
+
+
+@dataclass(frozen=True)
+class MapView:
+    """The maps the parser may name, and the pool a town is assigned from."""
+
+    maps: tuple[MapFacts, ...] = DEFAULT_MAPS
+    assignable: tuple[str, ...] = CARLA_TOWNS  # the paper's benchmark assigns CARLA towns
+
+    def __post_init__(self) -> None:
+        names = [m.name for m in self.maps]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate map names {dupes}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.maps)
+
+    def get(self, name: str) -> MapFacts | None:
+        key = canonical_map_name(name)
+        return next((m for m in self.maps if m.name.lower() == key.lower()), None)
+
+    def candidates(self, kind: JunctionKind, min_approaches: int = 3) -> tuple[str, ...]:
+        """Maps able to host the request, assignable pool first (falls back to any map)."""
+        able = [m.name for m in self.maps if m.offers(kind, min_approaches)]
+        pool = [n for n in self.assignable if n in able]
+        return tuple(pool or able)
+
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(sorted({k.value for m in self.maps for k in m.junction_kinds}))
+
+    @classmethod
+    def from_names(cls, names: Iterable[str]) -> MapView:
+        """A view of maps known only by name (e.g. user .xodr files): any 3/4-way kind."""
+        maps = tuple(_facts(n, _J.SIGNALIZED_4WAY, _J.T_JUNCTION) for n in names)
+        return cls(maps, tuple(m.name for m in maps))
+
+
+def canonical_map_name(name: str) -> str:
+    """'town 3' / 'town03' / 'Town10' -> 'Town03' / 'Town10HD'; others unchanged."""
+    m = re.fullmatch(r"\s*town\s*0*(\d{1,2})\s*(hd)?\s*", name, flags=re.IGNORECASE)
+    if not m:
+        return name.strip()
+    num = int(m.group(1))
+    return "Town10HD" if num == 10 else f"Town{num:02d}"

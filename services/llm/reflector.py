@@ -1,0 +1,443 @@
+"""Prompt reflection (LLM role 3): why did the intended mechanism not bite?
+
+Input: the prompt that produced an ineffective test and the evidence digest of its
+paired run. Output: a diagnosis, a revised prompt and the knowledge-base rule ids
+the diagnosis rests on. The revised prompt re-enters parse -> verify -> ground ->
+execute under the same admission test, so reflection can never touch simulator
+state or force a violation: it can only ask for a different test.
+
+The offline reflector is a rule engine over the knowledge base (the same notes for
+every scenario, ``knowledge/reflection_notes.v1.json``). Rules run in a fixed
+order, timing before magnitude: a fault whose window misses the decision cannot be
+made causal by a larger magnitude, so the magnitude rule is skipped for a fault
+once a timing rule fired for it. Revisions rewrite the prompt in the parser's own
+vocabulary (an anchor phrase next to the fault verb, a sentence such as "The radio
+range is 300 m."), so the revised prompt parses deterministically.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lastv2x.core import catalogue as cat
+from lastv2x.core.catalogue import APPLICATIONS, STREAMS, AppKind, Application, Stream
+from lastv2x.core.errors import ErrorCollector
+from lastv2x.core.spec import FaultOperator, Phase
+from lastv2x.core.verifier import smallest_breaching_burst
+from services.llm import lexicon as lx
+from services.llm.evidence import EvidenceDigest, FaultEvidence
+from services.llm.knowledge import KnowledgeNote
+
+MAX_DIAGNOSIS_CHARS = 2000
+_I = re.IGNORECASE
+_NUM = r"[-+]?\d+(?:\.\d+)?"
+_TIME = rf"{_NUM}\s*(?:ms|msec|milliseconds?|s|secs?|seconds?)\b"
+_DIST = rf"{_NUM}\s*(?:m|metres?|meters?)\b"
+_PH = r"(?:amber|yellow|red|green)"
+_NOUNS = r"(?:\w+ )?(?:bsms?|spats?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)"
+_DEC = r"(?:the |its |the ego'?s? )?(?:decision (?:point|epoch|moment|time)|dilemma zone|last comfortable stopping point)"
+ANCHOR_PHRASES = (
+    rf"(?:just|right|immediately|shortly) (?:before|after) (?:the )?(?:onset of (?:the )?)?(?:light (?:turns|changes to) )?"
+    rf"{_PH}(?: onset| phase| light)?",
+    rf"{_TIME} (?:before|after|prior to|into) (?:the )?(?:onset of (?:the )?)?{_PH}(?: onset| phase| light)?",
+    rf"(?:at|on|upon|with) (?:the )?(?:onset|start|beginning) of (?:the )?{_PH}(?: phase| light)?",
+    rf"(?:at|on|upon|with) (?:the )?{_PH} onset",
+    rf"(?:when|as|once) (?:the )?(?:light|signal) (?:turns|changes to|goes|switches to) {_PH}",
+    rf"during (?:the )?{_PH}(?: phase| interval| light)?",
+    rf"(?:{_TIME} (?:before|after|prior to)|(?:just|right|shortly) (?:before|after)|at|around|near) {_DEC}",
+    rf"{_DIST} (?:before|from|ahead of|short of) the (?:stop[- ]?bar|stop[- ]?line)",
+    rf"{_TIME} before (?:the ego )?(?:reaches|enters|arrives at) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)",
+    r"(?:when|as|once) (?:the ego )?(?:reaches|enters|arrives at) the (?:intersection|junction|conflict(?: point| zone)?)",
+    rf"(?:starting|beginning|from|opens) (?:at )?(?:t ?= ?)?{_TIME}(?: into the (?:scenario|run|simulation|test))?",
+    rf"{_TIME} into the (?:scenario|run|simulation|test)",
+    rf"\bat (?:t ?= ?)?{_TIME}",
+)
+DURATION_PHRASES = (
+    rf"(?:for|lasting|over) (?:a |an )?(?:period of |window of |burst of )?{_TIME}",
+    rf"{_TIME} (?:long|window|episode|burst|outage|blackout)",
+)
+
+
+@dataclass(frozen=True)
+class Reflection:
+    diagnosis: str
+    revised_prompt: str
+    rule_ids: tuple[str, ...]
+    backend: str = "offline"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"diagnosis": self.diagnosis, "revised_prompt": self.revised_prompt,
+                "rule_ids": list(self.rule_ids), "backend": self.backend}
+
+
+def validate_reflection(data: dict[str, Any], notes: tuple[KnowledgeNote, ...], max_chars: int,
+                        backend: str) -> Reflection:
+    errors = ErrorCollector()
+    known = {n.id for n in notes}
+    diagnosis, revised, rules = data.get("diagnosis"), data.get("revised_prompt"), data.get("rule_ids")
+    if not isinstance(diagnosis, str) or not diagnosis.strip():
+        errors.add("diagnosis", "a non-empty diagnosis is required")
+    elif len(diagnosis) > MAX_DIAGNOSIS_CHARS:
+        errors.add("diagnosis", f"longer than {MAX_DIAGNOSIS_CHARS} chars")
+    if not isinstance(revised, str) or not revised.strip():
+        errors.add("revised_prompt", "a non-empty revised prompt is required")
+    elif len(revised) > max_chars:
+        errors.add("revised_prompt", f"{len(revised)} chars exceeds the {max_chars}-char limit")
+    if not isinstance(rules, list) or not rules:
+        errors.add("rule_ids", "cite at least one knowledge-base rule id", f"known: {sorted(known)}")
+    else:
+        for i, r in enumerate(rules):
+            if r not in known:
+                errors.add(f"rule_ids[{i}]", f"{r!r} is not a knowledge-base rule", f"known: {sorted(known)}")
+    extra = set(data) - {"diagnosis", "revised_prompt", "rule_ids"}
+    if extra:
+        errors.add(sorted(extra)[0], "not a field of the reflection schema", "diagnosis, revised_prompt, rule_ids")
+    errors.raise_if_any()
+    return Reflection(str(diagnosis).strip(), " ".join(str(revised).split()),
+                      tuple(dict.fromkeys(str(r) for r in rules or ())), backend)
+
+
+# ── prompt rewriting ───────────────────────────────────────────────────────
+def _sentences(text: str) -> list[tuple[int, int]]:
+    out, start = [], 0
+    for m in re.finditer(r"(?<!\d)[.;!?]+(?=\s|$)", text):
+        out.append((start, m.end()))
+        start = m.end()
+    if start < len(text):
+        out.append((start, len(text)))
+    return out or [(0, 0)]
+
+
+def fault_cues(text: str) -> list[tuple[int, int]]:
+    """Spans of the fault verbs in a raw prompt, one per fault, in order (the parser's grouping).
+
+    As in ``intent_faults.parse_faults``: cues in one sentence merge unless a separator
+    lies between them (a comma separates different operators, not repeats of one).
+    """
+    spans: list[tuple[int, int, str]] = []
+    for op, pattern, _ctx, _prio in lx.FAULT_CUES:
+        for m in re.finditer(pattern, text, _I):
+            if not any(a < m.end() and m.start() < b for a, b, _o in spans):
+                spans.append((m.start(), m.end(), str(op)))
+    spans.sort()
+    merged: list[tuple[int, int, str]] = []
+    for a, b, op in spans:
+        if merged:
+            gap = text[merged[-1][1]:a]
+            same = op == merged[-1][2]
+            sep = r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[;.!?]" + ("" if same else "|,")
+            if not re.search(sep, gap, _I) and len(gap) < (60 if same else 40):
+                merged[-1] = (merged[-1][0], b, merged[-1][2])
+                continue
+        merged.append((a, b, op))
+    return [(a, b) for a, b, _op in merged]
+
+
+class Rewriter:
+    """Edits a prompt in place, phrase by phrase; falls back to appending a sentence."""
+
+    def __init__(self, prompt: str):
+        self.text = " ".join(prompt.split())
+
+    def _fault_sentence(self, index: int) -> tuple[int, int, tuple[int, int] | None]:
+        cues = fault_cues(self.text)
+        cue = cues[index] if index < len(cues) else (cues[-1] if cues else None)
+        if cue is None:
+            return 0, len(self.text), None
+        for a, b in _sentences(self.text):
+            if a <= cue[0] < b:
+                return a, b, cue
+        return 0, len(self.text), cue
+
+    def _remove_in_sentence(self, index: int, patterns: tuple[str, ...]) -> None:
+        a, b, _cue = self._fault_sentence(index)
+        sentence = self.text[a:b]
+        for pattern in patterns:
+            sentence = re.sub(r"\s*,?\s*\b" + pattern, "", sentence, flags=_I)
+        self.text = self.text[:a] + sentence + self.text[b:]
+        self._tidy()
+
+    def set_anchor(self, index: int, phrase: str, drop_duration: bool = True) -> None:
+        self._remove_in_sentence(index, ANCHOR_PHRASES + (DURATION_PHRASES if drop_duration else ()))
+        _a, _b, cue = self._fault_sentence(index)
+        if cue is None:
+            self.append(f"The fault starts {phrase}.")
+        else:
+            self.text = self.text[:cue[1]] + f" {phrase}" + self.text[cue[1]:]
+        self._tidy()
+
+    def drop_duration(self, index: int) -> None:
+        self._remove_in_sentence(index, DURATION_PHRASES)
+
+    def set_magnitude(self, index: int, fault: FaultEvidence, value: float) -> None:
+        a, b, cue = self._fault_sentence(index)
+        sentence = self.text[a:b]
+        op = fault.operator
+        if op is FaultOperator.DROP:
+            m = re.search(rf"\b\d+(?=\s+(?:consecutive |successive )?{_NOUNS})", sentence, _I) or \
+                re.search(r"(?<=burst of )\d+", sentence, _I)
+            new = str(int(value))
+            phrase = f" {new} consecutive messages"
+        else:
+            unit = {FaultOperator.BSM_POSITION_OFFSET: _DIST,
+                    FaultOperator.BSM_SPEED_OFFSET: rf"{_NUM}\s*(?:km/h|kph|mph|m/s)"}.get(op, _TIME)
+            m = None
+            for cand in re.finditer(unit, sentence, _I):
+                after = sentence[cand.end():cand.end() + 12]
+                before = sentence[max(0, cand.start() - 12):cand.start()]
+                if re.match(r"\s+(before|after|prior|into)\b", after, _I) or \
+                        re.search(r"\b(for|lasting|over|at|from|starting)\s+$", before, _I):
+                    continue
+                m = cand
+                break
+            u = {FaultOperator.BSM_POSITION_OFFSET: "m", FaultOperator.BSM_SPEED_OFFSET: "m/s"}.get(op, "s")
+            new = f"{value:g} {u}"
+            phrase = f" by {new}"
+        if m is not None:
+            sentence = sentence[:m.start()] + new + sentence[m.end():]
+            self.text = self.text[:a] + sentence + self.text[b:]
+        elif cue is not None:
+            self.text = self.text[:cue[1]] + phrase + self.text[cue[1]:]
+        else:
+            self.append(f"The fault magnitude is {new}.")
+        self._tidy()
+
+    def equip(self) -> None:
+        self.text = re.sub(lx.UNEQUIPPED, "equipped", self.text, flags=_I)
+        self._tidy()
+
+    def replace_or_append(self, pattern: str, phrase: str, sentence: str) -> None:
+        """Replace the first phrase matching ``pattern`` (dropping later ones), else append ``sentence``."""
+        matches = list(re.finditer(pattern, self.text, _I))
+        if not matches:
+            self.append(sentence)
+            return
+        for m in reversed(matches[1:]):
+            self.text = self.text[:m.start()] + self.text[m.end():]
+        first = matches[0]
+        self.text = self.text[:first.start()] + phrase + self.text[first.end():]
+        self._tidy()
+
+    def append(self, sentence: str) -> None:
+        self.text = self.text.rstrip()
+        if self.text and self.text[-1] not in ".!?":
+            self.text += "."
+        self.text = f"{self.text} {sentence}".strip()
+
+    def _tidy(self) -> None:
+        t = re.sub(r"\s+", " ", self.text)
+        t = re.sub(r"\s+([,.;!?])", r"\1", t)
+        t = re.sub(r",\s*,", ",", t)
+        self.text = t.strip()
+
+
+# ── rules ──────────────────────────────────────────────────────────────────
+@dataclass
+class _Ctx:
+    prompt: str
+    d: EvidenceDigest
+    notes: dict[str, KnowledgeNote]
+    rw: Rewriter
+    fired: list[str]
+    why: list[str]
+    timing_fixed: set[int]
+
+    @property
+    def app(self) -> cat.ApplicationInfo:
+        return APPLICATIONS[self.d.application]
+
+    @property
+    def signal_app(self) -> bool:
+        return self.app.kind is AppKind.SIGNAL
+
+    def fire(self, rule: str, detail: str) -> None:
+        if rule not in self.fired:
+            self.fired.append(rule)
+        self.why.append(f"{self.notes[rule].title}: {detail}" if rule in self.notes else detail)
+
+
+def _budget(app: cat.ApplicationInfo, stream: Stream) -> float:
+    return 10.0 * STREAMS[stream].period_s if stream is Stream.MAP else app.freshness_budget_s
+
+
+def _threshold(app: cat.ApplicationInfo, f: FaultEvidence) -> tuple[bool, float] | None:
+    """(below threshold?, a magnitude past it) for operators with a magnitude threshold."""
+    period, lat = STREAMS[f.stream].period_s, cat.NOMINAL_LATENCY_S
+    budget = _budget(app, f.stream)
+    m = f.magnitude
+    if f.operator is FaultOperator.DELAY and m is not None:
+        need = budget - period - lat
+        return m <= need, round(budget + 0.2, 2)
+    if f.operator is FaultOperator.TIMESTAMP_OFFSET and m is not None:
+        return m <= budget - lat, round(2.0 * budget, 2)
+    if f.operator is FaultOperator.SPAT_COUNTDOWN_OFFSET and m is not None:
+        return abs(m) <= cat.COUNTDOWN_DIVERGENCE_S, 3.0 if m >= 0 else -3.0
+    if f.operator is FaultOperator.BSM_POSITION_OFFSET and m is not None:
+        return m <= cat.POSITION_BUDGET_BASE_M + cat.POSITION_BUDGET_PER_S_M * period, 5.0
+    if f.operator is FaultOperator.BSM_SPEED_OFFSET and m is not None:
+        return abs(m) < 1.0, -3.0 if m <= 0 else 3.0
+    if f.operator is FaultOperator.DROP and f.messages_affected is not None:
+        n_star = smallest_breaching_burst(budget, period, lat)
+        return f.messages_affected < n_star, float(n_star + 2)
+    return None
+
+
+def _conflict_role(app: Application) -> str:
+    return "oncoming" if app is Application.LTA else "cross"
+
+
+def _align_phrase(c: _Ctx, f: FaultEvidence) -> str:
+    if c.signal_app:
+        if f.operator is FaultOperator.FREEZE and f.stream is Stream.SPAT:
+            return "just before amber"
+        lead = 1.5 + (c.app.freshness_budget_s if FAULT_KIND[f.operator] == "temporal" else 0.0)
+        return f"{lead:g} s before the decision point"
+    if c.d.application in (Application.IMA, Application.LTA):
+        return "2 s before the ego reaches the intersection"
+    t = max(0.0, (c.d.decision_epoch_s or 4.0) - 1.0)
+    return f"starting at {t:g} s"
+
+
+_ARRIVAL = r"arriv\w* (?:\d+(?:\.\d+)?\s*s (?:after|before) the ego|at the same time as the ego)"
+_GAP = r"(?:a )?(?:gap|headway) of \d+(?:\.\d+)?\s*m\b"
+_RANGE = (r"(?:a |an )?(?:\d+(?:\.\d+)?\s*m (?:radio |communication )?range|(?:radio |communication )?range "
+          r"(?:of |is )?\d+(?:\.\d+)?\s*m\b)")
+_PENETRATION = (r"\d+(?:\.\d+)?\s*(?:%|percent) (?:v2x )?penetration|penetration (?:of |is )?\d+(?:\.\d+)?\s*"
+                r"(?:%|percent)?")
+FAULT_KIND = {op: cat.FAULT_OPERATORS[op.value].kind.value for op in FaultOperator}
+
+
+def _rule_gt_unsafe(c: _Ctx) -> bool:
+    if not c.d.gt_violations:
+        return False
+    app = c.d.application
+    if c.signal_app:
+        c.rw.append("The ego approaches at 30 km/h.")  # the last ego speed in a prompt wins
+    elif app in (Application.FCW, Application.EEBL):
+        c.rw.replace_or_append(_GAP, "a gap of 60 m", "The lead keeps a gap of 60 m.")
+    else:
+        c.rw.replace_or_append(_ARRIVAL, "arrives 3 s after the ego",
+                               f"The {_conflict_role(app)} vehicle arrives 3 s after the ego.")
+    c.fire("gt_unsafe", f"the ground-truth twin also violated ({', '.join(c.d.gt_violations)})")
+    return True
+
+
+def _rule_verifier(c: _Ctx) -> None:
+    errors = [f for f in c.d.verifier_findings if f.severity == "error"]
+    if errors:
+        c.fire("verifier_error", "; ".join(f"{f.check}: {f.message}" for f in errors[:3]))
+
+
+def _rule_faults(c: _Ctx) -> None:
+    d = c.d
+    t_dec = d.decision_epoch_s
+    for i, f in enumerate(d.faults):
+        if f.sender_equipped is False:
+            c.rw.equip()
+            c.fire("unequipped_sender", f"{f.name} targets {f.sender or 'a sender'}, which is unequipped")
+            continue  # equipping is not a timing fix: the magnitude rule still applies
+        if f.delivered_in_window == 0 or (d.ego_in_range_fraction is not None and d.ego_in_range_fraction < 0.5
+                                           and not d.divergence_episodes):
+            c.rw.replace_or_append(_RANGE, "a radio range of 300 m", "The radio range is 300 m.")
+            if c.signal_app and not re.search(lx.SPAT_RELAY, c.rw.text, _I):
+                c.rw.append("SPaT is relayed between RSUs.")
+            c.fire("no_exposure", f"the ego received no {f.stream} in the window of {f.name}"
+                   if f.delivered_in_window == 0 else
+                   f"the ego was in range for only {100 * (d.ego_in_range_fraction or 0):.0f} % of the approach")
+            c.timing_fixed.add(i)
+            continue
+        end = f.window_end_s
+        if t_dec is not None and f.window_start_s >= t_dec:
+            c.rw.set_anchor(i, _align_phrase(c, f))
+            c.fire("window_after_decision", f"{f.name} opens at {f.window_start_s:g} s, after the decision epoch at "
+                                            f"{t_dec:g} s; no magnitude fixes timing")
+            c.timing_fixed.add(i)
+            continue
+        if t_dec is not None and end is not None and end < t_dec - _budget(c.app, f.stream):
+            c.rw.set_anchor(i, _align_phrase(c, f))
+            c.fire("window_before_decision", f"{f.name} ends at {end:g} s, before the decision epoch at {t_dec:g} s")
+            c.timing_fixed.add(i)
+            continue
+        if f.operator is FaultOperator.FREEZE and f.stream is Stream.SPAT and f.captured_phase in (Phase.AMBER,
+                                                                                                    Phase.RED):
+            c.rw.set_anchor(i, "just before amber")
+            c.fire("freeze_captures_onset_phase", f"{f.name} captured {f.captured_phase} when it opened, so the ego "
+                                                  "believed a stopping phase and stopped safely")
+            c.timing_fixed.add(i)
+            continue
+        aoi = d.decision_epoch_aoi_s.get(f.stream)
+        budget = _budget(c.app, f.stream)
+        th = _threshold(c.app, f)
+        if FAULT_KIND[f.operator] == "temporal" and aoi is not None and aoi <= budget and not (th and th[0]):
+            c.rw.set_anchor(i, _align_phrase(c, f))
+            c.fire("aoi_fresh_at_decision", f"{f.stream} AoI at the decision epoch was {aoi:g} s, within the "
+                                            f"{budget:g} s budget: the window missed the decision")
+            c.timing_fixed.add(i)
+    for i, f in enumerate(d.faults):
+        if i in c.timing_fixed:
+            continue
+        th = _threshold(c.app, f)
+        if th and th[0]:
+            c.rw.set_magnitude(i, f, th[1])
+            c.fire("magnitude_below_threshold", f"{f.name} magnitude {f.magnitude if f.magnitude is not None else f.messages_affected} "
+                                                f"stays within the {c.d.application} tolerance; raised to {th[1]:g}")
+
+
+def _rule_conflict(c: _Ctx) -> None:
+    gap = c.d.conflict_arrival_gap_s
+    if c.signal_app or gap is None or abs(gap) <= cat.CONFLICT_WINDOW_S:
+        return
+    c.rw.replace_or_append(_ARRIVAL, "arrives 1 s after the ego",
+                           f"The {_conflict_role(c.d.application)} vehicle arrives 1 s after the ego.")
+    c.fire("conflict_outside_window", f"the conflicting arrival is {gap:+g} s from the ego, outside the "
+                                      f"{cat.CONFLICT_WINDOW_S:g} s window")
+
+
+def _rule_benign(c: _Ctx) -> None:
+    negative = [e for e in c.d.divergence_episodes if e.hazard_slack_s is not None and e.hazard_slack_s < 0]
+    if not negative or c.d.md_violations or c.fired:
+        return
+    if c.signal_app:
+        for i, f in enumerate(c.d.faults):
+            if f.stream is Stream.SPAT:
+                c.rw.set_anchor(i, "just before amber")
+                break
+    else:
+        c.rw.replace_or_append(_ARRIVAL, "arrives at the same time as the ego",
+                               f"The {_conflict_role(c.d.application)} vehicle arrives at the same time as the ego.")
+    c.fire("belief_wrong_decision_same", f"{len(negative)} episode(s) overlapped the decision but the action "
+                                         "did not change")
+
+
+def _rule_penetration(c: _Ctx) -> None:
+    p = c.d.penetration
+    if p is not None and p < cat.PENETRATION_WARNING_BELOW:
+        c.rw.replace_or_append(_PENETRATION, "80 % penetration", "V2X penetration is 80 %.")
+        c.fire("low_penetration", f"penetration {p:g} < {cat.PENETRATION_WARNING_BELOW:g}")
+
+
+RULES: tuple[Callable[[_Ctx], Any], ...] = (_rule_verifier, _rule_faults, _rule_conflict, _rule_benign,
+                                             _rule_penetration)
+
+
+def reflect_offline(prompt: str, digest: EvidenceDigest, notes: tuple[KnowledgeNote, ...]) -> dict[str, Any]:
+    """Rule-based reflection; returns the reflection JSON (diagnosis, revised_prompt, rule_ids)."""
+    by_id = {n.id: n for n in notes}
+    ctx = _Ctx(prompt, digest, by_id, Rewriter(prompt), [], [], set())
+    if digest.admitted:
+        ctx.fire("admitted", "the failure is already admitted; minimize it instead")
+    elif not _rule_gt_unsafe(ctx):
+        for rule in RULES:
+            rule(ctx)
+        if not [r for r in ctx.fired if r != "verifier_error"]:
+            ctx.fire("no_diagnosis", f"failure margin {digest.failure_margin}; leave it to parameter search")
+    unknown = [r for r in ctx.fired if r not in by_id]
+    if unknown:
+        raise ValueError(f"knowledge base lacks rules {unknown}")
+    return {"diagnosis": "; ".join(ctx.why) + ".", "revised_prompt": ctx.rw.text, "rule_ids": ctx.fired}
+
+
+__all__ = ["RULES", "Reflection", "Rewriter", "fault_cues", "reflect_offline", "validate_reflection"]

@@ -1,0 +1,289 @@
+"""The three LLM roles over any backend: parse_intent, plan_scene, reflect (+ verify).
+
+This is the API a gRPC servicer calls. It owns everything a backend must not be
+trusted with: input limits, schema validation of every answer, the verifier in the
+parse-repair loop, the map catalogue check, pinning the seed and the intent into
+the spec, seed-based assignment of open fields, and attempt budgets. Backends only
+turn requests into JSON objects.
+
+Parse-repair loop (LAST-V2X Module I): attempt 1 parses; each later attempt gives
+the backend its previous answer and the problems found (schema violations, or
+verifier error findings with their minimal repairs) and asks for a corrected spec.
+It stops at the first answer that validates and verifies without errors, when an
+answer repeats the previous one (no progress), or after ``max_attempts``
+(``ParseFailed``). Warnings and notes never trigger a repair: they may be
+deliberate (an unequipped conflict vehicle as a silent-miss probe).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.spec import JunctionKind, ScenarioSpec, parse_spec
+from lastv2x.core.verifier import Finding, Repair, Severity, VerificationReport, verify
+from services.llm import lexicon as lx
+from services.llm.assignment import Assigner
+from services.llm.backends import (
+    Backend,
+    ParseRequest,
+    PlanRequest,
+    ReflectRequest,
+    RepairRequest,
+    create_backend,
+)
+from services.llm.config import LlmConfig
+from services.llm.errors import MalformedOutput, ParseFailed, RoleFailed
+from services.llm.evidence import EvidenceDigest
+from services.llm.knowledge import KnowledgeNote, load_notes
+from services.llm.maps import MapView
+from services.llm.planner import ApproachCandidate, ScenePlan, check_candidates, validate_plan
+from services.llm.reflector import Reflection, validate_reflection
+
+MAX_SEED = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    attempt: int
+    problems: tuple[dict[str, Any], ...]  # what was wrong with this attempt's answer (empty: accepted)
+    notes: tuple[str, ...] = ()
+    data: dict[str, Any] | None = field(default=None, repr=False)  # the answer, as pinned
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    spec: ScenarioSpec
+    attempts_used: int
+    findings: tuple[Finding, ...]  # final verifier findings (no errors) + parser observations
+    backend: str
+    notes: tuple[str, ...] = ()  # explanation: which words set which fields, what the seed assigned
+    history: tuple[AttemptRecord, ...] = field(default=(), repr=False)
+    decision_epoch_s: float = math.inf
+    stop_bar_s: float = math.inf
+
+    @property
+    def report(self) -> VerificationReport:
+        """Every finding (verifier + parser observations) as one report, for ParseIntentResponse.report."""
+        return VerificationReport(self.findings, self.decision_epoch_s, self.stop_bar_s)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec.model_dump(mode="json"), "attempts_used": self.attempts_used,
+                "findings": [f.to_dict() for f in self.findings], "backend": self.backend,
+                "notes": list(self.notes)}
+
+
+def _violation_dicts(exc: InvalidArgument) -> list[dict[str, Any]]:
+    return [{"field": v.field, "description": v.description, "hint": v.hint} for v in exc.violations]
+
+
+class LlmRoles:
+    """The LLM service core: one backend, one config, one map view."""
+
+    def __init__(self, backend: Backend | None = None, config: LlmConfig | None = None,
+                 maps: MapView | None = None, notes: tuple[KnowledgeNote, ...] | None = None):
+        self.config = config or LlmConfig()
+        self.backend = backend or create_backend(self.config)
+        self.maps = maps or MapView()
+        self.notes = notes or load_notes()
+
+    # ── input checks ──────────────────────────────────────────────────────
+    def check_text(self, text: object, field_name: str = "text") -> str:
+        if not isinstance(text, str):
+            raise InvalidArgument(FieldViolation(field_name, f"expected a string, got {type(text).__name__}"))
+        limit = self.config.max_text_chars
+        if len(text) > limit:
+            raise InvalidArgument(FieldViolation(field_name, f"{len(text)} characters exceeds the {limit}-character "
+                                                             "limit", "shorten the intent"))
+        cleaned = " ".join(text.replace("\x00", " ").split())
+        if not cleaned:
+            raise InvalidArgument(FieldViolation(field_name, "empty intent", "say what to test in one or two sentences"))
+        return cleaned
+
+    @staticmethod
+    def check_seed(seed: object) -> int:
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise InvalidArgument(FieldViolation("seed", f"expected an integer in [0, 2^63-1], got {seed!r}"))
+        return seed
+
+    def _check_attempts(self, max_attempts: int | None) -> int:
+        n = self.config.max_attempts if max_attempts is None else max_attempts
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10:
+            raise InvalidArgument(FieldViolation("max_attempts", f"expected 1..10, got {n!r}"))
+        return n
+
+    # ── role 1: parser ────────────────────────────────────────────────────
+    def parse_intent(self, text: str, seed: int, max_attempts: int | None = None, *,
+                     campaign: str = "default") -> ParseResult:
+        """Natural language -> verified ScenarioSpec, repairing from findings for at most N attempts."""
+        text = self.check_text(text)
+        seed = self.check_seed(seed)
+        attempts = self._check_attempts(max_attempts)
+        assigner = Assigner(seed)
+        observed: list[Finding] = []
+        if re.search(lx.INJECTION, text, re.IGNORECASE):
+            observed.append(Finding("intent.injection", Severity.WARNING,
+                                    "the intent contains instructions addressed to the model or code; they were "
+                                    "treated as data and only schema-valid output was accepted", ("intent",)))
+        assignment = assigner.preview(self.maps.assignable)
+        history: list[AttemptRecord] = []
+        notes: list[str] = []
+        data: dict[str, Any] | None = None
+        raw: str | None = None
+        problems: list[dict[str, Any]] = []
+        findings: tuple[Finding, ...] = ()
+        for attempt in range(1, attempts + 1):
+            try:
+                if attempt == 1:
+                    reply = self.backend.parse(ParseRequest(text, seed, assignment, self.maps, campaign))
+                else:
+                    reply = self.backend.repair(RepairRequest(text, seed, assignment, data, raw, tuple(problems),
+                                                              attempt, self.maps, campaign))
+            except MalformedOutput as exc:
+                problems = [{"field": "<root>", "description": exc.description,
+                             "hint": "answer with one JSON object matching the ScenarioSpec schema"}]
+                data, raw = None, exc.raw
+                history.append(AttemptRecord(attempt, tuple(problems)))
+                continue
+            pinned = self._pin(reply.data, text, seed, assigner, [])
+            if attempt > 1 and data is not None and pinned == data:
+                history.append(AttemptRecord(attempt, tuple(problems), reply.notes + ("no progress",), data))
+                break
+            observed.extend(f for f in reply.findings if f not in observed)
+            notes.extend(reply.notes)
+            data, raw = self._pin(reply.data, text, seed, assigner, notes), None
+            try:
+                spec = parse_spec(data)
+            except InvalidArgument as exc:
+                problems, findings = _violation_dicts(exc), ()
+                history.append(AttemptRecord(attempt, tuple(problems), reply.notes, data))
+                continue
+            report = verify(spec)
+            findings = tuple(self._map_findings(spec, assigner)) + report.findings
+            errors = [f for f in findings if f.severity is Severity.ERROR]
+            problems = [f.to_dict() for f in errors]
+            history.append(AttemptRecord(attempt, tuple(problems), reply.notes, data))
+            if not errors:
+                return ParseResult(spec, attempt, tuple(observed) + findings, self.backend.name, tuple(notes),
+                                   tuple(history), report.decision_epoch_s, report.stop_bar_s)
+        raise ParseFailed(len(history), problems, findings, data)
+
+    def _pin(self, data: dict[str, Any], text: str, seed: int, assigner: Assigner, notes: list[str]) -> dict[str, Any]:
+        """Fields the role layer owns: the request's seed and intent; a seed-assigned town when none is named."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        out["seed"] = seed
+        out["intent"] = text[:4000]
+        query = out.get("map")
+        if query is None or isinstance(query, dict):
+            query = dict(query or {})
+            if not query.get("town"):
+                try:
+                    kind = JunctionKind(query.get("junction_kind", "any"))
+                    approaches = int(query.get("min_approaches", 3))
+                except (ValueError, TypeError):
+                    return out
+                town = assigner.town(self.maps.candidates(kind, approaches))
+                if town:
+                    query["town"] = town
+                    notes.append(f"map.town {town} assigned from seed")
+                out["map"] = query
+        return out
+
+    def _map_findings(self, spec: ScenarioSpec, assigner: Assigner) -> list[Finding]:
+        q = spec.map
+        if q.town is None:
+            return []
+        facts = self.maps.get(q.town)
+        pool = self.maps.candidates(q.junction_kind, q.min_approaches)
+        fix = assigner.town(pool)
+        if facts is None:
+            return [Finding("map_catalogue", Severity.ERROR, f"no map named {q.town!r} in the catalogue",
+                            ("map.town",), Repair("use a catalogue map", (("map.town", fix),)) if fix else None)]
+        if facts.name != q.town:
+            return [Finding("map_catalogue", Severity.ERROR, f"map {q.town!r} is spelled {facts.name!r}",
+                            ("map.town",), Repair("use the catalogue name", (("map.town", facts.name),)))]
+        if not facts.offers(q.junction_kind, q.min_approaches):
+            repair = Repair(f"use a map offering {q.junction_kind.value}", (("map.town", fix),)) if fix else \
+                Repair("ask for any junction", (("map.junction_kind", "any"), ("map.min_approaches", 3)))
+            return [Finding("map_catalogue", Severity.ERROR,
+                            f"{facts.name} has no {q.junction_kind.value} junction with {q.min_approaches}+ approaches",
+                            ("map.town", "map.junction_kind", "map.min_approaches"), repair)]
+        return []
+
+    # ── role 2: scene planner ─────────────────────────────────────────────
+    def plan_scene(self, spec: ScenarioSpec, candidates: Sequence[ApproachCandidate], *,
+                   campaign: str = "default") -> ScenePlan:
+        """Map the spec's roles onto retrieved approaches; only candidate ids are accepted."""
+        if not isinstance(spec, ScenarioSpec):
+            raise InvalidArgument(FieldViolation("spec", "expected a ScenarioSpec"))
+        cands = check_candidates(tuple(candidates))
+        previous: dict[str, Any] | None = None
+        problems: list[dict[str, Any]] = []
+        for _attempt in range(self.config.plan_attempts):
+            try:
+                reply = self.backend.plan(PlanRequest(spec, cands, previous, tuple(problems), campaign))
+            except MalformedOutput as exc:
+                previous, problems = None, [{"field": "<root>", "description": exc.description}]
+                continue
+            try:
+                return validate_plan(reply.data, spec, cands, self.backend.name)
+            except InvalidArgument as exc:
+                previous, problems = reply.data, _violation_dicts(exc)
+        raise RoleFailed("scene planner", self.config.plan_attempts, problems,
+                         f"choose only among candidate ids {sorted(c.candidate_id for c in cands)}")
+
+    # ── role 3: reflector ─────────────────────────────────────────────────
+    def reflect(self, prompt: str, evidence_digest: EvidenceDigest | dict[str, Any], *,
+                campaign: str = "default") -> Reflection:
+        """Diagnose an ineffective test from its evidence digest and revise the prompt."""
+        prompt = self.check_text(prompt, "prompt")
+        digest = evidence_digest if isinstance(evidence_digest, EvidenceDigest) else \
+            EvidenceDigest.from_dict(evidence_digest)
+        previous: dict[str, Any] | None = None
+        problems: list[dict[str, Any]] = []
+        for _attempt in range(self.config.reflect_attempts):
+            try:
+                reply = self.backend.reflect(ReflectRequest(prompt, digest, self.notes, previous, tuple(problems),
+                                                            campaign))
+            except MalformedOutput as exc:
+                previous, problems = None, [{"field": "<root>", "description": exc.description}]
+                continue
+            try:
+                return validate_reflection(reply.data, self.notes, self.config.max_text_chars, self.backend.name)
+            except InvalidArgument as exc:
+                previous, problems = reply.data, _violation_dicts(exc)
+        raise RoleFailed("reflector", self.config.reflect_attempts, problems,
+                         f"cite rule ids among {[n.id for n in self.notes]}")
+
+    # ── verifier passthrough (the Verify RPC) ─────────────────────────────
+    @staticmethod
+    def verify(spec: ScenarioSpec | dict[str, Any] | str) -> VerificationReport:
+        return verify(spec if isinstance(spec, ScenarioSpec) else parse_spec(spec))
+
+
+def parse_intent(text: str, seed: int, max_attempts: int = 3, *, backend: Backend | None = None) -> ParseResult:
+    """Module-level convenience over ``LlmRoles`` (offline backend unless one is given)."""
+    return LlmRoles(backend).parse_intent(text, seed, max_attempts)
+
+
+def plan_scene(spec: ScenarioSpec, candidates: Sequence[ApproachCandidate], *,
+               backend: Backend | None = None) -> ScenePlan:
+    return LlmRoles(backend).plan_scene(spec, candidates)
+
+
+def reflect(prompt: str, evidence_digest: EvidenceDigest | dict[str, Any], *,
+            backend: Backend | None = None) -> Reflection:
+    return LlmRoles(backend).reflect(prompt, evidence_digest)
+
+
+__all__ = ["AttemptRecord", "LlmRoles", "ParseResult", "parse_intent", "plan_scene", "reflect"]

@@ -1,0 +1,121 @@
+"""What the Execute RPCs do, without grpc: validate a program against its map and caps,
+pick the information sources, run the pair, optionally write the MCAP trace.
+
+The message-driven ego gets the V2X stack (channel over the map's buildings, faults,
+reconstruction, monitor); the shadow ego gets ground truth. Programs on the synthetic
+straight crossing have no buildings (open space).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lastv2x.core.errors import ErrorCollector, InvalidArgument
+from lastv2x.core.program import (
+    SYNTH_MAP_NAME,
+    ScenarioProgram,
+    program_from_spec_on_straight_roads,
+)
+from lastv2x.core.spec import ScenarioSpec
+from services.simulator.maps import load_map
+from services.simulator.maps.errors import MapError
+from services.simulator.maps.model import RoadMap
+from services.simulator.paired import PairedOutcome, execute_batch, execute_paired
+from services.simulator.trace import TraceWriter
+from services.simulator.v2x.stack import v2x_source_factory
+
+
+@dataclass(frozen=True)
+class SimulatorLimits:
+    max_duration_s: float = 120.0  # longest scenario a request may ask for
+    max_batch: int = 256  # programs per ExecuteBatch
+    trace_dir: Path = Path(".lastv2x/traces")
+
+
+@functools.lru_cache(maxsize=16)
+def _road_map(name: str) -> RoadMap | None:
+    if name == SYNTH_MAP_NAME:
+        return None
+    return load_map(name)
+
+
+def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: str = "program") -> RoadMap | None:
+    """Caps and map references; raises InvalidArgument naming every bad field."""
+    errors = ErrorCollector()
+    if not math.isfinite(program.duration_s) or program.duration_s > limits.max_duration_s:
+        errors.add(f"{path}.duration_s", f"{program.duration_s} s exceeds the cap of {limits.max_duration_s} s",
+                   "shorten the scenario or raise LASTV2X_MAX_DURATION_S")
+    try:
+        road_map = _road_map(program.map_name)
+    except MapError as exc:
+        errors.add(f"{path}.map_name", exc.reason, "use a built-in map name or a loadable .xodr path")
+        road_map = None
+    if road_map is not None:
+        known = set(road_map.lanes) | set(road_map.movements)
+        groups = set(road_map.signal_groups)
+        junctions = set(road_map.junctions)
+        for i, v in enumerate(program.vehicles):
+            vpath = f"{path}.ego" if i == 0 else f"{path}.agents[{i - 1}]"
+            for j, seg in enumerate(v.route.segments):
+                if seg.id not in known:
+                    errors.add(f"{vpath}.route.segments[{j}].id", f"map {program.map_name} has no lane {seg.id!r}")
+            for j, c in enumerate(v.route.crossings):
+                if c.junction_id not in junctions:
+                    errors.add(f"{vpath}.route.crossings[{j}].junction_id",
+                               f"map {program.map_name} has no junction {c.junction_id!r}")
+        for k, g in enumerate(program.signal_groups):
+            if g.id not in groups:
+                errors.add(f"{path}.signal_groups[{k}].id", f"map {program.map_name} has no signal group {g.id!r}")
+    errors.raise_if_any()
+    return road_map
+
+
+def program_for(spec: ScenarioSpec) -> ScenarioProgram:
+    """A spec executed directly is laid on the synthetic straight crossing."""
+    return program_from_spec_on_straight_roads(spec)
+
+
+def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
+            write_trace: bool = False) -> tuple[PairedOutcome, str]:
+    road_map = validate_program(program, limits)
+    factory = v2x_source_factory(road_map=road_map)
+    if not write_trace:
+        return execute_paired(program, seed, md_source_factory=factory), ""
+    limits.trace_dir.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
+    path = (limits.trace_dir / f"{program.application.value.lower()}-{name}-{seed or program.seed}.mcap").resolve()
+    tmp = path.with_suffix(".mcap.part")
+    with TraceWriter(tmp) as trace:
+        outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace)
+    tmp.replace(path)  # a trace is complete or absent, never half-written
+    return outcome, path.as_uri()
+
+
+def run_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], limits: SimulatorLimits
+              ) -> list[PairedOutcome]:
+    if len(programs) > limits.max_batch:
+        raise InvalidArgument([], f"batch of {len(programs)} exceeds the cap of {limits.max_batch}")
+    for i, p in enumerate(programs):
+        validate_program(p, limits, f"requests[{i}].program")
+    # One V2X source per rollout; programs on different maps get their own buildings.
+    results: list[PairedOutcome | None] = [None] * len(programs)
+    by_map: dict[str, list[int]] = {}
+    for i, p in enumerate(programs):
+        by_map.setdefault(p.map_name, []).append(i)
+    for map_name, idx in by_map.items():
+        factory = v2x_source_factory(road_map=_road_map(map_name))
+        dts: dict[float, list[int]] = {}
+        for i in idx:
+            dts.setdefault(programs[i].dt_s, []).append(i)
+        for group in dts.values():
+            outs = execute_batch([programs[i] for i in group],
+                                 [programs[i].seed if seeds[i] is None else seeds[i] for i in group],  # type: ignore[misc]
+                                 md_source_factory=factory)
+            for i, o in zip(group, outs, strict=True):
+                results[i] = o
+    return [r for r in results if r is not None]

@@ -1,0 +1,162 @@
+"""Reflection: diagnose from the evidence digest, revise the prompt, re-parse it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lastv2x.core.errors import InvalidArgument
+from lastv2x.core.spec import AnchorEvent
+from services.llm.errors import RoleFailed
+from services.llm.evidence import EvidenceDigest
+from services.llm.fake_openai_server import FakeOpenAIServer, offline_model
+from services.llm.knowledge import load_notes
+from services.llm.reflector import RULES, fault_cues
+from services.llm.roles import LlmRoles
+from tests.llm.conftest import openai_backend
+
+FREEZE_RED = "Check that RLVW stays safe when the SPaT feed freezes at red onset at a busy intersection."
+
+
+def digest(**fields: object) -> EvidenceDigest:
+    base: dict[str, object] = {"application": "RLVW", "admitted": False, "decision_epoch_s": 5.6,
+                               "failure_margin": 1e6}
+    return EvidenceDigest.from_dict({**base, **fields})
+
+
+def fault(**fields: object) -> dict[str, object]:
+    return {"name": "f", "operator": "freeze", "stream": "SPAT", "window_start_s": 1.0, **fields}
+
+
+def test_freeze_after_the_decision_is_realigned_not_amplified(roles: LlmRoles) -> None:
+    ref = roles.reflect(FREEZE_RED, digest(faults=[fault(window_start_s=30.0, captured_phase="red")]))
+    assert ref.rule_ids == ("window_after_decision",) and ref.backend == "offline"
+    assert "no magnitude fixes timing" in ref.diagnosis
+    assert "just before amber" in ref.revised_prompt and "red onset" not in ref.revised_prompt
+    spec = roles.parse_intent(ref.revised_prompt, 1).spec  # re-enters parse -> verify
+    assert spec.faults[0].anchor.event is AnchorEvent.AMBER_ONSET and spec.map.busy
+
+
+def test_freeze_that_captured_amber(roles: LlmRoles) -> None:
+    ref = roles.reflect("RLVW when the SPaT feed freezes at amber onset.",
+                        digest(faults=[fault(window_start_s=2.0, captured_phase="amber")]))
+    assert ref.rule_ids == ("freeze_captures_onset_phase",)
+    assert roles.parse_intent(ref.revised_prompt, 1).spec.faults[0].anchor.offset_s == -0.5
+
+
+def test_timing_before_magnitude(roles: LlmRoles) -> None:
+    d = digest(faults=[fault(operator="delay", magnitude=0.2, window_start_s=9.0)])
+    ref = roles.reflect("RLVW with SPaT delayed by 200 ms at 9 s.", d)
+    assert ref.rule_ids == ("window_after_decision",)  # the magnitude rule is suppressed for this fault
+    spec = roles.parse_intent(ref.revised_prompt, 1).spec
+    assert spec.faults[0].anchor.event is AnchorEvent.DECISION_EPOCH
+
+
+def test_magnitude_below_threshold_is_raised(roles: LlmRoles) -> None:
+    d = digest(decision_epoch_s=6.0, decision_epoch_aoi_s={"SPAT": 0.4},
+               faults=[fault(operator="delay", magnitude=0.3, window_start_s=4.0)])
+    ref = roles.reflect("RLVW with SPaT delayed by 300 ms starting at 4 s.", d)
+    assert ref.rule_ids == ("magnitude_below_threshold",)
+    res = roles.parse_intent(ref.revised_prompt, 1)
+    assert res.attempts_used == 1 and res.spec.faults[0].magnitude == pytest.approx(1.2)
+    assert res.spec.faults[0].anchor.offset_s == 4.0  # the window is kept
+
+
+def test_unequipped_sender_and_conflict_timing(roles: LlmRoles) -> None:
+    d = EvidenceDigest.from_dict({
+        "application": "IMA", "admitted": False, "decision_epoch_s": 9.0, "conflict_arrival_gap_s": 12.0,
+        "faults": [{"name": "delay_bsm", "operator": "delay", "stream": "BSM", "window_start_s": 0.0,
+                    "magnitude": 1.0, "sender": "cross", "sender_equipped": False}]})
+    prompt = "IMA with an unequipped cross vehicle whose BSMs are delayed by 1 s; the cross vehicle arrives 12 s after the ego."
+    ref = roles.reflect(prompt, d)
+    assert ref.rule_ids == ("unequipped_sender", "conflict_outside_window")
+    (cross,) = roles.parse_intent(ref.revised_prompt, 1).spec.agents
+    assert cross.equipped is True and cross.arrival_offset_s == 1.0
+
+
+def test_no_exposure_extends_range_and_relays(roles: LlmRoles) -> None:
+    d = digest(application="GLOSA", ego_in_range_fraction=0.2,
+               faults=[fault(operator="delay", magnitude=3.0, window_start_s=0.0, delivered_in_window=0)])
+    ref = roles.reflect("GLOSA with a 50 m radio range and SPaT delayed by 3 s.", d)
+    assert ref.rule_ids == ("no_exposure",)
+    v2x = roles.parse_intent(ref.revised_prompt, 1).spec.v2x
+    assert v2x.channel.range_m == 300.0 and v2x.spat_relay
+
+
+def test_ground_truth_unsafe_changes_traffic_not_faults(roles: LlmRoles) -> None:
+    d = EvidenceDigest.from_dict({"application": "FCW", "admitted": False, "md_violations": ["collision"],
+                                  "gt_violations": ["collision"]})
+    ref = roles.reflect("FCW with a gap of 10 m and the lead's BSMs dropped; the lead brakes hard at 3 s.", d)
+    assert ref.rule_ids == ("gt_unsafe",)
+    assert roles.parse_intent(ref.revised_prompt, 1).spec.agents[0].gap_m == 60.0
+
+
+def test_admitted_needs_no_revision(roles: LlmRoles) -> None:
+    ref = roles.reflect(FREEZE_RED, digest(admitted=True, md_violations=["red_entry"]))
+    assert ref.rule_ids == ("admitted",) and ref.revised_prompt == FREEZE_RED
+
+
+def test_nothing_identifiable(roles: LlmRoles) -> None:
+    ref = roles.reflect("IMA with cross BSMs delayed by 1 s.", EvidenceDigest.from_dict(
+        {"application": "IMA", "admitted": False, "failure_margin": 3.2}))
+    assert ref.rule_ids == ("no_diagnosis",)
+
+
+def test_low_penetration(roles: LlmRoles) -> None:
+    ref = roles.reflect("IMA with 10 % penetration.", EvidenceDigest.from_dict(
+        {"application": "IMA", "admitted": False, "penetration": 0.1}))
+    assert "low_penetration" in ref.rule_ids
+    assert roles.parse_intent(ref.revised_prompt, 1).spec.v2x.penetration == pytest.approx(0.8)
+
+
+def test_knowledge_base_is_one_data_file_for_every_scenario() -> None:
+    notes = load_notes()
+    assert load_notes() is notes  # loaded once, identical for every call
+    ids = {n.id for n in notes}
+    assert len(ids) == len(notes) >= 12
+    assert len(RULES) >= 5
+
+
+def test_llm_reflector_receives_identical_notes(fake_server: FakeOpenAIServer) -> None:
+    fake_server.responder = offline_model
+    roles = LlmRoles(openai_backend(fake_server))
+    roles.reflect(FREEZE_RED, digest(faults=[fault(window_start_s=30.0)]))
+    roles.reflect("IMA with cross BSMs delayed by 1 s.", EvidenceDigest.from_dict(
+        {"application": "IMA", "admitted": False}))
+    systems = [r["messages"][0]["content"] for r in fake_server.requests]
+    assert systems[0] == systems[1] and "[window_after_decision]" in systems[0]
+    rule_enum = fake_server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["rule_ids"]
+    assert set(rule_enum["items"]["enum"]) == {n.id for n in load_notes()}
+
+
+def test_llm_reflection_citing_unknown_rules_is_rejected(fake_server: FakeOpenAIServer) -> None:
+    bad = {"diagnosis": "d", "revised_prompt": "p", "rule_ids": ["made_up_rule"]}
+    fake_server.enqueue(bad, bad)
+    with pytest.raises(RoleFailed) as err:
+        LlmRoles(openai_backend(fake_server)).reflect(FREEZE_RED, digest())
+    assert "made_up_rule" in json.dumps(err.value.problems)
+
+
+def test_evidence_digest_round_trip_and_validation() -> None:
+    d = digest(faults=[fault(captured_phase="amber", delivered_in_window=3)], decision_epoch_aoi_s={"SPAT": 0.2},
+               divergence_episodes=[{"kind": "signal_phase", "stream": "SPAT", "start_s": 1.0, "end_s": 7.0,
+                                     "hazard_slack_s": -1.4}])
+    assert EvidenceDigest.from_dict(d.to_json()) == d
+    with pytest.raises(InvalidArgument) as err:
+        EvidenceDigest.from_dict({"application": "XYZ", "admitted": "maybe", "ego_in_range_fraction": 3})
+    fields = {v.field for v in err.value.violations}
+    assert {"evidence_digest.application", "evidence_digest.ego_in_range_fraction"} <= fields
+
+
+def test_reflect_input_limits(roles: LlmRoles) -> None:
+    with pytest.raises(InvalidArgument) as err:
+        roles.reflect("", digest())
+    assert err.value.violations[0].field == "prompt"
+
+
+def test_fault_cues_follow_the_parser_grouping() -> None:
+    assert len(fault_cues("SPaT is delayed by 1 s and BSMs are dropped.")) == 2
+    assert len(fault_cues("stale, frozen SPaT")) == 2
+    assert len(fault_cues("stale BSMs, timestamps 1.5 s in the past")) == 1
+    assert len(fault_cues("the SPaT feed freezes")) == 1

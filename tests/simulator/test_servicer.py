@@ -1,0 +1,105 @@
+"""The simulator service over real gRPC on loopback: paired execution, batches, coverage, bad input."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from lastv2x.core.catalogue import Application
+from lastv2x.core.spec import parse_spec
+from lastv2x.rpc.convert import program_to_proto, spec_to_proto
+from lastv2x.rpc.errors import field_violations
+from lastv2x.rpc.server import ServerConfig, create_server
+from lastv2x.v1 import common_pb2, simulator_pb2, simulator_pb2_grpc
+from services.simulator.execute import SimulatorLimits
+from services.simulator.reference import reference_program
+from services.simulator.servicer import register
+
+FREEZE_BEFORE_AMBER = {
+    "application": "RLVW", "seed": 7, "signal": {"offset_s": 22.353},
+    "faults": [{"name": "freeze_spat", "operator": "freeze", "stream": "SPAT",
+                "anchor": {"kind": "signal_event", "event": "amber_onset", "offset_s": -0.5}}],
+}
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    limits = SimulatorLimits(max_duration_s=60.0, trace_dir=tmp_path_factory.mktemp("traces"))
+    server, port = create_server(ServerConfig("simulator", log_json=False), lambda s: register(s, limits))
+    server.start()
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield simulator_pb2_grpc.SimulatorServiceStub(channel)
+    server.stop(0)
+
+
+def _spec(data: dict) -> common_pb2.ScenarioSpec:
+    return spec_to_proto(parse_spec(data))
+
+
+def test_freeze_before_amber_is_admitted_and_replays_bit_for_bit(sim) -> None:
+    req = simulator_pb2.ExecuteRequest(spec=_spec(FREEZE_BEFORE_AMBER), write_trace=True)
+    a = sim.Execute(req, timeout=60).outcome
+    assert a.admitted and a.md.failed and not a.gt.failed
+    assert [v.kind for v in a.md.violations] == ["red_entry"]
+    assert a.failure_class == common_pb2.FAILURE_CLASS_FRESH_BUT_WRONG
+    assert a.trace_uri.startswith("file://") and a.trace_uri.endswith(".mcap")
+    b = sim.Execute(simulator_pb2.ExecuteRequest(spec=_spec(FREEZE_BEFORE_AMBER)), timeout=60).outcome
+    assert a.outcome_json == b.outcome_json and a.outcome_sha256 == b.outcome_sha256
+
+
+def test_freeze_at_red_onset_is_not_admitted(sim) -> None:
+    late = dict(FREEZE_BEFORE_AMBER, faults=[dict(FREEZE_BEFORE_AMBER["faults"][0],
+                                                  anchor={"kind": "signal_event", "event": "red_onset"})])
+    out = sim.Execute(simulator_pb2.ExecuteRequest(spec=_spec(late)), timeout=60).outcome
+    assert not out.admitted and not out.gt.failed
+
+
+def test_batch_streams_one_result_per_program_in_order(sim) -> None:
+    apps = [Application.RLVW, Application.IMA, Application.FCW]
+    req = simulator_pb2.ExecuteBatchRequest(requests=[
+        simulator_pb2.ExecuteRequest(program=program_to_proto(reference_program(a))) for a in apps])
+    replies = list(sim.ExecuteBatch(req, timeout=120))
+    assert [r.index for r in replies] == [0, 1, 2]
+    assert not any(r.outcome.admitted for r in replies)  # healthy channel, no faults
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda p: p.model_copy(update={"duration_s": 90.0}), "program.duration_s"),
+    (lambda p: p.model_copy(update={"map_name": "signalized_4way"}), "program.ego.route.segments[0].id"),
+    (lambda p: p.model_copy(update={"map_name": "no_such_town"}), "program.map_name"),
+])
+def test_bad_programs_name_the_field(sim, mutate, field: str) -> None:
+    program = mutate(reference_program(Application.RLVW))
+    with pytest.raises(grpc.RpcError) as info:
+        sim.Execute(simulator_pb2.ExecuteRequest(program=program_to_proto(program)), timeout=60)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert field in [f for f, _ in field_violations(info.value)]
+
+
+def test_bad_specs_name_the_field_and_service_keeps_serving(sim) -> None:
+    spec = _spec({"application": "GLOSA"})
+    spec.ego.speed_mps = -1.0
+    with pytest.raises(grpc.RpcError) as info:
+        sim.Execute(simulator_pb2.ExecuteRequest(spec=spec), timeout=60)
+    assert field_violations(info.value)[0][0] == "spec.ego.speed_mps"
+    unknown = common_pb2.ScenarioSpec(application=42)  # type: ignore[arg-type]
+    with pytest.raises(grpc.RpcError) as info:
+        sim.Execute(simulator_pb2.ExecuteRequest(spec=unknown), timeout=60)
+    assert field_violations(info.value)[0][0] == "spec.application"
+    ok = sim.Execute(simulator_pb2.ExecuteRequest(spec=_spec({"application": "GLOSA"})), timeout=60)
+    assert not ok.outcome.admitted
+
+
+def test_coverage_blockage_ablation_and_bad_map(sim) -> None:
+    rsu = common_pb2.Rsu(id="centre", xy_m=[8.0, 8.0], height_m=5.0)
+    strong = sim.CoverageMap(simulator_pb2.CoverageMapRequest(map_name="urban_canyon", rsus=[rsu], cell_m=10,
+                                                              range_m=250.0, blockage_db_per_m=5.0), timeout=60)
+    weak = sim.CoverageMap(simulator_pb2.CoverageMapRequest(map_name="urban_canyon", rsus=[rsu], cell_m=10,
+                                                            range_m=250.0, blockage_db_per_m=1.0), timeout=60)
+    # blockage only removes coverage: 1 dB/m covers at least what 5 dB/m covers, and NLOS streets stay dark
+    assert 0.0 < strong.in_range_fraction <= weak.in_range_fraction < 1.0
+    assert len(strong.best_rssi_dbm) == strong.width * strong.height
+    with pytest.raises(grpc.RpcError) as info:
+        sim.CoverageMap(simulator_pb2.CoverageMapRequest(map_name="atlantis"), timeout=60)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert field_violations(info.value)[0][0] == "map_name"
