@@ -4,6 +4,9 @@
   lastv2x verify SPEC.json [--json]     the analytic verifier (in-process, or --target HOST:PORT)
   lastv2x schema                        the ScenarioSpec JSON Schema
   lastv2x maps list | show MAP [--junctions]   built-in maps or any .xodr
+  lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (offline parser role)
+  lastv2x execute FILE.json [--trace]   paired execution of a spec or program (--target: simulator)
+  lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
   lastv2x demo [--json]                 the deepest real path built so far, as a table
 
 Every command takes ``--json`` for machine-readable output. Exit codes: 0 ok,
@@ -18,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lastv2x.core.errors import InvalidArgument, LastV2XError
+from lastv2x.core.errors import FieldViolation, InvalidArgument, LastV2XError
 
 
 def _print(data: Any, as_json: bool, table: str) -> None:
@@ -130,6 +133,99 @@ def cmd_maps(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_program_or_spec(path: str) -> tuple[str, Any]:
+    """A JSON file holding a ScenarioProgram (has "ego" with a "route") or a ScenarioSpec."""
+    text = _read_spec_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgument([FieldViolation("<root>", f"not JSON: {exc.msg} at char {exc.pos}")]) from None
+    if isinstance(data, dict) and isinstance(data.get("ego"), dict) and "route" in data["ego"]:
+        from pydantic import ValidationError
+
+        from lastv2x.core.program import ScenarioProgram
+        from lastv2x.core.spec import violations_from
+
+        try:
+            return "program", ScenarioProgram.model_validate(data)
+        except ValidationError as exc:
+            raise InvalidArgument(violations_from(exc, "program.")) from None
+    from lastv2x.core.spec import parse_spec
+
+    return "spec", parse_spec(data)
+
+
+def _outcome_lines(d: dict[str, Any]) -> list[str]:
+    lines = [f"{'ADMITTED' if d['admitted'] else 'not admitted'}: failure margin {d['failure_margin']:g}"]
+    for name in ("md", "gt"):
+        r = d[name]
+        v = ",".join(["red_entry"] * bool(r.get("red_entries") or r.get("violations"))) or "safe"
+        lines.append(f"  {name}: {'FAILED ' + v if r['failed'] else 'safe'}; stops {r['stops']}")
+    return lines
+
+
+def cmd_execute(args: argparse.Namespace) -> int:
+    kind, obj = _load_program_or_spec(args.scenario)
+    if args.target:
+        import grpc
+
+        from lastv2x.rpc.convert import message_to_dict, program_to_proto, spec_to_proto
+        from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
+
+        req = simulator_pb2.ExecuteRequest(write_trace=args.trace)
+        if kind == "program":
+            req.program.CopyFrom(program_to_proto(obj))
+        else:
+            req.spec.CopyFrom(spec_to_proto(obj))
+        if args.seed is not None:
+            req.seed = args.seed
+        with grpc.insecure_channel(args.target) as channel:
+            reply = simulator_pb2_grpc.SimulatorServiceStub(channel).Execute(req, timeout=120)
+        outcome = json.loads(reply.outcome.outcome_json)
+        outcome["trace_uri"] = reply.outcome.trace_uri
+    else:
+        from pathlib import Path as _Path
+
+        from services.simulator.execute import SimulatorLimits, program_for, run_one
+
+        program = obj if kind == "program" else program_for(obj)
+        result, uri = run_one(program, args.seed, SimulatorLimits(trace_dir=_Path(".lastv2x/traces")), args.trace)
+        outcome = result.to_dict()
+        outcome["trace_uri"] = uri
+    lines = _outcome_lines(outcome) + ([f"  trace: {outcome['trace_uri']}"] if outcome.get("trace_uri") else [])
+    _print(outcome, args.json, "\n".join(lines))
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from services.llm.roles import LlmRoles
+
+    result = LlmRoles().parse_intent(args.text, args.seed)
+    data = {"spec": result.spec.model_dump(mode="json"), "attempts_used": result.attempts_used,
+            "backend": result.backend, "report": result.report.to_dict(), "notes": list(result.notes)}
+    _print(data, args.json, json.dumps(data["spec"], indent=2) + f"\n# {result.attempts_used} attempt(s), "
+           f"backend {result.backend}, {'ok' if result.report.ok else 'BLOCKED'}")
+    return 0
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from services.simulator.coverage_service import coverage_for
+
+    cov, layout = coverage_for(args.map, blockage_db_per_m=args.blockage, range_m=args.range, cell_m=args.cell)
+    data = {**cov.to_dict(), "rsus": [{"id": r.id, "xy_m": list(r.xy_m)} for r in layout]}
+    if args.png:
+        from services.simulator.v2x.coverage import render_png
+
+        try:
+            data["png"] = str(render_png(cov, args.png, title=f"{args.map}: {args.blockage or 5} dB/m"))
+        except ImportError:
+            raise InvalidArgument([FieldViolation("--png", "matplotlib is not installed",
+                                                  "pip install matplotlib")]) from None
+    _print(data, args.json, f"{args.map}: coverage {cov.fraction:.1%} of road, {cov.in_range_fraction:.1%} "
+           f"of in-range road; {len(layout)} RSU(s)" + (f"; png {data['png']}" if args.png else ""))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from lastv2x.demo import run_demo
 
@@ -158,6 +254,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", nargs="?", help="built-in map name or .xodr path (show)")
     p.add_argument("--junctions", action="store_true", help="show: one line per junction")
     p.set_defaults(fn=cmd_maps)
+    p = sub.add_parser("execute", parents=[common], help="paired execution of a program or spec JSON")
+    p.add_argument("scenario", help="ScenarioProgram or ScenarioSpec JSON file, or - for stdin")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--trace", action="store_true", help="write an MCAP trace")
+    p.set_defaults(fn=cmd_execute)
+    p = sub.add_parser("parse", parents=[common], help="natural-language intent -> ScenarioSpec (offline parser)")
+    p.add_argument("text")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(fn=cmd_parse)
+    p = sub.add_parser("coverage", parents=[common], help="in-range road coverage of a map's RSUs")
+    p.add_argument("map")
+    p.add_argument("--blockage", type=float, default=None, help="dB per metre (default 5)")
+    p.add_argument("--range", type=float, default=None, help="radio range, m (default 150)")
+    p.add_argument("--cell", type=float, default=5.0, help="grid cell, m")
+    p.add_argument("--png", default=None, help="write a PNG here")
+    p.set_defaults(fn=cmd_coverage)
     sub.add_parser("demo", parents=[common], help="run the main path on embedded defaults").set_defaults(fn=cmd_demo)
     return parser
 

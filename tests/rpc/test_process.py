@@ -51,3 +51,16 @@ def test_cli_verify_json_and_exit_codes(tmp_path) -> None:
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and json.loads(out.stdout)["error"] == "INVALID_ARGUMENT"
     assert "Traceback" not in out.stderr
+
+
+def test_cli_execute_spec_json(tmp_path) -> None:
+    spec = {"application": "RLVW", "seed": 7, "signal": {"offset_s": 22.353},
+            "faults": [{"name": "f", "operator": "freeze", "stream": "SPAT",
+                        "anchor": {"kind": "signal_event", "event": "amber_onset", "offset_s": -0.5}}]}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = subprocess.run([sys.executable, "-m", "lastv2x.cli", "execute", str(path), "--json"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    outcome = json.loads(out.stdout)
+    assert outcome["admitted"] and outcome["md"]["failed"] and not outcome["gt"]["failed"]
