@@ -169,7 +169,7 @@ def cmd_execute(args: argparse.Namespace) -> int:
     if args.target:
         import grpc
 
-        from lastv2x.rpc.convert import message_to_dict, program_to_proto, spec_to_proto
+        from lastv2x.rpc.convert import program_to_proto, spec_to_proto
         from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
 
         req = simulator_pb2.ExecuteRequest(write_trace=args.trace)

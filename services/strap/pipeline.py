@@ -2,8 +2,16 @@
 
 ``Ingest → Reduce → Prioritize → Evaluate → ExportSegments`` map one-to-one
 onto :func:`ingest`, :func:`reduce_table`, :func:`prioritize_reduction`,
-:func:`evaluate_orders` and :func:`export_reduction`; each takes and returns plain data (numpy arrays and
-frozen dataclasses), so the servicer only converts messages.  No grpc here.
+:func:`evaluate_orders` and :func:`export_reduction`; each takes and returns
+plain data (numpy arrays and frozen dataclasses), so the servicer only converts
+messages.  No grpc here.
+
+Servicer notes: RSC needs the recording's *frame* vectors (feature rarity over
+all frames), so keep the :class:`FrameTable` of an ingested recording next to
+its :class:`Reduction` (the Prioritize request carries only segments).  The
+proto's ``clip_frames = 0`` means "paper default": pass
+``ReduceParams(clip_frames=45)`` for the literal paper value, or keep the
+default ``clip_duration_s = 3.0`` (45 frames at 15 Hz, 60 at 20 Hz).
 """
 
 from __future__ import annotations
