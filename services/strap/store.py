@@ -1,0 +1,152 @@
+"""Recordings the STRaP service holds: ingest to a staging file, validate, then publish.
+
+A recording becomes visible only after its bytes are complete, under the size cap,
+and its reader opens it and iterates it to the end; a partial or corrupt upload is
+deleted and never becomes a recording. Ids are the first 16 hex digits of the
+content's SHA-256, so the same bytes ingested twice are one recording.
+
+Reductions are cached per (recording, module, parameters) because RSC needs the
+recording's frame vectors at prioritization time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lastv2x.core.errors import FieldViolation, InvalidArgument, NotFound, ResourceExhausted
+
+from .errors import StrapError
+from .pipeline import ingest, reduce_table
+from .readers import open_recording
+from .reduce import ReduceParams, Reduction
+from .scene_schema import load_channel_map
+from .vectorize import FrameTable
+
+SUFFIXES = (".mcap", ".bag", ".db3", ".record")
+
+
+@dataclass(frozen=True)
+class RecordingInfo:
+    id: str
+    name: str
+    format: str
+    path: Path
+    channels: dict[str, tuple[str, int]]  # name -> (encoding, message count)
+    start_ns: int
+    end_ns: int
+    size_bytes: int
+
+
+@dataclass
+class StrapStore:
+    root: Path
+    max_bytes: int = 512 * 1024 * 1024
+    _recordings: dict[str, RecordingInfo] = field(default_factory=dict)
+    _reductions: dict[tuple, tuple[FrameTable, Reduction]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ingest_chunks(self, name: str, chunks: Iterable[bytes]) -> RecordingInfo:
+        suffix = _suffix(name)
+        staging = self.root / ".incoming"
+        staging.mkdir(parents=True, exist_ok=True)
+        tmp = staging / f"{uuid.uuid4().hex}{suffix}"
+        digest, size = hashlib.sha256(), 0
+        try:
+            with open(tmp, "wb") as fh:
+                for chunk in chunks:
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise ResourceExhausted(f"recording {name!r} exceeds the cap of {self.max_bytes} bytes "
+                                                f"(at byte {size}); nothing was stored")
+                    digest.update(chunk)
+                    fh.write(chunk)
+            info = self._inspect(tmp, name, size, digest.hexdigest()[:16])
+            final = self.root / f"{info.id}{suffix}"
+            os.replace(tmp, final)
+            info = RecordingInfo(**{**info.__dict__, "path": final})
+            with self._lock:
+                self._recordings[info.id] = info
+            return info
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+
+    def add_file(self, path: Path, name: str | None = None) -> RecordingInfo:
+        """Ingest a file already on disk (CLI, tests)."""
+        def chunks() -> Iterable[bytes]:
+            with open(path, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    yield block
+        return self.ingest_chunks(name or path.name, chunks())
+
+    def _inspect(self, path: Path, name: str, size: int, rec_id: str) -> RecordingInfo:
+        try:
+            with open_recording(path) as rec:
+                counts: dict[str, int] = {}
+                first = last = None
+                for channel, t_ns, _msg in rec:  # decode everything once: corrupt files fail here
+                    counts[channel] = counts.get(channel, 0) + 1
+                    first = t_ns if first is None else first
+                    last = t_ns
+                channels = {c: (info.encoding, counts.get(c, 0)) for c, info in rec.channels().items()}
+                fmt = rec.format
+        except StrapError as exc:
+            raise InvalidArgument(FieldViolation("chunk", f"{name}: {exc}", "upload a complete, supported recording")
+                                  ) from None
+        return RecordingInfo(rec_id, name, fmt, path, channels, first or 0, last or 0, size)
+
+    def get(self, recording_id: str) -> RecordingInfo:
+        with self._lock:
+            info = self._recordings.get(recording_id)
+        if info is None:
+            raise NotFound(f"no recording {recording_id!r}; ingest it first")
+        return info
+
+    def reduce(self, recording_id: str, module: str, params: ReduceParams) -> tuple[FrameTable, Reduction]:
+        info = self.get(recording_id)
+        channel_map = "apollo" if info.format == "cyber" else "platform"
+        known = sorted(load_channel_map(channel_map).modules)
+        if module and module not in known:
+            raise InvalidArgument(FieldViolation("module", f"unknown module {module!r} for {channel_map} recordings",
+                                                 f"use one of {known}"))
+        key = (recording_id, module, params)
+        with self._lock:
+            hit = self._reductions.get(key)
+        if hit:
+            return hit
+        try:
+            table = ingest(info.path, channel_map, modules=[module] if module else None)
+        except StrapError as exc:
+            raise InvalidArgument(FieldViolation("module", str(exc), "choose a module whose channels the "
+                                                 "recording has")) from None
+        result = (table, reduce_table(table, params))
+        with self._lock:
+            self._reductions[key] = result
+            self._reductions[(recording_id, "__last__")] = result
+        return result
+
+    def last_reduction(self, recording_id: str) -> tuple[FrameTable, Reduction]:
+        with self._lock:
+            hit = self._reductions.get((recording_id, "__last__"))
+        if hit is None:
+            raise NotFound(f"recording {recording_id!r} has not been reduced; call Reduce first")
+        return hit
+
+
+def _suffix(name: str) -> str:
+    if not name:
+        raise InvalidArgument(FieldViolation("name", "the first chunk must carry the file name",
+                                             f"e.g. drive.mcap; supported: {', '.join(SUFFIXES)}"))
+    p = Path(name)
+    if p.suffix in SUFFIXES:
+        return p.suffix
+    if p.name.split(".")[-2:-1] == ["record"] or ".record." in p.name:
+        return ".record"
+    raise InvalidArgument(FieldViolation("name", f"unsupported recording type {p.suffix or p.name!r}",
+                                         f"supported: {', '.join(SUFFIXES)} (rosbag2 directories: ingest each file)"))
