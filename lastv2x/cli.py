@@ -7,6 +7,7 @@
   lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (offline parser role)
   lastv2x execute FILE.json [--trace]   paired execution of a spec or program (--target: simulator)
   lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
+  lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
   lastv2x demo [--json]                 the deepest real path built so far, as a table
 
 Every command takes ``--json`` for machine-readable output. Exit codes: 0 ok,
@@ -226,6 +227,52 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_strap(args: argparse.Namespace) -> int:
+    """STRaP on a recording file, in-process: reduce | prioritize | evaluate."""
+    from pathlib import Path as _Path
+
+    import numpy as np
+
+    from services.strap.errors import StrapError
+    from services.strap.pipeline import evaluate_orders, ingest, prioritize_reduction, reduce_table
+    from services.strap.reduce import ReduceParams
+
+    path = _Path(args.recording)
+    channel_map = "apollo" if ".record" in path.name else "platform"
+    try:
+        table = ingest(path, channel_map, modules=[args.module] if args.module else None)
+        reduction = reduce_table(table, ReduceParams(window=args.window))
+    except StrapError as exc:
+        raise InvalidArgument([FieldViolation("recording", str(exc))]) from None
+    segs = [{"index": s.index, "start_s": (s.start_ns - int(table.timestamps_ns[0])) / 1e9,
+             "frames": s.clip_frames, "vector": [int(v) for v in s.vector]} for s in reduction.segments]
+    data: dict[str, Any] = {"recording": str(path), "module": args.module, "frames": table.n_frames,
+                            "kept_frames": reduction.kept_frames, "segments": segs,
+                            "features": list(table.feature_names)}
+    lines = [f"{path.name}: {table.n_frames} frames -> {len(segs)} segments, {reduction.kept_frames} frames kept "
+             f"({1 - reduction.kept_frames / max(1, table.n_frames):.0%} reduction)"]
+    if args.action == "reduce":
+        lines += [f"  #{s['index']:<5} at {s['start_s']:8.2f} s  {s['frames']:>4} frames" for s in segs]
+    elif args.action == "prioritize":
+        order = np.asarray(prioritize_reduction(reduction, table, args.method, seed=args.seed)).reshape(-1, len(segs))[0]
+        data["order"] = [int(i) for i in order]
+        lines += [f"  rank {r:<4} segment #{segs[i]['index']} at {segs[i]['start_s']:.2f} s"
+                  for r, i in enumerate(data["order"], start=1)]
+    else:
+        if not args.faults:
+            raise InvalidArgument([FieldViolation("--faults", "evaluate needs a fault matrix",
+                                                  "JSON list of rows (one per segment) of booleans (one per fault)")])
+        matrix = np.asarray(json.loads(_Path(args.faults).read_text()), dtype=bool)
+        if matrix.ndim != 2 or matrix.shape[0] != len(segs):
+            raise InvalidArgument([FieldViolation("--faults", f"matrix shape {matrix.shape} does not match "
+                                                  f"{len(segs)} segments")])
+        scores = evaluate_orders(reduction, table, matrix, seed=args.seed)
+        data["scores"] = {m: {"apfd": sc.apfd, "top_k": sc.top_k} for m, sc in scores.items()}
+        lines += [f"  {m:<4} APFD {v['apfd']:.3f}  Top-K {v['top_k']}" for m, v in data["scores"].items()]
+    _print(data, args.json, "\n".join(lines))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from lastv2x.demo import run_demo
 
@@ -270,6 +317,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cell", type=float, default=5.0, help="grid cell, m")
     p.add_argument("--png", default=None, help="write a PNG here")
     p.set_defaults(fn=cmd_coverage)
+    p = sub.add_parser("strap", parents=[common], help="STRaP: reduce / prioritize / evaluate a recording")
+    p.add_argument("action", choices=["reduce", "prioritize", "evaluate"])
+    p.add_argument("recording", help="MCAP, ROS bag or Apollo .record file")
+    p.add_argument("--module", default=None, help="updated module: keep only its channels' features")
+    p.add_argument("--window", type=int, default=3, help="smoothing window, frames")
+    p.add_argument("--method", default="RSC", choices=["RSC", "SC", "CH", "RD"])
+    p.add_argument("--faults", default=None, help="evaluate: JSON fault matrix, segments x faults")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(fn=cmd_strap)
     sub.add_parser("demo", parents=[common], help="run the main path on embedded defaults").set_defaults(fn=cmd_demo)
     return parser
 

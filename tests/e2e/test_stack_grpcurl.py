@@ -118,3 +118,19 @@ def test_unbuilt_rpc_is_unimplemented(stack) -> None:
     out = grpcurl("-format-error", procs["search"], "lastv2x.v1.SearchService/GetCampaign",
                   data={"campaign_id": "x"})
     assert out.returncode != 0 and json.loads(out.stderr)["code"] == 12
+
+
+def test_parse_then_execute_through_grpcurl(stack) -> None:
+    procs, _ = stack
+    text = ("Check that red-light violation warning stays safe when the SPaT feed freezes "
+            "just before amber at a signalized intersection.")
+    parsed = grpcurl(procs["llm"], "lastv2x.v1.LlmService/ParseIntent", data={"text": text, "seed": 7})
+    assert parsed.returncode == 0, parsed.stderr
+    reply = json.loads(parsed.stdout)
+    assert reply["backend"] == "offline" and reply["spec"]["application"] == "APPLICATION_RLVW"
+    executed = grpcurl("-max-time", "60", procs["simulator"], "lastv2x.v1.SimulatorService/Execute",
+                       data={"spec": reply["spec"]})
+    assert executed.returncode == 0, executed.stderr
+    outcome = json.loads(executed.stdout)["outcome"]
+    assert outcome.get("admitted") is True
+    assert (outcome.get("failureClass") or outcome.get("failure_class")) == "FAILURE_CLASS_FRESH_BUT_WRONG", outcome.keys()
