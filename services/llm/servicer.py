@@ -8,6 +8,8 @@ OpenAI-compatible endpoint); Verify is the analytic verifier of
 
 from __future__ import annotations
 
+import os
+
 import grpc
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
@@ -15,6 +17,7 @@ from lastv2x.core.verifier import verify
 from lastv2x.rpc.convert import report_to_proto, spec_from_json, spec_from_proto, spec_to_proto
 from lastv2x.v1 import common_pb2, llm_pb2, llm_pb2_grpc
 from services.llm.config import LlmConfig
+from services.llm.maps import BUILTIN_MAPS, MapView
 from services.llm.planner import ApproachCandidate, MovementOption
 from services.llm.roles import LlmRoles
 
@@ -29,9 +32,18 @@ def candidate_from_proto(c: llm_pb2.ApproachCandidate) -> ApproachCandidate:
                              lanes=tuple(c.lanes), score=c.score)
 
 
+def default_map_view(env: dict[str, str] | None = None) -> MapView:
+    """Towns left open by an intent are assigned among maps the grounding catalogue serves:
+    the built-in maps unless ``LASTV2X_LLM_ASSIGNABLE_MAPS`` (comma-separated) says otherwise
+    (e.g. the CARLA towns, when grounding has LASTV2X_GROUNDING_MAP_PATHS pointing at them)."""
+    raw = (os.environ if env is None else env).get("LASTV2X_LLM_ASSIGNABLE_MAPS", "")
+    names = tuple(n.strip() for n in raw.split(",") if n.strip()) or BUILTIN_MAPS
+    return MapView(assignable=names)
+
+
 class LlmServicer(llm_pb2_grpc.LlmServiceServicer):
     def __init__(self, roles: LlmRoles | None = None):
-        self._roles = roles or LlmRoles(config=LlmConfig.from_env())
+        self._roles = roles or LlmRoles(config=LlmConfig.from_env(), maps=default_map_view())
 
     def ParseIntent(self, request: llm_pb2.ParseIntentRequest, context: grpc.ServicerContext
                     ) -> llm_pb2.ParseIntentResponse:
