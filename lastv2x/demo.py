@@ -28,6 +28,14 @@ FALLBACK_SPEC: dict[str, Any] = {
 }
 
 
+MAX_SEGMENT_ROWS = 10
+
+
+def _short(features: dict[str, int], limit: int = 70) -> str:
+    text = ", ".join(f"{n}={v}" for n, v in features.items()) or "-"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 @dataclass
 class DemoResult:
     rows: list[tuple[str, str, str]] = field(default_factory=list)  # stage, status, detail
@@ -57,9 +65,10 @@ def _verify_with_repairs(data: dict[str, Any], max_attempts: int = 3) -> tuple[S
 
 def run_demo() -> DemoResult:
     from services.llm.roles import LlmRoles
+    from services.llm.servicer import default_map_view
 
     result = DemoResult()
-    parsed = LlmRoles().parse_intent(INTENT, seed=7)
+    parsed = LlmRoles(maps=default_map_view({})).parse_intent(INTENT, seed=7)
     spec, report = parsed.spec, parsed.report
     result.data["spec"] = spec_to_dict(spec)
     result.data["verification"] = report.to_dict()
@@ -84,12 +93,23 @@ def _execute_stages(result: DemoResult, spec: ScenarioSpec) -> None:
     import tempfile
     from pathlib import Path
 
+    from lastv2x.core.errors import FailedPrecondition
+    from services.grounding.core import GroundingConfig, GroundingCore
     from services.simulator.execute import SimulatorLimits, program_for, run_one
 
-    program = program_for(spec)
-    result.rows.append(("3 ground -> program", "synthetic", f"map {program.map_name} (grounding service: issue 6); "
-                        f"{len(program.agents)} agent(s), {len(program.rsus)} RSU(s), "
-                        f"{len(program.faults)} fault(s)"))
+    try:
+        core = GroundingCore(GroundingConfig(cache_dir=Path(tempfile.gettempdir()) / "lastv2x-demo" / "catalogue"))
+        program = core.ground(spec)
+        junction = next((c.junction_id for c in program.ego.route.crossings), "?")
+        chosen = program.grounding.details.get("chosen", {}) if program.grounding.details else {}
+        result.rows.append(("3 ground -> program", "grounded",
+                            f"map {program.map_name}, junction {junction} ({len(core.list_maps())} maps in catalogue; "
+                            f"planner {program.grounding.builder}); {len(program.agents)} vehicle(s), "
+                            f"{len(program.rsus)} RSU(s), {len(program.faults)} fault(s)"
+                            + (f"; {chosen}" if chosen and len(str(chosen)) < 60 else "")))
+    except FailedPrecondition as exc:
+        program = program_for(spec)
+        result.rows.append(("3 ground -> program", "fallback", f"{exc}; using the synthetic crossing"))
     trace_dir = Path(tempfile.gettempdir()) / "lastv2x-demo"
     outcome, uri = run_one(program, None, SimulatorLimits(trace_dir=trace_dir), write_trace=True)
     d = outcome.to_dict()
@@ -121,9 +141,16 @@ def _reduce_stage(result: DemoResult, trace: Path) -> None:
                         f"{table.n_frames} frames -> {kept} kept ({1 - kept / max(1, table.n_frames):.0%} reduction); "
                         f"module 'application', {len(table.feature_names)} features"))
     t0 = int(table.timestamps_ns[0]) if table.n_frames else 0
-    for seg in reduction.segments:
-        nonzero = {n: v for n, v in zip(table.feature_names, seg.vector, strict=True) if v}
-        result.rows.append(("   segment", f"{(seg.start_ns - t0) / 1e9:6.2f} s",
-                            f"{seg.clip_frames} frames, pre-roll from {(seg.preroll_start_ns - t0) / 1e9:.2f} s; {nonzero}"))
+    previous: dict[str, int] = {}
+    for k, seg in enumerate(reduction.segments):
+        features = dict(zip(table.feature_names, (int(v) for v in seg.vector), strict=True))
+        changed = {n: v for n, v in features.items() if previous.get(n, 0) != v}
+        previous = features
+        if k < MAX_SEGMENT_ROWS:
+            result.rows.append(("   segment", f"{(seg.start_ns - t0) / 1e9:6.2f} s",
+                                f"{seg.clip_frames:>3} frames (pre-roll {(seg.start_ns - seg.preroll_start_ns) / 1e9:.1f} s); "
+                                f"changed: {_short(changed)}"))
+    if len(reduction.segments) > MAX_SEGMENT_ROWS:
+        result.rows.append(("   ...", f"+{len(reduction.segments) - MAX_SEGMENT_ROWS}", "more segments (--json lists all)"))
     result.data["segments"] = [{"start_ns": s.start_ns, "clip_frames": s.clip_frames, "vector": list(s.vector)}
                                for s in reduction.segments]

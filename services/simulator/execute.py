@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +38,21 @@ class SimulatorLimits:
     trace_dir: Path = Path(".lastv2x/traces")
 
 
+def map_search_paths(env: dict[str, str] | None = None) -> tuple[Path, ...]:
+    """Directories or files holding user maps (``LASTV2X_MAP_PATHS``, os.pathsep-separated)."""
+    raw = (os.environ if env is None else env).get("LASTV2X_MAP_PATHS", "")
+    return tuple(Path(x) for x in raw.split(os.pathsep) if x.strip())
+
+
 @functools.lru_cache(maxsize=16)
 def _road_map(name: str) -> RoadMap | None:
+    """A program's map by name: built-in, a path, or ``<name>.xodr`` under LASTV2X_MAP_PATHS."""
     if name == SYNTH_MAP_NAME:
         return None
+    for root in map_search_paths():
+        candidate = root if root.is_file() and root.stem == name else root / f"{name}.xodr"
+        if candidate.is_file():
+            return load_map(candidate)
     return load_map(name)
 
 

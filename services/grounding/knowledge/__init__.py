@@ -1,0 +1,192 @@
+"""The V2X knowledge base of grounding: data files beside this module, merged with the core catalogue.
+
+Files (versioned, ``*.v1.json``): ``applications`` (prose per application),
+``faults`` (per fault operator and per failure class), ``messages`` (J2735 fields
+per stream), ``behaviours`` (IDM parameters per driver profile), ``concepts``
+(decision epoch, admission, blockage, ...). Every figure that also lives in
+``lastv2x.core.catalogue`` (consumed streams and fields, freshness budgets,
+decision rules, operator kinds, stream periods) is taken from there at load time,
+never from the files, so the knowledge base cannot disagree with the verifier.
+
+``load_knowledge()`` returns a :class:`KnowledgeBase` of :class:`Note` documents,
+each with the text the retrieval index embeds and structured ``facts``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from lastv2x.core.catalogue import (
+    APPLICATIONS,
+    FAULT_OPERATORS,
+    STREAMS,
+    Application,
+    FailureClass,
+    Stream,
+)
+from lastv2x.core.spec import DriverProfile
+
+DEFAULT_VERSION = "v1"
+KINDS = ("knowledge", "behaviours")
+
+
+@dataclass(frozen=True)
+class Note:
+    id: str  # "app:RLVW", "fault:freeze", "family:fresh_but_wrong", "msg:SPAT", "concept:...", "profile:normal"
+    kind: str  # "knowledge" or "behaviours"
+    title: str
+    text: str  # what the index embeds
+    facts: dict[str, Any] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BehaviourProfile:
+    id: str
+    desired_speed_factor: float
+    time_gap_s: float
+    min_gap_m: float
+    accel_max_mps2: float
+    decel_comfort_mps2: float
+    reaction_time_s: float
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    version: str
+    notes: tuple[Note, ...]
+    profiles: dict[str, BehaviourProfile]
+
+    def of_kind(self, kind: str) -> tuple[Note, ...]:
+        return tuple(n for n in self.notes if n.kind == kind)
+
+    def get(self, note_id: str) -> Note:
+        for n in self.notes:
+            if n.id == note_id:
+                return n
+        raise KeyError(note_id)
+
+
+def _read(name: str, version: str) -> dict[str, Any]:
+    text = resources.files(__package__).joinpath(f"{name}.{version}.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _apps(data: dict[str, Any]) -> list[Note]:
+    prose = {a["id"]: a for a in data["applications"]}
+    missing = sorted(set(map(str, APPLICATIONS)) - set(prose))
+    extra = sorted(set(prose) - set(map(str, APPLICATIONS)))
+    if missing or extra:
+        raise ValueError(f"applications knowledge out of step with the catalogue: missing {missing}, unknown {extra}")
+    out = []
+    for app in Application:
+        info, p = APPLICATIONS[app], prose[app.value]
+        consumes = {s.value: list(f) for s, f in info.consumes.items()}
+        streams = ", ".join(f"{s} ({', '.join(f)})" for s, f in consumes.items())
+        text = (f"{info.title} ({app.value}), a {info.kind.value} application. {p['summary']} "
+                f"Consumes {streams}. Freshness budget {info.freshness_budget_s} s. Decision rule: {info.decision_rule} "
+                f"Violation: {info.violation} Geometry: {p['geometry']} What breaks it: {p['what_breaks_it']} "
+                f"Also called: {', '.join(info.synonyms)}.")
+        facts = {"application": app.value, "kind": info.kind.value, "consumes": consumes,
+                 "freshness_budget_s": info.freshness_budget_s, "decision_rule": info.decision_rule,
+                 "violation": info.violation, "required_roles": list(info.required_roles),
+                 "ego_maneuvers": list(info.ego_maneuvers), "grounding": p["grounding"]}
+        out.append(Note(f"app:{app.value}", "knowledge", info.title, text, facts, tuple(p.get("sources", ()))))
+    return out
+
+
+def _faults(data: dict[str, Any]) -> list[Note]:
+    prose = {o["id"]: o for o in data["operators"]}
+    missing = sorted(set(FAULT_OPERATORS) - set(prose))
+    extra = sorted(set(prose) - set(FAULT_OPERATORS))
+    if missing or extra:
+        raise ValueError(f"fault knowledge out of step with the catalogue: missing {missing}, unknown {extra}")
+    sources = tuple(data.get("sources", ()))
+    out = []
+    for name in FAULT_OPERATORS:
+        info, p = FAULT_OPERATORS[name], prose[name]
+        unit = f" magnitude in {info.magnitude_unit} over {list(info.magnitude_range)}" if info.magnitude_range else ""
+        text = (f"Fault operator {name.replace('_', ' ')} ({info.kind.value}, {info.failure_class.value.replace('_', ' ')}): "
+                f"{info.description} Targets {', '.join(s.value for s in info.streams)}, field {info.default_field}.{unit} "
+                f"What it breaks: {p['breaks']} How to anchor it: {p['anchor']} Example: {p['example']}.")
+        facts = {"operator": name, "kind": info.kind.value, "failure_class": info.failure_class.value,
+                 "streams": [s.value for s in info.streams], "default_field": info.default_field,
+                 "magnitude_unit": info.magnitude_unit,
+                 "magnitude_range": list(info.magnitude_range) if info.magnitude_range else None,
+                 "requires_sender": info.requires_sender, "breaks": p["breaks"], "anchor": p["anchor"]}
+        out.append(Note(f"fault:{name}", "knowledge", f"Fault operator {name}", text, facts, sources))
+    fam = {f["id"]: f for f in data["families"]}
+    if set(fam) != {c.value for c in FailureClass}:
+        raise ValueError("fault families must be exactly the failure classes of the catalogue")
+    for cls in FailureClass:
+        p = fam[cls.value]
+        ops = [n for n in FAULT_OPERATORS if FAULT_OPERATORS[n].failure_class is cls]
+        text = (f"Fault family {p['title']} ({cls.value}): {p['what']} Operators: {', '.join(ops)} "
+                f"({p['operators_note']}). How to anchor it: {p['anchor']}")
+        out.append(Note(f"family:{cls.value}", "knowledge", p["title"], text,
+                        {"failure_class": cls.value, "operators": ops, "anchor": p["anchor"]}, sources))
+    return out
+
+
+def _messages(data: dict[str, Any]) -> list[Note]:
+    prose = {m["id"]: m for m in data["messages"]}
+    if set(prose) != {s.value for s in Stream}:
+        raise ValueError("message knowledge must cover exactly the catalogue's streams")
+    out = []
+    for s in Stream:
+        info, p = STREAMS[s], prose[s.value]
+        text = (f"{p['j2735_name']} ({s.value} message). {p['text']} {info.description}. Sent by the {info.sender} every "
+                f"{info.period_s} s. {p['rate_note']} J2735 fields: {'; '.join(p['j2735_fields'])}. "
+                f"Platform fields: {', '.join(info.fields)}.")
+        facts = {"stream": s.value, "period_s": info.period_s, "sender": info.sender, "fields": list(info.fields),
+                 "j2735_name": p["j2735_name"], "j2735_fields": list(p["j2735_fields"])}
+        out.append(Note(f"msg:{s.value}", "knowledge", p["j2735_name"], text, facts, tuple(p.get("sources", ()))))
+    return out
+
+
+def _concepts(data: dict[str, Any]) -> list[Note]:
+    return [Note(f"concept:{c['id']}", "knowledge", c["title"], f"{c['title']}. {c['text']}", {},
+                 tuple(c.get("sources", ()))) for c in data["concepts"]]
+
+
+_PARAMS = ("desired_speed_factor", "time_gap_s", "min_gap_m", "accel_max_mps2", "decel_comfort_mps2",
+           "reaction_time_s")
+
+
+def _behaviours(data: dict[str, Any]) -> tuple[list[Note], dict[str, BehaviourProfile]]:
+    prose = {p["id"]: p for p in data["profiles"]}
+    if set(prose) != {d.value for d in DriverProfile}:
+        raise ValueError("behaviour profiles must be exactly the spec's driver profiles")
+    sources = tuple(data["model"].get("sources", ()))
+    notes, profiles = [], {}
+    for d in DriverProfile:
+        p = prose[d.value]
+        prof = BehaviourProfile(d.value, *(float(p[k]) for k in _PARAMS))
+        profiles[d.value] = prof
+        text = (f"{p['title']} ({d.value} driver profile). {p['text']} IDM parameters: time gap {prof.time_gap_s} s, "
+                f"minimum gap {prof.min_gap_m} m, maximum acceleration {prof.accel_max_mps2} m/s^2, comfortable "
+                f"deceleration {prof.decel_comfort_mps2} m/s^2, reaction time {prof.reaction_time_s} s, desired speed "
+                f"{prof.desired_speed_factor} x the speed limit.")
+        facts = {"profile": d.value, **{k: getattr(prof, k) for k in _PARAMS}, "model": data["model"]["name"]}
+        notes.append(Note(f"profile:{d.value}", "behaviours", p["title"], text, facts, sources))
+    return notes, profiles
+
+
+@cache
+def load_knowledge(version: str = DEFAULT_VERSION) -> KnowledgeBase:
+    notes = _apps(_read("applications", version)) + _faults(_read("faults", version))
+    notes += _messages(_read("messages", version)) + _concepts(_read("concepts", version))
+    bnotes, profiles = _behaviours(_read("behaviours", version))
+    notes += bnotes
+    ids = [n.id for n in notes]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise ValueError(f"duplicate knowledge ids {dupes}")
+    return KnowledgeBase(version, tuple(notes), profiles)
+
+
+__all__ = ["BehaviourProfile", "KnowledgeBase", "Note", "load_knowledge"]
