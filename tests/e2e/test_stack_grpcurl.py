@@ -134,3 +134,11 @@ def test_parse_then_execute_through_grpcurl(stack) -> None:
     outcome = json.loads(executed.stdout)["outcome"]
     assert outcome.get("admitted") is True
     assert (outcome.get("failureClass") or outcome.get("failure_class")) == "FAILURE_CLASS_FRESH_BUT_WRONG", outcome.keys()
+
+
+def test_grounding_lists_maps_through_grpcurl(stack) -> None:
+    procs, _ = stack
+    out = grpcurl("-max-time", "60", procs["grounding"], "lastv2x.v1.GroundingService/ListMaps", data={})
+    assert out.returncode == 0, out.stderr
+    names = {m["name"] for m in json.loads(out.stdout)["maps"]}
+    assert {"signalized_4way", "corridor"} <= names
