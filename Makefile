@@ -10,7 +10,7 @@ PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run test lint protos protos-check bench bench-parse images deploy-check up down clean
+.PHONY: help setup run test lint protos protos-check bench bench-parse llm-live-test images deploy-check up down clean
 
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -48,11 +48,14 @@ $(BUF):
 
 bench: setup ## benchmarks that print side-by-side ratios (not part of the suite)
 	$(PY) bench/bench_verifier.py
-	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_strap.py; do \
+	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py; do \
 	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
 
 bench-parse: setup ## parser benchmark: compile rate, attempts, field accuracy
 	$(PY) bench/bench_parse.py
+
+llm-live-test: setup ## OpenAI backend against a real llama.cpp server + SmolLM2 (slow first time: compiles llama-cpp)
+	scripts/llama_server_test.sh
 
 images: ## build the service images (needs a Docker engine)
 	docker build -f deploy/Dockerfile -t lastv2x:dev .
