@@ -8,10 +8,12 @@ lookups per message.
 Paths
     Dotted field paths over dicts (JSON), protobuf messages and rosbags
     dataclasses alike: ``"decision.main_decision"``.  ``name[*]`` fans out over
-    a list/repeated field; ``?oneof`` yields the *name* of the set member of a
-    protobuf oneof (``"decision.main_decision.?task"`` → ``"stop"``).  Protobuf
-    enums resolve to their value *names* (``"ST_CAR"``) so maps stay readable;
-    unset optional/sub-message fields resolve to nothing.
+    a list/repeated field, ``name[k]`` takes its item ``k`` (negative from the
+    end; nothing when out of range) and ``name[a:b]`` fans out over a slice
+    (``vehicles[1:]``: every vehicle but the first); ``?oneof`` yields the
+    *name* of the set member of a protobuf oneof (``"decision.main_decision.?task"``
+    → ``"stop"``).  Protobuf enums resolve to their value *names* (``"ST_CAR"``)
+    so maps stay readable; unset optional/sub-message fields resolve to nothing.
 
 Rules (one feature)::
 
@@ -25,6 +27,12 @@ Rules (one feature)::
 
 A raw value is looked up in ``map`` (exact, then lower-case), then directly in
 the vocabulary (exact, then lower-case), else ``default``.
+
+``where`` values may name a *context* value instead of constants: ``"$ego_group"``
+keeps the items whose field equals the current value of the map's context
+``ego_group`` (declared at the top of the channel map, fed from another channel;
+see :mod:`services.strap.scene_schema`).  Rules take ``(message, context)``;
+``context`` defaults to empty (then ``$`` references match nothing).
 ``exists`` gives the presence code 1 when any value is truthy (numbers count,
 ``False``/empty do not); ``count`` is the number of values, then ``bands``.
 Label codes are schema vocabulary positions (1-based); ``reduce: max`` picks
@@ -44,6 +52,7 @@ where another channel owns presence) and properties (``max`` over items).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -52,8 +61,10 @@ from google.protobuf.message import Message as ProtoMessage
 from .errors import SchemaError
 
 Contribution = list[tuple[str, int]]
-RuleFn = Callable[[Any], Contribution]
+RuleFn = Callable[..., Contribution]  # (message, context=EMPTY_CONTEXT) -> contributions
 _MISSING = object()
+EMPTY_CONTEXT: Mapping[str, Any] = {}
+_PART = re.compile(r"^(?P<name>[^\[\]]*)(?:\[(?P<sub>\*|-?\d+|-?\d*:-?\d*)\])?$")
 # Field facts per (descriptor, field name).  Keyed by the descriptor object itself
 # (a strong reference, so an id can never be reused by another recording's pool);
 # bounded so that many recordings cannot grow it without limit.
@@ -110,16 +121,29 @@ def _is_sequence(value: Any) -> bool:
     return hasattr(value, "__len__") and hasattr(value, "__getitem__")
 
 
+def _parse_part(part: str) -> tuple[str, str, Any]:
+    """``name`` / ``name[*]`` / ``name[k]`` / ``name[a:b]`` → (name, mode, argument)."""
+    m = _PART.match(part)
+    if m is None:
+        raise SchemaError(f"bad path segment {part!r}")
+    name, sub = m.group("name"), m.group("sub")
+    if sub is None:
+        return name, "one", None
+    if sub == "*":
+        return name, "fan", None
+    if ":" in sub:
+        a, b = sub.split(":")
+        return name, "fan", slice(int(a) if a else None, int(b) if b else None)
+    return name, "index", int(sub)
+
+
 def compile_path(path: str) -> Callable[[Any], list[Any]]:
     """``path`` → function returning the list of values it resolves to."""
-    segments: list[tuple[str, bool]] = []
-    for part in [p for p in path.split(".") if p]:
-        fan = part.endswith("[*]")
-        segments.append((part[:-3] if fan else part, fan))
+    segments = [_parse_part(p) for p in path.split(".") if p]
 
     if not segments:
         return lambda obj: [obj]
-    if len(segments) == 1 and not segments[0][1]:
+    if len(segments) == 1 and segments[0][1] == "one":
         only = segments[0][0]
 
         def resolve_one(obj: Any) -> list[Any]:  # the common case, kept cheap
@@ -129,17 +153,24 @@ def compile_path(path: str) -> Callable[[Any], list[Any]]:
 
     def resolve(obj: Any) -> list[Any]:
         values = [obj]
-        for name, fan in segments:
+        for name, mode, arg in segments:
             nxt: list[Any] = []
             for v in values:
-                c = v.get(name, _MISSING) if type(v) is dict else _child(v, name)
+                if name:
+                    c = v.get(name, _MISSING) if type(v) is dict else _child(v, name)
+                else:
+                    c = v
                 if c is _MISSING or c is None:
                     continue
-                if fan:
+                if mode == "fan":
                     if _is_sequence(c):
-                        nxt.extend(x for x in c if x is not None)
-                    else:
+                        items = c if arg is None else list(c)[arg]
+                        nxt.extend(x for x in items if x is not None)
+                    elif arg is None:
                         nxt.append(c)
+                elif mode == "index":
+                    if _is_sequence(c) and -len(c) <= arg < len(c) and c[arg] is not None:
+                        nxt.append(c[arg])
                 else:
                     nxt.append(c)
             values = nxt
@@ -217,25 +248,57 @@ _REDUCERS: dict[str, Callable[[list[int]], int]] = {
 }
 
 
-def _selector(rule: Mapping[str, Any], key: str) -> Callable[[Any], list[Any]]:
-    items = compile_path(rule[key]) if rule.get(key) else (lambda m: [m])
-    where = rule.get("where") or {}
+def _where_tests(where: Mapping[str, Any]) -> list[tuple[Callable[[Any], list[Any]], Any]]:
+    """``{sub_path: allowed}`` → [(getter, frozenset of raw keys | "$context name")]."""
     tests = []
     for sub, allowed in where.items():
-        allowed_set = {raw_key(a) for a in (allowed if isinstance(allowed, list) else [allowed])}
+        if isinstance(allowed, str) and allowed.startswith("$"):
+            tests.append((compile_path(sub), allowed[1:]))
+            continue
+        allowed_set = frozenset(raw_key(a) for a in (allowed if isinstance(allowed, list) else [allowed]))
         tests.append((compile_path(sub), allowed_set))
-    if not tests:
-        return items
+    return tests
 
-    def select(msg: Any) -> list[Any]:
-        return [it for it in items(msg)
-                if all(any(raw_key(v) in ok for v in get(it)) for get, ok in tests)]
+
+def _passes(item: Any, tests, ctx: Mapping[str, Any]) -> bool:
+    for get, ok in tests:
+        if isinstance(ok, str):  # a context reference
+            ref = ctx.get(ok)
+            if ref is None or not any(raw_key(v) == raw_key(ref) for v in get(item)):
+                return False
+        elif not any(raw_key(v) in ok for v in get(item)):
+            return False
+    return True
+
+
+def context_names(rule: Mapping[str, Any]) -> frozenset[str]:
+    """Context values a rule's ``where`` refers to (``"$name"``)."""
+    return frozenset(v[1:] for v in (rule.get("where") or {}).values() if isinstance(v, str) and v.startswith("$"))
+
+
+def compile_filter(where: Mapping[str, Any]) -> Callable[[Any], bool]:
+    """A channel-level message filter (constants only): keep a message when every
+    ``where`` field has one of the allowed values (e.g. ``{"rollout": "md"}``)."""
+    tests = _where_tests(where)
+    if any(isinstance(ok, str) for _, ok in tests):
+        raise SchemaError("a channel 'where' filter takes constants, not context references")
+    return lambda msg: _passes(msg, tests, EMPTY_CONTEXT)
+
+
+def _selector(rule: Mapping[str, Any], key: str) -> Callable[[Any, Mapping[str, Any]], list[Any]]:
+    items = compile_path(rule[key]) if rule.get(key) else (lambda m: [m])
+    tests = _where_tests(rule.get("where") or {})
+    if not tests:
+        return lambda msg, ctx: items(msg)
+
+    def select(msg: Any, ctx: Mapping[str, Any]) -> list[Any]:
+        return [it for it in items(msg) if _passes(it, tests, ctx)]
 
     return select
 
 
-def compile_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str) -> Callable[[Any], int]:
-    """One value/exists/count rule → ``message -> code`` (0 = none)."""
+def compile_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str) -> Callable[..., int]:
+    """One value/exists/count rule → ``(message, context=EMPTY_CONTEXT) -> code`` (0 = none)."""
     op = rule.get("op", "value")
     select = _selector(rule, "select")
     get = compile_path(rule.get("path", ""))
@@ -246,19 +309,19 @@ def compile_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str
         if list(vocab) != ["present"]:
             raise SchemaError(f"{where}: 'exists' needs a presence feature")
 
-        def exists(msg: Any) -> int:
-            return int(any(_truthy(v) for it in select(msg) for v in get(it)))
+        def exists(msg: Any, ctx: Mapping[str, Any] = EMPTY_CONTEXT) -> int:
+            return int(any(_truthy(v) for it in select(msg, ctx) for v in get(it)))
         return exists
     coder = LabelCoder(rule, vocab, where)
     if op == "count":
-        def count(msg: Any) -> int:
-            return coder(sum(len(get(it)) for it in select(msg)))
+        def count(msg: Any, ctx: Mapping[str, Any] = EMPTY_CONTEXT) -> int:
+            return coder(sum(len(get(it)) for it in select(msg, ctx)))
         return count
     if op != "value":
         raise SchemaError(f"{where}: unknown op {op!r}")
 
-    def value(msg: Any) -> int:
-        codes = [coder(v) for it in select(msg) for v in get(it)]
+    def value(msg: Any, ctx: Mapping[str, Any] = EMPTY_CONTEXT) -> int:
+        codes = [coder(v) for it in select(msg, ctx) for v in get(it)]
         return reduce(codes) if codes else 0
     return value
 
@@ -285,9 +348,9 @@ def compile_classify_rule(
         props.append((prop, fns))
     features = [f for n in names for f in [*([n] if presence else []), *(f"{n}.{p}" for p, _ in props)]]
 
-    def classify(msg: Any) -> Contribution:
+    def classify(msg: Any, ctx: Mapping[str, Any] = EMPTY_CONTEXT) -> Contribution:
         out: Contribution = []
-        for item in select(msg):
+        for item in select(msg, ctx):
             types = get_type(item)
             obj = objects.get(raw_key(types[0])) if types else None
             obj = obj or default_obj
@@ -296,7 +359,7 @@ def compile_classify_rule(
             if presence:
                 out.append((obj, 1))
             for prop, fns in props:
-                out.append((f"{obj}.{prop}", max(fn(item) for fn in fns)))
+                out.append((f"{obj}.{prop}", max(fn(item, ctx) for fn in fns)))
         return out
 
     return features, classify

@@ -19,6 +19,25 @@ set of updated modules we keep the features produced by channels those modules
 publish or subscribe, the always-kept objects (stop sign, intersection,
 crosswalk) and derived features with a retained input.
 
+Three channel-map facilities serve recordings where one channel carries
+several streams or states that hold over time (the platform's own traces):
+
+* a channel's ``"where"`` **filter** keeps only matching messages, e.g.
+  ``{"rollout": "md"}`` where both rollouts of a paired execution share a
+  channel; filtered-out messages do not exist for alignment either;
+* a channel's ``"interval": {"start": path, "end": path}`` makes each message
+  an *episode*: its features hold from the message's timestamp for
+  ``end - start`` seconds (open-ended when ``end`` is missing), overlapping
+  episodes combine by ``max`` and the channel is *none* between episodes;
+* a channel marked ``"optional": true`` publishes only when something happens
+  (the monitor's episodes): its absence from a recording means *none*, not a
+  missing channel;
+* top-level ``"context"`` values, e.g. ``{"ego_group": [{"channel": "/recon/ego",
+  "path": "ego_group_id"}]}``, hold the latest value a channel published (first
+  non-empty source wins) and let rules of *other* channels select by it
+  (``"where": {"id": "$ego_group"}``); messages with equal timestamps feed the
+  context before any of them is extracted, so stream order does not matter.
+
 Everything is validated at load time (unknown features/labels/modules,
 duplicate producers) and raises :class:`~services.strap.errors.SchemaError`.
 """
@@ -26,14 +45,21 @@ duplicate producers) and raises :class:`~services.strap.errors.SchemaError`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .errors import SchemaError
-from .extract import RuleFn, compile_classify_rule, compile_value_rule
+from .extract import (
+    RuleFn,
+    compile_classify_rule,
+    compile_filter,
+    compile_path,
+    compile_value_rule,
+    context_names,
+)
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
 PRESENT = ("present",)
@@ -121,6 +147,13 @@ class ChannelMap:
     rules: Mapping[str, tuple[tuple[tuple[str, ...], RuleFn], ...]] = field(repr=False)
     modules: Mapping[str, frozenset[str]] = field(default_factory=dict)
     derived: tuple[Derived, ...] = ()
+    filters: Mapping[str, Callable[[Any], bool]] = field(default_factory=dict, repr=False)
+    intervals: Mapping[str, tuple[Callable[[Any], list[Any]], Callable[[Any], list[Any]]]] = field(
+        default_factory=dict, repr=False)
+    context: Mapping[str, tuple[tuple[str, Callable[[Any], list[Any]]], ...]] = field(
+        default_factory=dict, repr=False)
+    feature_context: Mapping[str, frozenset[str]] = field(default_factory=dict)  # feature -> context names
+    optional: frozenset[str] = frozenset()  # channels whose absence means "nothing happened"
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -157,17 +190,33 @@ class ChannelMap:
                 need.add(self.producer[g])
         return tuple(ch for ch in self.channel_features if ch in need)
 
+    def context_channels(self, features: Sequence[str]) -> tuple[str, ...]:
+        """Channels that feed the context values the rules of ``features`` select by
+        (streamed when present; an absent one just leaves its value empty)."""
+        by_name = {d.feature: d for d in self.derived}
+        names: set[str] = set()
+        for f in features:
+            for g in by_name[f].inputs if f in by_name else (f,):
+                names |= self.feature_context.get(g, frozenset())
+        chans = {ch for n in sorted(names) for ch, _ in self.context[n]}
+        return tuple(sorted(chans))
+
 
 def _single(feature: str, value_fn) -> RuleFn:
-    def rule(msg: Any) -> list[tuple[str, int]]:
-        return [(feature, value_fn(msg))]
+    def rule(msg: Any, ctx: Mapping[str, Any]) -> list[tuple[str, int]]:
+        return [(feature, value_fn(msg, ctx))]
     return rule
 
 
-def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any]):
+def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any],
+                     uses: dict[str, set[str]] | None = None):
     compiled = []
     for i, rule in enumerate(spec.get("rules", [])):
         where = f"{channel} rule {i}"
+        refs = set(context_names(rule))
+        for prop in (rule.get("properties") or {}).values():
+            for sub in prop if isinstance(prop, list) else [prop]:
+                refs |= context_names(sub)
         if "classify" in rule:
             feats, fn = compile_classify_rule(rule, schema.vocab, where)
             compiled.append((tuple(feats), fn))
@@ -176,6 +225,9 @@ def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any])
             compiled.append(((feat,), _single(feat, compile_value_rule(rule, schema.vocab(feat), where))))
         else:
             raise SchemaError(f"{where}: needs 'feature' or 'classify'")
+        if uses is not None:
+            for f in compiled[-1][0]:
+                uses.setdefault(f, set()).update(refs)
     return compiled
 
 
@@ -186,8 +238,19 @@ def load_channel_map(name_or_path: str = "platform") -> ChannelMap:
     schema = load_schema(raw.get("schema", "driving_scene"))
     producer: dict[str, str] = {}
     rules: dict[str, tuple] = {}
+    uses: dict[str, set[str]] = {}
+    filters: dict[str, Callable[[Any], bool]] = {}
+    intervals: dict[str, tuple[Callable[[Any], list[Any]], Callable[[Any], list[Any]]]] = {}
+    optional = frozenset(ch for ch, spec in raw["channels"].items() if spec.get("optional"))
     for channel, spec in raw["channels"].items():
-        compiled = _compile_channel(schema, channel, spec)
+        if spec.get("where"):
+            filters[channel] = compile_filter(spec["where"])
+        if spec.get("interval"):
+            iv = spec["interval"]
+            if not isinstance(iv, Mapping) or "start" not in iv or "end" not in iv:
+                raise SchemaError(f"{channel}: 'interval' needs 'start' and 'end' paths")
+            intervals[channel] = (compile_path(iv["start"]), compile_path(iv["end"]))
+        compiled = _compile_channel(schema, channel, spec, uses)
         for feats, _fn in compiled:
             for f in feats:
                 schema.vocab(f)
@@ -211,4 +274,15 @@ def load_channel_map(name_or_path: str = "platform") -> ChannelMap:
     modules = {}
     for mod, spec in raw.get("modules", {}).items():
         modules[mod] = frozenset(spec.get("publishes", [])) | frozenset(spec.get("subscribes", []))
-    return ChannelMap(raw["name"], schema, producer, channel_features, rules, modules, tuple(derived))
+    context: dict[str, tuple[tuple[str, Callable[[Any], list[Any]]], ...]] = {}
+    for name, sources in (raw.get("context") or {}).items():
+        sources = sources if isinstance(sources, list) else [sources]
+        if not sources or not all(isinstance(x, Mapping) and "channel" in x and "path" in x for x in sources):
+            raise SchemaError(f"context {name!r}: needs a list of {{channel, path}} sources")
+        context[name] = tuple((x["channel"], compile_path(x["path"])) for x in sources)
+    unknown = sorted({n for refs in uses.values() for n in refs} - set(context))
+    if unknown:
+        raise SchemaError(f"rules refer to undeclared context values {unknown}")
+    feature_context = {f: frozenset(refs) for f, refs in uses.items() if refs}
+    return ChannelMap(raw["name"], schema, producer, channel_features, rules, modules, tuple(derived),
+                      filters, intervals, context, feature_context, optional)

@@ -11,6 +11,9 @@ Pipeline (one streaming pass over the recording, then numpy):
    feature run), so a
    message that is copied forward into many frames is extracted once and no
    payload outlives its own iteration step;
+   channel filters (``where``) drop messages first, context values (``$name``)
+   are updated from every message of a timestamp before any of them is
+   extracted, and interval channels become step functions of their episodes;
 3. choose the reference channel (most messages among the needed ones, ties by
    name) and align every channel with :func:`align_indices`, gathering rows;
 4. compute derived cross-channel features (e.g. believed-vs-true phase
@@ -24,7 +27,7 @@ and ``vectors`` (frames × features, small ints, 0 = none).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,30 +70,78 @@ class FrameTable:
 class _ChannelBuffer:
     """Timestamps and code rows of one channel, in compact arrays."""
 
-    __slots__ = ("ts", "codes", "width", "index", "rules")
+    __slots__ = ("ts", "codes", "width", "index", "rules", "interval", "ends")
 
-    def __init__(self, features: Sequence[str], rules) -> None:
+    def __init__(self, features: Sequence[str], rules, interval=None) -> None:
         self.ts = array("q")
         self.codes = array("h")
         self.width = len(features)
         self.index = {f: i for i, f in enumerate(features)}
         self.rules = rules
+        self.interval = interval       # (start getter, end getter) for episode channels
+        self.ends = array("q")
 
-    def add(self, timestamp_ns: int, message: Any) -> None:
+    def add(self, timestamp_ns: int, message: Any, ctx: Mapping[str, Any]) -> None:
         row = [0] * self.width
         index = self.index
         for _feats, fn in self.rules:
-            for feat, code in fn(message):
+            for feat, code in fn(message, ctx):
                 i = index[feat]
                 if code > row[i]:
                     row[i] = code
         self.ts.append(timestamp_ns)
         self.codes.extend(row)
+        if self.interval is not None:
+            self.ends.append(_episode_end(timestamp_ns, message, *self.interval))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         ts = np.frombuffer(self.ts, dtype=np.int64) if len(self.ts) else np.zeros(0, np.int64)
         codes = np.frombuffer(self.codes, dtype=CODE_DTYPE) if len(self.codes) else np.zeros(0, CODE_DTYPE)
-        return ts, codes.reshape(len(self.ts), self.width)
+        codes = codes.reshape(len(self.ts), self.width)
+        if self.interval is None or not len(self.ts):
+            return ts, codes
+        return _episodes_to_steps(ts, np.frombuffer(self.ends, dtype=np.int64), codes)
+
+
+_OPEN_END = np.iinfo(np.int64).max
+
+
+def _episode_end(ts: int, message: Any, start_of, end_of) -> int:
+    start, end = start_of(message), end_of(message)
+    nums = [v for v in (start[:1] + end[:1]) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(nums) < 2:
+        return _OPEN_END
+    return ts + max(0, int(round((float(nums[1]) - float(nums[0])) * 1e9)))
+
+
+def _episodes_to_steps(starts: np.ndarray, ends: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Episodes ``[start, end)`` with code rows → a step function: one row per
+    breakpoint, the ``max`` over the episodes active there (0 between them)."""
+    points = np.unique(np.concatenate([starts, ends[ends != _OPEN_END]]))
+    out = np.zeros((points.shape[0], codes.shape[1]), CODE_DTYPE)
+    for k in range(starts.shape[0]):
+        active = (points >= starts[k]) & (points < ends[k])
+        out[active] = np.maximum(out[active], codes[k])
+    return points, out
+
+
+class _Context:
+    """Latest value of each context source; ``values`` is what rules see."""
+
+    def __init__(self, cmap: ChannelMap, names: Iterable[str]) -> None:
+        self.sources = {n: cmap.context[n] for n in sorted(set(names))}
+        self.by_channel: dict[str, list[tuple[str, int, Any]]] = {}
+        for name, srcs in self.sources.items():
+            for k, (ch, getter) in enumerate(srcs):
+                self.by_channel.setdefault(ch, []).append((name, k, getter))
+        self.latest: dict[str, list[Any]] = {n: [None] * len(s) for n, s in self.sources.items()}
+        self.values: dict[str, Any] = dict.fromkeys(self.sources)
+
+    def update(self, channel: str, message: Any) -> None:
+        for name, k, getter in self.by_channel.get(channel, ()):
+            got = getter(message)
+            self.latest[name][k] = got[0] if got else None
+            self.values[name] = next((v for v in self.latest[name] if v is not None), None)
 
 
 def vectorize_messages(
@@ -117,7 +168,7 @@ def vectorize_messages(
     absent: tuple[str, ...] = ()
     if available_channels is not None:
         avail = set(available_channels)
-        absent = tuple(ch for ch in needed if ch not in avail)
+        absent = tuple(ch for ch in needed if ch not in avail and ch not in cmap.optional)
         if absent and missing == "error":
             raise MissingChannelsError(absent, source or None)
     derived_of = {d.feature: d.inputs for d in cmap.derived}
@@ -125,12 +176,18 @@ def vectorize_messages(
     # run only the rules that produce a wanted feature (e.g. /gt/vehicles' actor rules
     # are skipped when it is needed just for the always-kept intersection flag)
     buffers = {ch: _ChannelBuffer(cmap.channel_features[ch],
-                                  [r for r in cmap.rules[ch] if wanted.intersection(r[0])])
+                                  [r for r in cmap.rules[ch] if wanted.intersection(r[0])],
+                                  cmap.intervals.get(ch))
                for ch in needed}
-    for channel, ts, msg in messages:
-        buf = buffers.get(channel)
-        if buf is not None:
-            buf.add(int(ts), msg)
+    ctx = _Context(cmap, {n for f in wanted for n in cmap.feature_context.get(f, ())})
+    filters = cmap.filters
+    if not ctx.sources:
+        for channel, ts, msg in messages:
+            buf = buffers.get(channel)
+            if buf is not None and (channel not in filters or filters[channel](msg)):
+                buf.add(int(ts), msg, ctx.values)
+    else:
+        _consume_with_context(messages, buffers, filters, ctx)
     arrays = {ch: buf.arrays() for ch, buf in buffers.items()}
     counts = {ch: a[0].shape[0] for ch, a in arrays.items()}
     if reference_channel is None:
@@ -168,6 +225,34 @@ def vectorize_messages(
     return FrameTable(ref_ts.copy(), out, features, reference_channel, needed, absent, source)
 
 
+def _consume_with_context(messages, buffers, filters, ctx: _Context) -> None:
+    """Feed buffers one timestamp at a time: context sources first, then rules."""
+    group: list[tuple[str, int, Any]] = []
+    group_ts: int | None = None
+
+    def flush() -> None:
+        for channel, _ts, msg in group:
+            if channel in ctx.by_channel:
+                ctx.update(channel, msg)
+        for channel, ts, msg in group:
+            buf = buffers.get(channel)
+            if buf is not None:
+                buf.add(ts, msg, ctx.values)
+        group.clear()
+
+    for channel, ts, msg in messages:
+        if channel not in buffers and channel not in ctx.by_channel:
+            continue
+        if channel in filters and not filters[channel](msg):
+            continue
+        ts = int(ts)
+        if group_ts is not None and ts != group_ts:
+            flush()
+        group_ts = ts
+        group.append((channel, ts, msg))
+    flush()
+
+
 def vectorize_recording(
     recording: Recording,
     channel_map: ChannelMap | str = "platform",
@@ -179,7 +264,8 @@ def vectorize_recording(
     """Vectorize an opened recording, decoding only the channels the map needs."""
     cmap = load_channel_map(channel_map) if isinstance(channel_map, str) else channel_map
     modules = None if modules is None else list(modules)
-    needed = cmap.required_channels(cmap.retained_features(modules))
+    features = cmap.retained_features(modules)
+    needed = set(cmap.required_channels(features)) | set(cmap.context_channels(features))
     declared = set(recording.channels())
     saved = recording.selected
     recording.selected = frozenset(ch for ch in needed if ch in declared)

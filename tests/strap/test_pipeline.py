@@ -57,11 +57,12 @@ def test_trace_to_prioritized_segments(tmp_path):
 
 def test_ingest_reports_missing_channels(tmp_path):
     path = tmp_path / "partial.mcap"
-    write_trace(path, [("/signals/true", t, {"phase": "red"}) for t in range(5)])
+    msg = {"ego_group_id": "j0.sg0", "groups": [{"id": "j0.sg0", "phase": 2, "time_to_change_s": 3.0}]}
+    write_trace(path, [("/signals/true", t, msg) for t in range(5)])
     try:
         ingest(path, "platform", modules=["signals"])
     except MissingChannelsError as err:
-        assert err.missing == ("/gt/vehicles", "/recon/ego") and str(path) in str(err)
+        assert err.missing == ("/recon/ego",) and str(path) in str(err)  # the always-kept intersection's
     else:
         raise AssertionError("expected MissingChannelsError")
     table = ingest(path, "platform", modules=["signals"], missing="none")

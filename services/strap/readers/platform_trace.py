@@ -1,33 +1,45 @@
 """The LAST-V2X platform's own execution trace: an MCAP file, JSON encoding.
 
-One channel per module, each message a JSON object.  The simulator writes it;
-STRaP reads it back with the generic MCAP backend (``open_recording``), so a
-trace is an ordinary recording that any MCAP tool (Foxglove, ``mcap cat``) opens.
+The simulator writes it (``services.simulator.trace.TraceWriter``, log times =
+scenario time in ns); STRaP reads it back with the generic MCAP backend
+(``open_recording``), so a trace is an ordinary recording that any MCAP tool
+(Foxglove, ``mcap cat``) opens.  :func:`write_trace` here writes the same
+payloads under the header profile :data:`TRACE_PROFILE` (synthetic traces,
+tests).  The payloads the STRaP channel map ``schemas/channels_platform.json``
+reads (extra keys are ignored) are the simulator's, as published in
+``services/simulator/paired.py`` and ``services/simulator/v2x/stack.py``:
 
-Header profile :data:`TRACE_PROFILE`; each channel carries a small
-``jsonschema`` schema named ``lastv2x.trace.<module>`` and metadata
-``{"module": ...}``.  The payloads below are the contract the STRaP channel
-map ``schemas/channels_platform.json`` reads (extra keys are ignored):
+=====================  ======================================================
+channel                payload (phase codes: 0 green, 1 amber, 2 red, -1 unknown)
+=====================  ======================================================
+``/gt/vehicles``       ``{"vehicles": [{"id", "x", "y", "speed_mps", "heading_rad",
+                       "accel_mps2", "alive", "equipped"}]}`` — the md world,
+                       ``vehicles[0]`` is the ego
+``/signals/true``      ``{"groups": [{"id", "phase", "time_to_change_s"}]}``
+``/v2x/belief``        ``{"ego_group_id", "phase", "countdown_s", "spat_aoi_s",
+                       "map_aoi_s", "tracks": n, "events": n, "active_faults": [...]}``
+                       — md only, every 0.5 s
+``/recon/ego``         ``{"rollout": md|gt, "ego_group_id", "signal": {"phase",
+                       "time_to_change_s", "aoi_s", "valid"} | null, "tracks":
+                       [{"id", "x", "y", "speed_mps", "aoi_s"}], "eebl_events": n}``
+``/app/decision``      ``{"rollout", "app": RLVW|GLOSA|FCW|EEBL|IMA|LTA, "action":
+                       proceed|stop|brake|yield|advise, "reason", "epoch",
+                       "committed", "info_valid", "target_speed_mps", "brake_mps2",
+                       "aoi_s"}`` — on change only
+``/ctrl/ego``          ``{"rollout", "stop_at_bar", "v_target_mps", "brake_mps2",
+                       "speed_mps"}``
+``/monitor/events``    ``{"kind": signal_phase|countdown|track_displaced|ghost_track|
+                       signal_missing|track_missing, "subject", "start_s", "end_s",
+                       "max_error", "detail"}`` — one per episode, stamped at its start
+``/v2x/fault_window``  ``{"name", "operator", "stream", "start_s", "end_s"}``
+=====================  ======================================================
 
-==================  ==========================================================
-channel             payload
-==================  ==========================================================
-``/gt/vehicles``    ``{"ego": {"speed_mps", "at_intersection", "near_crosswalk",
-                    "stop_sign_ahead"}, "vehicles": [{"id", "kind", "action",
-                    "speed_mps"}]}`` — ground truth
-``/signals/true``   ``{"group", "phase": red|amber|green|dark, "countdown_s"}``
-``/v2x/tx``         ``{"messages": [{"kind": BSM|SPaT|MAP|EEBL, "sender"}]}``
-``/v2x/rx``         ``{"messages": [{"kind", "sender", "latency_s"}], "lost"}``
-``/recon/ego``      ``{"believed_phase", "countdown_s", "aoi_s", "tracks": [...]}``
-``/app/decision``   ``{"app": RLVW|GLOSA|FCW|EEBL|IMA|LTA, "decision":
-                    none|go|advise|warn|stop|brake}``
-``/ctrl/ego``       ``{"action", "accel_mps2"}``
-``/monitor/events`` ``{"events": [{"kind": phase_wrong|countdown_error|
-                    track_displaced|ghost_track}]}``
-==================  ==========================================================
-
-Every module publishes its *state* on every tick (an empty list when nothing
-happened), because STRaP alignment carries a channel's last message forward.
+``/recon/ego``, ``/app/decision`` and ``/ctrl/ego`` carry **both rollouts** of a
+paired execution on one channel (the ``rollout`` field); the channel map keeps
+``md`` with channel-level ``where`` filters.  ``/gt/vehicles``,
+``/signals/true``, ``/v2x/*`` and ``/monitor/events`` describe the md rollout
+only.  The simulator does not publish ``/v2x/tx`` or ``/v2x/rx``; what STRaP
+would need beyond the above is listed in ``services/strap/TRACE_REQUESTS.md``.
 """
 
 from __future__ import annotations
@@ -45,12 +57,12 @@ from .mcap_reader import McapRecording
 TRACE_PROFILE = "lastv2x-trace"
 TRACE_LIBRARY = "lastv2x-strap"
 
-#: the platform's channels, in pipeline order (write_trace accepts others too)
+#: the channels the simulator publishes and the channel map reads, in pipeline
+#: order (write_trace accepts others too)
 PLATFORM_CHANNELS: tuple[str, ...] = (
     "/gt/vehicles",
     "/signals/true",
-    "/v2x/tx",
-    "/v2x/rx",
+    "/v2x/belief",
     "/recon/ego",
     "/app/decision",
     "/ctrl/ego",
