@@ -48,7 +48,7 @@ $(BUF):
 
 bench: setup ## benchmarks that print side-by-side ratios (not part of the suite)
 	$(PY) bench/bench_verifier.py
-	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py; do \
+	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_faults.py; do \
 	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
 
 bench-parse: setup ## parser benchmark: compile rate, attempts, field accuracy

@@ -5,6 +5,7 @@
   lastv2x schema                        the ScenarioSpec JSON Schema
   lastv2x maps list | show MAP [--junctions]   built-in maps or any .xodr
   lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (offline parser role)
+  lastv2x ground SPEC.json [--out P]    spec -> grounded program on a real map (--target: grounding)
   lastv2x execute FILE.json [--trace]   paired execution of a spec or program (--target: simulator)
   lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
   lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
@@ -273,6 +274,41 @@ def cmd_strap(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ground(args: argparse.Namespace) -> int:
+    """Spec -> ScenarioProgram through the grounding core (or --target a grounding service)."""
+    from lastv2x.core.spec import parse_spec
+
+    spec = parse_spec(_read_spec_text(args.spec))
+    if args.target:
+        import grpc
+
+        from lastv2x.rpc.convert import program_from_proto, spec_to_proto
+        from lastv2x.v1 import grounding_pb2, grounding_pb2_grpc
+
+        with grpc.insecure_channel(args.target) as channel:
+            reply = grounding_pb2_grpc.GroundingServiceStub(channel).Ground(
+                grounding_pb2.GroundRequest(spec=spec_to_proto(spec)), timeout=60)
+        program = program_from_proto(reply.program)
+    else:
+        from services.grounding.core import GroundingConfig, GroundingCore
+
+        program = GroundingCore(GroundingConfig.from_env()).ground(spec)
+    data = json.loads(program.model_dump_json())
+    if args.out:
+        from pathlib import Path as _Path
+
+        _Path(args.out).write_text(json.dumps(data, indent=1))
+    crossing = program.ego.route.crossings[0] if program.ego.route.crossings else None
+    table = (f"{program.application.value} on {program.map_name}"
+             + (f" junction {crossing.junction_id} ({crossing.turn.value}, group {crossing.signal_group_id})"
+                if crossing else "")
+             + f": {len(program.agents)} agent(s), {len(program.rsus)} RSU(s), {len(program.faults)} fault(s)"
+             + "".join(f"\n  note: {n}" for n in program.grounding.notes[:8])
+             + (f"\n  written to {args.out}" if args.out else ""))
+    _print(data, args.json, table)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from lastv2x.demo import run_demo
 
@@ -296,6 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_up)
     sub.add_parser("down", parents=[common], help="stop the local stack").set_defaults(fn=cmd_down)
     sub.add_parser("status", parents=[common], help="health of the local stack").set_defaults(fn=cmd_status)
+    p = sub.add_parser("ground", parents=[common], help="spec -> grounded ScenarioProgram (--target: grounding)")
+    p.add_argument("spec", help="ScenarioSpec JSON file, or - for stdin")
+    p.add_argument("--out", default=None, help="also write the program JSON here (input of `execute`)")
+    p.set_defaults(fn=cmd_ground)
     p = sub.add_parser("maps", parents=[common], help="road maps: list the built-in ones, show one")
     p.add_argument("action", choices=["list", "show"])
     p.add_argument("name", nargs="?", help="built-in map name or .xodr path (show)")

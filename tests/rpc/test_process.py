@@ -64,3 +64,19 @@ def test_cli_execute_spec_json(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["admitted"] and outcome["md"]["failed"] and not outcome["gt"]["failed"]
+
+
+def test_cli_ground_then_execute_the_program(tmp_path) -> None:
+    spec = {"application": "IMA", "seed": 2, "map": {"town": "signalized_4way"},
+            "agents": [{"id": "cross", "role": "cross", "arrival_offset_s": 0.5}]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    env = dict(os.environ, LASTV2X_GROUNDING_CACHE_DIR=str(tmp_path / "catalogue"))
+    out = subprocess.run([sys.executable, "-m", "lastv2x.cli", "ground", "spec.json", "--out", "program.json",
+                          "--json"], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["map_name"] == "signalized_4way"
+    run = subprocess.run([sys.executable, "-m", "lastv2x.cli", "execute", "program.json", "--json"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    outcome = json.loads(run.stdout)
+    assert not outcome["admitted"] and not outcome["gt"]["failed"]  # no fault: nothing to admit
