@@ -55,4 +55,4 @@ for text in ("Check that red-light violation warning stays safe when the SPaT fe
     print("   ", backend._mode, backend.budget("default"))
 PYEOF
 echo "bench (same data as the offline figures):"
-"$PY" bench/bench_parse.py --backend openai --base-url "http://127.0.0.1:$PORT/v1" --model smollm2 --kind fault || true
+"$PY" bench/bench_parse.py --backend openai --base-url "http://127.0.0.1:$PORT/v1" --model smollm2 --kind fault ${BENCH_LIMIT:+--limit $BENCH_LIMIT} || true

@@ -54,9 +54,12 @@ Responder = Callable[[dict[str, Any]], "FakeReply | str | dict[str, Any]"]
 
 class FakeOpenAIServer:
     def __init__(self, responder: Responder | None = None, *, json_schema_supported: bool = True,
-                 api_key: str | None = None, model: str = "fake-gpt", host: str = "127.0.0.1", port: int = 0):
+                 api_key: str | None = None, model: str = "fake-gpt", host: str = "127.0.0.1", port: int = 0,
+                 unsupported_format_status: int = 400):
         self.responder = responder
         self.json_schema_supported = json_schema_supported
+        # llama-cpp-python answers an unknown response_format with a 500 naming the field; 400 elsewhere
+        self.unsupported_format_status = unsupported_format_status
         self.api_key = api_key
         self.model = model
         self.requests: list[dict[str, Any]] = []
@@ -168,7 +171,8 @@ class FakeOpenAIServer:
                     return
                 fmt = (body.get("response_format") or {}).get("type")
                 if fmt == "json_schema" and not server.json_schema_supported:
-                    self._error(400, "response_format type 'json_schema' is not supported by this server; "
+                    self._error(server.unsupported_format_status,
+                                "response_format type 'json_schema' is not supported by this server; "
                                      "use 'json_object'", "invalid_request_error", param="response_format")
                     return
                 reply = server._next_reply(body)

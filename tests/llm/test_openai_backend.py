@@ -49,6 +49,15 @@ def test_falls_back_to_json_mode_and_remembers(sleeps: Sleeps) -> None:
     assert not sleeps  # a format fallback is not a retry
 
 
+def test_a_500_naming_the_response_format_falls_back_without_retries(sleeps: Sleeps) -> None:
+    # llama-cpp-python's server (seen live with SmolLM2) rejects json_schema with HTTP 500
+    with FakeOpenAIServer(json_schema_supported=False, unsupported_format_status=500) as server:
+        server.enqueue(SPEC)
+        res = LlmRoles(openai_backend(server, sleeps)).parse_intent("IMA with cross traffic.", 1)
+        kinds = [(r.get("response_format") or {}).get("type") for r in server.requests]
+    assert res.ok and kinds == ["json_schema", "json_object"] and not sleeps
+
+
 def test_retries_429_and_500_with_backoff(fake_server: FakeOpenAIServer, sleeps: Sleeps) -> None:
     fake_server.enqueue(FakeReply(status=429, error_type="rate_limit_error", headers={"Retry-After": "0.05"}),
                         FakeReply(status=500), FakeReply(status=503), SPEC)

@@ -215,11 +215,11 @@ class OpenAIBackend:
         budget.check(campaign, prompt_estimate + min_output)
         max_tokens = max(min_output, min(self.config.max_output_tokens, budget.remaining - prompt_estimate))
         modes = [self._mode] if self._mode else list(MODES)
-        last_format_error: openai.BadRequestError | None = None
+        last_format_error: Exception | None = None
         for mode in modes:
             try:
                 response = self._call(messages, mode, schema, schema_name, max_tokens)
-            except openai.BadRequestError as exc:
+            except (openai.BadRequestError, _FormatRejected) as exc:
                 if mode != "none" and self._mode is None and _FORMAT_HINT.search(str(exc)):
                     last_format_error = exc
                     continue  # the server lacks this structured-output mode: try the next one
@@ -269,6 +269,10 @@ class OpenAIBackend:
                                              f"{self.config.model!r} ({_error_text(exc)})") from None
                 if exc.status_code < 500 and exc.status_code != 408:
                     raise
+                if mode != "none" and self._mode is None and _FORMAT_HINT.search(str(exc)):
+                    # Some servers (llama-cpp-python's) answer an unsupported response_format with a 500
+                    # that names it: not transient, so fall back to the next mode instead of retrying.
+                    raise _FormatRejected(str(exc)) from None
                 last, wait = exc, _retry_after(exc)
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
                 last, wait = exc, None
@@ -277,6 +281,10 @@ class OpenAIBackend:
                 self._sleep(min(self.config.max_backoff_s, max(delay, wait or 0.0)))
         what = f"HTTP {last.status_code}" if isinstance(last, openai.APIStatusError) else type(last).__name__
         raise Unavailable(f"LLM endpoint {self.config.base_url} unavailable after {tries} attempt(s): {what}")
+
+
+class _FormatRejected(Exception):
+    """A server error that names the response format: the mode is unsupported, not the server down."""
 
 
 def _problems_text(problems: tuple[dict[str, Any], ...]) -> str:
