@@ -13,6 +13,7 @@ BSM/SPaT) and the applications' reaction horizons and documented here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -243,6 +244,15 @@ STALE_TRACK_TIMEOUT_S = 2.0  # monitor: track for a vanished vehicle
 POSITION_BUDGET_BASE_M = 1.5  # monitor: track position budget at zero age
 POSITION_BUDGET_PER_S_M = 3.0  # monitor: budget growth per second of age
 NOMINAL_LATENCY_S = 0.01  # channel latency above the RSSI knee
+
+
+def canonical_map_name(name: str) -> str:
+    """'town 3' / 'town03' / 'Town10' -> 'Town03' / 'Town10HD'; other names unchanged (stripped)."""
+    m = re.fullmatch(r"\s*town\s*0*(\d{1,2})\s*(hd)?\s*", name, flags=re.IGNORECASE)
+    if not m:
+        return name.strip()
+    num = int(m.group(1))
+    return "Town10HD" if num == 10 else f"Town{num:02d}"
 
 
 def stopping_distance_m(speed_mps: float) -> float:

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from lastv2x.core.catalogue import canonical_map_name  # noqa: F401 - re-exported
 from services.simulator.maps import (
     Junction,
     Lane,
@@ -772,14 +773,6 @@ class MapCatalogue:
                  "building_count": int(e.summary.get("buildings", 0)), "source": e.source}
                 for e in (self._maps[n] for n in sorted(self._maps))]
 
-
-def canonical_map_name(name: str) -> str:
-    """'town 3' / 'town03' / 'Town10' -> 'Town03' / 'Town10HD'; others unchanged (stripped)."""
-    m = re.fullmatch(r"\s*town\s*0*(\d{1,2})\s*(hd)?\s*", name, flags=re.IGNORECASE)
-    if not m:
-        return name.strip()
-    num = int(m.group(1))
-    return "Town10HD" if num == 10 else f"Town{num:02d}"
 
 
 __all__ = [

@@ -10,10 +10,10 @@ benchmark. A servicer can pass the grounding service's ``ListMaps`` answer inste
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from lastv2x.core.catalogue import canonical_map_name  # noqa: F401 - re-exported
 from lastv2x.core.spec import JunctionKind
 
 CARLA_TOWNS = ("Town01", "Town02", "Town03", "Town04", "Town05", "Town06", "Town07", "Town10HD")
@@ -84,11 +84,3 @@ class MapView:
         maps = tuple(_facts(n, _J.SIGNALIZED_4WAY, _J.T_JUNCTION) for n in names)
         return cls(maps, tuple(m.name for m in maps))
 
-
-def canonical_map_name(name: str) -> str:
-    """'town 3' / 'town03' / 'Town10' -> 'Town03' / 'Town10HD'; others unchanged."""
-    m = re.fullmatch(r"\s*town\s*0*(\d{1,2})\s*(hd)?\s*", name, flags=re.IGNORECASE)
-    if not m:
-        return name.strip()
-    num = int(m.group(1))
-    return "Town10HD" if num == 10 else f"Town{num:02d}"
