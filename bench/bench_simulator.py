@@ -8,12 +8,15 @@
 3. The traffic core alone vs SUMO (libsumo, when installed): vehicle updates per
    second with 20 and 200 vehicles kept alive on a grid, side by side as a ratio.
 
-Run: ``.venv/bin/python bench/bench_simulator.py [--quick]``.
+Run: ``.venv/bin/python bench/bench_simulator.py [--quick] [--baseline REF]``; ``--baseline HEAD``
+also measures the code of git ``HEAD`` (exported to a temporary tree, same script, one process
+after the other) and prints before/after side by side with the speedup.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import shutil
@@ -27,7 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline import code_root_from_argv, ratio, run_baseline  # noqa: E402
+
+sys.path.insert(0, str(code_root_from_argv(sys.argv)))
 
 from lastv2x.core.catalogue import Application  # noqa: E402
 from lastv2x.core.program import (  # noqa: E402
@@ -54,7 +60,7 @@ def _median_ms(fn, repeat: int) -> tuple[float, float]:  # noqa: ANN001
     return statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
 
 
-def bench_paired(repeat: int) -> None:
+def bench_paired(repeat: int) -> dict:
     print("1. paired execution, 30 s reference scenarios (dt 0.05 s, 600 steps max; ego leaves its route early)")
     factories = {"gt": None}
     try:
@@ -65,23 +71,47 @@ def bench_paired(repeat: int) -> None:
     header = f"   {'app':6s} {'steps':>5s} " + " ".join(f"{k + ' wall/cpu ms':>18s}" for k in factories)
     print(header)
     meds = {k: [] for k in factories}
+    out: dict = {"apps": {}, "median": {}}
     for app in Application:
         prog = reference_program(app)
         row = []
         steps = int(round(execute_paired(prog).gt.end_t_s / prog.dt_s))
+        out["apps"][app.value] = {"steps": steps}
         for name, fac in factories.items():
             kw = {} if fac is None else {"md_source_factory": fac}
             wall, cpu = _median_ms(lambda p=prog, kw=kw: execute_paired(p, **kw), repeat)
             meds[name].append((wall, cpu))
+            out["apps"][app.value][name] = [wall, cpu]
             row.append(f"{wall:9.1f}/{cpu:8.1f}")
         print(f"   {app.value:6s} {steps:5d} " + " ".join(row))
     for name, v in meds.items():
         w = statistics.median(x[0] for x in v)
         c = statistics.median(x[1] for x in v)
+        out["median"][name] = [w, c]
         print(f"   median over applications ({name} source): {w:.1f} ms wall, {c:.1f} ms CPU (target <= 50 ms)")
+    return out
 
 
-def bench_batch(batch: int) -> None:
+def compare_paired(now: dict, base: dict, ref: str) -> None:
+    print(f"   vs {ref} (CPU ms, before -> after, speedup):")
+    names = list(now["median"])
+    print(f"   {'app':6s} " + " ".join(f"{n + ' before -> after':>28s}" for n in names))
+    for app, row in now["apps"].items():
+        b = base["apps"].get(app, {})
+        cells = []
+        for n in names:
+            before = b.get(n, [None, None])[1]
+            after = row[n][1]
+            cells.append(f"{before or float('nan'):9.1f} -> {after:7.1f} {ratio(before, after):>7s}")
+        print(f"   {app:6s} " + " ".join(f"{c:>28s}" for c in cells))
+    for n in names:
+        bw, bc = base["median"].get(n, [None, None])
+        w, c = now["median"][n]
+        print(f"   median ({n}): wall {bw or float('nan'):.1f} -> {w:.1f} ms ({ratio(bw, w)}), "
+              f"CPU {bc or float('nan'):.1f} -> {c:.1f} ms ({ratio(bc, c)})")
+
+
+def bench_batch(batch: int) -> dict:
     programs = [reference_program(list(Application)[i % 6], seed=i) for i in range(batch)]
     execute_batch(programs[:6])  # warm-up
     t0, c0 = time.perf_counter(), time.process_time()
@@ -95,6 +125,15 @@ def bench_batch(batch: int) -> None:
     print(f"   {dt * 1e3:.0f} ms wall ({cpu * 1e3:.0f} ms CPU), {dt / batch * 1e3:.1f} ms per paired execution, "
           f"{batch / dt:.0f} paired/s wall, {batch / cpu:.0f} paired/s CPU (target >= 100/s)")
     print(f"   peak traced memory of the batch: {peak / 2**20:.1f} MiB")
+    return {"batch": batch, "wall_s": dt, "cpu_s": cpu, "peak_mib": peak / 2**20}
+
+
+def compare_batch(now: dict, base: dict, ref: str) -> None:
+    b, n = base, now
+    print(f"   vs {ref}: {b['batch'] / b['wall_s']:.0f} -> {n['batch'] / n['wall_s']:.0f} paired/s wall "
+          f"({ratio(b['wall_s'], n['wall_s'])}), {b['batch'] / b['cpu_s']:.0f} -> {n['batch'] / n['cpu_s']:.0f} "
+          f"paired/s CPU ({ratio(b['cpu_s'], n['cpu_s'])}); peak memory {b['peak_mib']:.1f} -> "
+          f"{n['peak_mib']:.1f} MiB")
 
 
 # ── traffic core vs SUMO ─────────────────────────────────────────────────────
@@ -189,28 +228,52 @@ def sumo_updates_per_s(n_vehicles: int, steps: int) -> float | None:
             traci.close()
 
 
-def bench_core(steps: int) -> None:
+def bench_core(steps: int, sumo: bool = True) -> dict:
     print("3. traffic core alone vs SUMO (libsumo), grid, vehicles kept alive, dt 0.05 s")
     print(f"   {'vehicles':>8s} {'core upd/s':>12s} {'SUMO upd/s':>12s} {'core/SUMO':>10s}")
+    out = {}
     for n in (20, 200):
         core = core_updates_per_s(n, steps)
         try:
-            sumo = sumo_updates_per_s(n, steps)
+            sumo_rate = sumo_updates_per_s(n, steps) if sumo else None
         except Exception as exc:  # noqa: BLE001
             print(f"   SUMO failed: {exc}")
-            sumo = None
-        ratio = f"{core / sumo:10.2f}" if sumo else f"{'n/a':>10s}"
-        sumo_s = f"{sumo:12.0f}" if sumo else f"{'not installed':>12s}"
-        print(f"   {n:8d} {core:12.0f} {sumo_s} {ratio}")
+            sumo_rate = None
+        ratio_s = f"{core / sumo_rate:10.2f}" if sumo_rate else f"{'n/a':>10s}"
+        sumo_s = f"{sumo_rate:12.0f}" if sumo_rate else f"{'not installed':>12s}"
+        print(f"   {n:8d} {core:12.0f} {sumo_s} {ratio_s}")
+        out[str(n)] = core
+    return out
+
+
+def compare_core(now: dict, base: dict, ref: str) -> None:
+    cells = [f"{n} vehicles {base.get(n, float('nan')):.0f} -> {v:.0f} upd/s ({ratio(base.get(n), v, True)})"
+             for n, v in now.items()]
+    print(f"   vs {ref}: " + "; ".join(cells))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--baseline", metavar="REF",
+                    help="also measure git REF (e.g. HEAD) with this script and print before/after")
+    ap.add_argument("--code-root", help=argparse.SUPPRESS)  # import the code from this tree (baseline runs)
+    ap.add_argument("--json", help=argparse.SUPPRESS)  # write the figures here (baseline runs)
     args = ap.parse_args()
-    bench_paired(3 if args.quick else 7)
-    bench_batch(16 if args.quick else 64)
-    bench_core(300 if args.quick else 2000)
+    base = None
+    if args.baseline:
+        base = run_baseline(Path(__file__).resolve(), args.baseline, ["--quick"] if args.quick else [])
+    res = {"paired": bench_paired(3 if args.quick else 7)}
+    if base:
+        compare_paired(res["paired"], base["paired"], args.baseline)
+    res["batch"] = bench_batch(16 if args.quick else 64)
+    if base:
+        compare_batch(res["batch"], base["batch"], args.baseline)
+    res["core"] = bench_core(300 if args.quick else 2000, sumo=not args.json)
+    if base:
+        compare_core(res["core"], base["core"], args.baseline)
+    if args.json:
+        Path(args.json).write_text(json.dumps(res))
 
 
 if __name__ == "__main__":

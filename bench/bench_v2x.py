@@ -1,6 +1,9 @@
 """Benchmark of the V2X stack (prints; not a test).
 
-    .venv/bin/python bench/bench_v2x.py [--repeat 30] [--seeds 12]
+    .venv/bin/python bench/bench_v2x.py [--repeat 30] [--seeds 12] [--baseline REF]
+
+``--baseline HEAD`` also measures the code of git ``HEAD`` (exported to a temporary tree, this
+script, one process after the other) and prints before/after with the speedup.
 
 1. Channel evaluation rate: 50 vehicles + 4 RSUs in a synthetic urban canyon
    (4 x 4 blocks, 48 buildings), every ordered V2V pair plus V2I up- and downlinks
@@ -15,13 +18,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline import code_root_from_argv, ratio, run_baseline  # noqa: E402
+
+sys.path.insert(0, str(code_root_from_argv(sys.argv)))
 
 from lastv2x.core.catalogue import Application  # noqa: E402
 from lastv2x.core.program import (  # noqa: E402
@@ -120,7 +127,7 @@ def _snapshots(prog: ScenarioProgram, steps: int) -> list[WorldSnapshot]:
     return out
 
 
-def stack_step_cost() -> None:
+def stack_step_cost() -> dict:
     prog, buildings = canyon_scene()
     snaps = _snapshots(prog, 200)
     src = V2XInformationSource(buildings)
@@ -130,10 +137,12 @@ def stack_step_cost() -> None:
         src.observe(snap)
     dt = time.perf_counter() - t0
     st = src.stats
+    res = {"ms_per_step": 1e3 * dt / len(snaps), "links_per_step": st.links / len(snaps)}
     print(f"[2] stack, 50 vehicles + 4 RSUs in the canyon (SPaT relay, EEBL rebroadcast): "
           f"{1e3 * dt / len(snaps):.2f} ms/step, {st.links / len(snaps):.0f} links/step "
           f"({st.links / dt:,.0f} links/s through the whole stack; channel itself {1e3 * st.channel_s / len(snaps):.2f}"
           f" ms/step); tx {st.tx}, delivered {st.delivered}")
+    return res
 
 
 def _programs(n: int) -> list[ScenarioProgram]:
@@ -150,7 +159,7 @@ def _programs(n: int) -> list[ScenarioProgram]:
     return out
 
 
-def paired_ratio(n: int) -> None:
+def paired_ratio(n: int) -> dict:
     from services.simulator.paired import execute_batch, execute_paired
     from services.simulator.v2x.stack import v2x_source_factory
 
@@ -176,16 +185,40 @@ def paired_ratio(n: int) -> None:
     v2x_b = time.perf_counter() - t0
     print(f"    batched ({n} programs in one traffic batch): ground truth {gt_b:.2f} s, V2X {v2x_b:.2f} s "
           f"-> x{v2x_b / gt_b:.2f}")
+    return {"gt_s": gt, "v2x_s": v2x, "gt_batch_s": gt_b, "v2x_batch_s": v2x_b}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--seeds", type=int, default=12)
+    ap.add_argument("--baseline", metavar="REF",
+                    help="also measure git REF (e.g. HEAD) with this script and print before/after")
+    ap.add_argument("--code-root", help=argparse.SUPPRESS)  # import the code from this tree (baseline runs)
+    ap.add_argument("--json", help=argparse.SUPPRESS)  # write the figures here (baseline runs)
     args = ap.parse_args()
-    channel_rate(args.repeat)
-    stack_step_cost()
-    paired_ratio(args.seeds)
+    base = None
+    if args.baseline:
+        base = run_baseline(Path(__file__).resolve(), args.baseline,
+                            ["--repeat", str(args.repeat), "--seeds", str(args.seeds)])
+    res = {"channel_links_per_s": channel_rate(args.repeat)}
+    if base:
+        print(f"    vs {args.baseline}: {base['channel_links_per_s']:,.0f} -> {res['channel_links_per_s']:,.0f} links/s "
+              f"({ratio(base['channel_links_per_s'], res['channel_links_per_s'], True)})")
+    res["stack"] = stack_step_cost()
+    if base:
+        b, n = base["stack"]["ms_per_step"], res["stack"]["ms_per_step"]
+        print(f"    vs {args.baseline}: {b:.2f} -> {n:.2f} ms/step ({ratio(b, n)})")
+    res["paired"] = paired_ratio(args.seeds)
+    if base:
+        bp, np_ = base["paired"], res["paired"]
+        print(f"    vs {args.baseline}: one by one GT {bp['gt_s']:.2f} -> {np_['gt_s']:.2f} s ({ratio(bp['gt_s'], np_['gt_s'])}),"
+              f" V2X {bp['v2x_s']:.2f} -> {np_['v2x_s']:.2f} s ({ratio(bp['v2x_s'], np_['v2x_s'])}); batched GT "
+              f"{bp['gt_batch_s']:.2f} -> {np_['gt_batch_s']:.2f} s ({ratio(bp['gt_batch_s'], np_['gt_batch_s'])}), "
+              f"V2X {bp['v2x_batch_s']:.2f} -> {np_['v2x_batch_s']:.2f} s "
+              f"({ratio(bp['v2x_batch_s'], np_['v2x_batch_s'])})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(res))
 
 
 if __name__ == "__main__":

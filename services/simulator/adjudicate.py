@@ -148,7 +148,7 @@ class Adjudicator:
         self.end_t[live] = t1
         # red entries
         crossed = st.crossed[:, 0] & live
-        if crossed.any():
+        if np.count_nonzero(crossed):
             for bi in np.nonzero(crossed)[0]:
                 g = int(st.crossed_group[bi, 0])
                 front_new = st.s[bi, 0] + sc.length_m[bi, 0] / 2
@@ -168,13 +168,13 @@ class Adjudicator:
         v0 = st.v[:, 0]
         ego_alive = st.alive[:, 0]
         slow = v0 < STOP_MPS
-        if (slow & self.moving).any():
+        if np.count_nonzero(slow & self.moving):
             new_stop = live & self.moving & slow & ego_alive
             self.stops += new_stop
             self.moving &= ~new_stop
         self.moving |= v0 > RESTART_MPS
         # travel time
-        if not ego_alive.all():
+        if np.count_nonzero(ego_alive) != ego_alive.size:
             left = live & ~ego_alive & np.isnan(self.travel)
             self.travel[left] = t1
         # proximity
@@ -182,15 +182,15 @@ class Adjudicator:
         dist = np.hypot(x - x[:, :1], y - y[:, :1])
         dist[:, 0] = np.inf
         near = dist < NEAR_RADIUS_M
-        if near.any():
+        if np.count_nonzero(near):
             near &= st.alive & (ego_alive & live)[:, None]
-            if near.any():
+            if np.count_nonzero(near):
                 self._proximity(st, dist, near)
         # PET zone occupancy
         if self.any_conflict:
             dz = np.hypot(x - self.conflict_xy[:, :1], y - self.conflict_xy[:, 1:])
             inside = dz < CONFLICT_ZONE_M
-            if inside.any():
+            if np.count_nonzero(inside):
                 inside &= st.alive & live[:, None]
                 first = inside & np.isnan(self.enter)
                 self.enter[first] = t1
@@ -214,19 +214,24 @@ class Adjudicator:
         on_route = lateral <= ROUTE_LATERAL_M
         ahead_only = self.ahead_only[bi]
         qual = on_route & (~ahead_only | ahead)
-        d = dist[bi, nj]
-        for m in np.nonzero(qual)[0]:
-            b_, j_ = int(bi[m]), int(nj[m])
-            if d[m] < self.closest[b_]:
-                self.closest[b_] = d[m]
-                self.closest_id[b_] = j_
-            if self.is_agent[b_, j_] and d[m] < self.min_agent[b_]:
-                self.min_agent[b_] = d[m]
-            if self.collision[b_] is None and d[m] < COLLISION_DISTANCE_M:
+        sel = np.nonzero(qual)[0]
+        if not sel.size:
+            return
+        # the qualifying candidates in order, as Python scalars (same values; no numpy scalar per access)
+        b_l, j_l, d_l = bi[sel].tolist(), nj[sel].tolist(), dist[bi[sel], nj[sel]].tolist()
+        ao_l = ahead_only[sel].tolist()
+        closest, closest_id, min_agent, is_agent = self.closest, self.closest_id, self.min_agent, self.is_agent
+        for b_, j_, d_m, ao in zip(b_l, j_l, d_l, ao_l, strict=True):
+            if d_m < closest[b_]:
+                closest[b_] = d_m
+                closest_id[b_] = j_
+            if is_agent[b_, j_] and d_m < min_agent[b_]:
+                min_agent[b_] = d_m
+            if self.collision[b_] is None and d_m < COLLISION_DISTANCE_M:
                 ve, vo = float(st.v[b_, 0]), float(st.v[b_, j_])
-                striking = ve > MOVING_MPS if ahead_only[m] else max(ve, vo) > MOVING_MPS
+                striking = ve > MOVING_MPS if ao else max(ve, vo) > MOVING_MPS
                 if striking:
-                    self.collision[b_] = Collision(round(st.t_s, 6), sc.vehicle_ids[b_][j_], round(float(d[m]), 6),
+                    self.collision[b_] = Collision(round(st.t_s, 6), sc.vehicle_ids[b_][j_], round(float(d_m), 6),
                                                    round(ve, 6), round(vo, 6))
 
     def _pet(self, b: int) -> float | None:

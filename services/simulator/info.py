@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from lastv2x.core.spec import Phase
+from services.simulator.fastinit import fast_init
 
 if TYPE_CHECKING:
     from lastv2x.core.program import ScenarioProgram
@@ -115,6 +116,7 @@ class WorldSnapshot:
         return self.signal_group_ids.index(group_id)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class BelievedSignal:
     """The ego's belief about one signal group. ``valid`` False = no usable SPaT for it."""
@@ -126,6 +128,7 @@ class BelievedSignal:
     time_to_green_s: float | None = None  # until the next green onset, when the source knows it
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Track:
     """A reconstructed neighbour (from BSMs, dead-reckoned to ``EgoInformation.t_s``)."""
@@ -141,6 +144,7 @@ class Track:
     valid: bool = True  # False: the source itself judges the track unusable (applications also check aoi_s)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EEBLEvent:
     """A hard-braking event known to the ego (own reception or relayed)."""
@@ -154,6 +158,7 @@ class EEBLEvent:
     valid: bool = True
 
 
+@fast_init
 @dataclass(frozen=True)
 class EgoInformation:
     """Everything the ego's applications may read at time ``t_s``.

@@ -13,6 +13,11 @@ Admission (LAST-V2X Section 2.1): a communication-induced failure is admitted on
 when the message-driven ego fails and its ground-truth twin stays safe.
 
 ``execute_batch`` stacks ``P`` programs into one ``(2P, N)`` traffic batch.
+
+Engines: small batches (a paired execution, a few programs) step the traffic and adjudicate
+on Python floats (:mod:`services.simulator.scalar`), larger ones with the vectorized numpy core;
+both give the same bits. A plain :class:`GroundTruthSource` without a trace is served straight
+from the step's lists (the same ``EgoInformation`` its ``observe`` would build from a snapshot).
 """
 
 from __future__ import annotations
@@ -33,16 +38,21 @@ from services.simulator.adjudicate import Adjudicator, RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
 from services.simulator.info import (
     BRAKE_FLAG_THRESHOLD_MPS2,
+    BelievedSignal,
     DecisionRecord,
+    EEBLEvent,
+    EgoInformation,
     GroundTruthSource,
     InformationSource,
     MonitoredSource,
     MonitorReport,
     SourceFactory,
     TraceSink,
+    Track,
     WorldSnapshot,
     ground_truth_factory,
 )
+from services.simulator.scalar import ScalarAdjudicator, ScalarTraffic, SignalRows, use_scalar
 from services.simulator.traffic import (
     EgoControl,
     Scene,
@@ -131,41 +141,149 @@ class EgoController:
 
 
 class _Frame:
-    """Per-step views shared by every row's snapshot (computed once per step)."""
+    """Per-step views shared by every row's snapshot (computed once per step), plus the same
+    quantities as Python lists (one ``tolist`` per array and step: per-row reads are then list
+    indexing instead of numpy scalar access)."""
 
     def __init__(self, scene: Scene, st: TrafficState):
+        self.scene, self.st = scene, st
         self.phase, self.ttc, self.ttg = scene.signals.state(st.t_s)
         a = st.a
         self.brake = (a <= -BRAKE_FLAG_THRESHOLD_MPS2) & st.alive
         self.hard = hard_brake_event(st)
         self.bar_d = st.bar_s - (st.s + scene.half_len)
         self.group = st.bar_group
-        self.s = st.s.tolist()
-        self.v = st.v.tolist()
-        self.a = a.tolist()
-        self.heading = st.heading.tolist()
-        self.xy = st.xy[:, 0].tolist()
+        self.N = st.s.shape[1]
+        self.s = st.s.ravel().tolist()  # flat (B * N) lists, vehicle i of row b at b * N + i
+        self.v = st.v.ravel().tolist()
+        self.a = a.ravel().tolist()
+        self.heading = st.heading.ravel().tolist()
+        self.x = st.xy[..., 0].ravel().tolist()
+        self.y = st.xy[..., 1].ravel().tolist()
+        self.ego_bar_d = self.bar_d[:, 0].tolist()
+        self.ego_group = st.bar_group[:, 0].tolist()
+        self._lists: tuple[list, ...] | None = None
+
+    def gt_lists(self) -> tuple[list, ...]:
+        """(phase, ttc, ttg rows; alive, hard flat) as lists, for the ground-truth fast path (on first use)."""
+        if self._lists is None:
+            self._lists = (self.phase.tolist(), self.ttc.tolist(), self.ttg.tolist(), self.st.alive.ravel().tolist(),
+                           self.hard.ravel().tolist())
+        return self._lists
+
+    def snapshot(self, b: int, n: int, rollout: str, rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]
+                 ) -> WorldSnapshot:
+        scene, st = self.scene, self.st
+        g = len(scene.group_ids[b])
+        cut = slice(None) if n == st.s.shape[1] else slice(0, n)  # arr[b] is the view arr[b, :n], cheaper
+        return _new_snapshot({
+            "t_s": st.t_s, "step": st.step, "vehicle_ids": scene.vehicle_ids[b], "xy_m": st.xy[b, cut],
+            "speed_mps": st.v[b, cut], "heading_rad": st.heading[b, cut], "accel_mps2": st.a[b, cut],
+            "brake_flag": self.brake[b, cut], "hard_brake_event": self.hard[b, cut],
+            "equipped": scene.equipped[b, cut], "alive": st.alive[b, cut], "route_s_m": st.s[b, cut],
+            "stop_bar_distance_m": self.bar_d[b, cut], "next_group_index": self.group[b, cut],
+            "length_m": scene.length_m[b, cut], "ego_index": 0, "signal_group_ids": scene.group_ids[b],
+            "true_phase": self.phase[b, :g], "time_to_change_s": self.ttc[b, :g], "time_to_green_s": self.ttg[b, :g],
+            "rsu_ids": rsu[0], "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2], "rollout": rollout})
 
 
-def _snapshot(scene: Scene, st: TrafficState, fr: _Frame, b: int, n: int, rollout: str,
-              rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]) -> WorldSnapshot:
-    g = len(scene.group_ids[b])
-    return WorldSnapshot(
-        t_s=st.t_s, step=st.step, vehicle_ids=scene.vehicle_ids[b], xy_m=st.xy[b, :n], speed_mps=st.v[b, :n],
-        heading_rad=st.heading[b, :n], accel_mps2=st.a[b, :n], brake_flag=fr.brake[b, :n],
-        hard_brake_event=fr.hard[b, :n], equipped=scene.equipped[b, :n], alive=st.alive[b, :n],
-        route_s_m=st.s[b, :n], stop_bar_distance_m=fr.bar_d[b, :n], next_group_index=fr.group[b, :n],
-        length_m=scene.length_m[b, :n], ego_index=0, signal_group_ids=scene.group_ids[b],
-        true_phase=fr.phase[b, :g], time_to_change_s=fr.ttc[b, :g], time_to_green_s=fr.ttg[b, :g],
-        rsu_ids=rsu[0], rsu_xy_m=rsu[1], rsu_height_m=rsu[2], rollout=rollout)
+class _ScalarFrame:
+    """:class:`_Frame` over a :class:`ScalarTraffic` (its lists as they are; snapshot arrays built per row)."""
+
+    def __init__(self, scene: Scene, tr: ScalarTraffic, signals: SignalRows):
+        self.scene, self.tr = scene, tr
+        self.phase_l, self.ttc_l, self.ttg_l = signals.state(tr.t)
+        self.N = n = tr.N
+        self.s, self.v, self.a, self.heading, self.x, self.y = tr.s, tr.v, tr.a, tr.heading, tr.x, tr.y
+        bar, s, half = tr.bar, tr.s, tr.half
+        self.ego_bar_d = [bar[i] - (s[i] + half[i]) for i in range(0, n * tr.B, n)]
+        self.ego_group = tr.grp[::n]
+        self._hard: list[bool] | None = None
+
+    def gt_lists(self) -> tuple[list, ...]:
+        if self._hard is None:
+            self._hard = self.tr.hard_brake()
+        return self.phase_l, self.ttc_l, self.ttg_l, self.tr.alive, self._hard
+
+    def snapshot(self, b: int, n: int, rollout: str, rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]
+                 ) -> WorldSnapshot:
+        scene, tr = self.scene, self.tr
+        lo = b * tr.N
+        hi = lo + n
+        g = len(scene.group_ids[b])
+        bar, s, half = tr.bar, tr.s, tr.half
+        xy = np.empty((n, 2))
+        xy[:, 0] = tr.x[lo:hi]
+        xy[:, 1] = tr.y[lo:hi]
+        xy.flags.writeable = False
+        # one array per dtype, the fields are its (read-only, contiguous) rows
+        f = _readonly([tr.v[lo:hi], tr.heading[lo:hi], tr.a[lo:hi], s[lo:hi],
+                       [bar[i] - (s[i] + half[i]) for i in range(lo, hi)]], np.float64)
+        flags = _readonly([tr.brake_flag()[lo:hi], self.gt_lists()[4][lo:hi], tr.alive[lo:hi]], bool)
+        sig = _readonly([self.ttc_l[b][:g], self.ttg_l[b][:g]], np.float64).reshape(2, g)
+        return _new_snapshot({
+            "t_s": tr.t, "step": tr.k, "vehicle_ids": scene.vehicle_ids[b], "xy_m": xy,
+            "speed_mps": f[0], "heading_rad": f[1], "accel_mps2": f[2], "brake_flag": flags[0],
+            "hard_brake_event": flags[1], "equipped": scene.equipped[b, :n], "alive": flags[2], "route_s_m": f[3],
+            "stop_bar_distance_m": f[4], "next_group_index": _readonly(tr.grp[lo:hi], np.int64),
+            "length_m": scene.length_m[b, :n], "ego_index": 0, "signal_group_ids": scene.group_ids[b],
+            "true_phase": _readonly(self.phase_l[b][:g], np.int8), "time_to_change_s": sig[0],
+            "time_to_green_s": sig[1], "rsu_ids": rsu[0], "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2],
+            "rollout": rollout})
 
 
-def _ego_state(scene: Scene, fr: _Frame, b: int, t_s: float) -> EgoState:
-    s = fr.s[b][0]
-    c = scene.conflict_s[b, 0]
-    cd = None if (math.isnan(c) or s > c) else float(c - s)
-    x, y = fr.xy[b]
-    return EgoState(t_s, s, fr.v[b][0], fr.a[b][0], (x, y), fr.heading[b][0], float(fr.bar_d[b, 0]), cd)
+def _readonly(values: list, dtype: Any) -> np.ndarray:
+    arr = np.array(values, dtype=dtype)
+    arr.flags.writeable = False
+    return arr
+
+
+def _new_snapshot(fields: dict[str, Any]) -> WorldSnapshot:
+    """A WorldSnapshot without the frozen dataclass ``__init__`` (one ``object.__setattr__`` per field,
+    the dominant cost of a snapshot): the same object, every field set, nothing else."""
+    snap = object.__new__(WorldSnapshot)
+    snap.__dict__.update(fields)
+    return snap
+
+
+def _ground_truth(fr: _Frame | _ScalarFrame, b: int, t_s: float, vehicle_ids: tuple[str, ...],
+                  group_ids: tuple[str, ...], plan: int, signals_cache: dict[int, dict[str, BelievedSignal]]
+                  ) -> EgoInformation:
+    """Exactly ``GroundTruthSource().observe(fr.snapshot(b, ...))``, read from the frame's lists.
+
+    Rows with the same signal plans (``plan``) share this step's signal dict (equal contents)."""
+    phase, ttc, ttg, alive, hb = fr.gt_lists()
+    signals = signals_cache.get(plan)
+    if signals is None:
+        ph, tc, tg = phase[b], ttc[b], ttg[b]
+        signals = signals_cache[plan] = {g: BelievedSignal(ph[k], tc[k], 0.0, True, tg[k])
+                                         for k, g in enumerate(group_ids)}
+    tracks: dict[str, Track] = {}
+    events: list[EEBLEvent] | None = None
+    if len(vehicle_ids) > 1:
+        x, y, v, h, a = fr.x, fr.y, fr.v, fr.heading, fr.a
+        j = b * fr.N
+        for vid in vehicle_ids[1:]:  # the ego is vehicle 0
+            j += 1
+            if not alive[j]:
+                continue
+            p = (x[j], y[j])
+            tracks[vid] = Track(vid, p, v[j], h[j], a[j], 0.0, hb[j], False)
+            if hb[j]:
+                if events is None:
+                    events = []
+                events.append(EEBLEvent(vid, p, -a[j], 0.0, False, 0))
+    g = fr.ego_group[b]
+    return EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, tuple(events) if events else (),
+                          0.0)
+
+
+def _ego_state(fr: _Frame | _ScalarFrame, b: int, t_s: float, conflict_s: float) -> EgoState:
+    i = b * fr.N
+    s = fr.s[i]
+    c = conflict_s  # a Python float: c - s is the float(c - s) of the numpy value
+    cd = None if (c != c or s > c) else c - s
+    return EgoState(t_s, s, fr.v[i], fr.a[i], (fr.x[i], fr.y[i]), fr.heading[i], fr.ego_bar_d[b], cd)
 
 
 def _freeze(st: TrafficState) -> None:
@@ -173,7 +291,7 @@ def _freeze(st: TrafficState) -> None:
         arr.flags.writeable = False
 
 
-@dataclass
+@dataclass(slots=True)
 class _Row:
     program: ScenarioProgram
     seed: int
@@ -186,6 +304,10 @@ class _Row:
     decision: Decision | None = None
     records: list[DecisionRecord] = field(default_factory=list)
     trace: TraceSink | None = None
+    decide: Any = None  # the application's decide function
+    fast_gt: bool = False  # a plain GroundTruthSource without a trace: read the truth off the frame
+    conflict_s: float = math.nan  # the ego's conflict point on its route
+    plan: int = 0  # rows with equal signal plans share a number
 
 
 def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sources: Sequence[InformationSource],
@@ -197,49 +319,85 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     st = initial_state(scene)
     traces = traces or [None] * len(programs)
     rows: list[_Row] = []
-    for p, seed, src, tag, tr in zip(programs, seeds, sources, rollouts, traces, strict=True):
+    conflict0 = scene.conflict_s[:, 0].tolist()
+    plans: dict[tuple, int] = {}
+    for b, (p, seed, src, tag, tr) in enumerate(zip(programs, seeds, sources, rollouts, traces, strict=True)):
         rsu = (tuple(r.id for r in p.rsus), np.array([r.xy_m for r in p.rsus]).reshape(-1, 2),
                np.array([r.height_m for r in p.rsus]))
         for arr in rsu[1:]:
             arr.flags.writeable = False
         src.reset(p, seed, trace=tr)
-        rows.append(_Row(p, seed, src, tag, app_context(p), len(p.vehicles), rsu, trace=tr))
-    adj = Adjudicator(scene, programs)
+        plan = plans.setdefault(tuple((g.id, g.cycle_s, g.green_s, g.amber_s, g.offset_s) for g in p.signal_groups),
+                                len(plans))
+        rows.append(_Row(p, seed, src, tag, app_context(p), len(p.vehicles), rsu, trace=tr,
+                         decide=APPS[p.application].decide,
+                         fast_gt=type(src) is GroundTruthSource and tr is None, conflict_s=conflict0[b], plan=plan))
     n_steps = max(int(round(p.duration_s / p.dt_s)) for p in programs)
-    limit = np.array([int(round(p.duration_s / p.dt_s)) for p in programs])
+    limit_l = [int(round(p.duration_s / p.dt_s)) for p in programs]
+    limit = np.array(limit_l)
     b_all = len(programs)
-    stop = np.zeros(b_all, bool)
-    v_tgt = np.full(b_all, np.nan)
-    brake = np.zeros(b_all)
-    _freeze(st)
+    scalar = use_scalar(scene)
+    adj: Adjudicator
+    if scalar:  # Python floats beat numpy at paired-execution sizes (bit-identical: see scalar.py)
+        eng = ScalarTraffic(scene, st)
+        adj = sadj = ScalarAdjudicator(scene, programs)
+        n_veh = scene.shape[1]
+    else:
+        adj = Adjudicator(scene, programs)
+        _freeze(st)
+    fr: _Frame | _ScalarFrame
+    ground_truth, ego_state, vehicle_ids, group_ids = _ground_truth, _ego_state, scene.vehicle_ids, scene.group_ids
     for k in range(n_steps):
-        active = st.alive[:, 0] & (k < limit)
-        if not active.any():
-            break
-        fr = _Frame(scene, st)
-        t = st.t_s
-        for b in np.nonzero(active)[0].tolist():
+        if scalar:
+            active = [eng.alive[b * n_veh] and k < limit_l[b] for b in range(b_all)]
+            if not any(active):
+                break
+            fr = _ScalarFrame(scene, eng, sadj.signal_rows)
+            t = eng.t
+        else:
+            active_arr = st.alive[:, 0] & (k < limit)
+            if not np.count_nonzero(active_arr):
+                break
+            active = active_arr.tolist()
+            fr = _Frame(scene, st)
+            t = st.t_s
+        signals_cache: dict[int, dict[str, BelievedSignal]] = {}
+        stop = [False] * b_all
+        v_tgt = [math.nan] * b_all
+        brake = [0.0] * b_all
+        for b in range(b_all):
+            if not active[b]:
+                continue
             row = rows[b]
-            snap = _snapshot(scene, st, fr, b, row.n, row.rollout, row.rsu)
-            info = row.source.observe(snap)
-            ego = _ego_state(scene, fr, b, t)
-            dec = APPS[row.program.application].decide(info, ego, row.ctx, row.decision)
-            if not dec.same_as(row.decision):
+            if row.fast_gt:
+                snap = None
+                info = ground_truth(fr, b, t, vehicle_ids[b], group_ids[b], row.plan, signals_cache)
+            else:
+                snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
+                info = row.source.observe(snap)
+            prev = row.decision
+            dec = row.decide(info, ego_state(fr, b, t, row.conflict_s), row.ctx, prev)
+            if not dec.same_as(prev):
                 row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason,
                                                   dec.after_epoch, dec.app.value))
                 if row.trace is not None:
                     row.trace.publish("/app/decision", t, _decision_msg(dec, row.rollout))
             row.decision = dec
-            stop[b], v_tgt[b], brake[b] = row.controller.command(dec, t)
+            ctrl = row.controller.command(dec, t)
+            stop[b], v_tgt[b], brake[b] = ctrl
             if row.trace is not None:
-                _trace_step(row, snap, info, (bool(stop[b]), float(v_tgt[b]), float(brake[b])))
-        stop &= active
-        st = step(scene, st, EgoControl(stop.copy(), v_tgt.copy(), brake.copy()), fr.phase)
-        _freeze(st)
-        adj.observe(st, active)
-        stop[:] = False
-        v_tgt[:] = np.nan
-        brake[:] = 0.0
+                assert snap is not None
+                _trace_step(row, snap, info, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
+        if scalar:
+            eng.step(stop, v_tgt, brake, fr.phase_l)  # type: ignore[union-attr]
+            sadj.observe_scalar(eng, active)
+        else:
+            st = step(scene, st, EgoControl(np.array(stop, bool), np.array(v_tgt, np.float64),
+                                            np.array(brake, np.float64)), fr.phase)  # type: ignore[union-attr]
+            _freeze(st)
+            adj.observe(st, active_arr)
+    if scalar:
+        sadj.sync()
     out = []
     for b, row in enumerate(rows):
         o = adj.outcome(b)

@@ -90,9 +90,10 @@ class RouteTable:
         idx = self._base + i0
         x0, y0 = self._x.take(idx), self._y.take(idx)
         idx += 1
-        x = x0 + f * (self._x.take(idx) - x0)
-        y = y0 + f * (self._y.take(idx) - y0)
-        return np.stack((x, y), axis=-1), self._h.take(idx - 1)
+        xy = np.empty(idx.shape + (2,))
+        xy[..., 0] = x0 + f * (self._x.take(idx) - x0)
+        xy[..., 1] = y0 + f * (self._y.take(idx) - y0)
+        return xy, self._h.take(idx - 1)
 
 
 def shared_geometry(routes: Sequence[Route | None], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -344,10 +344,10 @@ def leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray]:
     sj = st.s[:, None, :]
     rel = sp + scene.offset - st.s[:, :, None]
     ok = (sj >= scene.share_lo) & (sj <= scene.share_hi) & st.alive[:, None, :] & (rel > 0.0)
-    rel[~ok] = np.inf
+    rel = np.where(ok, rel, np.inf)
     j = rel.argmin(axis=2)
     flat = scene.flat_row + j * 1  # (B, N) index of the leader in (B*N) arrays
-    best = rel.reshape(b * n, n)[scene.flat_obs, j.ravel()].reshape(b, n)
+    best = rel.min(axis=2)  # the element argmin picks (no NaN: excluded pairs are +inf)
     gap = best - scene.half_len - scene.half_len.take(flat)
     if vp.shape[1] == 1:
         v_lead = vp[:, 0, :].ravel().take(flat)
@@ -363,7 +363,7 @@ def _free_and_follow(scene: Scene, v: np.ndarray, v0: np.ndarray, gap: np.ndarra
     r2 = ratio * ratio
     free = a * (1.0 - r2 * r2)
     over = ratio > 1.0
-    if over.any():
+    if np.count_nonzero(over):
         iidm = -scene.decel_comfort * (1.0 - np.maximum(ratio, 1e-9) ** (-scene.iidm_exp))
         free = np.where(over, iidm, free)
     s_star = scene.min_gap_m + np.maximum(0.0, v * scene.time_gap_s + v * (v - v_lead) * scene.inv_2sqrt_ab)
@@ -407,14 +407,14 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     if scene.any_plan:
         v0 = np.where(scene.has_plan & (s < scene.conflict_s), scene.v_plan, v0)
     advised = ~np.isnan(control.v_target_mps)
-    if advised.any():
+    if np.count_nonzero(advised):
         v0 = v0.copy()
         v0[:, 0] = np.where(advised, control.v_target_mps, v0[:, 0])
     acc = _free_and_follow(scene, v, v0, gap, v_lead)
-    if advised.any():  # a driver follows an advisory firmly: first-order tracking, comfortable braking
+    if np.count_nonzero(advised):  # a driver follows an advisory firmly: first-order tracking, comfortable braking
         track = np.maximum((control.v_target_mps - v[:, 0]) / ADVISORY_TAU_S, -scene.decel_comfort[:, 0])
         acc[:, 0] = np.where(advised & (v[:, 0] > control.v_target_mps), np.minimum(acc[:, 0], track), acc[:, 0])
-    if stopping.any():
+    if np.count_nonzero(stopping):
         activation = scene.decel_comfort.copy()
         activation[:, 0] = np.where(control.stop_at_bar, 0.0, activation[:, 0])
         d_eff = d_bar - IDM.STOP_BAR_GAP_M
@@ -428,7 +428,7 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
         braking = t >= scene.brake_t_s
         acc = np.where(braking, np.minimum(acc, -scene.brake_decel), acc)
         braked_out = braked_out | (braking & (v <= 0.0))
-    if control.brake_mps2.any():
+    if np.count_nonzero(control.brake_mps2):
         acc[:, 0] = np.where(control.brake_mps2 > 0, np.minimum(acc[:, 0], -control.brake_mps2), acc[:, 0])
     acc = np.minimum(np.maximum(acc, -IDM.DECEL_MAX_MPS2), scene.accel_max)
     acc[braked_out | ~alive] = 0.0
@@ -436,7 +436,7 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     v_new = v + acc * dt
     stops = v_new < 0.0
     ds = v * dt + 0.5 * acc * (dt * dt)
-    if stops.any():
+    if np.count_nonzero(stops):
         ds = np.where(stops, v * v / (2.0 * np.maximum(-acc, 1e-9)), ds)
         v_new = np.maximum(v_new, 0.0)
     s_new = s + ds
@@ -444,7 +444,7 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     crossed = front_new >= st.bar_s
     nc, bar, grp = st.next_crossing, st.bar_s, st.bar_group
     crossed_bar, crossed_grp = scene.no_bar, scene.no_group
-    if crossed.any():
+    if np.count_nonzero(crossed):
         crossed_bar = np.where(crossed, bar, np.inf)
         crossed_grp = np.where(crossed, grp, -1)
         nc = nc + crossed
@@ -453,7 +453,7 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
         sig_stop = sig_stop & ~crossed
         sig_go = sig_go & ~crossed
     done = alive & (front_new >= scene.routes.length_m)
-    if done.any():
+    if np.count_nonzero(done):
         if scene.respawn:
             s_new = np.where(done, scene.s_start, s_new)
             v_new = np.where(done, scene.v_initial, v_new)

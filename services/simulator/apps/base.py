@@ -23,6 +23,7 @@ from enum import StrEnum
 import numpy as np
 
 from lastv2x.core.catalogue import APPLICATIONS, STREAMS, Application, Stream
+from services.simulator.fastinit import fast_init
 from services.simulator.info import BelievedSignal, EgoInformation, Track
 from services.simulator.routes import project_polyline
 
@@ -41,6 +42,7 @@ class Action(StrEnum):
     ADVISE = "advise"  # speed advisory ``target_speed_mps``
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class EgoState:
     """The ego's own kinematic state (own sensors; identical semantics in both rollouts)."""
@@ -70,6 +72,8 @@ class AppContext:
     _xs: list[float] = field(init=False, repr=False)
     _ys: list[float] = field(init=False, repr=False)
     _sl: list[float] = field(init=False, repr=False)
+    _budget: float = field(init=False, repr=False, compare=False)  # the catalogue's freshness budget
+    _segs: list[tuple[float, ...]] = field(init=False, repr=False, compare=False)  # locate()'s per-segment terms
 
     def __post_init__(self) -> None:
         p = np.asarray(self.route_points, dtype=np.float64)
@@ -79,22 +83,35 @@ class AppContext:
         put(self, "_xs", p[:, 0].tolist())
         put(self, "_ys", p[:, 1].tolist())
         put(self, "_sl", self._s.tolist())
+        put(self, "_budget", APPLICATIONS[self.application].freshness_budget_s)
+        xs, ys, sl = self._xs, self._ys, self._sl
+        segs = []
+        for i in range(len(sl) - 1):
+            ax, ay = xs[i], ys[i]
+            bx, by = xs[i + 1] - ax, ys[i + 1] - ay
+            segs.append((ax, ay, bx, by, bx * bx + by * by, sl[i], sl[i + 1] - sl[i]))
+        put(self, "_segs", segs)
 
     def locate(self, x: float, y: float, s_hint: float, window_m: float = LOCATE_WINDOW_M) -> tuple[float, float]:
         """(arc length, lateral distance) of one point, searching the route within ``window_m`` of
         ``s_hint`` (pure Python: a handful of segments beats numpy's per-call overhead here)."""
-        sl, xs, ys = self._sl, self._xs, self._ys
+        sl, segs, hypot = self._sl, self._segs, math.hypot
         i0 = max(bisect.bisect_right(sl, s_hint - window_m) - 1, 0)
         i1 = min(bisect.bisect_left(sl, s_hint + window_m), len(sl) - 1)
         best_d, best_s = math.inf, math.nan
         for i in range(i0, max(i1, i0 + 1)):
-            ax, ay = xs[i], ys[i]
-            bx, by = xs[i + 1] - ax, ys[i + 1] - ay
-            L2 = bx * bx + by * by
-            t = 0.0 if L2 < 1e-12 else min(max(((x - ax) * bx + (y - ay) * by) / L2, 0.0), 1.0)
-            d = math.hypot(x - ax - t * bx, y - ay - t * by)
+            ax, ay, bx, by, L2, s0, ds = segs[i]
+            if L2 < 1e-12:
+                t = 0.0
+            else:  # min(max(u, 0.0), 1.0)
+                t = ((x - ax) * bx + (y - ay) * by) / L2
+                if 0.0 > t:
+                    t = 0.0
+                if 1.0 < t:
+                    t = 1.0
+            d = hypot(x - ax - t * bx, y - ay - t * by)
             if d < best_d:
-                best_d, best_s = d, sl[i] + t * (sl[i + 1] - sl[i])
+                best_d, best_s = d, s0 + t * ds
         return best_s, best_d
 
     @property
@@ -103,7 +120,7 @@ class AppContext:
 
     @property
     def freshness_budget_s(self) -> float:
-        return APPLICATIONS[self.application].freshness_budget_s
+        return self._budget
 
     def on_route(self, xy: np.ndarray, s_from: float, s_to: float) -> tuple[np.ndarray, np.ndarray]:
         """(arc length, lateral distance) of points (M, 2) projected on the route between s_from and s_to
@@ -112,6 +129,7 @@ class AppContext:
         return s, np.where((s >= s_from) & (s <= s_to), lat, np.inf)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     app: Application

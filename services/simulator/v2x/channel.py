@@ -101,6 +101,7 @@ __all__ = [
     "LinkBudget",
     "blockage_db",
     "coverage_grid",
+    "delivery_and_latency",
     "delivery_probability",
     "evaluate_links",
     "latency_s",
@@ -402,13 +403,23 @@ def evaluate_links(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike,
         raise ValueError("tx_xy and rx_xy must have the same number of rows")
     h0 = as_heights(tx_height_m, n, "tx_height_m")
     h1 = as_heights(rx_height_m, n, "rx_height_m")
+    arrays = _link_budget(p0, h0, p1, h1, buildings, params)
+    for arr in arrays:
+        arr.setflags(write=False)
+    return LinkBudget(*arrays, noise_floor_dbm=params.noise_floor_dbm)
 
+
+def _link_budget(p0: FloatArray, h0: FloatArray, p1: FloatArray, h1: FloatArray, buildings: BuildingSet | None,
+                 params: ChannelParams) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, BoolArray,
+                                                 FloatArray, FloatArray]:
+    """The arrays of :func:`evaluate_links` for validated inputs."""
+    n = p0.shape[0]
     d2 = np.hypot(p1[:, 0] - p0[:, 0], p1[:, 1] - p0[:, 1])
     dist = np.hypot(d2, h1 - h0)
     in_range = dist <= params.range_m
     pl = path_loss_db(dist, params)
     blk = np.zeros(n)
-    if np.any(in_range):
+    if buildings is not None and len(buildings) and np.count_nonzero(in_range):  # open space: no blockage to add
         idx = np.nonzero(in_range)[0]
         blk[idx] = _blockage(p0[idx], h0[idx], p1[idx], h1[idx], buildings, params)
     floor = params.noise_floor_dbm
@@ -416,10 +427,85 @@ def evaluate_links(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike,
     rssi = np.where(in_range, np.maximum(rx_power, floor), floor)
     prob = delivery_probability(rssi, params)
     lat = latency_s(rssi, params)
-    arrays = (dist, pl, blk, rssi, in_range, prob, lat)
-    for arr in arrays:
-        arr.setflags(write=False)
-    return LinkBudget(*arrays, noise_floor_dbm=floor)
+    return dist, pl, blk, rssi, in_range, prob, lat
+
+
+def delivery_and_latency(tx_xy: FloatArray, tx_height_m: FloatArray, rx_xy: FloatArray, rx_height_m: FloatArray,
+                         buildings: BuildingSet | None, params: ChannelParams) -> tuple[FloatArray, FloatArray]:
+    """``(delivery_prob, latency_s)`` of :func:`evaluate_links` (same bits) for float64 ``(N, 2)``
+    positions and ``(N,)`` heights the caller built itself; anything that would not pass the
+    input checks (non-finite values, negative heights) goes through :func:`evaluate_links`, which
+    raises as it always did."""
+    ok = (tx_xy.ndim == 2 and tx_xy.shape[1:] == (2,) and rx_xy.shape == tx_xy.shape
+          and tx_height_m.shape == rx_height_m.shape == tx_xy.shape[:1] and tx_xy.dtype == np.float64
+          and rx_xy.dtype == np.float64 and tx_height_m.dtype == np.float64 and rx_height_m.dtype == np.float64)
+    if ok and 0 < tx_xy.shape[0] <= _SMALL_LINKS:
+        out = _small_delivery_and_latency(tx_xy, tx_height_m, rx_xy, rx_height_m, buildings, params)
+        if out is not None:
+            return out
+        ok = False  # an input the checks of evaluate_links refuse
+    elif ok and tx_xy.shape[0]:
+        total = float(tx_xy.sum()) + float(rx_xy.sum()) + float(tx_height_m.sum()) + float(rx_height_m.sum())
+        ok = math.isfinite(total) and float(tx_height_m.min()) >= 0.0 and float(rx_height_m.min()) >= 0.0
+    if not ok:
+        lb = evaluate_links(tx_xy, tx_height_m, rx_xy, rx_height_m, buildings, params)
+        return lb.delivery_prob, lb.latency_s
+    arrays = _link_budget(tx_xy, tx_height_m, rx_xy, rx_height_m, buildings, params)
+    return arrays[5], arrays[6]
+
+
+_SMALL_LINKS = 32  # up to this many links the arithmetic runs on floats (numpy only for hypot, log10, tanh)
+
+
+def _small_delivery_and_latency(p0: FloatArray, h0: FloatArray, p1: FloatArray, h1: FloatArray,
+                                buildings: BuildingSet | None, params: ChannelParams
+                                ) -> tuple[FloatArray, FloatArray] | None:
+    """:func:`_link_budget`'s delivery probability and latency, term by term in the same order on
+    Python floats; the functions whose bits differ between numpy and ``math`` (hypot, log10, tanh)
+    are still numpy's, one call for all links. None: non-finite positions or heights, or negative
+    heights (inputs :func:`evaluate_links` refuses)."""
+    x0, y0 = p0[:, 0].tolist(), p0[:, 1].tolist()
+    x1, y1 = p1[:, 0].tolist(), p1[:, 1].tolist()
+    ha, hb = h0.tolist(), h1.tolist()
+    if not (all(map(math.isfinite, x0 + y0 + x1 + y1 + ha + hb)) and min(ha) >= 0.0 and min(hb) >= 0.0):
+        return None
+    n = len(x0)
+    d2 = np.hypot([x1[i] - x0[i] for i in range(n)], [y1[i] - y0[i] for i in range(n)])
+    dist = np.hypot(d2, [hb[i] - ha[i] for i in range(n)]).tolist()
+    rng_m, d0 = params.range_m, params.reference_distance_m
+    in_range = [d <= rng_m for d in dist]
+    dc = [d if d > d0 else d0 for d in dist]  # np.maximum(dist, d0)
+    k_near = 10.0 * params.path_loss_exponent
+    ref = params.reference_loss_db
+    lg = np.log10([d / d0 for d in dc]).tolist()
+    pl = [ref + k_near * v for v in lg]
+    bp = params.breakpoint_distance_m
+    if bp is not None:
+        at_bp = ref + k_near * math.log10(bp / d0)
+        k_far = 10.0 * params.path_loss_exponent_far
+        lg_far = np.log10([d / bp for d in dc]).tolist()
+        pl = [at_bp + k_far * lf if d > bp else p for d, p, lf in zip(dc, pl, lg_far, strict=True)]
+    blk = [0.0] * n
+    if buildings is not None and len(buildings) and any(in_range):
+        idx = np.nonzero(in_range)[0]
+        for i, v in zip(idx.tolist(), _blockage(p0[idx], h0[idx], p1[idx], h1[idx], buildings, params).tolist(),
+                        strict=True):
+            blk[i] = v
+    floor = params.noise_floor_dbm
+    head = params.tx_power_dbm + params.antenna_gain_dbi
+    rssi = []
+    for i in range(n):
+        rp = head - pl[i] - blk[i]
+        rssi.append((rp if rp > floor else floor) if in_range[i] else floor)  # np.where(in_range, np.maximum(.))
+    neg_slope, mid = -params.delivery_slope_per_db, params.delivery_midpoint_dbm
+    th = np.tanh([0.5 * (neg_slope * (r - mid)) for r in rssi]).tolist()
+    prob = [0.0 if r <= floor else 0.5 * (1.0 - v) for r, v in zip(rssi, th, strict=True)]
+    knee, base, lat_slope = params.latency_knee_dbm, params.latency_base_s, params.latency_slope_s_per_db
+    lat = []
+    for r in rssi:
+        below = knee - r
+        lat.append(base + lat_slope * (0.0 if 0.0 > below else below))  # np.maximum(0.0, .)
+    return np.array(prob, dtype=np.float64), np.array(lat, dtype=np.float64)
 
 
 def sample_delivery(link_budget: LinkBudget, rng: np.random.Generator) -> BoolArray:

@@ -63,6 +63,7 @@ from .messages import (
     counter_uniform,
     message_starts,
     stable_hash64,
+    trues,
 )
 
 RSU_SENDER_ALIAS = "rsu"
@@ -225,6 +226,10 @@ class FaultWindow:
 # Operators
 # ---------------------------------------------------------------------------
 
+_NO_ROWS_B = np.zeros(0, dtype=bool)
+_NO_ROWS_F = np.zeros(0)
+
+
 @dataclass
 class StepBatch:
     """One stream's messages of a step as they pass the fault stage.
@@ -244,7 +249,12 @@ class StepBatch:
     @classmethod
     def of(cls, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
         n = len(batch)
-        return cls(stream, t_s, batch, np.ones(n, dtype=bool), np.zeros(n))
+        out = object.__new__(cls)  # cls(stream, t_s, batch, keep, delay) without the dataclass __init__
+        if n:
+            out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=trues(n), extra_delay_s=np.zeros(n))
+        else:  # zero-length arrays: nothing can be written to them, one pair serves every empty step
+            out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=_NO_ROWS_B, extra_delay_s=_NO_ROWS_F)
+        return out
 
 
 class Operator(Protocol):
@@ -531,7 +541,7 @@ class ActiveFault:
     def matches_sender(self, sender: IntArray) -> BoolArray:
         want = self.fault.sender
         if want is None or sender.size == 0:
-            return np.ones(sender.shape, dtype=bool)
+            return trues(sender.shape[0]) if sender.ndim == 1 else np.ones(sender.shape, dtype=bool)
         out = np.empty(sender.shape, dtype=bool)
         for k in np.unique(sender).tolist():
             ok = self._sender_ok.get(k)
@@ -565,7 +575,7 @@ class ActiveFault:
         if not self.window.active(step.t_s) or len(step.batch) == 0:
             return
         rows = self.matches_sender(step.batch.sender)
-        if not rows.any():
+        if not np.count_nonzero(rows):
             return
         n = self.operator.apply(self, step, rows)
         if n:

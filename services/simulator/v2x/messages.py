@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -94,6 +95,7 @@ class KeyTable:
         self._index: dict[str, int] = {}
         self._names: list[str] = []
         self._hash: list[int] = []
+        self._hash_arr: NDArray[np.uint64] | None = None  # self._hash as an array, rebuilt after a new key
         for n in names:
             self.key(n)
 
@@ -104,6 +106,7 @@ class KeyTable:
             self._index[name] = k
             self._names.append(name)
             self._hash.append(stable_hash64(name))
+            self._hash_arr = None
         return k
 
     def keys(self, names: Sequence[str]) -> IntArray:
@@ -121,7 +124,9 @@ class KeyTable:
         return [self._names[int(k)] for k in keys]
 
     def hashes(self, keys: IntArray) -> NDArray[np.uint64]:
-        table = np.asarray(self._hash, dtype=np.uint64)
+        table = self._hash_arr
+        if table is None:
+            table = self._hash_arr = np.asarray(self._hash, dtype=np.uint64)
         return table[np.asarray(keys, dtype=np.int64)]
 
     def __contains__(self, name: object) -> bool:
@@ -144,10 +149,48 @@ def _splitmix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
         return z ^ (z >> np.uint64(31))
 
 
+_TRUES = np.ones(256, dtype=bool)
+_TRUES.setflags(write=False)
+
+
+def trues(n: int) -> BoolArray:
+    """``np.ones(n, dtype=bool)`` (which is a Python-level function: ~1 us on tiny arrays)."""
+    return _TRUES[:n].copy() if n <= 256 else np.ones(n, dtype=bool)
+
+
+def filled(n: int, value: float, dtype: Any = np.float64) -> np.ndarray:
+    """``np.full(n, value, dtype)`` for a scalar ``value``, without its Python-level overhead."""
+    out = np.empty(n, dtype=dtype)
+    out.fill(value)
+    return out
+
+
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+_GOLD_I, _M1_I, _M2_I = int(_GOLD), int(_M1), int(_M2)
+_SMALL = 32  # up to this many elements the splitmix runs on Python ints (same bits, no numpy overhead)
+
+
+def _splitmix_int(x: int) -> int:
+    z = (x + _GOLD_I) & _MASK64
+    z = ((z ^ (z >> 30)) * _M1_I) & _MASK64
+    z = ((z ^ (z >> 27)) * _M2_I) & _MASK64
+    return z ^ (z >> 31)
+
+
 def counter_uniform(base: int, *counters: Any) -> FloatArray:
     """U[0, 1) per element from a base key and integer counters (order independent)."""
     arrs = [np.asarray(c).astype(np.uint64, copy=False) for c in counters]
     shapes = {a.shape for a in arrs}
+    if len(shapes) == 1 and arrs[0].ndim == 1 and arrs[0].shape[0] <= _SMALL:
+        b0 = base & _MASK64
+        cols = [a.tolist() for a in arrs]
+        out = []
+        for vals in zip(*cols, strict=True):
+            zi = b0
+            for v in vals:
+                zi = _splitmix_int(zi ^ v)
+            out.append(float(zi >> 11) * (1.0 / 9007199254740992.0))
+        return np.array(out, dtype=np.float64)
     if len(shapes) > 1:
         arrs = list(np.broadcast_arrays(*arrs))
     z = np.full(arrs[0].shape, np.uint64(base & 0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
@@ -197,7 +240,17 @@ def due_mask(t_prev: float | None, t_now: float, phase_s: FloatArray, period_s: 
     On the first step (``t_prev`` None) every sender transmits once.
     """
     if t_prev is None:
-        return np.ones(phase_s.shape, dtype=bool)
+        return trues(phase_s.shape[0]) if phase_s.ndim == 1 else np.ones(phase_s.shape, dtype=bool)
+    if phase_s.ndim == 1 and phase_s.shape[0] <= _SMALL:  # the same arithmetic on floats
+        out = []
+        for p in phase_s.tolist():
+            a = (t_now - p) / period_s + 1e-9
+            b = (t_prev - p) / period_s + 1e-9
+            if not (math.isfinite(a) and math.isfinite(b)):
+                break
+            out.append(math.floor(a) > math.floor(b))
+        else:
+            return np.array(out, dtype=bool)
     k_now = np.floor((t_now - phase_s) / period_s + 1e-9)
     k_prev = np.floor((t_prev - phase_s) / period_s + 1e-9)
     return k_now > k_prev
@@ -242,13 +295,25 @@ class RecordBatch:
             out = _EMPTY[cls] = cls(**kw)
         return out
 
+    @classmethod
+    def _build(cls, columns: dict[str, Any]) -> Self:
+        """``cls(**columns)`` for a complete column dict, without the frozen dataclass ``__init__``'s
+        per-field ``object.__setattr__`` (batches are built, taken and merged many times a step)."""
+        out = object.__new__(cls)
+        out.__dict__.update(columns)
+        return out
+
     def take(self, index: Any) -> Self:
-        return type(self)(**{n: getattr(self, n)[index] for n in self.field_names()})
+        d = self.__dict__
+        return self._build({n: d[n][index] for n in self.field_names()})
 
     def replace(self, **changes: Any) -> Self:
-        kw = {n: getattr(self, n) for n in self.field_names()}
+        for n in changes:
+            if n not in self.__dict__:
+                raise TypeError(f"{type(self).__name__} has no field {n!r}")
+        kw = dict(self.__dict__)
         kw.update(changes)
-        return type(self)(**kw)
+        return self._build(kw)
 
     @classmethod
     def concat(cls, batches: Sequence[Self]) -> Self:
@@ -257,7 +322,7 @@ class RecordBatch:
             return cls.empty()
         if len(batches) == 1:
             return batches[0]
-        return cls(**{n: np.concatenate([getattr(b, n) for b in batches]) for n in cls.field_names()})
+        return cls._build({n: np.concatenate([b.__dict__[n] for b in batches]) for n in cls.field_names()})
 
     def rows(self) -> list[dict[str, Any]]:
         """Plain dict rows (for traces and tests; not for hot paths)."""
@@ -448,7 +513,8 @@ def message_starts(sender: IntArray, msg_id: IntArray) -> BoolArray:
     """First row of every (sender, msg_id) message in a row-per-group batch (rows contiguous)."""
     if sender.shape[0] == 0:
         return np.zeros(0, dtype=bool)
-    change = np.ones(sender.shape[0], dtype=bool)
+    change = np.empty(sender.shape[0], dtype=bool)
+    change[0] = True
     change[1:] = (sender[1:] != sender[:-1]) | (msg_id[1:] != msg_id[:-1])
     return change
 

@@ -264,50 +264,63 @@ class DivergenceMonitor:
         self._t.append(t)
 
     def _observe_tracks(self, snap: WorldSnapshot, info: EgoInformation, t: float) -> None:
+        # plain floats for the per-vehicle logic; np.hypot (not math.hypot: other bits) for the distances kept
         ids = snap.vehicle_ids
-        alive = np.asarray(snap.alive, dtype=bool)
+        alive_a = np.asarray(snap.alive, dtype=bool)
+        alive = alive_a.tolist()
         ego = snap.ego_index
-        xy = np.asarray(snap.xy_m, dtype=np.float64)
+        xy_a = np.asarray(snap.xy_m, dtype=np.float64)
+        xs, ys = xy_a[:, 0].tolist(), xy_a[:, 1].tolist()
         index = {vid: i for i, vid in enumerate(ids) if alive[i]}
+        last_alive = self._last_alive
         for vid in index:
-            self._last_alive[vid] = t
-        seen: set[str] = set()
-        for vid, tr in info.tracks.items():
-            seen.add(vid)
+            last_alive[vid] = t
+        flag = self._flag
+        tracks = info.tracks
+        for vid, tr in tracks.items():
             i = index.get(vid)
             if i is None:
-                gone_at = self._last_alive.setdefault(vid, t)
-                self._flag("track_displaced", vid, t, False)
-                self._flag("ghost_track", vid, t, t - gone_at > STALE_TRACK_TIMEOUT_S, t - gone_at)
+                gone_at = last_alive.setdefault(vid, t)
+                flag("track_displaced", vid, t, False)
+                flag("ghost_track", vid, t, t - gone_at > STALE_TRACK_TIMEOUT_S, t - gone_at)
                 continue
-            d = math.hypot(tr.xy_m[0] - xy[i, 0], tr.xy_m[1] - xy[i, 1])
-            self._flag("track_displaced", vid, t, position_divergent(d, tr.aoi_s), d)
-            self._flag("ghost_track", vid, t, False)
-        for kind, vid in [k for k in self._open if k[0] in TRACK_KINDS and k[1] not in seen]:
+            d = math.hypot(tr.xy_m[0] - xs[i], tr.xy_m[1] - ys[i])
+            aoi = tr.aoi_s
+            budget = POSITION_BUDGET_BASE_M + POSITION_BUDGET_PER_S_M * (aoi if (aoi > 0.0 or aoi != aoi) else 0.0)
+            flag("track_displaced", vid, t, bool(d > budget), d)
+            flag("ghost_track", vid, t, False)
+        for kind, vid in [k for k in self._open if k[0] in TRACK_KINDS and k[1] not in tracks]:
             self._close((kind, vid), t)
         # absences and the nearest qualifying agent
-        ex, ey = xy[ego]
-        dist = np.hypot(xy[:, 0] - ex, xy[:, 1] - ey)
-        q = alive.copy()
+        ex, ey = xs[ego], ys[ego]
+        dist = np.hypot(xy_a[:, 0] - ex, xy_a[:, 1] - ey).tolist()
+        q = list(alive)
         q[ego] = False
         if self.agent_ids is not None:
-            q &= np.fromiter((v in self.agent_ids for v in ids), dtype=bool, count=len(ids))
+            q = [a and v in self.agent_ids for a, v in zip(q, ids, strict=True)]
         if self.app in (Application.FCW, Application.EEBL):
             h = float(snap.heading_rad[ego])
-            rel = xy - xy[ego]
-            lon = rel[:, 0] * math.cos(h) + rel[:, 1] * math.sin(h)
-            lat = -rel[:, 0] * math.sin(h) + rel[:, 1] * math.cos(h)
-            q &= (lon > 0.0) & (np.abs(lat) <= LATERAL_CONFLICT_M)
-        near = np.nonzero(alive & (dist <= self.absence_radius_m))[0]
-        near_set = {ids[i] for i in near if i != ego}
+            ch, sh = math.cos(h), math.sin(h)
+            lat_max = LATERAL_CONFLICT_M
+            for i in range(len(q)):
+                if q[i]:
+                    rx, ry = xs[i] - ex, ys[i] - ey
+                    lon = rx * ch + ry * sh
+                    lat = -rx * sh + ry * ch
+                    q[i] = lon > 0.0 and abs(lat) <= lat_max
+        radius = self.absence_radius_m
+        near_set = {ids[i] for i in range(len(ids)) if alive[i] and dist[i] <= radius and i != ego}
         for vid in near_set:
-            self._flag("track_missing", vid, t, vid not in info.tracks)
+            flag("track_missing", vid, t, vid not in tracks)
         for kind, vid in [k for k in self._open if k[0] == "track_missing" and k[1] not in near_set]:
             self._close((kind, vid), t)
-        if q.any():
-            j = int(np.argmin(np.where(q, dist, np.inf)))
+        j, best = -1, math.inf
+        for i, ok in enumerate(q):  # np.argmin(np.where(q, dist, inf)): the first smallest
+            if ok and (j < 0 or dist[i] < best):
+                j, best = i, dist[i]
+        if j >= 0:
             vid = ids[j]
-            near_tr = info.tracks.get(vid)
+            near_tr = tracks.get(vid)
             self._near_id.append(vid)
             self._near_d.append(float(dist[j]))
             self._near_aoi.append(math.nan if near_tr is None else float(near_tr.aoi_s))

@@ -54,13 +54,15 @@ from services.simulator.info import (
     WorldSnapshot,
 )
 
-from .channel import ChannelParams, LinkBudget, evaluate_links, sample_delivery
+from .channel import ChannelParams, LinkBudget, delivery_and_latency
 from .faults import EgoEventInput, FaultContext, FaultEngine, StepBatch
 from .geometry import BuildingSet
 from .messages import (
     BSM_PERIOD_S,
     DEFAULT_BUS_DELAY_MAX_S,
+    EVENT_HARD_BRAKING,
     MAP_PERIOD_S,
+    MSG_COUNT_MOD,
     NO_KEY,
     SPAT_PERIOD_S,
     BsmBatch,
@@ -74,9 +76,8 @@ from .messages import (
     SpatBatch,
     due_mask,
     eebl_from_bsms,
-    make_bsms,
+    filled,
     make_map,
-    make_spat,
     message_starts,
 )
 from .monitor import DivergenceMonitor, MonitorSummary
@@ -157,31 +158,91 @@ def rsu_sites(program: ScenarioProgram, road_map: RoadMap | None = None) -> list
     return sites
 
 
+def _message_count(batch: RecordBatch) -> int:
+    """``message_starts(batch.sender, batch.msg_id).sum()``: the messages in a row-per-item batch."""
+    n = len(batch)
+    if n > 16:
+        return int(message_starts(batch.sender, batch.msg_id).sum())
+    snd, mid = batch.sender.tolist(), batch.msg_id.tolist()
+    return 1 + sum(1 for i in range(1, n) if snd[i] != snd[i - 1] or mid[i] != mid[i - 1])
+
+
+def _row_messages(batch: RecordBatch) -> np.ndarray:
+    """``np.cumsum(message_starts(batch.sender, batch.msg_id)) - 1``: the message number of each row."""
+    n = len(batch)
+    if n > 16:
+        return np.cumsum(message_starts(batch.sender, batch.msg_id)) - 1
+    snd, mid = batch.sender.tolist(), batch.msg_id.tolist()
+    out, m = [0] * n, 0
+    for i in range(1, n):
+        if snd[i] != snd[i - 1] or mid[i] != mid[i - 1]:
+            m += 1
+        out[i] = m
+    return np.array(out, dtype=np.int64)
+
+
+def _keep(batch: RecordBatch, mask: np.ndarray) -> RecordBatch:
+    """``batch.take(mask)``; the batch itself when every row is kept (batches are never written to)."""
+    return batch if np.count_nonzero(mask) == mask.shape[0] else batch.take(mask)
+
+
+def _rows_of(xy: np.ndarray, n: int) -> np.ndarray:
+    """``n`` copies of one point as an (n, 2) array (``np.broadcast_to``'s values, built directly)."""
+    out = np.empty((n, 2))
+    out[:] = xy
+    return out
+
+
 class _Inbox:
     """Messages in flight to one kind of receiver: (receiver key, batch, rx time) chunks per stream."""
 
     def __init__(self) -> None:
         self._pending: dict[Stream, list[tuple[np.ndarray, RecordBatch, np.ndarray]]] = {}
+        self._next_rx: dict[Stream, float] = {}  # earliest pending rx time per stream (pop returns early before it)
 
     def push(self, stream: Stream, receiver: np.ndarray, batch: RecordBatch, rx: np.ndarray) -> None:
         if len(batch):
             self._pending.setdefault(stream, []).append((receiver, batch, rx))
+            first = float(rx.min())
+            if not first >= self._next_rx.get(stream, math.inf):  # (a NaN disables the early return)
+                self._next_rx[stream] = first
 
     def pop(self, stream: Stream, t_s: float) -> tuple[np.ndarray, RecordBatch, np.ndarray] | None:
+        """The rows due by ``t_s`` in reception order (stable: push order among equal rx times); the
+        rest stays queued in push order. Chunks are split and merged only as far as needed."""
         chunks = self._pending.get(stream)
         if not chunks:
             return None
-        recv = np.concatenate([c[0] for c in chunks])
-        batch = type(chunks[0][1]).concat([c[1] for c in chunks])
-        rx = np.concatenate([c[2] for c in chunks])
-        due = rx <= t_s + 1e-12
-        rest = ~due
-        self._pending[stream] = [(recv[rest], batch.take(rest), rx[rest])] if rest.any() else []
-        if not due.any():
+        if self._next_rx[stream] > t_s + 1e-12:
+            return None  # nothing due yet
+        lim = t_s + 1e-12
+        due_parts: list[tuple[np.ndarray, RecordBatch, np.ndarray]] = []
+        rest: list[tuple[np.ndarray, RecordBatch, np.ndarray]] = []
+        for recv, batch, rx in chunks:
+            due = rx <= lim
+            nd = int(np.count_nonzero(due))
+            if nd == rx.shape[0]:
+                due_parts.append((recv, batch, rx))
+            elif nd == 0:
+                rest.append((recv, batch, rx))
+            else:
+                keep = ~due
+                due_parts.append((recv[due], batch.take(due), rx[due]))
+                rest.append((recv[keep], batch.take(keep), rx[keep]))
+        self._pending[stream] = rest
+        self._next_rx[stream] = min(float(c[2].min()) for c in rest) if rest else math.inf
+        if not due_parts:
             return None
-        idx = np.nonzero(due)[0]
-        idx = idx[np.argsort(rx[idx], kind="stable")]
-        return recv[idx], batch.take(idx), rx[idx]
+        if len(due_parts) == 1:
+            recv, batch, rx = due_parts[0]
+        else:
+            recv = np.concatenate([c[0] for c in due_parts])
+            batch = type(due_parts[0][1]).concat([c[1] for c in due_parts])
+            rx = np.concatenate([c[2] for c in due_parts])
+        if rx.shape[0] > 1 and not bool(np.all(rx[1:] >= rx[:-1])):  # else the stable sort is the identity
+            order = np.argsort(rx, kind="stable")
+            recv, batch, rx = recv[order], batch.take(order), rx[order]
+        return recv, batch, rx
 
 
 class V2XInformationSource:
@@ -276,6 +337,7 @@ class V2XInformationSource:
         self._gidx: dict[str, int] = {}
         self._gkeys = np.zeros(0, np.int64)
         self.rsu_index = {int(k): i for i, k in enumerate(self.rsu_keys.tolist())}
+        self._spat_layout: dict[tuple, tuple] = {}
         self.t_prev: float | None = None
         self._last_trace = -math.inf
         self.stats = V2XStats()
@@ -393,7 +455,7 @@ class V2XInformationSource:
             if got is not None:
                 _, batch, rx = got
                 fn(batch, rx)  # type: ignore[arg-type]
-                self.stats.delivered[stream.value] += int(message_starts(batch.sender, batch.msg_id).sum())
+                self.stats.delivered[stream.value] += _message_count(batch)
         ego.expire(t)
 
     # ------------------------------------------------------------------ transmit
@@ -404,24 +466,35 @@ class V2XInformationSource:
         cand = equipped.copy()
         cand[ego_i] = False
         hb = np.asarray(snap.hard_brake_event, dtype=bool) & alive
-        # hard-braking onsets number the events of each origin
-        onset = hb & ~self._prev_hb[keys]
-        self._event_seq[keys[onset]] += 1
-        self._prev_hb[keys] = hb
+        # hard-braking onsets number the events of each origin (nothing to do while nobody brakes hard)
+        if np.count_nonzero(hb) or np.count_nonzero(self._prev_hb):
+            onset = hb & ~self._prev_hb[keys]
+            self._event_seq[keys[onset]] += 1
+            self._prev_hb[keys] = hb
         due = cand & due_mask(self.t_prev, t, self._bsm_phase[keys], BSM_PERIOD_S)
         vi = np.nonzero(due)[0]
-        vk = keys[vi]
-        msg_id = self._bsm_count[vk].copy()
-        self._bsm_count[vk] += 1
-        hashes = self.senders.hashes(vk) if vk.size else np.zeros(0, np.uint64)
-        bsm = make_bsms(vk, msg_id, t, self.jitter.bus_delay_s(hashes, Stream.BSM, msg_id),
-                        np.asarray(snap.xy_m)[vi], np.asarray(snap.speed_mps)[vi],
-                        np.asarray(snap.heading_rad)[vi], np.asarray(snap.accel_mps2)[vi],
-                        np.asarray(snap.brake_flag)[vi], hb[vi])
-        eebl = eebl_from_bsms(bsm, self._event_seq[vk])
-        if self.eebl_relay:
-            eebl = EeblBatch.concat([eebl, self._relay_eebl(bsm, t)])
-        bsm_pos = np.asarray(snap.xy_m)[vi]
+        if vi.size:
+            vk = keys[vi]
+            msg_id = self._bsm_count[vk].copy()
+            self._bsm_count[vk] += 1
+            hashes = self.senders.hashes(vk)
+            bsm_pos = np.asarray(snap.xy_m, dtype=np.float64)[vi]
+            hb_vi = hb[vi]
+            # make_bsms(...) on arrays that are fresh already (fancy-indexed): the same columns, fewer copies
+            bsm = BsmBatch._build(dict(
+                sender=vk, msg_id=msg_id, msg_count=msg_id % MSG_COUNT_MOD,
+                tx_time_s=t + self.jitter.bus_delay_s(hashes, Stream.BSM, msg_id), timestamp_s=filled(vi.size, t),
+                x_m=bsm_pos[:, 0].copy(), y_m=bsm_pos[:, 1].copy(),
+                speed_mps=np.asarray(snap.speed_mps, dtype=np.float64)[vi],
+                heading_rad=np.asarray(snap.heading_rad, dtype=np.float64)[vi],
+                accel_mps2=np.asarray(snap.accel_mps2, dtype=np.float64)[vi],
+                brake_flag=np.asarray(snap.brake_flag, dtype=bool)[vi],
+                event_flags=np.where(hb_vi, EVENT_HARD_BRAKING, 0).astype(np.int64, copy=False)))
+            eebl = eebl_from_bsms(bsm, self._event_seq[vk]) if np.count_nonzero(hb_vi) else EeblBatch.empty()
+            if self.eebl_relay:
+                eebl = EeblBatch.concat([eebl, self._relay_eebl(bsm, t)])
+        else:  # no BSM this step (and so no EEBL record, own or relayed: both ride on a BSM)
+            bsm, eebl, bsm_pos = BsmBatch.empty(), EeblBatch.empty(), np.zeros((0, 2))
         # RSUs
         spat, map_ = SpatBatch.empty(), MapBatch.empty()
         if len(self.sites):
@@ -429,13 +502,16 @@ class V2XInformationSource:
             map_ = self._rsu_map(t)
         # faults (per message, all receivers)
         steps: dict[Stream, StepBatch] = {}
+        sent = False
         for s, b in ((Stream.BSM, bsm), (Stream.EEBL, eebl), (Stream.SPAT, spat), (Stream.MAP, map_)):
             st = self.faults.apply(s, t, b)
             steps[s] = st
-            if len(st.batch):
-                self.stats.tx[s.value] += int(message_starts(st.batch.sender, st.batch.msg_id).sum())
-                self.stats.faulted[s.value] += int((~st.keep).sum())
-        if not any(len(st.batch) for st in steps.values()):
+            n = len(st.batch)
+            if n:
+                sent = True
+                self.stats.tx[s.value] += _message_count(st.batch)
+                self.stats.faulted[s.value] += n - int(np.count_nonzero(st.keep))
+        if not sent:
             return
         self._links(snap, t, bsm, bsm_pos, steps, alive, equipped)
 
@@ -477,19 +553,11 @@ class V2XInformationSource:
         ri = np.nonzero(due)[0]
         if ri.size == 0:
             return SpatBatch.empty()
-        n_g = len(self.groups)
-        phase_of = np.full(n_g, -1, np.int64)
-        end_of = np.full(n_g, math.inf)
-        green_of = np.full(n_g, math.inf)
-        gk = self._gkeys
-        phase_of[gk] = np.asarray(snap.true_phase, dtype=np.int64)
-        end_of[gk] = t + np.asarray(snap.time_to_change_s, dtype=np.float64)
-        green_of[gk] = t + np.asarray(snap.time_to_green_s, dtype=np.float64)
         rk = self.rsu_keys[ri]
         msg_id = self.rsu_count[Stream.SPAT][ri].copy()
         self.rsu_count[Stream.SPAT][ri] += 1
         delay = self.jitter.bus_delay_s(self.senders.hashes(rk), Stream.SPAT, msg_id)
-        own = make_spat(rk, msg_id, [self.rsu_groups[i] for i in ri.tolist()], t, delay, phase_of, end_of, green_of)
+        own = self._own_spat(snap, ri, rk, msg_id, t, delay)
         if not self.spat_relay:
             return own
         parts: list[SpatBatch] = []
@@ -514,6 +582,47 @@ class V2XInformationSource:
                 mine = SpatBatch.concat([mine, relayed])
             parts.append(mine)
         return SpatBatch.concat(parts)
+
+    def _own_spat(self, snap: WorldSnapshot, ri: np.ndarray, rk: np.ndarray, msg_id: np.ndarray, t: float,
+                  delay: np.ndarray) -> SpatBatch:
+        """``make_spat`` of the due RSUs ``ri``, with the row layout (groups, their sender rows, where each
+        group sits in the snapshot) computed once per RSU subset and snapshot group order."""
+        key = (tuple(ri.tolist()), self._gids)
+        lay = self._spat_layout.get(key)
+        if lay is None:
+            groups_l = [self.rsu_groups[i] for i in ri.tolist()]
+            counts = np.array([len(g) for g in groups_l], dtype=np.int64)
+            if counts.sum() == 0:
+                lay = None, None, None
+            else:
+                groups = np.concatenate([np.asarray(g, np.int64) for g in groups_l])
+                rep = np.repeat(np.arange(len(groups_l)), counts)
+                pos = {int(k): i for i, k in enumerate(self._gkeys.tolist())}
+                src = np.array([pos.get(int(g), -1) for g in groups.tolist()], dtype=np.int64)
+                groups.setflags(write=False)
+                lay = groups, rep, src
+            self._spat_layout[key] = lay
+        groups, rep, src = lay
+        if groups is None:
+            return SpatBatch.empty()
+        n = groups.shape[0]
+        if np.count_nonzero(src >= 0) == src.size:
+            phase = np.asarray(snap.true_phase, dtype=np.int64)[src]
+            ends = t + np.asarray(snap.time_to_change_s, dtype=np.float64)[src]
+            green = t + np.asarray(snap.time_to_green_s, dtype=np.float64)[src]
+        else:  # a served group the snapshot does not show: phase -1, no end, no green
+            ok = src >= 0
+            sc = np.maximum(src, 0)
+            phase = np.where(ok, np.asarray(snap.true_phase, dtype=np.int64)[sc], -1)
+            ends = np.where(ok, t + np.asarray(snap.time_to_change_s, dtype=np.float64)[sc], math.inf)
+            green = np.where(ok, t + np.asarray(snap.time_to_green_s, dtype=np.float64)[sc], math.inf)
+        sender = rk[rep].astype(np.int64)
+        mid = msg_id[rep].astype(np.int64)
+        return SpatBatch._build(dict(
+            sender=sender, msg_id=mid, msg_count=(mid % MSG_COUNT_MOD).astype(np.int64), origin=sender.copy(),
+            group=groups.copy(), phase=phase, min_end_time_s=ends, max_end_time_s=ends.copy(),
+            green_start_time_s=green, tx_time_s=t + delay[rep], timestamp_s=filled(n, t),
+            hop_count=np.zeros(n, np.int64)))
 
     def _rsu_map(self, t: float) -> MapBatch:
         due = due_mask(self.t_prev, t, self.rsu_phase[Stream.MAP], MAP_PERIOD_S)
@@ -554,7 +663,7 @@ class V2XInformationSource:
 
         # BSM (the EEBL events share the carrier's BSM link to the ego)
         nb = len(bsm)
-        add("bsm", bsm_pos, np.full(nb, hv), np.broadcast_to(ego_xy, (nb, 2)), np.full(nb, hv))
+        add("bsm", bsm_pos, filled(nb, hv), _rows_of(ego_xy, nb), filled(nb, hv))
         # RSU messages -> ego (one link per message)
         rsu_index = self.rsu_index
         msg_rows: dict[Stream, np.ndarray] = {}
@@ -565,9 +674,9 @@ class V2XInformationSource:
                 continue
             starts = np.nonzero(message_starts(b.sender, b.msg_id))[0]
             msg_rows[s] = starts
-            ri = np.array([rsu_index[int(k)] for k in b.sender[starts]], dtype=np.int64)
-            add(f"{s.value}_ego", self.rsu_xy[ri].reshape(-1, 2), self.rsu_h[ri],
-                np.broadcast_to(ego_xy, (ri.size, 2)), np.full(ri.size, hv))
+            ri = np.array([rsu_index[k] for k in b.sender[starts].tolist()], dtype=np.int64)
+            add(f"{s.value}_ego", self.rsu_xy[ri].reshape(-1, 2), self.rsu_h[ri], _rows_of(ego_xy, ri.size),
+                filled(ri.size, hv))
         # RSU -> RSU (SPaT relay)
         rr_pairs = np.zeros((0, 2), np.int64)
         if self.spat_relay and len(self.sites) > 1 and msg_rows[Stream.SPAT].size:
@@ -583,31 +692,41 @@ class V2XInformationSource:
         eb = steps[Stream.EEBL].batch
         ev_pairs = np.zeros((0, 2), np.int64)
         if self.eebl_relay and len(eb):
-            cand = np.nonzero(equipped)[0]
-            cand = cand[cand != ego_i]
-            keys = self._veh_keys
-            pos_of = {int(keys[i]): i for i in range(keys.shape[0])}
-            carrier_i = np.array([pos_of.get(int(k), -1) for k in eb.sender], dtype=np.int64)
-            if cand.size:
-                r_idx, c_idx = np.meshgrid(np.arange(len(eb)), cand, indexing="ij")
-                r_idx, c_idx = r_idx.ravel(), c_idx.ravel()
-                keep = (c_idx != carrier_i[r_idx]) & (carrier_i[r_idx] >= 0)
+            eq = equipped.tolist()
+            cand = [i for i, e in enumerate(eq) if e and i != ego_i]
+            pos_of = {k: i for i, k in enumerate(self._veh_keys.tolist())}
+            carrier = [pos_of.get(k, -1) for k in eb.sender.tolist()]
+            if cand:
                 xy = np.asarray(snap.xy_m, dtype=np.float64)
-                # links beyond range R are lost anyway (noise floor): skip them before the channel
-                gap = xy[np.maximum(carrier_i[r_idx], 0)] - xy[c_idx]
-                keep &= np.hypot(gap[:, 0], gap[:, 1]) <= self.params.range_m
-                ev_pairs = np.stack([r_idx[keep], c_idx[keep]], axis=1)
-                add("eebl_relay", xy[carrier_i[ev_pairs[:, 0]]], np.full(ev_pairs.shape[0], hv),
-                    xy[ev_pairs[:, 1]], np.full(ev_pairs.shape[0], hv))
+                xs, ys = xy[:, 0].tolist(), xy[:, 1].tolist()
+                rng_m = self.params.range_m
+                lo2, hi2 = rng_m * rng_m * (1.0 - 1e-9), rng_m * rng_m * (1.0 + 1e-9)
+                pairs = []
+                for rec, ci in enumerate(carrier):  # (record, candidate) pairs, record-major
+                    if ci < 0:
+                        continue
+                    for c in cand:
+                        if c == ci:
+                            continue
+                        # links beyond range R are lost anyway (noise floor): skip them before the channel
+                        # (np.hypot(gap) <= R, decided on squares outside a 1e-9 guard band)
+                        dx, dy = xs[ci] - xs[c], ys[ci] - ys[c]
+                        q = dx * dx + dy * dy
+                        if q <= lo2 or (q <= hi2 and float(np.hypot(dx, dy)) <= rng_m):
+                            pairs.append((rec, c))
+                if pairs:
+                    ev_pairs = np.array(pairs, dtype=np.int64)
+                    carrier_i = np.array(carrier, dtype=np.int64)
+                    m = ev_pairs.shape[0]
+                    add("eebl_relay", xy[carrier_i[ev_pairs[:, 0]]], filled(m, hv), xy[ev_pairs[:, 1]], filled(m, hv))
         if n == 0:
             return
         t0 = time.perf_counter()
-        lb = evaluate_links(np.concatenate(tx_xy), np.concatenate(tx_h), np.concatenate(rx_xy),
-                            np.concatenate(rx_h), self.buildings, self.params)
-        ok = sample_delivery(lb, self.rng)
+        cat = (lambda parts: parts[0] if len(parts) == 1 else np.concatenate(parts))  # noqa: E731
+        prob, lat = delivery_and_latency(cat(tx_xy), cat(tx_h), cat(rx_xy), cat(rx_h), self.buildings, self.params)
+        ok = self.rng.random(n) < prob  # sample_delivery: one uniform per link
         self.stats.channel_s += time.perf_counter() - t0
         self.stats.links += n
-        lat = lb.latency_s
         self._queue_ego(steps, spans, ok, lat, bsm, msg_rows)
         if "spat_rsu" in spans:
             sl = spans["spat_rsu"]
@@ -622,31 +741,37 @@ class V2XInformationSource:
 
     def _queue_ego(self, steps: dict[Stream, StepBatch], spans: dict[str, slice], ok: np.ndarray,
                    lat: np.ndarray, bsm: BsmBatch, msg_rows: dict[Stream, np.ndarray]) -> None:
-        ego = np.array([self.ego_key])
+        ego = self.ego_key
         sl = spans.get("bsm")
         if sl is not None:
             st = steps[Stream.BSM]
             # BSM rows may have been replaced by a freeze but keep one row per message
-            row_link = self._link_of(st.batch, bsm)
-            good = ok[sl][row_link] & st.keep
-            rx = st.batch.tx_time_s + lat[sl][row_link] + st.extra_delay_s
-            self.inbox_ego.push(Stream.BSM, np.repeat(ego, int(good.sum())), st.batch.take(good), rx[good])
+            if st.batch is bsm:  # untouched by faults: row i is link i (one BSM per sender and step)
+                good = ok[sl] & st.keep
+                rx = st.batch.tx_time_s + lat[sl] + st.extra_delay_s
+            else:
+                row_link = self._link_of(st.batch, bsm)
+                good = ok[sl][row_link] & st.keep
+                rx = st.batch.tx_time_s + lat[sl][row_link] + st.extra_delay_s
+            self.inbox_ego.push(Stream.BSM, filled(int(np.count_nonzero(good)), ego, np.int64), _keep(st.batch, good),
+                                rx[good])
             st = steps[Stream.EEBL]
             if len(st.batch):
                 row_link = self._link_of(st.batch, bsm)
                 has = row_link >= 0
                 good = has & ok[sl][np.maximum(row_link, 0)] & st.keep
                 rx = st.batch.tx_time_s + lat[sl][np.maximum(row_link, 0)] + st.extra_delay_s
-                self.inbox_ego.push(Stream.EEBL, np.repeat(ego, int(good.sum())), st.batch.take(good), rx[good])
+                self.inbox_ego.push(Stream.EEBL, filled(int(np.count_nonzero(good)), ego, np.int64),
+                                    _keep(st.batch, good), rx[good])
         for s in (Stream.SPAT, Stream.MAP):
             sl = spans.get(f"{s.value}_ego")
             if sl is None:
                 continue
             st = steps[s]
-            msg_of_row = np.cumsum(message_starts(st.batch.sender, st.batch.msg_id)) - 1
+            msg_of_row = _row_messages(st.batch)
             good = ok[sl][msg_of_row] & st.keep
             rx = st.batch.tx_time_s + lat[sl][msg_of_row] + st.extra_delay_s
-            self.inbox_ego.push(s, np.repeat(ego, int(good.sum())), st.batch.take(good), rx[good])
+            self.inbox_ego.push(s, filled(int(np.count_nonzero(good)), ego, np.int64), _keep(st.batch, good), rx[good])
 
     @staticmethod
     def _link_of(batch: RecordBatch, bsm: BsmBatch) -> np.ndarray:
@@ -668,7 +793,7 @@ class V2XInformationSource:
             if not ok[p]:
                 continue
             rows = (msg_of_row == pairs[p, 0]) & st.keep
-            if not rows.any():
+            if not np.count_nonzero(rows):
                 continue
             dst = int(self.rsu_keys[pairs[p, 1]])
             rx = st.batch.tx_time_s[rows] + lat[p] + st.extra_delay_s[rows]

@@ -1,0 +1,225 @@
+"""Golden outcome bytes: paired execution must not change behaviour silently.
+
+SHA-256 of ``PairedOutcome.to_json_bytes()`` for the six reference programs and the
+servicer's FREEZE_BEFORE_AMBER spec, seeds 0..3, with the ground-truth source and with
+the V2X stack as the message-driven source; plus ExecuteBatch of the reference
+programs, the trace messages of two traced runs, and the V2X stack's beliefs in the
+50-vehicle urban canyon (buildings, SPaT relay, EEBL rebroadcast) of ``bench/bench_v2x.py``.
+
+A deliberate behaviour change regenerates them::
+
+    .venv/bin/python tests/simulator/test_golden_outcomes.py
+
+and must say why in the change that updates the hashes below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from lastv2x.core.catalogue import Application  # noqa: E402
+from lastv2x.core.program import ScenarioProgram, program_from_spec_on_straight_roads  # noqa: E402
+from lastv2x.core.spec import parse_spec  # noqa: E402
+from services.simulator.info import ground_truth_factory  # noqa: E402
+from services.simulator.paired import execute_batch, execute_paired  # noqa: E402
+from services.simulator.reference import reference_program  # noqa: E402
+from services.simulator.v2x.stack import v2x_source_factory  # noqa: E402
+
+FREEZE_BEFORE_AMBER = {  # tests/simulator/test_servicer.py
+    "application": "RLVW", "seed": 7, "signal": {"offset_s": 22.353},
+    "faults": [{"name": "freeze_spat", "operator": "freeze", "stream": "SPAT",
+                "anchor": {"kind": "signal_event", "event": "amber_onset", "offset_s": -0.5}}],
+}
+SEEDS = (0, 1, 2, 3)
+SOURCES: dict[str, Callable[[], Any]] = {"gt": lambda: ground_truth_factory, "v2x": lambda: v2x_source_factory()}
+
+
+def _programs() -> dict[str, Callable[[int], ScenarioProgram]]:
+    out: dict[str, Callable[[int], ScenarioProgram]] = {
+        app.value: (lambda s, a=app: reference_program(a, seed=s)) for app in Application}
+    freeze = program_from_spec_on_straight_roads(parse_spec(FREEZE_BEFORE_AMBER))
+    out["FREEZE_BEFORE_AMBER"] = lambda s: freeze
+    return out
+
+
+def _sha(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+
+    def publish(self, channel: str, t_s: float, message: Mapping[str, Any]) -> None:
+        self.h.update(json.dumps([channel, t_s, message], sort_keys=True, default=str).encode())
+
+
+def paired_cases() -> list[tuple[str, str, int]]:
+    cases = [(name, src, s) for name in _programs() for src in SOURCES for s in SEEDS]
+    return cases + [("FREEZE_BEFORE_AMBER", src, 7) for src in SOURCES]  # its own seed: the admitted case
+
+
+def paired_hash(name: str, src: str, seed: int) -> str:
+    prog = _programs()[name](seed)
+    return _sha(execute_paired(prog, seed, md_source_factory=SOURCES[src]()).to_json_bytes())
+
+
+def batch_hash(src: str) -> str:
+    progs = [reference_program(a, seed=i) for i, a in enumerate(Application)]
+    outs = execute_batch(progs, [p.seed for p in progs], md_source_factory=SOURCES[src]())
+    return _sha(b"|".join(o.to_json_bytes() for o in outs))
+
+
+def trace_hash(name: str) -> str:
+    prog = _programs()[name](0)
+    rec = _Recorder()
+    out = execute_paired(prog, None, md_source_factory=v2x_source_factory(), trace=rec)
+    rec.h.update(out.to_json_bytes())
+    return rec.h.hexdigest()
+
+
+def _round(x: Any) -> Any:
+    if isinstance(x, float):
+        return round(x, 9) if math.isfinite(x) else str(x)
+    if isinstance(x, tuple | list):
+        return [_round(v) for v in x]
+    if isinstance(x, Mapping):
+        return {str(k): _round(v) for k, v in x.items()}
+    if hasattr(x, "__slots__") or hasattr(x, "__dataclass_fields__"):
+        fields = getattr(x, "__dataclass_fields__", None) or {}
+        return {k: _round(getattr(x, k)) for k in fields}
+    return x
+
+
+def canyon_hash() -> str:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import bench_v2x  # type: ignore[import-not-found]
+
+    from services.simulator.v2x.stack import V2XInformationSource
+
+    prog, buildings = bench_v2x.canyon_scene()
+    src = V2XInformationSource(buildings)
+    src.reset(prog, 0)
+    h = hashlib.sha256()
+    for snap in bench_v2x._snapshots(prog, 60):
+        info = src.observe(snap)
+        h.update(json.dumps(_round(info), sort_keys=True).encode())
+    h.update(json.dumps(_round(src.report(()).extra), sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+GOLDEN_PAIRED: dict[str, str] = {
+    "RLVW/gt/0": "d0e113b448f09ae35824808f100cfcd01e84bda596cc32a84a634ec817c0e980",
+    "RLVW/gt/1": "be42625462c1406c56e31e32c4f2ebefd63bed5fb6ba86930d03e3bc1cc75927",
+    "RLVW/gt/2": "90b113fb2cad5292c5daf479919adc4362ca86aede806642637512d0e9daff7d",
+    "RLVW/gt/3": "29fe7e6717c1395aa05e8188257059a4212002384361cb8d39abbaf44b38f2c9",
+    "RLVW/v2x/0": "389d3f41d87a15c73feb2157350a537ea5c20c28a5d3d0659a47e99c45964e27",
+    "RLVW/v2x/1": "848756615a88549db080e79bcda4ea685999b53f8be17bc3a7c882fa212697c5",
+    "RLVW/v2x/2": "6301cc9a5319d03152f0061424d9a8c9c888db6255448d11e381d03db3579140",
+    "RLVW/v2x/3": "f665293d1b263458f0138038f474a4714ee79a547af7cee0634c6869062d223e",
+    "GLOSA/gt/0": "20347f041f31701259a0de9df55d05ab174758f84a9466ead42f955116a8cc3e",
+    "GLOSA/gt/1": "e63ed67a5ad85c18a8ddcb494dfe857e2816755c0b83454816bedf9d5577ff48",
+    "GLOSA/gt/2": "165b037edc4bb9f7beae005bba7ad68ab6fcb8373665952d8e2ab32086f6d23f",
+    "GLOSA/gt/3": "2b08079fa34ba0167d2eaf4b67f58b90587e68df22fad799444cde95b6ee7461",
+    "GLOSA/v2x/0": "89bb566681eeaea40428063c10447ce09843554da2628dde6c66ddc34b47808b",
+    "GLOSA/v2x/1": "02a7f39ad91b652070b7afd93ad38d3da8283a4a78adeec3348bfdddb141bda4",
+    "GLOSA/v2x/2": "d9ed0ecc571fc37f9656e4eff5c0e134c92252e663499e004902d282eab94922",
+    "GLOSA/v2x/3": "21230d76e508ad28c989a7899c20a1207e51f7cfc50d4e2f5a086f04471db0b9",
+    "FCW/gt/0": "60dedd34ec34f264eca56c692debf017130f89b5cf84c812f6fcab748644219c",
+    "FCW/gt/1": "4961a0fbe90e0c70d951a1ce869c7b7aad8cd341e56530df38bfaf0ea4d8dedc",
+    "FCW/gt/2": "4b26c96d2b483d4b31f79421a7504231b5719d3a3b21af263df9cc4dd2675ccd",
+    "FCW/gt/3": "46c6cafe2aa4986868becc7e60aa11e0174c614750eb7bb311e0f92b73061579",
+    "FCW/v2x/0": "534e477f97695d521b91d95ae4384607feaa4566bcdca25bb027e385f745706b",
+    "FCW/v2x/1": "cbdca2d38fac77db18a79d2ab4033c66cb93f73aef847d20ae46c3243a79f76c",
+    "FCW/v2x/2": "fd8fde91c82da78aeec4dc95e4252cb79ad1a66a60512feb70c21969017c08aa",
+    "FCW/v2x/3": "33440b6276197e36ecb0ab3a70cd1d693e2ad0386ed8c2ea31dbeb5d7b79884c",
+    "EEBL/gt/0": "acc8fe4125fed64c2edda92af3bbc033640364e1d941f125562157abeae6e085",
+    "EEBL/gt/1": "0ae2d49c33d570c99d9a5103412d0b62db3d6a1b27c019cfccf960998770a1fa",
+    "EEBL/gt/2": "daa289018fce3e8c669cc549c24650bccd2414b963a4411e5d901c4f62d4ec94",
+    "EEBL/gt/3": "8458a68ec53f0e2f255700a809ae626e2a86e9ec944cb2dd831c7629e1a77d65",
+    "EEBL/v2x/0": "8ef9dec94414f67fad1b9b436dc3b799425b1cbda0f0d333467767f066f0ee71",
+    "EEBL/v2x/1": "5e4f0a2a73fc39a14c739c6c053f2edf082f0431ed88b606547dbbe4e365f959",
+    "EEBL/v2x/2": "9cb810793ab8f2e4c156460f60cc52a0f82503f1de26938d1681e50efd333f58",
+    "EEBL/v2x/3": "f3c2a455249e616774ed572752aa564666e0114c79511c89d6f6b09ca157d7a7",
+    "IMA/gt/0": "408358b79c97dc9762e357079ebe9030a3b6ff26bf5f2fc8c6eaf0665ad57d90",
+    "IMA/gt/1": "a38134fd6082ee2bc40d23c0b8fab1f9be5959498223e955a76b125e9e1a9c63",
+    "IMA/gt/2": "58111bc93f01ee3afdf5772e053bac6d6af4a01fb2ea5d7f4b0fca0a9eba2744",
+    "IMA/gt/3": "9669cc4741db9d2d54beaa6a87bf986873f496b7010d1365674a481c80068a3f",
+    "IMA/v2x/0": "996b6d126b790df9d80a86224838a67b262839f39cc47acde2934adc1d5d3407",
+    "IMA/v2x/1": "3ec65efc0ed5d88d46967ebbf49160f0c2f1abc8aadb8905e3a14f6fc2c96f73",
+    "IMA/v2x/2": "280c1888deb670914292c05f0149495eae604988a9558086614fc4991327c6de",
+    "IMA/v2x/3": "cb8c54f47aea70416718217a2e1eb85f85e68d093d143aa001f118516c658a53",
+    "LTA/gt/0": "d79271a5c3e923c96e27be2e980db6e9c1279c8da4e131b72a0c261a7c344d83",
+    "LTA/gt/1": "7ecb38952c481929e06052407920391df0ef466b2495fbf9556db5574fb2b3d3",
+    "LTA/gt/2": "e862fff1baa21fae22e9df3ad1f590035b918d6a71905d9b048b5a4f91dcc25b",
+    "LTA/gt/3": "cefb926691aa092c2ccf673895246ea1cae09545b482e992c7e16259f9c9b882",
+    "LTA/v2x/0": "ebab78b9a4ff44e034acbf7cdb63c649959d86c091a4f1cc7cc7c0523a24a863",
+    "LTA/v2x/1": "99e70d4ab23b09b11e65b8891e07eba490435a87f1ac7aa2c3597bc3ab3ca284",
+    "LTA/v2x/2": "3532ba2f35f842e4a5df48cb9ede7b21c4de8bd90b904d8df3bb5174670cf25e",
+    "LTA/v2x/3": "a3a17d993a85b642677fc5be5354e17cdbb4bbde20de66342841a0621faa5488",
+    "FREEZE_BEFORE_AMBER/gt/0": "1f06427c3dc3304f5b4c33c63bacd5c4a5300db46d8f7dc818f7c78b21d96198",
+    "FREEZE_BEFORE_AMBER/gt/1": "577bcb52d7fcda674953bfcd879582172afecacf31e3c14702d4c7eebcba900c",
+    "FREEZE_BEFORE_AMBER/gt/2": "933a49fb3b81d9342270c26b2ec8385606a983e14f0a0ea5fb97308c2af40530",
+    "FREEZE_BEFORE_AMBER/gt/3": "c8119d5e6e0f2372d00466cfb9c0c9432b260f78cb27f6350b4393259bffdd78",
+    "FREEZE_BEFORE_AMBER/v2x/0": "4139466c74bf0786879dde19cf2ff61e4be49cb6df2f989b0dc47d4bd3cdb147",
+    "FREEZE_BEFORE_AMBER/v2x/1": "410beff2ccdd1838b69c7cdb2c12eb6a59de098fa89eae2573e2fa3b2577c4f5",
+    "FREEZE_BEFORE_AMBER/v2x/2": "da3901f39bebc7a5011b5d4ad4be34c778ba3588516baf1857925894715bd02e",
+    "FREEZE_BEFORE_AMBER/v2x/3": "af161863e54b235a2c266aedeacc971343a755226cd6f3aa7b6c71e753106c55",
+    "FREEZE_BEFORE_AMBER/gt/7": "b8b2e716e583dc6d49eea9f625b6e0ac728a2758f663354477558a3263f7b92e",
+    "FREEZE_BEFORE_AMBER/v2x/7": "c5180d779a2c6f6caa538e66851d7823c4e6ca0618b81ca3dd2a741b5578a8a6",
+}
+GOLDEN_BATCH: dict[str, str] = {
+    "gt": "a97680fd5226339159efe789a632f3b122e4f5aa5d52a2e811c9d93c47c8891d",
+    "v2x": "454070714faef71e210f167f43e9c512bcb4a159a32f056a79089238b2b97333",
+}
+GOLDEN_TRACE: dict[str, str] = {
+    "FREEZE_BEFORE_AMBER": "0a4b990b9247968156c5ce2422009358646345410c5d4e9c759909c95ee45e6b",
+    "EEBL": "a34aa5db2f04210663cb75b791e3caa87e76c37d452e3c3253a3bff3d8f3b220",
+}
+GOLDEN_CANYON = "c366627ee6b733a25a77440d3645d6f94dba0596357352cf4588411b7246481d"
+
+
+@pytest.mark.parametrize("name, src, seed", paired_cases())
+def test_paired_outcome_bytes_unchanged(name: str, src: str, seed: int) -> None:
+    assert paired_hash(name, src, seed) == GOLDEN_PAIRED[f"{name}/{src}/{seed}"]
+
+
+@pytest.mark.parametrize("src", list(SOURCES))
+def test_batch_outcome_bytes_unchanged(src: str) -> None:
+    assert batch_hash(src) == GOLDEN_BATCH[src]
+
+
+@pytest.mark.parametrize("name", ["FREEZE_BEFORE_AMBER", "EEBL"])
+def test_trace_messages_unchanged(name: str) -> None:
+    assert trace_hash(name) == GOLDEN_TRACE[name]
+
+
+def test_v2x_canyon_beliefs_unchanged() -> None:
+    assert canyon_hash() == GOLDEN_CANYON
+
+
+def main() -> None:
+    print("GOLDEN_PAIRED: dict[str, str] = {")
+    for name, src, seed in paired_cases():
+        print(f'    "{name}/{src}/{seed}": "{paired_hash(name, src, seed)}",')
+    print("}\nGOLDEN_BATCH: dict[str, str] = {")
+    for src in SOURCES:
+        print(f'    "{src}": "{batch_hash(src)}",')
+    print("}\nGOLDEN_TRACE: dict[str, str] = {")
+    for name in ("FREEZE_BEFORE_AMBER", "EEBL"):
+        print(f'    "{name}": "{trace_hash(name)}",')
+    print(f'}}\nGOLDEN_CANYON = "{canyon_hash()}"')
+
+
+if __name__ == "__main__":
+    main()
