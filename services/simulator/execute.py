@@ -16,13 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS
 from lastv2x.core.errors import ErrorCollector, InvalidArgument
 from lastv2x.core.program import (
     SYNTH_MAP_NAME,
     ScenarioProgram,
     program_from_spec_on_straight_roads,
 )
-from lastv2x.core.spec import ScenarioSpec
+from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from services.simulator.maps import load_map
 from services.simulator.maps.errors import MapError
 from services.simulator.maps.model import RoadMap
@@ -83,8 +84,41 @@ def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: st
         for k, g in enumerate(program.signal_groups):
             if g.id not in groups:
                 errors.add(f"{path}.signal_groups[{k}].id", f"map {program.map_name} has no signal group {g.id!r}")
+    validate_faults(program, errors, path)
     errors.raise_if_any()
     return road_map
+
+
+def validate_faults(program: ScenarioProgram, errors: ErrorCollector, path: str = "program") -> None:
+    """Refuse faults the verifier would block: wrong stream, operator/stream mismatch, magnitude
+    out of range, anchors to events that never happen."""
+    app = APPLICATIONS[program.application]
+    ego = program.ego
+    approach_m = (ego.route.stop_bar_s_m or 0.0) - ego.start_s_m
+    for i, resolved in enumerate(program.faults):
+        f = resolved.fault
+        fpath = f"{path}.faults[{i}].fault"
+        op = FAULT_OPERATORS[f.operator.value]
+        if f.stream not in app.consumes:
+            errors.add(f"{fpath}.stream", f"{app.name} never consumes {f.stream}",
+                       f"target one of {', '.join(app.consumes)}")
+        if f.stream not in op.streams:
+            errors.add(f"{fpath}.operator", f"{op.name} does not act on {f.stream}",
+                       f"use it on {', '.join(op.streams)}")
+        if op.magnitude_range is not None and f.magnitude is not None:
+            lo, hi = op.magnitude_range
+            if not (math.isfinite(f.magnitude) and lo <= f.magnitude <= hi):
+                errors.add(f"{fpath}.magnitude", f"{f.magnitude} {op.magnitude_unit} is outside [{lo}, {hi}]",
+                           "run the verifier for a repair")
+        if f.anchor.kind is AnchorKind.SIGNAL_EVENT and not program.signal_groups:
+            errors.add(f"{fpath}.anchor", "signal events never happen: the program has no signal groups",
+                       "anchor to scenario time or an ego event")
+        if f.anchor.event is AnchorEvent.STOP_BAR_DISTANCE and (f.anchor.distance_m or 0.0) > approach_m + 1e-6:
+            errors.add(f"{fpath}.anchor.distance_m", f"the ego starts {approach_m:.1f} m from the stop bar",
+                       f"use at most {approach_m:.1f} m")
+        if f.anchor.kind is AnchorKind.SCENARIO_TIME and f.anchor.offset_s >= program.duration_s:
+            errors.add(f"{fpath}.anchor.offset_s", f"the window opens after the scenario ends ({program.duration_s} s)",
+                       "open it earlier")
 
 
 def program_for(spec: ScenarioSpec) -> ScenarioProgram:

@@ -103,3 +103,18 @@ def test_coverage_blockage_ablation_and_bad_map(sim) -> None:
         sim.CoverageMap(simulator_pb2.CoverageMapRequest(map_name="atlantis"), timeout=60)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert field_violations(info.value)[0][0] == "map_name"
+
+
+@pytest.mark.parametrize("fault, field", [
+    ({"name": "f", "operator": "drop", "stream": "BSM", "burst_count": 20}, "program.faults[0].fault.stream"),
+    ({"name": "f", "operator": "delay", "stream": "SPAT", "magnitude": 99.0}, "program.faults[0].fault.magnitude"),
+    ({"name": "f", "operator": "freeze", "stream": "SPAT",
+      "anchor": {"kind": "ego_event", "event": "stop_bar_distance", "distance_m": 900.0}},
+     "program.faults[0].fault.anchor.distance_m"),
+])
+def test_faults_the_verifier_blocks_are_refused_if_called_directly(sim, fault: dict, field: str) -> None:
+    spec = _spec({"application": "RLVW", "faults": [fault]})
+    with pytest.raises(grpc.RpcError) as info:
+        sim.Execute(simulator_pb2.ExecuteRequest(spec=spec), timeout=60)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert field in [f for f, _ in field_violations(info.value)]
