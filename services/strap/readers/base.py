@@ -131,8 +131,9 @@ class Recording(ABC):
             yield msg
 
     # -- raw access (export) -----------------------------------------------------------
+    @abstractmethod
     def _iter_raw(self) -> Iterator[tuple[str, int, bytes]]:
-        raise NotImplementedError(f"{type(self).__name__} has no raw access")
+        """Selected messages as (channel, timestamp_ns, payload bytes), in storage order."""
 
     def iter_raw(self) -> Iterator[tuple[str, int, bytes]]:
         """Selected messages as undecoded payload bytes, time-ordered (checked)."""
@@ -143,9 +144,9 @@ class Recording(ABC):
             last_ns = ts
             yield channel, ts, data
 
+    @abstractmethod
     def raw_schema(self, channel: str) -> RawSchema:
         """Encoding and schema of ``channel``'s raw payloads."""
-        raise NotImplementedError(f"{type(self).__name__} has no raw access")
 
     # -- lifecycle ------------------------------------------------------------------
     def close(self) -> None:  # noqa: B027 - optional hook
