@@ -158,6 +158,9 @@ def rsu_sites(program: ScenarioProgram, road_map: RoadMap | None = None) -> list
     return sites
 
 
+_SMALL_RELAY = 64  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
+
+
 def _message_count(batch: RecordBatch) -> int:
     """``message_starts(batch.sender, batch.msg_id).sum()``: the messages in a row-per-item batch."""
     n = len(batch)
@@ -691,7 +694,15 @@ class V2XInformationSource:
         # EEBL carriers -> relay candidates (V2V rebroadcast)
         eb = steps[Stream.EEBL].batch
         ev_pairs = np.zeros((0, 2), np.int64)
-        if self.eebl_relay and len(eb):
+        if self.eebl_relay and len(eb) and len(eb) * int(np.count_nonzero(equipped)) > _SMALL_RELAY:
+            ev_pairs = self._relay_pairs(snap, eb, equipped, ego_i)
+            if ev_pairs.shape[0]:
+                xy = np.asarray(snap.xy_m, dtype=np.float64)
+                pos_of = {k: i for i, k in enumerate(self._veh_keys.tolist())}
+                carrier_i = np.array([pos_of.get(k, -1) for k in eb.sender.tolist()], dtype=np.int64)
+                m = ev_pairs.shape[0]
+                add("eebl_relay", xy[carrier_i[ev_pairs[:, 0]]], filled(m, hv), xy[ev_pairs[:, 1]], filled(m, hv))
+        elif self.eebl_relay and len(eb):  # a few pairs: the same selection on floats
             eq = equipped.tolist()
             cand = [i for i, e in enumerate(eq) if e and i != ego_i]
             pos_of = {k: i for i, k in enumerate(self._veh_keys.tolist())}
@@ -738,6 +749,24 @@ class V2XInformationSource:
             good = ok[sl] & st.keep[r]
             rx = st.batch.tx_time_s[r] + lat[sl] + st.extra_delay_s[r]
             self.inbox_relay.push(Stream.EEBL, self._veh_keys[ev_pairs[good, 1]], st.batch.take(r[good]), rx[good])
+
+    def _relay_pairs(self, snap: WorldSnapshot, eb: EeblBatch, equipped: np.ndarray, ego_i: int) -> np.ndarray:
+        """(EEBL record, relay candidate) pairs within range R, record-major (vectorized, for many pairs)."""
+        cand = np.nonzero(equipped)[0]
+        cand = cand[cand != ego_i]
+        keys = self._veh_keys
+        pos_of = {int(keys[i]): i for i in range(keys.shape[0])}
+        carrier_i = np.array([pos_of.get(int(k), -1) for k in eb.sender], dtype=np.int64)
+        if not cand.size:
+            return np.zeros((0, 2), np.int64)
+        r_idx, c_idx = np.meshgrid(np.arange(len(eb)), cand, indexing="ij")
+        r_idx, c_idx = r_idx.ravel(), c_idx.ravel()
+        keep = (c_idx != carrier_i[r_idx]) & (carrier_i[r_idx] >= 0)
+        xy = np.asarray(snap.xy_m, dtype=np.float64)
+        # links beyond range R are lost anyway (noise floor): skip them before the channel
+        gap = xy[np.maximum(carrier_i[r_idx], 0)] - xy[c_idx]
+        keep &= np.hypot(gap[:, 0], gap[:, 1]) <= self.params.range_m
+        return np.stack([r_idx[keep], c_idx[keep]], axis=1).astype(np.int64, copy=False)
 
     def _queue_ego(self, steps: dict[Stream, StepBatch], spans: dict[str, slice], ok: np.ndarray,
                    lat: np.ndarray, bsm: BsmBatch, msg_rows: dict[Stream, np.ndarray]) -> None:
@@ -808,7 +837,7 @@ class V2XInformationSource:
         cd = sv.countdown_s.tolist()
         aoi = sv.aoi_s.tolist()
         val = sv.valid.tolist()
-        ttg = np.where(sv.phase == PHASE_GREEN, 0.0, sv.time_to_green_s).tolist()
+        ttg = [0.0 if p == PHASE_GREEN else x for p, x in zip(ph, sv.time_to_green_s.tolist(), strict=True)]
         signals = {g: BelievedSignal(ph[i], cd[i], aoi[i], val[i], ttg[i] if math.isfinite(ttg[i]) else None)
                    for i, g in enumerate(names)}
         lane = self._ego_lane(snap)
@@ -816,16 +845,20 @@ class V2XInformationSource:
         ego_group = None if gk == NO_KEY else self.groups.name(gk)
         map_aoi = t - map_ts if math.isfinite(map_ts) else math.inf
         tv = ego.tracks(t)
-        ids = self.senders.names(tv.vehicle.tolist())
-        x, y = tv.x_m.tolist(), tv.y_m.tolist()
-        v, h, a = tv.speed_mps.tolist(), tv.heading_rad.tolist(), tv.accel_mps2.tolist()
-        ta = tv.aoi_s.tolist()
-        hb = ((tv.event_flags & (1 << 7)) != 0).tolist()
-        tracks = {vid: Track(vid, (x[i], y[i]), v[i], h[i], a[i], ta[i], hb[i], False) for i, vid in enumerate(ids)}
+        tracks = {}
+        if tv.vehicle.shape[0]:
+            ids = self.senders.names(tv.vehicle.tolist())
+            x, y = tv.x_m.tolist(), tv.y_m.tolist()
+            v, h, a = tv.speed_mps.tolist(), tv.heading_rad.tolist(), tv.accel_mps2.tolist()
+            ta = tv.aoi_s.tolist()
+            hb = [(f & (1 << 7)) != 0 for f in tv.event_flags.tolist()]
+            tracks = {vid: Track(vid, (x[i], y[i]), v[i], h[i], a[i], ta[i], hb[i], False) for i, vid in enumerate(ids)}
         ev = ego.events(t)
-        events = tuple(EEBLEvent(self.senders.name(int(ev.origin[i])), (float(ev.x_m[i]), float(ev.y_m[i])),
-                                 float(ev.decel_mps2[i]), float(ev.aoi_s[i]), bool(ev.hop_count[i] > 0),
-                                 int(ev.hop_count[i])) for i in range(ev.origin.shape[0]))
+        events: tuple[EEBLEvent, ...] = ()
+        if ev.origin.shape[0]:
+            events = tuple(EEBLEvent(self.senders.name(int(ev.origin[i])), (float(ev.x_m[i]), float(ev.y_m[i])),
+                                     float(ev.decel_mps2[i]), float(ev.aoi_s[i]), bool(ev.hop_count[i] > 0),
+                                     int(ev.hop_count[i])) for i in range(ev.origin.shape[0]))
         return EgoInformation(t, signals, ego_group, tracks, events, map_aoi)
 
     def _trace(self, t: float, info: EgoInformation) -> None:
