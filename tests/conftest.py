@@ -26,3 +26,12 @@ def shared_data() -> Path:
     if not path.is_dir():
         pytest.skip(f"third-party data not found at {path} (set LASTV2X_SHARED_DATA)")
     return path
+
+
+# Property tests draw the same examples on every run, so CI is deterministic; explore new
+# examples locally with HYPOTHESIS_PROFILE=explore.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
