@@ -128,6 +128,7 @@ class Adjudicator:
         self.red: list[list[RedEntry]] = [[] for _ in range(b)]
         self.amber = np.zeros(b, np.int64)
         self.collision: list[Collision | None] = [None] * b
+        self.collided = np.zeros(b, bool)  # collision[b] is set
         self.stops = np.zeros(b, np.int64)
         self.moving = np.ones(b, bool)
         self.travel = np.full(b, np.nan)
@@ -185,7 +186,14 @@ class Adjudicator:
         if np.count_nonzero(near):
             near &= st.alive & (ego_alive & live)[:, None]
             if np.count_nonzero(near):
-                self._proximity(st, dist, near)
+                bi, nj = np.nonzero(near)
+                d = dist[bi, nj]
+                # only a candidate nearer than what it could update can change anything (exact: the
+                # records only ever decrease within a step)
+                matters = (d < self.closest[bi]) | ((d < self.min_agent[bi]) & self.is_agent[bi, nj]) | (
+                    (d < COLLISION_DISTANCE_M) & ~self.collided[bi])
+                if np.count_nonzero(matters):
+                    self._proximity(st, bi[matters], nj[matters], d[matters])
         # PET zone occupancy
         if self.any_conflict:
             dz = np.hypot(x - self.conflict_xy[:, :1], y - self.conflict_xy[:, 1:])
@@ -197,9 +205,9 @@ class Adjudicator:
                 self.exit[inside] = t1
         self.done |= ~ego_alive
 
-    def _proximity(self, st: TrafficState, dist: np.ndarray, near: np.ndarray) -> None:
+    def _proximity(self, st: TrafficState, bi: np.ndarray, nj: np.ndarray, dist: np.ndarray) -> None:
+        """Candidates ``(bi, nj)`` near their ego at centre distance ``dist``, in row-major order."""
         sc = self.scene
-        bi, nj = np.nonzero(near)
         ego_s = st.s[bi, 0]
         # project each candidate on its rollout's ego route polyline (all segments at once)
         a, ab, ab2 = self.seg_a[bi], self.seg_ab[bi], self.seg_ab2[bi]  # (M, P-1, ...)
@@ -218,7 +226,7 @@ class Adjudicator:
         if not sel.size:
             return
         # the qualifying candidates in order, as Python scalars (same values; no numpy scalar per access)
-        b_l, j_l, d_l = bi[sel].tolist(), nj[sel].tolist(), dist[bi[sel], nj[sel]].tolist()
+        b_l, j_l, d_l = bi[sel].tolist(), nj[sel].tolist(), dist[sel].tolist()
         ao_l = ahead_only[sel].tolist()
         closest, closest_id, min_agent, is_agent = self.closest, self.closest_id, self.min_agent, self.is_agent
         for b_, j_, d_m, ao in zip(b_l, j_l, d_l, ao_l, strict=True):
@@ -231,6 +239,7 @@ class Adjudicator:
                 ve, vo = float(st.v[b_, 0]), float(st.v[b_, j_])
                 striking = ve > MOVING_MPS if ao else max(ve, vo) > MOVING_MPS
                 if striking:
+                    self.collided[b_] = True
                     self.collision[b_] = Collision(round(st.t_s, 6), sc.vehicle_ids[b_][j_], round(float(d_m), 6),
                                                    round(ve, 6), round(vo, 6))
 

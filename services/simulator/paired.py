@@ -126,18 +126,25 @@ class EgoController:
         self.stop_since: float | None = None
 
     def command(self, dec: Decision, t_s: float) -> tuple[bool, float, float]:
-        if dec.action is Action.STOP:
+        action = dec.action
+        if action is Action.PROCEED:
+            self.stop_since = None
+            return _NOMINAL
+        if action is Action.STOP:
             if self.stop_since is None:
                 self.stop_since = dec.t_s
             return t_s >= self.stop_since + REACTION_TIME_S - 1e-9, math.nan, 0.0
         self.stop_since = None
-        if dec.action is Action.YIELD:
+        if action is Action.YIELD:
             return True, math.nan, 0.0
-        if dec.action is Action.BRAKE:
+        if action is Action.BRAKE:
             return False, math.nan, dec.brake_mps2
-        if dec.action is Action.ADVISE and dec.target_speed_mps is not None:
+        if action is Action.ADVISE and dec.target_speed_mps is not None:
             return False, dec.target_speed_mps, 0.0
-        return False, math.nan, 0.0
+        return _NOMINAL
+
+
+_NOMINAL = (False, math.nan, 0.0)  # (stop at the bar, target speed, braking): the nominal controller
 
 
 class _Frame:
@@ -246,44 +253,34 @@ def _new_snapshot(fields: dict[str, Any]) -> WorldSnapshot:
     return snap
 
 
-def _ground_truth(fr: _Frame | _ScalarFrame, b: int, t_s: float, vehicle_ids: tuple[str, ...],
-                  group_ids: tuple[str, ...], plan: int, signals_cache: dict[int, dict[str, BelievedSignal]]
-                  ) -> EgoInformation:
-    """Exactly ``GroundTruthSource().observe(fr.snapshot(b, ...))``, read from the frame's lists.
+def _ground_truth(lists: tuple[list, ...], fr: _Frame | _ScalarFrame, b: int, j: int, t_s: float,
+                  vehicle_ids: tuple[str, ...], group_ids: tuple[str, ...], plan: int,
+                  signals_cache: dict[int, dict[str, BelievedSignal]]) -> EgoInformation:
+    """Exactly ``GroundTruthSource().observe(fr.snapshot(b, ...))``, read from the frame's lists
+    (``lists`` = ``fr.gt_lists()``, ``j`` = the flat index of row ``b``'s ego).
 
     Rows with the same signal plans (``plan``) share this step's signal dict (equal contents)."""
-    phase, ttc, ttg, alive, hb = fr.gt_lists()
     signals = signals_cache.get(plan)
     if signals is None:
-        ph, tc, tg = phase[b], ttc[b], ttg[b]
-        signals = signals_cache[plan] = {g: BelievedSignal(ph[k], tc[k], 0.0, True, tg[k])
+        phase, ttc, ttg = lists[0][b], lists[1][b], lists[2][b]
+        signals = signals_cache[plan] = {g: BelievedSignal(phase[k], ttc[k], 0.0, True, ttg[k])
                                          for k, g in enumerate(group_ids)}
     tracks: dict[str, Track] = {}
-    events: list[EEBLEvent] | None = None
+    events: tuple[EEBLEvent, ...] = ()
     if len(vehicle_ids) > 1:
+        alive, hb = lists[3], lists[4]
         x, y, v, h, a = fr.x, fr.y, fr.v, fr.heading, fr.a
-        j = b * fr.N
         for vid in vehicle_ids[1:]:  # the ego is vehicle 0
             j += 1
-            if not alive[j]:
-                continue
-            p = (x[j], y[j])
-            tracks[vid] = Track(vid, p, v[j], h[j], a[j], 0.0, hb[j], False)
-            if hb[j]:
-                if events is None:
-                    events = []
-                events.append(EEBLEvent(vid, p, -a[j], 0.0, False, 0))
+            if alive[j]:
+                p = (x[j], y[j])
+                if hb[j]:
+                    tracks[vid] = Track(vid, p, v[j], h[j], a[j], 0.0, True, False)
+                    events += (EEBLEvent(vid, p, -a[j], 0.0, False, 0),)
+                else:
+                    tracks[vid] = Track(vid, p, v[j], h[j], a[j], 0.0, False, False)
     g = fr.ego_group[b]
-    return EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, tuple(events) if events else (),
-                          0.0)
-
-
-def _ego_state(fr: _Frame | _ScalarFrame, b: int, t_s: float, conflict_s: float) -> EgoState:
-    i = b * fr.N
-    s = fr.s[i]
-    c = conflict_s  # a Python float: c - s is the float(c - s) of the numpy value
-    cd = None if (c != c or s > c) else c - s
-    return EgoState(t_s, s, fr.v[i], fr.a[i], (fr.x[i], fr.y[i]), fr.heading[i], fr.ego_bar_d[b], cd)
+    return EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, events, 0.0)
 
 
 def _freeze(st: TrafficState) -> None:
@@ -346,7 +343,8 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         adj = Adjudicator(scene, programs)
         _freeze(st)
     fr: _Frame | _ScalarFrame
-    ground_truth, ego_state, vehicle_ids, group_ids = _ground_truth, _ego_state, scene.vehicle_ids, scene.group_ids
+    ground_truth, vehicle_ids, group_ids = _ground_truth, scene.vehicle_ids, scene.group_ids
+    any_fast_gt = any(r.fast_gt for r in rows)
     for k in range(n_steps):
         if scalar:
             active = [eng.alive[b * n_veh] and k < limit_l[b] for b in range(b_all)]
@@ -365,18 +363,25 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         stop = [False] * b_all
         v_tgt = [math.nan] * b_all
         brake = [0.0] * b_all
+        lists = fr.gt_lists() if any_fast_gt else ()
+        xs, ys, vs, accs, hs, ss, n_cols = fr.x, fr.y, fr.v, fr.a, fr.heading, fr.s, fr.N
+        ego_bar_d = fr.ego_bar_d
         for b in range(b_all):
             if not active[b]:
                 continue
             row = rows[b]
+            i = b * n_cols  # the ego's flat index
             if row.fast_gt:
                 snap = None
-                info = ground_truth(fr, b, t, vehicle_ids[b], group_ids[b], row.plan, signals_cache)
+                info = ground_truth(lists, fr, b, i, t, vehicle_ids[b], group_ids[b], row.plan, signals_cache)
             else:
                 snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
                 info = row.source.observe(snap)
+            s_m, c = ss[i], row.conflict_s  # a Python float: c - s is the float(c - s) of the numpy value
+            ego = EgoState(t, s_m, vs[i], accs[i], (xs[i], ys[i]), hs[i], ego_bar_d[b],
+                           None if (c != c or s_m > c) else c - s_m)
             prev = row.decision
-            dec = row.decide(info, ego_state(fr, b, t, row.conflict_s), row.ctx, prev)
+            dec = row.decide(info, ego, row.ctx, prev)
             if not dec.same_as(prev):
                 row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason,
                                                   dec.after_epoch, dec.app.value))

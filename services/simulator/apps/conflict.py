@@ -72,23 +72,49 @@ def _ahead(ctx: AppContext, ego: EgoState, points: list[tuple[float, float]], he
     return out
 
 
+def _standing(prev: Decision | None, app: Application, reason: str) -> Decision | None:
+    """``prev`` when it is ``app``'s PROCEED for ``reason`` and no epoch: it stands (a decision's ``t_s``
+    is when it was taken). Every PROCEED of one reason here is built by one call whose other fields do
+    not change while that reason holds, so the reused decision equals the one that would be built."""
+    if prev is not None and prev.action is Action.PROCEED and prev.app is app and prev.reason == reason \
+            and not prev.epoch:
+        return prev
+    return None
+
+
 def _proceed(app: Application, ego: EgoState, prev: Decision | None, reason: str, valid: bool = True) -> Decision:
-    return Decision(app, Action.PROCEED, ego.t_s, reason, after_epoch=prev.after_epoch if prev else False,
-                    info_valid=valid)
+    return _standing(prev, app, reason) or Decision(app, Action.PROCEED, ego.t_s, reason,
+                                                    after_epoch=prev.after_epoch if prev else False,
+                                                    info_valid=valid)
 
 
 def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
     app = Application.FCW
-    tracks = fresh_tracks(info, ctx)
+    budget = ctx.freshness_budget_s
+    ex, ey = ego.xy_m
+    eh, s_ego = ego.heading_rad, ego.s_m
+    ch, sh = math.cos(eh), math.sin(eh)
+    fresh = 0
     best: tuple[float, float, Track] | None = None
-    if tracks:
-        for k, s in _ahead(ctx, ego, [t.xy_m for t in tracks], [t.heading_rad for t in tracks], FCW_RANGE_M):
-            tr = tracks[k]
-            gap = s - ego.s_m - ctx.ego_length_m
-            closing = ego.speed_mps - tr.speed_mps * math.cos(angle_diff(tr.heading_rad, ego.heading_rad))
-            ttc = 0.0 if gap <= 0.0 else (gap / closing if closing > 1e-6 else math.inf)
-            if best is None or gap < best[0]:
-                best = (gap, ttc, tr)
+    for tr in info.tracks.values():  # the lead: the nearest fresh track ahead (as _ahead, inlined: per step)
+        if not tr.valid or tr.aoi_s > budget:
+            continue
+        fresh += 1
+        x, y = tr.xy_m
+        along = (x - ex) * ch + (y - ey) * sh
+        if along <= -ROUTE_LATERAL_M or math.hypot(x - ex, y - ey) > FCW_RANGE_M + ROUTE_LATERAL_M:
+            continue
+        dh = angle_diff(tr.heading_rad, eh)
+        if dh > SAME_DIRECTION_RAD:
+            continue
+        s, lat = ctx.locate(x, y, s_ego + along)
+        if lat > ROUTE_LATERAL_M or not s_ego < s <= s_ego + FCW_RANGE_M:
+            continue
+        gap = s - s_ego - ctx.ego_length_m
+        closing = ego.speed_mps - tr.speed_mps * math.cos(dh)
+        ttc = 0.0 if gap <= 0.0 else (gap / closing if closing > 1e-6 else math.inf)
+        if best is None or gap < best[0]:
+            best = (gap, ttc, tr)
     braking = prev is not None and prev.action is Action.BRAKE
     if best is not None:
         _gap, ttc, tr = best
@@ -96,7 +122,7 @@ def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | N
             return Decision(app, Action.BRAKE, ego.t_s, "lead track below the TTC threshold",
                             brake_mps2=FCW_BRAKE_MPS2, epoch=not (prev and prev.after_epoch), after_epoch=True,
                             aoi_s=tr.aoi_s, evidence_t_s=ego.t_s)
-    if not tracks:
+    if not fresh:
         return _proceed(app, ego, prev, "no fresh lead track", valid=False)
     return _proceed(app, ego, prev, "no lead track" if best is None else "lead track at a safe TTC")
 
@@ -104,9 +130,12 @@ def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | N
 def eebl(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
     app = Application.EEBL
     budget = ctx.freshness_budget_s
-    events = [e for e in info.eebl_events if e.valid and e.aoi_s <= budget]
-    pts = [e.xy_m for e in events]
-    aoi = [e.aoi_s for e in events]
+    pts: list[tuple[float, float]] = []
+    aoi: list[float] = []
+    for e in info.eebl_events:
+        if e.valid and e.aoi_s <= budget:
+            pts.append(e.xy_m)
+            aoi.append(e.aoi_s)
     for t in info.tracks.values():
         if t.hard_brake_event and t.valid and t.aoi_s <= budget:
             pts.append(t.xy_m)
@@ -129,11 +158,13 @@ def _conflict_app(app: Application, window_s: float, info: EgoInformation, ego: 
     t = ego.t_s
     d = ego.stop_bar_distance_m
     if ctx.conflict_xy_m is None or ego.conflict_distance_m is None or math.isinf(d):
-        return Decision(app, Action.PROCEED, t, "no conflict ahead", after_epoch=True, committed=True)
+        return _standing(prev, app, "no conflict ahead") or Decision(
+            app, Action.PROCEED, t, "no conflict ahead", after_epoch=True, committed=True)
     after = prev is not None and prev.after_epoch
     epoch = not after and d <= stopping_distance_m(ego.speed_mps)
     if not (after or epoch):
-        return Decision(app, Action.PROCEED, t, "before the decision epoch")
+        return _standing(prev, app, "before the decision epoch") or Decision(
+            app, Action.PROCEED, t, "before the decision epoch")
     if prev is not None and prev.committed:
         return prev if not prev.epoch else prev.at(t)
     v = ego.speed_mps
@@ -157,7 +188,8 @@ def _conflict_app(app: Application, window_s: float, info: EgoInformation, ego: 
     if threat is not None:
         return Decision(app, Action.YIELD, t, "track due at the conflict point", epoch=epoch, after_epoch=True,
                         aoi_s=threat[1].aoi_s, evidence_t_s=t)
-    return Decision(app, Action.PROCEED, t, "conflict point clear", epoch=epoch, after_epoch=True)
+    return (None if epoch else _standing(prev, app, "conflict point clear")) or Decision(
+        app, Action.PROCEED, t, "conflict point clear", epoch=epoch, after_epoch=True)
 
 
 def ima(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
