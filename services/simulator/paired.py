@@ -152,9 +152,9 @@ class _Frame:
     quantities as Python lists (one ``tolist`` per array and step: per-row reads are then list
     indexing instead of numpy scalar access)."""
 
-    def __init__(self, scene: Scene, st: TrafficState):
+    def __init__(self, scene: Scene, st: TrafficState, signals: tuple[np.ndarray, np.ndarray, np.ndarray]):
         self.scene, self.st = scene, st
-        self.phase, self.ttc, self.ttg = scene.signals.state(st.t_s)
+        self.phase, self.ttc, self.ttg = signals  # scene.signals.state(st.t_s)
         a = st.a
         self.brake = (a <= -BRAKE_FLAG_THRESHOLD_MPS2) & st.alive
         self.hard = hard_brake_event(st)
@@ -192,6 +192,27 @@ class _Frame:
             "length_m": scene.length_m[b, cut], "ego_index": 0, "signal_group_ids": scene.group_ids[b],
             "true_phase": self.phase[b, :g], "time_to_change_s": self.ttc[b, :g], "time_to_green_s": self.ttg[b, :g],
             "rsu_ids": rsu[0], "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2], "rollout": rollout})
+
+
+class _SignalClock:
+    """``scene.signals.state(k * dt)`` for step ``k``, computed ``BLOCK`` steps at a time (the same
+    element-wise arithmetic over a leading time axis: the same bits, a fraction of the calls)."""
+
+    BLOCK = 64
+
+    def __init__(self, scene: Scene):
+        self.signals, self.dt = scene.signals, scene.dt_s
+        self.k0 = -self.BLOCK
+        self.block: tuple[np.ndarray, ...] = ()
+
+    def state(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        i = k - self.k0
+        if not 0 <= i < self.BLOCK:
+            self.k0, i = k, 0
+            t = np.arange(k, k + self.BLOCK, dtype=np.float64) * self.dt
+            self.block = self.signals.state(t.reshape((-1,) + (1,) * self.signals.cycle_s.ndim))
+        ph, tc, tg = self.block
+        return ph[i], tc[i], tg[i]
 
 
 class _ScalarFrame:
@@ -254,10 +275,11 @@ def _new_snapshot(fields: dict[str, Any]) -> WorldSnapshot:
 
 
 def _ground_truth(lists: tuple[list, ...], fr: _Frame | _ScalarFrame, b: int, j: int, t_s: float,
-                  vehicle_ids: tuple[str, ...], group_ids: tuple[str, ...], plan: int,
+                  others: tuple[str, ...], group_ids: tuple[str, ...], plan: int,
                   signals_cache: dict[int, dict[str, BelievedSignal]]) -> EgoInformation:
     """Exactly ``GroundTruthSource().observe(fr.snapshot(b, ...))``, read from the frame's lists
-    (``lists`` = ``fr.gt_lists()``, ``j`` = the flat index of row ``b``'s ego).
+    (``lists`` = ``fr.gt_lists()``, ``j`` = the flat index of row ``b``'s ego, ``others`` = the ids of
+    its vehicles after the ego, vehicle 0).
 
     Rows with the same signal plans (``plan``) share this step's signal dict (equal contents)."""
     signals = signals_cache.get(plan)
@@ -267,10 +289,10 @@ def _ground_truth(lists: tuple[list, ...], fr: _Frame | _ScalarFrame, b: int, j:
                                          for k, g in enumerate(group_ids)}
     tracks: dict[str, Track] = {}
     events: tuple[EEBLEvent, ...] = ()
-    if len(vehicle_ids) > 1:
+    if others:
         alive, hb = lists[3], lists[4]
         x, y, v, h, a = fr.x, fr.y, fr.v, fr.heading, fr.a
-        for vid in vehicle_ids[1:]:  # the ego is vehicle 0
+        for vid in others:
             j += 1
             if alive[j]:
                 p = (x[j], y[j])
@@ -305,6 +327,7 @@ class _Row:
     fast_gt: bool = False  # a plain GroundTruthSource without a trace: read the truth off the frame
     conflict_s: float = math.nan  # the ego's conflict point on its route
     plan: int = 0  # rows with equal signal plans share a number
+    ctrl: tuple[bool, float, float] = _NOMINAL  # the controller's command for ``decision``
 
 
 def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sources: Sequence[InformationSource],
@@ -341,9 +364,11 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         n_veh = scene.shape[1]
     else:
         adj = Adjudicator(scene, programs)
+        clock = _SignalClock(scene)
         _freeze(st)
     fr: _Frame | _ScalarFrame
-    ground_truth, vehicle_ids, group_ids = _ground_truth, scene.vehicle_ids, scene.group_ids
+    ground_truth, group_ids = _ground_truth, scene.group_ids
+    others = [ids[1:] for ids in scene.vehicle_ids]
     any_fast_gt = any(r.fast_gt for r in rows)
     for k in range(n_steps):
         if scalar:
@@ -357,7 +382,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
             if not np.count_nonzero(active_arr):
                 break
             active = active_arr.tolist()
-            fr = _Frame(scene, st)
+            fr = _Frame(scene, st, clock.state(k))
             t = st.t_s
         signals_cache: dict[int, dict[str, BelievedSignal]] = {}
         stop = [False] * b_all
@@ -373,7 +398,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
             i = b * n_cols  # the ego's flat index
             if row.fast_gt:
                 snap = None
-                info = ground_truth(lists, fr, b, i, t, vehicle_ids[b], group_ids[b], row.plan, signals_cache)
+                info = ground_truth(lists, fr, b, i, t, others[b], group_ids[b], row.plan, signals_cache)
             else:
                 snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
                 info = row.source.observe(snap)
@@ -382,13 +407,16 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                            None if (c != c or s_m > c) else c - s_m)
             prev = row.decision
             dec = row.decide(info, ego, row.ctx, prev)
-            if not dec.same_as(prev):
-                row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason,
-                                                  dec.after_epoch, dec.app.value))
-                if row.trace is not None:
-                    row.trace.publish("/app/decision", t, _decision_msg(dec, row.rollout))
-            row.decision = dec
-            ctrl = row.controller.command(dec, t)
+            if dec is prev and not dec.epoch and dec.action is not Action.STOP:
+                ctrl = row.ctrl  # the decision stands: nothing to record, the same command as last step
+            else:
+                if not dec.same_as(prev):
+                    row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason,
+                                                      dec.after_epoch, dec.app.value))
+                    if row.trace is not None:
+                        row.trace.publish("/app/decision", t, _decision_msg(dec, row.rollout))
+                row.decision = dec
+                ctrl = row.ctrl = row.controller.command(dec, t)
             stop[b], v_tgt[b], brake[b] = ctrl
             if row.trace is not None:
                 assert snap is not None

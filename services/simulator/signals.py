@@ -48,8 +48,9 @@ class SignalTable:
             return out
         return cls((), pad("cycle_s", 1.0), pad("green_s", 1.0), pad("amber_s", 0.0), pad("offset_s", 0.0))
 
-    def state(self, t_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(phase codes, time_to_change_s, time_to_green_s) at scenario time ``t_s``, each shaped like the plans."""
+    def state(self, t_s: float | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(phase codes, time_to_change_s, time_to_green_s) at scenario time ``t_s``, each shaped like the plans
+        (an array of times broadcasts: shape ``(T, 1, ...)`` gives a leading time axis)."""
         c, g, a = self.cycle_s, self.green_s, self.amber_s
         u = np.mod(t_s + self.offset_s, c)
         ga = g + a

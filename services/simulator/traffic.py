@@ -129,7 +129,7 @@ class Scene:
     delay_classes: tuple[int, ...] = field(init=False, repr=False)
     delay_class: np.ndarray = field(init=False, repr=False)
     class_delay_s: np.ndarray = field(init=False, repr=False)
-    class_gather: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)
+    class_gather: np.ndarray = field(init=False, repr=False)  # (B, N, N) flat index into (D, B, N) arrays
     flat_row: np.ndarray = field(init=False, repr=False)
     flat_obs: np.ndarray = field(init=False, repr=False)
     no_bar: np.ndarray = field(init=False, repr=False)
@@ -160,8 +160,9 @@ class Scene:
         put(self, "delay_classes", classes)
         put(self, "delay_class", np.searchsorted(np.array(classes), self.delay_steps))
         put(self, "class_delay_s", (np.array(classes, float) * self.dt_s)[:, None, None])
-        put(self, "class_gather", (self.delay_class[:, :, None], np.arange(b)[:, None, None],
-                                   np.arange(n)[None, None, :]))
+        # observer i of row b perceives vehicle j through its delay class: flat index of (class, b, j)
+        put(self, "class_gather", (self.delay_class[:, :, None] * b + np.arange(b)[:, None, None]) * n
+            + np.arange(n)[None, None, :])
         put(self, "flat_row", (np.arange(b) * n)[:, None] + np.zeros((1, n), np.int64))
         put(self, "flat_obs", np.arange(b * n))
         put(self, "no_bar", np.full((b, n), np.inf))
@@ -338,21 +339,21 @@ def leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray]:
         rows = [(k - d) % h for d in scene.delay_classes]
         vd = st.hist_v[rows]
         sd = st.hist_s[rows] + vd * scene.class_delay_s
-        cls, bb, jj = scene.class_gather
-        sp = sd[cls, bb, jj]
-        vp = vd[cls, bb, jj]
+        sp = sd.take(scene.class_gather)  # a flat gather: several times cheaper than sd[cls, b, j]
+        vp = vd.take(scene.class_gather)
     sj = st.s[:, None, :]
     rel = sp + scene.offset - st.s[:, :, None]
     ok = (sj >= scene.share_lo) & (sj <= scene.share_hi) & st.alive[:, None, :] & (rel > 0.0)
     rel = np.where(ok, rel, np.inf)
     j = rel.argmin(axis=2)
     flat = scene.flat_row + j * 1  # (B, N) index of the leader in (B*N) arrays
-    best = rel.min(axis=2)  # the element argmin picks (no NaN: excluded pairs are +inf)
+    pick = scene.flat_obs * n + j.ravel()  # flat (B, N_i, N_j) index of each observer's leader
+    best = rel.ravel().take(pick).reshape(b, n)  # the element argmin picked (= rel.min(axis=2), cheaper)
     gap = best - scene.half_len - scene.half_len.take(flat)
     if vp.shape[1] == 1:
         v_lead = vp[:, 0, :].ravel().take(flat)
     else:
-        v_lead = vp.reshape(b * n, n)[scene.flat_obs, j.ravel()].reshape(b, n)
+        v_lead = vp.ravel().take(pick).reshape(b, n)
     return gap, v_lead
 
 

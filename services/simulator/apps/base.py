@@ -72,7 +72,7 @@ class AppContext:
     _xs: list[float] = field(init=False, repr=False)
     _ys: list[float] = field(init=False, repr=False)
     _sl: list[float] = field(init=False, repr=False)
-    _budget: float = field(init=False, repr=False, compare=False)  # the catalogue's freshness budget
+    freshness_budget_s: float = field(init=False, repr=False, compare=False)  # the catalogue's, per application
     _segs: list[tuple[float, ...]] = field(init=False, repr=False, compare=False)  # locate()'s per-segment terms
 
     def __post_init__(self) -> None:
@@ -83,7 +83,7 @@ class AppContext:
         put(self, "_xs", p[:, 0].tolist())
         put(self, "_ys", p[:, 1].tolist())
         put(self, "_sl", self._s.tolist())
-        put(self, "_budget", APPLICATIONS[self.application].freshness_budget_s)
+        put(self, "freshness_budget_s", APPLICATIONS[self.application].freshness_budget_s)
         xs, ys, sl = self._xs, self._ys, self._sl
         segs = []
         for i in range(len(sl) - 1):
@@ -96,10 +96,14 @@ class AppContext:
         """(arc length, lateral distance) of one point, searching the route within ``window_m`` of
         ``s_hint`` (pure Python: a handful of segments beats numpy's per-call overhead here)."""
         sl, segs, hypot = self._sl, self._segs, math.hypot
-        i0 = max(bisect.bisect_right(sl, s_hint - window_m) - 1, 0)
-        i1 = min(bisect.bisect_left(sl, s_hint + window_m), len(sl) - 1)
+        i0 = bisect.bisect_right(sl, s_hint - window_m) - 1
+        if i0 < 0:
+            i0 = 0
+        i1 = bisect.bisect_left(sl, s_hint + window_m)
+        if i1 > len(sl) - 1:
+            i1 = len(sl) - 1
         best_d, best_s = math.inf, math.nan
-        for i in range(i0, max(i1, i0 + 1)):
+        for i in range(i0, i1 if i1 > i0 else i0 + 1):
             ax, ay, bx, by, L2, s0, ds = segs[i]
             if L2 < 1e-12:
                 t = 0.0
@@ -117,10 +121,6 @@ class AppContext:
     @property
     def route_length_m(self) -> float:
         return float(self._s[-1])
-
-    @property
-    def freshness_budget_s(self) -> float:
-        return self._budget
 
     def on_route(self, xy: np.ndarray, s_from: float, s_to: float) -> tuple[np.ndarray, np.ndarray]:
         """(arc length, lateral distance) of points (M, 2) projected on the route between s_from and s_to
