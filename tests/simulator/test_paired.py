@@ -144,3 +144,32 @@ def test_red_light_runner_cross_traffic_hits_a_silent_ego_only():
     out = execute_paired(program_from_spec_on_straight_roads(spec))
     assert out.gt.collision is not None, "GT RLVW proceeds on green; the runner hits it in both rollouts"
     assert not out.admitted
+
+
+def _second_junction(app: Application, first_offset_s: float):
+    """The reference program of ``app`` with a second signalized crossing 67 m past the first (junction
+    ``j1``, red from t = 8 s to 60 s) and the first junction's plan shifted by ``first_offset_s``."""
+    from lastv2x.core.program import Crossing, SignalGroupPlan
+
+    prog = reference_program(app)
+    route = prog.ego.route
+    first = route.crossings[0]
+    j1 = SignalGroupPlan(id="j1.sg0", junction_id="j1", cycle_s=60.0, green_s=5.0, amber_s=3.0, offset_s=0.0)
+    second = Crossing(junction_id="j1", approach_lane_id="N.out", stop_bar_s_m=first.stop_bar_s_m + 67.0,
+                      stop_bar_xy_m=(1.75, 57.0), signal_group_id=j1.id)
+    groups = tuple(g.model_copy(update={"offset_s": first_offset_s}) if g.id == first.signal_group_id else g
+                   for g in prog.signal_groups) + (j1,)
+    ego = prog.ego.model_copy(update={"route": route.model_copy(update={"crossings": (first, second)})})
+    prog = prog.model_copy(update={"ego": ego, "signal_groups": groups})
+    return type(prog).model_validate(prog.model_dump()), first, second  # validated as a whole
+
+
+@pytest.mark.parametrize("app, first_offset_s", [(Application.RLVW, 0.0), (Application.GLOSA, 48.0)])
+def test_signal_apps_decide_again_at_every_junction_of_the_route(app, first_offset_s):
+    prog, first, second = _second_junction(app, first_offset_s)
+    out = execute_paired(prog)
+    epochs = [d for d in out.gt.decisions if d.epoch]
+    assert len(epochs) == 2, "one decision epoch per signalized stop bar"
+    assert epochs[0].action == "proceed" and epochs[1].action == "stop"
+    assert out.gt.red_entries == () and not out.gt.failed  # it stops at the second junction's red
+    assert out.gt.stops >= 1

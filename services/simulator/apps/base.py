@@ -144,6 +144,7 @@ class Decision:
     aoi_s: float | None = None  # age of the information the decision rests on
     info_valid: bool = True  # False: no fresh information, fallback used
     evidence_t_s: float | None = None  # when the hazard behind a BRAKE/YIELD was last seen
+    bar_s_m: float | None = None  # signal apps: route arc length of the front bumper at the stop bar decided on
 
     def same_as(self, other: Decision | None) -> bool:
         """Same action for the same reason: paired execution records a decision only on a change."""

@@ -4,9 +4,11 @@ Decision epoch: the first step with ``d <= ds(v) = v t_r + v^2 / (2a)`` (a = 3.5
 t_r = 1.0 s; ``lastv2x.core.catalogue.stopping_distance_m``), ``d`` the front bumper's
 distance to the stop bar. At the epoch: **stop** if the believed phase is red, or amber and
 the stop bar cannot be reached (``d / v``) before the believed end of amber; else
-**proceed**. The decision latches. A latched stop is released only by a fresh believed
-green once the ego has stopped (absent information keeps it holding: the conservative
-choice once the driver has been told to stop).
+**proceed**. The decision latches until the ego has passed that stop bar; the next signalized
+stop bar on its route gets a decision epoch of its own (a corridor is decided junction by
+junction). A latched stop is released only by a fresh believed green once the ego has stopped
+(absent information keeps it holding: the conservative choice once the driver has been told to
+stop).
 
 Fallback (no fresh SPaT for the associated group at the epoch, or no association): the
 driver proceeds on the nominal controller; that is the *silent* failure class (the
@@ -34,23 +36,31 @@ GLOSA_MIN_SPEED_MPS = 5.0  # slowest advisory [m/s]
 GLOSA_MARGIN_S = 1.0  # arrive this long after the green onset [s]
 GLOSA_RED_END_MARGIN_S = 0.5  # at the epoch, proceed on a red believed to end this long before arrival [s]
 STOPPED_MPS = 0.5  # "has stopped" [m/s]
+NEW_BAR_M = 1.0  # a stop bar this far from the one a latched decision is about is another junction's [m]
+
+
+def _bar_s_m(ego: EgoState) -> float:
+    """Where the front bumper is at the next stop bar, as a route arc length (identifies the bar)."""
+    return ego.s_m + ego.stop_bar_distance_m
 
 
 def _epoch_rule(app: Application, info: EgoInformation, ego: EgoState, ctx: AppContext) -> Decision:
     sig = fresh_signal(info, ctx)
     t = ego.t_s
+    bar = _bar_s_m(ego)
     if sig is None:
         return Decision(app, Action.PROCEED, t, "no fresh SPaT: nominal controller", epoch=True, after_epoch=True,
-                        committed=True, info_valid=False)
+                        committed=True, info_valid=False, bar_s_m=bar)
     d, v = ego.stop_bar_distance_m, max(ego.speed_mps, 0.1)
     if sig.phase == PHASE_RED:
         return Decision(app, Action.STOP, t, "believed red at the decision epoch", epoch=True, after_epoch=True,
-                        committed=True, aoi_s=sig.aoi_s)
+                        committed=True, aoi_s=sig.aoi_s, bar_s_m=bar)
     if sig.phase == PHASE_AMBER and d / v >= sig.time_to_change_s:
         return Decision(app, Action.STOP, t, "believed amber ends before the stop bar", epoch=True,
-                        after_epoch=True, committed=True, aoi_s=sig.aoi_s)
+                        after_epoch=True, committed=True, aoi_s=sig.aoi_s, bar_s_m=bar)
     why = "believed green" if sig.phase == PHASE_GREEN else "believed amber, clears before red"
-    return Decision(app, Action.PROCEED, t, why, epoch=True, after_epoch=True, committed=True, aoi_s=sig.aoi_s)
+    return Decision(app, Action.PROCEED, t, why, epoch=True, after_epoch=True, committed=True, aoi_s=sig.aoi_s,
+                    bar_s_m=bar)
 
 
 def _latched(app: Application, info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision) -> Decision:
@@ -58,7 +68,7 @@ def _latched(app: Application, info: EgoInformation, ego: EgoState, ctx: AppCont
         sig = fresh_signal(info, ctx)
         if sig is not None and sig.phase == PHASE_GREEN:
             return Decision(app, Action.PROCEED, ego.t_s, "believed green after the stop", after_epoch=True,
-                            committed=True, aoi_s=sig.aoi_s)
+                            committed=True, aoi_s=sig.aoi_s, bar_s_m=prev.bar_s_m)
     return prev if not prev.epoch else prev.at(ego.t_s)
 
 
@@ -70,7 +80,9 @@ def _signal_decide(app: Application, info: EgoInformation, ego: EgoState, ctx: A
             return prev
         return Decision(app, Action.PROCEED, ego.t_s, "no stop bar ahead", after_epoch=True, committed=True)
     if prev is not None and prev.committed:
-        return _latched(app, info, ego, ctx, prev)
+        if prev.bar_s_m is None or abs(_bar_s_m(ego) - prev.bar_s_m) <= NEW_BAR_M:
+            return _latched(app, info, ego, ctx, prev)
+        # that bar is behind the ego: the next junction is decided afresh
     if ego.stop_bar_distance_m <= stopping_distance_m(ego.speed_mps):
         return _epoch_rule(app, info, ego, ctx)
     return None
