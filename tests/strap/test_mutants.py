@@ -59,7 +59,7 @@ def test_generation_is_deterministic_and_covers_every_class():
     # pinned for the current application sources (update with a deliberate change to apps/*.py);
     # reconstruction.py is being optimized concurrently, so only its determinism is pinned
     assert [sum(m.module == mod for m in first) for mod in APP_MODULES] == [83, 177]
-    assert first[0].id == "signal:<module>:L33C22:constantx0.5"
+    assert first[0].id == "signal:<module>:L35C22:constantx0.5"
     assert [m.id for m in first] == [m.id for m in second] and len(first) == len(second)
     assert len({m.id for m in first}) == len(first)
     assert [m.module for m in first] == sorted((m.module for m in first), key=DEFAULT_MODULES.index)
