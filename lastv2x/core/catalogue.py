@@ -237,6 +237,7 @@ for _o in (
 # Decision-epoch constants (LAST-V2X Appendix D).
 COMFORT_DECEL_MPS2 = 3.5
 REACTION_TIME_S = 1.0
+LARGE_MARGIN = 1.0e6  # failure margin when no qualifying episode or conflict occurred (proto: 1e6 = none)
 CONFLICT_WINDOW_S = 8.0  # arrival-overlap window for conflict timing
 PENETRATION_WARNING_BELOW = 0.2
 COUNTDOWN_DIVERGENCE_S = 1.0  # monitor: countdown error threshold

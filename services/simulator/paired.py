@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from lastv2x.core.catalogue import APPLICATIONS, REACTION_TIME_S, AppKind, Application
+from lastv2x.core.catalogue import APPLICATIONS, LARGE_MARGIN, REACTION_TIME_S, AppKind, Application
 from lastv2x.core.program import ScenarioProgram
 from services.simulator.adjudicate import Adjudicator, RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
@@ -62,7 +62,6 @@ from services.simulator.traffic import (
     step,
 )
 
-LARGE_MARGIN = 1.0e3  # failure margin when no qualifying episode or conflict occurred
 OUTCOME_VERSION = "1"
 MD, GT = "md", "gt"
 

@@ -48,6 +48,7 @@ from lastv2x.core.catalogue import (
     APPLICATIONS,
     COUNTDOWN_DIVERGENCE_S,
     FAULT_OPERATORS,
+    LARGE_MARGIN,
     POSITION_BUDGET_BASE_M,
     POSITION_BUDGET_PER_S_M,
     STALE_TRACK_TIMEOUT_S,
@@ -68,7 +69,6 @@ from services.simulator.info import (
 
 from .reconstruction import freshness_budget_s
 
-LARGE_MARGIN = 1e6
 ALARM_KINDS = ("signal_phase", "countdown", "track_displaced", "ghost_track")
 SIGNAL_KINDS = ("signal_phase", "countdown")
 TRACK_KINDS = ("track_displaced", "ghost_track")
