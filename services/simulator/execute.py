@@ -136,7 +136,9 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
     name = hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
     path = (limits.trace_dir / f"{program.application.value.lower()}-{name}-{seed or program.seed}.mcap").resolve()
     tmp = path.with_suffix(".mcap.part")
-    with TraceWriter(tmp) as trace:
+    seed = program.seed if seed is None else seed
+    # the program and seed travel with the trace: a recording replays without its request
+    with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)}) as trace:
         outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace)
     tmp.replace(path)  # a trace is complete or absent, never half-written
     return outcome, path.as_uri()

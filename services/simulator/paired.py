@@ -419,7 +419,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
             stop[b], v_tgt[b], brake[b] = ctrl
             if row.trace is not None:
                 assert snap is not None
-                _trace_step(row, snap, info, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
+                _trace_step(row, snap, info, ego, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
         if scalar:
             eng.step(stop, v_tgt, brake, fr.phase_l)  # type: ignore[union-attr]
             sadj.observe_scalar(eng, active)
@@ -443,7 +443,31 @@ def _decision_msg(dec: Decision, rollout: str) -> dict[str, Any]:
             "target_speed_mps": dec.target_speed_mps, "brake_mps2": dec.brake_mps2, "aoi_s": dec.aoi_s}
 
 
-def _trace_step(row: _Row, snap: WorldSnapshot, info: Any, ctrl: tuple[bool, float, float]) -> None:
+def recon_message(info: EgoInformation, rollout: str) -> dict[str, Any]:
+    """The ``/recon/ego`` payload of one rollout's belief (STRaP's recorded runs read it back)."""
+    sig = info.ego_signal()
+    return {
+        "rollout": rollout, "ego_group_id": info.ego_group_id,
+        "map_aoi_s": info.map_aoi_s if math.isfinite(info.map_aoi_s) else None,  # no MAP yet: null (as JSON)
+        "signal": None if sig is None else {"phase": sig.phase, "time_to_change_s": sig.time_to_change_s,
+                                            "aoi_s": sig.aoi_s, "valid": sig.valid,
+                                            "time_to_green_s": sig.time_to_green_s},
+        "signals": {g: {"phase": b.phase, "time_to_change_s": b.time_to_change_s, "aoi_s": b.aoi_s,
+                        "valid": b.valid, "time_to_green_s": b.time_to_green_s} for g, b in info.signals.items()},
+        "tracks": [{"id": k, "x": v.xy_m[0], "y": v.xy_m[1], "speed_mps": v.speed_mps, "aoi_s": v.aoi_s,
+                    "heading_rad": v.heading_rad, "accel_mps2": v.accel_mps2,
+                    "hard_brake_event": v.hard_brake_event, "relayed": v.relayed, "valid": v.valid}
+                   for k, v in info.tracks.items()],
+        "eebl_events": len(info.eebl_events),
+        "eebl": [{"origin": e.origin_id, "x": e.xy_m[0], "y": e.xy_m[1], "decel_mps2": e.decel_mps2,
+                  "aoi_s": e.aoi_s, "relayed": e.relayed, "hops": e.hops, "valid": e.valid}
+                 for e in info.eebl_events]}
+
+
+def _trace_step(row: _Row, snap: WorldSnapshot, info: EgoInformation, ego: EgoState,
+                ctrl: tuple[bool, float, float]) -> None:
+    """One step of one rollout into the trace: the world and true signals (once, from the MD row), then
+    this rollout's belief (``/recon/ego``), the application's inputs (``/app/input``) and the command."""
     tr = row.trace
     assert tr is not None
     t = snap.t_s
@@ -453,17 +477,15 @@ def _trace_step(row: _Row, snap: WorldSnapshot, info: Any, ctrl: tuple[bool, flo
                           "speed_mps": float(snap.speed_mps[i]), "heading_rad": float(snap.heading_rad[i]),
                           "accel_mps2": float(snap.accel_mps2[i]), "alive": bool(snap.alive[i]),
                           "equipped": bool(snap.equipped[i])} for i, vid in enumerate(snap.vehicle_ids)]})
-        tr.publish("/signals/true", t, {"groups": [
-            {"id": g, "phase": int(snap.true_phase[k]), "time_to_change_s": float(snap.time_to_change_s[k])}
+        tr.publish("/signals/true", t, {"ego_group_id": snap.ego_group_id, "groups": [
+            {"id": g, "phase": int(snap.true_phase[k]), "time_to_change_s": float(snap.time_to_change_s[k]),
+             "time_to_green_s": float(snap.time_to_green_s[k])}
             for k, g in enumerate(snap.signal_group_ids)]})
-    sig = info.ego_signal()
-    tr.publish("/recon/ego", t, {
-        "rollout": row.rollout, "ego_group_id": info.ego_group_id,
-        "signal": None if sig is None else {"phase": sig.phase, "time_to_change_s": sig.time_to_change_s,
-                                            "aoi_s": sig.aoi_s, "valid": sig.valid},
-        "tracks": [{"id": k, "x": v.xy_m[0], "y": v.xy_m[1], "speed_mps": v.speed_mps, "aoi_s": v.aoi_s}
-                   for k, v in info.tracks.items()],
-        "eebl_events": len(info.eebl_events)})
+    tr.publish("/recon/ego", t, recon_message(info, row.rollout))
+    tr.publish("/app/input", t, {
+        "rollout": row.rollout, "s_m": ego.s_m, "speed_mps": ego.speed_mps, "accel_mps2": ego.accel_mps2,
+        "x": ego.xy_m[0], "y": ego.xy_m[1], "heading_rad": ego.heading_rad,
+        "stop_bar_distance_m": ego.stop_bar_distance_m, "conflict_distance_m": ego.conflict_distance_m})
     tr.publish("/ctrl/ego", t, {"rollout": row.rollout, "stop_at_bar": ctrl[0],
                                 "v_target_mps": None if math.isnan(ctrl[1]) else ctrl[1], "brake_mps2": ctrl[2],
                                 "speed_mps": float(snap.speed_mps[0])})
@@ -540,4 +562,4 @@ def execute_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int] | No
 
 
 __all__ = ["GT", "LARGE_MARGIN", "MD", "EgoController", "PairedOutcome", "app_context", "execute_batch",
-           "execute_paired", "failure_margin", "hazard_slacks", "program_sha256", "run_rollouts"]
+           "execute_paired", "failure_margin", "hazard_slacks", "program_sha256", "recon_message", "run_rollouts"]

@@ -42,14 +42,28 @@ SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
     "/gt/vehicles": ("lastv2x.GroundTruthVehicles", _obj({"vehicles": {"type": "array", "items": _obj({
         "id": _STR, "x": _NUM, "y": _NUM, "speed_mps": _NUM, "heading_rad": _NUM, "accel_mps2": _NUM,
         "alive": _BOOL, "equipped": _BOOL}, ("id", "x", "y"))}}, ("vehicles",))),
-    "/signals/true": ("lastv2x.SignalStates", _obj({"groups": {"type": "array", "items": _obj({
-        "id": _STR, "phase": _INT, "time_to_change_s": _NUM}, ("id", "phase"))}}, ("groups",))),
-    "/v2x/tx": ("lastv2x.V2XMessages", {"type": "object"}),
-    "/v2x/rx": ("lastv2x.V2XMessages", {"type": "object"}),
+    "/signals/true": ("lastv2x.SignalStates", _obj({
+        "ego_group_id": {"type": ["string", "null"]},  # the group truly controlling the MD ego's next bar
+        "groups": {"type": "array", "items": _obj({
+            "id": _STR, "phase": _INT, "time_to_change_s": _NUM, "time_to_green_s": _NUM}, ("id", "phase"))}},
+        ("groups",))),
+    # what left the senders this step (after the fault operators; kept = false: a fault dropped it)
+    "/v2x/tx": ("lastv2x.V2XTransmitted", _obj({"messages": {"type": "array", "items": _obj({
+        "stream": _STR, "sender": _STR, "msg_id": _INT, "timestamp_s": _NUM, "hops": _INT, "origin": _STR,
+        "kept": _BOOL}, ("stream", "sender", "msg_id"))}}, ("messages",))),
+    # what the MD ego's receiver took in this step (rx_s: arrival time, scenario seconds)
+    "/v2x/rx": ("lastv2x.V2XReceived", _obj({"messages": {"type": "array", "items": _obj({
+        "stream": _STR, "sender": _STR, "msg_id": _INT, "timestamp_s": _NUM, "hops": _INT, "origin": _STR,
+        "rx_s": _NUM}, ("stream", "sender", "msg_id", "rx_s"))}}, ("messages",))),
     "/recon/ego": ("lastv2x.EgoBelief", _obj({
         "rollout": _STR, "ego_group_id": {"type": ["string", "null"]},
         "signal": {"type": ["object", "null"]}, "tracks": {"type": "array", "items": {"type": "object"}},
-        "eebl_events": _INT}, ("rollout",))),
+        "eebl_events": _INT, "eebl": {"type": "array", "items": {"type": "object"}},
+        "signals": {"type": "object"}, "map_aoi_s": _NUM}, ("rollout",))),
+    # the applications' own-sensor input (EgoState), per rollout and step
+    "/app/input": ("lastv2x.AppInput", _obj({
+        "rollout": _STR, "s_m": _NUM, "speed_mps": _NUM, "accel_mps2": _NUM, "x": _NUM, "y": _NUM,
+        "heading_rad": _NUM, "stop_bar_distance_m": _NULLNUM, "conflict_distance_m": _NULLNUM}, ("rollout",))),
     "/app/decision": ("lastv2x.Decision", _obj({
         "rollout": _STR, "app": _STR, "action": _STR, "reason": _STR, "epoch": _BOOL, "committed": _BOOL,
         "info_valid": _BOOL, "target_speed_mps": _NULLNUM, "brake_mps2": _NUM, "aoi_s": _NULLNUM},
@@ -107,6 +121,11 @@ class TraceWriter:
             cid = self._writer.register_channel(topic=topic, message_encoding="json", schema_id=sid)
             self._channels[topic] = cid
         return cid
+
+    def register(self, channel: str) -> None:
+        """Declare ``channel`` now (a reader then sees it even if nothing is ever published on it)."""
+        if not self._closed and (self._allowed is None or channel in self._allowed):
+            self._channel(channel)
 
     def publish(self, channel: str, t_s: float, message: Mapping[str, Any]) -> None:
         if self._closed or (self._allowed is not None and channel not in self._allowed):

@@ -29,7 +29,7 @@ from services.simulator.info import (
     EgoInformation,
     Track,
 )
-from services.simulator.paired import app_context
+from services.simulator.paired import app_context, recon_message
 from services.simulator.routes import ROUTE_SAMPLE_M, project, resample
 
 from .readers import open_recording
@@ -67,15 +67,8 @@ def decision_key(dec: Decision | Mapping[str, Any] | None) -> DecisionKey | None
 
 
 def recon_payload(info: EgoInformation, rollout: str = MD) -> dict[str, Any]:
-    """``info`` as the simulator publishes it on ``/recon/ego`` (services/simulator/paired.py)."""
-    sig = info.ego_signal()
-    return {
-        "rollout": rollout, "ego_group_id": info.ego_group_id,
-        "signal": None if sig is None else {"phase": sig.phase, "time_to_change_s": sig.time_to_change_s,
-                                            "aoi_s": sig.aoi_s, "valid": sig.valid},
-        "tracks": [{"id": k, "x": v.xy_m[0], "y": v.xy_m[1], "speed_mps": v.speed_mps, "aoi_s": v.aoi_s}
-                   for k, v in info.tracks.items()],
-        "eebl_events": len(info.eebl_events)}
+    """``info`` as the simulator publishes it on ``/recon/ego`` (:func:`services.simulator.paired.recon_message`)."""
+    return recon_message(info, rollout)
 
 
 _RECON_RULES: list[Any] = []

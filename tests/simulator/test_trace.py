@@ -39,3 +39,30 @@ def test_paired_trace_is_a_readable_mcap(tmp_path):
                 decisions.append((body["rollout"], body["action"], msg.log_time / 1e9))
     assert ("md", "proceed", 5.65) in [(r, a, round(t, 2)) for r, a, t in decisions]
     assert ("gt", "stop", 5.65) in [(r, a, round(t, 2)) for r, a, t in decisions]
+
+
+def test_served_trace_carries_program_seed_messages_and_both_egos_inputs(tmp_path):
+    """What STRaP asked for (services/strap/TRACE_REQUESTS.md): program + seed as metadata, the V2X
+    stack's sent and received messages, each rollout's application input, /monitor/events declared."""
+    from lastv2x.core.program import ScenarioProgram
+    from services.simulator.execute import SimulatorLimits, run_one
+
+    prog = reference_program(Application.EEBL)
+    _outcome, uri = run_one(prog, 3, SimulatorLimits(trace_dir=tmp_path), write_trace=True)
+    path = uri.removeprefix("file://")
+    with open(path, "rb") as f:
+        reader = make_reader(f)
+        meta = {m.name: m.metadata for m in reader.iter_metadata()}["lastv2x"]
+        summary = reader.get_summary()
+        topics = {c.topic for c in summary.channels.values()}
+        msgs: dict[str, list] = {}
+        for _s, ch, m in reader.iter_messages():
+            msgs.setdefault(ch.topic, []).append(json.loads(m.data))
+    assert ScenarioProgram.model_validate_json(meta["program"]) == prog and meta["seed"] == "3"
+    assert {"/v2x/tx", "/v2x/rx", "/app/input", "/monitor/events"} <= topics
+    assert {m["rollout"] for m in msgs["/app/input"]} == {"md", "gt"}
+    sent = {(r["stream"], r["sender"], r["msg_id"]) for m in msgs["/v2x/tx"] for r in m["messages"]}
+    got = {(r["stream"], r["sender"], r["msg_id"]) for m in msgs["/v2x/rx"] for r in m["messages"]}
+    assert got and got <= sent and "BSM" in {s for s, _, _ in got}
+    truth = msgs["/signals/true"][0]
+    assert "ego_group_id" in truth and all("time_to_green_s" in g for g in truth["groups"])

@@ -347,6 +347,9 @@ class V2XInformationSource:
         named = [a.id for a in program.agents if str(a.role) != "background"]
         self.monitor = DivergenceMonitor(self.app, absence_radius_m=self.params.range_m,
                                          agent_ids=named or None) if cfg.monitor else None
+        register = getattr(trace, "register", None)
+        if self.monitor is not None and register is not None:
+            register("/monitor/events")  # present even when no episode occurs (absent = no monitor)
 
     def _cross_group(self, ego_group: str | None) -> str | None:
         program = self.program
@@ -452,6 +455,7 @@ class V2XInformationSource:
 
     def _deliver_ego(self, t: float) -> None:
         ego = self.ego
+        received: list[dict[str, Any]] | None = [] if self.trace is not None else None
         for stream, fn in ((Stream.MAP, ego.ingest_map), (Stream.SPAT, ego.ingest_spat),
                            (Stream.BSM, ego.ingest_bsm), (Stream.EEBL, ego.ingest_eebl)):
             got = self.inbox_ego.pop(stream, t)
@@ -459,7 +463,34 @@ class V2XInformationSource:
                 _, batch, rx = got
                 fn(batch, rx)  # type: ignore[arg-type]
                 self.stats.delivered[stream.value] += _message_count(batch)
+                if received is not None:
+                    received += self._message_rows(stream, batch, rx)
         ego.expire(t)
+        if received:
+            assert self.trace is not None
+            self.trace.publish("/v2x/rx", t, {"messages": received})
+
+    def _message_rows(self, stream: Stream, batch: Any, rx_s: np.ndarray | None = None,
+                      kept: np.ndarray | None = None) -> list[dict[str, Any]]:
+        """One trace row per message of ``batch`` (SPaT/MAP: the first row of each; EEBL: per record)."""
+        rows = np.arange(len(batch)) if stream in (Stream.BSM, Stream.EEBL) else np.nonzero(
+            message_starts(batch.sender, batch.msg_id))[0]
+        names = self.senders.names(batch.sender[rows].tolist())
+        ids, ts = batch.msg_id[rows].tolist(), batch.timestamp_s[rows].tolist()
+        hops = batch.hop_count[rows].tolist() if hasattr(batch, "hop_count") else [0] * rows.size
+        origin = self.senders.names(batch.origin[rows].tolist()) if stream is Stream.EEBL else None
+        out = []
+        for k, r in enumerate(rows.tolist()):
+            row: dict[str, Any] = {"stream": stream.value, "sender": names[k], "msg_id": ids[k], "timestamp_s": ts[k],
+                                   "hops": int(hops[k])}
+            if origin is not None:
+                row["origin"] = origin[k]
+            if rx_s is not None:
+                row["rx_s"] = float(rx_s[r])
+            if kept is not None:
+                row["kept"] = bool(kept[r])
+            out.append(row)
+        return out
 
     # ------------------------------------------------------------------ transmit
     def _transmit(self, snap: WorldSnapshot, keys: np.ndarray, t: float) -> None:
@@ -514,6 +545,12 @@ class V2XInformationSource:
                 sent = True
                 self.stats.tx[s.value] += _message_count(st.batch)
                 self.stats.faulted[s.value] += n - int(np.count_nonzero(st.keep))
+        if self.trace is not None and sent:
+            tx: list[dict[str, Any]] = []
+            for s, st in steps.items():
+                if len(st.batch):
+                    tx += self._message_rows(s, st.batch, kept=st.keep)
+            self.trace.publish("/v2x/tx", t, {"messages": tx})
         if not sent:
             return
         self._links(snap, t, bsm, bsm_pos, steps, alive, equipped)

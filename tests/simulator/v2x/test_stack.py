@@ -238,5 +238,13 @@ def test_trace_sink_receives_belief_summaries():
     src.reset(prog, 0, trace=sink)
     for snap in MiniWorld(prog).run():
         src.observe(snap)
-    assert [round(t, 6) for _, t, _ in sink.rows] == [0.0, 1.0, 2.0, 3.0, 4.0]
-    assert all(ch == "/v2x/belief" for ch, _, _ in sink.rows)
+    belief = [t for ch, t, _ in sink.rows if ch == "/v2x/belief"]
+    assert [round(t, 6) for t in belief] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert {ch for ch, _, _ in sink.rows} == {"/v2x/belief", "/v2x/tx", "/v2x/rx"}
+    tx = [m for ch, _, m in sink.rows if ch == "/v2x/tx"]
+    rx = [m for ch, _, m in sink.rows if ch == "/v2x/rx"]
+    sent = {(r["stream"], r["sender"], r["msg_id"]) for m in tx for r in m["messages"]}
+    got = [(r["stream"], r["sender"], r["msg_id"]) for m in rx for r in m["messages"]]
+    assert {s for s, _, _ in sent} >= {"SPAT", "MAP"} and got, "the RSU's SPaT and MAP are sent and received"
+    assert set(got) <= sent, "the ego receives only what was transmitted"
+    assert all(r["rx_s"] >= r["timestamp_s"] for m in rx for r in m["messages"])
