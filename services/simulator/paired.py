@@ -275,17 +275,23 @@ def _new_snapshot(fields: dict[str, Any]) -> WorldSnapshot:
 
 def _ground_truth(lists: tuple[list, ...], fr: _Frame | _ScalarFrame, b: int, j: int, t_s: float,
                   others: tuple[str, ...], group_ids: tuple[str, ...], plan: int,
-                  signals_cache: dict[int, dict[str, BelievedSignal]]) -> EgoInformation:
+                  cache: dict[Any, Any]) -> EgoInformation:
     """Exactly ``GroundTruthSource().observe(fr.snapshot(b, ...))``, read from the frame's lists
     (``lists`` = ``fr.gt_lists()``, ``j`` = the flat index of row ``b``'s ego, ``others`` = the ids of
     its vehicles after the ego, vehicle 0).
 
-    Rows with the same signal plans (``plan``) share this step's signal dict (equal contents)."""
-    signals = signals_cache.get(plan)
+    ``cache`` lives for one step: rows with the same signal plans (``plan``) share the signal dict, and
+    rows without other vehicles share the whole (immutable) belief when their ego group is the same."""
+    g = fr.ego_group[b]
+    if not others:
+        info = cache.get((plan, g))
+        if info is not None:
+            return info
+    signals = cache.get(plan)
     if signals is None:
         phase, ttc, ttg = lists[0][b], lists[1][b], lists[2][b]
-        signals = signals_cache[plan] = {g: BelievedSignal(phase[k], ttc[k], 0.0, True, ttg[k])
-                                         for k, g in enumerate(group_ids)}
+        signals = cache[plan] = {gid: BelievedSignal(phase[k], ttc[k], 0.0, True, ttg[k])
+                                 for k, gid in enumerate(group_ids)}
     tracks: dict[str, Track] = {}
     events: tuple[EEBLEvent, ...] = ()
     if others:
@@ -300,8 +306,9 @@ def _ground_truth(lists: tuple[list, ...], fr: _Frame | _ScalarFrame, b: int, j:
                     events += (EEBLEvent(vid, p, -a[j], 0.0, False, 0),)
                 else:
                     tracks[vid] = Track(vid, p, v[j], h[j], a[j], 0.0, False, False)
-    g = fr.ego_group[b]
-    return EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, events, 0.0)
+        return EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, events, 0.0)
+    info = cache[(plan, g)] = EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, events, 0.0)
+    return info
 
 
 def _freeze(st: TrafficState) -> None:
@@ -383,7 +390,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
             active = active_arr.tolist()
             fr = _Frame(scene, st, clock.state(k))
             t = st.t_s
-        signals_cache: dict[int, dict[str, BelievedSignal]] = {}
+        gt_cache: dict[Any, Any] = {}  # this step's shared ground-truth parts (see _ground_truth)
         stop = [False] * b_all
         v_tgt = [math.nan] * b_all
         brake = [0.0] * b_all
@@ -397,7 +404,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
             i = b * n_cols  # the ego's flat index
             if row.fast_gt:
                 snap = None
-                info = ground_truth(lists, fr, b, i, t, others[b], group_ids[b], row.plan, signals_cache)
+                info = ground_truth(lists, fr, b, i, t, others[b], group_ids[b], row.plan, gt_cache)
             else:
                 snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
                 info = row.source.observe(snap)
