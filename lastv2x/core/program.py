@@ -445,7 +445,7 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
     # centre of the ego at t = 0 is start_distance + L/2 before the stop bar
     ego_back_m = spec.ego.start_distance_m + L / 2
     c_e = ego_probe.conflict_s_m
-    t_e_conflict = None if c_e is None else (ego_back_m + (c_e - ego_probe.stop_bar_s_m)) / v_e
+    t_e_conflict = None if c_e is None else (ego_back_m + (c_e - ego_probe.crossings[0].stop_bar_s_m)) / v_e
 
     needs: dict[str, list[float]] = {k: [20.0] for k in _ARM_DIR}
     needs["S"].append(ego_back_m + 10.0)
@@ -467,7 +467,7 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
                     raise FailedPrecondition(
                         f"agent {a.id} would have to reach the conflict point {-t_a:.2f} s before t = 0",
                         f"arrival_offset_s >= {-t_e_conflict + 1.0:.2f}")
-                back = a.speed_mps * t_a - (r.conflict_s_m - r.stop_bar_s_m)
+                back = a.speed_mps * t_a - (r.conflict_s_m - r.crossings[0].stop_bar_s_m)
                 plans[a.id] = {"arm": arm, "back": back, "t": t_a}
             needs[arm].append(max(back, 0.0) + 10.0)
         else:
@@ -496,7 +496,7 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
         elif role in (VehicleRole.CROSS, VehicleRole.OPPOSING):
             other = ("S", ego_turn)
         route = synth.route(arm, turn, other)
-        start = route.stop_bar_s_m - back
+        start = route.crossings[0].stop_bar_s_m - back  # synthetic routes cross their junction
         return ProgramVehicle(id=vid, role=role, route=route, start_s_m=round(start, 9), initial_speed_mps=speed,
                               desired_speed_mps=speed, **kw)
 
@@ -521,10 +521,10 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
 
     groups: tuple[SignalGroupPlan, ...] = ()
     if signalized:
-        p = spec.signal
-        groups = (SignalGroupPlan(id=SYNTH_GROUP_NS, junction_id=SYNTH_JUNCTION_ID, cycle_s=p.cycle_s,
-                                  green_s=p.green_s, amber_s=p.amber_s, all_red_s=p.all_red_s,
-                                  offset_s=p.offset_s), _cross_plan(spec))
+        sp = spec.signal
+        groups = (SignalGroupPlan(id=SYNTH_GROUP_NS, junction_id=SYNTH_JUNCTION_ID, cycle_s=sp.cycle_s,
+                                  green_s=sp.green_s, amber_s=sp.amber_s, all_red_s=sp.all_red_s,
+                                  offset_s=sp.offset_s), _cross_plan(spec))
     rsus: tuple[Rsu, ...] = ()
     if spec.v2x.rsu_placement is not RsuPlacement.NONE:
         rsus = (Rsu(id="rsu0", xy_m=SYNTH_RSU_XY_M, height_m=SYNTH_RSU_HEIGHT_M, junction_id=SYNTH_JUNCTION_ID),)
