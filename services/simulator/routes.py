@@ -75,8 +75,7 @@ class RouteTable:
     def __post_init__(self) -> None:
         b, n, k, _ = self.xy.shape
         put = object.__setattr__
-        put(self, "_x", np.ascontiguousarray(self.xy[..., 0]).ravel())
-        put(self, "_y", np.ascontiguousarray(self.xy[..., 1]).ravel())
+        put(self, "_xy2", np.ascontiguousarray(self.xy).reshape(-1, 2))  # samples, flat over (B, N, K)
         put(self, "_h", np.ascontiguousarray(self.heading).ravel())
         put(self, "_base", (np.arange(b * n) * k).reshape(b, n))
         put(self, "_inv_step", 1.0 / self.step_m)
@@ -88,12 +87,9 @@ class RouteTable:
         i0 = np.minimum(u, self._kmax).astype(np.int64)
         f = u - i0
         idx = self._base + i0
-        x0, y0 = self._x.take(idx), self._y.take(idx)
-        idx += 1
-        xy = np.empty(idx.shape + (2,))
-        xy[..., 0] = x0 + f * (self._x.take(idx) - x0)
-        xy[..., 1] = y0 + f * (self._y.take(idx) - y0)
-        return xy, self._h.take(idx - 1)
+        p0 = self._xy2.take(idx, axis=0)  # (B, N, 2): both coordinates in one gather
+        p1 = self._xy2.take(idx + 1, axis=0)
+        return p0 + f[..., None] * (p1 - p0), self._h.take(idx)
 
 
 def shared_geometry(routes: Sequence[Route | None], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

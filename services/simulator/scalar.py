@@ -186,8 +186,8 @@ class ScalarTraffic:
         self.respawn = scene.respawn
         rt = scene.routes
         self.route_len = fl(rt.length_m)
-        self.rx = rt._x.tolist()  # type: ignore[attr-defined]
-        self.ry = rt._y.tolist()  # type: ignore[attr-defined]
+        self.rx = rt._xy2[:, 0].tolist()  # type: ignore[attr-defined]
+        self.ry = rt._xy2[:, 1].tolist()  # type: ignore[attr-defined]
         self.rh = rt._h.tolist()  # type: ignore[attr-defined]
         self.rbase = fl(rt._base)  # type: ignore[attr-defined]
         self.inv_step = rt._inv_step  # type: ignore[attr-defined]

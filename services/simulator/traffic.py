@@ -343,7 +343,10 @@ def leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray]:
         vp = vd.take(scene.class_gather)
     sj = st.s[:, None, :]
     rel = sp + scene.offset - st.s[:, :, None]
-    ok = (sj >= scene.share_lo) & (sj <= scene.share_hi) & st.alive[:, None, :] & (rel > 0.0)
+    ok = sj >= scene.share_lo  # j on the shared run, alive and ahead of i (in place: fewer temporaries)
+    ok &= sj <= scene.share_hi
+    ok &= st.alive[:, None, :]
+    ok &= rel > 0.0
     rel = np.where(ok, rel, np.inf)
     j = rel.argmin(axis=2)
     flat = scene.flat_row + j * 1  # (B, N) index of the leader in (B*N) arrays
