@@ -133,10 +133,10 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
     if not write_trace:
         return execute_paired(program, seed, md_source_factory=factory), ""
     limits.trace_dir.mkdir(parents=True, exist_ok=True)
-    name = hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
-    path = (limits.trace_dir / f"{program.application.value.lower()}-{name}-{seed or program.seed}.mcap").resolve()
-    tmp = path.with_suffix(".mcap.part")
     seed = program.seed if seed is None else seed
+    name = hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
+    path = (limits.trace_dir / f"{program.application.value.lower()}-{name}-{seed}.mcap").resolve()
+    tmp = path.with_suffix(".mcap.part")
     # the program and seed travel with the trace: a recording replays without its request
     with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)}) as trace:
         outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace)

@@ -306,8 +306,9 @@ def _ground_truth(lists: tuple[list, ...], fr: _Frame | _ScalarFrame, b: int, j:
                     events += (EEBLEvent(vid, p, -a[j], 0.0, False, 0),)
                 else:
                     tracks[vid] = Track(vid, p, v[j], h[j], a[j], 0.0, False, False)
-        return EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, events, 0.0)
-    info = cache[(plan, g)] = EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, events, 0.0)
+    info = EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, events, 0.0)
+    if not others:
+        cache[(plan, g)] = info
     return info
 
 

@@ -53,21 +53,26 @@ CLEARANCE_S = 2.0  # a track due this long before the ego has cleared the point 
 HARD_STOP_MPS2 = 8.0  # beyond this demand the ego can no longer stop at the bar: commit
 
 
-def _ahead(ctx: AppContext, ego: EgoState, points: list[tuple[float, float]], headings: list[float] | None,
-           horizon_m: float) -> list[tuple[int, float]]:
-    """(index, arc length) of the points ahead of the ego on its route within ``horizon_m``
-    (lateral <= 2.5 m; with ``headings``: travelling within 45 deg of the ego's heading)."""
+def _route_s_ahead(ctx: AppContext, ego: EgoState, cos_h: float, sin_h: float, x: float, y: float,
+                   horizon_m: float) -> float | None:
+    """Arc length of the point ``(x, y)`` on the ego route when it lies ahead of the ego within
+    ``horizon_m`` and at most 2.5 m from the route; else None. ``cos_h, sin_h``: of the ego heading."""
     ex, ey = ego.xy_m
+    along = (x - ex) * cos_h + (y - ey) * sin_h
+    if along <= -ROUTE_LATERAL_M or math.hypot(x - ex, y - ey) > horizon_m + ROUTE_LATERAL_M:
+        return None
+    s, lat = ctx.locate(x, y, ego.s_m + along)
+    return s if lat <= ROUTE_LATERAL_M and ego.s_m < s <= ego.s_m + horizon_m else None
+
+
+def _ahead(ctx: AppContext, ego: EgoState, points: list[tuple[float, float]], horizon_m: float
+           ) -> list[tuple[int, float]]:
+    """(index, arc length) of the points ahead of the ego on its route within ``horizon_m``."""
     ch, sh = math.cos(ego.heading_rad), math.sin(ego.heading_rad)
     out = []
     for k, (x, y) in enumerate(points):
-        along = (x - ex) * ch + (y - ey) * sh
-        if along <= -ROUTE_LATERAL_M or math.hypot(x - ex, y - ey) > horizon_m + ROUTE_LATERAL_M:
-            continue
-        if headings is not None and angle_diff(headings[k], ego.heading_rad) > SAME_DIRECTION_RAD:
-            continue
-        s, lat = ctx.locate(x, y, ego.s_m + along)
-        if lat <= ROUTE_LATERAL_M and ego.s_m < s <= ego.s_m + horizon_m:
+        s = _route_s_ahead(ctx, ego, ch, sh, x, y, horizon_m)
+        if s is not None:
             out.append((k, s))
     return out
 
@@ -91,26 +96,21 @@ def _proceed(app: Application, ego: EgoState, prev: Decision | None, reason: str
 def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
     app = Application.FCW
     budget = ctx.freshness_budget_s
-    ex, ey = ego.xy_m
-    eh, s_ego = ego.heading_rad, ego.s_m
+    eh = ego.heading_rad
     ch, sh = math.cos(eh), math.sin(eh)
     fresh = 0
     best: tuple[float, float, Track] | None = None
-    for tr in info.tracks.values():  # the lead: the nearest fresh track ahead (as _ahead, inlined: per step)
+    for tr in info.tracks.values():  # the lead: the nearest fresh track ahead, travelling our way
         if not tr.valid or tr.aoi_s > budget:
             continue
         fresh += 1
-        x, y = tr.xy_m
-        along = (x - ex) * ch + (y - ey) * sh
-        if along <= -ROUTE_LATERAL_M or math.hypot(x - ex, y - ey) > FCW_RANGE_M + ROUTE_LATERAL_M:
-            continue
         dh = angle_diff(tr.heading_rad, eh)
         if dh > SAME_DIRECTION_RAD:
             continue
-        s, lat = ctx.locate(x, y, s_ego + along)
-        if lat > ROUTE_LATERAL_M or not s_ego < s <= s_ego + FCW_RANGE_M:
+        s = _route_s_ahead(ctx, ego, ch, sh, tr.xy_m[0], tr.xy_m[1], FCW_RANGE_M)
+        if s is None:
             continue
-        gap = s - s_ego - ctx.ego_length_m
+        gap = s - ego.s_m - ctx.ego_length_m
         closing = ego.speed_mps - tr.speed_mps * math.cos(dh)
         ttc = 0.0 if gap <= 0.0 else (gap / closing if closing > 1e-6 else math.inf)
         if best is None or gap < best[0]:
@@ -142,7 +142,7 @@ def eebl(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | 
             aoi.append(t.aoi_s)
     braking = prev is not None and prev.action is Action.BRAKE
     if pts:
-        hits = _ahead(ctx, ego, pts, None, EEBL_RANGE_M)
+        hits = _ahead(ctx, ego, pts, EEBL_RANGE_M)
         if hits:
             a = min(aoi[k] for k, _s in hits)
             return Decision(app, Action.BRAKE, ego.t_s, "hard-braking event ahead", brake_mps2=EEBL_BRAKE_MPS2,
