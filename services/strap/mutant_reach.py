@@ -1,9 +1,9 @@
 """Which mutants can change which application, and call counts (CC) of the originals.
 
-Part of :mod:`services.strap.mutants` (re-exported there).  Reachability is
-static and by name: the functions an application's ``decide`` can reach in its
-module, and the module constants they read; a reconstruction mutant can reach
-every application.  :func:`instrumented` loads an unmutated copy of a module
+Part of :mod:`services.strap.mutants` (re-exported there), over the sites of
+:mod:`services.strap.mutant_sites`.  Reachability is static and by name: the
+functions an application's ``decide`` can reach in its module, and the module
+constants they read; a reconstruction mutant can reach every application.  :func:`instrumented` loads an unmutated copy of a module
 whose functions and methods count their calls.
 """
 
@@ -16,16 +16,16 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from .mutants import (
+from services.strap.mutant_sites import (
     APP_MODULES,
     CLASSES,
     RECONSTRUCTION_MODULE,
     Mutant,
-    _exec_module,
-    _module_constant,
-    _node_for,
-    _source,
+    exec_module,
     generate_mutants,
+    is_module_constant,
+    node_for,
+    source_of,
 )
 
 
@@ -44,11 +44,11 @@ def application_mutants(apps: Iterable[Any] | None = None, *, classes: Iterable[
 @cache
 def _graph(module: str) -> tuple[Mapping[str, frozenset[str]], frozenset[str]]:
     """(qualname -> names it refers to, module-level constant names)."""
-    tree = ast.parse(_source(module))
+    tree = ast.parse(source_of(module))
     refs: dict[str, set[str]] = {}
     consts: set[str] = set()
     for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _module_constant(node, []):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and is_module_constant(node, []):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             consts |= {t.id for t in targets if isinstance(t, ast.Name)}
 
@@ -97,8 +97,8 @@ def affects(mutant: Mutant, app: Any) -> bool:
         return False
     reach = reachable_functions(mutant.module, fn.__name__)
     if mutant.function == "<module>":
-        tree = ast.parse(_source(mutant.module))
-        names = _constant_names(tree, _node_for(tree, mutant.site))
+        tree = ast.parse(source_of(mutant.module))
+        names = _constant_names(tree, node_for(tree, mutant.site))
         return bool(names & reach)
     return mutant.function in reach
 
@@ -116,8 +116,8 @@ def readers_of(mutant: Mutant) -> frozenset[str]:
     or for a module constant the functions that read it."""
     if mutant.function != "<module>":
         return frozenset({mutant.function})
-    tree = ast.parse(_source(mutant.module))
-    names = _constant_names(tree, _node_for(tree, mutant.site))
+    tree = ast.parse(source_of(mutant.module))
+    names = _constant_names(tree, node_for(tree, mutant.site))
     refs, _ = _graph(mutant.module)
     return frozenset(f for f, r in refs.items() if r & names)
 
@@ -131,8 +131,8 @@ class CallCounter(dict):
 
 def instrumented(module: str) -> tuple[types.ModuleType, CallCounter]:
     """An unmutated copy of ``module`` whose functions and methods count their calls."""
-    code = compile(ast.parse(_source(module)), f"<instrumented {module}>", "exec")
-    mod = _exec_module(module, code, f"{module}.__instrumented__")
+    code = compile(ast.parse(source_of(module)), f"<instrumented {module}>", "exec")
+    mod = exec_module(module, code, f"{module}.__instrumented__")
     counts = CallCounter()
 
     def wrap(fn: Any, qual: str) -> Any:

@@ -22,7 +22,7 @@ from lastv2x.core.repair import apply_patch
 from lastv2x.core.spec import parse_spec
 from lastv2x.core.verifier import CHECKS, Severity, verify
 from services.llm.assignment import Assigner
-from services.llm.backends import (
+from services.llm.backends.base import (
     ParseRequest,
     PlanRequest,
     ReflectRequest,

@@ -38,7 +38,7 @@ import openai
 from lastv2x.core.catalogue import APPLICATIONS
 from lastv2x.core.errors import FailedPrecondition, ResourceExhausted, Unavailable
 from lastv2x.core.spec import spec_json_schema
-from services.llm.backends import (
+from services.llm.backends.base import (
     ParseRequest,
     PlanRequest,
     ReflectRequest,

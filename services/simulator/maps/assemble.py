@@ -2,7 +2,7 @@
 
 The carla adapter (``opendrive.py``) samples every drivable OpenDRIVE lane
 segment (road, lane section, lane) and reports the segment graph and the
-traffic-light landmarks; everything structural happens here:
+traffic-light landmarks as a ``raw.RawNetwork``; everything structural happens here:
 
 * lanes: non-junction segments chained within one road where the graph is linear
   (one successor whose only predecessor is this segment);
@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -40,40 +39,12 @@ from services.simulator.maps.model import (
     StopBar,
     classify_turn,
 )
+from services.simulator.maps.raw import Key, RawNetwork
 from services.simulator.maps.signals import build_groups, signal_control
 
-Key = tuple[int, int, int]  # (road, section, lane)
 MERGE_TOL_M = 0.5
 MAX_JUNCTION_DEPTH = 64
 MAX_MOVEMENTS_PER_JUNCTION = 2000  # CARLA towns: at most 18; conflicts are O(n^2)
-
-
-@dataclass(frozen=True, eq=False)
-class RawSegment:
-    key: Key
-    junction: int | None
-    points: np.ndarray  # (N, 2) in driving direction
-    headings: np.ndarray  # (N,) rad
-    width_m: float
-    speed_limit_mps: float
-    forward: bool = True  # drives towards increasing road s
-    s_range: tuple[float, float] = (0.0, 0.0)  # road s covered by the lane section
-
-
-@dataclass(frozen=True)
-class RawSignal:
-    signal_id: str
-    road: int
-    s: float
-    validities: tuple[tuple[int, int], ...]
-
-
-@dataclass(frozen=True)
-class RawNetwork:
-    segments: Mapping[Key, RawSegment]
-    successors: Mapping[Key, tuple[Key, ...]]
-    signals: Sequence[RawSignal]
-    section_ranges: Mapping[int, Sequence[tuple[float, float]]]  # road -> [(s0, s1)]
 
 
 def seg_id(key: Key) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from services.simulator.maps.assemble import Key, RawNetwork, RawSegment, RawSignal
 from services.simulator.maps.geometry import sample_stations
+from services.simulator.maps.raw import Key, RawNetwork, RawSegment, RawSignal
 from services.simulator.maps.xodr_writer import (
     Layout,
     RoadSpec,

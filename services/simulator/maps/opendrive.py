@@ -33,11 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
-from services.simulator.maps.assemble import RawNetwork, RawSegment, RawSignal, assemble
+from services.simulator.maps.assemble import assemble
 from services.simulator.maps.assemble import content_hash as _content_hash
 from services.simulator.maps.errors import MapError
 from services.simulator.maps.geometry import sample_stations
 from services.simulator.maps.model import Building, RoadMap
+from services.simulator.maps.raw import RawNetwork, RawSegment, RawSignal
 from services.simulator.maps.xodr_facts import Limits, XodrFacts, inspect_xodr
 
 TRAFFIC_LIGHT_TYPE = "1000001"

@@ -18,14 +18,11 @@ spans junctions (it is split per junction).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from services.simulator.maps.model import SignalGroup, StopBar
-
-if TYPE_CHECKING:
-    from services.simulator.maps.assemble import Key, RawNetwork
+from services.simulator.maps.raw import Key, RawNetwork
 
 # A light on an ordinary road controls a lane only if it stands at most this far
 # upstream of the lane's stop bar (guards against lights facing the other way).

@@ -65,6 +65,10 @@ from .decoders import (
 
 MAGIC = b"\x89MCAP0\r\n"
 REORDER_WINDOW = 4096
+#: MCAP header profile of the platform's own traces (written by
+#: :func:`~services.strap.readers.platform_trace.write_trace`); a recording whose
+#: files all carry it has ``format == "platform_trace"``
+TRACE_PROFILE = "lastv2x-trace"
 
 
 class McapRecording(Recording):
@@ -85,8 +89,6 @@ class McapRecording(Recording):
         for path in files:
             self._summaries.append(self._open_summary(path))
         self._channel_cache: dict[str, ChannelInfo] | None = None
-        from .platform_trace import TRACE_PROFILE
-
         if self._profiles and all(p == TRACE_PROFILE for p in self._profiles):
             self.format = "platform_trace"
 

@@ -52,9 +52,8 @@ from typing import Any
 from mcap.writer import CompressionType, Writer
 
 from .base import RecordedMessage
-from .mcap_reader import McapRecording
+from .mcap_reader import TRACE_PROFILE, McapRecording
 
-TRACE_PROFILE = "lastv2x-trace"
 TRACE_LIBRARY = "lastv2x-strap"
 
 #: the channels the simulator publishes and the channel map reads, in pipeline

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from services.simulator.maps import MapError, Turn
-from services.simulator.maps.assemble import RawNetwork, RawSegment, RawSignal, assemble
+from services.simulator.maps.assemble import assemble
+from services.simulator.maps.raw import RawNetwork, RawSegment, RawSignal
 
 
 def seg(key, pts, junction=None):
