@@ -24,13 +24,13 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## venv + dependencies (+ generated stubs are committed in lastv2x/v1)
 
 run: setup ## the main path on embedded defaults, printed as a table
-	$(PY) -m lastv2x.cli demo
+	$(PY) -m lastv2x_app.cli demo
 
 test: setup protos-check ## the whole test suite (what CI runs)
 	$(PY) -m pytest
 
 lint: setup $(BUF) ## ruff, mypy on the core, buf lint
-	$(VENV)/bin/ruff check lastv2x services tests bench
+	$(VENV)/bin/ruff check lastv2x lastv2x_app services tests bench
 	$(VENV)/bin/mypy lastv2x/core
 	cd protos && ../$(BUF) lint
 
@@ -64,10 +64,10 @@ deploy-check: setup ## render kustomize overlays and validate them offline
 	$(PY) deploy/check.py
 
 up: setup ## start the local stack (five services on loopback)
-	$(PY) -m lastv2x.cli up
+	$(PY) -m lastv2x_app.cli up
 
 down: ## stop the local stack
-	$(PY) -m lastv2x.cli down
+	$(PY) -m lastv2x_app.cli down
 
 clean: ## remove the venv and caches
 	rm -rf $(VENV) .tools .lastv2x build *.egg-info

@@ -1,7 +1,8 @@
 """LAST-V2X: language-driven, causally verified testing of V2X safety applications.
 
-``lastv2x.core`` is the pure domain core (no grpc, no carla); ``lastv2x.rpc`` holds the
-generated stubs and the service runtime; ``lastv2x.cli`` is the user's command.
+The shared package every service builds on: ``lastv2x.core`` is the pure domain core
+(no grpc, no carla), ``lastv2x.v1`` the generated stubs, ``lastv2x.rpc`` the service
+runtime. The user's command and the local stack live in ``lastv2x_app``.
 """
 
 __version__ = "0.1.0"

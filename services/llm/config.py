@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
+from services.llm.maps import BUILTIN_MAPS, MapView
 
 DEFAULT_MAX_TEXT_CHARS = 4000
 
@@ -83,6 +84,15 @@ class LlmConfig:
 
     def with_openai(self, **changes: Any) -> LlmConfig:
         return replace(self, openai=replace(self.openai, **changes))
+
+
+def default_map_view(env: dict[str, str] | None = None) -> MapView:
+    """Towns left open by an intent are assigned among maps the grounding catalogue serves:
+    the built-in maps unless ``LASTV2X_LLM_ASSIGNABLE_MAPS`` (comma-separated) says otherwise
+    (e.g. the CARLA towns, when grounding has LASTV2X_GROUNDING_MAP_PATHS pointing at them)."""
+    raw = (os.environ if env is None else env).get("LASTV2X_LLM_ASSIGNABLE_MAPS", "")
+    names = tuple(n.strip() for n in raw.split(",") if n.strip()) or BUILTIN_MAPS
+    return MapView(assignable=names)
 
 
 def _read(kind: type, env: Mapping[str, str], prefix: str, skip: tuple[str, ...] = ()) -> dict[str, Any]:

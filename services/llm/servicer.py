@@ -8,16 +8,13 @@ OpenAI-compatible endpoint); Verify is the analytic verifier of
 
 from __future__ import annotations
 
-import os
-
 import grpc
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.verifier import verify
 from lastv2x.rpc.convert import report_to_proto, spec_from_json, spec_from_proto, spec_to_proto
 from lastv2x.v1 import common_pb2, llm_pb2, llm_pb2_grpc
-from services.llm.config import LlmConfig
-from services.llm.maps import BUILTIN_MAPS, MapView
+from services.llm.config import LlmConfig, default_map_view
 from services.llm.planner import ApproachCandidate, MovementOption
 from services.llm.roles import LlmRoles
 
@@ -30,15 +27,6 @@ def candidate_from_proto(c: llm_pb2.ApproachCandidate) -> ApproachCandidate:
                              approach_id=c.approach_id, heading_rad=c.heading_rad,
                              movements=tuple(MovementOption.parse(m) for m in c.movements),
                              lanes=tuple(c.lanes), score=c.score)
-
-
-def default_map_view(env: dict[str, str] | None = None) -> MapView:
-    """Towns left open by an intent are assigned among maps the grounding catalogue serves:
-    the built-in maps unless ``LASTV2X_LLM_ASSIGNABLE_MAPS`` (comma-separated) says otherwise
-    (e.g. the CARLA towns, when grounding has LASTV2X_GROUNDING_MAP_PATHS pointing at them)."""
-    raw = (os.environ if env is None else env).get("LASTV2X_LLM_ASSIGNABLE_MAPS", "")
-    names = tuple(n.strip() for n in raw.split(",") if n.strip()) or BUILTIN_MAPS
-    return MapView(assignable=names)
 
 
 class LlmServicer(llm_pb2_grpc.LlmServiceServicer):

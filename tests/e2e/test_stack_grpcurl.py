@@ -42,7 +42,7 @@ def stack(tmp_path_factory):
     state = tmp_path_factory.mktemp("stack")
     env = dict(os.environ, LASTV2X_STATE_DIR=str(state))
     base = _free_base_port()
-    cli = [sys.executable, "-m", "lastv2x.cli"]
+    cli = [sys.executable, "-m", "lastv2x_app.cli"]
     up = subprocess.run([*cli, "up", "--json", "--base-port", str(base)], env=env, capture_output=True,
                         text=True, timeout=90)
     assert up.returncode == 0, up.stdout + up.stderr
@@ -60,7 +60,7 @@ def grpcurl(*args: str, data: object | None = None) -> subprocess.CompletedProce
 
 def test_status_reports_all_serving(stack) -> None:
     _procs, env = stack
-    out = subprocess.run([sys.executable, "-m", "lastv2x.cli", "status", "--json"], env=env,
+    out = subprocess.run([sys.executable, "-m", "lastv2x_app.cli", "status", "--json"], env=env,
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stdout
     assert {r["health"] for r in json.loads(out.stdout)} == {"SERVING"}

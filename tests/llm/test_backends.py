@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
@@ -91,18 +90,6 @@ def test_prompt_files_are_versioned_and_render(role: str) -> None:
 def test_unknown_prompt_version() -> None:
     with pytest.raises(FileNotFoundError):
         load_prompt("parser", "v999")
-
-
-def test_no_grpc_in_the_llm_core() -> None:
-    servicer_layer = {"servicer.py", "__main__.py", "main.py"}  # the gRPC layer, owned by the rpc side
-    for path in PACKAGE.rglob("*.py"):
-        if path.name in servicer_layer:
-            continue
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            assert not any(n == "grpc" or n.startswith("grpc.") for n in names), path
 
 
 def test_knowledge_file_is_valid_json() -> None:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from lastv2x.stack import health_status
+from lastv2x_app.stack import health_status
 
 
 def _free_port() -> int:
@@ -40,14 +40,14 @@ def test_sigterm_drains_and_exits_zero() -> None:
 def test_cli_verify_json_and_exit_codes(tmp_path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"application": "IMA"}))
-    out = subprocess.run([sys.executable, "-m", "lastv2x.cli", "verify", str(bad), "--json"],
+    out = subprocess.run([sys.executable, "-m", "lastv2x_app.cli", "verify", str(bad), "--json"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     report = json.loads(out.stdout)
     assert not report["ok"] and report["findings"][0]["check"] == "roster"
     broken = tmp_path / "broken.json"
     broken.write_text('{"application": ')
-    out = subprocess.run([sys.executable, "-m", "lastv2x.cli", "verify", str(broken), "--json"],
+    out = subprocess.run([sys.executable, "-m", "lastv2x_app.cli", "verify", str(broken), "--json"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and json.loads(out.stdout)["error"] == "INVALID_ARGUMENT"
     assert "Traceback" not in out.stderr
@@ -59,7 +59,7 @@ def test_cli_execute_spec_json(tmp_path) -> None:
                         "anchor": {"kind": "signal_event", "event": "amber_onset", "offset_s": -0.5}}]}
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
-    out = subprocess.run([sys.executable, "-m", "lastv2x.cli", "execute", str(path), "--json"],
+    out = subprocess.run([sys.executable, "-m", "lastv2x_app.cli", "execute", str(path), "--json"],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
@@ -71,11 +71,11 @@ def test_cli_ground_then_execute_the_program(tmp_path) -> None:
             "agents": [{"id": "cross", "role": "cross", "arrival_offset_s": 0.5}]}
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     env = dict(os.environ, LASTV2X_GROUNDING_CACHE_DIR=str(tmp_path / "catalogue"))
-    out = subprocess.run([sys.executable, "-m", "lastv2x.cli", "ground", "spec.json", "--out", "program.json",
+    out = subprocess.run([sys.executable, "-m", "lastv2x_app.cli", "ground", "spec.json", "--out", "program.json",
                           "--json"], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["map_name"] == "signalized_4way"
-    run = subprocess.run([sys.executable, "-m", "lastv2x.cli", "execute", "program.json", "--json"],
+    run = subprocess.run([sys.executable, "-m", "lastv2x_app.cli", "execute", "program.json", "--json"],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     outcome = json.loads(run.stdout)

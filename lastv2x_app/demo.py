@@ -64,8 +64,8 @@ def _verify_with_repairs(data: dict[str, Any], max_attempts: int = 3) -> tuple[S
 
 
 def run_demo() -> DemoResult:
+    from services.llm.config import default_map_view
     from services.llm.roles import LlmRoles
-    from services.llm.servicer import default_map_view
 
     result = DemoResult()
     parsed = LlmRoles(maps=default_map_view({})).parse_intent(INTENT, seed=7)

@@ -75,7 +75,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from lastv2x import stack
+    from lastv2x_app import stack
 
     procs = stack.up(args.base_port)
     rows = [{"service": p.name, "address": p.address, "pid": p.pid} for p in procs]
@@ -84,7 +84,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    from lastv2x import stack
+    from lastv2x_app import stack
 
     stopped = stack.down()
     _print({"stopped": stopped}, args.json, "stopped: " + (", ".join(stopped) or "nothing running"))
@@ -92,7 +92,7 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from lastv2x import stack
+    from lastv2x_app import stack
 
     rows = [{"service": p.name, "address": p.address, "health": stack.health_status(p.address)}
             for p in stack.read_state()]
@@ -310,7 +310,7 @@ def cmd_ground(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from lastv2x.demo import run_demo
+    from lastv2x_app.demo import run_demo
 
     result = run_demo()
     _print(result.data, args.json, result.table)
