@@ -4,7 +4,7 @@
   lastv2x verify SPEC.json [--json]     the analytic verifier (in-process, or --target HOST:PORT)
   lastv2x schema                        the ScenarioSpec JSON Schema
   lastv2x maps list | show MAP [--junctions]   built-in maps or any .xodr
-  lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (offline parser role)
+  lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (the parser role on the LLM service's settings)
   lastv2x ground SPEC.json [--out P]    spec -> grounded program on a real map (--target: grounding)
   lastv2x execute FILE.json [--trace]   paired execution of a spec or program (--target: simulator)
   lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
@@ -186,12 +186,11 @@ def cmd_execute(args: argparse.Namespace) -> int:
         outcome = json.loads(reply.outcome.outcome_json)
         outcome["trace_uri"] = reply.outcome.trace_uri
     else:
-        from pathlib import Path as _Path
-
         from services.simulator.execute import SimulatorLimits, program_for, run_one
 
         program = obj if kind == "program" else program_for(obj)
-        result, uri = run_one(program, args.seed, SimulatorLimits(trace_dir=_Path(".lastv2x/traces")), args.trace)
+        # The simulator service's own settings (user maps, caps, trace directory).
+        result, uri = run_one(program, args.seed, SimulatorLimits.from_env(), args.trace)
         outcome = result.to_dict()
         outcome["trace_uri"] = uri
     lines = _outcome_lines(outcome) + ([f"  trace: {outcome['trace_uri']}"] if outcome.get("trace_uri") else [])
@@ -200,9 +199,11 @@ def cmd_execute(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    from services.llm.config import LlmConfig
     from services.llm.roles import LlmRoles
 
-    result = LlmRoles().parse_intent(args.text, args.seed)
+    # The LLM service's own settings (LASTV2X_LLM_*), so ParseIntent gives the same spec.
+    result = LlmRoles(config=LlmConfig.from_env()).parse_intent(args.text, args.seed)
     data = {"spec": result.spec.model_dump(mode="json"), "attempts_used": result.attempts_used,
             "backend": result.backend, "report": result.report.to_dict(), "notes": list(result.notes)}
     _print(data, args.json, json.dumps(data["spec"], indent=2) + f"\n# {result.attempts_used} attempt(s), "
@@ -346,7 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--trace", action="store_true", help="write an MCAP trace")
     p.set_defaults(fn=cmd_execute)
-    p = sub.add_parser("parse", parents=[common], help="natural-language intent -> ScenarioSpec (offline parser)")
+    p = sub.add_parser("parse", parents=[common],
+                       help="natural-language intent -> ScenarioSpec (parser role, LASTV2X_LLM_* settings)")
     p.add_argument("text")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(fn=cmd_parse)

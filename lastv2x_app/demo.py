@@ -64,11 +64,10 @@ def _verify_with_repairs(data: dict[str, Any], max_attempts: int = 3) -> tuple[S
 
 
 def run_demo() -> DemoResult:
-    from services.llm.config import default_map_view
     from services.llm.roles import LlmRoles
 
     result = DemoResult()
-    parsed = LlmRoles(maps=default_map_view({})).parse_intent(INTENT, seed=7)
+    parsed = LlmRoles().parse_intent(INTENT, seed=7)  # embedded defaults: offline backend, built-in maps
     spec, report = parsed.spec, parsed.report
     result.data["spec"] = spec_to_dict(spec)
     result.data["verification"] = report.to_dict()

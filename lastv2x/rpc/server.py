@@ -18,9 +18,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent import futures
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import grpc
@@ -46,15 +46,16 @@ class ServerConfig:
     grace_s: float = 5.0  # in-flight RPCs get this long on shutdown
     metrics_port: int = -1  # Prometheus /metrics; -1 = off, 0 = any free port
     log_json: bool = True
-    extra: dict[str, str] = field(default_factory=dict)  # service-specific settings
 
     @classmethod
-    def from_env(cls, service: str, env: dict[str, str] | None = None, default_port: int = 0) -> ServerConfig:
-        env = dict(os.environ if env is None else env)
+    def from_env(cls, service: str, env: Mapping[str, str] | None = None, default_port: int = 0) -> ServerConfig:
+        """``LASTV2X_<FIELD>`` variables; a service's own settings are its settings dataclass
+        (``lastv2x.rpc.services.ServiceEntry.settings``)."""
+        env = os.environ if env is None else env
         prefix = "LASTV2X_"
         kwargs: dict[str, Any] = {"service": service, "port": default_port}
         for f in fields(cls):
-            if f.name in ("service", "extra"):
+            if f.name == "service":
                 continue
             raw = env.get(prefix + f.name.upper())
             if raw is None:
@@ -62,8 +63,6 @@ class ServerConfig:
             typ = {"int": int, "float": float, "str": str, "bool": lambda v: v.lower() in ("1", "true", "yes")}[
                 str(f.type) if isinstance(f.type, str) else f.type.__name__]
             kwargs[f.name] = typ(raw)
-        kwargs["extra"] = {k[len(prefix):].lower(): v for k, v in env.items()
-                           if k.startswith(prefix) and k[len(prefix):].lower() not in {f.name for f in fields(cls)}}
         return cls(**kwargs)
 
 

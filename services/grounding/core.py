@@ -12,8 +12,9 @@ grounder; its three methods are the three RPCs:
 
 ``GroundingConfig.from_env()`` reads ``LASTV2X_GROUNDING_*`` variables once in
 ``main``: ``CACHE_DIR``, ``MAP_PATHS`` (``os.pathsep``-separated files or
-directories of ``.xodr``), ``BUILTINS`` (1/0), ``EMBEDDER`` (lexical, minilm,
-hybrid), ``K_JUNCTIONS``.
+directories of ``.xodr``; else the shared ``LASTV2X_MAP_PATHS``), ``BUILTINS`` (1/0),
+``EMBEDDER`` (lexical, minilm, hybrid), ``K_JUNCTIONS``; and ``LASTV2X_LLM_TARGET``
+(the servicer then plans scenes over gRPC; the core itself never dials).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class GroundingConfig:
     include_builtins: bool = True
     embedder: str = DEFAULT_EMBEDDER
     k_junctions: int = 3
+    llm_target: str | None = None  # HOST:PORT of the LLM service's scene planner; None: in-process
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> GroundingConfig:
@@ -55,7 +57,8 @@ class GroundingConfig:
         return cls(cache_dir=Path(cache) if cache else None, map_paths=paths,
                    include_builtins=env.get(p + "BUILTINS", "1").strip().lower() not in ("0", "false", "no"),
                    embedder=env.get(p + "EMBEDDER", DEFAULT_EMBEDDER).strip() or DEFAULT_EMBEDDER,
-                   k_junctions=int(env.get(p + "K_JUNCTIONS", "3")))
+                   k_junctions=int(env.get(p + "K_JUNCTIONS", "3")),
+                   llm_target=env.get("LASTV2X_LLM_TARGET") or None)
 
 
 class GroundingCore:

@@ -8,8 +8,6 @@ nearest feasible alternative). The scene planner is the LLM service's PlanScene 
 
 from __future__ import annotations
 
-import os
-
 import grpc
 
 from lastv2x.rpc.convert import program_to_proto, spec_from_proto
@@ -42,14 +40,17 @@ class GroundingServicer(grounding_pb2_grpc.GroundingServiceServicer):
         return grounding_pb2.GroundResponse(program=program_to_proto(self._core.ground(spec)))
 
 
-def register(server: grpc.Server, core: GroundingCore | None = None) -> list[str]:
+def register(server: grpc.Server, config: GroundingConfig | None = None, core: GroundingCore | None = None
+             ) -> list[str]:
+    """Add the grounding service; ``config`` is read once in ``main`` (None: the defaults),
+    ``core`` a ready one (tests)."""
     if core is None:
+        config = config or GroundingConfig()
         planner = None
-        target = os.environ.get("LASTV2X_LLM_TARGET")
-        if target:
+        if config.llm_target:
             from services.grounding.remote_planner import RemotePlanner
 
-            planner = RemotePlanner(target)
-        core = GroundingCore(GroundingConfig.from_env(), planner=planner)
+            planner = RemotePlanner(config.llm_target)
+        core = GroundingCore(config, planner=planner)
     grounding_pb2_grpc.add_GroundingServiceServicer_to_server(GroundingServicer(core), server)
     return [grounding_pb2.DESCRIPTOR.services_by_name["GroundingService"].full_name]

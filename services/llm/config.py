@@ -1,7 +1,7 @@
 """Configuration of the LLM service: one frozen dataclass, read once in ``main``.
 
-``LlmConfig.from_env()`` reads ``LASTV2X_LLM_*`` variables; nothing else in the
-package reads the environment except the OpenAI backend resolving its API key
+``LlmConfig.from_env()`` reads ``LASTV2X_LLM_<FIELD>`` variables (``LASTV2X_LLM_OPENAI_<FIELD>``
+for the endpoint); nothing else in the package reads the environment except the OpenAI backend resolving its API key
 (from ``api_key_env`` or a mounted secret file ``api_key_file``).
 """
 
@@ -65,6 +65,9 @@ class LlmConfig:
     max_attempts: int = 3  # parse-repair attempts per intent
     plan_attempts: int = 2
     reflect_attempts: int = 2
+    # Towns an intent leaves open are assigned among these: maps the grounding catalogue serves
+    # (the built-in maps; the CARLA towns when grounding has LASTV2X_MAP_PATHS pointing at them).
+    assignable_maps: tuple[str, ...] = BUILTIN_MAPS
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
 
     def __post_init__(self) -> None:
@@ -82,17 +85,13 @@ class LlmConfig:
         sub = _read(OpenAIConfig, env, "LASTV2X_LLM_OPENAI_")
         return cls(**top, openai=OpenAIConfig(**sub))
 
+    def map_view(self) -> MapView:
+        """What the roles may assume about the maps: the one place open towns are drawn from,
+        for the service and for every in-process caller (``lastv2x parse``, the demo)."""
+        return MapView(assignable=self.assignable_maps)
+
     def with_openai(self, **changes: Any) -> LlmConfig:
         return replace(self, openai=replace(self.openai, **changes))
-
-
-def default_map_view(env: dict[str, str] | None = None) -> MapView:
-    """Towns left open by an intent are assigned among maps the grounding catalogue serves:
-    the built-in maps unless ``LASTV2X_LLM_ASSIGNABLE_MAPS`` (comma-separated) says otherwise
-    (e.g. the CARLA towns, when grounding has LASTV2X_GROUNDING_MAP_PATHS pointing at them)."""
-    raw = (os.environ if env is None else env).get("LASTV2X_LLM_ASSIGNABLE_MAPS", "")
-    names = tuple(n.strip() for n in raw.split(",") if n.strip()) or BUILTIN_MAPS
-    return MapView(assignable=names)
 
 
 def _read(kind: type, env: Mapping[str, str], prefix: str, skip: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -106,7 +105,9 @@ def _read(kind: type, env: Mapping[str, str], prefix: str, skip: tuple[str, ...]
         raw = env[key]
         default = f.default
         try:
-            if isinstance(default, bool):
+            if isinstance(default, tuple):  # comma-separated; empty keeps the default
+                out[f.name] = tuple(x.strip() for x in raw.split(",") if x.strip()) or default
+            elif isinstance(default, bool):
                 out[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
             elif isinstance(default, int):
                 out[f.name] = int(raw)

@@ -5,7 +5,8 @@ retrieval). The parser only needs a coarse view to reject geometry that no map h
 (a roundabout, a 7-way junction, an unknown town) before grounding, and to assign a
 town when the intent leaves it open. ``MapView`` is that view; the default lists the
 four built-in maps the project generates and the eight CARLA towns of the paper's
-benchmark. A servicer can pass the grounding service's ``ListMaps`` answer instead.
+benchmark, and assigns open towns among the built-in maps (``LlmConfig.map_view()``
+is how the service and in-process callers build it, from ``LASTV2X_LLM_ASSIGNABLE_MAPS``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class MapView:
     """The maps the parser may name, and the pool a town is assigned from."""
 
     maps: tuple[MapFacts, ...] = DEFAULT_MAPS
-    assignable: tuple[str, ...] = CARLA_TOWNS  # the paper's benchmark assigns CARLA towns
+    assignable: tuple[str, ...] = BUILTIN_MAPS  # served by grounding out of the box (LlmConfig.assignable_maps)
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.maps]

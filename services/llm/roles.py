@@ -92,7 +92,7 @@ class LlmRoles:
                  maps: MapView | None = None, notes: tuple[KnowledgeNote, ...] | None = None):
         self.config = config or LlmConfig()
         self.backend = backend or create_backend(self.config)
-        self.maps = maps or MapView()
+        self.maps = maps or self.config.map_view()
         self.notes = notes or load_notes()
 
     # ── input checks ──────────────────────────────────────────────────────

@@ -14,7 +14,7 @@ from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.verifier import verify
 from lastv2x.rpc.convert import report_to_proto, spec_from_json, spec_from_proto, spec_to_proto
 from lastv2x.v1 import common_pb2, llm_pb2, llm_pb2_grpc
-from services.llm.config import LlmConfig, default_map_view
+from services.llm.config import LlmConfig
 from services.llm.planner import ApproachCandidate, MovementOption
 from services.llm.roles import LlmRoles
 
@@ -30,8 +30,8 @@ def candidate_from_proto(c: llm_pb2.ApproachCandidate) -> ApproachCandidate:
 
 
 class LlmServicer(llm_pb2_grpc.LlmServiceServicer):
-    def __init__(self, roles: LlmRoles | None = None):
-        self._roles = roles or LlmRoles(config=LlmConfig.from_env(), maps=default_map_view())
+    def __init__(self, roles: LlmRoles):
+        self._roles = roles
 
     def ParseIntent(self, request: llm_pb2.ParseIntentRequest, context: grpc.ServicerContext
                     ) -> llm_pb2.ParseIntentResponse:
@@ -71,6 +71,7 @@ class LlmServicer(llm_pb2_grpc.LlmServiceServicer):
         return llm_pb2.VerifyResponse(report=report_to_proto(verify(spec)))
 
 
-def register(server: grpc.Server) -> list[str]:
-    llm_pb2_grpc.add_LlmServiceServicer_to_server(LlmServicer(), server)
+def register(server: grpc.Server, config: LlmConfig | None = None) -> list[str]:
+    """Add the LLM service; ``config`` is read once in ``main`` (None: the defaults)."""
+    llm_pb2_grpc.add_LlmServiceServicer_to_server(LlmServicer(LlmRoles(config=config or LlmConfig())), server)
     return [llm_pb2.DESCRIPTOR.services_by_name["LlmService"].full_name]

@@ -12,7 +12,7 @@ import functools
 import hashlib
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,23 +34,36 @@ from services.simulator.v2x.stack import v2x_source_factory
 
 @dataclass(frozen=True)
 class SimulatorLimits:
-    max_duration_s: float = 120.0  # longest scenario a request may ask for
+    """The simulator service's settings, read once in ``main`` (``from_env``)."""
+
+    max_duration_s: float = 120.0  # longest scenario a request may ask for, s
     max_batch: int = 256  # programs per ExecuteBatch
     trace_dir: Path = Path(".lastv2x/traces")
+    map_paths: tuple[Path, ...] = ()  # directories or .xodr files of user maps
 
-
-def map_search_paths(env: dict[str, str] | None = None) -> tuple[Path, ...]:
-    """Directories or files holding user maps (``LASTV2X_MAP_PATHS``, os.pathsep-separated)."""
-    raw = (os.environ if env is None else env).get("LASTV2X_MAP_PATHS", "")
-    return tuple(Path(x) for x in raw.split(os.pathsep) if x.strip())
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
+        """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR`` and the shared
+        ``LASTV2X_MAP_PATHS`` (os.pathsep-separated, as grounding reads it)."""
+        env = os.environ if env is None else env
+        p = "LASTV2X_SIMULATOR_"
+        default = cls()
+        try:
+            return cls(max_duration_s=float(env.get(p + "MAX_DURATION_S", default.max_duration_s)),
+                       max_batch=int(env.get(p + "MAX_BATCH", default.max_batch)),
+                       trace_dir=Path(env.get(p + "TRACE_DIR") or default.trace_dir),
+                       map_paths=tuple(Path(x) for x in env.get("LASTV2X_MAP_PATHS", "").split(os.pathsep)
+                                       if x.strip()))
+        except ValueError as exc:
+            raise InvalidArgument([], f"simulator settings: {exc}") from None
 
 
 @functools.lru_cache(maxsize=16)
-def _road_map(name: str) -> RoadMap | None:
-    """A program's map by name: built-in, a path, or ``<name>.xodr`` under LASTV2X_MAP_PATHS."""
+def _road_map(name: str, map_paths: tuple[Path, ...] = ()) -> RoadMap | None:
+    """A program's map by name: built-in, a path, or ``<name>.xodr`` under one of ``map_paths``."""
     if name == SYNTH_MAP_NAME:
         return None
-    for root in map_search_paths():
+    for root in map_paths:
         candidate = root if root.is_file() and root.stem == name else root / f"{name}.xodr"
         if candidate.is_file():
             return load_map(candidate)
@@ -62,9 +75,9 @@ def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: st
     errors = ErrorCollector()
     if not math.isfinite(program.duration_s) or program.duration_s > limits.max_duration_s:
         errors.add(f"{path}.duration_s", f"{program.duration_s} s exceeds the cap of {limits.max_duration_s} s",
-                   "shorten the scenario or raise LASTV2X_MAX_DURATION_S")
+                   "shorten the scenario or raise LASTV2X_SIMULATOR_MAX_DURATION_S")
     try:
-        road_map = _road_map(program.map_name)
+        road_map = _road_map(program.map_name, limits.map_paths)
     except MapError as exc:
         errors.add(f"{path}.map_name", exc.reason, "use a built-in map name or a loadable .xodr path")
         road_map = None
@@ -156,7 +169,7 @@ def run_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], 
     for i, p in enumerate(programs):
         by_map.setdefault(p.map_name, []).append(i)
     for map_name, idx in by_map.items():
-        factory = v2x_source_factory(road_map=_road_map(map_name))
+        factory = v2x_source_factory(road_map=_road_map(map_name, limits.map_paths))
         dts: dict[float, list[int]] = {}
         for i in idx:
             dts.setdefault(programs[i].dt_s, []).append(i)

@@ -9,7 +9,6 @@ an order against a fault matrix; ExportSegments streams the kept segments (with 
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from .evaluate import apfd, top_k
 from .pipeline import export_reduction
 from .prioritize import prioritize
 from .reduce import ReduceParams, Reduction
-from .store import RecordingInfo, StrapStore
+from .store import RecordingInfo, StrapConfig, StrapStore
 
 CHUNK_BYTES = 1 << 20
 _METHODS = {strap_pb2.PRIORITIZATION_METHOD_UNSPECIFIED: "RSC", strap_pb2.PRIORITIZATION_METHOD_RSC: "RSC",
@@ -143,8 +142,12 @@ class StrapServicer(strap_pb2_grpc.StrapServiceServicer):
                     yield strap_pb2.ExportSegmentsResponse(chunk=block)
 
 
-def register(server: grpc.Server, store: StrapStore | None = None) -> list[str]:
-    root = Path(os.environ.get("LASTV2X_STRAP_DIR", Path(os.environ.get("LASTV2X_STATE_DIR", ".lastv2x")) / "strap"))
-    cap = int(os.environ.get("LASTV2X_STRAP_MAX_BYTES", 512 * 1024 * 1024))
-    strap_pb2_grpc.add_StrapServiceServicer_to_server(StrapServicer(store or StrapStore(root, cap)), server)
+def register(server: grpc.Server, config: StrapConfig | None = None, store: StrapStore | None = None
+             ) -> list[str]:
+    """Add the STRaP service; ``config`` is read once in ``main`` (None: the defaults),
+    ``store`` a ready one (tests)."""
+    if store is None:
+        config = config or StrapConfig()
+        store = StrapStore(config.store_dir, config.max_bytes)
+    strap_pb2_grpc.add_StrapServiceServicer_to_server(StrapServicer(store), server)
     return [strap_pb2.DESCRIPTOR.services_by_name["StrapService"].full_name]

@@ -15,7 +15,7 @@ import hashlib
 import os
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +29,24 @@ from .scene_schema import load_channel_map
 from .vectorize import FrameTable
 
 SUFFIXES = (".mcap", ".bag", ".db3", ".record")
+
+
+@dataclass(frozen=True)
+class StrapConfig:
+    """The STRaP service's settings, read once in ``main`` (``from_env``)."""
+
+    store_dir: Path = Path(".lastv2x/strap")  # recordings and their staging directory
+    max_bytes: int = 512 * 1024 * 1024  # ingest cap per recording, bytes
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> StrapConfig:
+        """``LASTV2X_STRAP_DIR`` (else ``$LASTV2X_STATE_DIR/strap``) and ``LASTV2X_STRAP_MAX_BYTES``."""
+        env = os.environ if env is None else env
+        store = env.get("LASTV2X_STRAP_DIR") or Path(env.get("LASTV2X_STATE_DIR") or ".lastv2x") / "strap"
+        try:
+            return cls(Path(store), int(env.get("LASTV2X_STRAP_MAX_BYTES", cls.max_bytes)))
+        except ValueError as exc:
+            raise InvalidArgument(FieldViolation("LASTV2X_STRAP_MAX_BYTES", str(exc))) from None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def grounding(tmp_path_factory):
     llm.start()
     core = GroundingCore(GroundingConfig(cache_dir=tmp_path_factory.mktemp("catalogue")),
                          planner=RemotePlanner(f"127.0.0.1:{llm_port}"))
-    server, port = create_server(ServerConfig("grounding", log_json=False), lambda s: register(s, core))
+    server, port = create_server(ServerConfig("grounding", log_json=False), lambda s: register(s, core=core))
     server.start()
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         yield grounding_pb2_grpc.GroundingServiceStub(channel)

@@ -9,10 +9,11 @@ import pytest
 from lastv2x.core.catalogue import APPLICATIONS, Application
 from services.llm.assignment import Assigner
 from services.llm.grammar import normalize, parse_text
+from services.llm.maps import BUILTIN_MAPS, CARLA_TOWNS, MapView
 
 
-def spec(text: str, seed: int = 1) -> dict:
-    return parse_text(text, Assigner(seed)).spec
+def spec(text: str, seed: int = 1, maps: MapView | None = None) -> dict:
+    return parse_text(text, Assigner(seed), maps).spec
 
 
 def fault(text: str, seed: int = 1) -> dict:
@@ -120,11 +121,13 @@ def test_open_fields_are_assigned_from_the_seed() -> None:
     text = "A car approaches an intersection."
     a, b = spec(text, 11), spec(text, 11)
     assert a == b
-    draws = {(spec(text, s)["application"], spec(text, s)["map"]["town"], spec(text, s)["ego"]["speed_mps"])
-             for s in range(40)}
+    carla = MapView(assignable=CARLA_TOWNS)  # the paper's benchmark pool: eight towns
+    draws = {(d["application"], d["map"]["town"], d["ego"]["speed_mps"])
+             for d in (spec(text, s, carla) for s in range(40))}
     assert len({d[0] for d in draws}) == 6  # every application is reachable
-    assert len({d[1] for d in draws}) >= 6
+    assert len({d[1] for d in draws}) >= 6 and {d[1] for d in draws} <= set(CARLA_TOWNS)
     assert all(8.3 <= d[2] <= 15.3 for d in draws)
+    assert {spec(text, s)["map"]["town"] for s in range(40)} <= set(BUILTIN_MAPS)  # the default pool
 
 
 def test_assignment_fields_are_independent() -> None:

@@ -139,7 +139,22 @@ def test_config_reads_environment_once() -> None:
     cfg = ServerConfig.from_env("llm", {"LASTV2X_PORT": "6000", "LASTV2X_MAX_MESSAGE_BYTES": "1024",
                                         "LASTV2X_LOG_JSON": "false", "LASTV2X_LLM_BASE_URL": "http://x"})
     assert (cfg.port, cfg.max_message_bytes, cfg.log_json) == (6000, 1024, False)
-    assert cfg.extra == {"llm_base_url": "http://x"}
+
+
+def test_service_settings_are_typed_and_reach_the_servicer() -> None:
+    settings = SERVICES["llm"].settings_from_env({"LASTV2X_LLM_MAX_TEXT_CHARS": "12",
+                                                  "LASTV2X_LLM_ASSIGNABLE_MAPS": "corridor, t_junction"})
+    assert settings.max_text_chars == 12 and settings.assignable_maps == ("corridor", "t_junction")
+    server, port = create_server(ServerConfig("llm", log_json=False), SERVICES["llm"].register(settings))
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            with pytest.raises(grpc.RpcError) as info:
+                llm_pb2_grpc.LlmServiceStub(channel).ParseIntent(
+                    llm_pb2.ParseIntentRequest(text="RLVW at a busy junction", seed=1), timeout=10)
+    finally:
+        server.stop(0)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "12-character" in info.value.details()
 
 
 def test_spec_round_trips_through_proto() -> None:

@@ -31,7 +31,7 @@ def trace(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def strap(tmp_path_factory):
     store = StrapStore(tmp_path_factory.mktemp("strap"), max_bytes=8 * 1024 * 1024)
-    server, port = create_server(ServerConfig("strap", log_json=False), lambda s: register(s, store))
+    server, port = create_server(ServerConfig("strap", log_json=False), lambda s: register(s, store=store))
     server.start()
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         yield strap_pb2_grpc.StrapServiceStub(channel), store
