@@ -47,8 +47,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lastv2x.core.catalogue import Application  # noqa: E402
-from lastv2x.core.program import ScenarioProgram, program_from_spec_on_straight_roads  # noqa: E402
+from lastv2x.core.program import ScenarioProgram  # noqa: E402
 from lastv2x.core.spec import parse_spec  # noqa: E402
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads  # noqa: E402
 from services.simulator.apps import APPS  # noqa: E402
 from services.simulator.paired import execute_paired  # noqa: E402
 from services.simulator.reference import reference_spec  # noqa: E402

@@ -39,9 +39,9 @@ from lastv2x.core.program import (  # noqa: E402
     ScenarioProgram,
     SignalGroupPlan,
     VehicleRole,
-    program_from_spec_on_straight_roads,
 )
 from lastv2x.core.spec import V2X, parse_spec  # noqa: E402
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads  # noqa: E402
 from services.simulator.info import WorldSnapshot  # noqa: E402
 from services.simulator.signals import SignalTable  # noqa: E402
 from services.simulator.v2x.channel import ChannelParams, evaluate_links, sample_delivery  # noqa: E402

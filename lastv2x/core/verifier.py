@@ -32,12 +32,12 @@ from typing import Any
 
 from lastv2x.core import catalogue as cat
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, STREAMS, AppKind, Registry, Stream
+from lastv2x.core.faults import operator_field_problems
 from lastv2x.core.spec import (
     AgentRole,
     AnchorEvent,
     AnchorKind,
     BehaviourKind,
-    Fault,
     FaultOperator,
     Phase,
     RsuPlacement,
@@ -228,42 +228,11 @@ def _stream_consumption(ctx: _Ctx) -> Iterator[Finding]:
 # 4 ───────────────────────────────────────────────────────────────────────────
 @check("operator_field")
 def _operator_field(ctx: _Ctx) -> Iterator[Finding]:
+    """The operator/field/magnitude rules of ``lastv2x.core.faults`` (the simulator refuses the same)."""
     for i, fault in enumerate(ctx.spec.faults):
-        op = FAULT_OPERATORS[fault.operator.value]
-        if fault.stream not in op.streams:
-            yield Finding("operator_field", Severity.ERROR, f"{op.name} acts on {'/'.join(op.streams)}, not {fault.stream}",
-                          (_f(i, "operator"), _f(i, "stream")),
-                          Repair(f"target {op.streams[0]}", ((_f(i, "stream"), op.streams[0].value),)))
-        if fault.field not in (None, "*") and fault.field not in STREAMS[fault.stream].fields:
-            yield Finding("operator_field", Severity.ERROR, f"{fault.stream} has no field {fault.field!r}",
-                          (_f(i, "field"),), Repair("use the operator's default field", ((_f(i, "field"), None),)))
-        if op.magnitude_range is not None:
-            lo, hi = op.magnitude_range
-            if fault.magnitude is None:
-                yield Finding("operator_field", Severity.ERROR, f"{op.name} needs a magnitude in {op.magnitude_unit}",
-                              (_f(i, "magnitude"),), Repair(f"set a magnitude in [{lo}, {hi}] {op.magnitude_unit}",
-                                                            ((_f(i, "magnitude"), hi if lo < 0 else lo),)))
-            elif not (lo <= fault.magnitude <= hi) or not math.isfinite(fault.magnitude):
-                clamped = min(max(fault.magnitude, lo), hi) if math.isfinite(fault.magnitude) else hi
-                yield Finding("operator_field", Severity.ERROR,
-                              f"{op.name} magnitude {fault.magnitude} {op.magnitude_unit} is outside [{lo}, {hi}]",
-                              (_f(i, "magnitude"),), Repair("clamp into range", ((_f(i, "magnitude"), clamped),)))
-        if fault.operator is FaultOperator.DROP and fault.probability is not None and fault.burst_count is not None:
-            yield Finding("operator_field", Severity.ERROR, "drop takes a probability or a burst count, not both",
-                          (_f(i, "probability"), _f(i, "burst_count")),
-                          Repair("keep the burst count", ((_f(i, "probability"), None),)))
-        if fault.operator is FaultOperator.SPAT_PHASE_CORRUPT and fault.target_phase is None:
-            yield Finding("operator_field", Severity.ERROR, "spat_phase_corrupt needs target_phase",
-                          (_f(i, "target_phase"),), Repair("report green", ((_f(i, "target_phase"), "green"),)))
-        if op.requires_sender and fault.sender is None:
-            yield Finding("operator_field", Severity.ERROR, f"{op.name} needs a sender to silence",
-                          (_f(i, "sender"),), Repair("name the sender", ((_f(i, "sender"), _default_sender(ctx, fault)),)))
-
-
-def _default_sender(ctx: _Ctx, fault: Fault) -> str:
-    if STREAMS[fault.stream].sender == "rsu":
-        return "rsu"
-    return next((a.id for a in ctx.spec.agents if a.role is not AgentRole.BACKGROUND), "rsu")
+        for p in operator_field_problems(fault, ctx.spec):
+            yield Finding("operator_field", Severity.ERROR, p.message, tuple(_f(i, x) for x in p.fields),
+                          Repair(p.repair, tuple((_f(i, x), v) for x, v in p.patch)))
 
 
 # 5 ───────────────────────────────────────────────────────────────────────────

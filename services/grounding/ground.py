@@ -6,9 +6,9 @@
    similarity; :meth:`services.grounding.index.RetrievalIndex.candidates_for`);
 2. **plan**: the scene-planner role maps semantic roles (ego, cross, opposing,
    lead, relay, background) onto *candidate ids*; the default is the LLM service's
-   offline planner (``services.llm.planner.plan_scene`` when it exists, else its
-   ``solve`` + ``validate_plan``), then a deterministic built-in planner. Only
-   candidate ids are accepted; a plan that fails validation is recorded and the
+   scene-planner role in-process (``LlmRoles().plan_scene``; its offline ``solve`` +
+   ``validate_plan`` when no LLM backend can be built), then a deterministic
+   built-in planner. Only candidate ids are accepted; a plan that fails validation is recorded and the
    built-in planner decides instead;
 3. **validate** lane assignments against the catalogue: the ego's movement exists
    on its approach (under a signal group when the application needs one); cross
@@ -39,15 +39,15 @@ from typing import Any
 
 import numpy as np
 
-from lastv2x.core.catalogue import APPLICATIONS, CONFLICT_WINDOW_S, AppKind, Stream
+from lastv2x.core.catalogue import APPLICATIONS, CONFLICT_WINDOW_S, AppKind
 from lastv2x.core.errors import FailedPrecondition
+from lastv2x.core.faults import resolve_faults
 from lastv2x.core.program import (
     DEFAULT_DT_S,
     DEFAULT_VEHICLE_LENGTH_M,
     Crossing,
     GroundingRecord,
     ProgramVehicle,
-    ResolvedFault,
     Route,
     RouteSegment,
     Rsu,
@@ -55,18 +55,14 @@ from lastv2x.core.program import (
     SignalGroupPlan,
     VehicleRole,
 )
-from lastv2x.core.rng import Substream, substream
+from lastv2x.core.rng import Substream, equipage, substream
 from lastv2x.core.spec import (
     AgentRole,
-    AnchorKind,
-    Fault,
-    FaultOperator,
     Maneuver,
     RsuPlacement,
     ScenarioSpec,
     SignalPlan,
 )
-from lastv2x.core.timeline import CROSS_GROUP, EGO_GROUP_ALIASES, fault_window_s
 from services.grounding.catalogue import (
     OPPOSITE_MIN_RAD,
     PERPENDICULAR,
@@ -79,6 +75,7 @@ from services.grounding.catalogue import (
     walk_forward,
 )
 from services.grounding.index import CandidateSet, Hit, RetrievalIndex, requirements, spec_query
+from services.llm.planner import ApproachCandidate, MovementOption, solve, validate_plan
 from services.simulator.maps import RoadMap
 
 EGO = "ego"
@@ -121,13 +118,9 @@ def _movement_options(j: JunctionInfo, a: ApproachInfo) -> list[MovementInfo]:
     return out
 
 
-def planner_candidates(cands: CandidateSet, catalogue: MapCatalogue) -> tuple[Any, ...]:
-    """ApproachCandidate objects of the LLM planner (services.llm.planner), or plain dicts without it."""
-    try:
-        from services.llm import planner as llm
-    except ImportError:  # pragma: no cover - the llm service is part of the repo
-        llm = None  # type: ignore[assignment]
-    out: list[Any] = []
+def planner_candidates(cands: CandidateSet, catalogue: MapCatalogue) -> tuple[ApproachCandidate, ...]:
+    """The retrieved approaches as the scene planner's ``ApproachCandidate`` objects (services.llm.planner)."""
+    out: list[ApproachCandidate] = []
     for h in cands.hits:
         j = catalogue.entry(h.meta["map"]).junction(h.meta["junction_id"])
         a = j.approach(h.meta["approach_id"])
@@ -137,48 +130,29 @@ def planner_candidates(cands: CandidateSet, catalogue: MapCatalogue) -> tuple[An
         score = round(h.score * (0.5 if could_be_ego and not h.meta.get("ego_eligible") else 1.0), 6)
         moves = _movement_options(j, a)
         lanes = tuple(reversed(a.lane_ids))  # kerb lane first
-        if llm is None:
-            out.append({"candidate_id": h.id, "map_name": j.map_name, "junction_id": j.id, "approach_id": a.id,
-                        "heading_rad": a.heading_rad, "lanes": lanes, "score": score,
-                        "movements": [{"turn": m.turn, "signal_group": m.signal_group_id, "movement_id": m.id}
-                                      for m in moves]})
-        else:
-            out.append(llm.ApproachCandidate(
-                candidate_id=h.id, map_name=j.map_name, junction_id=j.id, approach_id=a.id,
-                heading_rad=a.heading_rad, score=score, lanes=lanes,
-                movements=tuple(llm.MovementOption(m.turn, m.signal_group_id, m.id) for m in moves)))
+        out.append(ApproachCandidate(
+            candidate_id=h.id, map_name=j.map_name, junction_id=j.id, approach_id=a.id,
+            heading_rad=a.heading_rad, score=score, lanes=lanes,
+            movements=tuple(MovementOption(m.turn, m.signal_group_id, m.id) for m in moves)))
     return tuple(out)
 
 
-def default_planner() -> tuple[Planner | None, str]:
-    """The LLM service's offline scene planner, if importable: (callable, backend name).
+def default_planner() -> tuple[Planner, str]:
+    """The LLM service's scene planner in-process: (callable, backend name).
 
     ``services.llm.roles.LlmRoles().plan_scene`` (the role with its attempt budget and plan
-    validation, offline backend by default), else ``services.llm.planner.plan_scene``, else its
-    ``solve`` + ``validate_plan``; None means the built-in planner decides."""
+    validation, offline backend by default); when the configured LLM backend cannot be
+    built, the offline ``solve`` + ``validate_plan`` of ``services.llm.planner``."""
+    from services.llm.roles import LlmRoles  # deferred: the roles load every LLM backend
+
     try:
-        from services.llm.roles import LlmRoles
-    except ImportError:
-        LlmRoles = None  # type: ignore[assignment,misc]  # noqa: N806
-    if LlmRoles is not None:
-        try:
-            return LlmRoles().plan_scene, "llm.plan_scene"
-        except Exception:  # noqa: BLE001 - a misconfigured LLM backend must not take grounding down
-            pass
-    try:
-        from services.llm import planner as llm_planner
-    except ImportError:  # pragma: no cover
-        return None, "builtin"
-    plan_scene = getattr(llm_planner, "plan_scene", None)
-    if callable(plan_scene):
-        return plan_scene, "llm.plan_scene"
-    solve = getattr(llm_planner, "solve", None)
-    validate = getattr(llm_planner, "validate_plan", None)
-    if callable(solve) and callable(validate):
-        def offline(spec: ScenarioSpec, candidates: Sequence[Any]) -> Any:
-            return validate(solve(spec, candidates), spec, candidates, "offline")
-        return offline, "llm.offline"
-    return None, "builtin"
+        return LlmRoles().plan_scene, "llm.plan_scene"
+    except Exception:  # noqa: BLE001 - a misconfigured LLM backend must not take grounding down
+        pass
+
+    def offline(spec: ScenarioSpec, candidates: Sequence[Any]) -> Any:
+        return validate_plan(solve(spec, candidates), spec, candidates, "offline")
+    return offline, "llm.offline"
 
 
 def _rows(out: Any) -> list[Any]:
@@ -475,49 +449,6 @@ def _group_axes(rm: RoadMap, jid: str, heading: float, ego_group: str | None) ->
     return out
 
 
-# ── faults ──────────────────────────────────────────────────────────────────────
-def _resolve_faults(spec: ScenarioSpec, groups: Sequence[SignalGroupPlan], ego_group: str | None,
-                    cross_group: str | None, rsus: Sequence[Rsu], vehicle_ids: set[str]) -> tuple[ResolvedFault, ...]:
-    known = {g.id for g in groups}
-    rsu_ids = tuple(r.id for r in rsus)
-    out = []
-    for i, f in enumerate(spec.faults):
-        def group(name: str | None, path: str, f: Fault = f, i: int = i) -> str | None:
-            if name in EGO_GROUP_ALIASES:
-                return ego_group
-            if name == CROSS_GROUP:
-                return cross_group
-            if name in known:
-                return name
-            raise FailedPrecondition(
-                f"faults[{i}].{path}: signal group {name!r} is not at the grounded junction",
-                f"use 'ego', 'cross' or one of {sorted(known)}" if known else "the grounded junction is unsignalized")
-
-        sender_ids: tuple[str, ...] = ()
-        sender_id = f.sender
-        if f.sender == "rsu":
-            sender_ids = rsu_ids
-            sender_id = rsu_ids[0] if rsu_ids else None
-        elif f.sender is not None:
-            if f.sender not in vehicle_ids and f.sender not in rsu_ids:
-                raise FailedPrecondition(f"faults[{i}].sender: {f.sender!r} is no vehicle or RSU of the scene",
-                                         f"one of {sorted(vehicle_ids | set(rsu_ids) | {'rsu'})}")
-            sender_ids = (f.sender,)
-        target = group(f.target_group, "target_group") if f.target_group is not None else None
-        if f.operator is FaultOperator.MAP_MISASSOCIATION and f.target_group is None:
-            target = cross_group
-        anchor_group = None
-        if f.anchor.kind is AnchorKind.SIGNAL_EVENT:
-            anchor_group = group(f.anchor.group, "anchor.group")
-        start, end = fault_window_s(spec, f)
-        window = (start, end) if math.isfinite(start) else None
-        if f.stream in (Stream.SPAT, Stream.MAP) and sender_id is not None and sender_id not in rsu_ids:
-            sender_id, sender_ids = None, ()
-        out.append(ResolvedFault(fault=f, sender_id=sender_id, sender_ids=sender_ids, target_group_id=target,
-                                 anchor_group_id=anchor_group, nominal_window_s=window))
-    return tuple(out)
-
-
 # ── the grounder ────────────────────────────────────────────────────────────────
 @dataclass
 class _Placed:
@@ -584,9 +515,7 @@ class Grounder:
         sel, backend, plan_notes = self.plan(spec, cands)
         try:
             return self.assemble(spec, cands, sel, backend, plan_notes)
-        except FailedPrecondition as first:
-            if first.constraint.startswith("faults["):
-                raise
+        except FailedPrecondition as first:  # a fault naming what the scene lacks is InvalidArgument: no retry
             # placement failed at this junction (run-up, timing): the next retrieved junctions may fit
             tried = {(sel.junction.map_name, sel.junction.id)}
             notes = [*plan_notes, f"{sel.junction.map_name} {sel.junction.id} failed: {first.constraint}"]
@@ -604,8 +533,6 @@ class Grounder:
                 try:
                     return self.assemble(spec, sub, sel, backend, notes + extra)
                 except FailedPrecondition as exc:
-                    if exc.constraint.startswith("faults["):
-                        raise
                     tried.add((sel.junction.map_name, sel.junction.id))
                     notes.append(f"{sel.junction.map_name} {sel.junction.id} failed: {exc.constraint}")
             raise first from None
@@ -756,8 +683,8 @@ class Grounder:
                 cross_group = next((g for g in sorted(groups, key=_natural)
                                     if groups[g].junction_id == j.id and roles_of[g] == "cross"), None)
         vehicles = [p.vehicle for p in placed] + background
-        faults = _resolve_faults(spec, tuple(groups.values()), ego_group, cross_group, rsus,
-                                 {v.id for v in vehicles})
+        faults = resolve_faults(spec, groups=list(groups), ego_group=ego_group, cross_group=cross_group,
+                                rsu_ids=[r.id for r in rsus], vehicle_ids={v.id for v in vehicles})
         group_list = tuple(groups[g] for g in sorted(groups, key=lambda g: (groups[g].junction_id != j.id,
                                                                                _natural(g))))
         record = self._record(spec, cands, sel, backend, notes, arrivals, roles_of, rsus, vehicles, entry,
@@ -799,12 +726,7 @@ class Grounder:
             for k in range(2):
                 plans.append((a, m, base + k * opt.background_spacing_m))
         ids = [f"bg{k}" for k in range(len(plans))]
-        try:
-            from services.simulator.v2x.messages import equipage
-            equipped = equipage(spec.seed, ids, spec.v2x.penetration)
-        except ImportError:  # pragma: no cover
-            rng_eq = substream(spec.seed, Substream.EQUIPAGE)
-            equipped = {i: bool(rng_eq.random() < spec.v2x.penetration) for i in ids}
+        equipped = equipage(spec.seed, ids, spec.v2x.penetration)
         rng_bp = substream(spec.seed, Substream.BLUEPRINT)
         out: list[ProgramVehicle] = []
         taken = [(p.vehicle.route, p.vehicle.start_s_m) for p in placed]

@@ -16,14 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS
+from lastv2x.core.catalogue import APPLICATIONS
 from lastv2x.core.errors import ErrorCollector, InvalidArgument
-from lastv2x.core.program import (
-    SYNTH_MAP_NAME,
-    ScenarioProgram,
-    program_from_spec_on_straight_roads,
-)
+from lastv2x.core.faults import operator_field_problems
+from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
+from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
 from services.simulator.maps import load_map
 from services.simulator.maps.errors import MapError
 from services.simulator.maps.model import RoadMap
@@ -103,26 +101,22 @@ def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: st
 
 
 def validate_faults(program: ScenarioProgram, errors: ErrorCollector, path: str = "program") -> None:
-    """Refuse faults the verifier would block: wrong stream, operator/stream mismatch, magnitude
-    out of range, anchors to events that never happen."""
+    """Refuse faults the verifier would block: a stream the application never reads, the
+    operator/field/magnitude rules of ``lastv2x.core.faults`` (the verifier's ``operator_field``),
+    anchors to events that never happen."""
     app = APPLICATIONS[program.application]
     ego = program.ego
     approach_m = (ego.route.stop_bar_s_m or 0.0) - ego.start_s_m
     for i, resolved in enumerate(program.faults):
         f = resolved.fault
         fpath = f"{path}.faults[{i}].fault"
-        op = FAULT_OPERATORS[f.operator.value]
         if f.stream not in app.consumes:
             errors.add(f"{fpath}.stream", f"{app.name} never consumes {f.stream}",
                        f"target one of {', '.join(app.consumes)}")
-        if f.stream not in op.streams:
-            errors.add(f"{fpath}.operator", f"{op.name} does not act on {f.stream}",
-                       f"use it on {', '.join(op.streams)}")
-        if op.magnitude_range is not None and f.magnitude is not None:
-            lo, hi = op.magnitude_range
-            if not (math.isfinite(f.magnitude) and lo <= f.magnitude <= hi):
-                errors.add(f"{fpath}.magnitude", f"{f.magnitude} {op.magnitude_unit} is outside [{lo}, {hi}]",
-                           "run the verifier for a repair")
+        for problem in operator_field_problems(f, program.spec):
+            patch = ", ".join(f"{name} = {value!r}" for name, value in problem.patch)
+            errors.add(f"{fpath}.{problem.fields[0]}", problem.message,
+                       f"{problem.repair} ({patch})" if patch else problem.repair)
         if f.anchor.kind is AnchorKind.SIGNAL_EVENT and not program.signal_groups:
             errors.add(f"{fpath}.anchor", "signal events never happen: the program has no signal groups",
                        "anchor to scenario time or an ego event")

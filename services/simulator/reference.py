@@ -8,7 +8,7 @@ faults or test doubles on top.
 from __future__ import annotations
 
 from lastv2x.core.catalogue import Application
-from lastv2x.core.program import ScenarioProgram, program_from_spec_on_straight_roads
+from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import (
     V2X,
     Agent,
@@ -20,6 +20,7 @@ from lastv2x.core.spec import (
     ScenarioSpec,
     SignalPlan,
 )
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 
 AMBER_BEFORE_EPOCH = SignalPlan(offset_s=22.0)  # amber onset at t = 5 s, the ego's epoch at ~5.6 s
 

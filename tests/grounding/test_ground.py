@@ -249,15 +249,26 @@ def test_default_planner_is_the_llm_offline_planner(builtin_programs):
      "start_distance_m <="),
     ({"application": "IMA", "map": {"town": "signalized_4way"},
       "agents": [{"id": "c", "role": "cross", "arrival_offset_s": -20}]}, "timing", "arrival_offset_s >="),
-    ({"application": "RLVW", "map": {"town": "signalized_4way"},
-      "faults": [{"name": "x", "operator": "map_misassociation", "stream": "MAP", "target_group": "j7.sg9"}]},
-     "faults[0].target_group", "cross"),
 ])
 def test_infeasible_specs(grounder, spec, constraint, alternative):
     with pytest.raises(FailedPrecondition) as exc:
         grounder.ground(parse_spec(spec))
     assert exc.value.constraint.startswith(constraint), exc.value
     assert alternative in exc.value.alternative, exc.value
+
+
+@pytest.mark.parametrize("fault, field", [
+    ({"name": "x", "operator": "map_misassociation", "stream": "MAP", "target_group": "j7.sg9"}, "target_group"),
+    ({"name": "x", "operator": "freeze", "stream": "SPAT",
+      "anchor": {"kind": "signal_event", "event": "amber_onset", "group": "j7.sg9"}}, "anchor.group"),
+    ({"name": "x", "operator": "suppress_sender", "stream": "BSM", "sender": "nobody"}, "sender"),
+])
+def test_a_fault_naming_what_the_scene_lacks_is_invalid(grounder, fault, field):
+    spec = parse_spec({"application": "RLVW", "map": {"town": "signalized_4way"}, "faults": [fault]})
+    with pytest.raises(InvalidArgument) as exc:
+        grounder.ground(spec)
+    (violation,) = exc.value.violations
+    assert violation.field == f"faults[0].{field}" and violation.hint, violation
 
 
 def test_nearest_alternative_is_feasible(grounder):

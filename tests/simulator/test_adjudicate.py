@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import Agent, MapQuery, ScenarioSpec, SignalPlan
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.adjudicate import Adjudicator
 from services.simulator.traffic import Scene, initial_state
 

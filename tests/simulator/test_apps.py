@@ -7,8 +7,8 @@ import math
 import pytest
 
 from lastv2x.core.catalogue import Application, stopping_distance_m
-from lastv2x.core.program import SYNTH_GROUP_NS, program_from_spec_on_straight_roads
 from lastv2x.core.spec import Agent, Ego, MapQuery, ScenarioSpec
+from lastv2x.core.synthetic import SYNTH_GROUP_NS, program_from_spec_on_straight_roads
 from services.simulator.apps import APPS, Action, EgoState, register
 from services.simulator.apps.conflict import FCW_BRAKE_MPS2
 from services.simulator.info import (

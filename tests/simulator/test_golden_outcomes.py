@@ -28,8 +28,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lastv2x.core.catalogue import Application  # noqa: E402
-from lastv2x.core.program import ScenarioProgram, program_from_spec_on_straight_roads  # noqa: E402
+from lastv2x.core.program import ScenarioProgram  # noqa: E402
 from lastv2x.core.spec import parse_spec  # noqa: E402
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads  # noqa: E402
 from services.simulator.info import ground_truth_factory  # noqa: E402
 from services.simulator.paired import execute_batch, execute_paired  # noqa: E402
 from services.simulator.reference import reference_program  # noqa: E402

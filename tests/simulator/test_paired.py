@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lastv2x.core.catalogue import Application
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import Agent, Behaviour, Ego, MapQuery, ScenarioSpec, SignalPlan
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.info import (
     DecisionRecord,
     DivergenceEpisode,

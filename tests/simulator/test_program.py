@@ -9,14 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from lastv2x.core.errors import FailedPrecondition
-from lastv2x.core.program import (
-    SYNTH_GROUP_EW,
-    SYNTH_GROUP_NS,
-    ScenarioProgram,
-    program_from_json,
-    program_from_spec_on_straight_roads,
-    program_to_json,
-)
+from lastv2x.core.program import ScenarioProgram, program_from_json, program_to_json
 from lastv2x.core.spec import (
     Agent,
     Anchor,
@@ -26,6 +19,11 @@ from lastv2x.core.spec import (
     MapQuery,
     ScenarioSpec,
     SignalPlan,
+)
+from lastv2x.core.synthetic import (
+    SYNTH_GROUP_EW,
+    SYNTH_GROUP_NS,
+    program_from_spec_on_straight_roads,
 )
 
 

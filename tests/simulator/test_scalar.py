@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import (
     Agent,
     Behaviour,
@@ -25,6 +24,7 @@ from lastv2x.core.spec import (
     ScenarioSpec,
     SignalPlan,
 )
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator import paired, scalar
 from services.simulator.adjudicate import Adjudicator
 from services.simulator.reference import reference_program, reference_spec

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import ScenarioSpec, SignalPlan
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from lastv2x.core.timeline import phase_at, time_to_change_s
 from services.simulator.info import PHASE_CODE
 from services.simulator.signals import SignalTable, onset_times_s

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import (
     Agent,
     Behaviour,
@@ -15,6 +14,7 @@ from lastv2x.core.spec import (
     ScenarioSpec,
     SignalPlan,
 )
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.routes import RouteTable, resample, shared_geometry
 from services.simulator.traffic import IDM, EgoControl, Scene, initial_state, leaders, step
 

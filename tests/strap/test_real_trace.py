@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from lastv2x.core.catalogue import Application
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import parse_spec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.apps import APPS
 from services.simulator.paired import execute_paired
 from services.simulator.reference import reference_program

@@ -45,7 +45,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lastv2x.core.catalogue import FAULT_OPERATORS, Registry, Stream, stopping_distance_m
-from lastv2x.core.rng import Substream, substream
+from lastv2x.core.rng import Substream, counter_uniform, stable_hash64, substream
 from lastv2x.core.spec import AnchorEvent, AnchorKind, Phase
 from services.simulator.info import PHASE_AMBER, PHASE_GREEN, PHASE_RED
 
@@ -60,9 +60,7 @@ from .messages import (
     MapBatch,
     RecordBatch,
     SpatBatch,
-    counter_uniform,
     message_starts,
-    stable_hash64,
     trues,
 )
 

@@ -36,7 +36,6 @@ another sender's draws.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lastv2x.core.catalogue import STREAMS, Stream
-from lastv2x.core.rng import Substream, substream
+from lastv2x.core.rng import Substream, counter_uniform, stable_hash64, substream
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -82,11 +81,6 @@ class J2735PhaseState(IntEnum):
 # ---------------------------------------------------------------------------
 # Keys and counter-based draws
 # ---------------------------------------------------------------------------
-
-def stable_hash64(name: str) -> int:
-    """A 63-bit hash of an id, identical across processes and Python hash seeds."""
-    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little") >> 1
-
 
 class KeyTable:
     """Dense integer keys for string ids (vehicles, RSUs, groups, lanes), append-only."""
@@ -136,19 +130,7 @@ class KeyTable:
         return len(self._names)
 
 
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_GOLD = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _splitmix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    with np.errstate(over="ignore"):
-        z = x + _GOLD
-        z = (z ^ (z >> np.uint64(30))) * _M1
-        z = (z ^ (z >> np.uint64(27))) * _M2
-        return z ^ (z >> np.uint64(31))
-
-
+_SMALL = 32  # up to this many elements the arithmetic runs on Python scalars (same result, no numpy overhead)
 _TRUES = np.ones(256, dtype=bool)
 _TRUES.setflags(write=False)
 
@@ -163,40 +145,6 @@ def filled(n: int, value: float, dtype: Any = np.float64) -> np.ndarray:
     out = np.empty(n, dtype=dtype)
     out.fill(value)
     return out
-
-
-_MASK64 = 0xFFFFFFFFFFFFFFFF
-_GOLD_I, _M1_I, _M2_I = int(_GOLD), int(_M1), int(_M2)
-_SMALL = 32  # up to this many elements the splitmix runs on Python ints (same bits, no numpy overhead)
-
-
-def _splitmix_int(x: int) -> int:
-    z = (x + _GOLD_I) & _MASK64
-    z = ((z ^ (z >> 30)) * _M1_I) & _MASK64
-    z = ((z ^ (z >> 27)) * _M2_I) & _MASK64
-    return z ^ (z >> 31)
-
-
-def counter_uniform(base: int, *counters: Any) -> FloatArray:
-    """U[0, 1) per element from a base key and integer counters (order independent)."""
-    arrs = [np.asarray(c).astype(np.uint64, copy=False) for c in counters]
-    shapes = {a.shape for a in arrs}
-    if len(shapes) == 1 and arrs[0].ndim == 1 and arrs[0].shape[0] <= _SMALL:
-        b0 = base & _MASK64
-        cols = [a.tolist() for a in arrs]
-        out = []
-        for vals in zip(*cols, strict=True):
-            zi = b0
-            for v in vals:
-                zi = _splitmix_int(zi ^ v)
-            out.append(float(zi >> 11) * (1.0 / 9007199254740992.0))
-        return np.array(out, dtype=np.float64)
-    if len(shapes) > 1:
-        arrs = list(np.broadcast_arrays(*arrs))
-    z = np.full(arrs[0].shape, np.uint64(base & 0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
-    for a in arrs:
-        z = _splitmix(z ^ a)
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
 
 
 _STREAM_KEYS: dict[str, int] = {}
@@ -517,21 +465,6 @@ def message_starts(sender: IntArray, msg_id: IntArray) -> BoolArray:
     change[0] = True
     change[1:] = (sender[1:] != sender[:-1]) | (msg_id[1:] != msg_id[:-1])
     return change
-
-
-def equipage(seed: int, vehicle_ids: Sequence[str], penetration: float,
-             always: Iterable[str] = ()) -> dict[str, bool]:
-    """Which background vehicles carry a V2X unit, from the EQUIPAGE substream.
-
-    Each id gets its own counter-based uniform (keyed by the id, so the draw of one
-    vehicle never depends on which others exist); equipped iff u < penetration.
-    ``always`` lists ids whose equipage is fixed by the scenario (the ego, named agents).
-    """
-    base = int(substream(seed, Substream.EQUIPAGE).integers(0, 2**63 - 1))
-    fixed = set(always)
-    hashes = np.asarray([stable_hash64(v) for v in vehicle_ids], dtype=np.uint64)
-    u = counter_uniform(base, hashes) if len(vehicle_ids) else np.zeros(0)
-    return {v: (True if v in fixed else bool(u[i] < penetration)) for i, v in enumerate(vehicle_ids)}
 
 
 def j2735_phase_state(green: bool, amber: bool, red: bool) -> J2735PhaseState:

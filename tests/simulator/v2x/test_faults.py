@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lastv2x.core.catalogue import FAULT_OPERATORS, FailureClass, Stream, stopping_distance_m
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import AnchorEvent, Fault, parse_spec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.info import PHASE_AMBER, PHASE_GREEN, PHASE_RED
 from services.simulator.v2x.faults import (
     OPERATORS,

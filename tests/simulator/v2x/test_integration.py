@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from lastv2x.core.catalogue import FailureClass
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import parse_spec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.v2x.monitor import LARGE_MARGIN
 from services.simulator.v2x.stack import v2x_source_factory
 from tests.simulator.v2x.world import rlvw_spec

@@ -11,8 +11,8 @@ from lastv2x.core.catalogue import (
     POSITION_BUDGET_PER_S_M,
     FailureClass,
 )
-from lastv2x.core.program import program_from_spec_on_straight_roads
 from lastv2x.core.spec import parse_spec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.info import (
     PHASE_AMBER,
     PHASE_GREEN,

@@ -15,16 +15,16 @@ from lastv2x.core.program import (
     ScenarioProgram,
     SignalGroupPlan,
     VehicleRole,
-    program_from_spec_on_straight_roads,
 )
+from lastv2x.core.rng import equipage
 from lastv2x.core.spec import V2X, parse_spec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.info import InformationSource, MonitoredSource
 from services.simulator.v2x.messages import (
     MSG_COUNT_MOD,
     BusJitter,
     KeyTable,
     due_mask,
-    equipage,
 )
 from services.simulator.v2x.stack import V2XConfig, V2XInformationSource
 from tests.simulator.v2x.world import MiniWorld, rlvw_spec, run

@@ -1,0 +1,148 @@
+"""The rules of a fault, in one place: what an operator accepts, and how its names resolve.
+
+Two rules every consumer of a spec's faults shares:
+
+* :func:`operator_field_problems` — is the fault well-formed for its operator? The
+  operator acts on the stream; the field exists on the stream; a magnitude is given
+  and in range when the operator takes one; a drop takes a probability or a burst
+  count, not both; a phase corruption names the phase it reports; a sender
+  suppression names the sender it silences. The verifier's ``operator_field`` check
+  turns each problem into a finding with a repair, the simulator refuses a program
+  that has one (``services.simulator.execute.validate_faults``).
+* :func:`resolve_faults` — the spec's names become the scene's ids: ``sender`` ``rsu``
+  is every RSU (the first is the primary sender), any other sender must be a vehicle
+  or RSU of the scene; signal groups ``ego`` / ``""`` / null and ``cross`` become the
+  ego's and the crossing group's ids, any other must be a group of the scene; a map
+  misassociation without a target associates with the cross group; a SPaT or MAP
+  fault whose sender is no RSU keeps every sender. A name that is not in the scene
+  raises :class:`~lastv2x.core.errors.InvalidArgument` naming the field
+  (``faults[0].target_group``). Both grounders (``services.grounding`` on a map,
+  :mod:`lastv2x.core.synthetic` on straight roads) call it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lastv2x.core.catalogue import FAULT_OPERATORS, STREAMS, Stream
+from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.program import ResolvedFault
+from lastv2x.core.spec import AgentRole, AnchorKind, Fault, FaultOperator, ScenarioSpec
+from lastv2x.core.timeline import CROSS_GROUP, EGO_GROUP_ALIASES, fault_window_s
+
+RSU_SENDER = "rsu"  # the spec's name for every RSU of the scene
+
+
+@dataclass(frozen=True)
+class FaultProblem:
+    """One broken operator/field/magnitude rule.
+
+    ``fields`` are the fault's own fields involved (``magnitude``), the one to change
+    first; ``repair`` describes the minimal repair and ``patch`` applies it as
+    ``(field, value)`` pairs relative to the fault.
+    """
+
+    fields: tuple[str, ...]
+    message: str
+    repair: str
+    patch: tuple[tuple[str, Any], ...] = ()
+
+
+def default_sender(fault: Fault, spec: ScenarioSpec | None = None) -> str:
+    """The sender a fault without one is repaired to: ``rsu`` on an RSU's stream, else the
+    spec's first agent that is not background traffic (``rsu`` when there is none)."""
+    if STREAMS[fault.stream].sender == RSU_SENDER or spec is None:
+        return RSU_SENDER
+    return next((a.id for a in spec.agents if a.role is not AgentRole.BACKGROUND), RSU_SENDER)
+
+
+def operator_field_problems(fault: Fault, spec: ScenarioSpec | None = None) -> list[FaultProblem]:
+    """What is wrong with ``fault`` for its operator (empty when nothing is).
+
+    ``spec`` (the fault's own) only chooses the sender a suppression without one is
+    repaired to (:func:`default_sender`).
+    """
+    out: list[FaultProblem] = []
+    op = FAULT_OPERATORS[fault.operator.value]
+    if fault.stream not in op.streams:
+        out.append(FaultProblem(("operator", "stream"), f"{op.name} acts on {'/'.join(op.streams)}, not {fault.stream}",
+                                f"target {op.streams[0]}", (("stream", op.streams[0].value),)))
+    if fault.field not in (None, "*") and fault.field not in STREAMS[fault.stream].fields:
+        out.append(FaultProblem(("field",), f"{fault.stream} has no field {fault.field!r}",
+                                "use the operator's default field", (("field", None),)))
+    if op.magnitude_range is not None:
+        lo, hi = op.magnitude_range
+        if fault.magnitude is None:
+            out.append(FaultProblem(("magnitude",), f"{op.name} needs a magnitude in {op.magnitude_unit}",
+                                    f"set a magnitude in [{lo}, {hi}] {op.magnitude_unit}",
+                                    (("magnitude", hi if lo < 0 else lo),)))
+        elif not (lo <= fault.magnitude <= hi) or not math.isfinite(fault.magnitude):
+            clamped = min(max(fault.magnitude, lo), hi) if math.isfinite(fault.magnitude) else hi
+            out.append(FaultProblem(("magnitude",),
+                                    f"{op.name} magnitude {fault.magnitude} {op.magnitude_unit} is outside [{lo}, {hi}]",
+                                    "clamp into range", (("magnitude", clamped),)))
+    if fault.operator is FaultOperator.DROP and fault.probability is not None and fault.burst_count is not None:
+        out.append(FaultProblem(("probability", "burst_count"), "drop takes a probability or a burst count, not both",
+                                "keep the burst count", (("probability", None),)))
+    if fault.operator is FaultOperator.SPAT_PHASE_CORRUPT and fault.target_phase is None:
+        out.append(FaultProblem(("target_phase",), "spat_phase_corrupt needs target_phase", "report green",
+                                (("target_phase", "green"),)))
+    if op.requires_sender and fault.sender is None:
+        out.append(FaultProblem(("sender",), f"{op.name} needs a sender to silence", "name the sender",
+                                (("sender", default_sender(fault, spec)),)))
+    return out
+
+
+def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: str | None, cross_group: str | None,
+                   rsu_ids: Sequence[str], vehicle_ids: Collection[str]) -> tuple[ResolvedFault, ...]:
+    """The spec's faults with their senders and signal groups resolved to the scene's ids.
+
+    ``groups``: every signal-group id of the scene (empty when unsignalized);
+    ``ego_group`` / ``cross_group``: the ids ``ego`` and ``cross`` stand for (None when
+    there is none); ``rsu_ids`` in order (the first is the primary sender of ``rsu``);
+    ``vehicle_ids``: every vehicle of the scene (the ego included).
+    Raises InvalidArgument naming ``faults[i].<field>`` for a name not in the scene.
+    """
+    known = set(groups)
+    rsus = tuple(rsu_ids)
+    out = []
+    for i, f in enumerate(spec.faults):
+        def group(name: str | None, path: str, i: int = i) -> str | None:
+            if name in EGO_GROUP_ALIASES:
+                return ego_group
+            if name == CROSS_GROUP:
+                return cross_group
+            if name in known:
+                return name
+            raise InvalidArgument(FieldViolation(
+                f"faults[{i}].{path}", f"signal group {name!r} is not in the scene",
+                f"use 'ego', 'cross' or one of {sorted(known)}" if known else "the scene has no signal groups"))
+
+        sender_ids: tuple[str, ...] = ()
+        sender_id = f.sender
+        if f.sender == RSU_SENDER:
+            sender_ids = rsus
+            sender_id = rsus[0] if rsus else None
+        elif f.sender is not None:
+            if f.sender not in vehicle_ids and f.sender not in rsus:
+                raise InvalidArgument(FieldViolation(
+                    f"faults[{i}].sender", f"{f.sender!r} is no vehicle or RSU of the scene",
+                    f"one of {sorted(set(vehicle_ids) | set(rsus) | {RSU_SENDER})}"))
+            sender_ids = (f.sender,)
+        target = group(f.target_group, "target_group")
+        if f.operator is FaultOperator.MAP_MISASSOCIATION and f.target_group is None:
+            target = cross_group
+        anchor_group = group(f.anchor.group, "anchor.group") if f.anchor.kind is AnchorKind.SIGNAL_EVENT else None
+        start, end = fault_window_s(spec, f)
+        window = (start, end) if math.isfinite(start) else None
+        if f.stream in (Stream.SPAT, Stream.MAP) and sender_id is not None and sender_id not in rsus:
+            sender_id, sender_ids = None, ()
+        out.append(ResolvedFault(fault=f, sender_id=sender_id, sender_ids=sender_ids, target_group_id=target,
+                                 anchor_group_id=anchor_group, nominal_window_s=window))
+    return tuple(out)
+
+
+__all__ = ["RSU_SENDER", "FaultProblem", "default_sender", "operator_field_problems", "resolve_faults"]
