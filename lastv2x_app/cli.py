@@ -240,9 +240,8 @@ def cmd_strap(args: argparse.Namespace) -> int:
     from services.strap.reduce import ReduceParams
 
     path = _Path(args.recording)
-    channel_map = "apollo" if ".record" in path.name else "platform"
-    try:
-        table = ingest(path, channel_map, modules=[args.module] if args.module else None)
+    try:  # the recording's channel map follows its format (services.strap.scene_schema.channel_map_for)
+        table = ingest(path, None, modules=[args.module] if args.module else None)
         reduction = reduce_table(table, ReduceParams(window=args.window))
     except StrapError as exc:
         raise InvalidArgument([FieldViolation("recording", str(exc))]) from None

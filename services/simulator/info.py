@@ -24,7 +24,7 @@ check ``aoi_s`` against their freshness budget), ``EgoInformation.map_aoi_s``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -252,28 +252,45 @@ class GroundTruthSource:
         self._groups: tuple[str, ...] | None = None
 
     def observe(self, snapshot: WorldSnapshot) -> EgoInformation:
-        ids = snapshot.signal_group_ids
-        phase = snapshot.true_phase.tolist()
-        ttc = snapshot.time_to_change_s.tolist()
-        ttg = snapshot.time_to_green_s.tolist()
-        signals = {g: BelievedSignal(phase[k], ttc[k], 0.0, True, ttg[k]) for k, g in enumerate(ids)}
+        signals = ground_truth_signals(snapshot.signal_group_ids, snapshot.true_phase.tolist(),
+                                       snapshot.time_to_change_s.tolist(), snapshot.time_to_green_s.tolist())
         ego = snapshot.ego_index
-        alive = snapshot.alive.tolist()
-        xy = snapshot.xy_m.tolist()
-        v = snapshot.speed_mps.tolist()
-        h = snapshot.heading_rad.tolist()
-        a = snapshot.accel_mps2.tolist()
-        hb = snapshot.hard_brake_event.tolist()
-        tracks: dict[str, Track] = {}
-        events: list[EEBLEvent] = []
-        for i, vid in enumerate(snapshot.vehicle_ids):
-            if i == ego or not alive[i]:
-                continue
-            p = (xy[i][0], xy[i][1])
-            tracks[vid] = Track(vid, p, v[i], h[i], a[i], 0.0, hb[i], False)
-            if hb[i]:
-                events.append(EEBLEvent(vid, p, -a[i], 0.0, False, 0))
-        return EgoInformation(snapshot.t_s, signals, snapshot.ego_group_id, tracks, tuple(events), 0.0)
+        others = [(vid, i) for i, vid in enumerate(snapshot.vehicle_ids) if i != ego]
+        xy = snapshot.xy_m
+        return ground_truth_information(
+            snapshot.t_s, signals, snapshot.ego_group_id, others, xy[:, 0].tolist(), xy[:, 1].tolist(),
+            snapshot.speed_mps.tolist(), snapshot.heading_rad.tolist(), snapshot.accel_mps2.tolist(),
+            snapshot.alive.tolist(), snapshot.hard_brake_event.tolist())
+
+
+def ground_truth_signals(group_ids: Sequence[str], phase: Sequence[int], time_to_change_s: Sequence[float],
+                         time_to_green_s: Sequence[float]) -> dict[str, BelievedSignal]:
+    """Every group's true phase and countdowns, as believed with perfect information (age 0, valid)."""
+    return {g: BelievedSignal(phase[k], time_to_change_s[k], 0.0, True, time_to_green_s[k])
+            for k, g in enumerate(group_ids)}
+
+
+def ground_truth_information(t_s: float, signals: dict[str, BelievedSignal], ego_group_id: str | None,
+                             others: Iterable[tuple[str, int]], x_m: Sequence[float], y_m: Sequence[float],
+                             speed_mps: Sequence[float], heading_rad: Sequence[float], accel_mps2: Sequence[float],
+                             alive: Sequence[bool], hard_brake: Sequence[bool]) -> EgoInformation:
+    """The one ground-truth belief (:class:`GroundTruthSource` and paired execution's fast path).
+
+    ``others``: (vehicle id, index into the per-vehicle lists) of every vehicle but the ego.
+    Each live one becomes a track of age 0 (equipped or not) and, while it brakes hard, an
+    EEBL event; ``signals`` from :func:`ground_truth_signals`; no map age."""
+    tracks: dict[str, Track] = {}
+    events: list[EEBLEvent] = []
+    for vid, i in others:
+        if not alive[i]:
+            continue
+        p = (x_m[i], y_m[i])
+        if hard_brake[i]:
+            tracks[vid] = Track(vid, p, speed_mps[i], heading_rad[i], accel_mps2[i], 0.0, True, False)
+            events.append(EEBLEvent(vid, p, -accel_mps2[i], 0.0, False, 0))
+        else:
+            tracks[vid] = Track(vid, p, speed_mps[i], heading_rad[i], accel_mps2[i], 0.0, False, False)
+    return EgoInformation(t_s, signals, ego_group_id, tracks, tuple(events), 0.0)
 
 
 def ground_truth_factory() -> InformationSource:
@@ -285,5 +302,5 @@ __all__ = [
     "PHASE_GREEN", "PHASE_NAME", "PHASE_RED", "PHASE_UNKNOWN", "BelievedSignal", "DecisionRecord",
     "DivergenceEpisode", "EEBLEvent", "EgoInformation", "GroundTruthSource", "InformationSource",
     "MonitorReport", "MonitoredSource", "SourceFactory", "TraceSink", "Track", "WorldSnapshot",
-    "ground_truth_factory",
+    "ground_truth_factory", "ground_truth_information", "ground_truth_signals",
 ]

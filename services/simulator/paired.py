@@ -38,9 +38,7 @@ from services.simulator.adjudicate import Adjudicator, RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
 from services.simulator.info import (
     BRAKE_FLAG_THRESHOLD_MPS2,
-    BelievedSignal,
     DecisionRecord,
-    EEBLEvent,
     EgoInformation,
     GroundTruthSource,
     InformationSource,
@@ -48,9 +46,10 @@ from services.simulator.info import (
     MonitorReport,
     SourceFactory,
     TraceSink,
-    Track,
     WorldSnapshot,
     ground_truth_factory,
+    ground_truth_information,
+    ground_truth_signals,
 )
 from services.simulator.scalar import ScalarAdjudicator, ScalarTraffic, SignalRows, use_scalar
 from services.simulator.traffic import (
@@ -289,24 +288,10 @@ def _ground_truth(lists: tuple[list, ...], fr: _Frame | _ScalarFrame, b: int, j:
             return info
     signals = cache.get(plan)
     if signals is None:
-        phase, ttc, ttg = lists[0][b], lists[1][b], lists[2][b]
-        signals = cache[plan] = {gid: BelievedSignal(phase[k], ttc[k], 0.0, True, ttg[k])
-                                 for k, gid in enumerate(group_ids)}
-    tracks: dict[str, Track] = {}
-    events: tuple[EEBLEvent, ...] = ()
-    if others:
-        alive, hb = lists[3], lists[4]
-        x, y, v, h, a = fr.x, fr.y, fr.v, fr.heading, fr.a
-        for vid in others:
-            j += 1
-            if alive[j]:
-                p = (x[j], y[j])
-                if hb[j]:
-                    tracks[vid] = Track(vid, p, v[j], h[j], a[j], 0.0, True, False)
-                    events += (EEBLEvent(vid, p, -a[j], 0.0, False, 0),)
-                else:
-                    tracks[vid] = Track(vid, p, v[j], h[j], a[j], 0.0, False, False)
-    info = EgoInformation(t_s, signals, None if g < 0 else group_ids[g], tracks, events, 0.0)
+        signals = cache[plan] = ground_truth_signals(group_ids, lists[0][b], lists[1][b], lists[2][b])
+    info = ground_truth_information(t_s, signals, None if g < 0 else group_ids[g],
+                                   zip(others, range(j + 1, j + 1 + len(others)), strict=True),
+                                   fr.x, fr.y, fr.v, fr.heading, fr.a, lists[3], lists[4])
     if not others:
         cache[(plan, g)] = info
     return info

@@ -26,22 +26,25 @@ from .export import ExportSummary, export_segments
 from .prioritize import METHODS, prioritize
 from .readers import open_recording
 from .reduce import ReduceParams, Reduction, reduce_frames
-from .scene_schema import ChannelMap
+from .scene_schema import ChannelMap, channel_map_for
 from .vectorize import FrameTable, vectorize_recording
 
 
 def ingest(
     path: str | Path,
-    channel_map: ChannelMap | str = "platform",
+    channel_map: ChannelMap | str | None = "platform",
     *,
     modules: Iterable[str] | None = None,
     reference_channel: str | None = None,
     missing: str = "error",
     backend: str = "auto",
 ) -> FrameTable:
-    """Open, align and vectorize one recording (any supported format)."""
+    """Open, align and vectorize one recording (any supported format).
+
+    ``channel_map`` None: the recording's own by its format (:func:`channel_map_for`)."""
     with open_recording(path, backend=backend) as rec:
-        return vectorize_recording(rec, channel_map, modules=modules,
+        cmap = channel_map_for(rec.format) if channel_map is None else channel_map
+        return vectorize_recording(rec, cmap, modules=modules,
                                    reference_channel=reference_channel, missing=missing)
 
 

@@ -231,6 +231,13 @@ def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any],
     return compiled
 
 
+def channel_map_for(recording_format: str) -> str:
+    """The built-in channel map a recording of this format is read with (the one rule):
+    Apollo Cyber records (``cyber``) -> ``apollo``; every other format (the platform's own
+    MCAP traces, MCAP, ROS bags) -> ``platform``."""
+    return "apollo" if recording_format == "cyber" else "platform"
+
+
 @cache
 def load_channel_map(name_or_path: str = "platform") -> ChannelMap:
     """Load ``schemas/channels_<name>.json`` (or a path) against its schema."""

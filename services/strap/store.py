@@ -25,7 +25,7 @@ from .errors import StrapError
 from .pipeline import ingest, reduce_table
 from .readers import open_recording
 from .reduce import ReduceParams, Reduction
-from .scene_schema import load_channel_map
+from .scene_schema import channel_map_for, load_channel_map
 from .vectorize import FrameTable
 
 SUFFIXES = (".mcap", ".bag", ".db3", ".record")
@@ -128,7 +128,7 @@ class StrapStore:
 
     def reduce(self, recording_id: str, module: str, params: ReduceParams) -> tuple[FrameTable, Reduction]:
         info = self.get(recording_id)
-        channel_map = "apollo" if info.format == "cyber" else "platform"
+        channel_map = channel_map_for(info.format)
         known = sorted(load_channel_map(channel_map).modules)
         if module and module not in known:
             raise InvalidArgument(FieldViolation("module", f"unknown module {module!r} for {channel_map} recordings",

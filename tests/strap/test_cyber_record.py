@@ -181,3 +181,18 @@ def test_record_without_index_counts_by_scanning(tmp_path):
     assert rec.channels()[obs].message_count is None
     assert rec.message_counts() == {obs: 5, "/apollo/perception/traffic_light": 0}
     assert np.array_equal([t for _, t, _ in rec], np.arange(5))
+
+
+def test_a_recording_is_read_with_the_channel_map_of_its_format(tmp_path):
+    from services.strap.pipeline import ingest
+    from services.strap.scene_schema import channel_map_for
+
+    assert [channel_map_for(f) for f in ("cyber", "platform_trace", "mcap", "ros2")] == [
+        "apollo", "platform", "platform", "platform"]
+    fdp, channels = _fake_channels()
+    cls = message_classes(fdp)
+    path = tmp_path / "p.record"
+    write_cyber_record(path, channels, [[("/apollo/perception/obstacles", 0, _obstacles(cls, 3))]])
+    auto = ingest(path, None, modules=["perception_obstacle"], missing="none")
+    assert auto.feature_names == ingest(path, "apollo", modules=["perception_obstacle"], missing="none").feature_names
+    assert list(auto.column("vehicle.car")) == [1]
