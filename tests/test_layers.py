@@ -32,8 +32,6 @@ CROSS_SERVICE: dict[tuple[str, str], str] = {
         "the OpenDRIVE parsing limits, as the simulator applies them",
     ("services.grounding.ground", "services.simulator.maps"):
         "grounding places the scenario on the simulator's RoadMap",
-    ("services.grounding.ground", "services.simulator.v2x.messages"):
-        "the equipage rule of the simulator's V2X stack",
     ("services.grounding.ground", "services.llm.roles"):
         "the scene planner in-process when LASTV2X_LLM_TARGET is unset",
     ("services.grounding.ground", "services.llm.planner"):
@@ -70,7 +68,8 @@ CROSS_SERVICE: dict[tuple[str, str], str] = {
 }
 
 # Service modules that may speak gRPC besides every servicer.py and __main__.py (gRPC clients).
-GRPC_CLIENTS = {"services.grounding.remote_planner": "the scene planner over gRPC (LASTV2X_LLM_TARGET)"}
+GRPC_CLIENTS = {"services.grounding.remote_planner": "the scene planner over gRPC (LASTV2X_LLM_TARGET)",
+                "services.search.remote": "the llm, grounding and simulator services over gRPC (search targets)"}
 # Service modules that may import carla (an optional extra, imported on first use).
 CARLA_USERS = {"services.simulator.maps.opendrive": "carla's own OpenDRIVE parser (carla.Map, offline)"}
 

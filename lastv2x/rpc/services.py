@@ -45,7 +45,7 @@ SERVICES: dict[str, ServiceEntry] = {e.name: e for e in (
     ServiceEntry("llm", "services.llm.servicer", 50051, "services.llm.config:LlmConfig"),
     ServiceEntry("grounding", "services.grounding.servicer", 50052, "services.grounding.core:GroundingConfig"),
     ServiceEntry("simulator", "services.simulator.servicer", 50053, "services.simulator.execute:SimulatorLimits"),
-    ServiceEntry("search", "services.search.servicer", 50054),
+    ServiceEntry("search", "services.search.servicer", 50054, "services.search.settings:SearchSettings"),
     ServiceEntry("strap", "services.strap.servicer", 50055, "services.strap.store:StrapConfig"),
 )}
 

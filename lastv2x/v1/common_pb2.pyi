@@ -709,7 +709,7 @@ class CatalogKey(_message.Message):
     def __init__(self, application: _Optional[_Union[Application, str]] = ..., fault_family: _Optional[str] = ..., penetration_band: _Optional[str] = ..., conflict_geometry: _Optional[str] = ...) -> None: ...
 
 class Witness(_message.Message):
-    __slots__ = ("id", "spec", "program", "outcome", "catalog_key", "reduction_steps", "created_unix_s")
+    __slots__ = ("id", "spec", "program", "outcome", "catalog_key", "reduction_steps", "created_unix_s", "campaign_id", "seed", "intent", "found_spec", "certificate", "certificate_complete", "trace_uri", "grounding_json", "replicas")
     ID_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     PROGRAM_FIELD_NUMBER: _ClassVar[int]
@@ -717,6 +717,15 @@ class Witness(_message.Message):
     CATALOG_KEY_FIELD_NUMBER: _ClassVar[int]
     REDUCTION_STEPS_FIELD_NUMBER: _ClassVar[int]
     CREATED_UNIX_S_FIELD_NUMBER: _ClassVar[int]
+    CAMPAIGN_ID_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    INTENT_FIELD_NUMBER: _ClassVar[int]
+    FOUND_SPEC_FIELD_NUMBER: _ClassVar[int]
+    CERTIFICATE_FIELD_NUMBER: _ClassVar[int]
+    CERTIFICATE_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    TRACE_URI_FIELD_NUMBER: _ClassVar[int]
+    GROUNDING_JSON_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
     id: str
     spec: ScenarioSpec
     program: ScenarioProgram
@@ -724,29 +733,106 @@ class Witness(_message.Message):
     catalog_key: CatalogKey
     reduction_steps: int
     created_unix_s: int
-    def __init__(self, id: _Optional[str] = ..., spec: _Optional[_Union[ScenarioSpec, _Mapping]] = ..., program: _Optional[_Union[ScenarioProgram, _Mapping]] = ..., outcome: _Optional[_Union[PairedOutcome, _Mapping]] = ..., catalog_key: _Optional[_Union[CatalogKey, _Mapping]] = ..., reduction_steps: _Optional[int] = ..., created_unix_s: _Optional[int] = ...) -> None: ...
+    campaign_id: str
+    seed: int
+    intent: str
+    found_spec: ScenarioSpec
+    certificate: _containers.RepeatedCompositeFieldContainer[Weakening]
+    certificate_complete: bool
+    trace_uri: str
+    grounding_json: str
+    replicas: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., spec: _Optional[_Union[ScenarioSpec, _Mapping]] = ..., program: _Optional[_Union[ScenarioProgram, _Mapping]] = ..., outcome: _Optional[_Union[PairedOutcome, _Mapping]] = ..., catalog_key: _Optional[_Union[CatalogKey, _Mapping]] = ..., reduction_steps: _Optional[int] = ..., created_unix_s: _Optional[int] = ..., campaign_id: _Optional[str] = ..., seed: _Optional[int] = ..., intent: _Optional[str] = ..., found_spec: _Optional[_Union[ScenarioSpec, _Mapping]] = ..., certificate: _Optional[_Iterable[_Union[Weakening, _Mapping]]] = ..., certificate_complete: _Optional[bool] = ..., trace_uri: _Optional[str] = ..., grounding_json: _Optional[str] = ..., replicas: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Weakening(_message.Message):
+    __slots__ = ("pass_name", "description", "verdict")
+    PASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    pass_name: str
+    description: str
+    verdict: str
+    def __init__(self, pass_name: _Optional[str] = ..., description: _Optional[str] = ..., verdict: _Optional[str] = ...) -> None: ...
 
 class Campaign(_message.Message):
-    __slots__ = ("id", "state", "intents", "seed", "max_candidates_per_scenario", "max_reflection_rounds", "executions", "admitted", "witness_ids")
+    __slots__ = ("id", "state", "intents", "seed", "budget_per_scenario", "reflection_rounds", "executions", "admitted", "witness_ids", "reason", "scenarios", "candidates", "budget_total", "distinct_keys", "created_unix_s", "elapsed_s")
     ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     INTENTS_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
-    MAX_CANDIDATES_PER_SCENARIO_FIELD_NUMBER: _ClassVar[int]
-    MAX_REFLECTION_ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_PER_SCENARIO_FIELD_NUMBER: _ClassVar[int]
+    REFLECTION_ROUNDS_FIELD_NUMBER: _ClassVar[int]
     EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
     ADMITTED_FIELD_NUMBER: _ClassVar[int]
     WITNESS_IDS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SCENARIOS_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    DISTINCT_KEYS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_UNIX_S_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_S_FIELD_NUMBER: _ClassVar[int]
     id: str
     state: CampaignState
     intents: _containers.RepeatedScalarFieldContainer[str]
     seed: int
-    max_candidates_per_scenario: int
-    max_reflection_rounds: int
+    budget_per_scenario: int
+    reflection_rounds: int
     executions: int
     admitted: int
     witness_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[CampaignState, str]] = ..., intents: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., max_candidates_per_scenario: _Optional[int] = ..., max_reflection_rounds: _Optional[int] = ..., executions: _Optional[int] = ..., admitted: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    reason: str
+    scenarios: _containers.RepeatedCompositeFieldContainer[ScenarioProgress]
+    candidates: int
+    budget_total: int
+    distinct_keys: int
+    created_unix_s: float
+    elapsed_s: float
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[CampaignState, str]] = ..., intents: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., budget_per_scenario: _Optional[int] = ..., reflection_rounds: _Optional[int] = ..., executions: _Optional[int] = ..., admitted: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., scenarios: _Optional[_Iterable[_Union[ScenarioProgress, _Mapping]]] = ..., candidates: _Optional[int] = ..., budget_total: _Optional[int] = ..., distinct_keys: _Optional[int] = ..., created_unix_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ...) -> None: ...
+
+class ScenarioProgress(_message.Message):
+    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    INTENT_FIELD_NUMBER: _ClassVar[int]
+    APPLICATION_FIELD_NUMBER: _ClassVar[int]
+    STAGE_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    SHRINK_EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    GATED_FIELD_NUMBER: _ClassVar[int]
+    ADMITTED_EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
+    ADMITTED_INITIALLY_FIELD_NUMBER: _ClassVar[int]
+    REFLECTION_ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    WITNESS_IDS_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    DISTINCT_KEYS_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_KEYS_FIELD_NUMBER: _ClassVar[int]
+    FLAKY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    BEST_MARGIN_FIELD_NUMBER: _ClassVar[int]
+    FIRST_ADMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    source: str
+    intent: str
+    application: Application
+    stage: str
+    candidates: int
+    executions: int
+    shrink_executions: int
+    gated: int
+    admitted_executions: int
+    admitted_initially: bool
+    reflection_rounds: int
+    witness_ids: _containers.RepeatedScalarFieldContainer[str]
+    faults_left: _containers.RepeatedScalarFieldContainer[int]
+    distinct_keys: int
+    duplicate_keys: int
+    flaky: int
+    error: str
+    best_margin: float
+    first_admitted_at: int
+    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ...) -> None: ...
 
 class RecordingChannel(_message.Message):
     __slots__ = ("name", "encoding", "message_count")

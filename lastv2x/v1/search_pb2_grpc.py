@@ -49,10 +49,25 @@ class SearchServiceStub:
                 request_serializer=lastv2x_dot_v1_dot_search__pb2.GetCampaignRequest.SerializeToString,
                 response_deserializer=lastv2x_dot_v1_dot_search__pb2.GetCampaignResponse.FromString,
                 _registered_method=True)
+        self.CancelCampaign = channel.unary_unary(
+                '/lastv2x.v1.SearchService/CancelCampaign',
+                request_serializer=lastv2x_dot_v1_dot_search__pb2.CancelCampaignRequest.SerializeToString,
+                response_deserializer=lastv2x_dot_v1_dot_search__pb2.CancelCampaignResponse.FromString,
+                _registered_method=True)
+        self.ListCampaigns = channel.unary_unary(
+                '/lastv2x.v1.SearchService/ListCampaigns',
+                request_serializer=lastv2x_dot_v1_dot_search__pb2.ListCampaignsRequest.SerializeToString,
+                response_deserializer=lastv2x_dot_v1_dot_search__pb2.ListCampaignsResponse.FromString,
+                _registered_method=True)
         self.ListWitnesses = channel.unary_unary(
                 '/lastv2x.v1.SearchService/ListWitnesses',
                 request_serializer=lastv2x_dot_v1_dot_search__pb2.ListWitnessesRequest.SerializeToString,
                 response_deserializer=lastv2x_dot_v1_dot_search__pb2.ListWitnessesResponse.FromString,
+                _registered_method=True)
+        self.GetWitness = channel.unary_unary(
+                '/lastv2x.v1.SearchService/GetWitness',
+                request_serializer=lastv2x_dot_v1_dot_search__pb2.GetWitnessRequest.SerializeToString,
+                response_deserializer=lastv2x_dot_v1_dot_search__pb2.GetWitnessResponse.FromString,
                 _registered_method=True)
         self.ReplayWitness = channel.unary_unary(
                 '/lastv2x.v1.SearchService/ReplayWitness',
@@ -65,26 +80,51 @@ class SearchServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def StartCampaign(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Validate and queue a campaign; answers at once with its id. Bad input (no intents,
+        an empty intent, a budget out of range, an invalid spec) is INVALID_ARGUMENT naming the field.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def WatchCampaign(self, request, context):
-        """Progress events until the campaign ends.
+        """Progress events from the campaign's first event until it ends (a late watcher gets the history).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetCampaign(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """The campaign's current state; NOT_FOUND for an unknown id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelCampaign(self, request, context):
+        """Stop a campaign between executions. Safe at any moment; witnesses already archived stay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCampaigns(self, request, context):
+        """Campaigns, newest first.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListWitnesses(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Archived witnesses, oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetWitness(self, request, context):
+        """One witness with its 1-minimality certificate; NOT_FOUND for an unknown id.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -114,10 +154,25 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     request_deserializer=lastv2x_dot_v1_dot_search__pb2.GetCampaignRequest.FromString,
                     response_serializer=lastv2x_dot_v1_dot_search__pb2.GetCampaignResponse.SerializeToString,
             ),
+            'CancelCampaign': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelCampaign,
+                    request_deserializer=lastv2x_dot_v1_dot_search__pb2.CancelCampaignRequest.FromString,
+                    response_serializer=lastv2x_dot_v1_dot_search__pb2.CancelCampaignResponse.SerializeToString,
+            ),
+            'ListCampaigns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCampaigns,
+                    request_deserializer=lastv2x_dot_v1_dot_search__pb2.ListCampaignsRequest.FromString,
+                    response_serializer=lastv2x_dot_v1_dot_search__pb2.ListCampaignsResponse.SerializeToString,
+            ),
             'ListWitnesses': grpc.unary_unary_rpc_method_handler(
                     servicer.ListWitnesses,
                     request_deserializer=lastv2x_dot_v1_dot_search__pb2.ListWitnessesRequest.FromString,
                     response_serializer=lastv2x_dot_v1_dot_search__pb2.ListWitnessesResponse.SerializeToString,
+            ),
+            'GetWitness': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetWitness,
+                    request_deserializer=lastv2x_dot_v1_dot_search__pb2.GetWitnessRequest.FromString,
+                    response_serializer=lastv2x_dot_v1_dot_search__pb2.GetWitnessResponse.SerializeToString,
             ),
             'ReplayWitness': grpc.unary_unary_rpc_method_handler(
                     servicer.ReplayWitness,
@@ -217,6 +272,60 @@ class SearchService:
             _registered_method=True)
 
     @staticmethod
+    def CancelCampaign(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lastv2x.v1.SearchService/CancelCampaign',
+            lastv2x_dot_v1_dot_search__pb2.CancelCampaignRequest.SerializeToString,
+            lastv2x_dot_v1_dot_search__pb2.CancelCampaignResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCampaigns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lastv2x.v1.SearchService/ListCampaigns',
+            lastv2x_dot_v1_dot_search__pb2.ListCampaignsRequest.SerializeToString,
+            lastv2x_dot_v1_dot_search__pb2.ListCampaignsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def ListWitnesses(request,
             target,
             options=(),
@@ -233,6 +342,33 @@ class SearchService:
             '/lastv2x.v1.SearchService/ListWitnesses',
             lastv2x_dot_v1_dot_search__pb2.ListWitnessesRequest.SerializeToString,
             lastv2x_dot_v1_dot_search__pb2.ListWitnessesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetWitness(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lastv2x.v1.SearchService/GetWitness',
+            lastv2x_dot_v1_dot_search__pb2.GetWitnessRequest.SerializeToString,
+            lastv2x_dot_v1_dot_search__pb2.GetWitnessResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,7 +48,7 @@ from services.llm.intent_text import (
     rx,
     subject,
 )
-from services.llm.maps import MapView
+from services.llm.maps import MapView, junction_kind_for
 
 
 @dataclass
@@ -95,7 +95,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     junction = geometry.pop("__kind")
     town = geometry.get("town")
     if town is None:
-        pool = maps.candidates(junction, geometry.get("min_approaches", 3))
+        pool = maps.candidates(junction_kind_for(junction, app), geometry.get("min_approaches", 3))
         geometry["town"] = assigner.town(pool)
         p.note(f"map.town {geometry['town']} assigned from seed among {list(pool)}")
     if "speed_mps" not in ego:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lastv2x.core.catalogue import canonical_map_name  # noqa: F401 - re-exported
+from lastv2x.core.catalogue import Application, canonical_map_name  # noqa: F401 - re-exported
 from lastv2x.core.spec import JunctionKind
 
 CARLA_TOWNS = ("Town01", "Town02", "Town03", "Town04", "Town05", "Town06", "Town07", "Town10HD")
@@ -47,6 +47,17 @@ DEFAULT_MAPS: tuple[MapFacts, ...] = (
     _facts("urban_canyon", _J.URBAN_CANYON, _J.SIGNALIZED_4WAY),
     *(_facts(town, _J.SIGNALIZED_4WAY, _J.T_JUNCTION) for town in CARLA_TOWNS),
 )
+
+
+def junction_kind_for(kind: JunctionKind, application: object) -> JunctionKind:
+    """The junction kind a town must offer when the intent leaves the town open: the one asked for;
+    else FCW / EEBL run on any approach, and every other application (or one not known yet) needs a
+    signalized 4-way junction — signal applications need a signal, IMA a straight cross movement on a
+    perpendicular approach and LTA an opposing straight, which a T-junction lacks."""
+    if kind is not JunctionKind.ANY:
+        return kind
+    return JunctionKind.ANY if application in (Application.FCW, Application.EEBL, "FCW", "EEBL") \
+        else JunctionKind.SIGNALIZED_4WAY
 
 
 @dataclass(frozen=True)

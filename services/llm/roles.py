@@ -40,7 +40,7 @@ from services.llm.config import LlmConfig
 from services.llm.errors import MalformedOutput, ParseFailed, RoleFailed
 from services.llm.evidence import EvidenceDigest
 from services.llm.knowledge import KnowledgeNote, load_notes
-from services.llm.maps import MapView
+from services.llm.maps import MapView, junction_kind_for
 from services.llm.planner import ApproachCandidate, ScenePlan, check_candidates, validate_plan
 from services.llm.reflector import Reflection, validate_reflection
 
@@ -133,7 +133,7 @@ class LlmRoles:
             observed.append(Finding("intent.injection", Severity.WARNING,
                                     "the intent contains instructions addressed to the model or code; they were "
                                     "treated as data and only schema-valid output was accepted", ("intent",)))
-        assignment = assigner.preview(self.maps.assignable)
+        assignment = assigner.preview(self.maps.candidates(junction_kind_for(JunctionKind.ANY, None)))
         history: list[AttemptRecord] = []
         notes: list[str] = []
         data: dict[str, Any] | None = None
@@ -192,7 +192,7 @@ class LlmRoles:
                     approaches = int(query.get("min_approaches", 3))
                 except (ValueError, TypeError):
                     return out
-                town = assigner.town(self.maps.candidates(kind, approaches))
+                town = assigner.town(self.maps.candidates(junction_kind_for(kind, out.get("application")), approaches))
                 if town:
                     query["town"] = town
                     notes.append(f"map.town {town} assigned from seed")
@@ -218,6 +218,13 @@ class LlmRoles:
             return [Finding("map_catalogue", Severity.ERROR,
                             f"{facts.name} has no {q.junction_kind.value} junction with {q.min_approaches}+ approaches",
                             ("map.town", "map.junction_kind", "map.min_approaches"), repair)]
+        needed = junction_kind_for(q.junction_kind, spec.application)
+        if not facts.offers(needed, q.min_approaches):
+            fix = assigner.town(self.maps.candidates(needed, q.min_approaches))
+            return [Finding("map_catalogue", Severity.ERROR,
+                            f"{facts.name} has no {needed.value} junction, which {spec.application.value} needs",
+                            ("map.town",), Repair(f"use a map offering {needed.value}", (("map.town", fix),))
+                            if fix else None)]
         return []
 
     # ── role 2: scene planner ─────────────────────────────────────────────

@@ -1,20 +1,181 @@
-"""gRPC servicer of the search service.
+"""gRPC servicer of the search service: parse request -> call ``SearchCore`` -> build reply.
 
-Every RPC answers UNIMPLEMENTED (the generated base class) until its core lands;
-see the open issues.
+The pipeline behind the core is chosen from the settings: with ``llm_target``,
+``grounding_target`` and ``simulator_targets`` set (as the local stack and the
+Kubernetes manifests do) every stage is a gRPC call to its service; with none set,
+the service cores run in this process (one pod does everything: handy for a laptop).
 """
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Iterator
+
 import grpc
 
-from lastv2x.v1 import search_pb2, search_pb2_grpc
+from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.spec import parse_spec
+from lastv2x.rpc.convert import (
+    outcome_json_to_proto,
+    program_to_proto,
+    spec_from_proto,
+    spec_to_proto,
+)
+from lastv2x.v1 import common_pb2, search_pb2, search_pb2_grpc
+from services.search.campaign import Event
+from services.search.core import CampaignView, SearchCore, validate_request
+from services.search.pipeline import InProcessPipeline, Pipeline
+from services.search.settings import SearchSettings
+from services.search.store import WitnessRow
+
+_STATES = {"queued": common_pb2.CAMPAIGN_STATE_QUEUED, "running": common_pb2.CAMPAIGN_STATE_RUNNING,
+           "done": common_pb2.CAMPAIGN_STATE_DONE, "failed": common_pb2.CAMPAIGN_STATE_FAILED,
+           "cancelled": common_pb2.CAMPAIGN_STATE_CANCELLED}
+
+
+def _app(name: str) -> int:
+    return common_pb2.Application.Value(f"APPLICATION_{name}") if name else 0
+
+
+def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
+    req, s = view.request, view.summary
+    msg = common_pb2.Campaign(
+        id=view.id, state=_STATES[view.state], intents=req.get("intents", []), seed=req.get("seed", 0),
+        budget_per_scenario=req.get("budget_per_scenario", 0), reflection_rounds=req.get("reflection_rounds", 0),
+        executions=s.get("executions", 0), admitted=s.get("admitted", 0), witness_ids=s.get("witness_ids", []),
+        reason=view.reason, candidates=s.get("candidates", 0), budget_total=s.get("budget_total", 0),
+        distinct_keys=s.get("distinct_keys", 0), created_unix_s=view.created_unix_s,
+        elapsed_s=s.get("elapsed_s", 0.0))
+    for sc in s.get("scenarios", []):
+        p = msg.scenarios.add(
+            index=sc["index"], source=sc["source"], intent=sc["intent"], application=_app(sc["application"]),
+            stage=sc["stage"], candidates=sc["candidates"], executions=sc["executions"],
+            shrink_executions=sc["shrink_executions"], gated=sc["gated"],
+            admitted_executions=sc["admitted_executions"], reflection_rounds=sc["reflection_rounds"],
+            witness_ids=sc["witness_ids"], faults_left=sc["faults_left"], distinct_keys=len(sc["keys"]),
+            duplicate_keys=sc["duplicate_keys"], flaky=sc["flaky"], error=sc["error"])
+        if sc["admitted_initially"] is not None:
+            p.admitted_initially = sc["admitted_initially"]
+        if sc["best_margin"] is not None and math.isfinite(sc["best_margin"]):
+            p.best_margin = sc["best_margin"]
+        if sc["first_admitted_at"] is not None:
+            p.first_admitted_at = sc["first_admitted_at"]
+    return msg
+
+
+def witness_to_proto(w: WitnessRow) -> common_pb2.Witness:
+    r = w.record
+    key = r["key"]
+    cert = r["certificate"]
+    msg = common_pb2.Witness(
+        id=w.id, spec=spec_to_proto(parse_spec(r["spec"])),
+        program=program_to_proto(ScenarioProgram.model_validate(r["program"])),
+        outcome=outcome_json_to_proto(w.outcome_json, r.get("trace_uri", "")),
+        catalog_key=common_pb2.CatalogKey(application=_app(key["application"]), fault_family=key["fault_family"],
+                                          penetration_band=key["penetration_band"],
+                                          conflict_geometry=key["conflict_geometry"]),
+        reduction_steps=cert["steps"], created_unix_s=int(w.created_unix_s), campaign_id=w.campaign_id,
+        seed=r["seed"], intent=r.get("intent", ""), found_spec=spec_to_proto(parse_spec(r["found_spec"])),
+        certificate_complete=cert["complete"],
+        trace_uri=("file://" + w.trace_path) if w.trace_path else r.get("trace_uri", ""),
+        grounding_json=json.dumps(r.get("grounding")), replicas=r.get("replicas", []))
+    for e in cert["weakenings"]:
+        msg.certificate.add(pass_name=e["pass"], description=e["weakening"], verdict=e["verdict"])
+    return msg
+
+
+def _event(e: Event) -> search_pb2.ProgressEvent:
+    msg = search_pb2.ProgressEvent(kind=e.kind, scenario=e.scenario, candidates_done=e.candidates_done,
+                                   budget_total=e.budget_total, executions_done=e.executions_done,
+                                   admitted=e.admitted)
+    if e.eta_s is not None:
+        msg.eta_s = e.eta_s
+    return msg
 
 
 class SearchServicer(search_pb2_grpc.SearchServiceServicer):
-    pass
+    def __init__(self, core: SearchCore):
+        self._core = core
+
+    def StartCampaign(self, request: search_pb2.StartCampaignRequest, context: grpc.ServicerContext
+                      ) -> search_pb2.StartCampaignResponse:
+        specs = [spec_from_proto(s, f"specs[{i}]") for i, s in enumerate(request.specs)]
+        o = request.options
+        req = validate_request(
+            intents=list(request.intents), specs=specs, seed=request.seed,
+            budget_per_scenario=request.budget_per_scenario,
+            reflection_rounds=o.reflection_rounds if o.HasField("reflection_rounds") else None,
+            in_flight=o.concurrency, gate=not o.disable_gate, stop_at_first_admission=o.stop_at_first_admission,
+            minimize=not o.skip_minimization, settings=self._core.settings)
+        return search_pb2.StartCampaignResponse(campaign=campaign_to_proto(self._core.start(req)))
+
+    def WatchCampaign(self, request: search_pb2.WatchCampaignRequest, context: grpc.ServicerContext
+                      ) -> Iterator[search_pb2.WatchCampaignResponse]:
+        for event, view in self._core.watch(_id(request.campaign_id)):
+            if not context.is_active():
+                return
+            yield search_pb2.WatchCampaignResponse(campaign=campaign_to_proto(view), event=event.message,
+                                                   progress=_event(event))
+
+    def GetCampaign(self, request: search_pb2.GetCampaignRequest, context: grpc.ServicerContext
+                    ) -> search_pb2.GetCampaignResponse:
+        return search_pb2.GetCampaignResponse(campaign=campaign_to_proto(self._core.get(_id(request.campaign_id))))
+
+    def CancelCampaign(self, request: search_pb2.CancelCampaignRequest, context: grpc.ServicerContext
+                       ) -> search_pb2.CancelCampaignResponse:
+        return search_pb2.CancelCampaignResponse(
+            campaign=campaign_to_proto(self._core.cancel(_id(request.campaign_id))))
+
+    def ListCampaigns(self, request: search_pb2.ListCampaignsRequest, context: grpc.ServicerContext
+                      ) -> search_pb2.ListCampaignsResponse:
+        if request.limit < 0:
+            raise InvalidArgument(FieldViolation("limit", "negative limit", "0 = 100"))
+        return search_pb2.ListCampaignsResponse(
+            campaigns=[campaign_to_proto(v) for v in self._core.list(request.limit or 100)])
+
+    def ListWitnesses(self, request: search_pb2.ListWitnessesRequest, context: grpc.ServicerContext
+                      ) -> search_pb2.ListWitnessesResponse:
+        app = common_pb2.Application.Name(request.application).removeprefix("APPLICATION_") \
+            if request.application else ""
+        return search_pb2.ListWitnessesResponse(
+            witnesses=[witness_to_proto(w) for w in self._core.witnesses(request.campaign_id, app)])
+
+    def GetWitness(self, request: search_pb2.GetWitnessRequest, context: grpc.ServicerContext
+                   ) -> search_pb2.GetWitnessResponse:
+        return search_pb2.GetWitnessResponse(
+            witness=witness_to_proto(self._core.witness(_id(request.witness_id, "witness_id"))))
+
+    def ReplayWitness(self, request: search_pb2.ReplayWitnessRequest, context: grpc.ServicerContext
+                      ) -> search_pb2.ReplayWitnessResponse:
+        r = self._core.replay(_id(request.witness_id, "witness_id"))
+        return search_pb2.ReplayWitnessResponse(outcome=outcome_json_to_proto(r.outcome_json), identical=r.identical,
+                                                admitted=r.admitted, archived_outcome_sha256=r.archived_sha256)
 
 
-def register(server: grpc.Server) -> list[str]:
-    search_pb2_grpc.add_SearchServiceServicer_to_server(SearchServicer(), server)
+def _id(value: str, name: str = "campaign_id") -> str:
+    if not value.strip():
+        raise InvalidArgument(FieldViolation(name, "empty id", f"take it from StartCampaign / List{'Witnesses' if 'witness' in name else 'Campaigns'}"))
+    return value.strip()
+
+
+def pipeline_for(settings: SearchSettings) -> Pipeline:
+    """gRPC peers when targets are configured, else the cores in-process."""
+    if settings.llm_target or settings.grounding_target or settings.simulator_targets:
+        from services.search.remote import GrpcPipeline
+
+        return GrpcPipeline(settings.llm_target, settings.grounding_target, settings.simulator_targets,
+                            timeout_s=settings.rpc_timeout_s)
+    return InProcessPipeline(trace_dir=settings.data_dir / "staging")
+
+
+def register(server: grpc.Server, settings: SearchSettings | None = None, core: SearchCore | None = None
+             ) -> list[str]:
+    """Add the search service; ``settings`` are read once in ``main`` (None: the defaults), ``core`` a ready
+    one (tests)."""
+    if core is None:
+        settings = settings or SearchSettings()
+        core = SearchCore(pipeline_for(settings), settings)
+    search_pb2_grpc.add_SearchServiceServicer_to_server(SearchServicer(core), server)
     return [search_pb2.DESCRIPTOR.services_by_name["SearchService"].full_name]

@@ -7,77 +7,28 @@ Only the builtin backend exists; the carla backend needs a CARLA server.
 
 from __future__ import annotations
 
-import hashlib
-import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import grpc
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
-from lastv2x.rpc.convert import dict_to_message, program_from_proto, spec_from_proto
+from lastv2x.rpc.convert import (
+    dict_to_message,
+    outcome_json_to_proto,
+    program_from_proto,
+    spec_from_proto,
+)
 from lastv2x.v1 import common_pb2, simulator_pb2, simulator_pb2_grpc
 from services.simulator.coverage_service import RsuPlacement, coverage_for, grid_values
 from services.simulator.execute import SimulatorLimits, program_for, run_batch, run_one
 from services.simulator.paired import PairedOutcome
 
-_FAILURE_CLASS = {"stale_but_detectable": common_pb2.FAILURE_CLASS_STALE_BUT_DETECTABLE,
-                  "fresh_but_wrong": common_pb2.FAILURE_CLASS_FRESH_BUT_WRONG,
-                  "silent_by_absence": common_pb2.FAILURE_CLASS_SILENT_BY_ABSENCE}
-_STREAM = {"BSM": common_pb2.STREAM_BSM, "SPAT": common_pb2.STREAM_SPAT, "MAP": common_pb2.STREAM_MAP,
-           "EEBL": common_pb2.STREAM_EEBL}
-
-
-def _rollout(d: dict[str, Any]) -> common_pb2.RolloutOutcome:
-    out = common_pb2.RolloutOutcome(failed=d["failed"], stops=d["stops"],
-                                    travel_time_s=d["travel_time_s"] or d["end_t_s"],
-                                    closest_approach_m=d["closest_approach_m"] if d["closest_approach_m"]
-                                    is not None else math.inf)
-    if d.get("pet_s") is not None:
-        out.post_encroachment_time_s = d["pet_s"]
-    for r in d["red_entries"]:
-        out.violations.add(kind="red_entry", t_s=r["t_s"], other_id=r.get("group_id", ""))
-    if d.get("collision"):
-        c = d["collision"]
-        out.violations.add(kind="collision", t_s=c["t_s"], other_id=c["other_id"])
-    return out
-
-
-def _decisions(target: Any, decisions: list[dict[str, Any]], aoi: dict[float, float]) -> None:
-    for dec in decisions:
-        rec = target.add(t_s=dec["t_s"], action=dec["action"], epoch=bool(dec.get("epoch")),
-                         reason=dec.get("reason", ""))
-        if dec["t_s"] in aoi:
-            rec.aoi_s = aoi[dec["t_s"]]
-
 
 def outcome_to_proto(outcome: PairedOutcome, trace_uri: str = "") -> common_pb2.PairedOutcome:
-    d = outcome.to_dict()
-    raw = outcome.to_json_bytes()
-    extra = (d.get("monitor") or {}).get("extra") or {}
-    aoi = {a["t_s"]: a.get("spat_aoi_s") if a.get("spat_aoi_s") is not None else a.get("bsm_aoi_s")
-           for a in extra.get("aoi_at_decisions", []) if (a.get("spat_aoi_s") or a.get("bsm_aoi_s")) is not None}
-    msg = common_pb2.PairedOutcome(admitted=d["admitted"], md=_rollout(d["md"]), gt=_rollout(d["gt"]),
-                                   failure_margin=d["failure_margin"],
-                                   divergence_alarm=bool(extra.get("divergence_alarm", False)),
-                                   outcome_sha256=hashlib.sha256(raw).hexdigest(), trace_uri=trace_uri,
-                                   outcome_json=raw.decode(), seed=d["seed"])
-    _decisions(msg.md_decisions, d["md"]["decisions"], aoi)
-    _decisions(msg.gt_decisions, d["gt"]["decisions"], {})
-    slack = extra.get("hazard_slack") or []
-    for k, ep in enumerate((d.get("monitor") or {}).get("episodes", [])):
-        e = msg.episodes.add(start_s=ep["start_s"], end_s=ep["end_s"] if ep["end_s"] is not None else math.inf,
-                             kind=ep["kind"])
-        if ep.get("stream") in _STREAM:
-            e.stream = _STREAM[ep["stream"]]
-        if k < len(slack) and isinstance(slack[k], int | float):
-            e.hazard_slack_s = slack[k]
-    if d["admitted"] and extra.get("failure_class") in _FAILURE_CLASS:
-        msg.failure_class = _FAILURE_CLASS[extra["failure_class"]]
-    return msg
+    return outcome_json_to_proto(outcome.to_json_bytes(), trace_uri)
 
 
 class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):

@@ -1,0 +1,573 @@
+"""One campaign: for each scenario, parse -> verify -> ground -> paired execute -> admitted, else refine.
+
+Per scenario (an intent or a spec) the runner
+
+1. compiles the intent into a verified spec (parser role; its repair loop runs the verifier);
+2. runs it once (the *initial* execution): admitted here = found before refinement;
+3. searches the specification space (Appendix E): an elite set of the best
+   candidates by (admitted first, then smallest failure margin); parents sampled by
+   rank priority (smaller margin = more descendants); each child moves fault,
+   timing, vehicle or penetration parameters (``mutate.py``) and must pass the
+   verifier gate before it may run (gated children count toward the budget).
+   Dispatch is asynchronous: up to K children are in flight per simulator replica
+   and a new child is chosen as soon as the oldest pending result arrives (no
+   generation barrier). Results are consumed in dispatch order, so a campaign is
+   deterministic for a given seed and K;
+4. when the search stalls (``stall_candidates`` executions in a row without a better
+   margin, and nothing admitted yet) it reflects: the evidence digest of the current
+   root's run goes to the reflector, and the revised prompt re-enters parse -> verify
+   -> ground -> execute under the same admission test (at most ``reflection_rounds``);
+5. for every admitted execution whose catalogue key is new, it shrinks the spec to a
+   1-minimal witness (``shrink.py``), re-checks the witness's admission on another
+   replica (a flip is recorded as flaky, not archived), and archives it with its
+   trace and 1-minimality certificate.
+
+Near misses steer the search (the elite set) but never replace the paired admission
+test: only an admitted execution becomes a witness.
+
+Every state change goes to the campaign's journal (dispatches with the RNG state,
+results, elite snapshots, reflection rounds, witnesses) and every execution to the
+ledger under its idempotent execution id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XError, Unavailable
+from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.rng import Substream, substream
+from lastv2x.core.spec import ScenarioSpec, spec_to_dict
+from lastv2x.core.verifier import VerificationReport, verify
+from services.search.catalog import catalog_key
+from services.search.evidence import evidence_digest
+from services.search.mutate import mutate
+from services.search.pipeline import Execution, ExecutionRequest, Pipeline, execution_id
+from services.search.settings import SearchSettings
+from services.search.shrink import CachedPredicate, Shrinker, Ungroundable, Verdict
+from services.search.store import LedgerRow, Store, WitnessRow
+
+MAX_REDRAWS = 8  # a child already tried in this scenario is redrawn at most this often
+
+
+@dataclass(frozen=True)
+class CampaignRequest:
+    """A validated StartCampaign request (``core.validate_request`` builds it)."""
+
+    intents: tuple[str, ...] = ()
+    specs: tuple[ScenarioSpec, ...] = ()
+    seed: int = 0
+    budget_per_scenario: int = 120  # candidates per scenario, gated and reflected ones included
+    reflection_rounds: int = 5
+    in_flight: int = 4  # K per replica
+    gate: bool = True
+    stop_at_first_admission: bool = False
+    minimize: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["specs"] = [spec_to_dict(s) for s in self.specs]
+        return d
+
+
+@dataclass
+class ScenarioProgress:
+    """What a user sees of one scenario: its stage, counts and results."""
+
+    index: int
+    source: str  # "intents[0]" or "specs[0]"
+    intent: str
+    application: str = ""
+    stage: str = "queued"  # queued, parse, search, reflect, shrink, done, failed, cancelled
+    candidates: int = 0  # budget spent: executed + gated + ungroundable
+    executions: int = 0  # search executions (initial, search, reflection)
+    shrink_executions: int = 0  # delta-debugging and re-check executions
+    gated: int = 0
+    refused: int = 0
+    admitted_executions: int = 0
+    admitted_initially: bool | None = None  # the parsed spec's own run
+    first_admitted_at: int | None = None  # candidate number of the first admission
+    reflection_rounds: int = 0
+    best_margin: float = math.inf
+    witness_ids: list[str] = field(default_factory=list)
+    duplicate_keys: int = 0  # admitted executions whose catalogue key was already archived
+    flaky: int = 0
+    keys: list[str] = field(default_factory=list)  # distinct catalogue keys admitted in this scenario
+    faults_left: list[int] = field(default_factory=list)  # per witness: faults in the 1-minimal spec
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["best_margin"] = None if math.isinf(self.best_margin) else self.best_margin
+        return d
+
+
+@dataclass(frozen=True)
+class Event:
+    """One progress event of a campaign."""
+
+    kind: str  # stage, execution, admitted, witness, reflection, done, failed, cancelled
+    scenario: int  # -1 = the campaign
+    message: str
+    candidates_done: int  # budget spent so far (executed, gated and ungroundable candidates)
+    budget_total: int  # candidates per scenario x scenarios
+    executions_done: int  # paired executions so far, delta debugging and re-checks included
+    admitted: int  # admitted executions so far
+    eta_s: float | None  # estimated seconds to the end of the budget
+
+
+@dataclass
+class _Candidate:
+    spec: ScenarioSpec
+    origin: str  # initial, search, reflection
+    operators: tuple[str, ...] = ()
+    report: VerificationReport | None = None
+    program: ScenarioProgram | None = None
+    execution: Execution | None = None
+    execution_id: str = ""
+    rng_state: dict[str, Any] | None = None  # the search RNG before this child was drawn (journal)
+    future: Future[Execution] | None = None
+
+    @property
+    def priority(self) -> tuple[int, float]:
+        e = self.execution
+        if e is None:
+            return (2, math.inf)
+        return (0 if e.admitted else 1, e.failure_margin)
+
+
+class Cancelled(Exception):
+    pass
+
+
+class CampaignRunner:
+    def __init__(self, campaign_id: str, request: CampaignRequest, pipeline: Pipeline, store: Store,
+                 settings: SearchSettings, emit: Callable[[Event], None], cancel: threading.Event):
+        self.id = campaign_id
+        self.request = request
+        self.pipeline = pipeline
+        self.store = store
+        self.settings = settings
+        self._emit_cb = emit
+        self.cancel = cancel
+        sources = [(f"intents[{i}]", t, None) for i, t in enumerate(request.intents)]
+        sources += [(f"specs[{i}]", s.intent, s) for i, s in enumerate(request.specs)]
+        self._specs: dict[int, ScenarioSpec | None] = {k: s for k, (_, _, s) in enumerate(sources)}
+        self.scenarios = [ScenarioProgress(k, src, text) for k, (src, text, _) in enumerate(sources)]
+        self._ground_cache: dict[str, ScenarioProgram | str] = {}
+        self._started = time.monotonic()
+        self._exec_seconds = 0.0
+        self._exec_count = 0
+
+    # ── bookkeeping ───────────────────────────────────────────────────────
+    @property
+    def budget_total(self) -> int:
+        return self.request.budget_per_scenario * len(self.scenarios)
+
+    @property
+    def executions_done(self) -> int:
+        return sum(s.executions + s.shrink_executions for s in self.scenarios)
+
+    @property
+    def candidates_done(self) -> int:
+        return sum(s.candidates for s in self.scenarios)
+
+    @property
+    def admitted(self) -> int:
+        return sum(s.admitted_executions for s in self.scenarios)
+
+    def summary(self) -> dict[str, Any]:
+        return {"scenarios": [s.to_dict() for s in self.scenarios], "executions": self.executions_done,
+                "candidates": self.candidates_done,
+                "admitted": self.admitted, "budget_total": self.budget_total,
+                "witness_ids": [w for s in self.scenarios for w in s.witness_ids],
+                "distinct_keys": len({k for s in self.scenarios for k in s.keys}),
+                "elapsed_s": round(time.monotonic() - self._started, 3)}
+
+    def _eta(self) -> float | None:
+        spent = self.candidates_done
+        if not self._exec_count or spent == 0:
+            return None
+        left = max(0, self.budget_total - spent)
+        return round(left * self._exec_seconds / self._exec_count, 1)
+
+    def _emit(self, kind: str, scenario: int, message: str) -> None:
+        self._emit_cb(Event(kind, scenario, message, self.candidates_done, self.budget_total, self.executions_done,
+                            self.admitted, self._eta()))
+
+    def _journal(self, kind: str, payload: dict[str, Any]) -> None:
+        self.store.append_journal(self.id, kind, payload)
+
+    def _stage(self, sc: ScenarioProgress, stage: str, message: str = "") -> None:
+        sc.stage = stage
+        self._emit("stage", sc.index, f"{sc.source}: {stage}" + (f" ({message})" if message else ""))
+
+    def _check_cancel(self) -> None:
+        if self.cancel.is_set():
+            raise Cancelled()
+
+    # ── the campaign ──────────────────────────────────────────────────────
+    def run(self) -> tuple[str, str]:
+        """Run every scenario; returns (final state, reason)."""
+        failures: list[str] = []
+        try:
+            for sc in self.scenarios:
+                self._check_cancel()
+                try:
+                    self._scenario(sc)
+                except (InvalidArgument, FailedPrecondition) as exc:
+                    sc.stage, sc.error = "failed", str(exc)
+                    failures.append(f"{sc.source}: {exc}")
+                    self._journal("scenario_failed", {"scenario": sc.index, "reason": str(exc)})
+                    self._emit("failed", sc.index, f"{sc.source}: {exc}")
+        except Cancelled:
+            for sc in self.scenarios:
+                if sc.stage not in ("done", "failed"):
+                    sc.stage = "cancelled"
+            self._journal("cancelled", {})
+            return "cancelled", "cancelled by request"
+        except Unavailable as exc:
+            for sc in self.scenarios:
+                if sc.stage not in ("done", "failed"):
+                    sc.stage, sc.error = "failed", str(exc)
+            self._journal("failed", {"reason": str(exc)})
+            return "failed", str(exc)
+        if failures:
+            return "failed", "; ".join(failures)
+        return "done", ""
+
+    def _scenario(self, sc: ScenarioProgress) -> None:
+        seed = int(substream(self.request.seed, Substream.SEARCH, sc.index).integers(0, 2**62))
+        rng = substream(self.request.seed, Substream.SEARCH, sc.index, 1)
+        prompt = sc.intent
+        self._stage(sc, "parse")
+        given = self._specs[sc.index]
+        if given is None:
+            spec = self.pipeline.parse(prompt, seed, self.id).spec
+        else:
+            spec = given
+        sc.application = spec.application.value
+        self._journal("scenario", {"scenario": sc.index, "seed": seed, "spec": spec_to_dict(spec)})
+        root = self._run_candidates(sc, [_Candidate(spec, "initial")])[0]
+        sc.admitted_initially = bool(root.execution and root.execution.admitted)
+        self._stage(sc, "search", f"initial run {'ADMITTED' if sc.admitted_initially else 'not admitted'}")
+        self._search(sc, root, rng, prompt)
+        sc.stage = "done"
+        self._emit("stage", sc.index, f"{sc.source}: done ({sc.admitted_executions} admitted, "
+                                      f"{len(sc.witness_ids)} witness(es))")
+
+    # ── search ────────────────────────────────────────────────────────────
+    def _search(self, sc: ScenarioProgress, root: _Candidate, rng: np.random.Generator, prompt: str) -> None:
+        budget = self.request.budget_per_scenario
+        elite: list[_Candidate] = [root] if root.execution else []
+        self._journal_elite(sc, elite)
+        tried = {root.spec.model_dump_json()}
+        since_improvement = 0
+        pending: deque[_Candidate] = deque()
+        k = self.request.in_flight * max(1, len(self.pipeline.replicas))
+
+        def done() -> bool:
+            return sc.candidates >= budget or (self.request.stop_at_first_admission and sc.admitted_executions > 0)
+
+        while True:
+            self._check_cancel()
+            # reflect when stalled with nothing admitted (and nothing in flight, so the root is settled)
+            if (not pending and not done() and sc.admitted_executions == 0 and prompt
+                    and since_improvement >= self.settings.stall_candidates
+                    and sc.reflection_rounds < self.request.reflection_rounds):
+                new_root, prompt = self._reflect(sc, root, prompt, rng)
+                since_improvement = 0
+                if new_root is not None:
+                    root = new_root
+                    tried.add(root.spec.model_dump_json())
+                    elite = [root] if root.execution else elite
+                    self._journal_elite(sc, elite)
+                continue
+            # fill the window
+            while len(pending) < k and not done() and elite:
+                child = self._child(elite, rng, tried)
+                if child is None:
+                    break
+                if not self._gate_and_dispatch(sc, child):
+                    continue  # gated or ungroundable: spent budget, nothing in flight
+                pending.append(child)
+            if not pending:
+                if done() or not elite:
+                    return
+                if since_improvement < self.settings.stall_candidates:
+                    since_improvement = self.settings.stall_candidates  # mutants exhausted: reflect if allowed
+                    continue
+                return
+            cand = pending.popleft()
+            self._settle(sc, cand)
+            best = min((c.priority for c in elite), default=(2, math.inf))
+            if cand.execution is not None and not cand.execution.refused:
+                elite.append(cand)
+                elite.sort(key=lambda c: c.priority)
+                del elite[self.settings.elite_size:]
+                self._journal_elite(sc, elite)
+            since_improvement = 0 if cand.priority < best else since_improvement + 1
+            if cand.execution is not None and cand.execution.admitted:
+                self._admitted(sc, cand)
+
+    def _journal_elite(self, sc: ScenarioProgress, elite: list[_Candidate]) -> None:
+        self._journal("elite", {"scenario": sc.index, "members": [
+            {"execution_id": c.execution_id, "priority": list(c.priority)} for c in elite]})
+
+    def _child(self, elite: list[_Candidate], rng: np.random.Generator, tried: set[str]) -> _Candidate | None:
+        """Sample a parent by rank priority (weight elite_size - rank) and mutate it."""
+        weights = np.arange(len(elite), 0, -1, dtype=float)
+        for _ in range(MAX_REDRAWS):
+            state = rng.bit_generator.state
+            parent = elite[int(rng.choice(len(elite), p=weights / weights.sum()))]
+            out = mutate(parent.spec, rng, self.settings.mutations_per_child)
+            if out is None:
+                continue
+            child, ops = out
+            text = child.model_dump_json()
+            if text in tried:
+                continue
+            tried.add(text)
+            return _Candidate(child, "search", ops, rng_state=state)
+        return None
+
+    def _gate_and_dispatch(self, sc: ScenarioProgress, cand: _Candidate) -> bool:
+        """Spend one candidate of the budget; dispatch it unless the gate blocks it. True = in flight."""
+        sc.candidates += 1
+        cand.report = verify(cand.spec)
+        if self.request.gate and not cand.report.ok:
+            sc.gated += 1
+            self._journal("gated", {"scenario": sc.index, "operators": list(cand.operators),
+                                    "checks": sorted({f.check for f in cand.report.findings
+                                                      if f.severity.value == "error"})})
+            return False
+        program = self._ground(cand.spec)
+        if isinstance(program, str):
+            self._journal("ungroundable", {"scenario": sc.index, "reason": program})
+            return False
+        cand.program = program
+        self._dispatch(sc, cand)
+        return True
+
+    def _run_candidates(self, sc: ScenarioProgress, cands: list[_Candidate]) -> list[_Candidate]:
+        """Ground, dispatch and settle candidates that are not gated (initial and reflected roots)."""
+        for c in cands:
+            sc.candidates += 1
+            c.report = verify(c.spec)
+            program = self._ground(c.spec)
+            if isinstance(program, str):
+                raise FailedPrecondition(f"{sc.source}: grounding failed: {program}",
+                                         "name another map or junction kind in the intent")
+            c.program = program
+            self._dispatch(sc, c)
+        for c in cands:
+            self._settle(sc, c)
+            if c.execution is not None and c.execution.admitted:
+                self._admitted(sc, c)
+        return cands
+
+    # ── executions ────────────────────────────────────────────────────────
+    def _ground(self, spec: ScenarioSpec) -> ScenarioProgram | str:
+        text = spec.model_dump_json()
+        if text not in self._ground_cache:
+            try:
+                self._ground_cache[text] = self.pipeline.ground(spec)
+            except (InvalidArgument, FailedPrecondition) as exc:
+                self._ground_cache[text] = str(exc)
+        return self._ground_cache[text]
+
+    def _dispatch(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+        assert cand.program is not None
+        cand.execution_id = execution_id(cand.program, cand.program.seed, self.id)
+        self._journal("dispatch", {"scenario": sc.index, "execution_id": cand.execution_id, "origin": cand.origin,
+                                   "operators": list(cand.operators), "spec": spec_to_dict(cand.spec),
+                                   "rng_state": cand.rng_state})
+        cand.future = self._submit(cand.program, cand.execution_id)
+
+    def _submit(self, program: ScenarioProgram, exec_id: str, **kw: Any) -> Future[Execution]:
+        """Submit unless the ledger already holds this execution id (resume, duplicate)."""
+        row = self.store.get_execution(exec_id)
+        if row is not None and not kw:
+            f: Future[Execution] = Future()
+            f.set_result(Execution(row.program_sha256, row.seed, row.admitted, row.failure_margin,
+                                   row.outcome_json, row.replica, refused=row.refused))
+            return f
+        return self.pipeline.submit(ExecutionRequest(program, program.seed, **kw))
+
+    def _wait(self, future: Future[Execution]) -> Execution:
+        try:
+            return future.result()
+        except LastV2XError:
+            raise
+        except Exception as exc:  # a transport error the adapter did not type
+            raise Unavailable(f"simulator: {exc}") from None
+
+    def _record(self, sc: ScenarioProgress, exec_id: str, purpose: str, e: Execution) -> None:
+        self.store.record_execution(LedgerRow(exec_id, self.id, sc.index, purpose, e.program_sha256, e.seed,
+                                              e.admitted, e.failure_margin, e.refused, e.replica, e.outcome_json))
+        self._exec_count += 1
+        self._exec_seconds += e.wall_time_s
+
+    def _settle(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+        assert cand.future is not None
+        e = self._wait(cand.future)
+        cand.execution = e
+        self._record(sc, cand.execution_id, cand.origin, e)
+        sc.executions += 1
+        if e.refused:
+            sc.refused += 1
+        elif not e.admitted:
+            sc.best_margin = min(sc.best_margin, e.failure_margin)
+        self._journal("result", {"scenario": sc.index, "execution_id": cand.execution_id, "admitted": e.admitted,
+                                 "failure_margin": e.failure_margin, "refused": e.refused})
+        self._emit("execution", sc.index, f"{sc.source}: {cand.origin} run "
+                                          f"{'ADMITTED' if e.admitted else 'refused' if e.refused else 'not admitted'}"
+                                          f" (margin {e.failure_margin:g})")
+
+    # ── admission -> witness ──────────────────────────────────────────────
+    def _admitted(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+        sc.admitted_executions += 1
+        if sc.first_admitted_at is None:
+            sc.first_admitted_at = sc.candidates
+        key = catalog_key(cand.spec)
+        if key.text not in sc.keys:
+            sc.keys.append(key.text)
+        self._emit("admitted", sc.index, f"{sc.source}: admitted failure ({key.text})")
+        self._journal("admitted", {"scenario": sc.index, "execution_id": cand.execution_id, "key": key.to_dict()})
+        if not self.request.minimize:
+            return
+        if self.store.catalogue_witness(key.text) is not None:
+            sc.duplicate_keys += 1
+            self.store.count_in_catalogue(key.text)
+            return
+        self._stage(sc, "shrink", key.text)
+        witness_spec, result = self._shrink(sc, cand.spec)
+        self._archive(sc, cand, witness_spec, result)
+        self._stage(sc, "search")
+
+    def _shrink(self, sc: ScenarioProgress, spec: ScenarioSpec) -> tuple[ScenarioSpec, Any]:
+        def key(s: ScenarioSpec) -> tuple[str, int]:
+            program = self._ground(s)
+            if isinstance(program, str):
+                raise Ungroundable(program)
+            return execution_id(program, program.seed, self.id), program.seed
+
+        def run(s: ScenarioSpec, k: Any) -> Verdict:
+            self._check_cancel()
+            program = self._ground(s)
+            assert not isinstance(program, str)
+            e = self._wait(self._submit(program, k[0]))
+            self._record(sc, k[0], "shrink", e)
+            sc.shrink_executions += 1
+            if e.refused:
+                return Verdict.REFUSED
+            return Verdict.ADMITTED if e.admitted else Verdict.NOT_ADMITTED
+
+        predicate = CachedPredicate(key, run)
+        result = Shrinker(predicate, max_calls=self.settings.shrink_max_calls).run(spec)
+        return result.spec, result
+
+    def _archive(self, sc: ScenarioProgress, found: _Candidate, spec: ScenarioSpec, result: Any) -> None:
+        program = self._ground(spec)
+        assert not isinstance(program, str)
+        exec_id = execution_id(program, program.seed, self.id)
+        archived = self.store.get_execution(exec_id)
+        first = archived or self.store.get_execution(found.execution_id)
+        assert first is not None
+        # re-check on another replica where one exists; this run also writes the trace
+        replicas = self.pipeline.replicas
+        other = (replicas.index(first.replica) + 1) % len(replicas) if first.replica in replicas else 0
+        recheck = self._wait(self.pipeline.submit(ExecutionRequest(
+            program, program.seed, replica=other, write_trace=True, trace_dir=self.store.staging_dir)))
+        sc.shrink_executions += 1
+        self._record(sc, exec_id + ":recheck", "recheck", recheck)
+        admitted_before = archived.admitted if archived else True
+        if recheck.admitted != admitted_before or recheck.refused:
+            sc.flaky += 1
+            self.store.record_flaky(recheck.program_sha256, program.seed, self.id,
+                                    {"spec": spec_to_dict(spec), "first_replica": first.replica,
+                                     "recheck_replica": recheck.replica, "first_admitted": admitted_before,
+                                     "recheck_admitted": recheck.admitted})
+            self._journal("flaky", {"scenario": sc.index, "execution_id": exec_id})
+            self._emit("flaky", sc.index, f"{sc.source}: admission flipped on re-check; recorded as flaky")
+            return
+        key = catalog_key(spec)
+        witness_id = "w-" + hashlib.sha256(f"{program.model_dump_json()}|{program.seed}".encode()).hexdigest()[:16]
+        outcome_json = recheck.outcome_json
+        record = {
+            "witness_id": witness_id, "campaign_id": self.id, "scenario": sc.index, "source": sc.source,
+            "intent": sc.intent, "key": key.to_dict(), "spec": spec_to_dict(spec),
+            "found_spec": spec_to_dict(found.spec), "program": json.loads(program.model_dump_json()),
+            "grounding": json.loads(program.grounding.model_dump_json()) if program.grounding else None,
+            "seed": program.seed, "outcome_sha256": recheck.outcome_sha256,
+            "identical_on_recheck": archived is None or archived.outcome_json == outcome_json,
+            "replicas": [first.replica, recheck.replica], "certificate": result.certificate_dict(),
+            "trace_uri": recheck.trace_uri,
+        }
+        staged = None
+        if recheck.trace_uri.startswith("file://"):
+            from pathlib import Path
+            from urllib.parse import unquote, urlparse
+            staged = Path(unquote(urlparse(recheck.trace_uri).path))
+            staged = staged if staged.parent == self.store.staging_dir.resolve() else None
+        row = WitnessRow(witness_id, self.id, key.text, spec.application.value, time.time(), outcome_json, record, "")
+        if self.store.archive_witness(row, key.to_dict(), staged):
+            sc.witness_ids.append(witness_id)
+            sc.faults_left.append(len(spec.faults))
+            if key.text not in sc.keys:
+                sc.keys.append(key.text)
+            self._journal("witness", {"scenario": sc.index, "witness_id": witness_id, "key": key.to_dict(),
+                                      "steps": result.steps, "complete": result.complete})
+            self._emit("witness", sc.index, f"{sc.source}: witness {witness_id}: {len(spec.faults)} fault(s) left "
+                                            f"after {result.steps} weakening(s), {result.runs} run(s)")
+        else:
+            sc.duplicate_keys += 1
+
+    # ── reflection ────────────────────────────────────────────────────────
+    def _reflect(self, sc: ScenarioProgress, root: _Candidate, prompt: str, rng: np.random.Generator
+                 ) -> tuple[_Candidate | None, str]:
+        sc.reflection_rounds += 1
+        self._stage(sc, "reflect", f"round {sc.reflection_rounds}")
+        report = root.report or verify(root.spec)
+        outcome = root.execution.outcome if root.execution else {}
+        digest = evidence_digest(root.spec, report, outcome)
+        try:
+            reflected = self.pipeline.reflect(prompt, digest, self.id)
+        except (InvalidArgument, FailedPrecondition) as exc:
+            self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "error": str(exc)})
+            return None, prompt
+        self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "prompt": prompt,
+                                     "diagnosis": reflected.diagnosis, "revised_prompt": reflected.revised_prompt,
+                                     "rule_ids": list(reflected.rule_ids)})
+        self._emit("reflection", sc.index, f"{sc.source}: reflection {sc.reflection_rounds}: {reflected.diagnosis}")
+        if reflected.revised_prompt.strip() == prompt.strip() or sc.candidates >= self.request.budget_per_scenario:
+            sc.reflection_rounds = self.request.reflection_rounds  # nothing new to try: stop reflecting
+            return None, prompt
+        seed = int(rng.integers(0, 2**62))
+        try:
+            spec = self.pipeline.parse(reflected.revised_prompt, seed, self.id).spec
+        except (InvalidArgument, FailedPrecondition) as exc:
+            self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "parse_error": str(exc)})
+            return None, reflected.revised_prompt
+        if spec.application.value != sc.application:
+            return None, prompt  # reflection may not change what is tested
+        try:
+            cand = self._run_candidates(sc, [_Candidate(spec, "reflection")])[0]
+        except FailedPrecondition:
+            return None, reflected.revised_prompt
+        self._stage(sc, "search", f"after reflection {sc.reflection_rounds}")
+        return cand, reflected.revised_prompt
+
+
+__all__ = ["CampaignRequest", "CampaignRunner", "Event", "ScenarioProgress"]

@@ -1,0 +1,260 @@
+"""The search service core: campaigns as background jobs, their events, the witness archive.
+
+``SearchCore`` is what the servicer and the in-process CLI call: ``start`` validates a
+request (INVALID_ARGUMENT naming the field, before anything is stored) and queues a
+campaign; at most ``max_campaigns_running`` run at once, each on its own thread;
+``watch`` yields a campaign's events from its first one until it ends (late watchers
+replay the history); ``cancel`` is safe at any moment (the runner stops between
+executions; witnesses already archived stay); ``replay`` re-executes a witness and
+compares outcome bytes with the archived ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lastv2x.core.errors import FailedPrecondition, FieldViolation, InvalidArgument
+from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.spec import ScenarioSpec, parse_spec
+from services.search.campaign import CampaignRequest, CampaignRunner, Event
+from services.search.pipeline import ExecutionRequest, Pipeline
+from services.search.settings import SearchSettings
+from services.search.store import CampaignRow, Store, WitnessRow
+
+TERMINAL = ("done", "failed", "cancelled")
+MAX_IN_FLIGHT = 64
+MAX_INTENT_CHARS = 4000
+
+
+def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpec | dict[str, Any] | str] = (),
+                     seed: int = 0, budget_per_scenario: int = 0, reflection_rounds: int | None = None,
+                     in_flight: int = 0, gate: bool = True, stop_at_first_admission: bool = False,
+                     minimize: bool = True, settings: SearchSettings) -> CampaignRequest:
+    """Build a CampaignRequest or raise InvalidArgument naming every bad field (0 = the default)."""
+    bad: list[FieldViolation] = []
+    if not intents and not specs:
+        bad.append(FieldViolation("intents", "no intents and no specs", "give at least one test intent or spec"))
+    if len(intents) + len(specs) > settings.max_intents:
+        bad.append(FieldViolation("intents", f"{len(intents) + len(specs)} scenarios exceed the cap of "
+                                             f"{settings.max_intents}", "split the campaign"))
+    cleaned = []
+    for i, text in enumerate(intents):
+        t = " ".join(str(text).split())
+        if not t:
+            bad.append(FieldViolation(f"intents[{i}]", "empty intent", "say what to test in a sentence"))
+        elif len(t) > MAX_INTENT_CHARS:
+            bad.append(FieldViolation(f"intents[{i}]", f"{len(t)} characters exceed {MAX_INTENT_CHARS}",
+                                      "shorten the intent"))
+        cleaned.append(t)
+    parsed: list[ScenarioSpec] = []
+    for i, s in enumerate(specs):
+        if isinstance(s, ScenarioSpec):
+            parsed.append(s)
+            continue
+        try:
+            parsed.append(parse_spec(s))
+        except InvalidArgument as exc:
+            bad += [FieldViolation(f"specs[{i}].{v.field}", v.description, v.hint) for v in exc.violations]
+    if isinstance(seed, bool) or not 0 <= seed <= 2**63 - 1:
+        bad.append(FieldViolation("seed", f"{seed} is not in [0, 2^63-1]"))
+    cap = settings.max_candidates_per_scenario
+    if not 0 <= budget_per_scenario <= cap:
+        bad.append(FieldViolation("budget_per_scenario", f"{budget_per_scenario} is outside [1, {cap}]",
+                                  f"0 = the default ({settings.candidates_per_scenario}); at most {cap}"))
+    rounds = settings.reflection_rounds if reflection_rounds is None else reflection_rounds
+    if not 0 <= rounds <= settings.max_reflection_rounds:
+        bad.append(FieldViolation("reflection_rounds", f"{rounds} is outside [0, {settings.max_reflection_rounds}]"))
+    if not 0 <= in_flight <= MAX_IN_FLIGHT:
+        bad.append(FieldViolation("concurrency", f"{in_flight} is outside [1, {MAX_IN_FLIGHT}]",
+                                  f"0 = the default ({settings.in_flight_per_replica} per replica)"))
+    if bad:
+        raise InvalidArgument(bad)
+    return CampaignRequest(tuple(cleaned), tuple(parsed), int(seed),
+                           budget_per_scenario or settings.candidates_per_scenario, rounds,
+                           in_flight or settings.in_flight_per_replica, bool(gate), bool(stop_at_first_admission),
+                           bool(minimize))
+
+
+@dataclass
+class _Live:
+    """A campaign this process runs: its runner, events and watchers."""
+
+    runner: CampaignRunner
+    cancel: threading.Event
+    events: list[Event] = field(default_factory=list)
+    changed: threading.Condition = field(default_factory=threading.Condition)
+    state: str = "queued"
+    reason: str = ""
+    thread: threading.Thread | None = None
+
+
+@dataclass(frozen=True)
+class CampaignView:
+    """A campaign as GetCampaign / ListCampaigns report it."""
+
+    id: str
+    state: str
+    reason: str
+    request: dict[str, Any]
+    summary: dict[str, Any]
+    created_unix_s: float
+
+    @classmethod
+    def from_row(cls, row: CampaignRow) -> CampaignView:
+        return cls(row.id, row.state, row.reason, row.request, row.summary, row.created_unix_s)
+
+
+@dataclass(frozen=True)
+class Replay:
+    witness_id: str
+    admitted: bool
+    identical: bool  # outcome bytes equal the archived ones
+    outcome_json: bytes
+    archived_sha256: str
+    replay_sha256: str
+
+
+class SearchCore:
+    def __init__(self, pipeline: Pipeline, settings: SearchSettings | None = None, store: Store | None = None):
+        self.settings = settings or SearchSettings()
+        self.pipeline = pipeline
+        self.store = store or Store(self.settings.data_dir)
+        self._live: dict[str, _Live] = {}
+        self._lock = threading.Lock()
+        self._slots = threading.Semaphore(self.settings.max_campaigns_running)
+
+    # ── campaigns ─────────────────────────────────────────────────────────
+    def start(self, request: CampaignRequest) -> CampaignView:
+        campaign_id = "c-" + uuid.uuid4().hex[:12]
+        self.store.create_campaign(campaign_id, request.to_dict())
+        cancel = threading.Event()
+        live = _Live(CampaignRunner(campaign_id, request, self.pipeline, self.store, self.settings,
+                                    lambda e: self._publish(campaign_id, e), cancel), cancel)
+        with self._lock:
+            self._live[campaign_id] = live
+        live.thread = threading.Thread(target=self._run, args=(campaign_id,), name=f"campaign-{campaign_id}",
+                                       daemon=True)
+        live.thread.start()
+        return self.get(campaign_id)
+
+    def _run(self, campaign_id: str) -> None:
+        live = self._live[campaign_id]
+        with self._slots:
+            if live.cancel.is_set():
+                self._finish(campaign_id, "cancelled", "cancelled before it started")
+                return
+            self._set_state(campaign_id, "running", "")
+            try:
+                state, reason = live.runner.run()
+            except Exception as exc:  # a bug must not leave the campaign 'running' forever
+                state, reason = "failed", f"internal error: {type(exc).__name__}: {exc}"
+            self._finish(campaign_id, state, reason)
+
+    def _set_state(self, campaign_id: str, state: str, reason: str) -> None:
+        live = self._live[campaign_id]
+        self.store.update_campaign(campaign_id, state=state, reason=reason, summary=live.runner.summary())
+        with live.changed:
+            live.state, live.reason = state, reason
+            live.changed.notify_all()
+
+    def _finish(self, campaign_id: str, state: str, reason: str) -> None:
+        live = self._live[campaign_id]
+        r = live.runner
+        self._publish(campaign_id, Event(state, -1, f"campaign {state}" + (f": {reason}" if reason else ""),
+                                         r.candidates_done, r.budget_total, r.executions_done, r.admitted, 0.0))
+        self._set_state(campaign_id, state, reason)
+
+    def _publish(self, campaign_id: str, event: Event) -> None:
+        live = self._live[campaign_id]
+        if event.kind in ("witness", "admitted", "failed", "reflection"):
+            self.store.update_campaign(campaign_id, summary=live.runner.summary())
+        with live.changed:
+            live.events.append(event)
+            live.changed.notify_all()
+
+    def get(self, campaign_id: str) -> CampaignView:
+        row = self.store.get_campaign(campaign_id)
+        live = self._live.get(campaign_id)
+        view = CampaignView.from_row(row)
+        if live is not None:  # fresher than the row while running
+            view = CampaignView(row.id, live.state, live.reason, row.request, live.runner.summary(),
+                                row.created_unix_s)
+        return view
+
+    def list(self, limit: int = 100) -> list[CampaignView]:
+        return [self.get(r.id) if r.id in self._live else CampaignView.from_row(r)
+                for r in self.store.list_campaigns(limit)]
+
+    def cancel(self, campaign_id: str) -> CampaignView:
+        self.store.get_campaign(campaign_id)  # NotFound for an unknown id
+        live = self._live.get(campaign_id)
+        if live is not None:
+            live.cancel.set()
+        return self.get(campaign_id)
+
+    def watch(self, campaign_id: str, timeout_s: float | None = None) -> Iterator[tuple[Event, CampaignView]]:
+        """Every event of the campaign from the first, then new ones as they happen, until it ends."""
+        row = self.store.get_campaign(campaign_id)
+        live = self._live.get(campaign_id)
+        if live is None:  # ended in an earlier process: one event with its final state
+            view = CampaignView.from_row(row)
+            s = view.summary
+            yield Event(row.state, -1, f"campaign {row.state}", s.get("candidates", 0), s.get("budget_total", 0),
+                        s.get("executions", 0), s.get("admitted", 0), 0.0), view
+            return
+        sent = 0
+        while True:
+            with live.changed:
+                while sent >= len(live.events) and live.state not in TERMINAL:
+                    if not live.changed.wait(timeout_s):
+                        return
+                batch = live.events[sent:]
+                ended = live.state in TERMINAL
+            for e in batch:
+                yield e, self.get(campaign_id)
+            sent += len(batch)
+            if ended and sent >= len(live.events):
+                return
+
+    def wait(self, campaign_id: str, timeout_s: float | None = None) -> CampaignView:
+        live = self._live.get(campaign_id)
+        if live is not None and live.thread is not None:
+            live.thread.join(timeout_s)
+        return self.get(campaign_id)
+
+    # ── witnesses ─────────────────────────────────────────────────────────
+    def witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]:
+        if campaign_id:
+            self.store.get_campaign(campaign_id)
+        return self.store.list_witnesses(campaign_id, application)
+
+    def witness(self, witness_id: str) -> WitnessRow:
+        return self.store.get_witness(witness_id)
+
+    def replay(self, witness_id: str) -> Replay:
+        """Re-execute an archived witness; ``identical`` = the outcome bytes equal the archived ones."""
+        w = self.store.get_witness(witness_id)
+        program = ScenarioProgram.model_validate(w.record["program"])
+        e = self.pipeline.submit(ExecutionRequest(program, int(w.record["seed"]))).result()
+        if e.refused:
+            raise FailedPrecondition(f"witness {witness_id!r} no longer runs: {e.refused}",
+                                     "the simulator's limits or maps changed since it was archived")
+        return Replay(witness_id, e.admitted, e.outcome_json == w.outcome_json, e.outcome_json,
+                      hashlib.sha256(w.outcome_json).hexdigest(), e.outcome_sha256)
+
+    def close(self) -> None:
+        for live in list(self._live.values()):
+            live.cancel.set()
+        for live in list(self._live.values()):
+            if live.thread is not None:
+                live.thread.join(30)
+        self.pipeline.close()
+        self.store.close()
+
+
+__all__ = ["CampaignView", "Replay", "SearchCore", "TERMINAL", "validate_request"]

@@ -1,0 +1,178 @@
+"""The search service's view of the other four services: one small port, two adapters.
+
+A campaign needs five things from the rest of the platform: parse an intent, ground a
+spec, run a paired execution, reflect on an ineffective test, and (for the gate) the
+analytic verifier. The verifier is the shared pure core (``lastv2x.core.verifier``) and
+is called directly; the other four go through :class:`Pipeline`:
+
+- :class:`InProcessPipeline` calls the service cores in this process (the embedded
+  default: ``make run``, ``lastv2x campaign`` without ``--target``, tests);
+- ``services.search.remote.GrpcPipeline`` calls the llm, grounding and simulator
+  services over gRPC and fans executions out over simulator replicas.
+
+Executions are submitted, not called: :meth:`Pipeline.submit` returns a future, so the
+campaign loop keeps K executions in flight per replica. A program the simulator
+refuses (its INVALID_ARGUMENT) is a result (``Execution.refused``), not an error; an
+unreachable simulator raises :class:`~lastv2x.core.errors.Unavailable`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lastv2x.core.errors import InvalidArgument
+from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.spec import ScenarioSpec
+
+if TYPE_CHECKING:
+    from services.grounding.core import GroundingCore
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """An intent compiled into a verified spec by the parser role."""
+
+    spec: ScenarioSpec
+    attempts: int
+    backend: str
+
+
+@dataclass(frozen=True)
+class Reflected:
+    """The reflector's diagnosis of an ineffective test and the prompt to try next."""
+
+    diagnosis: str
+    revised_prompt: str
+    rule_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One paired execution as search sees it: admission, margin and the canonical outcome bytes."""
+
+    program_sha256: str
+    seed: int
+    admitted: bool
+    failure_margin: float  # signal apps: s; conflict apps: m; 1e6 = no qualifying episode
+    outcome_json: bytes = b""  # canonical bytes: identical for the same program and seed
+    replica: str = ""  # which simulator ran it
+    trace_uri: str = ""  # MCAP trace, when one was asked for
+    refused: str = ""  # non-empty: the simulator refused the program (its INVALID_ARGUMENT text)
+    wall_time_s: float = 0.0
+
+    @cached_property
+    def outcome(self) -> dict[str, Any]:
+        return json.loads(self.outcome_json) if self.outcome_json else {}
+
+    @property
+    def outcome_sha256(self) -> str:
+        return hashlib.sha256(self.outcome_json).hexdigest()
+
+
+@dataclass(frozen=True)
+class ExecutionRequest:
+    program: ScenarioProgram
+    seed: int
+    replica: int | None = None  # index into Pipeline.replicas; None = the pipeline's choice
+    write_trace: bool = False
+    trace_dir: Path | None = field(default=None, compare=False)  # in-process only: where traces go
+
+
+class Pipeline(Protocol):
+    """What a campaign needs from the llm, grounding and simulator services."""
+
+    @property
+    def replicas(self) -> tuple[str, ...]: ...
+
+    def parse(self, intent: str, seed: int, campaign: str) -> Parsed: ...
+
+    def ground(self, spec: ScenarioSpec) -> ScenarioProgram: ...
+
+    def submit(self, request: ExecutionRequest) -> Future[Execution]: ...
+
+    def reflect(self, prompt: str, digest: dict[str, Any], campaign: str) -> Reflected: ...
+
+    def close(self) -> None: ...
+
+
+class InProcessPipeline:
+    """The service cores in this process. Executions run on one worker thread (the simulator
+    core is CPU-bound Python; more threads would only contend for the GIL)."""
+
+    def __init__(self, *, grounding_cache_dir: Path | None = None, trace_dir: Path = Path(".lastv2x/traces"),
+                 synthetic_grounding: bool = False):
+        """``synthetic_grounding``: lay every spec on the synthetic straight crossing
+        (``lastv2x.core.synthetic``) instead of retrieving a junction from the map catalogue —
+        the reference scenes of the benchmarks, and fast tests."""
+        from services.grounding.core import GroundingConfig, GroundingCore
+        from services.llm.config import LlmConfig
+        from services.llm.roles import LlmRoles
+
+        self._roles = LlmRoles(config=LlmConfig.from_env())
+        self._grounding: GroundingCore | None = None
+        if not synthetic_grounding:
+            self._grounding = GroundingCore(GroundingConfig.from_env() if grounding_cache_dir is None
+                                            else GroundingConfig(cache_dir=grounding_cache_dir))
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search-exec")
+        self._ground_lock = threading.Lock()
+        self._trace_dir = trace_dir
+
+    @property
+    def replicas(self) -> tuple[str, ...]:
+        return ("in-process",)
+
+    def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
+        result = self._roles.parse_intent(intent, seed, campaign=campaign)
+        return Parsed(result.spec, result.attempts_used, result.backend)
+
+    def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
+        if self._grounding is None:
+            from lastv2x.core.synthetic import program_from_spec_on_straight_roads
+
+            return program_from_spec_on_straight_roads(spec)
+        with self._ground_lock:
+            return self._grounding.ground(spec)
+
+    def submit(self, request: ExecutionRequest) -> Future[Execution]:
+        return self._pool.submit(self._execute, request)
+
+    def _execute(self, request: ExecutionRequest) -> Execution:
+        import time
+
+        from services.simulator.execute import SimulatorLimits, run_one
+        from services.simulator.paired import program_sha256
+
+        limits = SimulatorLimits(trace_dir=request.trace_dir or self._trace_dir)
+        start = time.perf_counter()
+        try:
+            outcome, uri = run_one(request.program, request.seed, limits, write_trace=request.write_trace)
+        except InvalidArgument as exc:
+            return Execution(program_sha256(request.program), request.seed, False, 1e6, refused=str(exc),
+                             replica=self.replicas[0])
+        return Execution(outcome.program_sha256, outcome.seed, outcome.admitted, outcome.failure_margin,
+                         outcome.to_json_bytes(), self.replicas[0], uri, wall_time_s=time.perf_counter() - start)
+
+    def reflect(self, prompt: str, digest: dict[str, Any], campaign: str) -> Reflected:
+        r = self._roles.reflect(prompt, digest, campaign=campaign)
+        return Reflected(r.diagnosis, r.revised_prompt, tuple(r.rule_ids))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def execution_id(program: ScenarioProgram, seed: int, campaign_id: str) -> str:
+    """hash(canonical program, seed, campaign): the ledger's idempotency key."""
+    h = hashlib.sha256()
+    h.update(program.model_dump_json().encode())
+    h.update(f"|{int(seed)}|{campaign_id}".encode())
+    return h.hexdigest()[:32]
+
+
+__all__ = ["Execution", "ExecutionRequest", "InProcessPipeline", "Parsed", "Pipeline", "Reflected", "execution_id"]

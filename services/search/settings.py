@@ -1,0 +1,98 @@
+"""Search settings: every knob of a campaign, with its unit, default and source.
+
+One frozen dataclass, read once (``SearchSettings.from_env``) and passed down; each
+field's metadata carries its unit and where the default comes from (LAST-V2X
+Appendix E for the search constants), and a test enforces that every field has both.
+A campaign request may lower the per-scenario budget, the reflection rounds and the
+concurrency; it may never exceed the caps here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+
+def _param(default: Any, unit: str, source: str) -> Any:
+    return field(default=default, metadata={"unit": unit, "source": source})
+
+
+ENV_PREFIX = "LASTV2X_SEARCH_"
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    elite_size: int = _param(8, "scenarios", "LAST-V2X Appendix E, Table 7: elite set of eight")
+    candidates_per_scenario: int = _param(
+        120, "candidates", "LAST-V2X Appendix E: up to 120 candidates per scenario, gated mutants included")
+    max_candidates_per_scenario: int = _param(
+        2000, "candidates", "cap on a request's budget: keeps one campaign from holding the simulators for hours")
+    reflection_rounds: int = _param(5, "rounds", "LAST-V2X Appendix E: up to five LLM-reflection rounds per scenario")
+    max_reflection_rounds: int = _param(10, "rounds", "cap on a request's reflection rounds")
+    stall_candidates: int = _param(
+        16, "candidates",
+        "reflect when this many executed candidates in a row did not improve the best failure margin; "
+        "chosen so that five rounds fit in the paper's 120-candidate budget")
+    mutations_per_child: int = _param(2, "operators", "at most this many mutation operators per child (1..n, uniform)")
+    in_flight_per_replica: int = _param(
+        4, "executions", "K: executions in flight per simulator replica (asynchronous dispatch, no generation barrier)")
+    max_intents: int = _param(64, "scenarios", "cap on intents + specs in one campaign request")
+    max_campaigns_running: int = _param(4, "campaigns", "campaigns executed at once by one search replica")
+    shrink_max_calls: int = _param(
+        200, "predicate calls", "stall budget of delta debugging per witness (the result is 1-minimal only if "
+        "it finishes below it; the certificate says which)")
+    gate: bool = _param(True, "-", "LAST-V2X §2.5: every mutant passes the analytic verifier before it may run; "
+                        "off only for the ablation")
+    data_dir: Path = _param(Path(".lastv2x/search"), "-",
+                            "one directory: SQLite (WAL) database, witness traces written to a temp name then renamed")
+    llm_target: str = _param("", "host:port", "LlmService (ParseIntent, Reflect); empty = the llm core in-process")
+    grounding_target: str = _param("", "host:port", "GroundingService (Ground); empty = the grounding core in-process")
+    simulator_targets: str = _param(
+        "", "host:port,...", "SimulatorService replicas, comma-separated, or one dns:/// name resolved with "
+        "round_robin (a headless Service); empty = the simulator core in-process")
+    rpc_timeout_s: int = _param(120, "s", "deadline of each call to another service; an execution past it is "
+                                "UNAVAILABLE and fails the campaign with the reason")
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+                raise ValueError(f"{ENV_PREFIX}{f.name.upper()} must be >= 1, got {value}")
+        if self.candidates_per_scenario > self.max_candidates_per_scenario:
+            raise ValueError("candidates_per_scenario exceeds max_candidates_per_scenario")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> SearchSettings:
+        """``LASTV2X_SEARCH_<FIELD>`` variables (e.g. ``LASTV2X_SEARCH_DATA_DIR``), then ``overrides``."""
+        env = os.environ if env is None else env
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(ENV_PREFIX + f.name.upper())
+            if raw is None:
+                continue
+            default = f.default
+            if isinstance(default, bool):
+                kwargs[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, int):
+                kwargs[f.name] = int(raw)
+            elif isinstance(default, Path):
+                kwargs[f.name] = Path(raw)
+            else:
+                kwargs[f.name] = raw
+        kwargs.update(overrides)
+        return cls(**kwargs)
+
+    def with_(self, **changes: Any) -> SearchSettings:
+        return replace(self, **changes)
+
+
+def settings_table() -> list[tuple[str, str, str, str]]:
+    """(variable, default, unit, source) rows for the README."""
+    return [(ENV_PREFIX + f.name.upper(), str(f.default), f.metadata["unit"], f.metadata["source"])
+            for f in fields(SearchSettings)]
+
+
+__all__ = ["ENV_PREFIX", "SearchSettings", "settings_table"]

@@ -1,0 +1,440 @@
+"""Delta debugging to a 1-minimal witness, written the way Hypothesis writes its shrinker.
+
+The problem: an admitted spec usually carries more than its failure needs — extra
+faults, magnitudes larger than necessary, windows longer than the decision needs,
+agent behaviours that do not matter. A *witness* should carry only what is causal:
+no single weakening (remove a fault, halve its magnitude, shorten its window, drop an
+agent's optional behaviour) may keep the paired admission. That is 1-minimality
+(LAST-V2X §2.5).
+
+The design, after Hypothesis's ``internal/conjecture/shrinker.py``:
+
+* **A total order on specs** (:func:`spec_order`): fewer faults < weaker faults <
+  shorter windows < fewer agent behaviours, ties broken by the canonical JSON. A
+  candidate is tried only when it is *strictly smaller* than the current spec, so the
+  search cannot cycle and always terminates.
+* **One cached predicate** (:class:`CachedPredicate`): "does the paired run admit?".
+  The cache is keyed by what the simulator would run — ``(program sha, seed)`` in the
+  campaign — so two specs that ground to the same program share one execution and no
+  (program, seed) is ever executed twice.
+* **Passes are objects with counters** (:class:`ShrinkPass`): each yields the
+  weakenings of the current spec it knows. A sweep runs the passes, most useful first
+  (re-ordered by accepted weakenings, as Hypothesis re-orders its passes); a pass
+  that succeeds keeps going on the new spec. Sweeps repeat to a fixed point: a full
+  sweep that accepts nothing.
+* **Coarse first, then fine**: the weakenings of the paper (remove, halve, shorten)
+  plus dropping an agent behaviour are the *basic* passes and define 1-minimality;
+  after them, binary search on the numeric fields (magnitude, window length) finds
+  the smallest value that still admits in a few calls, where repeated halving would
+  stop at the first failing power of two.
+* **A certificate**: when the fixed point is reached, every basic weakening of the
+  final spec has been tried against it; the certificate lists each with its verdict
+  (from the cache, no extra run). A shrink stopped by its call budget says so
+  (``complete = False``): the result is then smaller, but not proven 1-minimal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from lastv2x.core.catalogue import FAULT_OPERATORS
+from lastv2x.core.errors import InvalidArgument
+from lastv2x.core.spec import BehaviourKind, Fault, ScenarioSpec, parse_spec, spec_to_dict
+from lastv2x.core.timeline import fault_window_s
+
+MIN_WINDOW_S = 0.1  # shortest window a shrink produces
+BISECT_PROBES = 4  # binary-search probes per numeric field and visit
+
+
+class Verdict(StrEnum):
+    ADMITTED = "admitted"  # the message-driven ego fails, its ground-truth twin stays safe
+    NOT_ADMITTED = "not_admitted"
+    REFUSED = "refused"  # the simulator refused the program (e.g. a magnitude out of range)
+    UNGROUNDABLE = "ungroundable"  # grounding found no place for the spec
+    INVALID = "invalid"  # the weakened spec fails the schema (never sent anywhere)
+
+
+# ── the total order ───────────────────────────────────────────────────────
+def fault_strength(fault: Fault) -> float:
+    """How hard a fault pushes, in [0, 1]: magnitude over the operator's largest, drop probability,
+    burst length over its cap; 1 for operators without a magnitude (freeze, phase corruption, ...)."""
+    info = FAULT_OPERATORS[fault.operator.value]
+    if info.magnitude_range is not None and fault.magnitude is not None:
+        lo, hi = info.magnitude_range
+        return min(1.0, abs(fault.magnitude) / max(abs(lo), abs(hi)))
+    if fault.operator.value == "drop":
+        if fault.probability is not None:
+            return float(fault.probability)
+        if fault.burst_count is not None:
+            return fault.burst_count / 10000.0
+    return 1.0
+
+
+def window_length_s(spec: ScenarioSpec, fault: Fault) -> float:
+    """Active seconds of a fault (0 when its anchor never happens)."""
+    start, end = fault_window_s(spec, fault)
+    return max(0.0, end - start) if math.isfinite(start) else 0.0
+
+
+def spec_order(spec: ScenarioSpec) -> tuple[Any, ...]:
+    """The total order of candidate specs: smaller = simpler witness."""
+    return (len(spec.faults),
+            round(sum(fault_strength(f) for f in spec.faults), 9),
+            round(sum(window_length_s(spec, f) for f in spec.faults), 6),
+            sum(a.behaviour.kind is not BehaviourKind.NONE for a in spec.agents),
+            spec.model_dump_json())
+
+
+# ── the cached predicate ──────────────────────────────────────────────────
+class CachedPredicate:
+    """``spec -> Verdict``, cached by ``key(spec)``.
+
+    ``key`` says what would run (the campaign grounds the spec and returns
+    ``(program sha, seed)``; raising :class:`Ungroundable` means there is nothing to
+    run); ``run`` executes it. ``run`` is called at most once per key.
+    """
+
+    def __init__(self, key: Callable[[ScenarioSpec], Hashable], run: Callable[[ScenarioSpec, Hashable], Verdict]):
+        self._key = key
+        self._run = run
+        self._cache: dict[Hashable, Verdict] = {}
+        self._by_spec: dict[str, Verdict] = {}
+        self.calls = 0  # predicate evaluations asked for
+        self.hits = 0  # answered from the cache
+        self.runs = 0  # executions started
+
+    def __call__(self, spec: ScenarioSpec) -> Verdict:
+        self.calls += 1
+        text = spec.model_dump_json()
+        if text in self._by_spec:
+            self.hits += 1
+            return self._by_spec[text]
+        try:
+            key = self._key(spec)
+        except Ungroundable:
+            self._by_spec[text] = Verdict.UNGROUNDABLE
+            return Verdict.UNGROUNDABLE
+        if key in self._cache:
+            self.hits += 1
+            verdict = self._cache[key]
+        else:
+            self.runs += 1
+            verdict = self._cache[key] = self._run(spec, key)
+        self._by_spec[text] = verdict
+        return verdict
+
+    def known(self, spec: ScenarioSpec) -> Verdict | None:
+        """The verdict if this spec was already evaluated (no call counted)."""
+        return self._by_spec.get(spec.model_dump_json())
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.calls if self.calls else 0.0
+
+
+class Ungroundable(Exception):
+    """Raised by a predicate's key function when the spec cannot be grounded."""
+
+
+# ── passes ────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class Weakening:
+    pass_name: str
+    description: str
+    spec: ScenarioSpec
+
+
+def _with(spec: ScenarioSpec, edit: Callable[[dict[str, Any]], None]) -> ScenarioSpec | None:
+    d = spec_to_dict(spec)
+    edit(d)
+    try:
+        return parse_spec(d)
+    except InvalidArgument:
+        return None
+
+
+def _remove_fault(spec: ScenarioSpec) -> Iterator[Weakening]:
+    for i, f in enumerate(spec.faults):
+        out = _with(spec, lambda d, i=i: d["faults"].pop(i))
+        if out is not None:
+            yield Weakening("remove_fault", f"remove faults[{i}] ({f.name}: {f.operator.value} on {f.stream.value})", out)
+
+
+def _magnitude_field(fault: Fault) -> tuple[str, float, float] | None:
+    """(field, current value, weakest legal value) of a fault's strength knob."""
+    info = FAULT_OPERATORS[fault.operator.value]
+    if info.magnitude_range is not None and fault.magnitude is not None:
+        lo, _hi = info.magnitude_range
+        floor = lo if lo > 0 else 0.05  # signed operators: the smallest |magnitude| worth sending
+        return "magnitude", fault.magnitude, math.copysign(floor, fault.magnitude)
+    if fault.operator.value == "drop" and fault.probability is not None:
+        return "probability", fault.probability, 0.01
+    if fault.operator.value == "drop" and fault.burst_count is not None:
+        return "burst_count", float(fault.burst_count), 1.0
+    return None
+
+
+def _set_field(spec: ScenarioSpec, i: int, name: str, value: float) -> ScenarioSpec | None:
+    v: float | int = int(round(value)) if name == "burst_count" else round(value, 4)
+
+    def edit(d: dict[str, Any]) -> None:
+        d["faults"][i][name] = v
+    return _with(spec, edit)
+
+
+def _halve_magnitude(spec: ScenarioSpec) -> Iterator[Weakening]:
+    for i, f in enumerate(spec.faults):
+        knob = _magnitude_field(f)
+        if knob is None:
+            continue
+        name, cur, floor = knob
+        new = cur / 2.0
+        if abs(new) < abs(floor):
+            new = floor
+        if abs(new) >= abs(cur) - 1e-9:
+            continue
+        out = _set_field(spec, i, name, new)
+        if out is not None:
+            yield Weakening("halve_magnitude", f"halve faults[{i}].{name} ({cur:g} -> {new:g})", out)
+
+
+def _set_duration(spec: ScenarioSpec, i: int, duration_s: float) -> ScenarioSpec | None:
+    def edit(d: dict[str, Any]) -> None:
+        d["faults"][i]["duration_s"] = round(duration_s, 3)
+    return _with(spec, edit)
+
+
+def _shorten_window(spec: ScenarioSpec) -> Iterator[Weakening]:
+    for i, f in enumerate(spec.faults):
+        length = window_length_s(spec, f)
+        new = max(MIN_WINDOW_S, length / 2.0)
+        if length <= 0.0 or new >= length - 1e-9:
+            continue
+        out = _set_duration(spec, i, new)
+        if out is not None:
+            yield Weakening("shorten_window", f"shorten faults[{i}] window ({length:.3g} s -> {new:.3g} s)", out)
+
+
+def _drop_behaviour(spec: ScenarioSpec) -> Iterator[Weakening]:
+    for j, a in enumerate(spec.agents):
+        if a.behaviour.kind is BehaviourKind.NONE:
+            continue
+
+        def edit(d: dict[str, Any], j: int = j) -> None:
+            d["agents"][j]["behaviour"] = {"kind": "none", "at_time_s": None, "decel_mps2": 6.0}
+        out = _with(spec, edit)
+        if out is not None:
+            yield Weakening("drop_behaviour", f"drop agents[{j}] ({a.id}) behaviour {a.behaviour.kind.value}", out)
+
+
+Generator = Callable[[ScenarioSpec], Iterator[Weakening]]
+
+
+@dataclass
+class ShrinkPass:
+    """One kind of weakening, with the counters Hypothesis keeps per pass."""
+
+    name: str
+    generate: Generator | None = None  # basic passes: the weakenings of a spec
+    basic: bool = True  # part of the 1-minimality definition (and of the certificate)
+    tried: int = 0  # candidates evaluated
+    accepted: int = 0  # candidates that kept the admission
+    runs: int = 0  # of those evaluations, how many executed (cache misses)
+
+    def stats(self) -> dict[str, int | str]:
+        return {"pass": self.name, "tried": self.tried, "accepted": self.accepted, "runs": self.runs}
+
+
+BASIC_PASSES: tuple[tuple[str, Generator], ...] = (
+    ("remove_fault", _remove_fault), ("halve_magnitude", _halve_magnitude),
+    ("shorten_window", _shorten_window), ("drop_behaviour", _drop_behaviour))
+
+
+def single_weakenings(spec: ScenarioSpec) -> Iterator[Weakening]:
+    """Every basic weakening of ``spec`` that is strictly smaller (what 1-minimality quantifies over)."""
+    key = spec_order(spec)
+    for _name, gen in BASIC_PASSES:
+        for w in gen(spec):
+            if spec_order(w.spec) < key:
+                yield w
+
+
+# Binary-search knobs: (fault index, current value, weakest legal value) and how to set a value.
+Knobs = Callable[[ScenarioSpec], list[tuple[int, float, float]]]
+Build = Callable[[ScenarioSpec, int, float], "ScenarioSpec | None"]
+
+
+def _magnitude_knobs(spec: ScenarioSpec) -> list[tuple[int, float, float]]:
+    out = []
+    for i, f in enumerate(spec.faults):
+        knob = _magnitude_field(f)
+        if knob is not None:
+            out.append((i, knob[1], knob[2]))
+    return out
+
+
+def _set_magnitude(spec: ScenarioSpec, i: int, value: float) -> ScenarioSpec | None:
+    knob = _magnitude_field(spec.faults[i])
+    return None if knob is None else _set_field(spec, i, knob[0], value)
+
+
+def _window_knobs(spec: ScenarioSpec) -> list[tuple[int, float, float]]:
+    return [(i, window_length_s(spec, f), MIN_WINDOW_S) for i, f in enumerate(spec.faults)
+            if window_length_s(spec, f) > MIN_WINDOW_S]
+
+
+BISECT_PASSES: tuple[tuple[str, Knobs, Build], ...] = (
+    ("bisect_magnitude", _magnitude_knobs, _set_magnitude), ("bisect_window", _window_knobs, _set_duration))
+
+
+# ── the shrinker ─────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class CertificateEntry:
+    """One single weakening of the witness and what the paired run said of it."""
+
+    pass_name: str
+    description: str
+    verdict: Verdict | None  # None: not tried (the shrink ran out of budget)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"pass": self.pass_name, "weakening": self.description,
+                "verdict": self.verdict.value if self.verdict else "untried"}
+
+
+@dataclass(frozen=True)
+class ShrinkResult:
+    spec: ScenarioSpec
+    steps: int  # accepted weakenings
+    complete: bool  # True: every single weakening of `spec` was tried and lost the admission (1-minimal)
+    certificate: tuple[CertificateEntry, ...]
+    calls: int  # predicate calls
+    runs: int  # executions (cache misses)
+    hits: int  # calls answered from the cache
+    passes: tuple[dict[str, int | str], ...] = field(default=())
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.calls if self.calls else 0.0
+
+    def certificate_dict(self) -> dict[str, Any]:
+        return {"complete": self.complete, "steps": self.steps, "predicate_calls": self.calls,
+                "executions": self.runs, "cache_hits": self.hits, "passes": list(self.passes),
+                "weakenings": [e.to_dict() for e in self.certificate]}
+
+
+class Shrinker:
+    """Minimize an admitted spec under ``predicate`` (see the module docstring)."""
+
+    def __init__(self, predicate: CachedPredicate, *, max_calls: int = 200, bisect: bool = True):
+        self.predicate = predicate
+        self.max_calls = max_calls
+        self.passes = [ShrinkPass(n, g) for n, g in BASIC_PASSES]
+        self._bisect_specs = {name: (knobs, build) for name, knobs, build in BISECT_PASSES} if bisect else {}
+        self.passes += [ShrinkPass(name, basic=False) for name in self._bisect_specs]
+        self.steps = 0
+        self._calls0 = predicate.calls
+        self._runs0 = predicate.runs
+        self._hits0 = predicate.hits
+
+    @property
+    def _out_of_budget(self) -> bool:
+        return self.predicate.calls - self._calls0 >= self.max_calls
+
+    def _try(self, p: ShrinkPass, current: ScenarioSpec, candidate: ScenarioSpec) -> bool:
+        """Evaluate a strictly smaller candidate; True when it keeps the admission."""
+        if not spec_order(candidate) < spec_order(current):
+            return False
+        runs = self.predicate.runs
+        verdict = self.predicate(candidate)
+        p.tried += 1
+        p.runs += self.predicate.runs - runs
+        if verdict is Verdict.ADMITTED:
+            p.accepted += 1
+            self.steps += 1
+            return True
+        return False
+
+    def _run_basic(self, p: ShrinkPass, spec: ScenarioSpec) -> ScenarioSpec:
+        assert p.generate is not None
+        progress = True
+        while progress and not self._out_of_budget:
+            progress = False
+            for w in p.generate(spec):
+                if self._out_of_budget:
+                    break
+                if self._try(p, spec, w.spec):
+                    spec, progress = w.spec, True
+                    break  # regenerate against the smaller spec
+        return spec
+
+    def _run_bisect(self, p: ShrinkPass, spec: ScenarioSpec) -> ScenarioSpec:
+        """Per knob: binary search between the weakest legal value and the admitted one."""
+        knobs, build = self._bisect_specs[p.name]
+        for i, hi, lo in knobs(spec):
+            for _ in range(BISECT_PROBES):
+                if self._out_of_budget or abs(hi - lo) <= max(0.05 * abs(hi), 1e-3):
+                    break
+                mid = (hi + lo) / 2.0
+                cand = build(spec, i, mid)
+                if cand is None:
+                    break
+                if self._try(p, spec, cand):
+                    spec, hi = cand, mid
+                else:
+                    lo = mid
+        return spec
+
+    def run(self, spec: ScenarioSpec) -> ShrinkResult:
+        """Shrink an admitted ``spec`` to a fixed point (or until the call budget is spent)."""
+        current = spec
+        while not self._out_of_budget:
+            before = current
+            for p in sorted(self.passes, key=lambda q: -q.accepted):  # most useful first; stable
+                current = self._run_basic(p, current) if p.basic else self._run_bisect(p, current)
+            if current == before:
+                break
+        certificate = tuple(CertificateEntry(w.pass_name, w.description, self.predicate.known(w.spec))
+                            for w in single_weakenings(current))
+        complete = all(e.verdict not in (None, Verdict.ADMITTED) for e in certificate)
+        return ShrinkResult(current, self.steps, complete, certificate,
+                            self.predicate.calls - self._calls0, self.predicate.runs - self._runs0,
+                            self.predicate.hits - self._hits0, tuple(p.stats() for p in self.passes))
+
+
+def greedy_minimize(spec: ScenarioSpec, admits: Callable[[ScenarioSpec], bool], max_calls: int = 1000
+                    ) -> tuple[ScenarioSpec, int]:
+    """The paper's delta debugging as a baseline: fault by fault, try removing it, then halving its
+    magnitude and shortening its window as long as admission holds; rounds until a whole round
+    changes nothing. No cache, fixed order. Returns (result, predicate calls)."""
+    calls = 0
+    changed = True
+    while changed and calls < max_calls:
+        changed = False
+        i = 0
+        while i < len(spec.faults) and calls < max_calls:
+            removed = next((w for w in _remove_fault(spec) if w.description.startswith(f"remove faults[{i}]")), None)
+            if removed is not None:
+                calls += 1
+                if admits(removed.spec):
+                    spec, changed = removed.spec, True
+                    continue  # the next fault now has index i
+            for gen in (_halve_magnitude, _shorten_window):
+                while calls < max_calls:
+                    w = next((w for w in gen(spec) if f"faults[{i}]" in w.description), None)
+                    if w is None:
+                        break
+                    calls += 1
+                    if not admits(w.spec):
+                        break
+                    spec, changed = w.spec, True
+            i += 1
+    return spec, calls
+
+
+__all__ = ["BASIC_PASSES", "BISECT_PASSES", "CachedPredicate", "CertificateEntry", "ShrinkPass", "ShrinkResult",
+           "Shrinker", "Ungroundable", "Verdict", "Weakening", "fault_strength", "greedy_minimize",
+           "single_weakenings", "spec_order", "window_length_s"]

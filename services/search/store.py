@@ -1,0 +1,302 @@
+"""The search service's storage: one small repository over SQLite and files under one directory.
+
+What it keeps, and why each table exists:
+
+- ``campaigns``: one row per campaign (request, state, reason, summary) — what
+  GetCampaign / ListCampaigns read.
+- ``journal``: every state change of a campaign in order (dispatches with the RNG
+  state, results, elite snapshots, reflection rounds, admissions, witnesses), so a
+  campaign can be inspected and resumed.
+- ``ledger``: one row per paired execution, keyed by the execution id
+  ``hash(canonical program, seed, campaign)``. A second write of the same id is
+  ignored (``INSERT OR IGNORE``): a retried or replayed execution is recorded once.
+- ``catalogue``: one row per witness key (application × fault family × penetration
+  band × conflict geometry), so equivalent failures are counted, not stored twice.
+- ``witnesses``: the archived 1-minimal witnesses (spec, program, grounding record,
+  seed, outcome bytes with both rollouts and the monitor report, certificate) and
+  ``flaky``: admissions that flipped when re-run.
+
+Durability: SQLite in WAL mode; a witness's trace is written to a temporary name and
+renamed into ``traces/`` *before* the witness row is committed, so a crash leaves
+either a whole witness or none (at worst an orphan trace file, never a row pointing
+at a missing or half-written file).
+
+The interface (:class:`Repository`) is what part 2's PostgreSQL store implements too;
+nothing outside this module writes SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lastv2x.core.errors import NotFound
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS campaigns (
+  id TEXT PRIMARY KEY, created_unix_s REAL NOT NULL, updated_unix_s REAL NOT NULL,
+  state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', request_json TEXT NOT NULL, summary_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS journal (
+  campaign_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, payload_json TEXT NOT NULL,
+  t_unix_s REAL NOT NULL, PRIMARY KEY (campaign_id, seq));
+CREATE TABLE IF NOT EXISTS ledger (
+  execution_id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL, scenario INTEGER NOT NULL, purpose TEXT NOT NULL,
+  program_sha256 TEXT NOT NULL, seed INTEGER NOT NULL, admitted INTEGER NOT NULL, failure_margin REAL NOT NULL,
+  refused TEXT NOT NULL, replica TEXT NOT NULL, outcome_json TEXT NOT NULL, created_unix_s REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS ledger_campaign ON ledger (campaign_id);
+CREATE TABLE IF NOT EXISTS catalogue (
+  key TEXT PRIMARY KEY, application TEXT NOT NULL, fault_family TEXT NOT NULL, penetration_band TEXT NOT NULL,
+  conflict_geometry TEXT NOT NULL, witness_id TEXT NOT NULL, count INTEGER NOT NULL, first_campaign TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS witnesses (
+  id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL, key TEXT NOT NULL, application TEXT NOT NULL,
+  created_unix_s REAL NOT NULL, outcome_json TEXT NOT NULL, record_json TEXT NOT NULL, trace_path TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS witnesses_campaign ON witnesses (campaign_id);
+CREATE TABLE IF NOT EXISTS flaky (
+  program_sha256 TEXT NOT NULL, seed INTEGER NOT NULL, campaign_id TEXT NOT NULL, detail_json TEXT NOT NULL,
+  created_unix_s REAL NOT NULL, PRIMARY KEY (program_sha256, seed, campaign_id));
+"""
+
+
+@dataclass(frozen=True)
+class CampaignRow:
+    id: str
+    state: str  # queued, running, done, failed, cancelled
+    reason: str
+    request: dict[str, Any]
+    summary: dict[str, Any]
+    created_unix_s: float
+    updated_unix_s: float
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    execution_id: str
+    campaign_id: str
+    scenario: int
+    purpose: str  # initial, search, reflection, shrink, recheck, replay
+    program_sha256: str
+    seed: int
+    admitted: bool
+    failure_margin: float
+    refused: str
+    replica: str
+    outcome_json: bytes
+
+
+@dataclass(frozen=True)
+class WitnessRow:
+    id: str
+    campaign_id: str
+    key: str
+    application: str
+    created_unix_s: float
+    outcome_json: bytes  # the archived canonical outcome bytes
+    record: dict[str, Any]  # spec, program, grounding, seed, certificate, ...
+    trace_path: str
+
+
+class Store:
+    """SQLite repository under ``data_dir`` (``search.db`` + ``traces/``). Thread-safe."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = Path(data_dir)
+        self.traces_dir = self.data_dir / "traces"
+        self.staging_dir = self.data_dir / "staging"  # traces being written; renamed into traces/
+        for d in (self.data_dir, self.traces_dir, self.staging_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.data_dir / "search.db", check_same_thread=False, isolation_level=None)
+        self._lock = threading.RLock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _tx(self) -> _Tx:
+        return _Tx(self)
+
+    # campaigns ----------------------------------------------------------------
+    def create_campaign(self, campaign_id: str, request: dict[str, Any], state: str = "queued") -> None:
+        now = time.time()
+        with self._tx() as db:
+            db.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, '', ?, '{}')",
+                       (campaign_id, now, now, state, json.dumps(request, sort_keys=True)))
+
+    def update_campaign(self, campaign_id: str, *, state: str | None = None, reason: str | None = None,
+                        summary: dict[str, Any] | None = None) -> None:
+        sets, args = ["updated_unix_s = ?"], [time.time()]
+        for name, value in (("state", state), ("reason", reason)):
+            if value is not None:
+                sets.append(f"{name} = ?")
+                args.append(value)
+        if summary is not None:
+            sets.append("summary_json = ?")
+            args.append(json.dumps(summary, sort_keys=True))
+        with self._tx() as db:
+            db.execute(f"UPDATE campaigns SET {', '.join(sets)} WHERE id = ?", (*args, campaign_id))
+
+    def get_campaign(self, campaign_id: str) -> CampaignRow:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no campaign {campaign_id!r}")
+        return _campaign(row)
+
+    def list_campaigns(self, limit: int = 100) -> list[CampaignRow]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM campaigns ORDER BY created_unix_s DESC, id LIMIT ?",
+                                    (limit,)).fetchall()
+        return [_campaign(r) for r in rows]
+
+    # journal ------------------------------------------------------------------
+    def append_journal(self, campaign_id: str, kind: str, payload: dict[str, Any]) -> int:
+        with self._tx() as db:
+            (seq,) = db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM journal WHERE campaign_id = ?",
+                                (campaign_id,)).fetchone()
+            db.execute("INSERT INTO journal VALUES (?, ?, ?, ?, ?)",
+                       (campaign_id, seq, kind, json.dumps(payload, sort_keys=True), time.time()))
+        return int(seq)
+
+    def journal(self, campaign_id: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+        with self._lock:
+            rows = self._db.execute("SELECT seq, kind, payload_json FROM journal WHERE campaign_id = ? ORDER BY seq",
+                                    (campaign_id,)).fetchall()
+        for seq, kind, payload in rows:
+            yield int(seq), kind, json.loads(payload)
+
+    # ledger -------------------------------------------------------------------
+    def record_execution(self, row: LedgerRow) -> bool:
+        """Write one execution; False (and no change) when its id is already in the ledger."""
+        with self._tx() as db:
+            cur = db.execute("INSERT OR IGNORE INTO ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             (row.execution_id, row.campaign_id, row.scenario, row.purpose, row.program_sha256,
+                              row.seed, int(row.admitted), row.failure_margin, row.refused, row.replica,
+                              row.outcome_json.decode(), time.time()))
+            return cur.rowcount == 1
+
+    def get_execution(self, execution_id: str) -> LedgerRow | None:
+        with self._lock:
+            r = self._db.execute("SELECT execution_id, campaign_id, scenario, purpose, program_sha256, seed, admitted, "
+                                 "failure_margin, refused, replica, outcome_json FROM ledger WHERE execution_id = ?",
+                                 (execution_id,)).fetchone()
+        if r is None:
+            return None
+        return LedgerRow(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), bool(r[6]), float(r[7]), r[8], r[9],
+                         r[10].encode())
+
+    def count_executions(self, campaign_id: str) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute("SELECT purpose, COUNT(*) FROM ledger WHERE campaign_id = ? GROUP BY purpose",
+                                    (campaign_id,)).fetchall()
+        return {p: int(n) for p, n in rows}
+
+    # catalogue + witnesses -----------------------------------------------------
+    def catalogue_witness(self, key: str) -> str | None:
+        """The witness archived under ``key``, if any."""
+        with self._lock:
+            r = self._db.execute("SELECT witness_id FROM catalogue WHERE key = ?", (key,)).fetchone()
+        return None if r is None else str(r[0])
+
+    def count_in_catalogue(self, key: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE catalogue SET count = count + 1 WHERE key = ?", (key,))
+
+    def catalogue(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute("SELECT key, application, fault_family, penetration_band, conflict_geometry, "
+                                    "witness_id, count, first_campaign FROM catalogue ORDER BY key").fetchall()
+        names = ("key", "application", "fault_family", "penetration_band", "conflict_geometry", "witness_id",
+                 "count", "first_campaign")
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None) -> bool:
+        """Move the staged trace into ``traces/`` (atomic rename), then commit the witness and its catalogue
+        row in one transaction. False when the catalogue already holds this key (the count goes up)."""
+        trace_path = ""
+        if staged_trace is not None and staged_trace.is_file():
+            final = self.traces_dir / f"{witness.id}.mcap"
+            os.replace(staged_trace, final)
+            trace_path = str(final)
+        with self._tx() as db:
+            if db.execute("SELECT 1 FROM catalogue WHERE key = ?", (witness.key,)).fetchone():
+                db.execute("UPDATE catalogue SET count = count + 1 WHERE key = ?", (witness.key,))
+                return False
+            record = dict(witness.record, trace_path=trace_path)
+            db.execute("INSERT OR REPLACE INTO witnesses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       (witness.id, witness.campaign_id, witness.key, witness.application, witness.created_unix_s,
+                        witness.outcome_json.decode(), json.dumps(record, sort_keys=True), trace_path))
+            db.execute("INSERT INTO catalogue VALUES (?, ?, ?, ?, ?, ?, 1, ?)",
+                       (witness.key, key_fields["application"], key_fields["fault_family"],
+                        key_fields["penetration_band"], key_fields["conflict_geometry"], witness.id,
+                        witness.campaign_id))
+        return True
+
+    def get_witness(self, witness_id: str) -> WitnessRow:
+        with self._lock:
+            r = self._db.execute("SELECT * FROM witnesses WHERE id = ?", (witness_id,)).fetchone()
+        if r is None:
+            raise NotFound(f"no witness {witness_id!r}")
+        return _witness(r)
+
+    def list_witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]:
+        sql, args = "SELECT * FROM witnesses WHERE 1=1", []
+        if campaign_id:
+            sql += " AND campaign_id = ?"
+            args.append(campaign_id)
+        if application:
+            sql += " AND application = ?"
+            args.append(application)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY created_unix_s, id", args).fetchall()
+        return [_witness(r) for r in rows]
+
+    def record_flaky(self, program_sha256: str, seed: int, campaign_id: str, detail: dict[str, Any]) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR IGNORE INTO flaky VALUES (?, ?, ?, ?, ?)",
+                       (program_sha256, seed, campaign_id, json.dumps(detail, sort_keys=True), time.time()))
+
+    def list_flaky(self, campaign_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute("SELECT detail_json FROM flaky WHERE campaign_id = ?", (campaign_id,)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+
+class _Tx:
+    """``with store._tx() as db``: one IMMEDIATE transaction under the store's lock."""
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._store._lock.acquire()
+        self._store._db.execute("BEGIN IMMEDIATE")
+        return self._store._db
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            self._store._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self._store._lock.release()
+
+
+def _campaign(r: tuple[Any, ...]) -> CampaignRow:
+    return CampaignRow(id=r[0], created_unix_s=r[1], updated_unix_s=r[2], state=r[3], reason=r[4],
+                       request=json.loads(r[5]), summary=json.loads(r[6]))
+
+
+def _witness(r: tuple[Any, ...]) -> WitnessRow:
+    return WitnessRow(id=r[0], campaign_id=r[1], key=r[2], application=r[3], created_unix_s=r[4],
+                      outcome_json=r[5].encode(), record=json.loads(r[6]), trace_path=r[7])
+
+
+__all__ = ["CampaignRow", "LedgerRow", "Store", "WitnessRow"]

@@ -1,0 +1,139 @@
+"""Campaigns end to end on the real cores (parser, verifier, paired simulator), in-process."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from lastv2x.core.errors import InvalidArgument, Unavailable
+from services.search.core import SearchCore, validate_request
+from services.search.pipeline import Execution, ExecutionRequest, InProcessPipeline
+from services.search.settings import SearchSettings
+from services.search.shrink import single_weakenings
+from tests.search.conftest import rlvw_failing_spec
+
+
+def _run(core: SearchCore, **kw):  # type: ignore[no-untyped-def]
+    req = validate_request(settings=core.settings, **kw)
+    view = core.wait(core.start(req).id, timeout_s=300)
+    return view
+
+
+def test_admitted_spec_becomes_a_one_minimal_replayable_witness(search_core: SearchCore) -> None:
+    view = _run(search_core, specs=[rlvw_failing_spec()], seed=3, budget_per_scenario=3)
+    assert view.state == "done", view.reason
+    (sc,) = view.summary["scenarios"]
+    assert sc["admitted_initially"] is True and sc["admitted_executions"] >= 1
+    (w,) = search_core.witnesses(view.id)
+    spec = w.record["spec"]
+    assert [f["name"] for f in spec["faults"]] == ["freeze_spat"]  # the harmless MAP drop is gone
+    cert = w.record["certificate"]
+    assert cert["complete"] and cert["weakenings"]
+    assert all(e["verdict"] != "admitted" for e in cert["weakenings"])
+    assert Path(w.trace_path).is_file() and Path(w.trace_path).parent == search_core.store.traces_dir
+    replay = search_core.replay(w.id)
+    assert replay.admitted and replay.identical
+    # the ledger holds every execution once, under its id
+    counts = search_core.store.count_executions(view.id)
+    assert sum(counts.values()) == view.summary["executions"]
+    kinds = [k for _, k, _ in search_core.store.journal(view.id)]
+    assert {"dispatch", "result", "elite", "admitted", "witness"} <= set(kinds)
+
+
+def test_witness_certificate_matches_its_single_weakenings(search_core: SearchCore) -> None:
+    from lastv2x.core.spec import parse_spec
+
+    view = _run(search_core, specs=[rlvw_failing_spec()], seed=3, budget_per_scenario=1)
+    (w,) = search_core.witnesses(view.id)
+    spec = parse_spec(w.record["spec"])
+    assert [e["weakening"] for e in w.record["certificate"]["weakenings"]] == \
+        [x.description for x in single_weakenings(spec)]
+
+
+def test_same_seed_same_campaign(tmp_path: Path) -> None:
+    def once(d: Path) -> tuple[list, list[str]]:
+        core = SearchCore(InProcessPipeline(synthetic_grounding=True, trace_dir=d / "t"),
+                          SearchSettings(data_dir=d / "s", stall_candidates=3))
+        try:
+            view = _run(core, specs=[rlvw_failing_spec(0)], seed=11, budget_per_scenario=6)
+            results = [(p["admitted"], p["failure_margin"]) for _, k, p in core.store.journal(view.id) if k == "result"]
+            dispatched = [p["spec"] for _, k, p in core.store.journal(view.id) if k == "dispatch"]
+            return [results, dispatched], [w.id for w in core.witnesses(view.id)]
+        finally:
+            core.close()
+    a, b = once(tmp_path / "a"), once(tmp_path / "b")
+    assert a == b
+    assert a[1]  # found and archived a witness
+
+
+def test_bad_requests_name_the_field() -> None:
+    s = SearchSettings()
+    cases = [({}, "intents"), ({"intents": ["  "]}, "intents[0]"),
+             ({"intents": ["x"], "budget_per_scenario": s.max_candidates_per_scenario + 1}, "budget_per_scenario"),
+             ({"intents": ["x"], "reflection_rounds": 99}, "reflection_rounds"),
+             ({"specs": [{"application": "RLVW", "ego": {"speed_mps": -1}}]}, "specs[0].ego.speed_mps")]
+    for kw, field in cases:
+        with pytest.raises(InvalidArgument) as exc:
+            validate_request(settings=s, **kw)
+        assert field in [v.field for v in exc.value.violations], (kw, exc.value.violations)
+
+
+def test_an_intent_that_does_not_parse_fails_the_campaign_and_keeps_the_rest(search_core: SearchCore) -> None:
+    view = _run(search_core, intents=["hello world"], specs=[rlvw_failing_spec(0)], seed=1, budget_per_scenario=1)
+    assert view.state == "failed"
+    assert "intents[0]" in view.reason and "no scenario vocabulary" in view.reason
+    assert len(search_core.witnesses(view.id)) == 1  # the spec's witness is archived regardless
+
+
+class _DyingPipeline(InProcessPipeline):
+    """The real in-process pipeline, whose simulator stops answering once ``dead()`` says so."""
+
+    def __init__(self, **kw):  # type: ignore[no-untyped-def]
+        super().__init__(**kw)
+        self.dead = lambda: False
+
+    def submit(self, request: ExecutionRequest) -> Future[Execution]:
+        if self.dead():
+            f: Future[Execution] = Future()
+            f.set_exception(Unavailable("simulator 127.0.0.1:1 answered UNAVAILABLE"))
+            return f
+        return super().submit(request)
+
+
+def test_an_unreachable_simulator_fails_the_campaign_with_the_reason_and_keeps_witnesses(tmp_path: Path) -> None:
+    pipeline = _DyingPipeline(synthetic_grounding=True, trace_dir=tmp_path / "t")
+    core = SearchCore(pipeline, SearchSettings(data_dir=tmp_path / "s"))
+    pipeline.dead = lambda: len(core.store.list_witnesses()) > 0  # dies right after the first archive
+    try:
+        view = _run(core, specs=[rlvw_failing_spec(0), rlvw_failing_spec(1)], seed=2, budget_per_scenario=3)
+        assert view.state == "failed" and "UNAVAILABLE" in view.reason
+        assert len(core.witnesses(view.id)) == 1
+        assert view.summary["scenarios"][1]["stage"] == "failed"
+    finally:
+        core.close()
+
+
+def test_cancel_is_safe_at_any_moment(search_core: SearchCore) -> None:
+    req = validate_request(settings=search_core.settings, specs=[rlvw_failing_spec(0)], seed=5,
+                           budget_per_scenario=500)
+    view = search_core.start(req)
+    for event, _ in search_core.watch(view.id):
+        if event.kind == "execution":
+            search_core.cancel(view.id)
+            break
+    final = search_core.wait(view.id, timeout_s=120)
+    assert final.state == "cancelled"
+    assert final.summary["candidates"] < 500
+    events = [e.kind for e, _ in search_core.watch(view.id)]  # a late watcher replays the history and ends
+    assert events[-1] == "cancelled"
+
+
+def test_gate_off_runs_what_the_gate_would_block(search_core: SearchCore) -> None:
+    on = _run(search_core, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=12, minimize=False)
+    off = _run(search_core, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=12, minimize=False, gate=False)
+    (a,), (b,) = on.summary["scenarios"], off.summary["scenarios"]
+    assert b["gated"] == 0
+    assert a["candidates"] == b["candidates"] == 12
+    assert b["executions"] == 12 and a["executions"] == 12 - a["gated"]

@@ -1,0 +1,164 @@
+"""Delta debugging: 1-minimality, the total order, the cache, the certificate (against oracles, no simulator)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lastv2x.core.catalogue import Application
+from lastv2x.core.spec import ScenarioSpec, parse_spec
+from services.search.shrink import (
+    CachedPredicate,
+    Shrinker,
+    Ungroundable,
+    Verdict,
+    greedy_minimize,
+    single_weakenings,
+    spec_order,
+    window_length_s,
+)
+from services.simulator.reference import reference_spec
+
+FAULTS = [
+    {"name": "freeze_spat", "operator": "freeze", "stream": "SPAT",
+     "anchor": {"kind": "signal_event", "event": "amber_onset", "offset_s": -0.5}},
+    {"name": "delay_spat", "operator": "delay", "stream": "SPAT", "magnitude": 4.0},
+    {"name": "countdown", "operator": "spat_countdown_offset", "stream": "SPAT", "magnitude": -12.0,
+     "duration_s": 20.0},
+    {"name": "drop_map", "operator": "drop", "stream": "MAP", "probability": 0.8},
+    {"name": "stale_spat", "operator": "timestamp_offset", "stream": "SPAT", "magnitude": 3.0, "duration_s": 9.0},
+]
+
+
+def _spec(fault_ids: list[int]) -> ScenarioSpec:
+    base = reference_spec(Application.RLVW).model_dump(mode="json")
+    base["faults"] = [FAULTS[i] for i in fault_ids]
+    return parse_spec(base)
+
+
+def _oracle(need: dict[str, tuple[float, float]]):
+    """Admits iff, for some named fault present, its strength knob >= a and its window >= w seconds."""
+    def admits(spec: ScenarioSpec) -> bool:
+        for f in spec.faults:
+            if f.name in need:
+                min_value, min_window = need[f.name]
+                value = abs(f.magnitude) if f.magnitude is not None else (f.probability or 1.0)
+                if value >= min_value and window_length_s(spec, f) >= min_window:
+                    return True
+        return False
+    return admits
+
+
+def _predicate(admits, runs: Counter[Hashable]) -> CachedPredicate:
+    def key(spec: ScenarioSpec) -> Hashable:
+        return spec.model_dump_json()
+
+    def run(spec: ScenarioSpec, k: Hashable) -> Verdict:
+        runs[k] += 1
+        return Verdict.ADMITTED if admits(spec) else Verdict.NOT_ADMITTED
+    return CachedPredicate(key, run)
+
+
+scenes = st.lists(st.integers(0, len(FAULTS) - 1), min_size=1, max_size=4, unique=True)
+needs = st.dictionaries(st.sampled_from([f["name"] for f in FAULTS]),
+                        st.tuples(st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.0]), st.sampled_from([0.0, 0.5, 2.0, 5.0])),
+                        min_size=1, max_size=3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(scenes, needs)
+def test_result_is_one_minimal_and_admitted(fault_ids: list[int], need: dict[str, tuple[float, float]]) -> None:
+    spec = _spec(fault_ids)
+    admits = _oracle(need)
+    if not admits(spec):
+        return
+    runs: Counter[Hashable] = Counter()
+    result = Shrinker(_predicate(admits, runs), max_calls=500).run(spec)
+    assert admits(result.spec)
+    assert result.complete
+    # 1-minimal: no single weakening keeps the admission, and the certificate lists every one of them
+    weakenings = list(single_weakenings(result.spec))
+    assert not any(admits(w.spec) for w in weakenings)
+    assert [(e.pass_name, e.description) for e in result.certificate] == \
+        [(w.pass_name, w.description) for w in weakenings]
+    assert all(e.verdict is Verdict.NOT_ADMITTED for e in result.certificate)
+    # the simulator never runs the same (program, seed) twice
+    assert max(runs.values(), default=1) == 1
+    assert result.runs == len(runs) and result.calls == result.runs + result.hits
+    assert spec_order(result.spec) <= spec_order(spec)
+
+
+def test_single_fault_witness_keeps_only_the_causal_fault() -> None:
+    spec = _spec([0, 1, 3])
+    result = Shrinker(_predicate(_oracle({"freeze_spat": (0.0, 2.0)}), Counter())).run(spec)
+    assert [f.name for f in result.spec.faults] == ["freeze_spat"]
+    # the window was shortened, but not below what the failure needs
+    w = window_length_s(result.spec, result.spec.faults[0])
+    assert 2.0 <= w < window_length_s(spec, spec.faults[0])
+
+
+def test_magnitude_binary_search_finds_the_threshold_region() -> None:
+    spec = _spec([2])  # countdown offset -12 s for 20 s
+    result = Shrinker(_predicate(_oracle({"countdown": (3.0, 0.0)}), Counter())).run(spec)
+    m = abs(result.spec.faults[0].magnitude or 0.0)
+    assert 3.0 <= m < 6.0  # halving 12 -> 6 admits, 3 admits, 1.5 does not; bisection cannot go below 3
+
+
+def test_budget_exhaustion_is_reported_not_hidden() -> None:
+    spec = _spec([0, 1, 2, 3, 4])
+    result = Shrinker(_predicate(_oracle({"countdown": (0.0, 0.0)}), Counter()), max_calls=2).run(spec)
+    assert result.calls == 2
+    assert not result.complete
+    assert any(e.verdict is None for e in result.certificate)
+
+
+def test_ungroundable_weakenings_are_not_admissions() -> None:
+    spec = _spec([0, 1])
+
+    def key(s: ScenarioSpec) -> Hashable:
+        if len(s.faults) < 2:
+            raise Ungroundable("no junction")
+        return s.model_dump_json()
+
+    pred = CachedPredicate(key, lambda s, k: Verdict.ADMITTED)
+    result = Shrinker(pred).run(spec)
+    assert len(result.spec.faults) == 2
+    assert any(e.verdict is Verdict.UNGROUNDABLE for e in result.certificate)
+
+
+def test_two_specs_grounding_to_one_program_share_one_execution() -> None:
+    runs: Counter[Hashable] = Counter()
+
+    def key(s: ScenarioSpec) -> Hashable:
+        return len(s.faults)  # pretend grounding maps every spec with n faults to one program
+
+    def run(s: ScenarioSpec, k: Hashable) -> Verdict:
+        runs[k] += 1
+        return Verdict.NOT_ADMITTED
+
+    pred = CachedPredicate(key, run)
+    a, b = _spec([0]), _spec([1])
+    assert pred(a) is pred(b) is Verdict.NOT_ADMITTED
+    assert runs == {1: 1} and pred.hits == 1
+
+
+def test_total_order_prefers_fewer_then_weaker_then_shorter() -> None:
+    one, two = _spec([1]), _spec([1, 3])
+    assert spec_order(one) < spec_order(two)
+    halved = next(w.spec for w in single_weakenings(one) if w.pass_name == "halve_magnitude")
+    assert spec_order(halved) < spec_order(one)
+    shorter = next(w.spec for w in single_weakenings(one) if w.pass_name == "shorten_window")
+    assert spec_order(shorter) < spec_order(one)
+
+
+def test_greedy_baseline_reaches_a_one_minimal_result_with_more_calls() -> None:
+    spec = _spec([0, 1, 2, 3])
+    admits = _oracle({"countdown": (2.0, 1.0)})
+    greedy_spec, greedy_calls = greedy_minimize(spec, admits)
+    assert admits(greedy_spec)
+    assert not any(admits(w.spec) for w in single_weakenings(greedy_spec) if w.pass_name != "drop_behaviour")
+    ours = Shrinker(_predicate(admits, Counter()), bisect=False).run(spec)
+    assert ours.runs <= greedy_calls
