@@ -30,11 +30,15 @@ CROSS_SERVICE: dict[tuple[str, str], str] = {
         "building footprints and their size cap, as the simulator reads them",
     ("services.grounding.catalogue", "services.simulator.maps.xodr_facts"):
         "the OpenDRIVE parsing limits, as the simulator applies them",
-    ("services.grounding.ground", "services.simulator.maps"):
+    ("services.grounding.extract", "services.simulator.maps"):
+        "the catalogue is extracted from the simulator's own map model",
+    ("services.grounding.extract", "services.simulator.maps.buildings"):
+        "building exposure and RSU line of sight over the simulator's footprints",
+    ("services.grounding.assemble", "services.simulator.maps"):
         "grounding places the scenario on the simulator's RoadMap",
-    ("services.grounding.ground", "services.llm.roles"):
+    ("services.grounding.planning", "services.llm.roles"):
         "the scene planner in-process when LASTV2X_LLM_TARGET is unset",
-    ("services.grounding.ground", "services.llm.planner"):
+    ("services.grounding.planning", "services.llm.planner"):
         "scene-plan types and validation shared with the in-process planner",
     ("services.strap.mutant_sites", "services.simulator.apps"):
         "STRaP's mutants are mutations of the simulator's application functions",
@@ -207,7 +211,7 @@ def test_a_bad_import_is_caught(importer: str, source: str, rule: str) -> None:
 
 def test_listed_adapters_pass() -> None:
     ok = [Edge("services.search.campaign", "services.grounding.core", "x"),
-          Edge("services.grounding.ground", "services.llm.roles", "x"),
+          Edge("services.grounding.planning", "services.llm.roles", "x"),
           Edge("services.llm.servicer", "grpc", "x"),
           Edge("lastv2x_app.demo", "services.strap.pipeline", "x")]
     assert violations(ok) == []

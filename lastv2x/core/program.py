@@ -33,6 +33,7 @@ from lastv2x.core.spec import (
     Fault,
     Maneuver,
     ScenarioSpec,
+    SignalPlan,
 )
 
 PROGRAM_VERSION = "1"
@@ -158,6 +159,20 @@ class SignalGroupPlan(_Model):
         return self
 
 
+def ego_group_plan(group_id: str, junction_id: str, plan: SignalPlan) -> SignalGroupPlan:
+    """The spec's signal plan as the plan of a group on the ego's axis."""
+    return SignalGroupPlan(id=group_id, junction_id=junction_id, cycle_s=plan.cycle_s, green_s=plan.green_s,
+                           amber_s=plan.amber_s, all_red_s=plan.all_red_s, offset_s=plan.offset_s)
+
+
+def cross_group_plan(group_id: str, junction_id: str, plan: SignalPlan) -> SignalGroupPlan:
+    """The cross group of ``lastv2x.core.timeline`` as a plan of its own: green on
+    [G+A+R, C-A-R), amber on [C-A-R, C-R), red otherwise (ego-group u coordinates)."""
+    g, a, r, c = plan.green_s, plan.amber_s, plan.all_red_s, plan.cycle_s
+    return SignalGroupPlan(id=group_id, junction_id=junction_id, cycle_s=c, green_s=max(0.0, c - g - 2 * a - 2 * r),
+                           amber_s=a, all_red_s=r, offset_s=(plan.offset_s - (g + a + r)) % c)
+
+
 class Rsu(_Model):
     id: str
     xy_m: XY
@@ -255,6 +270,7 @@ def program_json_schema() -> dict[str, Any]:
 
 __all__ = [
     "PROGRAM_VERSION", "DEFAULT_DT_S", "Crossing", "GroundingRecord", "ProgramVehicle", "ResolvedFault", "Route",
-    "RouteSegment", "Rsu", "ScenarioProgram", "SignalGroupPlan", "VehicleRole", "program_from_json",
+    "RouteSegment", "Rsu", "ScenarioProgram", "SignalGroupPlan", "VehicleRole", "cross_group_plan",
+    "ego_group_plan", "program_from_json",
     "program_json_schema", "program_to_json",
 ]

@@ -32,6 +32,8 @@ from lastv2x.core.program import (
     ScenarioProgram,
     SignalGroupPlan,
     VehicleRole,
+    cross_group_plan,
+    ego_group_plan,
 )
 from lastv2x.core.rng import Substream, equipage, substream
 from lastv2x.core.spec import (
@@ -178,16 +180,6 @@ def _signalized(spec: ScenarioSpec) -> bool:
     return spec.application is Application.LTA  # permissive left on a shared green
 
 
-def _cross_plan(spec: ScenarioSpec) -> SignalGroupPlan:
-    """The cross group of lastv2x.core.timeline as a plan of its own: green on
-    [G+A+R, C-A-R), amber on [C-A-R, C-R), red otherwise (ego-group u coordinates)."""
-    p = spec.signal
-    g, a, r, c = p.green_s, p.amber_s, p.all_red_s, p.cycle_s
-    green = max(0.0, c - g - 2 * a - 2 * r)
-    return SignalGroupPlan(id=SYNTH_GROUP_EW, junction_id=SYNTH_JUNCTION_ID, cycle_s=c, green_s=green,
-                           amber_s=a, all_red_s=r, offset_s=(p.offset_s - (g + a + r)) % c)
-
-
 _ROLE_ARM = {AgentRole.LEAD: "S", AgentRole.RELAY: "S", AgentRole.CROSS: "W", AgentRole.OPPOSING: "N"}
 
 
@@ -299,10 +291,8 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
 
     groups: tuple[SignalGroupPlan, ...] = ()
     if signalized:
-        sp = spec.signal
-        groups = (SignalGroupPlan(id=SYNTH_GROUP_NS, junction_id=SYNTH_JUNCTION_ID, cycle_s=sp.cycle_s,
-                                  green_s=sp.green_s, amber_s=sp.amber_s, all_red_s=sp.all_red_s,
-                                  offset_s=sp.offset_s), _cross_plan(spec))
+        groups = (ego_group_plan(SYNTH_GROUP_NS, SYNTH_JUNCTION_ID, spec.signal),
+                  cross_group_plan(SYNTH_GROUP_EW, SYNTH_JUNCTION_ID, spec.signal))
     rsus: tuple[Rsu, ...] = ()
     if spec.v2x.rsu_placement is not RsuPlacement.NONE:
         rsus = (Rsu(id="rsu0", xy_m=SYNTH_RSU_XY_M, height_m=SYNTH_RSU_HEIGHT_M, junction_id=SYNTH_JUNCTION_ID),)

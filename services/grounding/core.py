@@ -29,8 +29,9 @@ from typing import Any
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
-from services.grounding.catalogue import CatalogueConfig, MapCatalogue, MapErrorEntry
+from services.grounding.catalogue import CatalogueConfig, MapCatalogue
 from services.grounding.embed import DEFAULT_EMBEDDER, make_embedder
+from services.grounding.entries import MapErrorEntry
 from services.grounding.ground import Grounder, GroundOptions, Planner
 from services.grounding.index import KINDS, Hit, RetrievalIndex
 

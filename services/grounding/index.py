@@ -29,25 +29,24 @@ from typing import Any
 
 import numpy as np
 
-from lastv2x.core.catalogue import APPLICATIONS, AppKind
+from lastv2x.core.catalogue import APPLICATIONS, AppKind, canonical_map_name
 from lastv2x.core.errors import FailedPrecondition
 from lastv2x.core.rng import Substream, substream
 from lastv2x.core.spec import AgentRole, JunctionKind, RsuPlacement, ScenarioSpec
-from services.grounding.catalogue import (
-    OPPOSITE_MIN_RAD,
-    PERPENDICULAR,
-    ApproachInfo,
-    JunctionInfo,
-    MapCatalogue,
-    canonical_map_name,
-    heading_gap_rad,
-)
+from services.grounding.catalogue import MapCatalogue
 from services.grounding.embed import (
     DEFAULT_EMBEDDER,
     Embedder,
     HybridEmbedder,
     l2_normalize,
     make_embedder,
+)
+from services.grounding.entries import (
+    OPPOSITE_MIN_RAD,
+    PERPENDICULAR,
+    ApproachInfo,
+    JunctionInfo,
+    heading_gap_rad,
 )
 from services.grounding.knowledge import KnowledgeBase, load_knowledge
 

@@ -10,13 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.grounding.catalogue import (
-    CatalogueConfig,
-    MapCatalogue,
-    canonical_map_name,
-    entry_from_dict,
-    entry_to_dict,
-)
+from lastv2x.core.catalogue import canonical_map_name
+from services.grounding.catalogue import CatalogueConfig, MapCatalogue
+from services.grounding.entries import entry_from_dict, entry_to_dict
 from services.simulator.maps import builtin_map_names, builtin_sources
 from services.simulator.maps.buildings import points_in_polygon
 from tests.grounding.conftest import CARLA_TOWNS

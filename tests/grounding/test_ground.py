@@ -14,7 +14,7 @@ from lastv2x.core.errors import FailedPrecondition, InvalidArgument
 from lastv2x.core.program import program_from_json, program_to_json
 from lastv2x.core.spec import Phase, parse_spec
 from lastv2x.core.timeline import CROSS_GROUP, phase_at
-from services.grounding.catalogue import heading_gap_rad
+from services.grounding.entries import heading_gap_rad
 from services.grounding.ground import Grounder, ground
 from services.simulator.signals import SignalTable
 
@@ -299,7 +299,8 @@ def test_core_api(builtin_catalogue):
 
 
 def test_phase_helpers_agree_with_the_timeline():
-    from services.grounding.ground import cross_plan, ego_plan
+    from lastv2x.core.program import cross_group_plan as cross_plan
+    from lastv2x.core.program import ego_group_plan as ego_plan
 
     spec = _spec("RLVW", signal={"cycle_s": 50, "green_s": 20, "amber_s": 3, "all_red_s": 2, "offset_s": 7})
     table = SignalTable.from_plans([ego_plan("e", "j", spec.signal), cross_plan("c", "j", spec.signal)])

@@ -94,7 +94,7 @@ def test_filters_hold_for_roles_and_counts(index, catalogue):
     lta = parse_spec({"application": "LTA", "ego": {"maneuver": "left"},
                       "agents": [{"id": "opp", "role": "opposing"}]})
     cands = index.candidates_for(lta, "left turn", k_junctions=200)
-    from services.grounding.catalogue import heading_gap_rad
+    from services.grounding.entries import heading_gap_rad
 
     for h in cands.hits:
         if not h.meta["ego_eligible"]:
