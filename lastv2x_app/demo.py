@@ -1,8 +1,9 @@
-"""``make run``: the deepest real path built so far, on embedded defaults.
+"""``make run``: the main path on embedded defaults (offline LLM backend, built-in maps).
 
-intent -> spec -> verified (with repairs) -> program -> paired outcome -> trace ->
-reduced segments. Each stage is the real core; a stage whose core has not landed
-is shown as such, never faked.
+intent -> spec -> verified (with repairs) -> grounded program -> paired outcome and
+admission -> MCAP trace -> reduced segments. Every stage is the real core, in-process;
+grounding falls back to the synthetic crossing only when no map can host the spec, and
+says so.
 """
 
 from __future__ import annotations
@@ -11,22 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lastv2x.core.repair import apply_patch
-from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
-from lastv2x.core.verifier import VerificationReport, verify
+from lastv2x.core.spec import ScenarioSpec, spec_to_dict
 
 INTENT = ("Check that red-light violation warning stays safe when the SPaT feed freezes "
           "just before amber at a busy signalized intersection.")
-
-# What the parser must produce for INTENT before repair (the parser role is issue 5).
-FALLBACK_SPEC: dict[str, Any] = {
-    "application": "RLVW", "intent": INTENT, "seed": 7,
-    "map": {"junction_kind": "signalized_4way", "signalized": True, "busy": True},
-    "faults": [{"name": "freeze_spat", "operator": "freeze", "stream": "SPAT",
-                "anchor": {"kind": "signal_event", "event": "amber_onset", "offset_s": -0.5},
-                "provenance": "intent: 'just before amber'"}],
-}
-
 
 MAX_SEGMENT_ROWS = 10
 
@@ -50,17 +39,6 @@ class DemoResult:
                f"{'stage':<{w0}}  {'status':<{w1}}  detail", line]
         out += [f"{s:<{w0}}  {st:<{w1}}  {d}" for s, st, d in self.rows]
         return "\n".join([*out, line])
-
-
-def _verify_with_repairs(data: dict[str, Any], max_attempts: int = 3) -> tuple[ScenarioSpec, VerificationReport, int]:
-    for attempt in range(1, max_attempts + 1):
-        spec = parse_spec(data)
-        report = verify(spec)
-        errors = [f for f in report.findings if f.severity.value == "error" and f.repair]
-        if report.ok or not errors or attempt == max_attempts:
-            return spec, report, attempt
-        data = apply_patch(data, errors[0].repair.patch)  # type: ignore[union-attr]
-    raise AssertionError("unreachable")
 
 
 def run_demo() -> DemoResult:
@@ -90,7 +68,6 @@ def run_demo() -> DemoResult:
 
 def _execute_stages(result: DemoResult, spec: ScenarioSpec) -> None:
     import tempfile
-    from pathlib import Path
 
     from lastv2x.core.errors import FailedPrecondition
     from services.grounding.core import GroundingConfig, GroundingCore

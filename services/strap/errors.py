@@ -12,9 +12,13 @@ to a status code without parsing messages:
 * :class:`SchemaError` reports an invalid driving-scene schema or channel map
   (these are data files, so they are validated when loaded, not when used).
 
-Nothing here imports grpc; mapping to status codes is the servicer's job
-(``RecordingError`` → INVALID_ARGUMENT / DATA_LOSS, ``MissingChannelsError`` →
-FAILED_PRECONDITION, ``SchemaError`` → INVALID_ARGUMENT).
+Every class is a ``lastv2x.core.errors`` type, so the one status table
+(``lastv2x.rpc.errors``) maps any that escapes a handler: ``RecordingError`` is an
+``InvalidResource`` (INVALID_ARGUMENT, field ``chunk``), ``MissingChannelsError`` a
+``FailedPrecondition`` (FAILED_PRECONDITION), ``SchemaError`` a plain ``LastV2XError``
+(INTERNAL: the schemas are our own data files). The store catches the ones an upload
+or a reduction raises and answers INVALID_ARGUMENT naming the request field (``chunk``
+or ``module``).
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from lastv2x.core.errors import FailedPrecondition, InvalidResource, LastV2XError
 
-class StrapError(Exception):
+
+class StrapError(LastV2XError):
     """Base class of every error raised by ``services.strap``."""
 
 
-class RecordingError(StrapError):
+class RecordingError(StrapError, InvalidResource):
     """A recording could not be read.
 
     Attributes:
@@ -36,12 +42,14 @@ class RecordingError(StrapError):
         reason: human-readable cause, stable enough to show to a user.
     """
 
+    field = "chunk"  # InvalidResource: the request field that carried the recording
+
     def __init__(self, path: str | Path, offset: int | None, reason: str) -> None:
-        self.path = str(path)
+        self.path = self.name = str(path)
         self.offset = offset
         self.reason = reason
         where = f"{self.path}: byte {offset}" if offset is not None else self.path
-        super().__init__(f"{where}: {reason}")
+        Exception.__init__(self, f"{where}: {reason}")
 
     def __reduce__(self):  # keep pickling (multiprocessing) working with our signature
         return (self.__class__, (self.path, self.offset, self.reason))
@@ -90,17 +98,16 @@ class OutOfOrderError(RecordingError):
     """A backend could not deliver messages in timestamp order (checked on the fly)."""
 
 
-class MissingChannelsError(StrapError):
+class MissingChannelsError(StrapError, FailedPrecondition):
     """A channel map names channels that the recording lacks."""
 
     def __init__(self, missing: Iterable[str], source: str | None = None) -> None:
         self.missing = tuple(sorted(set(missing)))
         self.source = source
         where = f" in {source}" if source else ""
-        super().__init__(
-            f"channel map needs {len(self.missing)} channel(s) absent{where}: "
-            + ", ".join(self.missing)
-        )
+        self.constraint = f"channel map needs {len(self.missing)} channel(s) absent{where}: " + ", ".join(self.missing)
+        self.alternative = "a module whose channels the recording has"
+        Exception.__init__(self, self.constraint)
 
     def __reduce__(self):
         return (self.__class__, (self.missing, self.source))

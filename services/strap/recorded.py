@@ -39,12 +39,13 @@ MD = "md"
 EVENT_TIMEOUT_S = 1.0  # as services.simulator.v2x.reconstruction.EVENT_TIMEOUT_S
 TRACE_CHANNELS = ("/gt/vehicles", "/signals/true", "/recon/ego", "/app/decision", "/ctrl/ego", "/v2x/belief")
 
-#: module inputs the trace does not carry and :func:`load_run` approximates
+#: module inputs :func:`load_run` rebuilds approximately (the trace now carries most of them
+#: exactly, services/strap/TRACE_REQUESTS.md; load_run does not read those fields yet)
 APPROXIMATED_INPUTS: tuple[str, ...] = (
     "EgoInformation.signals[g].time_to_green_s",
     "EgoInformation.signals (groups other than the associated one)",
     "Track.heading_rad / accel_mps2 / hard_brake_event / relayed / valid",
-    "EgoInformation.eebl_events (only their number is traced)",
+    "EgoInformation.eebl_events (placed at the vehicles seen braking hard)",
     "EgoInformation.map_aoi_s (2 Hz summary in /v2x/belief)",
     "EgoState.s_m / stop_bar_distance_m / conflict_distance_m (rebuilt from xy + program)",
     "Decision.after_epoch / evidence_t_s of the seeded previous decision",

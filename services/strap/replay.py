@@ -6,21 +6,24 @@ recorded outputs; the change is a **fault on that segment** when more than
 10 % of the frames differ after the 1 s warm-up pre-roll
 (:func:`services.strap.evaluate.is_inconsistent`).
 
-Two modules can be replayed from what the simulator publishes today
-(``services/simulator/trace.py``; gaps in ``services/strap/TRACE_REQUESTS.md``):
+Two modules can be replayed (traces of ``services/simulator/trace.py``). The replay
+was written before the trace carried every input (``services/strap/TRACE_REQUESTS.md``:
+all published now but the per-step decision outputs); it still rebuilds the inputs
+below instead of reading the newer fields, and switching is the next step on the
+STRaP side:
 
 **Application** (any function with the ``APPS[app].decide`` signature).
 :func:`load_run` rebuilds, for every step of the message-driven (``md``)
 rollout, the two inputs of ``decide(info, ego, ctx, previous)``:
 
 * ``EgoInformation`` from the ``/recon/ego`` payload: the believed signal of
-  the ego's associated group, the association, the tracks.  Not traced, so
-  approximated (:data:`APPROXIMATED_INPUTS`): the signal's ``time_to_green_s``
+  the ego's associated group, the association, the tracks.  Rebuilt, so
+  approximated (:data:`APPROXIMATED_INPUTS`; ``/recon/ego`` now carries them exactly): the signal's ``time_to_green_s``
   (from the believed phase and countdown and the program's plan: exact unless a
   stale countdown has run out), each track's heading / acceleration /
   hard-braking flag (the sender's ground truth at the information's timestamp,
-  ``t - aoi``, from ``/gt/vehicles``: what its BSM carried), EEBL events (only
-  their number is traced: events are placed at the vehicles seen braking hard
+  ``t - aoi``, from ``/gt/vehicles``: what its BSM carried), EEBL events (rebuilt
+  from their number: events are placed at the vehicles seen braking hard
   within the event timeout), ``map_aoi_s`` (the last ``/v2x/belief`` summary,
   aged; 2 Hz);
 * ``EgoState`` from ``/gt/vehicles[0]`` (the md ego's position, speed, heading,
@@ -38,8 +41,9 @@ braking demand (the reason text is not an output).
 
 **Reconstruction** (a module object with the interface of
 ``services/simulator/v2x/reconstruction.py``, e.g. a mutant).
-``/v2x/rx`` is not traced, so the receiver cannot be fed recorded messages;
-instead the whole V2X stack is replayed *open loop* on the recorded md world:
+The receiver is not fed the recorded messages (``/v2x/rx``, traced since
+TRACE_REQUESTS.md's second pass, is not read yet); instead the whole V2X stack is
+replayed *open loop* on the recorded md world:
 :func:`world_snapshots` rebuilds each step's ``WorldSnapshot`` from
 ``/gt/vehicles`` + ``/signals/true`` + the program (every field the stack and
 its monitor read), and a ``V2XInformationSource`` whose receivers are the

@@ -1,7 +1,7 @@
 """Open-loop replay of the V2X stack on a recorded md world (reconstruction changes).
 
-See :mod:`services.strap.replay`.  ``/v2x/rx`` is not traced, so a changed
-reconstruction module is replayed inside the whole stack: every step's
+See :mod:`services.strap.replay`.  The recorded ``/v2x/rx`` is not read yet, so a
+changed reconstruction module is replayed inside the whole stack: every step's
 ``WorldSnapshot`` is rebuilt from the trace and the program
 (:func:`world_snapshots`) and observed by a ``V2XInformationSource`` whose
 receivers are the changed module's (:func:`receiver_source_factory`).

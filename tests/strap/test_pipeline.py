@@ -6,8 +6,14 @@ import pickle
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from services.strap.errors import MissingChannelsError, RecordingError, TruncatedRecordingError
+from services.strap.errors import (
+    MissingChannelsError,
+    RecordingError,
+    SchemaError,
+    TruncatedRecordingError,
+)
 from services.strap.evaluate import is_inconsistent
 from services.strap.pipeline import (
     evaluate_orders,
@@ -81,3 +87,16 @@ def test_errors_are_typed_picklable_and_name_file_and_offset():
     assert str(RecordingError("/b", None, "why")) == "/b: why"
     missing = pickle.loads(pickle.dumps(MissingChannelsError(["/b", "/a"], "f.mcap")))
     assert missing.missing == ("/a", "/b")
+
+
+@pytest.mark.parametrize(("err", "code"), [
+    (TruncatedRecordingError("/d/x.mcap", 7, "cut"), "INVALID_ARGUMENT"),
+    (MissingChannelsError(["/a"], "x.mcap"), "FAILED_PRECONDITION"),
+    (SchemaError("bad channel map"), "INTERNAL"),
+])
+def test_errors_map_through_the_one_status_table(err, code):
+    from lastv2x.core.errors import LastV2XError
+    from lastv2x.rpc.errors import to_status
+
+    assert isinstance(err, LastV2XError) and to_status(err).code.name == code
+    assert str(err) in str(pickle.loads(pickle.dumps(err)))
