@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
+from bench import bench_parse
 from lastv2x.core.catalogue import APPLICATIONS
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
-
-import bench_parse  # noqa: E402
 
 
 def test_dataset_shape() -> None:

@@ -4,11 +4,11 @@ SHA-256 of ``PairedOutcome.to_json_bytes()`` for the six reference programs and 
 servicer's FREEZE_BEFORE_AMBER spec, seeds 0..3, with the ground-truth source and with
 the V2X stack as the message-driven source; plus ExecuteBatch of the reference
 programs, the trace messages of two traced runs, and the V2X stack's beliefs in the
-50-vehicle urban canyon (buildings, SPaT relay, EEBL rebroadcast) of ``bench/bench_v2x.py``.
+50-vehicle urban canyon (buildings, SPaT relay, EEBL rebroadcast) of ``bench/scenes.py``.
 
 A deliberate behaviour change regenerates them::
 
-    .venv/bin/python tests/simulator/test_golden_outcomes.py
+    .venv/bin/python -m tests.simulator.test_golden_outcomes
 
 and must say why in the change that updates the hashes below.
 """
@@ -18,23 +18,19 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from lastv2x.core.catalogue import Application  # noqa: E402
-from lastv2x.core.program import ScenarioProgram  # noqa: E402
-from lastv2x.core.spec import parse_spec  # noqa: E402
-from lastv2x.core.synthetic import program_from_spec_on_straight_roads  # noqa: E402
-from services.simulator.info import ground_truth_factory  # noqa: E402
-from services.simulator.paired import execute_batch, execute_paired  # noqa: E402
-from services.simulator.reference import reference_program  # noqa: E402
-from services.simulator.v2x.stack import v2x_source_factory  # noqa: E402
+from lastv2x.core.catalogue import Application
+from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.spec import parse_spec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
+from services.simulator.info import ground_truth_factory
+from services.simulator.paired import execute_batch, execute_paired
+from services.simulator.reference import reference_program
+from services.simulator.v2x.stack import v2x_source_factory
 
 FREEZE_BEFORE_AMBER = {  # tests/simulator/test_servicer.py
     "application": "RLVW", "seed": 7, "signal": {"offset_s": 22.353},
@@ -103,16 +99,14 @@ def _round(x: Any) -> Any:
 
 
 def canyon_hash() -> str:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    import bench_v2x  # type: ignore[import-not-found]
-
+    from bench.scenes import canyon_scene, canyon_snapshots
     from services.simulator.v2x.stack import V2XInformationSource
 
-    prog, buildings = bench_v2x.canyon_scene()
+    prog, buildings = canyon_scene()
     src = V2XInformationSource(buildings)
     src.reset(prog, 0)
     h = hashlib.sha256()
-    for snap in bench_v2x._snapshots(prog, 60):
+    for snap in canyon_snapshots(prog, 60):
         info = src.observe(snap)
         h.update(json.dumps(_round(info), sort_keys=True).encode())
     h.update(json.dumps(_round(src.report(()).extra), sort_keys=True, default=str).encode())

@@ -143,8 +143,13 @@ def test_hazard_slack_sign():
     assert hazard_slacks(rep, decs, 30.0) == (1.0, -1.0)
 
 
-def test_ground_truth_source_is_an_information_source():
-    assert isinstance(GroundTruthSource(), InformationSource)
+@pytest.mark.parametrize("app", list(Application))
+def test_ground_truth_as_the_message_source_makes_twins(app: Application):
+    """Perfect information leaves communication nothing to break: with GroundTruthSource as the
+    message-driven ego's source, the two rollouts are identical and nothing is admitted."""
+    for seed in (0, 1):
+        out = execute_paired(reference_program(app, seed=seed), md_source_factory=GroundTruthSource)
+        assert out.md == out.gt and not out.admitted and not out.md.failed
 
 
 def test_red_light_runner_cross_traffic_hits_a_silent_ego_only():

@@ -7,8 +7,6 @@ zeros and NaN payloads included), and paired execution must give the same bytes 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -144,7 +142,13 @@ def test_paired_bytes_do_not_depend_on_the_engine(app: Application, monkeypatch:
 
 
 def test_scalar_engine_is_used_for_paired_sizes_only() -> None:
+    for app in Application:  # a paired execution (two rollouts) of every reference program: scalar
+        prog = reference_program(app)
+        assert scalar.use_scalar(Scene.from_programs([prog, prog], [True, True])), app
     prog = reference_program(Application.EEBL)
-    assert scalar.use_scalar(Scene.from_programs([prog, prog], [True, True]))
-    assert not scalar.use_scalar(Scene.from_programs([prog] * 64, [True] * 64))
-    assert math.isfinite(scalar.SCALAR_MAX_VEHICLES)
+    n = len(prog.vehicles)
+    # the switch sits exactly at SCALAR_MAX_VEHICLES rows x vehicles: the largest batch at or
+    # under it runs scalar, the next one numpy
+    b = scalar.SCALAR_MAX_VEHICLES // n
+    assert b >= 2 and scalar.use_scalar(Scene.from_programs([prog] * b, [True] * b))
+    assert not scalar.use_scalar(Scene.from_programs([prog] * (b + 1), [True] * (b + 1)))
