@@ -9,6 +9,8 @@
   lastv2x execute FILE.json [--trace]   paired execution of a spec or program (--target: simulator)
   lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
   lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
+  lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR]   search, minimize, archive
+  lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
   lastv2x demo [--json]                 the deepest real path built so far, as a table
 
 Every command takes ``--json`` for machine-readable output. Exit codes: 0 ok,
@@ -309,6 +311,135 @@ def cmd_ground(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_ARCHIVE = ".lastv2x/search"
+
+
+def _campaign_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    specs = [_read_spec_text(f) for f in args.spec or []]
+    return {"intents": list(args.intents), "specs": specs, "seed": args.seed, "budget_per_scenario": args.budget,
+            "reflection_rounds": args.reflection_rounds, "in_flight": args.concurrency, "gate": not args.no_gate,
+            "stop_at_first_admission": args.stop_at_first}
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    from lastv2x_app.campaigns import Progress, results_table, witness_summary
+
+    kw = _campaign_kwargs(args)
+    progress = Progress() if not args.json else None
+    if args.target:
+        summary, witnesses, state, reason, cid = _remote_campaign(args.target, kw, progress)
+        archive = f"search service {args.target}"
+    else:
+        from lastv2x_app.campaigns import local_core
+        from services.search.core import validate_request
+
+        core = local_core(Path(args.out))
+        try:
+            request = validate_request(settings=core.settings, **kw)
+            cid = core.start(request).id
+            for event, _ in core.watch(cid):
+                if progress:
+                    progress(event)
+            view = core.get(cid)
+            summary, state, reason = view.summary, view.state, view.reason
+            witnesses = [witness_summary(w.record) for w in core.witnesses(cid)]
+        finally:
+            core.close()
+        archive = str(Path(args.out).resolve())
+    if progress:
+        progress.close()
+    data = {"campaign_id": cid, "state": state, "reason": reason, "summary": summary, "witnesses": witnesses,
+            "archive": archive}
+    _print(data, args.json, f"campaign {cid}\n" + results_table(summary, witnesses, archive, state=state,
+                                                                  reason=reason))
+    return 0 if state == "done" else 1
+
+
+def _remote_campaign(target: str, kw: dict[str, Any], progress: Any) -> tuple[Any, ...]:
+    import grpc
+
+    from lastv2x.core.spec import parse_spec
+    from lastv2x.rpc.convert import message_to_dict, spec_to_proto
+    from lastv2x.v1 import search_pb2, search_pb2_grpc
+    from lastv2x_app.campaigns import witness_summary
+    from services.search.campaign import Event
+
+    options = search_pb2.CampaignOptions(disable_gate=not kw["gate"], concurrency=kw["in_flight"],
+                                         stop_at_first_admission=kw["stop_at_first_admission"])
+    if kw["reflection_rounds"] is not None:
+        options.reflection_rounds = kw["reflection_rounds"]
+    request = search_pb2.StartCampaignRequest(intents=kw["intents"], seed=kw["seed"],
+                                              budget_per_scenario=kw["budget_per_scenario"], options=options,
+                                              specs=[spec_to_proto(parse_spec(t)) for t in kw["specs"]])
+    with grpc.insecure_channel(target) as channel:
+        stub = search_pb2_grpc.SearchServiceStub(channel)
+        cid = stub.StartCampaign(request, timeout=30).campaign.id
+        campaign = None
+        for reply in stub.WatchCampaign(search_pb2.WatchCampaignRequest(campaign_id=cid)):
+            campaign = reply.campaign
+            p = reply.progress
+            if progress:
+                progress(Event(p.kind, p.scenario, reply.event, p.candidates_done, p.budget_total, p.executions_done,
+                               p.admitted, p.eta_s if p.HasField("eta_s") else None))
+        campaign = stub.GetCampaign(search_pb2.GetCampaignRequest(campaign_id=cid), timeout=30).campaign
+        ws = stub.ListWitnesses(search_pb2.ListWitnessesRequest(campaign_id=cid), timeout=30).witnesses
+    scenarios = []
+    for sc in campaign.scenarios:
+        d = message_to_dict(sc)
+        scenarios.append({"source": sc.source, "intent": sc.intent, "application": d.get("application") or "",
+                          "stage": sc.stage, "executions": sc.executions, "shrink_executions": sc.shrink_executions,
+                          "admitted_executions": sc.admitted_executions,
+                          "admitted_initially": sc.admitted_initially if sc.HasField("admitted_initially") else None,
+                          "first_admitted_at": sc.first_admitted_at if sc.HasField("first_admitted_at") else None,
+                          "reflection_rounds": sc.reflection_rounds, "witness_ids": list(sc.witness_ids),
+                          "duplicate_keys": sc.duplicate_keys, "error": sc.error})
+    summary = {"scenarios": scenarios, "executions": campaign.executions, "admitted": campaign.admitted,
+               "distinct_keys": campaign.distinct_keys, "witness_ids": list(campaign.witness_ids),
+               "elapsed_s": campaign.elapsed_s}
+    witnesses = [witness_summary({"witness_id": w.id, "spec": message_to_dict(w.spec),
+                                  "key": message_to_dict(w.catalog_key),
+                                  "certificate": {"complete": w.certificate_complete, "steps": w.reduction_steps},
+                                  "trace_uri": w.trace_uri}) for w in ws]
+    state = message_to_dict(campaign).get("state", "")
+    return summary, witnesses, str(state).lower(), campaign.reason, cid
+
+
+def cmd_witness(args: argparse.Namespace) -> int:
+    from lastv2x_app.campaigns import local_core, witness_summary
+
+    if args.action in ("show", "replay") and not args.id:
+        raise InvalidArgument(FieldViolation("id", f"witness {args.action} needs a witness id",
+                                             "see `lastv2x witness list`"))
+    core = local_core(Path(args.out))
+    try:
+        if args.action == "list":
+            rows = [witness_summary(w.record) for w in core.witnesses(args.campaign or "")]
+            table = "\n".join(f"{r['witness_id']}  {r['application']:<5}  {r['faults_left']} fault(s): "
+                              f"{', '.join(r['faults']) or '-'}  [{'1-minimal' if r['complete'] else 'budget hit'}]"
+                              for r in rows) or "no witnesses"
+            _print(rows, args.json, table)
+        elif args.action == "show":
+            w = core.witness(args.id)
+            cert = w.record["certificate"]
+            lines = [f"witness {w.id} ({w.application}, key {w.key})", f"  intent: {w.record.get('intent') or '-'}",
+                     f"  seed {w.record['seed']}; trace {w.trace_path or '-'}",
+                     f"  faults: {json.dumps(w.record['spec']['faults'])}",
+                     f"  certificate ({'complete: 1-minimal' if cert['complete'] else 'INCOMPLETE'}; "
+                     f"{cert['steps']} weakening(s) accepted, {cert['executions']} run(s)):"]
+            lines += [f"    {e['verdict']:<13} {e['weakening']}" for e in cert["weakenings"]]
+            _print(w.record, args.json, "\n".join(lines))
+        else:
+            r = core.replay(args.id)
+            data = {"witness_id": r.witness_id, "admitted": r.admitted, "identical": r.identical,
+                    "archived_sha256": r.archived_sha256, "replay_sha256": r.replay_sha256}
+            _print(data, args.json, f"{r.witness_id}: {'ADMITTED' if r.admitted else 'NOT admitted'}; outcome bytes "
+                                    f"{'identical' if r.identical else 'DIFFER'} ({r.replay_sha256[:16]})")
+            return 0 if r.identical and r.admitted else 1
+    finally:
+        core.close()
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from lastv2x_app.demo import run_demo
 
@@ -367,6 +498,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--faults", default=None, help="evaluate: JSON fault matrix, segments x faults")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(fn=cmd_strap)
+    p = sub.add_parser("campaign", parents=[common],
+                       help="find communication-induced failures, shrink them to 1-minimal witnesses, archive them")
+    p.add_argument("intents", nargs="*", help="natural-language test intents")
+    p.add_argument("--spec", action="append", help="a ScenarioSpec JSON file to refine directly (repeatable)")
+    p.add_argument("--budget", type=int, default=0, help="candidates per scenario, gated ones included (0 = 120)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--reflection-rounds", type=int, default=None, help="per scenario (default 5)")
+    p.add_argument("--concurrency", type=int, default=0, help="executions in flight per simulator replica (0 = 4)")
+    p.add_argument("--no-gate", action="store_true", help="ablation: run mutants the verifier would block")
+    p.add_argument("--stop-at-first", action="store_true", help="end each scenario at its first admitted failure")
+    p.add_argument("--out", default=DEFAULT_ARCHIVE, help="archive directory (in-process)")
+    p.set_defaults(fn=cmd_campaign)
+    p = sub.add_parser("witness", parents=[common], help="the witness archive: list, show (certificate), replay")
+    p.add_argument("action", choices=["list", "show", "replay"])
+    p.add_argument("id", nargs="?", help="witness id (show, replay)")
+    p.add_argument("--campaign", default=None, help="list: only this campaign's witnesses")
+    p.add_argument("--out", default=DEFAULT_ARCHIVE, help="archive directory")
+    p.set_defaults(fn=cmd_witness)
     sub.add_parser("demo", parents=[common], help="run the main path on embedded defaults").set_defaults(fn=cmd_demo)
     return parser
 

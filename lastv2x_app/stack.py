@@ -49,11 +49,18 @@ def up(base_port: int | None = None, wait_s: float = 30.0) -> list[ServiceProces
     (root / "logs").mkdir(parents=True, exist_ok=True)
     running = {p.name: p for p in read_state() if _alive(p.pid)}
     procs = dict(running)
-    for i, (name, entry) in enumerate(SERVICES.items()):
+    ports = {name: entry.default_port if base_port is None else base_port + i
+             for i, (name, entry) in enumerate(SERVICES.items())}
+    for name in SERVICES:
         if name in running:
             continue
-        port = entry.default_port if base_port is None else base_port + i
+        port = ports[name]
         env = dict(os.environ, LASTV2X_PORT=str(port), LASTV2X_HOST="127.0.0.1")
+        if name == "search":  # the search service composes the others over gRPC, as in Kubernetes
+            env.setdefault("LASTV2X_SEARCH_LLM_TARGET", f"127.0.0.1:{ports['llm']}")
+            env.setdefault("LASTV2X_SEARCH_GROUNDING_TARGET", f"127.0.0.1:{ports['grounding']}")
+            env.setdefault("LASTV2X_SEARCH_SIMULATOR_TARGETS", f"127.0.0.1:{ports['simulator']}")
+            env.setdefault("LASTV2X_SEARCH_DATA_DIR", str(root / "search"))
         log = open(root / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child
         child = subprocess.Popen([sys.executable, "-m", f"services.{name}"], env=env, stdout=log,
                                  stderr=subprocess.STDOUT, start_new_session=True)

@@ -163,11 +163,17 @@ class SearchCore:
             live.changed.notify_all()
 
     def _finish(self, campaign_id: str, state: str, reason: str) -> None:
+        """Store the final state, then publish the final event and the state together, so a watcher
+        sees the terminal state on the terminal event and never misses it."""
         live = self._live[campaign_id]
         r = live.runner
-        self._publish(campaign_id, Event(state, -1, f"campaign {state}" + (f": {reason}" if reason else ""),
-                                         r.candidates_done, r.budget_total, r.executions_done, r.admitted, 0.0))
-        self._set_state(campaign_id, state, reason)
+        self.store.update_campaign(campaign_id, state=state, reason=reason, summary=r.summary())
+        final = Event(state, -1, f"campaign {state}" + (f": {reason}" if reason else ""),
+                      r.candidates_done, r.budget_total, r.executions_done, r.admitted, 0.0)
+        with live.changed:
+            live.state, live.reason = state, reason
+            live.events.append(final)
+            live.changed.notify_all()
 
     def _publish(self, campaign_id: str, event: Event) -> None:
         live = self._live[campaign_id]

@@ -113,11 +113,35 @@ def test_bad_input_gets_invalid_argument_with_field(stack, data, code: str, fiel
     assert violations[0]["field"] == field
 
 
-def test_unbuilt_rpc_is_unimplemented(stack) -> None:
+def test_unknown_campaign_is_not_found(stack) -> None:
     procs, _ = stack
     out = grpcurl("-format-error", procs["search"], "lastv2x.v1.SearchService/GetCampaign",
-                  data={"campaign_id": "x"})
-    assert out.returncode != 0 and json.loads(out.stderr)["code"] == 12
+                  data={"campaign_id": "c-unknown"})
+    assert out.returncode != 0 and json.loads(out.stderr)["code"] == 5
+
+
+def test_campaign_through_grpcurl_composes_the_services_over_grpc(stack) -> None:
+    """The search service of the local stack calls llm, grounding and simulator over gRPC."""
+    procs, _ = stack
+    text = ("Check that red-light violation warning stays safe when the SPaT feed freezes "
+            "just before amber at a signalized intersection.")
+    started = grpcurl(procs["search"], "lastv2x.v1.SearchService/StartCampaign",
+                      data={"intents": [text], "seed": 7, "budget_per_scenario": 1})
+    assert started.returncode == 0, started.stderr
+    cid = json.loads(started.stdout)["campaign"]["id"]
+    watched = subprocess.run([GRPCURL, "-plaintext", "-max-time", "300", "-d", json.dumps({"campaign_id": cid}),
+                              procs["search"], "lastv2x.v1.SearchService/WatchCampaign"],
+                             capture_output=True, text=True, timeout=320)
+    assert watched.returncode == 0, watched.stderr
+    assert '"CAMPAIGN_STATE_DONE"' in watched.stdout
+    listed = json.loads(grpcurl(procs["search"], "lastv2x.v1.SearchService/ListWitnesses",
+                                data={"campaign_id": cid}).stdout)
+    (w,) = listed["witnesses"]
+    assert w["replicas"] == [procs["simulator"], procs["simulator"]]
+    assert w["certificate"] and {c["verdict"] for c in w["certificate"]} <= {"not_admitted", "refused", "ungroundable"}
+    replay = json.loads(grpcurl(procs["search"], "lastv2x.v1.SearchService/ReplayWitness",
+                                data={"witness_id": w["id"]}).stdout)
+    assert replay["identical"] and replay["admitted"]
 
 
 def test_parse_then_execute_through_grpcurl(stack) -> None:
