@@ -1,6 +1,11 @@
-"""V2X stack of the simulator: spatial channel model (more layers to come).
+"""V2X stack of the simulator: messages, the spatial channel, faults, reconstruction, the monitor.
 
-Pure numpy; no grpc, no carla. Inputs are plain arrays (metres, ground frame).
+``messages`` (J2735-shaped batches, keys, jitter), ``channel`` + ``geometry`` (the
+spatial channel over building footprints), ``faults`` (message-level fault operators),
+``reconstruction`` (the ego's belief with AoI), ``monitor`` (divergence episodes), and
+``stack`` — the information source that runs them every step (over ``transmit``,
+``links`` and ``queues``). Pure numpy; no grpc, no carla. Inputs are plain arrays
+(metres, ground frame); the channel's names are re-exported here.
 """
 
 from .channel import (

@@ -467,6 +467,29 @@ def message_starts(sender: IntArray, msg_id: IntArray) -> BoolArray:
     return change
 
 
+def message_count(batch: RecordBatch) -> int:
+    """``message_starts(batch.sender, batch.msg_id).sum()``: the messages in a row-per-item batch."""
+    n = len(batch)
+    if n > 16:
+        return int(message_starts(batch.sender, batch.msg_id).sum())
+    snd, mid = batch.sender.tolist(), batch.msg_id.tolist()
+    return 1 + sum(1 for i in range(1, n) if snd[i] != snd[i - 1] or mid[i] != mid[i - 1])
+
+
+def row_messages(batch: RecordBatch) -> np.ndarray:
+    """``np.cumsum(message_starts(batch.sender, batch.msg_id)) - 1``: the message number of each row."""
+    n = len(batch)
+    if n > 16:
+        return np.cumsum(message_starts(batch.sender, batch.msg_id)) - 1
+    snd, mid = batch.sender.tolist(), batch.msg_id.tolist()
+    out, m = [0] * n, 0
+    for i in range(1, n):
+        if snd[i] != snd[i - 1] or mid[i] != mid[i - 1]:
+            m += 1
+        out[i] = m
+    return np.array(out, dtype=np.int64)
+
+
 def j2735_phase_state(green: bool, amber: bool, red: bool) -> J2735PhaseState:
     """Protected movement phase state of a fixed-time signal head."""
     if green:

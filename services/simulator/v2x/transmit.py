@@ -1,0 +1,229 @@
+"""Transmit (step 2 of :class:`~.stack.V2XInformationSource`): due senders sample the snapshot.
+
+BSM (+ EEBL events) from every equipped live vehicle but the ego, SPaT and MAP from
+every RSU, each on its own phase offset (BUS_JITTER); RSUs append the SPaT of other
+junctions they hold (``v2x.spat_relay``) and vehicles rebroadcast EEBL events they
+heard about a vehicle ahead of them (``v2x.eebl_rebroadcast``). Faults act per
+message (same verdict for every receiver), what left the senders goes to the trace
+(``/v2x/tx``), and the step's links are evaluated (``links.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lastv2x.core.catalogue import Stream
+from services.simulator.info import (
+    WorldSnapshot,
+)
+
+from .faults import StepBatch
+from .messages import (
+    BSM_PERIOD_S,
+    EVENT_HARD_BRAKING,
+    MAP_PERIOD_S,
+    MSG_COUNT_MOD,
+    SPAT_PERIOD_S,
+    BsmBatch,
+    EeblBatch,
+    MapBatch,
+    SpatBatch,
+    due_mask,
+    eebl_from_bsms,
+    filled,
+    make_map,
+    message_count,
+)
+
+
+class Transmitter:
+    """The transmit half of the V2X source (a mixin of ``V2XInformationSource``, whose state it reads:
+    the sender and group tables, jitter, per-sender counters, RSU sites, the fault engine)."""
+
+    def _transmit(self, snap: WorldSnapshot, keys: np.ndarray, t: float) -> None:
+        ego_i = snap.ego_index
+        alive = np.asarray(snap.alive, dtype=bool)
+        equipped = np.asarray(snap.equipped, dtype=bool) & alive
+        cand = equipped.copy()
+        cand[ego_i] = False
+        hb = np.asarray(snap.hard_brake_event, dtype=bool) & alive
+        # hard-braking onsets number the events of each origin (nothing to do while nobody brakes hard)
+        if np.count_nonzero(hb) or np.count_nonzero(self._prev_hb):
+            onset = hb & ~self._prev_hb[keys]
+            self._event_seq[keys[onset]] += 1
+            self._prev_hb[keys] = hb
+        due = cand & due_mask(self.t_prev, t, self._bsm_phase[keys], BSM_PERIOD_S)
+        vi = np.nonzero(due)[0]
+        if vi.size:
+            vk = keys[vi]
+            msg_id = self._bsm_count[vk].copy()
+            self._bsm_count[vk] += 1
+            hashes = self.senders.hashes(vk)
+            bsm_pos = np.asarray(snap.xy_m, dtype=np.float64)[vi]
+            hb_vi = hb[vi]
+            # make_bsms(...) on arrays that are fresh already (fancy-indexed): the same columns, fewer copies
+            bsm = BsmBatch._build(dict(
+                sender=vk, msg_id=msg_id, msg_count=msg_id % MSG_COUNT_MOD,
+                tx_time_s=t + self.jitter.bus_delay_s(hashes, Stream.BSM, msg_id), timestamp_s=filled(vi.size, t),
+                x_m=bsm_pos[:, 0].copy(), y_m=bsm_pos[:, 1].copy(),
+                speed_mps=np.asarray(snap.speed_mps, dtype=np.float64)[vi],
+                heading_rad=np.asarray(snap.heading_rad, dtype=np.float64)[vi],
+                accel_mps2=np.asarray(snap.accel_mps2, dtype=np.float64)[vi],
+                brake_flag=np.asarray(snap.brake_flag, dtype=bool)[vi],
+                event_flags=np.where(hb_vi, EVENT_HARD_BRAKING, 0).astype(np.int64, copy=False)))
+            eebl = eebl_from_bsms(bsm, self._event_seq[vk]) if np.count_nonzero(hb_vi) else EeblBatch.empty()
+            if self.eebl_relay:
+                eebl = EeblBatch.concat([eebl, self._relay_eebl(bsm, t)])
+        else:  # no BSM this step (and so no EEBL record, own or relayed: both ride on a BSM)
+            bsm, eebl, bsm_pos = BsmBatch.empty(), EeblBatch.empty(), np.zeros((0, 2))
+        # RSUs
+        spat, map_ = SpatBatch.empty(), MapBatch.empty()
+        if len(self.sites):
+            spat = self._rsu_spat(snap, t)
+            map_ = self._rsu_map(t)
+        # faults (per message, all receivers)
+        steps: dict[Stream, StepBatch] = {}
+        sent = False
+        for s, b in ((Stream.BSM, bsm), (Stream.EEBL, eebl), (Stream.SPAT, spat), (Stream.MAP, map_)):
+            st = self.faults.apply(s, t, b)
+            steps[s] = st
+            n = len(st.batch)
+            if n:
+                sent = True
+                self.stats.tx[s.value] += message_count(st.batch)
+                self.stats.faulted[s.value] += n - int(np.count_nonzero(st.keep))
+        if self.trace is not None and sent:
+            tx: list[dict[str, Any]] = []
+            for s, st in steps.items():
+                if len(st.batch):
+                    tx += self._message_rows(s, st.batch, kept=st.keep)
+            self.trace.publish("/v2x/tx", t, {"messages": tx})
+        if not sent:
+            return
+        self._links(snap, t, bsm, bsm_pos, steps, alive, equipped)
+
+    def _relay_eebl(self, bsm: BsmBatch, t: float) -> EeblBatch:
+        cfg = self.config
+        rows: list[tuple[int, int, int, int, dict[str, float], float]] = []
+        for i in range(len(bsm)):
+            s = int(bsm.sender[i])
+            table = self.relay_events.get(s)
+            if not table:
+                continue
+            for (o, e), r in list(table.items()):
+                if t - r["rx"] > cfg.eebl_relay_hold_s:
+                    del table[(o, e)]
+                    continue
+                if o == s or r["hop"] + 1 > cfg.eebl_max_hops:
+                    continue
+                # forward only events ahead of the relay (traffic behind it needs them), within range
+                dx, dy = r["x"] - float(bsm.x_m[i]), r["y"] - float(bsm.y_m[i])
+                h = float(bsm.heading_rad[i])
+                if dx * math.cos(h) + dy * math.sin(h) <= 0.0 or math.hypot(dx, dy) > cfg.eebl_relay_range_m:
+                    continue
+                rows.append((s, int(bsm.msg_id[i]), o, e, r, float(bsm.tx_time_s[i])))
+        if not rows:
+            return EeblBatch.empty()
+
+        def col(f: Any, dt: Any = np.float64) -> np.ndarray:
+            return np.array([f(r) for r in rows], dtype=dt)
+        return EeblBatch(
+            sender=col(lambda r: r[0], np.int64), msg_id=col(lambda r: r[1], np.int64),
+            origin=col(lambda r: r[2], np.int64), event_id=col(lambda r: r[3], np.int64),
+            hop_count=col(lambda r: int(r[4]["hop"]) + 1, np.int64), tx_time_s=col(lambda r: r[5]),
+            timestamp_s=col(lambda r: r[4]["ts"]), x_m=col(lambda r: r[4]["x"]), y_m=col(lambda r: r[4]["y"]),
+            heading_rad=col(lambda r: r[4]["h"]), speed_mps=col(lambda r: r[4]["v"]),
+            decel_mps2=col(lambda r: r[4]["d"]))
+
+    def _rsu_spat(self, snap: WorldSnapshot, t: float) -> SpatBatch:
+        due = due_mask(self.t_prev, t, self.rsu_phase[Stream.SPAT], SPAT_PERIOD_S)
+        ri = np.nonzero(due)[0]
+        if ri.size == 0:
+            return SpatBatch.empty()
+        rk = self.rsu_keys[ri]
+        msg_id = self.rsu_count[Stream.SPAT][ri].copy()
+        self.rsu_count[Stream.SPAT][ri] += 1
+        delay = self.jitter.bus_delay_s(self.senders.hashes(rk), Stream.SPAT, msg_id)
+        own = self._own_spat(snap, ri, rk, msg_id, t, delay)
+        if not self.spat_relay:
+            return own
+        parts: list[SpatBatch] = []
+        cfg = self.config
+        for j, i in enumerate(ri.tolist()):
+            k = int(self.rsu_keys[i])
+            mine = own.take(own.sender == k)
+            view = self.rsu_rx[k].signals(t)
+            sel = (view.origin != k) & (view.hop_count + 1 <= cfg.spat_relay_max_hops) & (
+                view.aoi_s <= cfg.spat_relay_max_age_s)
+            if not np.isin(view.group, self.rsu_groups[i]).all():
+                sel &= ~np.isin(view.group, self.rsu_groups[i])
+            n = int(sel.sum())
+            if n:
+                relayed = SpatBatch(
+                    sender=np.full(n, k, np.int64), msg_id=np.full(n, msg_id[j], np.int64),
+                    msg_count=np.full(n, msg_id[j] % 128, np.int64), origin=view.origin[sel],
+                    group=view.group[sel], phase=view.phase[sel], min_end_time_s=view.min_end_time_s[sel],
+                    max_end_time_s=view.max_end_time_s[sel], green_start_time_s=view.green_start_time_s[sel],
+                    tx_time_s=np.full(n, t + delay[j]), timestamp_s=view.timestamp_s[sel],
+                    hop_count=view.hop_count[sel] + 1)
+                mine = SpatBatch.concat([mine, relayed])
+            parts.append(mine)
+        return SpatBatch.concat(parts)
+
+    def _own_spat(self, snap: WorldSnapshot, ri: np.ndarray, rk: np.ndarray, msg_id: np.ndarray, t: float,
+                  delay: np.ndarray) -> SpatBatch:
+        """``make_spat`` of the due RSUs ``ri``, with the row layout (groups, their sender rows, where each
+        group sits in the snapshot) computed once per RSU subset and snapshot group order."""
+        key = (tuple(ri.tolist()), self._gids)
+        lay = self._spat_layout.get(key)
+        if lay is None:
+            groups_l = [self.rsu_groups[i] for i in ri.tolist()]
+            counts = np.array([len(g) for g in groups_l], dtype=np.int64)
+            if counts.sum() == 0:
+                lay = None, None, None
+            else:
+                groups = np.concatenate([np.asarray(g, np.int64) for g in groups_l])
+                rep = np.repeat(np.arange(len(groups_l)), counts)
+                pos = {int(k): i for i, k in enumerate(self._gkeys.tolist())}
+                src = np.array([pos.get(int(g), -1) for g in groups.tolist()], dtype=np.int64)
+                groups.setflags(write=False)
+                lay = groups, rep, src
+            self._spat_layout[key] = lay
+        groups, rep, src = lay
+        if groups is None:
+            return SpatBatch.empty()
+        n = groups.shape[0]
+        if np.count_nonzero(src >= 0) == src.size:
+            phase = np.asarray(snap.true_phase, dtype=np.int64)[src]
+            ends = t + np.asarray(snap.time_to_change_s, dtype=np.float64)[src]
+            green = t + np.asarray(snap.time_to_green_s, dtype=np.float64)[src]
+        else:  # a served group the snapshot does not show: phase -1, no end, no green
+            ok = src >= 0
+            sc = np.maximum(src, 0)
+            phase = np.where(ok, np.asarray(snap.true_phase, dtype=np.int64)[sc], -1)
+            ends = np.where(ok, t + np.asarray(snap.time_to_change_s, dtype=np.float64)[sc], math.inf)
+            green = np.where(ok, t + np.asarray(snap.time_to_green_s, dtype=np.float64)[sc], math.inf)
+        sender = rk[rep].astype(np.int64)
+        mid = msg_id[rep].astype(np.int64)
+        return SpatBatch._build(dict(
+            sender=sender, msg_id=mid, msg_count=(mid % MSG_COUNT_MOD).astype(np.int64), origin=sender.copy(),
+            group=groups.copy(), phase=phase, min_end_time_s=ends, max_end_time_s=ends.copy(),
+            green_start_time_s=green, tx_time_s=t + delay[rep], timestamp_s=filled(n, t),
+            hop_count=np.zeros(n, np.int64)))
+
+    def _rsu_map(self, t: float) -> MapBatch:
+        due = due_mask(self.t_prev, t, self.rsu_phase[Stream.MAP], MAP_PERIOD_S)
+        ri = np.nonzero(due)[0]
+        if ri.size == 0:
+            return MapBatch.empty()
+        rk = self.rsu_keys[ri]
+        msg_id = self.rsu_count[Stream.MAP][ri].copy()
+        self.rsu_count[Stream.MAP][ri] += 1
+        delay = self.jitter.bus_delay_s(self.senders.hashes(rk), Stream.MAP, msg_id)
+        return make_map(rk, msg_id, [self.rsu_lanes[i] for i in ri.tolist()], t, delay)
+
+
+__all__ = ["Transmitter"]
