@@ -11,7 +11,7 @@
   lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
   lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR]   search, minimize, archive
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
-  lastv2x demo [--json]                 the deepest real path built so far, as a table
+  lastv2x demo [--json]                 make run: one intent stage by stage, then a short campaign
 
 Every command takes ``--json`` for machine-readable output. Exit codes: 0 ok,
 1 the spec has error findings, 2 bad input.
@@ -441,9 +441,13 @@ def cmd_witness(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from lastv2x_app.campaigns import Progress
     from lastv2x_app.demo import run_demo
 
-    result = run_demo()
+    progress = None if args.json else Progress()
+    result = run_demo(progress=progress)
+    if progress:
+        progress.close()
     _print(result.data, args.json, result.table)
     return 0
 

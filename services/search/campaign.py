@@ -475,7 +475,7 @@ class CampaignRunner:
             return Verdict.ADMITTED if e.admitted else Verdict.NOT_ADMITTED
 
         predicate = CachedPredicate(key, run)
-        result = Shrinker(predicate, max_calls=self.settings.shrink_max_calls).run(spec)
+        result = Shrinker(predicate, max_calls=self.settings.shrink_max_calls, bisect=self.settings.shrink_bisect).run(spec)
         return result.spec, result
 
     def _archive(self, sc: ScenarioProgress, found: _Candidate, spec: ScenarioSpec, result: Any) -> None:

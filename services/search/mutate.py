@@ -163,7 +163,8 @@ def _arrival_offset(d: SpecDict, rng: np.random.Generator) -> SpecDict | None:
     if not agents:
         return None
     a = _pick(agents, rng)
-    a["arrival_offset_s"] = _r(_clip(a["arrival_offset_s"] + float(rng.normal(0.0, 1.5)), -30.0, 30.0))
+    # collisions need arrivals within ~0.5 s of each other: steps of that order keep children near a conflict
+    a["arrival_offset_s"] = _r(_clip(a["arrival_offset_s"] + float(rng.normal(0.0, 0.75)), -30.0, 30.0))
     return d
 
 

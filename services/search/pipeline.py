@@ -22,7 +22,7 @@ import hashlib
 import json
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -123,6 +123,9 @@ class InProcessPipeline:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search-exec")
         self._ground_lock = threading.Lock()
         self._trace_dir = trace_dir
+        from services.simulator.execute import SimulatorLimits
+
+        self._limits = SimulatorLimits.from_env()  # caps and user maps, as the simulator service reads them
 
     @property
     def replicas(self) -> tuple[str, ...]:
@@ -146,10 +149,10 @@ class InProcessPipeline:
     def _execute(self, request: ExecutionRequest) -> Execution:
         import time
 
-        from services.simulator.execute import SimulatorLimits, run_one
+        from services.simulator.execute import run_one
         from services.simulator.paired import program_sha256
 
-        limits = SimulatorLimits(trace_dir=request.trace_dir or self._trace_dir)
+        limits = replace(self._limits, trace_dir=request.trace_dir or self._trace_dir)
         start = time.perf_counter()
         try:
             outcome, uri = run_one(request.program, request.seed, limits, write_trace=request.write_trace)

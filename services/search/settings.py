@@ -44,6 +44,9 @@ class SearchSettings:
     shrink_max_calls: int = _param(
         200, "predicate calls", "stall budget of delta debugging per witness (the result is 1-minimal only if "
         "it finishes below it; the certificate says which)")
+    shrink_bisect: bool = _param(
+        False, "-", "after the paper's weakenings reach a fixed point, binary-search magnitudes and windows for the "
+        "smallest value that still admits: smaller witnesses for more executions (bench/bench_search.py measures it)")
     gate: bool = _param(True, "-", "LAST-V2X §2.5: every mutant passes the analytic verifier before it may run; "
                         "off only for the ablation")
     data_dir: Path = _param(Path(".lastv2x/search"), "-",

@@ -24,9 +24,11 @@ The design, after Hypothesis's ``internal/conjecture/shrinker.py``:
   sweep that accepts nothing.
 * **Coarse first, then fine**: the weakenings of the paper (remove, halve, shorten)
   plus dropping an agent behaviour are the *basic* passes and define 1-minimality;
-  after them, binary search on the numeric fields (magnitude, window length) finds
-  the smallest value that still admits in a few calls, where repeated halving would
-  stop at the first failing power of two.
+  once they reach a fixed point, binary search on the numeric fields (magnitude,
+  window length; optional, ``bisect=True``) narrows each value between the failed
+  halving and the admitted value in a few calls, then the basic passes run again.
+  Off by default: it buys smaller magnitudes for more executions, and campaigns pay
+  per execution (``bench/bench_search.py`` measures both).
 * **A certificate**: when the fixed point is reached, every basic weakening of the
   final spec has been tried against it; the certificate lists each with its verdict
   (from the cache, no extra run). A shrink stopped by its call budget says so
@@ -329,7 +331,7 @@ class ShrinkResult:
 class Shrinker:
     """Minimize an admitted spec under ``predicate`` (see the module docstring)."""
 
-    def __init__(self, predicate: CachedPredicate, *, max_calls: int = 200, bisect: bool = True):
+    def __init__(self, predicate: CachedPredicate, *, max_calls: int = 200, bisect: bool = False):
         self.predicate = predicate
         self.max_calls = max_calls
         self.passes = [ShrinkPass(n, g) for n, g in BASIC_PASSES]
@@ -372,9 +374,13 @@ class Shrinker:
         return spec
 
     def _run_bisect(self, p: ShrinkPass, spec: ScenarioSpec) -> ScenarioSpec:
-        """Per knob: binary search between the weakest legal value and the admitted one."""
+        """Per knob: binary search between the largest value known not to admit (the failed halving,
+        from the cache) and the admitted one."""
         knobs, build = self._bisect_specs[p.name]
         for i, hi, lo in knobs(spec):
+            halved = build(spec, i, hi / 2.0)
+            if halved is not None and self.predicate.known(halved) not in (None, Verdict.ADMITTED):
+                lo = hi / 2.0 if abs(hi / 2.0) > abs(lo) else lo
             for _ in range(BISECT_PROBES):
                 if self._out_of_budget or abs(hi - lo) <= max(0.05 * abs(hi), 1e-3):
                     break
@@ -388,15 +394,27 @@ class Shrinker:
                     lo = mid
         return spec
 
-    def run(self, spec: ScenarioSpec) -> ShrinkResult:
-        """Shrink an admitted ``spec`` to a fixed point (or until the call budget is spent)."""
-        current = spec
+    def _fixed_point(self, spec: ScenarioSpec) -> ScenarioSpec:
+        """Sweep the basic passes, most useful first, until a whole sweep accepts nothing."""
         while not self._out_of_budget:
+            before = spec
+            for p in sorted((q for q in self.passes if q.basic), key=lambda q: -q.accepted):  # stable for ties
+                spec = self._run_basic(p, spec)
+            if spec == before:
+                break
+        return spec
+
+    def run(self, spec: ScenarioSpec) -> ShrinkResult:
+        """Shrink an admitted ``spec`` to a fixed point (or until the call budget is spent); with
+        ``bisect``, then binary-search the numeric knobs and return to the fixed point, while that helps."""
+        current = self._fixed_point(spec)
+        while self._bisect_specs and not self._out_of_budget:
             before = current
-            for p in sorted(self.passes, key=lambda q: -q.accepted):  # most useful first; stable
-                current = self._run_basic(p, current) if p.basic else self._run_bisect(p, current)
+            for p in (q for q in self.passes if not q.basic):
+                current = self._run_bisect(p, current)
             if current == before:
                 break
+            current = self._fixed_point(current)
         certificate = tuple(CertificateEntry(w.pass_name, w.description, self.predicate.known(w.spec))
                             for w in single_weakenings(current))
         complete = all(e.verdict not in (None, Verdict.ADMITTED) for e in certificate)

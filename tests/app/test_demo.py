@@ -15,3 +15,11 @@ def test_demo_runs_every_stage_on_embedded_defaults() -> None:
     assert result.data["verification"]["ok"] and result.data["segments"]
     assert result.data["outcome"]["admitted"]  # the intent's SPaT freeze is a communication-caused failure
     assert result.data["trace_uri"].startswith("file://") and "intent:" in result.table
+    # part 2: a campaign over the demo intents, every scenario finished, at least one 1-minimal witness
+    campaign = result.data["campaign"]
+    assert campaign["state"] == "done", campaign["reason"]
+    scenarios = campaign["summary"]["scenarios"]
+    assert [s["stage"] for s in scenarios] == ["done"] * len(scenarios)
+    assert scenarios[0]["admitted_initially"] and scenarios[0]["witness_ids"]
+    assert all(w["complete"] and w["faults_left"] >= 1 for w in campaign["witnesses"])
+    assert "7 campaign: intents[0]" in [r[0] for r in result.rows] and "archive:" in result.table

@@ -69,14 +69,15 @@ needs = st.dictionaries(st.sampled_from([f["name"] for f in FAULTS]),
 
 
 @settings(max_examples=40, deadline=None)
-@given(scenes, needs)
-def test_result_is_one_minimal_and_admitted(fault_ids: list[int], need: dict[str, tuple[float, float]]) -> None:
+@given(scenes, needs, st.booleans())
+def test_result_is_one_minimal_and_admitted(fault_ids: list[int], need: dict[str, tuple[float, float]],
+                                            bisect: bool) -> None:
     spec = _spec(fault_ids)
     admits = _oracle(need)
     if not admits(spec):
         return
     runs: Counter[Hashable] = Counter()
-    result = Shrinker(_predicate(admits, runs), max_calls=500).run(spec)
+    result = Shrinker(_predicate(admits, runs), max_calls=500, bisect=bisect).run(spec)
     assert admits(result.spec)
     assert result.complete
     # 1-minimal: no single weakening keeps the admission, and the certificate lists every one of them
@@ -102,9 +103,13 @@ def test_single_fault_witness_keeps_only_the_causal_fault() -> None:
 
 def test_magnitude_binary_search_finds_the_threshold_region() -> None:
     spec = _spec([2])  # countdown offset -12 s for 20 s
-    result = Shrinker(_predicate(_oracle({"countdown": (3.0, 0.0)}), Counter())).run(spec)
+    result = Shrinker(_predicate(_oracle({"countdown": (3.0, 0.0)}), Counter()), bisect=True).run(spec)
     m = abs(result.spec.faults[0].magnitude or 0.0)
     assert 3.0 <= m < 6.0  # halving 12 -> 6 admits, 3 admits, 1.5 does not; bisection cannot go below 3
+    plain = Shrinker(_predicate(_oracle({"countdown": (2.2, 0.0)}), Counter())).run(spec)
+    bisected = Shrinker(_predicate(_oracle({"countdown": (2.2, 0.0)}), Counter()), bisect=True).run(spec)
+    assert abs(plain.spec.faults[0].magnitude or 0) == 3.0  # halving stops at a power of two
+    assert 2.2 <= abs(bisected.spec.faults[0].magnitude or 0) < 3.0  # bisection gets closer to the threshold
 
 
 def test_budget_exhaustion_is_reported_not_hidden() -> None:
