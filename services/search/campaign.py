@@ -280,12 +280,15 @@ class CampaignRunner:
         def done() -> bool:
             return sc.candidates >= budget or (self.request.stop_at_first_admission and sc.admitted_executions > 0)
 
+        def stalled() -> bool:  # nothing admitted, no better margin for a while, a reflection round left
+            return (sc.admitted_executions == 0 and bool(prompt) and not done()
+                    and since_improvement >= self.settings.stall_candidates
+                    and sc.reflection_rounds < self.request.reflection_rounds)
+
         while True:
             self._check_cancel()
-            # reflect when stalled with nothing admitted (and nothing in flight, so the root is settled)
-            if (not pending and not done() and sc.admitted_executions == 0 and prompt
-                    and since_improvement >= self.settings.stall_candidates
-                    and sc.reflection_rounds < self.request.reflection_rounds):
+            # reflect when stalled, once what is in flight has settled (no new children meanwhile)
+            if stalled() and not pending:
                 new_root, prompt = self._reflect(sc, root, prompt, rng)
                 since_improvement = 0
                 if new_root is not None:
@@ -295,7 +298,7 @@ class CampaignRunner:
                     self._journal_elite(sc, elite)
                 continue
             # fill the window
-            while len(pending) < k and not done() and elite:
+            while len(pending) < k and not done() and elite and not stalled():
                 child = self._child(elite, rng, tried)
                 if child is None:
                     break

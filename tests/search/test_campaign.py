@@ -137,3 +137,17 @@ def test_gate_off_runs_what_the_gate_would_block(search_core: SearchCore) -> Non
     assert b["gated"] == 0
     assert a["candidates"] == b["candidates"] == 12
     assert b["executions"] == 12 and a["executions"] == 12 - a["gated"]
+
+
+def test_a_stalled_search_reflects_and_the_revised_prompt_re_enters_the_pipeline(search_core: SearchCore) -> None:
+    intent = "Forward collision warning when the lead vehicle's BSMs are dropped for 2 s"
+    view = _run(search_core, intents=[intent], seed=2, budget_per_scenario=9, reflection_rounds=2)
+    (sc,) = view.summary["scenarios"]
+    assert sc["reflection_rounds"] >= 1
+    rounds = [p for _, k, p in search_core.store.journal(view.id) if k == "reflection"]
+    first = rounds[0]
+    assert first["prompt"] == intent and first["revised_prompt"] != intent
+    assert "window_before_decision" in first["rule_ids"]  # the drop heals before the decision epoch
+    # the revised prompt was parsed, grounded and executed under the same admission test
+    origins = [p["origin"] for _, k, p in search_core.store.journal(view.id) if k == "dispatch"]
+    assert "reflection" in origins
