@@ -1,7 +1,8 @@
 """LLM service core: the three LAST-V2X LLM roles behind one backend interface.
 
-* ``roles.LlmRoles`` - ``parse_intent``, ``plan_scene``, ``reflect``, ``verify``: what
-  the gRPC servicer calls; owns validation, the parse-repair loop and budgets;
+* ``roles.LlmRoles`` (``core.LlmCore``, the service's entry core) - ``parse_intent``,
+  ``plan_scene``, ``reflect``, ``verify``: what the gRPC servicer calls; owns
+  validation, the parse-repair loop and budgets;
 * ``backends`` - the ``Backend`` protocol and its registry (``offline``, ``openai``);
 * ``grammar``/``lexicon`` - the offline parser; ``planner``; ``reflector`` +
   ``knowledge/`` notes; ``evidence`` (the reflector's input); ``prompts/`` (versioned);
@@ -16,7 +17,7 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
-    "LlmRoles": "services.llm.roles", "ParseResult": "services.llm.roles", "parse_intent": "services.llm.roles",
+    "LlmCore": "services.llm.core", "LlmRoles": "services.llm.roles", "ParseResult": "services.llm.roles", "parse_intent": "services.llm.roles",
     "plan_scene": "services.llm.roles", "reflect": "services.llm.roles",
     "LlmConfig": "services.llm.config", "OpenAIConfig": "services.llm.config",
     "Backend": "services.llm.backends", "BACKENDS": "services.llm.backends", "create_backend": "services.llm.backends",

@@ -1,6 +1,6 @@
 """gRPC servicer of the LLM service: parse request -> call core -> build reply.
 
-The three roles (``services.llm.roles.LlmRoles``: parser, scene planner, reflector)
+The three roles (``services.llm.core.LlmCore``: parser, scene planner, reflector)
 run on the configured backend (``offline`` by default; ``openai`` for any
 OpenAI-compatible endpoint); Verify is the analytic verifier of
 ``lastv2x.core.verifier``.
@@ -15,8 +15,8 @@ from lastv2x.core.verifier import verify
 from lastv2x.rpc.convert import report_to_proto, spec_from_json, spec_from_proto, spec_to_proto
 from lastv2x.v1 import common_pb2, llm_pb2, llm_pb2_grpc
 from services.llm.config import LlmConfig
+from services.llm.core import LlmCore
 from services.llm.planner import ApproachCandidate, MovementOption
-from services.llm.roles import LlmRoles
 
 _MANEUVER = {"straight": common_pb2.MANEUVER_STRAIGHT, "left": common_pb2.MANEUVER_LEFT,
              "right": common_pb2.MANEUVER_RIGHT}
@@ -30,7 +30,7 @@ def candidate_from_proto(c: llm_pb2.ApproachCandidate) -> ApproachCandidate:
 
 
 class LlmServicer(llm_pb2_grpc.LlmServiceServicer):
-    def __init__(self, roles: LlmRoles):
+    def __init__(self, roles: LlmCore):
         self._roles = roles
 
     def ParseIntent(self, request: llm_pb2.ParseIntentRequest, context: grpc.ServicerContext
@@ -73,5 +73,5 @@ class LlmServicer(llm_pb2_grpc.LlmServiceServicer):
 
 def register(server: grpc.Server, config: LlmConfig | None = None) -> list[str]:
     """Add the LLM service; ``config`` is read once in ``main`` (None: the defaults)."""
-    llm_pb2_grpc.add_LlmServiceServicer_to_server(LlmServicer(LlmRoles(config=config or LlmConfig())), server)
+    llm_pb2_grpc.add_LlmServiceServicer_to_server(LlmServicer(LlmCore(config=config or LlmConfig())), server)
     return [llm_pb2.DESCRIPTOR.services_by_name["LlmService"].full_name]

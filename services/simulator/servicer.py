@@ -1,7 +1,7 @@
 """gRPC servicer of the simulator service: parse request -> call core -> build reply.
 
-Execute / ExecuteBatch run paired executions (``services.simulator.execute``);
-CoverageMap evaluates the channel over a map (``services.simulator.coverage_service``).
+Every RPC is a method of ``services.simulator.core.SimulatorCore``: Execute /
+ExecuteBatch run paired executions, CoverageMap evaluates the channel over a map.
 Only the builtin backend exists; the carla backend needs a CARLA server.
 """
 
@@ -22,8 +22,9 @@ from lastv2x.rpc.convert import (
     spec_from_proto,
 )
 from lastv2x.v1 import common_pb2, simulator_pb2, simulator_pb2_grpc
-from services.simulator.coverage_service import RsuPlacement, coverage_for, grid_values
-from services.simulator.execute import SimulatorLimits, program_for, run_batch, run_one
+from services.simulator.core import SimulatorCore
+from services.simulator.coverage_service import RsuPlacement, grid_values
+from services.simulator.execute import SimulatorLimits
 from services.simulator.paired import PairedOutcome
 
 
@@ -32,15 +33,15 @@ def outcome_to_proto(outcome: PairedOutcome, trace_uri: str = "") -> common_pb2.
 
 
 class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
-    def __init__(self, limits: SimulatorLimits | None = None):
-        self._limits = limits or SimulatorLimits()
+    def __init__(self, core: SimulatorCore):
+        self._core = core
 
     def _program(self, request: simulator_pb2.ExecuteRequest, prefix: str = "") -> ScenarioProgram:
         which = request.WhichOneof("scenario")
         if which == "program":
             return program_from_proto(request.program, f"{prefix}program")
         if which == "spec":
-            return program_for(spec_from_proto(request.spec, f"{prefix}spec"))
+            return self._core.program_for(spec_from_proto(request.spec, f"{prefix}spec"))
         raise InvalidArgument(FieldViolation(f"{prefix}scenario", "no program or spec given", "set program or spec"))
 
     def Execute(self, request: simulator_pb2.ExecuteRequest, context: grpc.ServicerContext
@@ -48,7 +49,7 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
         program = self._program(request)
         seed = request.seed if request.HasField("seed") else None
         start = time.perf_counter()
-        outcome, uri = run_one(program, seed, self._limits, request.write_trace)
+        outcome, uri = self._core.execute(program, seed, request.write_trace)
         return simulator_pb2.ExecuteResponse(outcome=outcome_to_proto(outcome, uri),
                                              wall_time_s=time.perf_counter() - start)
 
@@ -57,28 +58,24 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
         programs = [self._program(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
         seeds = [r.seed if r.HasField("seed") else None for r in request.requests]
         start = time.perf_counter()
-        outcomes = run_batch(programs, seeds, self._limits)
+        outcomes = self._core.execute_batch(programs, seeds)
         share = (time.perf_counter() - start) / max(1, len(outcomes))
         for i, outcome in enumerate(outcomes):
             yield simulator_pb2.ExecuteBatchResponse(index=i, outcome=outcome_to_proto(outcome), wall_time_s=share)
 
     def CoverageMap(self, request: simulator_pb2.CoverageMapRequest, context: grpc.ServicerContext
                     ) -> simulator_pb2.CoverageMapResponse:
-        if not request.map_name:
-            raise InvalidArgument(FieldViolation("map_name", "empty", "name a built-in map or an .xodr path"))
         rsus = []
         for i, r in enumerate(request.rsus):
             if len(r.xy_m) != 2:
                 raise InvalidArgument(FieldViolation(f"rsus[{i}].xy_m", "needs [x, y]", "two coordinates in m"))
             rsus.append(RsuPlacement(r.id or f"rsu{i}", (r.xy_m[0], r.xy_m[1]),
                                      r.height_m if r.HasField("height_m") else 5.0, r.junction_id))
-        cell = request.cell_m if request.HasField("cell_m") else 5.0
-        if not (0.5 <= cell <= 100.0):
-            raise InvalidArgument(FieldViolation("cell_m", f"{cell} m is outside [0.5, 100]", "use 1-10 m"))
-        cov, layout = coverage_for(
+        cov, layout = self._core.coverage_map(
             request.map_name, rsus,
             blockage_db_per_m=request.blockage_db_per_m if request.HasField("blockage_db_per_m") else None,
-            range_m=request.range_m if request.HasField("range_m") else None, cell_m=cell)
+            range_m=request.range_m if request.HasField("range_m") else None,
+            cell_m=request.cell_m if request.HasField("cell_m") else 5.0)
         ny, nx = cov.best_rssi_dbm.shape
         reply = simulator_pb2.CoverageMapResponse(
             coverage_fraction=cov.fraction, in_range_fraction=cov.in_range_fraction, width=nx, height=ny,
@@ -92,7 +89,7 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
 
 
 def register(server: grpc.Server, limits: SimulatorLimits | None = None) -> list[str]:
-    simulator_pb2_grpc.add_SimulatorServiceServicer_to_server(SimulatorServicer(limits), server)
+    simulator_pb2_grpc.add_SimulatorServiceServicer_to_server(SimulatorServicer(SimulatorCore(limits)), server)
     return [simulator_pb2.DESCRIPTOR.services_by_name["SimulatorService"].full_name]
 
 
