@@ -138,15 +138,23 @@ class Transmitter:
             heading_rad=col(lambda r: r[4]["h"]), speed_mps=col(lambda r: r[4]["v"]),
             decel_mps2=col(lambda r: r[4]["d"]))
 
-    def _rsu_spat(self, snap: WorldSnapshot, t: float) -> SpatBatch:
-        due = due_mask(self.t_prev, t, self.rsu_phase[Stream.SPAT], SPAT_PERIOD_S)
-        ri = np.nonzero(due)[0]
+    def _due_rsus(self, stream: Stream, period_s: float, t: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """RSUs whose ``stream`` slot falls in (t_prev, t]: (site indices, sender keys, message ids, bus
+        delays), their message counters advanced; None when none is due."""
+        ri = np.nonzero(due_mask(self.t_prev, t, self.rsu_phase[stream], period_s))[0]
         if ri.size == 0:
-            return SpatBatch.empty()
+            return None
         rk = self.rsu_keys[ri]
-        msg_id = self.rsu_count[Stream.SPAT][ri].copy()
-        self.rsu_count[Stream.SPAT][ri] += 1
-        delay = self.jitter.bus_delay_s(self.senders.hashes(rk), Stream.SPAT, msg_id)
+        msg_id = self.rsu_count[stream][ri].copy()
+        self.rsu_count[stream][ri] += 1
+        return ri, rk, msg_id, self.jitter.bus_delay_s(self.senders.hashes(rk), stream, msg_id)
+
+    def _rsu_spat(self, snap: WorldSnapshot, t: float) -> SpatBatch:
+        due = self._due_rsus(Stream.SPAT, SPAT_PERIOD_S, t)
+        if due is None:
+            return SpatBatch.empty()
+        ri, rk, msg_id, delay = due
         own = self._own_spat(snap, ri, rk, msg_id, t, delay)
         if not self.spat_relay:
             return own
@@ -215,14 +223,10 @@ class Transmitter:
             hop_count=np.zeros(n, np.int64)))
 
     def _rsu_map(self, t: float) -> MapBatch:
-        due = due_mask(self.t_prev, t, self.rsu_phase[Stream.MAP], MAP_PERIOD_S)
-        ri = np.nonzero(due)[0]
-        if ri.size == 0:
+        due = self._due_rsus(Stream.MAP, MAP_PERIOD_S, t)
+        if due is None:
             return MapBatch.empty()
-        rk = self.rsu_keys[ri]
-        msg_id = self.rsu_count[Stream.MAP][ri].copy()
-        self.rsu_count[Stream.MAP][ri] += 1
-        delay = self.jitter.bus_delay_s(self.senders.hashes(rk), Stream.MAP, msg_id)
+        ri, rk, msg_id, delay = due
         return make_map(rk, msg_id, [self.rsu_lanes[i] for i in ri.tolist()], t, delay)
 
 
