@@ -512,6 +512,8 @@ class CampaignRunner:
             "witness_id": witness_id, "campaign_id": self.id, "scenario": sc.index, "source": sc.source,
             "intent": sc.intent, "key": key.to_dict(), "spec": spec_to_dict(spec),
             "found_spec": spec_to_dict(found.spec), "program": json.loads(program.model_dump_json()),
+            # the exact text: the outcome's program hash is over it, and the record's JSON sorts keys
+            "program_json": program.model_dump_json(),
             "grounding": json.loads(program.grounding.model_dump_json()) if program.grounding else None,
             "seed": program.seed, "outcome_sha256": recheck.outcome_sha256,
             "identical_on_recheck": archived is None or archived.outcome_json == outcome_json,

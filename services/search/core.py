@@ -119,6 +119,11 @@ class Replay:
     replay_sha256: str
 
 
+def witness_program(w: WitnessRow) -> ScenarioProgram:
+    """The archived program, byte for byte as it ran (its key order is part of the outcome's program hash)."""
+    return ScenarioProgram.model_validate_json(w.record["program_json"])
+
+
 class SearchCore:
     def __init__(self, pipeline: Pipeline, settings: SearchSettings | None = None, store: Store | None = None):
         self.settings = settings or SearchSettings()
@@ -245,7 +250,7 @@ class SearchCore:
     def replay(self, witness_id: str) -> Replay:
         """Re-execute an archived witness; ``identical`` = the outcome bytes equal the archived ones."""
         w = self.store.get_witness(witness_id)
-        program = ScenarioProgram.model_validate(w.record["program"])
+        program = witness_program(w)
         e = self.pipeline.submit(ExecutionRequest(program, int(w.record["seed"]))).result()
         if e.refused:
             raise FailedPrecondition(f"witness {witness_id!r} no longer runs: {e.refused}",
@@ -263,4 +268,4 @@ class SearchCore:
         self.store.close()
 
 
-__all__ = ["CampaignView", "Replay", "SearchCore", "TERMINAL", "validate_request"]
+__all__ = ["CampaignView", "Replay", "SearchCore", "TERMINAL", "validate_request", "witness_program"]

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import grpc
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
-from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import parse_spec
 from lastv2x.rpc.convert import (
     outcome_json_to_proto,
@@ -25,7 +24,7 @@ from lastv2x.rpc.convert import (
 )
 from lastv2x.v1 import common_pb2, search_pb2, search_pb2_grpc
 from services.search.campaign import Event
-from services.search.core import CampaignView, SearchCore, validate_request
+from services.search.core import CampaignView, SearchCore, validate_request, witness_program
 from services.search.pipeline import InProcessPipeline, Pipeline
 from services.search.settings import SearchSettings
 from services.search.store import WitnessRow
@@ -71,7 +70,7 @@ def witness_to_proto(w: WitnessRow) -> common_pb2.Witness:
     cert = r["certificate"]
     msg = common_pb2.Witness(
         id=w.id, spec=spec_to_proto(parse_spec(r["spec"])),
-        program=program_to_proto(ScenarioProgram.model_validate(r["program"])),
+        program=program_to_proto(witness_program(w)),
         outcome=outcome_json_to_proto(w.outcome_json, r.get("trace_uri", "")),
         catalog_key=common_pb2.CatalogKey(application=_app(key["application"]), fault_family=key["fault_family"],
                                           penetration_band=key["penetration_band"],
