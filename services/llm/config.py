@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.settings import fields_from_env
 from services.llm.maps import BUILTIN_MAPS, MapView
 
 DEFAULT_MAX_TEXT_CHARS = 4000
@@ -81,8 +82,8 @@ class LlmConfig:
     def from_env(cls, env: Mapping[str, str] | None = None) -> LlmConfig:
         """Read ``LASTV2X_LLM_<FIELD>`` (and ``LASTV2X_LLM_OPENAI_<FIELD>``) variables."""
         env = os.environ if env is None else env
-        top = _read(cls, env, "LASTV2X_LLM_", skip=("openai",))
-        sub = _read(OpenAIConfig, env, "LASTV2X_LLM_OPENAI_")
+        top = fields_from_env(cls, env, "LASTV2X_LLM_", skip=("openai",))
+        sub = fields_from_env(OpenAIConfig, env, "LASTV2X_LLM_OPENAI_")
         return cls(**top, openai=OpenAIConfig(**sub))
 
     def map_view(self) -> MapView:
@@ -94,27 +95,3 @@ class LlmConfig:
         return replace(self, openai=replace(self.openai, **changes))
 
 
-def _read(kind: type, env: Mapping[str, str], prefix: str, skip: tuple[str, ...] = ()) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in fields(kind):
-        if f.name in skip:
-            continue
-        key = prefix + f.name.upper()
-        if key not in env:
-            continue
-        raw = env[key]
-        default = f.default
-        try:
-            if isinstance(default, tuple):  # comma-separated; empty keeps the default
-                out[f.name] = tuple(x.strip() for x in raw.split(",") if x.strip()) or default
-            elif isinstance(default, bool):
-                out[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
-            elif isinstance(default, int):
-                out[f.name] = int(raw)
-            elif isinstance(default, float):
-                out[f.name] = float(raw)
-            else:
-                out[f.name] = raw or None if f.name.endswith("_file") else raw
-        except ValueError:
-            raise InvalidArgument(FieldViolation(key, f"cannot read {raw!r} as {type(default).__name__}")) from None
-    return out

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from lastv2x.core.settings import fields_from_env
+
 
 def _param(default: Any, unit: str, source: str) -> Any:
     return field(default=default, metadata={"unit": unit, "source": source})
@@ -70,21 +72,7 @@ class SearchSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> SearchSettings:
         """``LASTV2X_SEARCH_<FIELD>`` variables (e.g. ``LASTV2X_SEARCH_DATA_DIR``), then ``overrides``."""
-        env = os.environ if env is None else env
-        kwargs: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = env.get(ENV_PREFIX + f.name.upper())
-            if raw is None:
-                continue
-            default = f.default
-            if isinstance(default, bool):
-                kwargs[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
-            elif isinstance(default, int):
-                kwargs[f.name] = int(raw)
-            elif isinstance(default, Path):
-                kwargs[f.name] = Path(raw)
-            else:
-                kwargs[f.name] = raw
+        kwargs = fields_from_env(cls, os.environ if env is None else env, ENV_PREFIX)
         kwargs.update(overrides)
         return cls(**kwargs)
 
