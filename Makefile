@@ -29,9 +29,10 @@ run: setup ## the main path on embedded defaults, printed as a table
 test: setup protos-check ## the whole test suite (what CI runs)
 	$(PY) -m pytest
 
-lint: setup $(BUF) ## ruff, mypy on the core, buf lint
+lint: setup $(BUF) ## ruff, mypy on the core and the search service, buf lint
 	$(VENV)/bin/ruff check lastv2x lastv2x_app services tests bench
 	$(VENV)/bin/mypy lastv2x/core
+	$(VENV)/bin/mypy --follow-imports=silent services/search
 	cd protos && ../$(BUF) lint
 
 protos: setup ## regenerate lastv2x/v1 stubs from protos/

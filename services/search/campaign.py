@@ -161,7 +161,8 @@ class CampaignRunner:
         self.settings = settings
         self._emit_cb = emit
         self.cancel = cancel
-        sources = [(f"intents[{i}]", t, None) for i, t in enumerate(request.intents)]
+        sources: list[tuple[str, str, ScenarioSpec | None]] = [
+            (f"intents[{i}]", t, None) for i, t in enumerate(request.intents)]
         sources += [(f"specs[{i}]", s.intent, s) for i, s in enumerate(request.specs)]
         self._specs: dict[int, ScenarioSpec | None] = {k: s for k, (_, _, s) in enumerate(sources)}
         self.scenarios = [ScenarioProgress(k, src, text) for k, (src, text, _) in enumerate(sources)]
@@ -193,7 +194,8 @@ class CampaignRunner:
                 "admitted": self.admitted, "budget_total": self.budget_total,
                 "witness_ids": [w for s in self.scenarios for w in s.witness_ids],
                 "distinct_keys": len({k for s in self.scenarios for k in s.keys}),
-                "elapsed_s": round(time.monotonic() - self._started, 3)}
+                "elapsed_s": round(time.monotonic() - self._started, 3),
+                "execution_s": round(self._exec_seconds, 3)}  # simulator time inside the executions
 
     def _eta(self) -> float | None:
         spent = self.candidates_done
@@ -342,7 +344,7 @@ class CampaignRunner:
             if text in tried:
                 continue
             tried.add(text)
-            return _Candidate(child, "search", ops, rng_state=state)
+            return _Candidate(child, "search", ops, rng_state=dict(state))
         return None
 
     def _gate_and_dispatch(self, sc: ScenarioProgress, cand: _Candidate) -> bool:

@@ -197,7 +197,7 @@ class SearchCore:
                                 row.created_unix_s)
         return view
 
-    def list(self, limit: int = 100) -> list[CampaignView]:
+    def list_campaigns(self, limit: int = 100) -> list[CampaignView]:
         return [self.get(r.id) if r.id in self._live else CampaignView.from_row(r)
                 for r in self.store.list_campaigns(limit)]
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -103,11 +105,18 @@ class Pipeline(Protocol):
 
 
 class InProcessPipeline:
-    """The service cores in this process. Executions run on one worker thread (the simulator
-    core is CPU-bound Python; more threads would only contend for the GIL)."""
+    """The service cores in this process.
+
+    Executions run on one worker thread (the simulator core is CPU-bound Python; more
+    threads would only contend for the GIL), which takes every request queued while it was
+    busy as one vectorized batch (``run_batch``, what ExecuteBatch runs: per program the
+    same outcome bytes as a single run), up to ``max_batch``. Requests that write a trace
+    run alone; a batch the simulator refuses is re-run one by one, so only the refused
+    program is marked refused.
+    """
 
     def __init__(self, *, grounding_cache_dir: Path | None = None, trace_dir: Path = Path(".lastv2x/traces"),
-                 synthetic_grounding: bool = False):
+                 synthetic_grounding: bool = False, max_batch: int = 16):
         """``synthetic_grounding``: lay every spec on the synthetic straight crossing
         (``lastv2x.core.synthetic``) instead of retrieving a junction from the map catalogue —
         the reference scenes of the benchmarks, and fast tests."""
@@ -120,7 +129,10 @@ class InProcessPipeline:
         if not synthetic_grounding:
             self._grounding = GroundingCore(GroundingConfig.from_env() if grounding_cache_dir is None
                                             else GroundingConfig(cache_dir=grounding_cache_dir))
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search-exec")
+        self._queue: queue.SimpleQueue[tuple[ExecutionRequest, Future[Execution]] | None] = queue.SimpleQueue()
+        self._max_batch = max_batch
+        self._worker = threading.Thread(target=self._work, name="search-exec", daemon=True)
+        self._worker.start()
         self._ground_lock = threading.Lock()
         self._trace_dir = trace_dir
         from services.simulator.execute import SimulatorLimits
@@ -144,11 +156,58 @@ class InProcessPipeline:
             return self._grounding.ground(spec)
 
     def submit(self, request: ExecutionRequest) -> Future[Execution]:
-        return self._pool.submit(self._execute, request)
+        future: Future[Execution] = Future()
+        self._queue.put((request, future))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            batch = [item]
+            while len(batch) < self._max_batch:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)  # stop after this batch
+                    break
+                batch.append(more)
+            self._run(batch)
+
+    def _run(self, batch: list[tuple[ExecutionRequest, Future[Execution]]]) -> None:
+        live = [(r, f) for r, f in batch if f.set_running_or_notify_cancel()]
+        alone = [(r, f) for r, f in live if r.write_trace]
+        together = [(r, f) for r, f in live if not r.write_trace]
+        if len(together) > 1:
+            try:
+                self._run_batch(together)
+            except InvalidArgument:
+                alone += together  # find the refused program(s) one by one
+            except Exception as exc:  # noqa: BLE001 - a simulator bug fails these rows, not the worker
+                for _, f in together:
+                    f.set_exception(exc)
+        else:
+            alone += together
+        for r, f in alone:
+            try:
+                f.set_result(self._execute(r))
+            except Exception as exc:  # noqa: BLE001
+                f.set_exception(exc)
+
+    def _run_batch(self, rows: list[tuple[ExecutionRequest, Future[Execution]]]) -> None:
+        from services.simulator.execute import run_batch
+
+        start = time.perf_counter()
+        outcomes = run_batch([r.program for r, _ in rows], [r.seed for r, _ in rows], self._limits)
+        share = (time.perf_counter() - start) / len(rows)
+        for (_, f), o in zip(rows, outcomes, strict=True):
+            f.set_result(Execution(o.program_sha256, o.seed, o.admitted, o.failure_margin, o.to_json_bytes(),
+                                   self.replicas[0], wall_time_s=share))
 
     def _execute(self, request: ExecutionRequest) -> Execution:
-        import time
-
         from services.simulator.execute import run_one
         from services.simulator.paired import program_sha256
 
@@ -167,7 +226,8 @@ class InProcessPipeline:
         return Reflected(r.diagnosis, r.revised_prompt, tuple(r.rule_ids))
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._queue.put(None)
+        self._worker.join(timeout=60)
 
 
 def execution_id(program: ScenarioProgram, seed: int, campaign_id: str) -> str:

@@ -72,7 +72,8 @@ def witness_to_proto(w: WitnessRow) -> common_pb2.Witness:
         id=w.id, spec=spec_to_proto(parse_spec(r["spec"])),
         program=program_to_proto(witness_program(w)),
         outcome=outcome_json_to_proto(w.outcome_json, r.get("trace_uri", "")),
-        catalog_key=common_pb2.CatalogKey(application=_app(key["application"]), fault_family=key["fault_family"],
+        catalog_key=common_pb2.CatalogKey(application=_app(key["application"]),  # type: ignore[arg-type]
+                                          fault_family=key["fault_family"],
                                           penetration_band=key["penetration_band"],
                                           conflict_geometry=key["conflict_geometry"]),
         reduction_steps=cert["steps"], created_unix_s=int(w.created_unix_s), campaign_id=w.campaign_id,
@@ -132,7 +133,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         if request.limit < 0:
             raise InvalidArgument(FieldViolation("limit", "negative limit", "0 = 100"))
         return search_pb2.ListCampaignsResponse(
-            campaigns=[campaign_to_proto(v) for v in self._core.list(request.limit or 100)])
+            campaigns=[campaign_to_proto(v) for v in self._core.list_campaigns(request.limit or 100)])
 
     def ListWitnesses(self, request: search_pb2.ListWitnessesRequest, context: grpc.ServicerContext
                       ) -> search_pb2.ListWitnessesResponse:

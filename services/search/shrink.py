@@ -161,7 +161,9 @@ def _with(spec: ScenarioSpec, edit: Callable[[dict[str, Any]], None]) -> Scenari
 
 def _remove_fault(spec: ScenarioSpec) -> Iterator[Weakening]:
     for i, f in enumerate(spec.faults):
-        out = _with(spec, lambda d, i=i: d["faults"].pop(i))
+        def edit(d: dict[str, Any], i: int = i) -> None:
+            d["faults"].pop(i)
+        out = _with(spec, edit)
         if out is not None:
             yield Weakening("remove_fault", f"remove faults[{i}] ({f.name}: {f.operator.value} on {f.stream.value})", out)
 

@@ -134,7 +134,8 @@ class Store:
 
     def update_campaign(self, campaign_id: str, *, state: str | None = None, reason: str | None = None,
                         summary: dict[str, Any] | None = None) -> None:
-        sets, args = ["updated_unix_s = ?"], [time.time()]
+        sets: list[str] = ["updated_unix_s = ?"]
+        args: list[Any] = [time.time()]
         for name, value in (("state", state), ("reason", reason)):
             if value is not None:
                 sets.append(f"{name} = ?")
