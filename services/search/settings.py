@@ -68,6 +68,12 @@ class SearchSettings:
                 raise ValueError(f"{ENV_PREFIX}{f.name.upper()} must be >= 1, got {value}")
         if self.candidates_per_scenario > self.max_candidates_per_scenario:
             raise ValueError("candidates_per_scenario exceeds max_candidates_per_scenario")
+        targets = {"LLM_TARGET": self.llm_target, "GROUNDING_TARGET": self.grounding_target,
+                   "SIMULATOR_TARGETS": self.simulator_targets}
+        if any(targets.values()) and not all(targets.values()):
+            missing = [ENV_PREFIX + k for k, v in targets.items() if not v]
+            raise ValueError(f"set {', '.join(missing)} too: the search service calls all of its peers over gRPC "
+                             "or none (all unset = the cores in-process)")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> SearchSettings:

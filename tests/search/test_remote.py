@@ -1,0 +1,61 @@
+"""The gRPC pipeline against real services on loopback: an unreachable simulator fails the campaign
+with a reason that names it; nothing is half-archived."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lastv2x.rpc.server import ServerConfig, create_server
+from services.grounding.core import GroundingConfig
+from services.grounding.servicer import register as register_grounding
+from services.search.core import SearchCore, validate_request
+from services.search.remote import GrpcPipeline
+from services.search.settings import SearchSettings
+from tests.search.conftest import rlvw_failing_spec
+
+
+def _dead_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nobody listens here
+    return int(port)
+
+
+@pytest.fixture(scope="module")
+def grounding_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    cache = tmp_path_factory.mktemp("catalogue")
+    server, port = create_server(ServerConfig("grounding", log_json=False),
+                                 lambda s: register_grounding(s, GroundingConfig(cache_dir=cache)))
+    server.start()
+    yield f"127.0.0.1:{port}"
+    server.stop(0)
+
+
+def test_a_simulator_that_never_answers_fails_the_campaign_naming_it(grounding_target: str, tmp_path: Path) -> None:
+    dead = f"127.0.0.1:{_dead_port()}"
+    pipeline = GrpcPipeline(dead, grounding_target, dead, timeout_s=3)
+    core = SearchCore(pipeline, SearchSettings(data_dir=tmp_path))
+    try:
+        req = validate_request(settings=core.settings, specs=[rlvw_failing_spec()], seed=1, budget_per_scenario=2)
+        view = core.wait(core.start(req).id, timeout_s=60)
+        assert view.state == "failed"
+        assert dead in view.reason and "Execute" in view.reason
+        assert core.witnesses(view.id) == [] and list(core.store.traces_dir.iterdir()) == []
+    finally:
+        core.close()
+
+
+def test_grpc_pipeline_needs_every_target() -> None:
+    with pytest.raises(ValueError, match="simulator"):
+        GrpcPipeline("127.0.0.1:1", "127.0.0.1:2", "")
+
+
+def test_settings_refuse_a_partial_set_of_peers() -> None:
+    with pytest.raises(ValueError, match="LASTV2X_SEARCH_GROUNDING_TARGET"):
+        SearchSettings.from_env({"LASTV2X_SEARCH_LLM_TARGET": "a:1", "LASTV2X_SEARCH_SIMULATOR_TARGETS": "b:1"})
+    assert SearchSettings.from_env({}).llm_target == ""
