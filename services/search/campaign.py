@@ -26,8 +26,17 @@ Near misses steer the search (the elite set) but never replace the paired admiss
 test: only an admitted execution becomes a witness.
 
 Every state change goes to the campaign's journal (dispatches with the RNG state,
-results, elite snapshots, reflection rounds, witnesses) and every execution to the
-ledger under its idempotent execution id.
+results, elite snapshots, parses, reflection rounds, witnesses) and every execution to
+the ledger under its idempotent execution id.
+
+**Resume** after a crash is a deterministic replay: the runner starts the campaign over
+with the same id, and everything the crashed run recorded is served instead of redone —
+executions from the ledger (so only what was in flight runs again), parser and
+reflector answers from the journal (an LLM backend need not be deterministic), journal
+entries already written are checked against the replay instead of written twice, and a
+witness already archived is kept. Because the loop is deterministic for a seed and K,
+the resumed campaign ends with the same journal and the same archive as an
+uninterrupted one.
 """
 
 from __future__ import annotations
@@ -48,12 +57,12 @@ import numpy as np
 from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XError, Unavailable
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.rng import Substream, substream
-from lastv2x.core.spec import ScenarioSpec, spec_to_dict
+from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
 from lastv2x.core.verifier import VerificationReport, verify
 from services.search.catalog import catalog_key
 from services.search.evidence import evidence_digest
 from services.search.mutate import mutate
-from services.search.pipeline import Execution, ExecutionRequest, Pipeline, execution_id
+from services.search.pipeline import Execution, ExecutionRequest, Pipeline, Reflected, execution_id
 from services.search.settings import SearchSettings
 from services.search.shrink import CachedPredicate, Shrinker, Ungroundable, Verdict
 from services.search.store import LedgerRow, Store, WitnessRow
@@ -79,6 +88,11 @@ class CampaignRequest:
         d = asdict(self)
         d["specs"] = [spec_to_dict(s) for s in self.specs]
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CampaignRequest:
+        """The request as stored with its campaign (``to_dict``), to resume it."""
+        return cls(**{**d, "intents": tuple(d["intents"]), "specs": tuple(parse_spec(x) for x in d["specs"])})
 
 
 @dataclass
@@ -151,9 +165,14 @@ class Cancelled(Exception):
     pass
 
 
+class ReplayDiverged(Exception):
+    """A resumed campaign did not retrace its journal (the code or a peer changed in between)."""
+
+
 class CampaignRunner:
     def __init__(self, campaign_id: str, request: CampaignRequest, pipeline: Pipeline, store: Store,
-                 settings: SearchSettings, emit: Callable[[Event], None], cancel: threading.Event):
+                 settings: SearchSettings, emit: Callable[[Event], None], cancel: threading.Event,
+                 resume: bool = False):
         self.id = campaign_id
         self.request = request
         self.pipeline = pipeline
@@ -170,6 +189,10 @@ class CampaignRunner:
         self._started = time.monotonic()
         self._exec_seconds = 0.0
         self._exec_count = 0
+        # resume: what the crashed run journaled, retraced entry by entry
+        self._recorded = [(k, p) for _, k, p in store.journal(campaign_id)] if resume else []
+        self._replayed = 0
+        self._kept_keys: set[str] = set()  # catalogue keys this run archived (or kept, on resume)
 
     # ── bookkeeping ───────────────────────────────────────────────────────
     @property
@@ -209,7 +232,27 @@ class CampaignRunner:
                             self.admitted, self._eta()))
 
     def _journal(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._replayed < len(self._recorded):  # resuming: this entry was written by the crashed run
+            recorded_kind, recorded = self._recorded[self._replayed]
+            self._replayed += 1
+            if recorded_kind != kind or recorded.get("execution_id") != payload.get("execution_id"):
+                raise ReplayDiverged(f"journal entry {self._replayed - 1} is {recorded_kind} "
+                                     f"{recorded.get('execution_id', '')}, the replay made {kind} "
+                                     f"{payload.get('execution_id', '')}")
+            return
         self.store.append_journal(self.id, kind, payload)
+
+    def _recorded_entry(self, kind: str, **match: Any) -> dict[str, Any] | None:
+        """A journal entry of the crashed run (resume only), e.g. a parse or reflection answer."""
+        return next((p for k, p in self._recorded if k == kind and all(p.get(f) == v for f, v in match.items())),
+                    None)
+
+    def _parse(self, sc: ScenarioProgress, prompt: str, seed: int) -> ScenarioSpec:
+        """The parser role, answered from the journal when the crashed run already asked."""
+        recorded = self._recorded_entry("parsed", scenario=sc.index, prompt=prompt, seed=seed)
+        spec = parse_spec(recorded["spec"]) if recorded else self.pipeline.parse(prompt, seed, self.id).spec
+        self._journal("parsed", {"scenario": sc.index, "prompt": prompt, "seed": seed, "spec": spec_to_dict(spec)})
+        return spec
 
     def _stage(self, sc: ScenarioProgress, stage: str, message: str = "") -> None:
         sc.stage = stage
@@ -233,6 +276,8 @@ class CampaignRunner:
                     failures.append(f"{sc.source}: {exc}")
                     self._journal("scenario_failed", {"scenario": sc.index, "reason": str(exc)})
                     self._emit("failed", sc.index, f"{sc.source}: {exc}")
+        except ReplayDiverged as exc:
+            return "failed", f"resume diverged from the journal: {exc}"
         except Cancelled:
             for sc in self.scenarios:
                 if sc.stage not in ("done", "failed"):
@@ -256,7 +301,7 @@ class CampaignRunner:
         self._stage(sc, "parse")
         given = self._specs[sc.index]
         if given is None:
-            spec = self.pipeline.parse(prompt, seed, self.id).spec
+            spec = self._parse(sc, prompt, seed)
         else:
             spec = given
         sc.application = spec.application.value
@@ -452,7 +497,7 @@ class CampaignRunner:
         self._journal("admitted", {"scenario": sc.index, "execution_id": cand.execution_id, "key": key.to_dict()})
         if not self.request.minimize:
             return
-        if self.store.catalogue_witness(key.text) is not None:
+        if self._catalogued(key.text):
             sc.duplicate_keys += 1
             self.store.count_in_catalogue(key.text)
             return
@@ -460,6 +505,12 @@ class CampaignRunner:
         witness_spec, result = self._shrink(sc, cand.spec)
         self._archive(sc, cand, witness_spec, result)
         self._stage(sc, "search")
+
+    def _catalogued(self, key: str) -> bool:
+        """Is an equivalent failure archived already: by another campaign, or by this one earlier in
+        this run (on resume the catalogue also holds what the crashed run archived later on)."""
+        entry = self.store.catalogue_entry(key)
+        return entry is not None and (entry["first_campaign"] != self.id or key in self._kept_keys)
 
     def _shrink(self, sc: ScenarioProgress, spec: ScenarioSpec) -> tuple[ScenarioSpec, Any]:
         def key(s: ScenarioSpec) -> tuple[str, int]:
@@ -490,6 +541,11 @@ class CampaignRunner:
         archived = self.store.get_execution(exec_id)
         first = archived or self.store.get_execution(found.execution_id)
         assert first is not None
+        key = catalog_key(spec)
+        witness_id = "w-" + hashlib.sha256(f"{program.model_dump_json()}|{program.seed}".encode()).hexdigest()[:16]
+        if self.store.has_witness(witness_id, self.id):  # resuming: archived before the crash
+            self._witness_kept(sc, witness_id, key.text, spec, result)
+            return
         # re-check on another replica where one exists; this run also writes the trace
         replicas = self.pipeline.replicas
         other = (replicas.index(first.replica) + 1) % len(replicas) if first.replica in replicas else 0
@@ -507,8 +563,6 @@ class CampaignRunner:
             self._journal("flaky", {"scenario": sc.index, "execution_id": exec_id})
             self._emit("flaky", sc.index, f"{sc.source}: admission flipped on re-check; recorded as flaky")
             return
-        key = catalog_key(spec)
-        witness_id = "w-" + hashlib.sha256(f"{program.model_dump_json()}|{program.seed}".encode()).hexdigest()[:16]
         outcome_json = recheck.outcome_json
         record = {
             "witness_id": witness_id, "campaign_id": self.id, "scenario": sc.index, "source": sc.source,
@@ -530,16 +584,20 @@ class CampaignRunner:
             staged = staged if staged.parent == self.store.staging_dir.resolve() else None
         row = WitnessRow(witness_id, self.id, key.text, spec.application.value, time.time(), outcome_json, record, "")
         if self.store.archive_witness(row, key.to_dict(), staged):
-            sc.witness_ids.append(witness_id)
-            sc.faults_left.append(len(spec.faults))
-            if key.text not in sc.keys:
-                sc.keys.append(key.text)
-            self._journal("witness", {"scenario": sc.index, "witness_id": witness_id, "key": key.to_dict(),
-                                      "steps": result.steps, "complete": result.complete})
-            self._emit("witness", sc.index, f"{sc.source}: witness {witness_id}: {len(spec.faults)} fault(s) left "
-                                            f"after {result.steps} weakening(s), {result.runs} run(s)")
+            self._witness_kept(sc, witness_id, key.text, spec, result)
         else:
             sc.duplicate_keys += 1
+
+    def _witness_kept(self, sc: ScenarioProgress, witness_id: str, key: str, spec: ScenarioSpec, result: Any) -> None:
+        self._kept_keys.add(key)
+        sc.witness_ids.append(witness_id)
+        sc.faults_left.append(len(spec.faults))
+        if key not in sc.keys:
+            sc.keys.append(key)
+        self._journal("witness", {"scenario": sc.index, "witness_id": witness_id, "key": key,
+                                  "steps": result.steps, "complete": result.complete})
+        self._emit("witness", sc.index, f"{sc.source}: witness {witness_id}: {len(spec.faults)} fault(s) left "
+                                        f"after {result.steps} weakening(s), {result.runs} run(s)")
 
     # ── reflection ────────────────────────────────────────────────────────
     def _reflect(self, sc: ScenarioProgress, root: _Candidate, prompt: str, rng: np.random.Generator
@@ -549,8 +607,11 @@ class CampaignRunner:
         report = root.report or verify(root.spec)
         outcome = root.execution.outcome if root.execution else {}
         digest = evidence_digest(root.spec, report, outcome)
+        recorded = self._recorded_entry("reflection", scenario=sc.index, round=sc.reflection_rounds)
         try:
-            reflected = self.pipeline.reflect(prompt, digest, self.id)
+            reflected = (Reflected(recorded["diagnosis"], recorded["revised_prompt"], tuple(recorded["rule_ids"]))
+                         if recorded and "revised_prompt" in recorded else
+                         self.pipeline.reflect(prompt, digest, self.id))
         except (InvalidArgument, FailedPrecondition) as exc:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "error": str(exc)})
             return None, prompt
@@ -563,7 +624,7 @@ class CampaignRunner:
             return None, prompt
         seed = int(rng.integers(0, 2**62))
         try:
-            spec = self.pipeline.parse(reflected.revised_prompt, seed, self.id).spec
+            spec = self._parse(sc, reflected.revised_prompt, seed)
         except (InvalidArgument, FailedPrecondition) as exc:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "parse_error": str(exc)})
             return None, reflected.revised_prompt

@@ -137,15 +137,29 @@ class SearchCore:
     def start(self, request: CampaignRequest) -> CampaignView:
         campaign_id = "c-" + uuid.uuid4().hex[:12]
         self.store.create_campaign(campaign_id, request.to_dict())
+        self._launch(campaign_id, request)
+        return self.get(campaign_id)
+
+    def resume_unfinished(self) -> list[str]:
+        """Restart every campaign the store says is queued or running (this replica crashed or was
+        killed while running them); each resumes from its journal and ledger. Returns their ids."""
+        resumed = []
+        for row in self.store.list_campaigns(limit=10_000):
+            if row.state not in ("queued", "running") or row.id in self._live:
+                continue
+            self._launch(row.id, CampaignRequest.from_dict(row.request), resume=True)
+            resumed.append(row.id)
+        return resumed
+
+    def _launch(self, campaign_id: str, request: CampaignRequest, resume: bool = False) -> None:
         cancel = threading.Event()
         live = _Live(CampaignRunner(campaign_id, request, self.pipeline, self.store, self.settings,
-                                    lambda e: self._publish(campaign_id, e), cancel), cancel)
+                                    lambda e: self._publish(campaign_id, e), cancel, resume=resume), cancel)
         with self._lock:
             self._live[campaign_id] = live
         live.thread = threading.Thread(target=self._run, args=(campaign_id,), name=f"campaign-{campaign_id}",
                                        daemon=True)
         live.thread.start()
-        return self.get(campaign_id)
 
     def _run(self, campaign_id: str) -> None:
         live = self._live[campaign_id]

@@ -177,5 +177,6 @@ def register(server: grpc.Server, settings: SearchSettings | None = None, core: 
     if core is None:
         settings = settings or SearchSettings()
         core = SearchCore(pipeline_for(settings), settings)
+        core.resume_unfinished()  # campaigns this replica was running when it stopped
     search_pb2_grpc.add_SearchServiceServicer_to_server(SearchServicer(core), server)
     return [search_pb2.DESCRIPTOR.services_by_name["SearchService"].full_name]

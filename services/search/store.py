@@ -208,14 +208,26 @@ class Store:
             r = self._db.execute("SELECT witness_id FROM catalogue WHERE key = ?", (key,)).fetchone()
         return None if r is None else str(r[0])
 
+    def catalogue_entry(self, key: str) -> dict[str, Any] | None:
+        """The catalogue row of ``key`` (witness_id, count, first_campaign, ...), if any."""
+        return next((e for e in self.catalogue(key) if e["key"] == key), None)
+
+    def has_witness(self, witness_id: str, campaign_id: str) -> bool:
+        with self._lock:
+            r = self._db.execute("SELECT 1 FROM witnesses WHERE id = ? AND campaign_id = ?",
+                                 (witness_id, campaign_id)).fetchone()
+        return r is not None
+
     def count_in_catalogue(self, key: str) -> None:
         with self._tx() as db:
             db.execute("UPDATE catalogue SET count = count + 1 WHERE key = ?", (key,))
 
-    def catalogue(self) -> list[dict[str, Any]]:
+    def catalogue(self, key: str | None = None) -> list[dict[str, Any]]:
+        """Every catalogue row (or the one of ``key``), ordered by key."""
+        sql = ("SELECT key, application, fault_family, penetration_band, conflict_geometry, witness_id, count, "
+               "first_campaign FROM catalogue" + (" WHERE key = ?" if key is not None else "") + " ORDER BY key")
         with self._lock:
-            rows = self._db.execute("SELECT key, application, fault_family, penetration_band, conflict_geometry, "
-                                    "witness_id, count, first_campaign FROM catalogue ORDER BY key").fetchall()
+            rows = self._db.execute(sql, () if key is None else (key,)).fetchall()
         names = ("key", "application", "fault_family", "penetration_band", "conflict_geometry", "witness_id",
                  "count", "first_campaign")
         return [dict(zip(names, r, strict=True)) for r in rows]
