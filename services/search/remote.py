@@ -2,10 +2,12 @@
 
 Executions fan out over the simulator replicas named in ``simulator_targets``: either
 a list of ``host:port`` (one channel each, chosen round robin by the caller's replica
-index) or one ``dns:///name:port`` target, which gRPC's own resolver expands into the
-pods of a headless Service and balances with ``round_robin``. Each execution is one
-``Execute`` call made with ``.future()``, so K of them are in flight per replica without
-threads of our own.
+index) or one ``dns:///name:port`` / ``ipv4:a:p1,a:p2`` target, which gRPC's own resolver
+expands (the pods of a headless Service) and balances with ``round_robin``. Each
+execution is one ``Execute`` call made with ``.future()``, so K of them are in flight per
+replica without threads of our own; both rollouts of a pair run in that one call, on one
+replica. A replica that is unavailable or past the deadline has its execution retried on
+the next one with a doubling backoff.
 
 Status mapping: the simulator's INVALID_ARGUMENT is a *refused* program (a result);
 UNAVAILABLE and DEADLINE_EXCEEDED become :class:`Unavailable` naming the target, which
@@ -49,12 +51,25 @@ def _error(exc: grpc.RpcError, target: str, what: str) -> LastV2XError:
     return Unavailable(f"{what} at {target} answered {code.name if code else 'nothing'}: {details}")
 
 
+def split_targets(text: str) -> list[str]:
+    """``a:1,b:2`` -> one channel per replica; a resolver URI (``dns:///svc:50051``,
+    ``ipv4:a:1,b:2``) stays one target that gRPC expands and balances itself."""
+    text = text.strip()
+    if text.startswith(("dns:", "ipv4:", "ipv6:", "unix:")):
+        return [text]
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
 class GrpcPipeline:
-    def __init__(self, llm_target: str, grounding_target: str, simulator_targets: str, timeout_s: float = 120.0):
-        targets = [t.strip() for t in simulator_targets.split(",") if t.strip()]
+    def __init__(self, llm_target: str, grounding_target: str, simulator_targets: str, timeout_s: float = 120.0,
+                 attempts: int = 3, backoff_s: float = 0.25):
+        targets = split_targets(simulator_targets)
         if not (llm_target and grounding_target and targets):
             raise ValueError("GrpcPipeline needs an llm, a grounding and at least one simulator target")
         self._timeout_s = timeout_s
+        self._attempts = attempts
+        self._backoff_s = backoff_s
+        self.retries = 0  # executions re-sent to another replica
         self._llm_target, self._grounding_target = llm_target, grounding_target
         self._channels = [grpc.insecure_channel(t, options=_CHANNEL_OPTIONS)
                           for t in (llm_target, grounding_target, *targets)]
@@ -94,17 +109,22 @@ class GrpcPipeline:
         return Reflected(reply.diagnosis, reply.revised_prompt, tuple(reply.rule_ids))
 
     def submit(self, request: ExecutionRequest) -> Future[Execution]:
+        """One paired execution on a replica; a replica that is unavailable or past the deadline has the
+        execution retried on the next replica, after a doubling backoff, up to ``attempts`` times. The
+        caller records the result once (the ledger's execution id), so a retry never counts twice."""
         with self._lock:
-            index = request.replica if request.replica is not None else next(self._next) % len(self._targets)
-        index %= len(self._targets)
-        target = self._targets[index]
+            first = request.replica if request.replica is not None else next(self._next) % len(self._targets)
         out: Future[Execution] = Future()
+        message = simulator_pb2.ExecuteRequest(program=program_to_proto(request.program), seed=request.seed,
+                                               write_trace=request.write_trace)
         start = time.perf_counter()
-        call = self._simulators[index].Execute.future(
-            simulator_pb2.ExecuteRequest(program=program_to_proto(request.program), seed=request.seed,
-                                         write_trace=request.write_trace), timeout=self._timeout_s)
 
-        def done(f: grpc.Future) -> None:
+        def launch(index: int, attempt: int) -> None:
+            call = self._simulators[index].Execute.future(message, timeout=self._timeout_s)
+            call.add_done_callback(lambda f: done(f, index, attempt))
+
+        def done(f: grpc.Future, index: int, attempt: int) -> None:
+            target = self._targets[index]
             try:
                 reply = f.result()
             except grpc.RpcError as exc:
@@ -112,6 +132,11 @@ class GrpcPipeline:
                 if isinstance(err, InvalidArgument):
                     out.set_result(Execution(_sha(request.program), request.seed, False, 1e6, refused=str(err),
                                              replica=target))
+                elif isinstance(err, Unavailable) and attempt + 1 < self._attempts:
+                    with self._lock:
+                        self.retries += 1
+                    delay = self._backoff_s * 2 ** attempt
+                    threading.Timer(delay, launch, ((index + 1) % len(self._targets), attempt + 1)).start()
                 else:
                     out.set_exception(err)
                 return
@@ -120,7 +145,7 @@ class GrpcPipeline:
                                      o.outcome_json.encode(), target, o.trace_uri,
                                      wall_time_s=time.perf_counter() - start))
 
-        call.add_done_callback(done)
+        launch(first % len(self._targets), 0)
         return out
 
     def close(self) -> None:
@@ -134,4 +159,4 @@ def _sha(program: ScenarioProgram) -> str:
     return hashlib.sha256(program.model_dump_json().encode()).hexdigest()
 
 
-__all__ = ["GrpcPipeline"]
+__all__ = ["GrpcPipeline", "split_targets"]

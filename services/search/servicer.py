@@ -166,7 +166,7 @@ def pipeline_for(settings: SearchSettings) -> Pipeline:
         from services.search.remote import GrpcPipeline
 
         return GrpcPipeline(settings.llm_target, settings.grounding_target, settings.simulator_targets,
-                            timeout_s=settings.rpc_timeout_s)
+                            timeout_s=settings.rpc_timeout_s, attempts=settings.execution_attempts)
     return InProcessPipeline(trace_dir=settings.data_dir / "staging")
 
 

@@ -53,11 +53,19 @@ class SearchSettings:
                         "off only for the ablation")
     data_dir: Path = _param(Path(".lastv2x/search"), "-",
                             "one directory: SQLite (WAL) database, witness traces written to a temp name then renamed")
+    db: str = field(default="", repr=False, metadata={  # repr=False: the URL may carry a password
+        "unit": "URL", "source": "postgresql://user:password@host:port/dbname (psycopg 3, extra 'postgres'): "
+        "campaigns, journal, ledger, catalogue, witnesses and leases in PostgreSQL, shared by search replicas; "
+        "traces stay under data_dir/traces (a shared volume); empty = SQLite under data_dir"})
+    lease_ttl_s: int = _param(30, "s", "a campaign's lease lasts this long unless its search replica renews it; "
+                              "then another replica takes the campaign over (renew every ttl/3)")
     llm_target: str = _param("", "host:port", "LlmService (ParseIntent, Reflect); empty = the llm core in-process")
     grounding_target: str = _param("", "host:port", "GroundingService (Ground); empty = the grounding core in-process")
     simulator_targets: str = _param(
         "", "host:port,...", "SimulatorService replicas, comma-separated, or one dns:/// name resolved with "
         "round_robin (a headless Service); empty = the simulator core in-process")
+    execution_attempts: int = _param(3, "attempts", "an execution whose replica is unavailable or past the deadline "
+                                     "is re-sent to the next replica (doubling backoff from 0.25 s) up to this often")
     rpc_timeout_s: int = _param(120, "s", "deadline of each call to another service; an execution past it is "
                                 "UNAVAILABLE and fails the campaign with the reason")
 
@@ -68,6 +76,9 @@ class SearchSettings:
                 raise ValueError(f"{ENV_PREFIX}{f.name.upper()} must be >= 1, got {value}")
         if self.candidates_per_scenario > self.max_candidates_per_scenario:
             raise ValueError("candidates_per_scenario exceeds max_candidates_per_scenario")
+        if self.db and not self.db.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"{ENV_PREFIX}DB must be a postgresql:// URL or empty (SQLite under "
+                             f"{ENV_PREFIX}DATA_DIR), got a value starting {self.db.split(':', 1)[0]!r}")
         targets = {"LLM_TARGET": self.llm_target, "GROUNDING_TARGET": self.grounding_target,
                    "SIMULATOR_TARGETS": self.simulator_targets}
         if any(targets.values()) and not all(targets.values()):

@@ -59,3 +59,45 @@ def test_settings_refuse_a_partial_set_of_peers() -> None:
     with pytest.raises(ValueError, match="LASTV2X_SEARCH_GROUNDING_TARGET"):
         SearchSettings.from_env({"LASTV2X_SEARCH_LLM_TARGET": "a:1", "LASTV2X_SEARCH_SIMULATOR_TARGETS": "b:1"})
     assert SearchSettings.from_env({}).llm_target == ""
+
+
+def test_target_lists_and_resolver_uris() -> None:
+    from services.search.remote import split_targets
+
+    assert split_targets("a:1, b:2") == ["a:1", "b:2"]
+    assert split_targets("ipv4:127.0.0.1:1,127.0.0.1:2") == ["ipv4:127.0.0.1:1,127.0.0.1:2"]
+    assert split_targets("dns:///lastv2x-simulator-pods:50051") == ["dns:///lastv2x-simulator-pods:50051"]
+
+
+def test_a_replica_killed_mid_campaign_has_its_executions_retried_once_on_another(
+        grounding_target: str, tmp_path: Path) -> None:
+    from services.simulator.servicer import register as register_simulator
+
+    servers = []
+    for _ in range(2):
+        server, port = create_server(ServerConfig("simulator", log_json=False), lambda s: register_simulator(s))
+        server.start()
+        servers.append((server, f"127.0.0.1:{port}"))
+    dead = f"127.0.0.1:{_dead_port()}"
+    pipeline = GrpcPipeline(dead, grounding_target, ",".join(t for _, t in servers), timeout_s=20, backoff_s=0.05)
+    core = SearchCore(pipeline, SearchSettings(data_dir=tmp_path))
+    try:
+        req = validate_request(settings=core.settings, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=8,
+                               reflection_rounds=0, in_flight=2)
+        cid = core.start(req).id
+        for event, _ in core.watch(cid):
+            if event.kind == "execution":
+                servers[0][0].stop(0)  # replica 0 dies with executions in flight
+                break
+        view = core.wait(cid, timeout_s=300)
+        assert view.state == "done", view.reason
+        assert pipeline.retries >= 1
+        journal = list(core.store.journal(cid))
+        results = [p["execution_id"] for _, k, p in journal if k == "result"]
+        assert len(results) == len(set(results))  # each execution counted once
+        witnesses = core.witnesses(cid)
+        assert witnesses and all(w.record["replicas"][1] == servers[1][1] for w in witnesses)  # live replica
+    finally:
+        core.close()
+        for server, _ in servers:
+            server.stop(0)
