@@ -154,6 +154,7 @@ def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=config.max_workers,
                                                     thread_name_prefix=config.service),
                          interceptors=[RuntimeInterceptor(metrics, config.log_json)], options=options)
+    server.metrics = metrics  # type: ignore[attr-defined]  # register() may add its own collectors
     names = register(server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -164,7 +165,6 @@ def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server
     if port == 0:
         raise OSError(f"cannot bind {config.host}:{config.port}")
     server.health_servicer = health_servicer  # type: ignore[attr-defined]
-    server.metrics = metrics  # type: ignore[attr-defined]
     if config.metrics_port >= 0:
         start_http_server(config.metrics_port, addr=config.host, registry=metrics.registry)
     return server, port

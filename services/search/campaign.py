@@ -120,6 +120,7 @@ class ScenarioProgress:
     keys: list[str] = field(default_factory=list)  # distinct catalogue keys admitted in this scenario
     faults_left: list[int] = field(default_factory=list)  # per witness: faults in the 1-minimal spec
     error: str = ""
+    in_flight: int = 0  # executions dispatched and not yet settled
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -202,6 +203,15 @@ class CampaignRunner:
     @property
     def executions_done(self) -> int:
         return sum(s.executions + s.shrink_executions for s in self.scenarios)
+
+    @property
+    def pending(self) -> int:
+        """Candidates of the budget not yet settled: the work an autoscaler should provision for."""
+        if self.cancel.is_set():
+            return 0
+        return sum(0 if s.stage in ("done", "failed", "cancelled") else
+                   max(0, self.request.budget_per_scenario - s.candidates) + s.in_flight
+                   for s in self.scenarios)
 
     @property
     def candidates_done(self) -> int:
@@ -444,6 +454,7 @@ class CampaignRunner:
                                    "operators": list(cand.operators), "spec": spec_to_dict(cand.spec),
                                    "rng_state": cand.rng_state})
         cand.future = self._submit(cand.program, cand.execution_id)
+        sc.in_flight += 1
 
     def _submit(self, program: ScenarioProgram, exec_id: str, **kw: Any) -> Future[Execution]:
         """Submit unless the ledger already holds this execution id (resume, duplicate)."""
@@ -471,7 +482,10 @@ class CampaignRunner:
 
     def _settle(self, sc: ScenarioProgress, cand: _Candidate) -> None:
         assert cand.future is not None
-        e = self._wait(cand.future)
+        try:
+            e = self._wait(cand.future)
+        finally:
+            sc.in_flight -= 1
         cand.execution = e
         self._record(sc, cand.execution_id, cand.origin, e)
         sc.executions += 1

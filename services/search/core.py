@@ -252,6 +252,17 @@ class SearchCore:
             live.thread.join(timeout_s)
         return self.get(campaign_id)
 
+    def stats(self) -> dict[str, float]:
+        """What the search service exports to Prometheus (read at scrape time)."""
+        live = list(self._live.values())
+        running = [x for x in live if x.state not in TERMINAL]
+        return {"campaigns_running": len(running),
+                "pending_executions": sum(x.runner.pending for x in running),
+                "in_flight_executions": sum(s.in_flight for x in running for s in x.runner.scenarios),
+                "executions": sum(x.runner.executions_done for x in live),
+                "admitted": sum(x.runner.admitted for x in live),
+                "retries": float(getattr(self.pipeline, "retries", 0))}
+
     # ── witnesses ─────────────────────────────────────────────────────────
     def witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]:
         if campaign_id:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 
@@ -160,6 +161,30 @@ def _id(value: str, name: str = "campaign_id") -> str:
     return value.strip()
 
 
+class SearchCollector:
+    """Prometheus view of the search core, read at each scrape: what the simulator autoscaler
+    (HPA on an external metric, or KEDA) scales on, and what an operator watches."""
+
+    GAUGES = {"campaigns_running": "campaigns being run by this replica",
+              "pending_executions": "candidates not yet settled in running campaigns (the autoscaling signal)",
+              "in_flight_executions": "executions dispatched to simulators and not yet answered"}
+    COUNTERS = {"executions": "paired executions run by campaigns of this replica",
+                "admitted": "admitted executions",
+                "retries": "executions re-sent to another simulator replica"}
+
+    def __init__(self, core: SearchCore):
+        self._core = core
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        stats = self._core.stats()
+        for name, doc in self.GAUGES.items():
+            yield GaugeMetricFamily(f"lastv2x_search_{name}", doc, value=stats[name])
+        for name, doc in self.COUNTERS.items():
+            yield CounterMetricFamily(f"lastv2x_search_{name}", doc, value=stats[name])
+
+
 def pipeline_for(settings: SearchSettings) -> Pipeline:
     """gRPC peers when targets are configured, else the cores in-process."""
     if settings.llm_target or settings.grounding_target or settings.simulator_targets:
@@ -178,5 +203,8 @@ def register(server: grpc.Server, settings: SearchSettings | None = None, core: 
         settings = settings or SearchSettings()
         core = SearchCore(pipeline_for(settings), settings)
         core.resume_unfinished()  # campaigns this replica was running when it stopped
+    metrics = getattr(server, "metrics", None)
+    if metrics is not None:
+        metrics.registry.register(SearchCollector(core))
     search_pb2_grpc.add_SearchServiceServicer_to_server(SearchServicer(core), server)
     return [search_pb2.DESCRIPTOR.services_by_name["SearchService"].full_name]

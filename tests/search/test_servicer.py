@@ -84,3 +84,31 @@ def test_unknown_ids_are_not_found(stub: search_pb2_grpc.SearchServiceStub) -> N
     with pytest.raises(grpc.RpcError) as info:
         stub.GetWitness(search_pb2.GetWitnessRequest(witness_id=" "), timeout=5)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and _fields(info.value) == ["witness_id"]
+
+
+def test_metrics_export_pending_in_flight_executions_admitted(search_core: SearchCore) -> None:
+    from prometheus_client import generate_latest
+
+    server, port = create_server(ServerConfig("search", log_json=False), lambda s: register(s, core=search_core))
+    server.start()
+    try:
+        def scrape() -> dict[str, float]:
+            text = generate_latest(server.metrics.registry).decode()  # type: ignore[attr-defined]
+            return {line.split()[0]: float(line.split()[1]) for line in text.splitlines()
+                    if line.startswith("lastv2x_search_")}
+
+        before = scrape()
+        assert before["lastv2x_search_pending_executions"] == 0 and before["lastv2x_search_executions_total"] == 0
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = search_pb2_grpc.SearchServiceStub(channel)
+            cid = stub.StartCampaign(search_pb2.StartCampaignRequest(
+                specs=[spec_to_proto(rlvw_failing_spec(0))], seed=3, budget_per_scenario=4), timeout=10).campaign.id
+            pending = []
+            for reply in stub.WatchCampaign(search_pb2.WatchCampaignRequest(campaign_id=cid), timeout=300):
+                pending.append(scrape()["lastv2x_search_pending_executions"])
+        after = scrape()
+        assert max(pending) > 0 and after["lastv2x_search_pending_executions"] == 0
+        assert after["lastv2x_search_executions_total"] >= 4 and after["lastv2x_search_admitted_total"] >= 1
+        assert after["lastv2x_search_in_flight_executions"] == 0
+    finally:
+        server.stop(0)
