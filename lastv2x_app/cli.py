@@ -6,7 +6,7 @@
   lastv2x maps list | show MAP [--junctions]   built-in maps or any .xodr
   lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (the parser role on the LLM service's settings)
   lastv2x ground SPEC.json [--out P]    spec -> grounded program on a real map (--target: grounding)
-  lastv2x execute FILE.json [--trace]   paired execution of a spec or program (--target: simulator)
+  lastv2x execute FILE.json [--trace] [--app APP]   paired execution of a spec or program (--target: simulator)
   lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
   lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
   lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR]   search, minimize, archive
@@ -161,6 +161,8 @@ def _load_program_or_spec(path: str) -> tuple[str, Any]:
 
 def _outcome_lines(d: dict[str, Any]) -> list[str]:
     lines = [f"{'ADMITTED' if d['admitted'] else 'not admitted'}: failure margin {d['failure_margin']:g}"]
+    if d.get("app_error"):
+        lines.insert(0, f"APPLICATION ERROR: {d['app_error']}")
     for name in ("md", "gt"):
         r = d[name]
         v = ",".join(["red_entry"] * bool(r.get("red_entries") or r.get("violations"))) or "safe"
@@ -176,7 +178,7 @@ def cmd_execute(args: argparse.Namespace) -> int:
         from lastv2x.rpc.convert import program_to_proto, spec_to_proto
         from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
 
-        req = simulator_pb2.ExecuteRequest(write_trace=args.trace)
+        req = simulator_pb2.ExecuteRequest(write_trace=args.trace, app=args.app or "")
         if kind == "program":
             req.program.CopyFrom(program_to_proto(obj))
         else:
@@ -188,11 +190,12 @@ def cmd_execute(args: argparse.Namespace) -> int:
         outcome = json.loads(reply.outcome.outcome_json)
         outcome["trace_uri"] = reply.outcome.trace_uri
     else:
-        from services.simulator.execute import SimulatorLimits, program_for, run_one
+        from services.simulator.execute import SimulatorLimits, app_under_test, program_for, run_one
 
         program = obj if kind == "program" else program_for(obj)
-        # The simulator service's own settings (user maps, caps, trace directory).
-        result, uri = run_one(program, args.seed, SimulatorLimits.from_env(), args.trace)
+        # The simulator service's own settings (user maps, caps, trace directory, app deadlines).
+        limits = SimulatorLimits.from_env()
+        result, uri = run_one(program, args.seed, limits, args.trace, app_under_test(args.app, limits))
         outcome = result.to_dict()
         outcome["trace_uri"] = uri
     lines = _outcome_lines(outcome) + ([f"  trace: {outcome['trace_uri']}"] if outcome.get("trace_uri") else [])
@@ -480,6 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", help="ScenarioProgram or ScenarioSpec JSON file, or - for stdin")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--trace", action="store_true", help="write an MCAP trace")
+    p.add_argument("--app", default=None, help="application under test: reference (default), grpc://host:port, "
+                                               "or a lastv2x.apps entry point")
     p.set_defaults(fn=cmd_execute)
     p = sub.add_parser("parse", parents=[common],
                        help="natural-language intent -> ScenarioSpec (parser role, LASTV2X_LLM_* settings)")

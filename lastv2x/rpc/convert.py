@@ -237,7 +237,7 @@ def outcome_json_to_proto(raw: bytes, trace_uri: str = "") -> common_pb2.PairedO
                                    failure_margin=d["failure_margin"],
                                    divergence_alarm=bool(extra.get("divergence_alarm", False)),
                                    outcome_sha256=hashlib.sha256(raw).hexdigest(), trace_uri=trace_uri,
-                                   outcome_json=raw.decode(), seed=d["seed"])
+                                   outcome_json=raw.decode(), seed=d["seed"], app_error=d.get("app_error", ""))
     _decisions(msg.md_decisions, d["md"]["decisions"], aoi)
     _decisions(msg.gt_decisions, d["gt"]["decisions"], {})
     slack = extra.get("hazard_slack") or []

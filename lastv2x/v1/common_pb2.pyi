@@ -667,7 +667,7 @@ class DivergenceEpisode(_message.Message):
     def __init__(self, start_s: _Optional[float] = ..., end_s: _Optional[float] = ..., kind: _Optional[str] = ..., stream: _Optional[_Union[Stream, str]] = ..., hazard_slack_s: _Optional[float] = ...) -> None: ...
 
 class PairedOutcome(_message.Message):
-    __slots__ = ("admitted", "md", "gt", "md_decisions", "gt_decisions", "episodes", "failure_margin", "failure_class", "divergence_alarm", "outcome_sha256", "trace_uri", "outcome_json", "seed")
+    __slots__ = ("admitted", "md", "gt", "md_decisions", "gt_decisions", "episodes", "failure_margin", "failure_class", "divergence_alarm", "outcome_sha256", "trace_uri", "outcome_json", "seed", "app_error")
     ADMITTED_FIELD_NUMBER: _ClassVar[int]
     MD_FIELD_NUMBER: _ClassVar[int]
     GT_FIELD_NUMBER: _ClassVar[int]
@@ -681,6 +681,7 @@ class PairedOutcome(_message.Message):
     TRACE_URI_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_JSON_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
+    APP_ERROR_FIELD_NUMBER: _ClassVar[int]
     admitted: bool
     md: RolloutOutcome
     gt: RolloutOutcome
@@ -694,7 +695,8 @@ class PairedOutcome(_message.Message):
     trace_uri: str
     outcome_json: str
     seed: int
-    def __init__(self, admitted: _Optional[bool] = ..., md: _Optional[_Union[RolloutOutcome, _Mapping]] = ..., gt: _Optional[_Union[RolloutOutcome, _Mapping]] = ..., md_decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., gt_decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., episodes: _Optional[_Iterable[_Union[DivergenceEpisode, _Mapping]]] = ..., failure_margin: _Optional[float] = ..., failure_class: _Optional[_Union[FailureClass, str]] = ..., divergence_alarm: _Optional[bool] = ..., outcome_sha256: _Optional[str] = ..., trace_uri: _Optional[str] = ..., outcome_json: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
+    app_error: str
+    def __init__(self, admitted: _Optional[bool] = ..., md: _Optional[_Union[RolloutOutcome, _Mapping]] = ..., gt: _Optional[_Union[RolloutOutcome, _Mapping]] = ..., md_decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., gt_decisions: _Optional[_Iterable[_Union[DecisionRecord, _Mapping]]] = ..., episodes: _Optional[_Iterable[_Union[DivergenceEpisode, _Mapping]]] = ..., failure_margin: _Optional[float] = ..., failure_class: _Optional[_Union[FailureClass, str]] = ..., divergence_alarm: _Optional[bool] = ..., outcome_sha256: _Optional[str] = ..., trace_uri: _Optional[str] = ..., outcome_json: _Optional[str] = ..., seed: _Optional[int] = ..., app_error: _Optional[str] = ...) -> None: ...
 
 class CatalogKey(_message.Message):
     __slots__ = ("application", "fault_family", "penetration_band", "conflict_geometry")

@@ -1,3 +1,4 @@
+from lastv2x.v1 import application_pb2 as _application_pb2
 from lastv2x.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -8,24 +9,28 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("program", "spec", "seed", "write_trace")
+    __slots__ = ("program", "spec", "seed", "write_trace", "app")
     PROGRAM_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     WRITE_TRACE_FIELD_NUMBER: _ClassVar[int]
+    APP_FIELD_NUMBER: _ClassVar[int]
     program: _common_pb2.ScenarioProgram
     spec: _common_pb2.ScenarioSpec
     seed: int
     write_trace: bool
-    def __init__(self, program: _Optional[_Union[_common_pb2.ScenarioProgram, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., seed: _Optional[int] = ..., write_trace: _Optional[bool] = ...) -> None: ...
+    app: str
+    def __init__(self, program: _Optional[_Union[_common_pb2.ScenarioProgram, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., seed: _Optional[int] = ..., write_trace: _Optional[bool] = ..., app: _Optional[str] = ...) -> None: ...
 
 class ExecuteResponse(_message.Message):
-    __slots__ = ("outcome", "wall_time_s")
+    __slots__ = ("outcome", "wall_time_s", "app_build")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     WALL_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    APP_BUILD_FIELD_NUMBER: _ClassVar[int]
     outcome: _common_pb2.PairedOutcome
     wall_time_s: float
-    def __init__(self, outcome: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., wall_time_s: _Optional[float] = ...) -> None: ...
+    app_build: _application_pb2.AppBuild
+    def __init__(self, outcome: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., wall_time_s: _Optional[float] = ..., app_build: _Optional[_Union[_application_pb2.AppBuild, _Mapping]] = ...) -> None: ...
 
 class ExecuteBatchRequest(_message.Message):
     __slots__ = ("requests",)
@@ -34,14 +39,16 @@ class ExecuteBatchRequest(_message.Message):
     def __init__(self, requests: _Optional[_Iterable[_Union[ExecuteRequest, _Mapping]]] = ...) -> None: ...
 
 class ExecuteBatchResponse(_message.Message):
-    __slots__ = ("index", "outcome", "wall_time_s")
+    __slots__ = ("index", "outcome", "wall_time_s", "app_build")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     WALL_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    APP_BUILD_FIELD_NUMBER: _ClassVar[int]
     index: int
     outcome: _common_pb2.PairedOutcome
     wall_time_s: float
-    def __init__(self, index: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., wall_time_s: _Optional[float] = ...) -> None: ...
+    app_build: _application_pb2.AppBuild
+    def __init__(self, index: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., wall_time_s: _Optional[float] = ..., app_build: _Optional[_Union[_application_pb2.AppBuild, _Mapping]] = ...) -> None: ...
 
 class CoverageMapRequest(_message.Message):
     __slots__ = ("map_name", "rsus", "blockage_db_per_m", "range_m", "cell_m")

@@ -22,6 +22,8 @@ from lastv2x.core.faults import operator_field_problems
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
+from services.simulator.apps.contract import ApplicationUnderTest
+from services.simulator.apps.plugin import resolve_app
 from services.simulator.maps import load_map
 from services.simulator.maps.errors import MapError
 from services.simulator.maps.model import RoadMap
@@ -38,10 +40,13 @@ class SimulatorLimits:
     max_batch: int = 256  # programs per ExecuteBatch
     trace_dir: Path = Path(".lastv2x/traces")
     map_paths: tuple[Path, ...] = ()  # directories or .xodr files of user maps
+    app_step_timeout_s: float = 1.0  # deadline of one Step of an application under test over gRPC, s
+    app_connect_timeout_s: float = 5.0  # deadline of its Describe / Open / Close, s
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
-        """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR`` and the shared
+        """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
+        ``_APP_CONNECT_TIMEOUT_S`` and the shared
         ``LASTV2X_MAP_PATHS`` (os.pathsep-separated, as grounding reads it)."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
@@ -51,7 +56,10 @@ class SimulatorLimits:
                        max_batch=int(env.get(p + "MAX_BATCH", default.max_batch)),
                        trace_dir=Path(env.get(p + "TRACE_DIR") or default.trace_dir),
                        map_paths=tuple(Path(x) for x in env.get("LASTV2X_MAP_PATHS", "").split(os.pathsep)
-                                       if x.strip()))
+                                       if x.strip()),
+                       app_step_timeout_s=float(env.get(p + "APP_STEP_TIMEOUT_S", default.app_step_timeout_s)),
+                       app_connect_timeout_s=float(env.get(p + "APP_CONNECT_TIMEOUT_S",
+                                                           default.app_connect_timeout_s)))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 
@@ -133,12 +141,18 @@ def program_for(spec: ScenarioSpec) -> ScenarioProgram:
     return program_from_spec_on_straight_roads(spec)
 
 
+def app_under_test(spec: str | None, limits: SimulatorLimits, field: str = "app") -> ApplicationUnderTest:
+    """The application a request names (``services.simulator.apps.plugin``), with the service's deadlines."""
+    return resolve_app(spec, step_timeout_s=limits.app_step_timeout_s,
+                       connect_timeout_s=limits.app_connect_timeout_s, field=field)
+
+
 def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
-            write_trace: bool = False) -> tuple[PairedOutcome, str]:
+            write_trace: bool = False, app: ApplicationUnderTest | None = None) -> tuple[PairedOutcome, str]:
     road_map = validate_program(program, limits)
     factory = v2x_source_factory(road_map=road_map)
     if not write_trace:
-        return execute_paired(program, seed, md_source_factory=factory), ""
+        return execute_paired(program, seed, md_source_factory=factory, app=app), ""
     limits.trace_dir.mkdir(parents=True, exist_ok=True)
     seed = program.seed if seed is None else seed
     name = hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
@@ -146,13 +160,13 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
     tmp = path.with_suffix(".mcap.part")
     # the program and seed travel with the trace: a recording replays without its request
     with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)}) as trace:
-        outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace)
+        outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace, app=app)
     tmp.replace(path)  # a trace is complete or absent, never half-written
     return outcome, path.as_uri()
 
 
-def run_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], limits: SimulatorLimits
-              ) -> list[PairedOutcome]:
+def run_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], limits: SimulatorLimits,
+              app: ApplicationUnderTest | None = None) -> list[PairedOutcome]:
     if len(programs) > limits.max_batch:
         raise InvalidArgument([], f"batch of {len(programs)} exceeds the cap of {limits.max_batch}")
     for i, p in enumerate(programs):
@@ -170,7 +184,7 @@ def run_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], 
         for group in dts.values():
             outs = execute_batch([programs[i] for i in group],
                                  [programs[i].seed if seeds[i] is None else seeds[i] for i in group],  # type: ignore[misc]
-                                 md_source_factory=factory)
+                                 md_source_factory=factory, app=app)
             for i, o in zip(group, outs, strict=True):
                 results[i] = o
     return [r for r in results if r is not None]

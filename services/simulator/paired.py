@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from enum import Enum
@@ -36,6 +37,14 @@ from lastv2x.core.catalogue import APPLICATIONS, LARGE_MARGIN, REACTION_TIME_S, 
 from lastv2x.core.program import ScenarioProgram
 from services.simulator.adjudicate import Adjudicator, RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
+from services.simulator.apps.contract import (
+    AppFault,
+    ApplicationUnderTest,
+    DecideFnApp,
+    ReferenceApp,
+    StepRow,
+    decision_problem,
+)
 from services.simulator.info import (
     BRAKE_FLAG_THRESHOLD_MPS2,
     DecisionRecord,
@@ -77,9 +86,13 @@ class PairedOutcome:
     hazard_slack_s: tuple[float, ...] = ()  # per monitor episode (signal apps)
     monitor: MonitorReport | None = None  # from the MD source, when it monitors divergence
     version: str = OUTCOME_VERSION
+    app_error: str = ""  # the application under test failed (names the app, the rollout, the step)
 
     def to_dict(self) -> dict[str, Any]:
-        return _canon(self)
+        d = _canon(self)
+        if not self.app_error:  # absent unless set: outcomes of working apps keep their bytes
+            del d["app_error"]
+        return d
 
     def to_json_bytes(self) -> bytes:
         """Canonical serialization: sorted keys, no whitespace, floats rounded to 1e-6."""
@@ -320,12 +333,48 @@ class _Row:
     conflict_s: float = math.nan  # the ego's conflict point on its route
     plan: int = 0  # rows with equal signal plans share a number
     ctrl: tuple[bool, float, float] = _NOMINAL  # the controller's command for ``decision``
+    error: str = ""  # the application under test failed on this row: the rollout stops deciding
+
+
+def _apply(row: _Row, dec: Decision, t: float) -> tuple[bool, float, float]:
+    """Record ``dec`` when it changes the row's decision and return the controller's command."""
+    prev = row.decision
+    if dec is prev and not dec.epoch and dec.action is not Action.STOP:
+        return row.ctrl  # the decision stands: nothing to record, the same command as last step
+    if not dec.same_as(prev):
+        row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason,
+                                          dec.after_epoch, dec.app.value))
+        if row.trace is not None:
+            row.trace.publish("/app/decision", t, _decision_msg(dec, row.rollout))
+    row.decision = dec
+    ctrl = row.ctrl = row.controller.command(dec, t)
+    return ctrl
+
+
+def _app_step(app: ApplicationUnderTest, k: int, t: float, rows: list[StepRow]) -> list[Decision | AppFault]:
+    """One contract step; a raised error (timeout, transport) or a wrong count faults every row."""
+    try:
+        out = list(app.step(k, t, rows))
+    except Exception as exc:  # the app's failure is an outcome, not a simulator crash
+        return [AppFault(f"{type(exc).__name__}: {exc}")] * len(rows)
+    if len(out) != len(rows):
+        return [AppFault(f"answered {len(out)} decisions for {len(rows)} rows")] * len(rows)
+    return out
 
 
 def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sources: Sequence[InformationSource],
-                 rollouts: Sequence[str], traces: Sequence[TraceSink | None] | None = None
+                 rollouts: Sequence[str], traces: Sequence[TraceSink | None] | None = None,
+                 app: ApplicationUnderTest | None = None, app_errors: list[str] | None = None
                  ) -> list[RolloutOutcome]:
-    """Step ``len(programs)`` rollouts together; row ``i`` uses ``sources[i]``. Returns one outcome per row."""
+    """Step ``len(programs)`` rollouts together; row ``i`` uses ``sources[i]``. Returns one outcome per row.
+
+    ``app`` None calls the six reference ``decide`` functions row by row, a :class:`DecideFnApp` its
+    own functions so; any other :class:`ApplicationUnderTest` gets one session per row and one ``step``
+    per simulation step with every running row. A row the app fails on stops deciding (its adjudication stops there);
+    ``app_errors``, when given, receives one text per row ("" = none)."""
+    generic = app is not None and not isinstance(app, DecideFnApp)
+    fns = app if isinstance(app, DecideFnApp) else None
+    checked = fns is not None and not isinstance(fns, ReferenceApp)  # a team's functions: check each decision
     obey = [APPLICATIONS[p.application].kind is AppKind.CONFLICT for p in programs]
     scene = Scene.from_programs(programs, obey)
     st = initial_state(scene)
@@ -342,7 +391,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         plan = plans.setdefault(tuple((g.id, g.cycle_s, g.green_s, g.amber_s, g.offset_s) for g in p.signal_groups),
                                 len(plans))
         rows.append(_Row(p, seed, src, tag, app_context(p), len(p.vehicles), rsu, trace=tr,
-                         decide=APPS[p.application].decide,
+                         decide=APPS[p.application].decide if fns is None else fns.decide_for(p.application),
                          fast_gt=type(src) is GroundTruthSource and tr is None, conflict_s=conflict0[b], plan=plan))
     n_steps = max(int(round(p.duration_s / p.dt_s)) for p in programs)
     limit_l = [int(round(p.duration_s / p.dt_s)) for p in programs]
@@ -362,67 +411,114 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     ground_truth, group_ids = _ground_truth, scene.group_ids
     others = [ids[1:] for ids in scene.vehicle_ids]
     any_fast_gt = any(r.fast_gt for r in rows)
-    for k in range(n_steps):
-        if scalar:
-            active = [eng.alive[b * n_veh] and k < limit_l[b] for b in range(b_all)]
-            if not any(active):
-                break
-            fr = _ScalarFrame(scene, eng, sadj.signal_rows)
-            t = eng.t
-        else:
-            active_arr = st.alive[:, 0] & (k < limit)
-            if not np.count_nonzero(active_arr):
-                break
-            active = active_arr.tolist()
-            fr = _Frame(scene, st, clock.state(k))
-            t = st.t_s
-        gt_cache: dict[Any, Any] = {}  # this step's shared ground-truth parts (see _ground_truth)
-        stop = [False] * b_all
-        v_tgt = [math.nan] * b_all
-        brake = [0.0] * b_all
-        lists = fr.gt_lists() if any_fast_gt else ()
-        xs, ys, vs, accs, hs, ss, n_cols = fr.x, fr.y, fr.v, fr.a, fr.heading, fr.s, fr.N
-        ego_bar_d = fr.ego_bar_d
-        for b in range(b_all):
-            if not active[b]:
-                continue
-            row = rows[b]
-            i = b * n_cols  # the ego's flat index
-            if row.fast_gt:
-                snap = None
-                info = ground_truth(lists, fr, b, i, t, others[b], group_ids[b], row.plan, gt_cache)
+    for r in rows:
+        if not generic and r.decide is None:
+            assert fns is not None
+            r.error = f"{fns.build.label()}: {r.rollout} rollout, open: does not implement {r.program.application.value}"
+    sids: list[str] = []
+    if generic:  # one session per rollout, on the same app object (the same build) for every row
+        assert app is not None
+        run = uuid.uuid4().hex[:12]
+        sids = [f"{run}-{b}-{r.rollout}" for b, r in enumerate(rows)]
+        try:
+            app.open([(sid, r.ctx) for sid, r in zip(sids, rows, strict=True)])
+        except Exception as exc:
+            for r in rows:
+                r.error = f"{app.build.label()}: {r.rollout} rollout, open: {type(exc).__name__}: {exc}"
+    try:
+        for k in range(n_steps):
+            if scalar:
+                active = [eng.alive[b * n_veh] and k < limit_l[b] for b in range(b_all)]
+                if app is not None:
+                    active = [a and not r.error for a, r in zip(active, rows, strict=True)]
+                if not any(active):
+                    break
+                fr = _ScalarFrame(scene, eng, sadj.signal_rows)
+                t = eng.t
             else:
-                snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
-                info = row.source.observe(snap)
-            s_m, c = ss[i], row.conflict_s  # a Python float: c - s is the float(c - s) of the numpy value
-            ego = EgoState(t, s_m, vs[i], accs[i], (xs[i], ys[i]), hs[i], ego_bar_d[b],
-                           None if (c != c or s_m > c) else c - s_m)
-            prev = row.decision
-            dec = row.decide(info, ego, row.ctx, prev)
-            if dec is prev and not dec.epoch and dec.action is not Action.STOP:
-                ctrl = row.ctrl  # the decision stands: nothing to record, the same command as last step
-            else:
-                if not dec.same_as(prev):
-                    row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason,
-                                                      dec.after_epoch, dec.app.value))
+                active_arr = st.alive[:, 0] & (k < limit)
+                if app is not None:
+                    active_arr = active_arr & ~np.array([bool(r.error) for r in rows])
+                if not np.count_nonzero(active_arr):
+                    break
+                active = active_arr.tolist()
+                fr = _Frame(scene, st, clock.state(k))
+                t = st.t_s
+            gt_cache: dict[Any, Any] = {}  # this step's shared ground-truth parts (see _ground_truth)
+            stop = [False] * b_all
+            v_tgt = [math.nan] * b_all
+            brake = [0.0] * b_all
+            lists = fr.gt_lists() if any_fast_gt else ()
+            xs, ys, vs, accs, hs, ss, n_cols = fr.x, fr.y, fr.v, fr.a, fr.heading, fr.s, fr.N
+            ego_bar_d = fr.ego_bar_d
+            pending: list[tuple[int, WorldSnapshot | None, EgoInformation, EgoState]] = []
+            for b in range(b_all):
+                if not active[b]:
+                    continue
+                row = rows[b]
+                i = b * n_cols  # the ego's flat index
+                if row.fast_gt:
+                    snap = None
+                    info = ground_truth(lists, fr, b, i, t, others[b], group_ids[b], row.plan, gt_cache)
+                else:
+                    snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
+                    info = row.source.observe(snap)
+                s_m, c = ss[i], row.conflict_s  # a Python float: c - s is the float(c - s) of the numpy value
+                ego = EgoState(t, s_m, vs[i], accs[i], (xs[i], ys[i]), hs[i], ego_bar_d[b],
+                               None if (c != c or s_m > c) else c - s_m)
+                if generic:  # decided below, every running row in one call
+                    pending.append((b, snap, info, ego))
+                    continue
+                try:
+                    dec = row.decide(info, ego, row.ctx, row.decision)
+                    problem = decision_problem(dec) if checked else None
+                except Exception as exc:
+                    if app is None:
+                        raise  # the reference apps failing is the simulator's bug
+                    problem = f"{type(exc).__name__}: {exc}"
+                if problem is not None:
+                    assert app is not None
+                    row.error = f"{app.build.label()}: {row.rollout} rollout, step {k} (t = {t:.2f} s): {problem}"
+                    continue
+                ctrl = _apply(row, dec, t)
+                stop[b], v_tgt[b], brake[b] = ctrl
+                if row.trace is not None:
+                    assert snap is not None
+                    _trace_step(row, snap, info, ego, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
+            if pending:
+                assert app is not None
+                decided = _app_step(app, k, t, [StepRow(sids[b], info, ego) for b, _, info, ego in pending])
+                for (b, snap, info, ego), dec in zip(pending, decided, strict=True):
+                    row = rows[b]
+                    problem = dec.message if isinstance(dec, AppFault) else decision_problem(dec)
+                    if problem is not None:
+                        row.error = f"{app.build.label()}: {row.rollout} rollout, step {k} (t = {t:.2f} s): {problem}"
+                        continue  # this step on the nominal controller; the row stops from the next step
+                    assert isinstance(dec, Decision)
+                    ctrl = _apply(row, dec, t)
+                    stop[b], v_tgt[b], brake[b] = ctrl
                     if row.trace is not None:
-                        row.trace.publish("/app/decision", t, _decision_msg(dec, row.rollout))
-                row.decision = dec
-                ctrl = row.ctrl = row.controller.command(dec, t)
-            stop[b], v_tgt[b], brake[b] = ctrl
-            if row.trace is not None:
-                assert snap is not None
-                _trace_step(row, snap, info, ego, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
-        if scalar:
-            eng.step(stop, v_tgt, brake, fr.phase_l)  # type: ignore[union-attr]
-            sadj.observe_scalar(eng, active)
-        else:
-            st = step(scene, st, EgoControl(np.array(stop, bool), np.array(v_tgt, np.float64),
-                                            np.array(brake, np.float64)), fr.phase)  # type: ignore[union-attr]
-            _freeze(st)
-            adj.observe(st, active_arr)
+                        assert snap is not None
+                        _trace_step(row, snap, info, ego, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
+            if scalar:
+                eng.step(stop, v_tgt, brake, fr.phase_l)  # type: ignore[union-attr]
+                sadj.observe_scalar(eng, active)
+            else:
+                st = step(scene, st, EgoControl(np.array(stop, bool), np.array(v_tgt, np.float64),
+                                                np.array(brake, np.float64)), fr.phase)  # type: ignore[union-attr]
+                _freeze(st)
+                adj.observe(st, active_arr)
+    finally:
+        if generic:
+            assert app is not None
+            try:
+                app.close(sids)
+            except Exception:  # closing is courtesy: the outcome is decided
+                pass
     if scalar:
         sadj.sync()
+    if app_errors is not None:
+        app_errors[:] = [r.error for r in rows]
     out = []
     for b, row in enumerate(rows):
         o = adj.outcome(b)
@@ -508,7 +604,7 @@ def failure_margin(app: Application, md: RolloutOutcome, slacks: Sequence[float]
 
 
 def _paired(program: ScenarioProgram, seed: int, md_src: InformationSource, md: RolloutOutcome,
-            gt: RolloutOutcome) -> PairedOutcome:
+            gt: RolloutOutcome, app_error: str = "") -> PairedOutcome:
     report = md_src.report(md.decisions) if isinstance(md_src, MonitoredSource) else None
     slacks = hazard_slacks(report, md.decisions, md.end_t_s)
     margin = failure_margin(program.application, md, slacks)
@@ -517,25 +613,28 @@ def _paired(program: ScenarioProgram, seed: int, md_src: InformationSource, md: 
         if isinstance(mm, int | float) and math.isfinite(mm):
             margin = float(mm)
     return PairedOutcome(program.application, program_sha256(program), int(seed), md, gt,
-                         admitted=md.failed and not gt.failed, failure_margin=round(margin, 6),
-                         hazard_slack_s=slacks, monitor=report)
+                         admitted=md.failed and not gt.failed and not app_error,
+                         failure_margin=round(margin, 6), hazard_slack_s=slacks, monitor=report, app_error=app_error)
 
 
 def execute_paired(program: ScenarioProgram, seed: int | None = None,
                    md_source_factory: SourceFactory = ground_truth_factory,
-                   trace: TraceSink | None = None) -> PairedOutcome:
+                   trace: TraceSink | None = None, app: ApplicationUnderTest | None = None) -> PairedOutcome:
     """Run the message-driven and ground-truth rollouts of ``program`` under ``seed`` (default: the
     program's) and adjudicate both. ``trace`` receives the MD world, both egos' beliefs, decisions and
-    controls; the MD source gets it too (for ``/v2x/*`` and ``/monitor/events``)."""
+    controls; the MD source gets it too (for ``/v2x/*`` and ``/monitor/events``). ``app``: the
+    application under test (None = the reference apps); both rollouts talk to it."""
     seed = program.seed if seed is None else seed
     md_src = md_source_factory()
+    errors: list[str] = []
     md, gt = run_rollouts([program, program], [seed, seed], [md_src, GroundTruthSource()], [MD, GT],
-                          [trace, trace])
-    return _paired(program, seed, md_src, md, gt)
+                          [trace, trace], app=app, app_errors=errors)
+    return _paired(program, seed, md_src, md, gt, "; ".join(e for e in errors if e))
 
 
 def execute_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int] | None = None,
-                  md_source_factory: SourceFactory = ground_truth_factory) -> list[PairedOutcome]:
+                  md_source_factory: SourceFactory = ground_truth_factory,
+                  app: ApplicationUnderTest | None = None) -> list[PairedOutcome]:
     """Paired execution of many programs in one vectorized traffic batch (programs must share dt_s)."""
     if not programs:
         return []
@@ -549,8 +648,9 @@ def execute_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int] | No
         rows_s += [s, s]
         rows_src += [m, GroundTruthSource()]
         tags += [MD, GT]
-    outs = run_rollouts(rows_p, rows_s, rows_src, tags)
-    return [_paired(p, s, m, outs[2 * i], outs[2 * i + 1])
+    errors: list[str] = []
+    outs = run_rollouts(rows_p, rows_s, rows_src, tags, app=app, app_errors=errors)
+    return [_paired(p, s, m, outs[2 * i], outs[2 * i + 1], "; ".join(e for e in errors[2 * i:2 * i + 2] if e))
             for i, (p, s, m) in enumerate(zip(programs, seeds, md_srcs, strict=True))]
 
 

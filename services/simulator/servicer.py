@@ -21,7 +21,8 @@ from lastv2x.rpc.convert import (
     program_from_proto,
     spec_from_proto,
 )
-from lastv2x.v1 import common_pb2, simulator_pb2, simulator_pb2_grpc
+from lastv2x.v1 import application_pb2, common_pb2, simulator_pb2, simulator_pb2_grpc
+from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.core import SimulatorCore
 from services.simulator.coverage_service import RsuPlacement, grid_values
 from services.simulator.execute import SimulatorLimits
@@ -30,6 +31,11 @@ from services.simulator.paired import PairedOutcome
 
 def outcome_to_proto(outcome: PairedOutcome, trace_uri: str = "") -> common_pb2.PairedOutcome:
     return outcome_json_to_proto(outcome.to_json_bytes(), trace_uri)
+
+
+def _build(app: ApplicationUnderTest) -> application_pb2.AppBuild:
+    b = app.build
+    return application_pb2.AppBuild(name=b.name, version=b.version, digest=b.digest)
 
 
 class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
@@ -48,20 +54,29 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
                 ) -> simulator_pb2.ExecuteResponse:
         program = self._program(request)
         seed = request.seed if request.HasField("seed") else None
+        app = self._core.app(request.app)
         start = time.perf_counter()
-        outcome, uri = self._core.execute(program, seed, request.write_trace)
+        outcome, uri = self._core.execute(program, seed, request.write_trace, app)
         return simulator_pb2.ExecuteResponse(outcome=outcome_to_proto(outcome, uri),
-                                             wall_time_s=time.perf_counter() - start)
+                                             wall_time_s=time.perf_counter() - start, app_build=_build(app))
 
     def ExecuteBatch(self, request: simulator_pb2.ExecuteBatchRequest, context: grpc.ServicerContext
                      ) -> Iterator[simulator_pb2.ExecuteBatchResponse]:
         programs = [self._program(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
         seeds = [r.seed if r.HasField("seed") else None for r in request.requests]
+        names = [r.app.strip() for r in request.requests]
+        for i, name in enumerate(names):
+            if name != names[0]:
+                raise InvalidArgument(FieldViolation(f"requests[{i}].app", f"{name!r} differs from requests[0].app "
+                                                     f"{names[0]!r}", "one batch runs one application build"))
+        app = self._core.app(names[0] if names else "", "requests[0].app")
         start = time.perf_counter()
-        outcomes = self._core.execute_batch(programs, seeds)
+        outcomes = self._core.execute_batch(programs, seeds, app)
         share = (time.perf_counter() - start) / max(1, len(outcomes))
+        build = _build(app)
         for i, outcome in enumerate(outcomes):
-            yield simulator_pb2.ExecuteBatchResponse(index=i, outcome=outcome_to_proto(outcome), wall_time_s=share)
+            yield simulator_pb2.ExecuteBatchResponse(index=i, outcome=outcome_to_proto(outcome), wall_time_s=share,
+                                                     app_build=build)
 
     def CoverageMap(self, request: simulator_pb2.CoverageMapRequest, context: grpc.ServicerContext
                     ) -> simulator_pb2.CoverageMapResponse:

@@ -40,6 +40,7 @@ class Action(StrEnum):
     BRAKE = "brake"  # automatic braking at ``brake_mps2``
     YIELD = "yield"  # hold at the stop bar
     ADVISE = "advise"  # speed advisory ``target_speed_mps``
+    WARN = "warn"  # a warning without a control change (plugged-in apps; nominal driving)
 
 
 @fast_init

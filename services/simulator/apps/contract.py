@@ -1,0 +1,183 @@
+"""The application-under-test contract, as paired execution calls it (no grpc here).
+
+Teams test **their** V2X application, build after build; our six applications are the
+reference implementations of the same interface. An :class:`ApplicationUnderTest` is driven
+in sessions, one per rollout (a paired run opens two on the same object, so both egos talk
+to the same build):
+
+* ``open([(session_id, AppContext), ...])`` — the ego's static knowledge per rollout;
+* ``step(k, t_s, [StepRow(session_id, info, ego), ...])`` once per simulation step with
+  *every* running row of the batch, answering one :class:`Decision` or :class:`AppFault`
+  per row, in order (a batch stays batched when the app is remote);
+* ``close([session_id, ...])`` at the end (always, also after an error).
+
+What the app sees is what it would see on a vehicle: its own kinematic state
+(:class:`~services.simulator.apps.base.EgoState`) and the V2X stack's reconstruction
+(:class:`~services.simulator.info.EgoInformation`: signal beliefs, neighbour tracks, EEBL
+events, each with its age; the MAP association). Its previous decision is its own state to
+keep; the reference apps keep it per session.
+
+A row whose step raises, times out, answers an :class:`AppFault` or a decision outside the
+contract (:func:`decision_problem`: unknown action, non-finite or negative speed, ADVISE
+without a speed) ends that rollout as an **application error**: the paired outcome says so
+(``PairedOutcome.app_error``, naming the app, the rollout and the step) and is neither a
+pass nor an admitted failure.
+
+Plugging in (``services.simulator.apps.plugin.resolve_app``): ``"reference"`` (or empty),
+``grpc://host:port`` (``services.simulator.apps.remote``, the ``lastv2x.v1.
+ApplicationUnderTestService`` contract, any language) or the name of an entry point in the
+``lastv2x.apps`` group (a factory returning an :class:`ApplicationUnderTest`, in-process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from lastv2x.core.catalogue import Application
+from services.simulator.apps import APPS
+from services.simulator.apps.base import Action, AppContext, DecideFn, Decision, EgoState
+from services.simulator.info import EgoInformation
+
+CONTRACT_VERSION = "1"  # lastv2x.v1.ApplicationUnderTestService; Describe must answer the same
+MAX_BRAKE_MPS2 = 15.0  # a BRAKE beyond this deceleration is outside the contract (1.5 g)
+
+
+@dataclass(frozen=True)
+class AppBuild:
+    """Which build of which application ran: recorded with outcomes and witnesses."""
+
+    name: str
+    version: str = ""
+    digest: str = ""  # e.g. "sha256:...", as the build's owner computes it
+    target: str = ""  # how it was plugged in: "reference", "grpc://host:port", an entry-point name
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "version": self.version, "digest": self.digest, "target": self.target}
+
+    def label(self) -> str:
+        return f"{self.name} {self.version}".strip() + (f" ({self.target})" if self.target else "")
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    """One running rollout at one step: its session and what its ego sees."""
+
+    session_id: str
+    info: EgoInformation
+    ego: EgoState
+
+
+@dataclass(frozen=True, slots=True)
+class AppFault:
+    """The app failed on one row (its own error text, a timeout, a transport error)."""
+
+    message: str
+
+
+@runtime_checkable
+class ApplicationUnderTest(Protocol):
+    """A V2X application driven in sessions (see the module docstring)."""
+
+    @property
+    def build(self) -> AppBuild: ...
+
+    def open(self, sessions: Sequence[tuple[str, AppContext]]) -> None: ...
+
+    def step(self, k: int, t_s: float, rows: Sequence[StepRow]) -> Sequence[Decision | AppFault]: ...
+
+    def close(self, session_ids: Sequence[str]) -> None: ...
+
+
+def decision_problem(dec: Any) -> str | None:
+    """Why ``dec`` is outside the contract, or None when it is a valid decision."""
+    if not isinstance(dec, Decision):
+        return f"answered {type(dec).__name__}, not a decision"
+    if not isinstance(dec.action, Action):
+        return f"unknown action {dec.action!r}"
+    v = dec.target_speed_mps
+    if v is not None and not (isinstance(v, int | float) and math.isfinite(v) and v >= 0.0):
+        return f"target_speed_mps {v!r} is not a finite speed >= 0"
+    if dec.action is Action.ADVISE and v is None:
+        return "ADVISE without target_speed_mps"
+    b = dec.brake_mps2
+    if not (isinstance(b, int | float) and math.isfinite(b) and 0.0 <= b <= MAX_BRAKE_MPS2):
+        return f"brake_mps2 {b!r} is outside [0, {MAX_BRAKE_MPS2:g}]"
+    if dec.aoi_s is not None and not (isinstance(dec.aoi_s, int | float) and math.isfinite(dec.aoi_s)):
+        return f"aoi_s {dec.aoi_s!r} is not finite"
+    if not isinstance(dec.reason, str):
+        return "reason is not text"
+    return None
+
+
+def _reference_digest() -> str:
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for name in ("base.py", "signal.py", "conflict.py"):
+        h.update((here / name).read_bytes())
+    return "sha256:" + h.hexdigest()
+
+
+class DecideFnApp:
+    """Pure ``decide(info, ego, ctx, previous) -> Decision`` functions per application behind the
+    contract: the fastest way in (paired execution calls the functions row by row, as for the
+    reference apps; through :meth:`step` they give the same decisions). A build of a Python
+    application, a mutant of a reference app (STRaP's mutation tool), the reference apps themselves."""
+
+    def __init__(self, build: AppBuild, decide: Mapping[Application, DecideFn]):
+        self._build = build
+        self._decide = dict(decide)
+        self._sessions: dict[str, tuple[AppContext, Decision | None]] = {}
+
+    @property
+    def build(self) -> AppBuild:
+        return self._build
+
+    def decide_for(self, application: Application) -> DecideFn | None:
+        """The function deciding ``application`` (None: this build does not implement it)."""
+        return self._decide.get(application)
+
+    def open(self, sessions: Sequence[tuple[str, AppContext]]) -> None:
+        missing = sorted({c.application.value for _, c in sessions if c.application not in self._decide})
+        if missing:
+            raise ValueError(f"{self._build.label()} does not implement {', '.join(missing)}")
+        for sid, ctx in sessions:
+            self._sessions[sid] = (ctx, None)
+
+    def step(self, k: int, t_s: float, rows: Sequence[StepRow]) -> list[Decision | AppFault]:
+        out: list[Decision | AppFault] = []
+        for r in rows:
+            ctx, prev = self._sessions[r.session_id]
+            dec = self._decide[ctx.application](r.info, r.ego, ctx, prev)
+            self._sessions[r.session_id] = (ctx, dec)
+            out.append(dec)
+        return out
+
+    def close(self, session_ids: Sequence[str]) -> None:
+        for sid in session_ids:
+            self._sessions.pop(sid, None)
+
+
+class ReferenceApp(DecideFnApp):
+    """The six built-in applications (``services.simulator.apps.APPS``): the reference
+    implementations of the contract; the golden outcome hashes pin their decisions."""
+
+    def __init__(self) -> None:
+        super().__init__(AppBuild("lastv2x-reference", CONTRACT_VERSION, "", "reference"),
+                         {a: APPS[a].decide for a in APPS})
+
+    @property
+    def build(self) -> AppBuild:
+        if not self._build.digest:  # the digest of the apps' source, read on first use
+            self._build = AppBuild(self._build.name, self._build.version, _reference_digest(), "reference")
+        return self._build
+
+
+REFERENCE = ReferenceApp()  # stateless between runs but for its open sessions (ids are unique per run)
+
+__all__ = ["CONTRACT_VERSION", "MAX_BRAKE_MPS2", "REFERENCE", "AppBuild", "AppFault",
+           "ApplicationUnderTest", "DecideFnApp", "ReferenceApp", "StepRow", "decision_problem"]

@@ -1,0 +1,72 @@
+"""Which application is under test: one string, three ways to plug in.
+
+* ``""`` or ``"reference"`` — the six built-in reference applications (:data:`REFERENCE`);
+* ``"grpc://host:port"`` — a server of ``lastv2x.v1.ApplicationUnderTestService``, any language
+  (:class:`services.simulator.apps.remote.RemoteApp`; ``Describe`` is called here, so an
+  address that does not answer or speaks another contract version fails before any run);
+* any other name — an entry point of the ``lastv2x.apps`` group installed in this Python
+  environment (in-process, for speed): its object is an :class:`ApplicationUnderTest` or a
+  factory called with no arguments that returns one. A package registers one with::
+
+      [project.entry-points."lastv2x.apps"]
+      acme-rlvw = "acme_rlvw.lastv2x:AcmeRlvw"
+
+Bad input raises :class:`~lastv2x.core.errors.InvalidArgument` naming ``field`` (default ``app``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from importlib import metadata
+from typing import Any
+
+from lastv2x.core.errors import FieldViolation, InvalidArgument
+from services.simulator.apps.contract import REFERENCE, ApplicationUnderTest
+
+ENTRY_POINT_GROUP = "lastv2x.apps"
+_GRPC = re.compile(r"^grpc://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+
+EntryPoints = Callable[[], Iterable[Any]]  # () -> entry points of the group (tests pass their own)
+
+
+def _group_entry_points() -> Iterable[Any]:
+    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+def entry_point_names(entry_points: EntryPoints = _group_entry_points) -> list[str]:
+    return sorted({ep.name for ep in entry_points()})
+
+
+def resolve_app(spec: str | None, *, step_timeout_s: float = 1.0, connect_timeout_s: float = 5.0,
+                field: str = "app", entry_points: EntryPoints = _group_entry_points) -> ApplicationUnderTest:
+    """The application named by ``spec`` (see the module docstring)."""
+    spec = (spec or "").strip()
+    if spec in ("", "reference"):
+        return REFERENCE
+    if spec.startswith("grpc://"):
+        if not _GRPC.match(spec) or not 0 < int(spec.rsplit(":", 1)[1]) < 65536:
+            raise InvalidArgument(FieldViolation(field, f"{spec!r} is not grpc://host:port",
+                                                 "e.g. grpc://127.0.0.1:50070"))
+        from services.simulator.apps.remote import RemoteApp
+
+        return RemoteApp(spec, step_timeout_s=step_timeout_s, connect_timeout_s=connect_timeout_s)
+    found = [ep for ep in entry_points() if ep.name == spec]
+    if not found:
+        known = entry_point_names(entry_points)
+        raise InvalidArgument(FieldViolation(
+            field, f"no application {spec!r}: not 'reference', not grpc://host:port, and no entry point of that "
+                   f"name in the {ENTRY_POINT_GROUP!r} group", f"installed: {', '.join(known) or 'none'}"))
+    try:
+        obj = found[0].load()
+        app = obj if isinstance(obj, ApplicationUnderTest) and not isinstance(obj, type) else obj()
+    except Exception as exc:
+        raise InvalidArgument(FieldViolation(field, f"entry point {spec!r} failed to load: "
+                                                    f"{type(exc).__name__}: {exc}")) from None
+    if not isinstance(app, ApplicationUnderTest):
+        raise InvalidArgument(FieldViolation(field, f"entry point {spec!r} gives {type(app).__name__}, not an "
+                                                    "ApplicationUnderTest (build, open, step, close)"))
+    return app
+
+
+__all__ = ["ENTRY_POINT_GROUP", "entry_point_names", "resolve_app"]
