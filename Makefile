@@ -5,12 +5,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := dev,carla,retrieval,llm,recordings,k8s,plots
+EXTRAS := dev,carla,retrieval,llm,recordings,k8s,plots,postgres
 PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run test lint protos protos-check bench bench-parse llm-live-test images deploy-check up down clean
+.PHONY: help setup run test lint protos protos-check bench bench-parse chaos llm-live-test images deploy-check up down clean
 
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -49,8 +49,12 @@ $(BUF):
 
 bench: setup ## benchmarks that print side-by-side ratios (not part of the suite)
 	$(PY) bench/bench_verifier.py
+	@echo "== bench/bench_gate.py --n 60 (the verifier gate vs paired admission)"; $(PY) bench/bench_gate.py --n 60
 	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_faults.py; do \
 	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
+
+chaos: setup ## fault test: simulator replicas killed, the search service restarted; archive as a clean run
+	$(PY) -m lastv2x_app.chaos --budget 24
 
 bench-parse: setup ## parser benchmark: compile rate, attempts, field accuracy
 	$(PY) bench/bench_parse.py

@@ -84,13 +84,21 @@ def message_to_dict(msg: Message, path: str = "") -> dict[str, Any]:
 
 def _value(field: FieldDescriptor, value: Any, path: str) -> Any:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
-        if field.message_type.full_name in _JSON_TYPES:
-            return json_format.MessageToDict(value)
+        if field.message_type.full_name in _JSON_TYPES:  # a protobuf map has no order: sort, so text is stable
+            return _sorted_keys(json_format.MessageToDict(value))
         return message_to_dict(value, path)
     if field.type == FieldDescriptor.TYPE_ENUM:
         return _enum_to_value(field.enum_type, value, path)
     if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT) and not math.isfinite(value):
         raise InvalidArgument(FieldViolation(path, f"non-finite number {value}", "send a finite number"))
+    return value
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
     return value
 
 

@@ -1,0 +1,202 @@
+"""``make chaos``: a campaign survives simulator replicas killed and the search service restarted.
+
+Real processes on loopback: llm, grounding, two simulator replicas and the search service
+(composing them over gRPC). A clean campaign runs first with its own archive. Then the same
+campaign runs against a second archive while this harness SIGKILLs simulator replica 0,
+restarts it, SIGKILLs replica 1, restarts it, and SIGKILLs the search service and starts it
+again (it resumes the campaign from its journal). The report checks what the issue asks:
+0 lost results (every journal result has its ledger row), 0 duplicates (one ledger row per
+execution id, one result per id), and an archive identical to the clean run's (same witness
+ids, same outcome bytes).
+
+    python -m lastv2x_app.chaos [--budget 24] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from lastv2x.v1 import search_pb2, search_pb2_grpc
+from lastv2x_app.stack import health_status
+
+INTENTS = ["Check that red-light violation warning stays safe when the SPaT feed freezes just before amber at a "
+           "signalized intersection.", "Left turn assist when the opposing vehicle's BSMs are delayed by 0.2 s"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Cluster:
+    """Service processes on loopback; each can be killed and restarted."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.ports = {n: _free_port() for n in ("llm", "grounding", "sim0", "sim1", "search")}
+        (root / "logs").mkdir(parents=True, exist_ok=True)
+
+    def address(self, name: str) -> str:
+        return f"127.0.0.1:{self.ports[name]}"
+
+    def start(self, name: str, extra: dict[str, str] | None = None) -> None:
+        module = "simulator" if name.startswith("sim") else name
+        env = dict(os.environ, LASTV2X_PORT=str(self.ports[name]), LASTV2X_HOST="127.0.0.1", LASTV2X_LOG_JSON="0",
+                   LASTV2X_GROUNDING_CACHE_DIR=str(self.root / "catalogue"),
+                   LASTV2X_SIMULATOR_TRACE_DIR=str(self.root / f"traces-{name}"), **(extra or {}))
+        log = open(self.root / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child
+        self.procs[name] = subprocess.Popen([sys.executable, "-m", f"services.{module}"], env=env, stdout=log,
+                                            stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while health_status(self.address(name)) != "SERVING":
+            if time.monotonic() > deadline or self.procs[name].poll() is not None:
+                raise RuntimeError(f"{name} did not start; see {self.root / 'logs' / (name + '.log')}")
+            time.sleep(0.1)
+
+    def kill(self, name: str) -> None:
+        p = self.procs.pop(name)
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+
+    def stop_all(self) -> None:
+        for name in list(self.procs):
+            self.kill(name)
+
+    def search_env(self, data_dir: Path) -> dict[str, str]:
+        return {"LASTV2X_SEARCH_LLM_TARGET": self.address("llm"),
+                "LASTV2X_SEARCH_GROUNDING_TARGET": self.address("grounding"),
+                "LASTV2X_SEARCH_SIMULATOR_TARGETS": f"{self.address('sim0')},{self.address('sim1')}",
+                "LASTV2X_SEARCH_DATA_DIR": str(data_dir), "LASTV2X_SEARCH_RPC_TIMEOUT_S": "30",
+                "LASTV2X_SEARCH_EXECUTION_ATTEMPTS": "6"}
+
+
+def _stub(address: str) -> search_pb2_grpc.SearchServiceStub:
+    return search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(address))
+
+
+def _start(address: str, budget: int) -> str:
+    request = search_pb2.StartCampaignRequest(intents=INTENTS, seed=5, budget_per_scenario=budget,
+                                              options=search_pb2.CampaignOptions(reflection_rounds=0, concurrency=2))
+    return str(_stub(address).StartCampaign(request, timeout=30).campaign.id)
+
+
+def _wait(address: str, campaign_id: str, on_event: Any = None, timeout_s: float = 900) -> Any:
+    """Watch until the campaign ends (or ``on_event`` returns True to stop watching); its final state."""
+    stub = _stub(address)
+    for reply in stub.WatchCampaign(search_pb2.WatchCampaignRequest(campaign_id=campaign_id), timeout=timeout_s):
+        if on_event is not None and on_event(reply):
+            return None
+    return stub.GetCampaign(search_pb2.GetCampaignRequest(campaign_id=campaign_id), timeout=30).campaign
+
+
+def _archive(data_dir: Path) -> dict[str, str]:
+    db = sqlite3.connect(data_dir / "search.db")
+    try:
+        return {wid: hashlib.sha256(outcome.encode()).hexdigest()
+                for wid, outcome in db.execute("SELECT id, outcome_json FROM witnesses")}
+    finally:
+        db.close()
+
+
+def _ledger_check(data_dir: Path, campaign_id: str) -> dict[str, int]:
+    db = sqlite3.connect(data_dir / "search.db")
+    try:
+        ledger = {r[0] for r in db.execute("SELECT execution_id FROM ledger WHERE campaign_id = ?", (campaign_id,))}
+        results = [json.loads(r[0])["execution_id"] for r in db.execute(
+            "SELECT payload_json FROM journal WHERE campaign_id = ? AND kind = 'result' ORDER BY seq", (campaign_id,))]
+    finally:
+        db.close()
+    return {"results": len(results), "duplicate_results": len(results) - len(set(results)),
+            "lost_results": len(set(results) - ledger), "ledger_rows": len(ledger)}
+
+
+def run_chaos(budget: int = 24, root: Path | None = None) -> dict[str, Any]:
+    root = root or Path(tempfile.mkdtemp(prefix="lastv2x-chaos-"))
+    cluster = Cluster(root)
+    try:
+        for name in ("llm", "grounding", "sim0", "sim1"):
+            cluster.start(name)
+        clean_dir, chaos_dir = root / "clean", root / "chaos"
+        cluster.start("search", cluster.search_env(clean_dir))
+        t0 = time.monotonic()
+        clean_id = _start(cluster.address("search"), budget)
+        clean = _wait(cluster.address("search"), clean_id)
+        clean_s = time.monotonic() - t0
+        cluster.kill("search")
+
+        cluster.start("search", cluster.search_env(chaos_dir))
+        campaign_id = _start(cluster.address("search"), budget)
+        events = {"n": 0}
+        kills: list[str] = []
+
+        def disrupt(reply: Any) -> bool:
+            if reply.progress.kind != "execution":
+                return False
+            events["n"] += 1
+            if events["n"] == 1:
+                cluster.kill("sim0")
+                kills.append("sim0")
+                cluster.start("sim0")
+            elif events["n"] == 2:
+                cluster.kill("sim1")
+                kills.append("sim1")
+                cluster.start("sim1")
+            elif events["n"] == 3:
+                return True  # time to kill the search service itself
+            return False
+
+        t0 = time.monotonic()
+        final = _wait(cluster.address("search"), campaign_id, disrupt)
+        if final is None:
+            cluster.kill("search")
+            kills.append("search")
+            cluster.start("search", cluster.search_env(chaos_dir))  # resumes its unfinished campaigns
+            final = _wait(cluster.address("search"), campaign_id)
+        chaos_s = time.monotonic() - t0
+        report = {"budget_per_scenario": budget, "kills": kills,
+                  "clean": {"state": clean.state, "executions": clean.executions, "seconds": round(clean_s, 1)},
+                  "chaos": {"state": final.state, "reason": final.reason, "executions": final.executions,
+                            "seconds": round(chaos_s, 1)},
+                  "ledger": _ledger_check(chaos_dir, campaign_id),
+                  "clean_witnesses": sorted(_archive(clean_dir)), "chaos_witnesses": sorted(_archive(chaos_dir))}
+        report["archive_identical"] = _archive(clean_dir) == _archive(chaos_dir)
+        return report
+    finally:
+        cluster.stop_all()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--budget", type=int, default=24)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    r = run_chaos(args.budget)
+    if args.json:
+        print(json.dumps(r, indent=1))
+    else:
+        led = r["ledger"]
+        print(f"killed: {', '.join(r['kills'])}\nclean run: {r['clean']}\nchaos run: {r['chaos']}\n"
+              f"results {led['results']}, lost {led['lost_results']}, duplicates {led['duplicate_results']}; "
+              f"archive identical to the clean run: {r['archive_identical']} ({len(r['chaos_witnesses'])} witnesses)")
+    ok = r["archive_identical"] and not r["ledger"]["lost_results"] and not r["ledger"]["duplicate_results"]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""Short fault test on loopback (``make chaos`` runs a longer one): simulator replicas killed twice and
+the search service restarted once mid-campaign -> 0 lost, 0 duplicate results, the clean run's archive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lastv2x_app.chaos import run_chaos
+
+pytestmark = pytest.mark.e2e
+
+
+def test_replica_kills_and_a_search_restart_lose_nothing(tmp_path: Path) -> None:
+    r = run_chaos(budget=4, root=tmp_path)
+    assert r["kills"] == ["sim0", "sim1", "search"]
+    assert r["chaos"]["state"] == r["clean"]["state"] == 3  # CAMPAIGN_STATE_DONE
+    assert r["ledger"]["lost_results"] == 0 and r["ledger"]["duplicate_results"] == 0
+    assert r["chaos_witnesses"] and r["archive_identical"]
