@@ -104,7 +104,7 @@ def test_metrics_export_pending_in_flight_executions_admitted(search_core: Searc
             cid = stub.StartCampaign(search_pb2.StartCampaignRequest(
                 specs=[spec_to_proto(rlvw_failing_spec(0))], seed=3, budget_per_scenario=4), timeout=10).campaign.id
             pending = []
-            for reply in stub.WatchCampaign(search_pb2.WatchCampaignRequest(campaign_id=cid), timeout=300):
+            for _reply in stub.WatchCampaign(search_pb2.WatchCampaignRequest(campaign_id=cid), timeout=300):
                 pending.append(scrape()["lastv2x_search_pending_executions"])
         after = scrape()
         assert max(pending) > 0 and after["lastv2x_search_pending_executions"] == 0
