@@ -7,17 +7,27 @@ records Prometheus metrics, and graceful shutdown on SIGTERM/SIGINT.
 
 Deadlines: a handler that calls another service passes ``propagated_timeout(context)``
 as that call's timeout, so a client's deadline bounds the whole call tree.
+
+Errors: a domain error becomes its status (``lastv2x.rpc.errors``: bounded, no server
+paths); any other exception becomes INTERNAL with an opaque error id, which is also in
+the call's log line and in the one line per distinct cause (type and raising frame) that
+carries the traceback, at most once per ``ERROR_LOG_INTERVAL_S``. Request bytes that do
+not decode are INVALID_ARGUMENT (not grpcio's logged traceback per call). Metrics and the
+log record the status the client got: an abort's code, DEADLINE_EXCEEDED, CANCELLED.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import secrets
 import signal
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from concurrent import futures
 from dataclasses import dataclass, fields
@@ -28,7 +38,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
-from lastv2x.core.errors import LastV2XError
+from lastv2x.core.errors import FieldViolation, InvalidArgument, LastV2XError
 from lastv2x.rpc.errors import to_status
 
 LOG = logging.getLogger("lastv2x.rpc")
@@ -77,61 +87,171 @@ class _Metrics:
         self.service = service
 
 
+ERROR_LOG_INTERVAL_S = 60.0  # one traceback line per distinct cause per this many seconds
+
+
+class _Undecodable:
+    """What the wrapped deserializer returns for bytes that are not the request message."""
+
+    def __init__(self, type_name: str):
+        self.type_name = type_name
+
+    def error(self) -> InvalidArgument:
+        return InvalidArgument(FieldViolation("<request>", f"the request bytes are not a valid {self.type_name}",
+                                              "send a serialized message of the method's request type"))
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """``deserializer`` that returns an ``_Undecodable`` instead of raising (grpcio would log a
+    traceback per call and answer INTERNAL)."""
+    if deserializer is None:
+        return None
+    owner = getattr(deserializer, "__self__", None)
+    descriptor = getattr(owner, "DESCRIPTOR", None)
+    type_name = getattr(descriptor, "full_name", "request message")
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception:  # noqa: BLE001 - any decode failure is the client's bytes
+            return _Undecodable(type_name)
+
+    return deserialize
+
+
+def _checked(requests: Any) -> Any:
+    """A client-streaming request iterator that raises InvalidArgument at an undecodable message."""
+    for request in requests:
+        if isinstance(request, _Undecodable):
+            raise request.error()
+        yield request
+
+
 def _code_name(context: grpc.ServicerContext) -> str:
+    """The status the client gets: an abort's code; else DEADLINE_EXCEEDED or CANCELLED when the
+    call ended under the handler; else OK."""
     code = context.code() if hasattr(context, "code") else None
-    return code.name if isinstance(code, grpc.StatusCode) else "OK"
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    remaining = context.time_remaining()
+    if remaining is not None and remaining <= 0:
+        return grpc.StatusCode.DEADLINE_EXCEEDED.name
+    if not context.is_active():
+        return grpc.StatusCode.CANCELLED.name
+    return grpc.StatusCode.OK.name
+
+
+class _ErrorLog:
+    """One log line with the traceback per distinct cause per ``interval_s``; the rest are counted
+    and the count rides on the next line of that cause."""
+
+    def __init__(self, service: str, interval_s: float = ERROR_LOG_INTERVAL_S, max_causes: int = 1024):
+        self._service = service
+        self._interval_s = interval_s
+        self._max_causes = max_causes
+        self._lock = threading.Lock()
+        self._last: dict[str, tuple[float, int]] = {}  # cause -> (last logged, suppressed since)
+
+    @staticmethod
+    def cause(exc: BaseException) -> str:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+        return hashlib.sha256(f"{type(exc).__qualname__}|{where}".encode()).hexdigest()[:12]
+
+    def record(self, method: str, error_id: str, exc: BaseException) -> str:
+        cause = self.cause(exc)
+        now = time.monotonic()
+        with self._lock:
+            last, suppressed = self._last.get(cause, (-1e18, 0))
+            if now - last < self._interval_s:
+                self._last[cause] = (last, suppressed + 1)
+                return cause
+            if len(self._last) >= self._max_causes and cause not in self._last:
+                self._last.pop(next(iter(self._last)))
+            self._last[cause] = (now, 0)
+        LOG.error(json.dumps({"service": self._service, "event": "internal_error", "method": method,
+                              "error_id": error_id, "cause": cause, "suppressed_since_last": suppressed,
+                              "exception": type(exc).__qualname__,
+                              "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}))
+        return cause
 
 
 class RuntimeInterceptor(grpc.ServerInterceptor):
-    """Domain errors -> status, one JSON log line per call, Prometheus metrics."""
+    """Domain errors -> status, unexpected errors -> INTERNAL with an error id, one JSON log
+    line per call, Prometheus metrics."""
 
     def __init__(self, metrics: _Metrics, log_json: bool):
         self._metrics = metrics
         self._log_json = log_json
+        self._errors = _ErrorLog(metrics.service)
 
     def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
         handler = continuation(details)
         if handler is None:
             return None
         method = details.method
+        deserializer = _tolerant(handler.request_deserializer)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
-                self._wrap(handler.unary_unary, method, streaming=False),
-                request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer)
+                self._wrap(handler.unary_unary, method, streaming=False, client_streaming=False),
+                request_deserializer=deserializer, response_serializer=handler.response_serializer)
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap(handler.unary_stream, method, streaming=True),
-                request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer)
+                self._wrap(handler.unary_stream, method, streaming=True, client_streaming=False),
+                request_deserializer=deserializer, response_serializer=handler.response_serializer)
         if handler.stream_unary:
             return grpc.stream_unary_rpc_method_handler(
-                self._wrap(handler.stream_unary, method, streaming=False),
-                request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer)
+                self._wrap(handler.stream_unary, method, streaming=False, client_streaming=True),
+                request_deserializer=deserializer, response_serializer=handler.response_serializer)
         return grpc.stream_stream_rpc_method_handler(
-            self._wrap(handler.stream_stream, method, streaming=True),
-            request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer)
+            self._wrap(handler.stream_stream, method, streaming=True, client_streaming=True),
+            request_deserializer=deserializer, response_serializer=handler.response_serializer)
 
-    def _wrap(self, behaviour: Callable[..., Any], method: str, streaming: bool) -> Callable[..., Any]:
+    def _fail(self, method: str, context: grpc.ServicerContext, exc: Exception, extra: dict[str, str]) -> None:
+        """Abort with the status ``exc`` maps to; re-raise a handler's own abort unchanged."""
+        if isinstance(exc, LastV2XError):
+            context.abort_with_status(to_status(exc))
+        code = context.code() if hasattr(context, "code") else None
+        if isinstance(code, grpc.StatusCode):  # the handler aborted: grpcio sends its status
+            raise exc
+        error_id = secrets.token_hex(8)
+        extra["error_id"] = error_id
+        extra["cause"] = self._errors.record(method, error_id, exc)
+        context.abort(grpc.StatusCode.INTERNAL, f"internal error {error_id} (the server log has the details)")
+
+    def _wrap(self, behaviour: Callable[..., Any], method: str, streaming: bool,
+              client_streaming: bool) -> Callable[..., Any]:
+        def prepare(request: Any) -> Any:
+            if client_streaming:
+                return _checked(request)
+            if isinstance(request, _Undecodable):
+                raise request.error()
+            return request
+
         def unary(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
+            extra: dict[str, str] = {}
             try:
-                return behaviour(request, context)
-            except LastV2XError as exc:
-                context.abort_with_status(to_status(exc))
+                return behaviour(prepare(request), context)
+            except Exception as exc:  # noqa: BLE001 - every failure leaves with a status
+                self._fail(method, context, exc, extra)
             finally:
-                self._record(method, context, start)
+                self._record(method, context, start, extra)
 
         def stream(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
+            extra: dict[str, str] = {}
             try:
-                yield from behaviour(request, context)
-            except LastV2XError as exc:
-                context.abort_with_status(to_status(exc))
+                yield from behaviour(prepare(request), context)
+            except Exception as exc:  # noqa: BLE001
+                self._fail(method, context, exc, extra)
             finally:
-                self._record(method, context, start)
+                self._record(method, context, start, extra)
 
         return stream if streaming else unary
 
-    def _record(self, method: str, context: grpc.ServicerContext, start: float) -> None:
+    def _record(self, method: str, context: grpc.ServicerContext, start: float,
+                extra: dict[str, str] | None = None) -> None:
         elapsed = time.perf_counter() - start
         code = _code_name(context)
         m = self._metrics
@@ -139,7 +259,7 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
         m.latency.labels(m.service, method).observe(elapsed)
         if self._log_json and LOG.isEnabledFor(logging.INFO):
             LOG.info(json.dumps({"service": m.service, "method": method, "code": code,
-                                 "latency_ms": round(elapsed * 1e3, 3), "peer": context.peer()}))
+                                 "latency_ms": round(elapsed * 1e3, 3), "peer": context.peer(), **(extra or {})}))
 
 
 Register = Callable[[grpc.Server], list[str]]  # adds servicers, returns their full service names
