@@ -9,7 +9,7 @@
   lastv2x execute FILE.json [--trace] [--app APP]   paired execution of a spec or program (--target: simulator)
   lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
   lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
-  lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR]   search, minimize, archive
+  lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR] [--app APP]   search, minimize, archive
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
   lastv2x demo [--json]                 make run: one intent stage by stage, then a short campaign
 
@@ -321,7 +321,7 @@ def _campaign_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     specs = [_read_spec_text(f) for f in args.spec or []]
     return {"intents": list(args.intents), "specs": specs, "seed": args.seed, "budget_per_scenario": args.budget,
             "reflection_rounds": args.reflection_rounds, "in_flight": args.concurrency, "gate": not args.no_gate,
-            "stop_at_first_admission": args.stop_at_first}
+            "stop_at_first_admission": args.stop_at_first, "app": args.app or ""}
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
@@ -335,7 +335,9 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     else:
         from lastv2x_app.campaigns import local_core
         from services.search.core import validate_request
+        from services.simulator.execute import SimulatorLimits, app_under_test
 
+        app_under_test(kw["app"], SimulatorLimits.from_env())  # an app that does not answer fails here, named
         core = local_core(Path(args.out))
         try:
             request = validate_request(settings=core.settings, **kw)
@@ -367,7 +369,7 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any) -> tuple[An
     from lastv2x_app.campaigns import witness_summary
     from services.search.campaign import Event
 
-    options = search_pb2.CampaignOptions(disable_gate=not kw["gate"], concurrency=kw["in_flight"],
+    options = search_pb2.CampaignOptions(disable_gate=not kw["gate"], concurrency=kw["in_flight"], app=kw["app"],
                                          stop_at_first_admission=kw["stop_at_first_admission"])
     if kw["reflection_rounds"] is not None:
         options.reflection_rounds = kw["reflection_rounds"]
@@ -518,6 +520,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-gate", action="store_true", help="ablation: run mutants the verifier would block")
     p.add_argument("--stop-at-first", action="store_true", help="end each scenario at its first admitted failure")
     p.add_argument("--out", default=DEFAULT_ARCHIVE, help="archive directory (in-process)")
+    p.add_argument("--app", default=None, help="application under test: reference (default), grpc://host:port, "
+                                               "or a lastv2x.apps entry point; witnesses record its build")
     p.set_defaults(fn=cmd_campaign)
     p = sub.add_parser("witness", parents=[common], help="the witness archive: list, show (certificate), replay")
     p.add_argument("action", choices=["list", "show", "replay"])

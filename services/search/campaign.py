@@ -83,6 +83,7 @@ class CampaignRequest:
     gate: bool = True
     stop_at_first_admission: bool = False
     minimize: bool = True
+    app: str = ""  # application under test (ExecuteRequest.app): "" = the reference apps
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -464,7 +465,7 @@ class CampaignRunner:
             f.set_result(Execution(row.program_sha256, row.seed, row.admitted, row.failure_margin,
                                    row.outcome_json, row.replica, refused=row.refused))
             return f
-        return self.pipeline.submit(ExecutionRequest(program, program.seed, **kw))
+        return self.pipeline.submit(ExecutionRequest(program, program.seed, app=self.request.app, **kw))
 
     def _wait(self, future: Future[Execution]) -> Execution:
         try:
@@ -491,8 +492,10 @@ class CampaignRunner:
         sc.executions += 1
         if e.refused:
             sc.refused += 1
-        elif not e.admitted:
+        elif not e.admitted and not e.app_error:  # an application error has no margin to learn from
             sc.best_margin = min(sc.best_margin, e.failure_margin)
+        if e.app_error:
+            self._emit("app_error", sc.index, f"{sc.source}: {cand.origin} run: APPLICATION ERROR: {e.app_error}")
         self._journal("result", {"scenario": sc.index, "execution_id": cand.execution_id, "admitted": e.admitted,
                                  "failure_margin": e.failure_margin, "refused": e.refused})
         self._emit("execution", sc.index, f"{sc.source}: {cand.origin} run "
@@ -564,7 +567,8 @@ class CampaignRunner:
         replicas = self.pipeline.replicas
         other = (replicas.index(first.replica) + 1) % len(replicas) if first.replica in replicas else 0
         recheck = self._wait(self.pipeline.submit(ExecutionRequest(
-            program, program.seed, replica=other, write_trace=True, trace_dir=self.store.staging_dir)))
+            program, program.seed, replica=other, write_trace=True, trace_dir=self.store.staging_dir,
+            app=self.request.app)))
         sc.shrink_executions += 1
         self._record(sc, exec_id + ":recheck", "recheck", recheck)
         admitted_before = archived.admitted if archived else True
@@ -589,6 +593,8 @@ class CampaignRunner:
             "identical_on_recheck": archived is None or archived.outcome_json == outcome_json,
             "replicas": [first.replica, recheck.replica], "certificate": result.certificate_dict(),
             "trace_uri": recheck.trace_uri,
+            # the application build it was found on (name, version, digest; how it was plugged in)
+            "app": {**recheck.app_build, "target": recheck.app_build.get("target") or self.request.app or "reference"},
         }
         staged = None
         if recheck.trace_uri.startswith("file://"):

@@ -29,12 +29,13 @@ from services.search.store import CampaignRow, Store, WitnessRow
 TERMINAL = ("done", "failed", "cancelled")
 MAX_IN_FLIGHT = 64
 MAX_INTENT_CHARS = 4000
+MAX_APP_CHARS = 256  # CampaignOptions.app (resolved by the simulator: reference, grpc://host:port, entry point)
 
 
 def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpec | dict[str, Any] | str] = (),
                      seed: int = 0, budget_per_scenario: int = 0, reflection_rounds: int | None = None,
                      in_flight: int = 0, gate: bool = True, stop_at_first_admission: bool = False,
-                     minimize: bool = True, settings: SearchSettings) -> CampaignRequest:
+                     minimize: bool = True, app: str = "", settings: SearchSettings) -> CampaignRequest:
     """Build a CampaignRequest or raise InvalidArgument naming every bad field (0 = the default)."""
     bad: list[FieldViolation] = []
     if not intents and not specs:
@@ -72,12 +73,18 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
     if not 0 <= in_flight <= MAX_IN_FLIGHT:
         bad.append(FieldViolation("concurrency", f"{in_flight} is outside [1, {MAX_IN_FLIGHT}]",
                                   f"0 = the default ({settings.in_flight_per_replica} per replica)"))
+    app = (app or "").strip()
+    if app in ("reference",):
+        app = ""
+    if len(app) > MAX_APP_CHARS or any(c.isspace() or not c.isprintable() for c in app):
+        bad.append(FieldViolation("app", f"{app[:40]!r}... is not an application name or grpc://host:port",
+                                  "reference, grpc://host:port or a lastv2x.apps entry point name"))
     if bad:
         raise InvalidArgument(bad)
     return CampaignRequest(tuple(cleaned), tuple(parsed), int(seed),
                            budget_per_scenario or settings.candidates_per_scenario, rounds,
                            in_flight or settings.in_flight_per_replica, bool(gate), bool(stop_at_first_admission),
-                           bool(minimize))
+                           bool(minimize), app)
 
 
 @dataclass
@@ -276,7 +283,9 @@ class SearchCore:
         """Re-execute an archived witness; ``identical`` = the outcome bytes equal the archived ones."""
         w = self.store.get_witness(witness_id)
         program = witness_program(w)
-        e = self.pipeline.submit(ExecutionRequest(program, int(w.record["seed"]))).result()
+        app = (w.record.get("app") or {}).get("target", "")  # the build it was found on, where it is plugged in
+        e = self.pipeline.submit(ExecutionRequest(program, int(w.record["seed"]), app="" if app == "reference" else app)
+                                 ).result()
         if e.refused:
             raise FailedPrecondition(f"witness {witness_id!r} no longer runs: {e.refused}",
                                      "the simulator's limits or maps changed since it was archived")

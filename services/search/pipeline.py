@@ -68,6 +68,7 @@ class Execution:
     trace_uri: str = ""  # MCAP trace, when one was asked for
     refused: str = ""  # non-empty: the simulator refused the program (its INVALID_ARGUMENT text)
     wall_time_s: float = 0.0
+    app_build: dict[str, str] = field(default_factory=dict, compare=False)  # name, version, digest, target
 
     @cached_property
     def outcome(self) -> dict[str, Any]:
@@ -77,6 +78,11 @@ class Execution:
     def outcome_sha256(self) -> str:
         return hashlib.sha256(self.outcome_json).hexdigest()
 
+    @property
+    def app_error(self) -> str:
+        """Non-empty: the application under test failed (neither a pass nor an admitted failure)."""
+        return str(self.outcome.get("app_error", ""))
+
 
 @dataclass(frozen=True)
 class ExecutionRequest:
@@ -85,6 +91,7 @@ class ExecutionRequest:
     replica: int | None = None  # index into Pipeline.replicas; None = the pipeline's choice
     write_trace: bool = False
     trace_dir: Path | None = field(default=None, compare=False)  # in-process only: where traces go
+    app: str = ""  # the application under test, as ExecuteRequest.app ("" = the reference apps)
 
 
 class Pipeline(Protocol):
@@ -138,6 +145,7 @@ class InProcessPipeline:
         from services.simulator.execute import SimulatorLimits
 
         self._limits = SimulatorLimits.from_env()  # caps and user maps, as the simulator service reads them
+        self._apps: dict[str, Any] = {}  # application under test by name (ExecutionRequest.app)
 
     @property
     def replicas(self) -> tuple[str, ...]:
@@ -180,17 +188,21 @@ class InProcessPipeline:
     def _run(self, batch: list[tuple[ExecutionRequest, Future[Execution]]]) -> None:
         live = [(r, f) for r, f in batch if f.set_running_or_notify_cancel()]
         alone = [(r, f) for r, f in live if r.write_trace]
-        together = [(r, f) for r, f in live if not r.write_trace]
-        if len(together) > 1:
-            try:
-                self._run_batch(together)
-            except InvalidArgument:
-                alone += together  # find the refused program(s) one by one
-            except Exception as exc:  # noqa: BLE001 - a simulator bug fails these rows, not the worker
-                for _, f in together:
-                    f.set_exception(exc)
-        else:
-            alone += together
+        by_app: dict[str, list[tuple[ExecutionRequest, Future[Execution]]]] = {}
+        for r, f in live:
+            if not r.write_trace:
+                by_app.setdefault(r.app, []).append((r, f))
+        for together in by_app.values():  # one batch runs one application build
+            if len(together) > 1:
+                try:
+                    self._run_batch(together)
+                except InvalidArgument:
+                    alone += together  # find the refused program(s) one by one
+                except Exception as exc:  # noqa: BLE001 - a simulator bug fails these rows, not the worker
+                    for _, f in together:
+                        f.set_exception(exc)
+            else:
+                alone += together
         for r, f in alone:
             try:
                 f.set_result(self._execute(r))
@@ -200,26 +212,38 @@ class InProcessPipeline:
     def _run_batch(self, rows: list[tuple[ExecutionRequest, Future[Execution]]]) -> None:
         from services.simulator.execute import run_batch
 
+        app = self._app(rows[0][0].app)
         start = time.perf_counter()
-        outcomes = run_batch([r.program for r, _ in rows], [r.seed for r, _ in rows], self._limits)
+        outcomes = run_batch([r.program for r, _ in rows], [r.seed for r, _ in rows], self._limits, app)
         share = (time.perf_counter() - start) / len(rows)
         for (_, f), o in zip(rows, outcomes, strict=True):
             f.set_result(Execution(o.program_sha256, o.seed, o.admitted, o.failure_margin, o.to_json_bytes(),
-                                   self.replicas[0], wall_time_s=share))
+                                   self.replicas[0], wall_time_s=share, app_build=app.build.to_dict()))
+
+    def _app(self, name: str) -> Any:
+        """The application under test (resolved once per name; an unreachable app or another contract
+        version raises Unavailable / FailedPrecondition naming it, which fails the campaign)."""
+        from services.simulator.execute import app_under_test
+
+        if name not in self._apps:
+            self._apps[name] = app_under_test(name, self._limits)
+        return self._apps[name]
 
     def _execute(self, request: ExecutionRequest) -> Execution:
         from services.simulator.execute import run_one
         from services.simulator.paired import program_sha256
 
         limits = replace(self._limits, trace_dir=request.trace_dir or self._trace_dir)
+        app = self._app(request.app)
         start = time.perf_counter()
         try:
-            outcome, uri = run_one(request.program, request.seed, limits, write_trace=request.write_trace)
+            outcome, uri = run_one(request.program, request.seed, limits, write_trace=request.write_trace, app=app)
         except InvalidArgument as exc:
             return Execution(program_sha256(request.program), request.seed, False, 1e6, refused=str(exc),
                              replica=self.replicas[0])
         return Execution(outcome.program_sha256, outcome.seed, outcome.admitted, outcome.failure_margin,
-                         outcome.to_json_bytes(), self.replicas[0], uri, wall_time_s=time.perf_counter() - start)
+                         outcome.to_json_bytes(), self.replicas[0], uri, wall_time_s=time.perf_counter() - start,
+                         app_build=app.build.to_dict())
 
     def reflect(self, prompt: str, digest: dict[str, Any], campaign: str) -> Reflected:
         r = self._roles.reflect(prompt, digest, campaign=campaign)

@@ -116,7 +116,7 @@ class GrpcPipeline:
             first = request.replica if request.replica is not None else next(self._next) % len(self._targets)
         out: Future[Execution] = Future()
         message = simulator_pb2.ExecuteRequest(program=program_to_proto(request.program), seed=request.seed,
-                                               write_trace=request.write_trace)
+                                               write_trace=request.write_trace, app=request.app)
         start = time.perf_counter()
 
         def launch(index: int, attempt: int) -> None:
@@ -143,7 +143,9 @@ class GrpcPipeline:
             o = reply.outcome
             out.set_result(Execution(_sha(request.program), int(o.seed), o.admitted, o.failure_margin,
                                      o.outcome_json.encode(), target, o.trace_uri,
-                                     wall_time_s=time.perf_counter() - start))
+                                     wall_time_s=time.perf_counter() - start,
+                                     app_build={"name": reply.app_build.name, "version": reply.app_build.version,
+                                                "digest": reply.app_build.digest, "target": request.app or "reference"}))
 
         launch(first % len(self._targets), 0)
         return out
