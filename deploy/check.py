@@ -3,7 +3,7 @@
 kubectl renders kustomize without a cluster (``kubectl kustomize``); the rendered
 objects are checked by ``kubernetes-validate`` against bundled schemas and by our
 own hardening rules (non-root, read-only root fs, dropped capabilities, gRPC probes,
-resource limits). No API server is contacted.
+resource limits) and least-privilege RBAC (``rbac_errors``). No API server is contacted.
 """
 
 from __future__ import annotations
@@ -51,6 +51,60 @@ def hardening_errors(obj: dict) -> list[str]:
     return errs
 
 
+# What a Role may grant: the search service's replica discovery reads EndpointSlices, nothing else.
+ALLOWED_GRANTS = {("discovery.k8s.io", "endpointslices"): {"get", "list", "watch"}}
+# Env variables whose container calls the Kubernetes API (only these pods get a token).
+API_CLIENT_ENV = {"LASTV2X_SEARCH_SIMULATOR_ENDPOINTSLICES"}
+
+
+def rbac_errors(objs: list[dict]) -> list[str]:
+    """Least privilege: no cluster-wide RBAC; each Role grants only ALLOWED_GRANTS; ServiceAccounts do
+    not automount their token; a pod mounts a token only if a container calls the API (API_CLIENT_ENV),
+    through its own ServiceAccount bound to a Role in its namespace, and the ``namespace/service`` it
+    watches is a Service of that namespace in the same render."""
+    errs = []
+    ns = lambda o: o["metadata"].get("namespace", "default")  # noqa: E731
+    roles = {(ns(o), o["metadata"]["name"]) for o in objs if o["kind"] == "Role"}
+    bound = {(ns(o), s["name"]) for o in objs if o["kind"] == "RoleBinding"
+             if o["roleRef"]["kind"] == "Role" and (ns(o), o["roleRef"]["name"]) in roles
+             for s in o.get("subjects", []) if s["kind"] == "ServiceAccount" and s.get("namespace", ns(o)) == ns(o)}
+    services = {(ns(o), o["metadata"]["name"]) for o in objs if o["kind"] == "Service"}
+    for o in objs:
+        kind, name = o["kind"], o["metadata"]["name"]
+        if kind in ("ClusterRole", "ClusterRoleBinding"):
+            errs.append(f"{kind}/{name}: no cluster-wide RBAC (a Role in the namespace)")
+        elif kind == "Role":
+            for rule in o.get("rules", []):
+                if rule.get("resourceNames") or rule.get("nonResourceURLs"):
+                    errs.append(f"Role/{name}: resourceNames / nonResourceURLs not expected")
+                for group in rule.get("apiGroups", []):
+                    for resource in rule.get("resources", []):
+                        extra = set(rule.get("verbs", [])) - ALLOWED_GRANTS.get((group, resource), set())
+                        if extra:
+                            errs.append(f"Role/{name}: {sorted(extra)} on {group or 'core'}/{resource} "
+                                        f"(allowed: {ALLOWED_GRANTS})")
+        elif kind == "ServiceAccount" and o.get("automountServiceAccountToken") is not False:
+            errs.append(f"ServiceAccount/{name}: automountServiceAccountToken: false (the pod opts in)")
+        elif kind == "Deployment":
+            pod = o["spec"]["template"]["spec"]
+            env = {e["name"]: e.get("value", "") for c in pod["containers"] for e in c.get("env", [])}
+            watched = [env[k] for k in API_CLIENT_ENV if k in env]
+            token = pod.get("automountServiceAccountToken") is not False
+            if token and not watched:
+                errs.append(f"{name}: automountServiceAccountToken: false (no container calls the API)")
+            if watched and not token:
+                errs.append(f"{name}: calls the API ({sorted(API_CLIENT_ENV & set(env))}) without a token")
+            if watched and (ns(o), pod.get("serviceAccountName", "default")) not in bound:
+                errs.append(f"{name}: calls the API as ServiceAccount {pod.get('serviceAccountName', 'default')!r},"
+                            f" which no RoleBinding in {ns(o)} binds to a Role")
+            for ref in watched:
+                target_ns, _, svc = ref.partition("/")
+                if target_ns != ns(o) or (target_ns, svc) not in services:
+                    errs.append(f"{name}: watches {ref!r}, not a Service of its namespace {ns(o)} (its Role "
+                                "reads only there)")
+    return errs
+
+
 def main() -> int:
     failures = 0
     try:
@@ -61,7 +115,7 @@ def main() -> int:
         print("kubernetes-validate not installed: schema validation skipped (pip install kubernetes-validate)")
     for overlay in OVERLAYS:
         objs = render(ROOT / overlay)
-        errs = [e for o in objs for e in hardening_errors(o)]
+        errs = [e for o in objs for e in hardening_errors(o)] + rbac_errors(objs)
         if have_validator:
             import kubernetes_validate
 

@@ -9,6 +9,11 @@ replica without threads of our own; both rollouts of a pair run in that one call
 replica. A replica that is unavailable or past the deadline has its execution retried on
 the next one with a doubling backoff.
 
+Replicas may change at runtime (``set_replicas``: what EndpointSlice discovery, in
+``services.search.discovery``, reports as pods come and go): an added target gets a channel
+and takes executions at once; a removed one takes no new execution (retries included) and
+its channel closes once its in-flight calls have finished.
+
 Status mapping: the simulator's INVALID_ARGUMENT is a *refused* program (a result);
 UNAVAILABLE and DEADLINE_EXCEEDED become :class:`Unavailable` naming the target, which
 fails the campaign with that reason.
@@ -19,7 +24,9 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -60,6 +67,15 @@ def split_targets(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+@dataclass(eq=False)
+class _Replica:
+    target: str
+    channel: grpc.Channel
+    stub: simulator_pb2_grpc.SimulatorServiceStub
+    in_flight: int = 0
+    draining: bool = False
+
+
 class GrpcPipeline:
     def __init__(self, llm_target: str, grounding_target: str, simulator_targets: str, timeout_s: float = 120.0,
                  attempts: int = 3, backoff_s: float = 0.25):
@@ -71,18 +87,64 @@ class GrpcPipeline:
         self._backoff_s = backoff_s
         self.retries = 0  # executions re-sent to another replica
         self._llm_target, self._grounding_target = llm_target, grounding_target
-        self._channels = [grpc.insecure_channel(t, options=_CHANNEL_OPTIONS)
-                          for t in (llm_target, grounding_target, *targets)]
+        self._channels = [grpc.insecure_channel(t, options=_CHANNEL_OPTIONS) for t in (llm_target, grounding_target)]
         self._llm = llm_pb2_grpc.LlmServiceStub(self._channels[0])
         self._grounding = grounding_pb2_grpc.GroundingServiceStub(self._channels[1])
-        self._simulators = [simulator_pb2_grpc.SimulatorServiceStub(c) for c in self._channels[2:]]
-        self._targets = tuple(targets)
+        self._replicas = [self._open(t) for t in dict.fromkeys(targets)]  # active, in round-robin order
+        self._draining: list[_Replica] = []  # removed, closed when their last call finishes
+        self._on_close: list[Callable[[], None]] = []
         self._next = itertools.count()
         self._lock = threading.Lock()
 
+    @staticmethod
+    def _open(target: str) -> _Replica:
+        channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+        return _Replica(target, channel, simulator_pb2_grpc.SimulatorServiceStub(channel))
+
     @property
     def replicas(self) -> tuple[str, ...]:
-        return self._targets
+        with self._lock:
+            return tuple(r.target for r in self._replicas)
+
+    @property
+    def draining(self) -> tuple[str, ...]:
+        """Removed replicas whose in-flight calls have not finished yet (their channels still open)."""
+        with self._lock:
+            return tuple(r.target for r in self._draining)
+
+    def set_replicas(self, targets: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Make ``targets`` the simulator replicas (thread-safe, any time): a new target gets a channel
+        and takes executions at once; a target no longer named takes no new execution and its channel
+        closes when its in-flight calls finish (one named again before that is taken back as is).
+        Returns (added, removed)."""
+        wanted = list(dict.fromkeys(t.strip() for t in targets if t.strip()))
+        if not wanted:
+            raise ValueError("set_replicas needs at least one simulator target")
+        to_close = []
+        with self._lock:
+            current = {r.target: r for r in self._replicas}
+            parked = {r.target: r for r in self._draining}
+            added = [t for t in wanted if t not in current]
+            removed = [r for r in self._replicas if r.target not in wanted]
+            for r in removed:
+                r.draining = True
+            self._draining = [r for r in self._draining if r.target not in wanted] + removed
+            for t in added:
+                if t in parked:
+                    parked[t].draining = False
+            self._replicas = [r for r in self._replicas if r.target in wanted] + \
+                [parked[t] if t in parked else self._open(t) for t in added]
+            for r in removed:
+                if r.in_flight == 0:
+                    self._draining.remove(r)
+                    to_close.append(r)
+        for r in to_close:
+            r.channel.close()
+        return added, [r.target for r in removed]
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` first in ``close`` (e.g. stop the replica discovery feeding this pipeline)."""
+        self._on_close.append(callback)
 
     def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
         try:
@@ -113,18 +175,24 @@ class GrpcPipeline:
         execution retried on the next replica, after a doubling backoff, up to ``attempts`` times. The
         caller records the result once (the ledger's execution id), so a retry never counts twice."""
         with self._lock:
-            first = request.replica if request.replica is not None else next(self._next) % len(self._targets)
+            first = request.replica if request.replica is not None else next(self._next)
         out: Future[Execution] = Future()
         message = simulator_pb2.ExecuteRequest(program=program_to_proto(request.program), seed=request.seed,
                                                write_trace=request.write_trace, app=request.app)
         start = time.perf_counter()
 
-        def launch(index: int, attempt: int) -> None:
-            call = self._simulators[index].Execute.future(message, timeout=self._timeout_s)
-            call.add_done_callback(lambda f: done(f, index, attempt))
+        def launch(replica: _Replica, attempt: int) -> None:
+            try:
+                call = replica.stub.Execute.future(message, timeout=self._timeout_s)
+            except ValueError as exc:  # its channel closed under us (the pipeline is closing)
+                self._finished(replica)
+                out.set_exception(Unavailable(f"Execute at {replica.target}: {exc}"))
+                return
+            call.add_done_callback(lambda f: done(f, replica, attempt))
 
-        def done(f: grpc.Future, index: int, attempt: int) -> None:
-            target = self._targets[index]
+        def done(f: grpc.Future, replica: _Replica, attempt: int) -> None:
+            target = replica.target
+            self._finished(replica)
             try:
                 reply = f.result()
             except grpc.RpcError as exc:
@@ -136,7 +204,7 @@ class GrpcPipeline:
                     with self._lock:
                         self.retries += 1
                     delay = self._backoff_s * 2 ** attempt
-                    threading.Timer(delay, launch, ((index + 1) % len(self._targets), attempt + 1)).start()
+                    threading.Timer(delay, lambda: launch(self._pick_after(replica), attempt + 1)).start()
                 else:
                     out.set_exception(err)
                 return
@@ -147,11 +215,38 @@ class GrpcPipeline:
                                      app_build={"name": reply.app_build.name, "version": reply.app_build.version,
                                                 "digest": reply.app_build.digest, "target": request.app or "reference"}))
 
-        launch(first % len(self._targets), 0)
+        launch(self._pick(first), 0)
         return out
 
+    def _pick(self, index: int) -> _Replica:
+        with self._lock:
+            replica = self._replicas[index % len(self._replicas)]
+            replica.in_flight += 1
+            return replica
+
+    def _pick_after(self, previous: _Replica) -> _Replica:
+        """The active replica after ``previous`` in round-robin order (the first one if it was removed)."""
+        with self._lock:
+            at = next((i for i, r in enumerate(self._replicas) if r is previous), -1)
+            replica = self._replicas[(at + 1) % len(self._replicas)]
+            replica.in_flight += 1
+            return replica
+
+    def _finished(self, replica: _Replica) -> None:
+        with self._lock:
+            replica.in_flight -= 1
+            close = replica.draining and replica.in_flight == 0 and replica in self._draining
+            if close:
+                self._draining.remove(replica)
+        if close:
+            replica.channel.close()
+
     def close(self) -> None:
-        for c in self._channels:
+        for callback in self._on_close:
+            callback()
+        with self._lock:
+            channels = [*self._channels, *(r.channel for r in (*self._replicas, *self._draining))]
+        for c in channels:
             c.close()
 
 

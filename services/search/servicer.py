@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -29,6 +29,10 @@ from services.search.core import CampaignView, SearchCore, validate_request, wit
 from services.search.pipeline import InProcessPipeline, Pipeline
 from services.search.settings import SearchSettings
 from services.search.store import WitnessRow
+
+if TYPE_CHECKING:
+    from services.search.discovery import EndpointSliceWatcher
+    from services.search.remote import GrpcPipeline
 
 _STATES = {"queued": common_pb2.CAMPAIGN_STATE_QUEUED, "running": common_pb2.CAMPAIGN_STATE_RUNNING,
            "done": common_pb2.CAMPAIGN_STATE_DONE, "failed": common_pb2.CAMPAIGN_STATE_FAILED,
@@ -190,9 +194,32 @@ def pipeline_for(settings: SearchSettings) -> Pipeline:
     if settings.llm_target or settings.grounding_target or settings.simulator_targets:
         from services.search.remote import GrpcPipeline
 
-        return GrpcPipeline(settings.llm_target, settings.grounding_target, settings.simulator_targets,
-                            timeout_s=settings.rpc_timeout_s, attempts=settings.execution_attempts)
+        pipeline = GrpcPipeline(settings.llm_target, settings.grounding_target, settings.simulator_targets,
+                                timeout_s=settings.rpc_timeout_s, attempts=settings.execution_attempts)
+        if settings.simulator_endpointslices:
+            watch_simulator_replicas(pipeline, settings)
+        return pipeline
     return InProcessPipeline(trace_dir=settings.data_dir / "staging")
+
+
+def watch_simulator_replicas(pipeline: GrpcPipeline, settings: SearchSettings, api: Any = None
+                             ) -> EndpointSliceWatcher:
+    """Feed ``pipeline`` the ready simulator pods of ``settings.simulator_endpointslices`` as they come and
+    go (a started watcher, stopped by ``pipeline.close()``); while none is ready, the static
+    ``simulator_targets`` serve. ``api``: a ``DiscoveryV1Api`` (tests); None = in-cluster config."""
+    from services.search.discovery import EndpointSliceWatcher, parse_service_ref
+    from services.search.remote import split_targets
+
+    namespace, service = parse_service_ref(settings.simulator_endpointslices)
+    fallback = split_targets(settings.simulator_targets)
+
+    def on_change(added: frozenset[str], removed: frozenset[str]) -> None:
+        pipeline.set_replicas(sorted(watcher.endpoints) or fallback)
+
+    watcher = (EndpointSliceWatcher.in_cluster(namespace, service, on_change) if api is None
+               else EndpointSliceWatcher(api, namespace, service, on_change))
+    pipeline.on_close(watcher.stop)
+    return watcher.start()
 
 
 def register(server: grpc.Server, settings: SearchSettings | None = None, core: SearchCore | None = None

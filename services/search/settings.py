@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lastv2x.core.settings import fields_from_env
+from services.search.discovery import parse_service_ref
 
 
 def _param(default: Any, unit: str, source: str) -> Any:
@@ -64,6 +65,10 @@ class SearchSettings:
     simulator_targets: str = _param(
         "", "host:port,...", "SimulatorService replicas, comma-separated, or one dns:/// name resolved with "
         "round_robin (a headless Service); empty = the simulator core in-process")
+    simulator_endpointslices: str = _param(
+        "", "namespace/service", "in a cluster: watch this Service's EndpointSlices (kubernetes client, extra 'k8s', "
+        "in-cluster service account allowed get/list/watch on endpointslices) and add / drain a channel per ready "
+        "simulator pod as pods come and go; SIMULATOR_TARGETS serves while none is ready; empty = off")
     execution_attempts: int = _param(3, "attempts", "an execution whose replica is unavailable or past the deadline "
                                      "is re-sent to the next replica (doubling backoff from 0.25 s) up to this often")
     rpc_timeout_s: int = _param(120, "s", "deadline of each call to another service; an execution past it is "
@@ -85,6 +90,15 @@ class SearchSettings:
             missing = [ENV_PREFIX + k for k, v in targets.items() if not v]
             raise ValueError(f"set {', '.join(missing)} too: the search service calls all of its peers over gRPC "
                              "or none (all unset = the cores in-process)")
+
+        if self.simulator_endpointslices:
+            try:
+                parse_service_ref(self.simulator_endpointslices)
+            except ValueError as exc:
+                raise ValueError(f"{ENV_PREFIX}SIMULATOR_ENDPOINTSLICES: {exc}") from None
+            if not self.simulator_targets:
+                raise ValueError(f"{ENV_PREFIX}SIMULATOR_ENDPOINTSLICES needs {ENV_PREFIX}SIMULATOR_TARGETS (and the "
+                                 "other peers): the replicas used while discovery has found none")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> SearchSettings:
