@@ -333,7 +333,6 @@ class CampaignRunner:
         tried = {root.spec.model_dump_json()}
         since_improvement = 0
         pending: deque[_Candidate] = deque()
-        k = self.request.in_flight * max(1, len(self.pipeline.replicas))
 
         def done() -> bool:
             return sc.candidates >= budget or (self.request.stop_at_first_admission and sc.admitted_executions > 0)
@@ -355,7 +354,8 @@ class CampaignRunner:
                     elite = [root] if root.execution else elite
                     self._journal_elite(sc, elite)
                 continue
-            # fill the window
+            # fill the window: K per replica, re-read each time (replicas come and go under an autoscaler)
+            k = self.request.in_flight * max(1, len(self.pipeline.replicas))
             while len(pending) < k and not done() and elite and not stalled():
                 child = self._child(elite, rng, tried)
                 if child is None:
