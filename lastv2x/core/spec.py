@@ -271,12 +271,38 @@ def parse_spec(data: dict[str, Any] | str | bytes) -> ScenarioSpec:
         except json.JSONDecodeError as exc:
             raise InvalidArgument(FieldViolation("<root>", f"not JSON: {exc.msg} at char {exc.pos}",
                                                  "send one JSON object")) from None
+        except RecursionError:
+            raise InvalidArgument(FieldViolation("<root>", "JSON nested too deeply",
+                                                 f"a spec nests at most {MAX_JSON_DEPTH} levels")) from None
+        except ValueError as exc:  # an integer over Python's digit limit (4,300)
+            raise InvalidArgument(FieldViolation("<root>", f"not usable JSON: {str(exc).split(';')[0]}",
+                                                 "send numbers of at most 19 digits")) from None
     if not isinstance(data, dict):
         raise InvalidArgument(FieldViolation("<root>", "expected a JSON object", "wrap fields in {}"))
+    if _depth(data) > MAX_JSON_DEPTH:
+        raise InvalidArgument(FieldViolation("<root>", "JSON nested too deeply",
+                                             f"a spec nests at most {MAX_JSON_DEPTH} levels"))
     try:
         return ScenarioSpec.model_validate(data)
     except ValidationError as exc:
         raise InvalidArgument(violations_from(exc)) from None
+
+
+MAX_JSON_DEPTH = 32  # a ScenarioSpec nests 4 levels; anything deeper is not a spec
+
+
+def _depth(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
+    """Nesting depth of a JSON value, counted up to ``limit + 1`` (iterative: no recursion limit)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, d = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, d)
+            if d > limit:
+                return d
+            stack.extend((child, d + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def spec_to_dict(spec: ScenarioSpec) -> dict[str, Any]:

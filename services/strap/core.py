@@ -60,6 +60,8 @@ class StrapCore:
         """Segment indices, highest priority first (one order: ``n_shuffles = 1``)."""
         if method not in METHODS:
             raise InvalidArgument(FieldViolation("method", f"unknown method {method}", ", ".join(METHODS)))
+        if not 0 <= seed <= 2**63 - 1:
+            raise InvalidArgument(FieldViolation("seed", f"{seed} is outside [0, 2**63 - 1]", "use a non-negative seed"))
         if not vectors:
             return []
         if len({len(v) for v in vectors}) != 1:

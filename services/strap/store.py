@@ -19,7 +19,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lastv2x.core.errors import FieldViolation, InvalidArgument, NotFound, ResourceExhausted
+from lastv2x.core.errors import (
+    FieldViolation,
+    InvalidArgument,
+    LastV2XError,
+    NotFound,
+    ResourceExhausted,
+)
 
 from .errors import StrapError
 from .pipeline import ingest, reduce_table
@@ -115,8 +121,14 @@ class StrapStore:
                 channels = {c: (info.encoding, counts.get(c, 0)) for c, info in rec.channels().items()}
                 fmt = rec.format
         except StrapError as exc:
-            raise InvalidArgument(FieldViolation("chunk", f"{name}: {exc}", "upload a complete, supported recording")
-                                  ) from None
+            raise InvalidArgument(FieldViolation("chunk", f"{name}: {str(exc).replace(str(path), name)}",
+                                                 "upload a complete, supported recording")) from None
+        except LastV2XError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure to decode (struct, zstd, lz4, ...) is a corrupt file
+            raise InvalidArgument(FieldViolation("chunk", f"{name}: not a readable recording (corrupt "
+                                                 f"{type(exc).__name__.lower()} data)",
+                                                 "upload a complete, supported recording")) from None
         return RecordingInfo(rec_id, name, fmt, path, channels, first or 0, last or 0, size)
 
     def get(self, recording_id: str) -> RecordingInfo:
