@@ -20,9 +20,10 @@ Bad input raises ``InvalidArgument`` naming the field; an infeasible request
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
 from services.simulator.apps.contract import ApplicationUnderTest
@@ -31,6 +32,7 @@ from services.simulator.execute import (
     SimulatorLimits,
     app_under_test,
     program_for,
+    road_map_for,
     run_batch,
     run_one,
 )
@@ -38,6 +40,11 @@ from services.simulator.paired import PairedOutcome
 from services.simulator.v2x.coverage import CoverageMap
 
 CELL_RANGE_M = (0.5, 100.0)  # CoverageMap grid cell, m
+MAX_RANGE_M = 10_000.0  # CoverageMap range override, m
+MAX_BLOCKAGE_DB_PER_M = 100.0  # CoverageMap blockage slope override, dB/m
+MAX_RSU_HEIGHT_M = 500.0  # RSU antenna height above ground, m
+MAX_COORD_M = 1e6  # |x|, |y| of an RSU, m
+MAX_NAME_BYTES = 255  # RSU id / junction id, UTF-8 bytes
 
 
 class SimulatorCore:
@@ -67,11 +74,37 @@ class SimulatorCore:
                      blockage_db_per_m: float | None = None, range_m: float | None = None,
                      cell_m: float = 5.0) -> tuple[CoverageMap, list[RsuPlacement]]:
         if not map_name:
-            raise InvalidArgument(FieldViolation("map_name", "empty", "name a built-in map or an .xodr path"))
+            raise InvalidArgument(FieldViolation("map_name", "empty", "name a built-in map or one under "
+                                                 "LASTV2X_MAP_PATHS"))
+        errors = ErrorCollector()
         lo, hi = CELL_RANGE_M
         if not (lo <= cell_m <= hi):
-            raise InvalidArgument(FieldViolation("cell_m", f"{cell_m} m is outside [{lo:g}, {hi:g}]", "use 1-10 m"))
-        return coverage_for(map_name, rsus, blockage_db_per_m=blockage_db_per_m, range_m=range_m, cell_m=cell_m)
+            errors.add("cell_m", f"{cell_m} m is outside [{lo:g}, {hi:g}]", "use 1-10 m")
+        if range_m is not None and not (0.0 < range_m <= MAX_RANGE_M):
+            errors.add("range_m", f"{range_m} m is outside (0, {MAX_RANGE_M:g}]", "a V2X range is 100-1000 m")
+        if blockage_db_per_m is not None and not (0.0 <= blockage_db_per_m <= MAX_BLOCKAGE_DB_PER_M):
+            errors.add("blockage_db_per_m", f"{blockage_db_per_m} dB/m is outside [0, {MAX_BLOCKAGE_DB_PER_M:g}]",
+                       "a blockage slope is 0-2 dB/m")
+        if len(rsus) > self.limits.max_rsus:
+            errors.add("rsus", f"{len(rsus)} RSUs exceed the cap of {self.limits.max_rsus}",
+                       "place fewer RSUs or raise LASTV2X_SIMULATOR_MAX_RSUS")
+        for i, r in enumerate(rsus[: self.limits.max_rsus]):
+            if not all(math.isfinite(v) and abs(v) <= MAX_COORD_M for v in r.xy_m):
+                errors.add(f"rsus[{i}].xy_m", f"needs finite coordinates within +-{MAX_COORD_M:g} m",
+                           "map coordinates in m")
+            if not (0.0 <= r.height_m <= MAX_RSU_HEIGHT_M):
+                errors.add(f"rsus[{i}].height_m", f"{r.height_m} m is outside [0, {MAX_RSU_HEIGHT_M:g}]",
+                           "an RSU mast is 3-15 m above ground")
+            for name, value in (("id", r.id), ("junction_id", r.junction_id)):
+                if len(value.encode("utf-8")) > MAX_NAME_BYTES:
+                    errors.add(f"rsus[{i}].{name}", f"longer than {MAX_NAME_BYTES} bytes", "use a short name")
+        errors.raise_if_any()
+        road_map = road_map_for(map_name, self.limits)
+        if road_map is None:
+            raise InvalidArgument(FieldViolation("map_name", f"{map_name} has no roads to cover",
+                                                 "name a built-in map or one under LASTV2X_MAP_PATHS"))
+        return coverage_for(map_name, rsus, blockage_db_per_m=blockage_db_per_m, range_m=range_m, cell_m=cell_m,
+                            road_map=road_map)
 
 
 __all__ = ["CELL_RANGE_M", "SimulatorCore"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from services.simulator.maps import load_map
+from services.simulator.maps import RoadMap, load_map
 from services.simulator.v2x.channel import ChannelParams
 from services.simulator.v2x.coverage import CoverageMap, coverage
 
@@ -28,17 +28,20 @@ class RsuPlacement:
     junction_id: str
 
 
-def default_rsus(map_name: str) -> list[RsuPlacement]:
-    road_map = load_map(map_name)
+def default_rsus(map_name: str, road_map: RoadMap | None = None) -> list[RsuPlacement]:
+    road_map = road_map if road_map is not None else load_map(map_name)
     return [RsuPlacement(f"rsu_{j.id}", (float(j.centre[0]) + RSU_CORNER_OFFSET_M,
                                          float(j.centre[1]) + RSU_CORNER_OFFSET_M), RSU_HEIGHT_M, j.id)
             for j in road_map.junctions.values() if j.signalized]
 
 
 def coverage_for(map_name: str, rsus: Sequence[RsuPlacement] = (), *, blockage_db_per_m: float | None = None,
-                 range_m: float | None = None, cell_m: float = 5.0) -> tuple[CoverageMap, list[RsuPlacement]]:
-    road_map = load_map(map_name)
-    layout = list(rsus) or default_rsus(map_name)
+                 range_m: float | None = None, cell_m: float = 5.0,
+                 road_map: RoadMap | None = None) -> tuple[CoverageMap, list[RsuPlacement]]:
+    """``road_map``: the map already resolved (the service resolves names only); else ``map_name`` is
+    loaded as ``load_map`` does (a built-in name or a path: the in-process CLI)."""
+    road_map = road_map if road_map is not None else load_map(map_name)
+    layout = list(rsus) or default_rsus(map_name, road_map)
     if not layout:
         from lastv2x.core.errors import FailedPrecondition
 

@@ -12,19 +12,21 @@ import functools
 import hashlib
 import math
 import os
+import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from lastv2x.core.catalogue import APPLICATIONS
-from lastv2x.core.errors import ErrorCollector, InvalidArgument
+from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.faults import operator_field_problems
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.apps.plugin import resolve_app
-from services.simulator.maps import load_map
+from services.simulator.maps import builtin_map_names, load_map
 from services.simulator.maps.errors import MapError
 from services.simulator.maps.model import RoadMap
 from services.simulator.paired import PairedOutcome, execute_batch, execute_paired
@@ -42,11 +44,12 @@ class SimulatorLimits:
     map_paths: tuple[Path, ...] = ()  # directories or .xodr files of user maps
     app_step_timeout_s: float = 1.0  # deadline of one Step of an application under test over gRPC, s
     app_connect_timeout_s: float = 5.0  # deadline of its Describe / Open / Close, s
+    max_rsus: int = 256  # RSUs per CoverageMap request
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
         """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
-        ``_APP_CONNECT_TIMEOUT_S`` and the shared
+        ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS`` and the shared
         ``LASTV2X_MAP_PATHS`` (os.pathsep-separated, as grounding reads it)."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
@@ -59,21 +62,43 @@ class SimulatorLimits:
                                        if x.strip()),
                        app_step_timeout_s=float(env.get(p + "APP_STEP_TIMEOUT_S", default.app_step_timeout_s)),
                        app_connect_timeout_s=float(env.get(p + "APP_CONNECT_TIMEOUT_S",
-                                                           default.app_connect_timeout_s)))
+                                                           default.app_connect_timeout_s)),
+                       max_rsus=int(env.get(p + "MAX_RSUS", default.max_rsus)))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 
 
-@functools.lru_cache(maxsize=16)
+MAP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # a map is named, never pathed, by a request
+
+
 def _road_map(name: str, map_paths: tuple[Path, ...] = ()) -> RoadMap | None:
-    """A program's map by name: built-in, a path, or ``<name>.xodr`` under one of ``map_paths``."""
+    """A program's map by name: built-in, or ``<name>.xodr`` under one of ``map_paths`` (a
+    configured directory, or a configured file whose stem is ``name``). A request never names a
+    server path: anything else is a MapError (InvalidArgument on ``map_name``)."""
     if name == SYNTH_MAP_NAME:
         return None
+    if not MAP_NAME.fullmatch(name) or name.endswith(".xodr"):
+        shown = name if len(name) <= 64 else name[:64] + "..."
+        raise MapError(shown, "not a map name (letters, digits, '_', '.', '-'; at most 128): "
+                       "maps load by built-in name or from the configured map directories (LASTV2X_MAP_PATHS)")
+    return _load_named(name, map_paths)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_named(name: str, map_paths: tuple[Path, ...]) -> RoadMap:
+    if name in builtin_map_names():
+        return load_map(name)
     for root in map_paths:
         candidate = root if root.is_file() and root.stem == name else root / f"{name}.xodr"
         if candidate.is_file():
             return load_map(candidate)
-    return load_map(name)
+    raise MapError(name, f"neither a built-in map ({', '.join(builtin_map_names())}) nor a map under the "
+                   "configured map directories (LASTV2X_MAP_PATHS)")
+
+
+def road_map_for(name: str, limits: SimulatorLimits) -> RoadMap | None:
+    """The map a request names (see ``_road_map``); None for the synthetic straight crossing."""
+    return _road_map(name, limits.map_paths)
 
 
 def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: str = "program") -> RoadMap | None:
@@ -85,7 +110,7 @@ def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: st
     try:
         road_map = _road_map(program.map_name, limits.map_paths)
     except MapError as exc:
-        errors.add(f"{path}.map_name", exc.reason, "use a built-in map name or a loadable .xodr path")
+        errors.add(f"{path}.map_name", exc.reason, "use a built-in map name or one under LASTV2X_MAP_PATHS")
         road_map = None
     if road_map is not None:
         known = set(road_map.lanes) | set(road_map.movements)
@@ -147,8 +172,19 @@ def app_under_test(spec: str | None, limits: SimulatorLimits, field: str = "app"
                        connect_timeout_s=limits.app_connect_timeout_s, field=field)
 
 
+MAX_SEED = 2**63 - 1  # a seed is a non-negative int64 (numpy's generators refuse negatives)
+
+
+def validate_seed(seed: int | None, path: str = "seed") -> None:
+    """A request's seed override: None (the program's seed) or in [0, 2**63 - 1]."""
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise InvalidArgument(FieldViolation(path, f"{seed} is outside [0, 2**63 - 1]",
+                                             "use a non-negative seed, or leave it unset for the program's"))
+
+
 def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
             write_trace: bool = False, app: ApplicationUnderTest | None = None) -> tuple[PairedOutcome, str]:
+    validate_seed(seed)
     road_map = validate_program(program, limits)
     factory = v2x_source_factory(road_map=road_map)
     if not write_trace:
@@ -157,11 +193,16 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
     seed = program.seed if seed is None else seed
     name = hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
     path = (limits.trace_dir / f"{program.application.value.lower()}-{name}-{seed}.mcap").resolve()
-    tmp = path.with_suffix(".mcap.part")
-    # the program and seed travel with the trace: a recording replays without its request
-    with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)}) as trace:
-        outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace, app=app)
-    tmp.replace(path)  # a trace is complete or absent, never half-written
+    # one temp file per call: identical concurrent requests write the same trace side by side and
+    # the last rename wins (same bytes); a failed run leaves nothing behind
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(6)}.part")
+    try:
+        # the program and seed travel with the trace: a recording replays without its request
+        with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)}) as trace:
+            outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace, app=app)
+        tmp.replace(path)  # a trace is complete or absent, never half-written
+    finally:
+        tmp.unlink(missing_ok=True)
     return outcome, path.as_uri()
 
 
@@ -169,6 +210,8 @@ def run_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], 
               app: ApplicationUnderTest | None = None) -> list[PairedOutcome]:
     if len(programs) > limits.max_batch:
         raise InvalidArgument([], f"batch of {len(programs)} exceeds the cap of {limits.max_batch}")
+    for i, s in enumerate(seeds):
+        validate_seed(s, f"requests[{i}].seed")
     for i, p in enumerate(programs):
         validate_program(p, limits, f"requests[{i}].program")
     # One V2X source per rollout; programs on different maps get their own buildings.

@@ -62,6 +62,10 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
 
     def ExecuteBatch(self, request: simulator_pb2.ExecuteBatchRequest, context: grpc.ServicerContext
                      ) -> Iterator[simulator_pb2.ExecuteBatchResponse]:
+        for i, r in enumerate(request.requests):
+            if r.write_trace:  # the batched fast path writes no trace; refused, never silently ignored
+                raise InvalidArgument(FieldViolation(f"requests[{i}].write_trace", "ExecuteBatch writes no traces",
+                                                     "send the executions whose trace you want to Execute"))
         programs = [self._program(r, f"requests[{i}].") for i, r in enumerate(request.requests)]
         seeds = [r.seed if r.HasField("seed") else None for r in request.requests]
         names = [r.app.strip() for r in request.requests]
