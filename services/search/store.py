@@ -16,13 +16,19 @@ What it keeps, and why each table exists:
   seed, outcome bytes with both rollouts and the monitor report, certificate) and
   ``flaky``: admissions that flipped when re-run.
 
+- ``leases``: which search replica drives a campaign (holder, expiry); see
+  :meth:`Repository.acquire_lease`.
+- ``schema_version``: the applied migrations (``migrations.py``).
+
 Durability: SQLite in WAL mode; a witness's trace is written to a temporary name and
 renamed into ``traces/`` *before* the witness row is committed, so a crash leaves
 either a whole witness or none (at worst an orphan trace file, never a row pointing
 at a missing or half-written file).
 
-The interface (:class:`Repository`) is what part 2's PostgreSQL store implements too;
-nothing outside this module writes SQL.
+Two engines implement :class:`Repository`: :class:`Store` here (SQLite, the default) and
+``store_pg.PostgresStore`` (``LASTV2X_SEARCH_DB=postgresql://...``, several search
+replicas sharing one archive); ``repository.open_store`` picks one from the settings. Traces are
+files under ``data_dir/traces`` for both. Nothing outside these modules writes SQL.
 """
 
 from __future__ import annotations
@@ -35,33 +41,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lastv2x.core.errors import NotFound
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS campaigns (
-  id TEXT PRIMARY KEY, created_unix_s REAL NOT NULL, updated_unix_s REAL NOT NULL,
-  state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', request_json TEXT NOT NULL, summary_json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS journal (
-  campaign_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, payload_json TEXT NOT NULL,
-  t_unix_s REAL NOT NULL, PRIMARY KEY (campaign_id, seq));
-CREATE TABLE IF NOT EXISTS ledger (
-  execution_id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL, scenario INTEGER NOT NULL, purpose TEXT NOT NULL,
-  program_sha256 TEXT NOT NULL, seed INTEGER NOT NULL, admitted INTEGER NOT NULL, failure_margin REAL NOT NULL,
-  refused TEXT NOT NULL, replica TEXT NOT NULL, outcome_json TEXT NOT NULL, created_unix_s REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS ledger_campaign ON ledger (campaign_id);
-CREATE TABLE IF NOT EXISTS catalogue (
-  key TEXT PRIMARY KEY, application TEXT NOT NULL, fault_family TEXT NOT NULL, penetration_band TEXT NOT NULL,
-  conflict_geometry TEXT NOT NULL, witness_id TEXT NOT NULL, count INTEGER NOT NULL, first_campaign TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS witnesses (
-  id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL, key TEXT NOT NULL, application TEXT NOT NULL,
-  created_unix_s REAL NOT NULL, outcome_json TEXT NOT NULL, record_json TEXT NOT NULL, trace_path TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS witnesses_campaign ON witnesses (campaign_id);
-CREATE TABLE IF NOT EXISTS flaky (
-  program_sha256 TEXT NOT NULL, seed INTEGER NOT NULL, campaign_id TEXT NOT NULL, detail_json TEXT NOT NULL,
-  created_unix_s REAL NOT NULL, PRIMARY KEY (program_sha256, seed, campaign_id));
-"""
+from services.search import migrations
 
 
 @dataclass(frozen=True)
@@ -102,8 +85,61 @@ class WitnessRow:
     trace_path: str
 
 
-class Store:
-    """SQLite repository under ``data_dir`` (``search.db`` + ``traces/``). Thread-safe."""
+class Repository(Protocol):
+    """What the search service keeps, whatever the engine. Every method is one transaction.
+
+    Leases (one campaign driven by one search replica at a time): :meth:`acquire_lease` takes
+    the campaign for ``holder`` for ``ttl_s`` seconds when nobody holds it, when its lease has
+    expired (the holder stopped renewing: it crashed, hung or lost the network), or when
+    ``holder`` already holds it (then it extends). :meth:`renew_lease` extends it while the row
+    is still ``holder``'s, and is False once another replica took it over or it was released:
+    the holder must then stop driving that campaign. Expiry is measured on the database's
+    clock (PostgreSQL) or this host's (SQLite), never by comparing replicas' clocks.
+    """
+
+    data_dir: Path
+    traces_dir: Path
+    staging_dir: Path
+    engine: str  # "sqlite" or "postgresql"
+    schema_version: int
+
+    def close(self) -> None: ...
+
+    # campaigns
+    def create_campaign(self, campaign_id: str, request: dict[str, Any], state: str = "queued") -> None: ...
+    def update_campaign(self, campaign_id: str, *, state: str | None = None, reason: str | None = None,
+                        summary: dict[str, Any] | None = None) -> None: ...
+    def get_campaign(self, campaign_id: str) -> CampaignRow: ...
+    def list_campaigns(self, limit: int = 100) -> list[CampaignRow]: ...
+
+    # journal: seq 0, 1, 2, ... per campaign
+    def append_journal(self, campaign_id: str, kind: str, payload: dict[str, Any]) -> int: ...
+    def journal(self, campaign_id: str) -> Iterator[tuple[int, str, dict[str, Any]]]: ...
+
+    # ledger: a second write of an execution id changes nothing and returns False
+    def record_execution(self, row: LedgerRow) -> bool: ...
+    def get_execution(self, execution_id: str) -> LedgerRow | None: ...
+    def count_executions(self, campaign_id: str) -> dict[str, int]: ...
+
+    # catalogue + witnesses
+    def catalogue_witness(self, key: str) -> str | None: ...
+    def count_in_catalogue(self, key: str) -> None: ...
+    def catalogue(self) -> list[dict[str, Any]]: ...
+    def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None) -> bool: ...
+    def get_witness(self, witness_id: str) -> WitnessRow: ...
+    def list_witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]: ...
+    def record_flaky(self, program_sha256: str, seed: int, campaign_id: str, detail: dict[str, Any]) -> None: ...
+    def list_flaky(self, campaign_id: str) -> list[dict[str, Any]]: ...
+
+    # leases
+    def acquire_lease(self, campaign_id: str, holder: str, ttl_s: float) -> bool: ...
+    def renew_lease(self, campaign_id: str, holder: str, ttl_s: float) -> bool: ...
+    def release_lease(self, campaign_id: str, holder: str) -> bool: ...
+    def lease_holder(self, campaign_id: str) -> str | None: ...
+
+
+class TraceFiles:
+    """``data_dir`` with ``traces/`` (archived) and ``staging/`` (being written); shared by both engines."""
 
     def __init__(self, data_dir: Path):
         self.data_dir = Path(data_dir)
@@ -111,12 +147,47 @@ class Store:
         self.staging_dir = self.data_dir / "staging"  # traces being written; renamed into traces/
         for d in (self.data_dir, self.traces_dir, self.staging_dir):
             d.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.data_dir / "search.db", check_same_thread=False, isolation_level=None)
+
+    def _place_trace(self, witness_id: str, staged_trace: Path | None) -> str:
+        """Rename the staged trace into ``traces/`` (atomic on one filesystem); its final path or ''."""
+        if staged_trace is None or not staged_trace.is_file():
+            return ""
+        final = self.traces_dir / f"{witness_id}.mcap"
+        os.replace(staged_trace, final)
+        return str(final)
+
+
+def check_ttl(ttl_s: float) -> float:
+    if not ttl_s > 0:
+        raise ValueError(f"lease ttl_s must be > 0, got {ttl_s}")
+    return float(ttl_s)
+
+
+class Store(TraceFiles):
+    """SQLite repository under ``data_dir`` (``search.db`` + ``traces/``). Thread-safe."""
+
+    engine = "sqlite"
+
+    def __init__(self, data_dir: Path):
+        super().__init__(data_dir)
+        self.path = self.data_dir / "search.db"
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._lock = threading.RLock()
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
+        self.schema_version = self._migrate()
+
+    def _migrate(self) -> int:
+        """Apply the migrations above the database's version in one transaction; the version after."""
+        with self._tx() as db:
+            db.execute(migrations.VERSION_TABLE["sqlite"])
+            (current,) = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
+            for m in migrations.pending(migrations.SQLITE, int(current), str(self.path)):
+                for statement in m.statements:
+                    db.execute(statement)
+                db.execute("INSERT INTO schema_version VALUES (?, ?, ?)", (m.version, m.name, time.time()))
+        return max(int(current), migrations.SQLITE[-1].version)
 
     def close(self) -> None:
         with self._lock:
@@ -235,11 +306,7 @@ class Store:
     def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None) -> bool:
         """Move the staged trace into ``traces/`` (atomic rename), then commit the witness and its catalogue
         row in one transaction. False when the catalogue already holds this key (the count goes up)."""
-        trace_path = ""
-        if staged_trace is not None and staged_trace.is_file():
-            final = self.traces_dir / f"{witness.id}.mcap"
-            os.replace(staged_trace, final)
-            trace_path = str(final)
+        trace_path = self._place_trace(witness.id, staged_trace)
         with self._tx() as db:
             if db.execute("SELECT 1 FROM catalogue WHERE key = ?", (witness.key,)).fetchone():
                 db.execute("UPDATE catalogue SET count = count + 1 WHERE key = ?", (witness.key,))
@@ -283,6 +350,34 @@ class Store:
             rows = self._db.execute("SELECT detail_json FROM flaky WHERE campaign_id = ?", (campaign_id,)).fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    # leases -------------------------------------------------------------------
+    def acquire_lease(self, campaign_id: str, holder: str, ttl_s: float) -> bool:
+        now = time.time()
+        with self._tx() as db:
+            cur = db.execute("INSERT INTO leases VALUES (?, ?, ?) ON CONFLICT (campaign_id) DO UPDATE "
+                             "SET holder = excluded.holder, expires_at = excluded.expires_at "
+                             "WHERE leases.holder = excluded.holder OR leases.expires_at <= ?",
+                             (campaign_id, holder, now + check_ttl(ttl_s), now))
+            return cur.rowcount == 1
+
+    def renew_lease(self, campaign_id: str, holder: str, ttl_s: float) -> bool:
+        with self._tx() as db:
+            cur = db.execute("UPDATE leases SET expires_at = ? WHERE campaign_id = ? AND holder = ?",
+                             (time.time() + check_ttl(ttl_s), campaign_id, holder))
+            return cur.rowcount == 1
+
+    def release_lease(self, campaign_id: str, holder: str) -> bool:
+        with self._tx() as db:
+            cur = db.execute("DELETE FROM leases WHERE campaign_id = ? AND holder = ?", (campaign_id, holder))
+            return cur.rowcount == 1
+
+    def lease_holder(self, campaign_id: str) -> str | None:
+        """The replica holding an unexpired lease on the campaign, if any."""
+        with self._lock:
+            r = self._db.execute("SELECT holder FROM leases WHERE campaign_id = ? AND expires_at > ?",
+                                 (campaign_id, time.time())).fetchone()
+        return None if r is None else str(r[0])
+
 
 class _Tx:
     """``with store._tx() as db``: one IMMEDIATE transaction under the store's lock."""
@@ -312,4 +407,4 @@ def _witness(r: tuple[Any, ...]) -> WitnessRow:
                       outcome_json=r[5].encode(), record=json.loads(r[6]), trace_path=r[7])
 
 
-__all__ = ["CampaignRow", "LedgerRow", "Store", "WitnessRow"]
+__all__ = ["CampaignRow", "LedgerRow", "Repository", "Store", "TraceFiles", "WitnessRow"]
