@@ -10,6 +10,7 @@
   lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
   lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
   lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR] [--app APP]   search, minimize, archive
+  lastv2x regress --app NEW [--archive DIR] [--witness ID] [--budget N]   re-run the archive on a new build (STRaP order)
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
   lastv2x demo [--json]                 make run: one intent stage by stage, then a short campaign
 
@@ -409,6 +410,49 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any) -> tuple[An
     return summary, witnesses, str(state).lower(), campaign.reason, cid
 
 
+def cmd_regress(args: argparse.Namespace) -> int:
+    from lastv2x_app.campaigns import local_core
+    from lastv2x_app.regress import strap_order
+    from services.search.regress import regress
+    from services.simulator.execute import SimulatorLimits, app_under_test
+
+    limits = SimulatorLimits.from_env()
+    app_under_test(args.app, limits)  # an app that does not answer fails here, named
+    if args.baseline:
+        app_under_test(args.baseline, limits)
+    core = local_core(Path(args.archive))
+    try:
+        witnesses = core.witnesses(args.campaign or "")
+        if args.witness:
+            chosen = set(args.witness)
+            unknown = chosen - {w.id for w in witnesses}
+            if unknown:
+                raise InvalidArgument(FieldViolation("witness", f"not in the archive: {', '.join(sorted(unknown))}",
+                                                     "see `lastv2x witness list`"))
+            witnesses = [w for w in witnesses if w.id in chosen]
+        report = regress(witnesses, core.pipeline, args.app or "", baseline_app=args.baseline,
+                         order=None if args.order == "chronological" else strap_order,
+                         order_name="STRaP RSC" if args.order == "rsc" else "chronological", budget=args.budget)
+    finally:
+        core.close()
+    counts = report.counts()
+    lines = [f"regression of {len(report.rows)} witness(es) on {report.app.get('name', args.app)} "
+             f"{report.app.get('version', '')} (order: {report.order}"
+             + (f"; {report.skipped} left out by --budget" if report.skipped else "") + ")"]
+    lines += [f"  {r.rank + 1:>3}. {r.witness_id}  {r.application:<5} {r.verdict:<14} "
+              f"before: {'ADMITTED' if r.before['admitted'] else 'ok':<8} (md {'fail' if r.before['md_failed'] else 'safe'}"
+              f", gt {'fail' if r.before['gt_failed'] else 'safe'})  now: "
+              f"{'ADMITTED' if r.after['admitted'] else 'ERROR' if r.verdict == 'errored' else 'ok':<8} "
+              f"(md {'fail' if r.after['md_failed'] else 'safe'}, gt {'fail' if r.after['gt_failed'] else 'safe'})"
+              + (f"  {r.after.get('app_error') or r.after.get('refused')}" if r.verdict == "errored" else "")
+              for r in report.rows]
+    lines.append("  " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()))
+    fmt = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
+    lines.append(f"  APFD {fmt(report.apfd)} ({report.order}) vs {fmt(report.apfd_chronological)} (chronological)")
+    _print(report.to_dict(), args.json, "\n".join(lines))
+    return 0 if counts["still_failing"] + counts["newly_failing"] + counts["errored"] == 0 else 1
+
+
 def cmd_witness(args: argparse.Namespace) -> int:
     from lastv2x_app.campaigns import local_core, witness_summary
 
@@ -523,6 +567,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--app", default=None, help="application under test: reference (default), grpc://host:port, "
                                                "or a lastv2x.apps entry point; witnesses record its build")
     p.set_defaults(fn=cmd_campaign)
+    p = sub.add_parser("regress", parents=[common],
+                       help="re-run archived witnesses against a new app build: fixed / still / newly failing / errored")
+    p.add_argument("--app", required=True, help="the new build: reference, grpc://host:port or a lastv2x.apps entry point")
+    p.add_argument("--archive", default=DEFAULT_ARCHIVE, help="witness archive directory")
+    p.add_argument("--witness", action="append", help="only this witness (repeatable); default: every one")
+    p.add_argument("--campaign", default=None, help="only this campaign's witnesses")
+    p.add_argument("--budget", type=int, default=None, help="stop after N re-runs (in priority order)")
+    p.add_argument("--baseline", default=None, help="compare against a re-run on this build (default: the archive)")
+    p.add_argument("--order", default="rsc", choices=["rsc", "chronological"],
+                   help="re-run order: STRaP RSC over the witnesses' traces (default) or archive order")
+    p.set_defaults(fn=cmd_regress)
     p = sub.add_parser("witness", parents=[common], help="the witness archive: list, show (certificate), replay")
     p.add_argument("action", choices=["list", "show", "replay"])
     p.add_argument("id", nargs="?", help="witness id (show, replay)")
