@@ -125,10 +125,9 @@ class StrapStore:
                                                  "upload a complete, supported recording")) from None
         except LastV2XError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any failure to decode (struct, zstd, lz4, ...) is a corrupt file
-            raise InvalidArgument(FieldViolation("chunk", f"{name}: not a readable recording (corrupt "
-                                                 f"{type(exc).__name__.lower()} data)",
-                                                 "upload a complete, supported recording")) from None
+        except Exception:  # noqa: BLE001 - any failure to decode (struct, zstd, lz4, ...) is a corrupt file
+            raise InvalidArgument(FieldViolation("chunk", f"{name}: not a readable recording (truncated or "
+                                                 "corrupt data)", "upload a complete, supported recording")) from None
         return RecordingInfo(rec_id, name, fmt, path, channels, first or 0, last or 0, size)
 
     def get(self, recording_id: str) -> RecordingInfo:
