@@ -65,7 +65,7 @@ from services.search.mutate import mutate
 from services.search.pipeline import Execution, ExecutionRequest, Pipeline, Reflected, execution_id
 from services.search.settings import SearchSettings
 from services.search.shrink import CachedPredicate, Shrinker, Ungroundable, Verdict
-from services.search.store import LedgerRow, Store, WitnessRow
+from services.search.store import LedgerRow, Repository, WitnessRow
 
 MAX_REDRAWS = 8  # a child already tried in this scenario is redrawn at most this often
 
@@ -167,14 +167,18 @@ class Cancelled(Exception):
     pass
 
 
+class LeaseLost(Exception):
+    """Another search replica holds this campaign's lease: stop driving it (it resumes from the journal)."""
+
+
 class ReplayDiverged(Exception):
     """A resumed campaign did not retrace its journal (the code or a peer changed in between)."""
 
 
 class CampaignRunner:
-    def __init__(self, campaign_id: str, request: CampaignRequest, pipeline: Pipeline, store: Store,
+    def __init__(self, campaign_id: str, request: CampaignRequest, pipeline: Pipeline, store: Repository,
                  settings: SearchSettings, emit: Callable[[Event], None], cancel: threading.Event,
-                 resume: bool = False):
+                 resume: bool = False, holder: str = ""):
         self.id = campaign_id
         self.request = request
         self.pipeline = pipeline
@@ -194,7 +198,9 @@ class CampaignRunner:
         # resume: what the crashed run journaled, retraced entry by entry
         self._recorded = [(k, p) for _, k, p in store.journal(campaign_id)] if resume else []
         self._replayed = 0
-        self._kept_keys: set[str] = set()  # catalogue keys this run archived (or kept, on resume)
+        self._kept_keys: set[str] = set()
+        self._holder = holder  # our name in the campaign's lease ("" = no lease: tests, single process)
+        self._lease_renewed = time.monotonic()  # catalogue keys this run archived (or kept, on resume)
 
     # ── bookkeeping ───────────────────────────────────────────────────────
     @property
@@ -270,8 +276,15 @@ class CampaignRunner:
         self._emit("stage", sc.index, f"{sc.source}: {stage}" + (f" ({message})" if message else ""))
 
     def _check_cancel(self) -> None:
+        """Between executions: stop on cancel, and renew the lease (raise LeaseLost when another replica
+        took the campaign over because we renewed too late)."""
         if self.cancel.is_set():
             raise Cancelled()
+        ttl = self.settings.lease_ttl_s
+        if self._holder and time.monotonic() - self._lease_renewed > ttl / 3:
+            if not self.store.renew_lease(self.id, self._holder, ttl):
+                raise LeaseLost(f"campaign {self.id} is driven by {self.store.lease_holder(self.id)} now")
+            self._lease_renewed = time.monotonic()
 
     # ── the campaign ──────────────────────────────────────────────────────
     def run(self) -> tuple[str, str]:
@@ -658,4 +671,4 @@ class CampaignRunner:
         return cand, reflected.revised_prompt
 
 
-__all__ = ["CampaignRequest", "CampaignRunner", "Event", "ScenarioProgress"]
+__all__ = ["CampaignRequest", "CampaignRunner", "Event", "LeaseLost", "ScenarioProgress"]

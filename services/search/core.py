@@ -12,6 +12,8 @@ compares outcome bytes with the archived ones.
 from __future__ import annotations
 
 import hashlib
+import os
+import socket
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -21,10 +23,11 @@ from typing import Any
 from lastv2x.core.errors import FailedPrecondition, FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec, parse_spec
-from services.search.campaign import CampaignRequest, CampaignRunner, Event
+from services.search.campaign import CampaignRequest, CampaignRunner, Event, LeaseLost
 from services.search.pipeline import ExecutionRequest, Pipeline
+from services.search.repository import open_store
 from services.search.settings import SearchSettings
-from services.search.store import CampaignRow, Store, WitnessRow
+from services.search.store import CampaignRow, Repository, WitnessRow
 
 TERMINAL = ("done", "failed", "cancelled")
 MAX_IN_FLIGHT = 64
@@ -132,10 +135,13 @@ def witness_program(w: WitnessRow) -> ScenarioProgram:
 
 
 class SearchCore:
-    def __init__(self, pipeline: Pipeline, settings: SearchSettings | None = None, store: Store | None = None):
+    def __init__(self, pipeline: Pipeline, settings: SearchSettings | None = None, store: Repository | None = None):
         self.settings = settings or SearchSettings()
         self.pipeline = pipeline
-        self.store = store or Store(self.settings.data_dir)
+        self.store = store or open_store(self.settings)
+        # who drives a campaign: one replica at a time, by a lease it renews while it runs
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._stopping = threading.Event()
         self._live: dict[str, _Live] = {}
         self._lock = threading.Lock()
         self._slots = threading.Semaphore(self.settings.max_campaigns_running)
@@ -144,24 +150,47 @@ class SearchCore:
     def start(self, request: CampaignRequest) -> CampaignView:
         campaign_id = "c-" + uuid.uuid4().hex[:12]
         self.store.create_campaign(campaign_id, request.to_dict())
+        self.store.acquire_lease(campaign_id, self.holder, self.settings.lease_ttl_s)
         self._launch(campaign_id, request)
         return self.get(campaign_id)
 
-    def resume_unfinished(self) -> list[str]:
-        """Restart every campaign the store says is queued or running (this replica crashed or was
-        killed while running them); each resumes from its journal and ledger. Returns their ids."""
+    def resume_unfinished(self, *, at_start: bool = False) -> list[str]:
+        """Take over every campaign the store says is queued or running whose lease is free or expired
+        (its replica crashed, was killed, or stopped renewing); each resumes from its journal and ledger.
+        ``at_start`` on SQLite (one search replica per archive by design) takes them at once: their
+        holder can only be this replica's previous life. Returns their ids."""
         resumed = []
         for row in self.store.list_campaigns(limit=10_000):
             if row.state not in ("queued", "running") or row.id in self._live:
                 continue
+            if at_start and self.store.engine == "sqlite":
+                previous = self.store.lease_holder(row.id)
+                if previous is not None:
+                    self.store.release_lease(row.id, previous)
+            if not self.store.acquire_lease(row.id, self.holder, self.settings.lease_ttl_s):
+                continue  # another replica drives it
             self._launch(row.id, CampaignRequest.from_dict(row.request), resume=True)
             resumed.append(row.id)
         return resumed
 
+    def take_over_periodically(self) -> threading.Thread:
+        """Every lease TTL, resume campaigns whose driving replica stopped renewing (several search
+        replicas sharing one PostgreSQL archive)."""
+        def loop() -> None:
+            while not self._stopping.wait(self.settings.lease_ttl_s):
+                try:
+                    self.resume_unfinished()
+                except Exception:  # noqa: BLE001 - a store hiccup must not end the loop
+                    continue
+        t = threading.Thread(target=loop, name="search-takeover", daemon=True)
+        t.start()
+        return t
+
     def _launch(self, campaign_id: str, request: CampaignRequest, resume: bool = False) -> None:
         cancel = threading.Event()
         live = _Live(CampaignRunner(campaign_id, request, self.pipeline, self.store, self.settings,
-                                    lambda e: self._publish(campaign_id, e), cancel, resume=resume), cancel)
+                                    lambda e: self._publish(campaign_id, e), cancel, resume=resume,
+                                    holder=self.holder), cancel)
         with self._lock:
             self._live[campaign_id] = live
         live.thread = threading.Thread(target=self._run, args=(campaign_id,), name=f"campaign-{campaign_id}",
@@ -177,9 +206,14 @@ class SearchCore:
             self._set_state(campaign_id, "running", "")
             try:
                 state, reason = live.runner.run()
+            except LeaseLost:  # another replica took the campaign over: it writes the ending, not us
+                with self._lock:
+                    self._live.pop(campaign_id, None)
+                return
             except Exception as exc:  # a bug must not leave the campaign 'running' forever
                 state, reason = "failed", f"internal error: {type(exc).__name__}: {exc}"
             self._finish(campaign_id, state, reason)
+            self.store.release_lease(campaign_id, self.holder)
 
     def _set_state(self, campaign_id: str, state: str, reason: str) -> None:
         live = self._live[campaign_id]
@@ -293,6 +327,7 @@ class SearchCore:
                       hashlib.sha256(w.outcome_json).hexdigest(), e.outcome_sha256)
 
     def close(self) -> None:
+        self._stopping.set()
         for live in list(self._live.values()):
             live.cancel.set()
         for live in list(self._live.values()):

@@ -229,7 +229,8 @@ def register(server: grpc.Server, settings: SearchSettings | None = None, core: 
     if core is None:
         settings = settings or SearchSettings()
         core = SearchCore(pipeline_for(settings), settings)
-        core.resume_unfinished()  # campaigns this replica was running when it stopped
+        core.resume_unfinished(at_start=True)  # campaigns this replica was running when it stopped
+        core.take_over_periodically()  # and those another replica stops renewing (a shared archive)
     metrics = getattr(server, "metrics", None)
     if metrics is not None:
         metrics.registry.register(SearchCollector(core))

@@ -69,7 +69,7 @@ def test_a_killed_campaign_resumes_to_the_same_archive(tmp_path: Path) -> None:
 
     restarted = _core(tmp_path / "crash", _CountingPipeline(synthetic_grounding=True, trace_dir=tmp_path / "t3"))
     try:
-        assert restarted.resume_unfinished() == [cid]
+        assert restarted.resume_unfinished(at_start=True) == [cid]
         view = restarted.wait(cid, 300)
         assert view.state == "done", view.reason
         assert _archive(restarted, cid) == expected
@@ -80,3 +80,30 @@ def test_a_killed_campaign_resumes_to_the_same_archive(tmp_path: Path) -> None:
             s["shrink_executions"] for s in view.summary["scenarios"])
     finally:
         restarted.close()
+
+
+def test_another_replica_takes_over_once_the_lease_expires(tmp_path: Path) -> None:
+    """Two search replicas share one archive: the survivor waits for the dead one's lease, then resumes."""
+    settings = SearchSettings(data_dir=tmp_path / "shared", stall_candidates=3, lease_ttl_s=1)
+    hook, threading.excepthook = threading.excepthook, lambda args: None
+    try:
+        dying = SearchCore(_CountingPipeline(kill_after=3, synthetic_grounding=True, trace_dir=tmp_path / "a"),
+                           settings)
+        cid = dying.start(_request(dying)).id
+        dying.wait(cid, 300)  # its runner was killed: the lease is no longer renewed
+    finally:
+        threading.excepthook = hook
+    survivor = SearchCore(_CountingPipeline(synthetic_grounding=True, trace_dir=tmp_path / "b"), settings)
+    try:
+        assert survivor.resume_unfinished() == []  # the lease is still the dead replica's
+        assert survivor.store.lease_holder(cid) == dying.holder
+        import time
+
+        time.sleep(1.2)
+        assert survivor.resume_unfinished() == [cid]
+        view = survivor.wait(cid, 300)
+        assert view.state == "done" and survivor.witnesses(cid)
+        assert survivor.store.lease_holder(cid) is None  # released at the end
+    finally:
+        survivor.close()
+        dying.close()
