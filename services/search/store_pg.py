@@ -228,16 +228,21 @@ class PostgresStore(TraceFiles):
         return {p: int(n) for p, n in rows}
 
     # catalogue + witnesses -------------------------------------------------------
-    def catalogue_witness(self, key: str) -> str | None:
-        rows = self._rows("SELECT witness_id FROM catalogue WHERE key = %s", (key,))
-        return str(rows[0][0]) if rows else None
+    def catalogue_entry(self, key: str) -> dict[str, Any] | None:
+        """The catalogue row of ``key`` (witness_id, count, first_campaign, ...), if any."""
+        return next(iter(self.catalogue(key)), None)
+
+    def has_witness(self, witness_id: str, campaign_id: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM witnesses WHERE id = %s AND campaign_id = %s", (witness_id, campaign_id)))
 
     def count_in_catalogue(self, key: str) -> None:
         self._rowcount("UPDATE catalogue SET count = count + 1 WHERE key = %s", (key,))
 
-    def catalogue(self) -> list[dict[str, Any]]:
-        rows = self._rows("SELECT key, application, fault_family, penetration_band, conflict_geometry, "
-                          "witness_id, count, first_campaign FROM catalogue ORDER BY key")
+    def catalogue(self, key: str | None = None) -> list[dict[str, Any]]:
+        """Every catalogue row (or the one of ``key``), ordered by key."""
+        rows = self._rows("SELECT key, application, fault_family, penetration_band, conflict_geometry, witness_id, "
+                          "count, first_campaign FROM catalogue" + (" WHERE key = %s" if key is not None else "")
+                          + " ORDER BY key", () if key is None else (key,))
         names = ("key", "application", "fault_family", "penetration_band", "conflict_geometry", "witness_id",
                  "count", "first_campaign")
         return [dict(zip(names, (*r[:6], int(r[6]), r[7]), strict=True)) for r in rows]

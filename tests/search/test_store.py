@@ -151,7 +151,9 @@ def test_catalogue_counts_equivalent_failures_once(store: Repository) -> None:
     assert not store.archive_witness(_witness("w-2"), KEY, None)  # same key: counted, not stored
     store.count_in_catalogue("k1")
     assert [w.id for w in store.list_witnesses()] == ["w-1"]
-    assert store.catalogue_witness("k1") == "w-1" and store.catalogue_witness("k2") is None
+    entry = store.catalogue_entry("k1")
+    assert entry is not None and entry["witness_id"] == "w-1" and store.catalogue_entry("k2") is None
+    assert store.has_witness("w-1", "c-1") and not store.has_witness("w-1", "c-other")
     (entry,) = store.catalogue()
     assert entry["count"] == 3 and entry["witness_id"] == "w-1" and entry["first_campaign"] == "c-1"
 
