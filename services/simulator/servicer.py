@@ -38,6 +38,13 @@ def _build(app: ApplicationUnderTest) -> application_pb2.AppBuild:
     return application_pb2.AppBuild(name=b.name, version=b.version, digest=b.digest)
 
 
+def _release(app: ApplicationUnderTest) -> None:
+    """Close what resolving the request's app opened (a gRPC app's channel is per request)."""
+    shutdown = getattr(app, "shutdown", None)
+    if callable(shutdown):
+        shutdown()
+
+
 class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
     def __init__(self, core: SimulatorCore):
         self._core = core
@@ -56,7 +63,10 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
         seed = request.seed if request.HasField("seed") else None
         app = self._core.app(request.app)
         start = time.perf_counter()
-        outcome, uri = self._core.execute(program, seed, request.write_trace, app)
+        try:
+            outcome, uri = self._core.execute(program, seed, request.write_trace, app)
+        finally:
+            _release(app)
         return simulator_pb2.ExecuteResponse(outcome=outcome_to_proto(outcome, uri),
                                              wall_time_s=time.perf_counter() - start, app_build=_build(app))
 
@@ -75,7 +85,10 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
                                                      f"{names[0]!r}", "one batch runs one application build"))
         app = self._core.app(names[0] if names else "", "requests[0].app")
         start = time.perf_counter()
-        outcomes = self._core.execute_batch(programs, seeds, app)
+        try:
+            outcomes = self._core.execute_batch(programs, seeds, app)
+        finally:
+            _release(app)
         share = (time.perf_counter() - start) / max(1, len(outcomes))
         build = _build(app)
         for i, outcome in enumerate(outcomes):
