@@ -29,7 +29,7 @@ CAMPAIGN_INTENTS = (
     "Left turn assist when the opposing vehicle's BSMs are delayed by 0.2 s",
     "Forward collision warning when the hard-braking lead's BSMs are delayed by 0.3 s",
 )
-CAMPAIGN_SEED = 7
+CAMPAIGN_SEED = 11
 CAMPAIGN_BUDGET = 16  # candidates per scenario (the paper's 120 is `lastv2x campaign`'s default)
 CAMPAIGN_DIR = Path(".lastv2x/demo/search")  # wiped at the start of each run
 
