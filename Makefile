@@ -50,7 +50,8 @@ $(BUF):
 bench: setup ## benchmarks that print side-by-side ratios (not part of the suite)
 	$(PY) bench/bench_verifier.py
 	@echo "== bench/bench_gate.py --n 60 (the verifier gate vs paired admission)"; $(PY) bench/bench_gate.py --n 60
-	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_faults.py; do \
+	@echo "== bench/bench_search.py (yield gate on/off, minimization vs greedy, loop vs batch)"; $(PY) bench/bench_search.py --budget 150
+	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_faults.py bench/bench_app_contract.py; do \
 	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
 
 chaos: setup ## fault test: simulator replicas killed, the search service restarted; archive as a clean run
