@@ -267,6 +267,14 @@ def test_a_corridor_keeps_deciding_after_the_first_bar() -> None:
     assert errors(mutate(after, [("map", {"junction_kind": "corridor"})])) == set()
 
 
+def test_check_families_run_in_their_documented_order() -> None:
+    """Findings are reported family by family and the parser's repair loop applies the first error's
+    repair, so the registration order is behaviour (the families live in several modules)."""
+    assert list(CHECKS) == ["consistency", "roster", "stream_consumption", "operator_field", "anchor_reachability",
+                            "freshness_budget", "decision_window", "semantic_corruption", "timing", "penetration",
+                            "channel_baseline"]
+
+
 def test_timeline_figures_match_the_applications() -> None:
     from lastv2x.core import timeline as tl
     from lastv2x.core import verifier as vf
