@@ -475,7 +475,7 @@ class _Freeze:
                 keeps.append(step.keep[prev:lo])
                 delays.append(step.extra_delay_s[prev:lo])
             n = len(cap)
-            fresh = {name: np.full(n, getattr(b, name)[lo]) for name in _FRESH}
+            fresh = {name: np.full(n, getattr(b, name)[lo]) for name in _FRESH if hasattr(b, name)}  # EEBL: no msg_count
             piece = cap.replace(**fresh)
             pieces.append(piece)
             keeps.append(np.full(n, bool(step.keep[lo:hi].all())))

@@ -297,3 +297,19 @@ def test_burst_peak_with_bus_jitter_stays_within_the_jitter_bound(n, seed, start
     base = (n + 1) * T + LATENCY
     jitter = src.config.bus_delay_max_s
     assert base - jitter - 1e-9 <= peak <= base + jitter + 1e-9
+
+
+def test_a_whole_payload_freeze_runs_on_every_stream() -> None:
+    """EEBL records carry no msg_count; freezing them used to crash the fault engine."""
+    from lastv2x.core.catalogue import Application
+    from lastv2x.core.spec import parse_spec
+    from lastv2x.core.synthetic import program_from_spec_on_straight_roads
+    from services.simulator.execute import SimulatorLimits, run_one
+    from services.simulator.reference import reference_spec
+
+    d = reference_spec(Application.EEBL).model_dump(mode="json")
+    d["faults"] = [{"name": "freeze_eebl", "operator": "freeze", "stream": "EEBL",
+                    "anchor": {"kind": "scenario_time", "offset_s": 3.2}, "duration_s": 2.0}]
+    outcome, _ = run_one(program_from_spec_on_straight_roads(parse_spec(d)), None, SimulatorLimits())
+    faults = {f["name"]: f for f in outcome.to_dict()["monitor"]["extra"]["faults"]}
+    assert faults["freeze_eebl"]["messages_affected"] > 0
