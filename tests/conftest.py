@@ -28,6 +28,23 @@ def shared_data() -> Path:
     return path
 
 
+@pytest.fixture
+def served():  # type: ignore[no-untyped-def]
+    """``served(servicer) -> "grpc://127.0.0.1:PORT"``: an application-under-test server on loopback,
+    stopped after the test (lastv2x_app/example_app.py serves the builds)."""
+    from lastv2x_app.example_app import serve
+
+    servers = []
+
+    def start(servicer) -> str:  # type: ignore[no-untyped-def]
+        server, port = serve(servicer)
+        servers.append(server)
+        return f"grpc://127.0.0.1:{port}"
+    yield start
+    for s in servers:
+        s.stop(0)
+
+
 # Property tests draw the same examples on every run, so CI is deterministic; explore new
 # examples locally with HYPOTHESIS_PROFILE=explore.
 from hypothesis import settings  # noqa: E402

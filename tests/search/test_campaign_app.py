@@ -7,23 +7,10 @@ from __future__ import annotations
 import pytest
 
 from lastv2x.core.errors import InvalidArgument
-from lastv2x_app.example_app import ContractServicer, MinimalRlvw, serve
+from lastv2x_app.example_app import ContractServicer, MinimalRlvw
 from services.search.core import SearchCore, validate_request
 from services.simulator.apps.contract import ReferenceApp
 from tests.search.conftest import rlvw_failing_spec
-
-
-@pytest.fixture
-def served():
-    servers = []
-
-    def start(servicer) -> str:  # type: ignore[no-untyped-def]
-        server, port = serve(servicer)
-        servers.append(server)
-        return f"grpc://127.0.0.1:{port}"
-    yield start
-    for s in servers:
-        s.stop(0)
 
 
 def _run(core: SearchCore, **kw):  # type: ignore[no-untyped-def]

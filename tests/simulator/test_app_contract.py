@@ -22,7 +22,7 @@ from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from lastv2x.rpc.server import ServerConfig, create_server
 from lastv2x.v1 import application_pb2 as pb
 from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
-from lastv2x_app.example_app import ContractServicer, MinimalRlvw, mutant_build, serve, servicer_for
+from lastv2x_app.example_app import ContractServicer, MinimalRlvw, mutant_build, servicer_for
 from services.simulator.apps.base import Action, AppContext, Decision
 from services.simulator.apps.contract import (
     REFERENCE,
@@ -152,19 +152,6 @@ def test_a_mutant_build_changes_decisions_of_its_application() -> None:
 
 
 # ── over gRPC ───────────────────────────────────────────────────────────────
-@pytest.fixture
-def served():
-    servers = []
-
-    def start(servicer) -> str:  # type: ignore[no-untyped-def]
-        server, port = serve(servicer)
-        servers.append(server)
-        return f"grpc://127.0.0.1:{port}"
-    yield start
-    for s in servers:
-        s.stop(0)
-
-
 def test_reference_apps_over_grpc_give_the_in_process_bytes(served) -> None:
     target = served(servicer_for("reference"))
     app = resolve_app(target)
