@@ -21,7 +21,9 @@ Bad input raises ``InvalidArgument`` naming the field; an infeasible request
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 
 from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
@@ -47,11 +49,71 @@ MAX_COORD_M = 1e6  # |x|, |y| of an RSU, m
 MAX_NAME_BYTES = 255  # RSU id / junction id, UTF-8 bytes
 
 
+class _Coalescer:
+    """Concurrent ``Execute`` calls run as one vectorized batch.
+
+    The simulator is CPU-bound Python: K calls in flight on one replica (a campaign's fan-out)
+    would only take turns on the GIL, each slower than alone. Instead the first caller runs
+    every call that queued while it was busy as one ``run_batch`` (per program the same outcome
+    bytes as a single run), then the next queue, until none is left; the others wait for their
+    result. A batch the limits refuse is re-run call by call, so each caller gets its own error
+    with its own field paths.
+    """
+
+    def __init__(self, limits: SimulatorLimits):
+        self._limits = limits
+        self._lock = threading.Lock()
+        self._queue: list[tuple[ScenarioProgram, int | None, ApplicationUnderTest | None,
+                                Future[PairedOutcome]]] = []
+        self._busy = False
+
+    def run(self, program: ScenarioProgram, seed: int | None, app: ApplicationUnderTest | None) -> PairedOutcome:
+        future: Future[PairedOutcome] = Future()
+        with self._lock:
+            self._queue.append((program, seed, app, future))
+            lead, self._busy = not self._busy, True
+        while lead:
+            with self._lock:
+                batch, self._queue = self._queue[: self._limits.max_batch], self._queue[self._limits.max_batch:]
+                if not batch:
+                    self._busy = False
+                    break
+            self._run(batch)
+        return future.result()
+
+    def _run(self, batch: list[tuple[ScenarioProgram, int | None, ApplicationUnderTest | None,
+                                     Future[PairedOutcome]]]) -> None:
+        by_app: dict[int, list[tuple[ScenarioProgram, int | None, ApplicationUnderTest | None,
+                                     Future[PairedOutcome]]]] = {}
+        for item in batch:
+            by_app.setdefault(id(item[2]), []).append(item)
+        for rows in by_app.values():
+            if len(rows) > 1:
+                try:
+                    outs = run_batch([r[0] for r in rows], [r[1] for r in rows], self._limits, rows[0][2])
+                except InvalidArgument:
+                    pass  # someone's request is bad: run one by one so each gets its own error
+                except Exception as exc:  # noqa: BLE001 - fail these calls, keep serving
+                    for r in rows:
+                        r[3].set_exception(exc)
+                    continue
+                else:
+                    for r, o in zip(rows, outs, strict=True):
+                        r[3].set_result(o)
+                    continue
+            for program, seed, app, future in rows:
+                try:
+                    future.set_result(run_one(program, seed, self._limits, False, app)[0])
+                except Exception as exc:  # noqa: BLE001 - the caller re-raises it
+                    future.set_exception(exc)
+
+
 class SimulatorCore:
     """Paired execution and channel coverage behind the service's settings."""
 
     def __init__(self, limits: SimulatorLimits | None = None):
         self.limits = limits or SimulatorLimits()
+        self._coalescer = _Coalescer(self.limits)
 
     def program_for(self, spec: ScenarioSpec) -> ScenarioProgram:
         return program_for(spec)
@@ -64,7 +126,10 @@ class SimulatorCore:
 
     def execute(self, program: ScenarioProgram, seed: int | None = None, write_trace: bool = False,
                 app: ApplicationUnderTest | None = None) -> tuple[PairedOutcome, str]:
-        return run_one(program, seed, self.limits, write_trace, app)
+        """One paired execution; calls that arrive together run as one batch (a trace runs alone)."""
+        if write_trace:
+            return run_one(program, seed, self.limits, write_trace, app)
+        return self._coalescer.run(program, seed, app), ""
 
     def execute_batch(self, programs: Sequence[ScenarioProgram], seeds: Sequence[int | None],
                       app: ApplicationUnderTest | None = None) -> list[PairedOutcome]:

@@ -118,3 +118,59 @@ def test_faults_the_verifier_blocks_are_refused_if_called_directly(sim, fault: d
         sim.Execute(simulator_pb2.ExecuteRequest(spec=spec), timeout=60)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert field in [f for f, _ in field_violations(info.value)]
+
+
+def test_concurrent_executes_coalesce_into_one_batch_with_identical_bytes() -> None:
+    """K calls in flight on one replica run as one vectorized batch; each gets its single-run bytes."""
+    import threading
+
+    from lastv2x.core.catalogue import Application
+    from services.simulator.core import SimulatorCore
+    from services.simulator.execute import SimulatorLimits, run_one
+    from services.simulator.reference import reference_program
+
+    programs = [reference_program(app, seed=3) for app in Application]
+    expected = [run_one(p, None, SimulatorLimits())[0].to_json_bytes() for p in programs]
+    core = SimulatorCore()
+    got: dict[int, bytes] = {}
+
+    def call(i: int) -> None:
+        got[i] = core.execute(programs[i])[0].to_json_bytes()
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(programs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [got[i] for i in range(len(programs))] == expected
+
+
+def test_a_bad_call_in_a_coalesced_batch_fails_alone() -> None:
+    import threading
+
+    import pytest
+
+    from lastv2x.core.catalogue import Application
+    from lastv2x.core.errors import InvalidArgument
+    from services.simulator.core import SimulatorCore
+    from services.simulator.reference import reference_program
+
+    good = reference_program(Application.RLVW)
+    bad = good.model_copy(update={"duration_s": 10_000.0})
+    core = SimulatorCore()
+    results: dict[str, object] = {}
+
+    def call(name: str, program) -> None:  # type: ignore[no-untyped-def]
+        try:
+            results[name] = core.execute(program)[0].admitted
+        except InvalidArgument as exc:
+            results[name] = exc
+    threads = [threading.Thread(target=call, args=(f"g{i}", good)) for i in range(3)]
+    threads.append(threading.Thread(target=call, args=("bad", bad)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert isinstance(results["bad"], InvalidArgument) and "program.duration_s" in str(results["bad"])
+    assert all(results[f"g{i}"] is False for i in range(3))
+    with pytest.raises(InvalidArgument):
+        core.execute(bad)
