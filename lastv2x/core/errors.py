@@ -74,6 +74,10 @@ class Unavailable(LastV2XError):
     """A dependency (LLM endpoint, simulator replica) cannot be reached."""
 
 
+class Cancelled(LastV2XError):
+    """The caller's deadline passed or it went away: a long handler stopped between units of work."""
+
+
 @dataclass
 class ErrorCollector:
     """Accumulates violations so a validator reports every bad field at once."""

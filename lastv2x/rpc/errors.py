@@ -29,6 +29,7 @@ _CODES: tuple[tuple[type[E.LastV2XError], grpc.StatusCode, int], ...] = (
     (E.FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION, code_pb2.FAILED_PRECONDITION),
     (E.ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED, code_pb2.RESOURCE_EXHAUSTED),
     (E.Unavailable, grpc.StatusCode.UNAVAILABLE, code_pb2.UNAVAILABLE),
+    (E.Cancelled, grpc.StatusCode.CANCELLED, code_pb2.CANCELLED),
 )
 
 
@@ -120,6 +121,30 @@ def to_status(exc: E.LastV2XError) -> grpc.Status:
     result = rpc_status.to_status(status)
     assert result.code == code
     return result
+
+
+def exhausted_status(message: str, retry_after_s: float) -> grpc.Status:
+    """RESOURCE_EXHAUSTED with retry advice: a ``google.rpc.RetryInfo`` detail (retry after ``retry_after_s``)."""
+    info = error_details_pb2.RetryInfo()
+    info.retry_delay.FromNanoseconds(int(retry_after_s * 1e9))
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=_clip_wire(scrub(message)), details=[detail])
+    return rpc_status.to_status(status)
+
+
+def retry_delay_s(err: grpc.RpcError) -> float | None:
+    """Client side: the server's retry advice (``google.rpc.RetryInfo``) in seconds, None when it gave none."""
+    try:
+        status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    except ValueError:
+        return None
+    for detail in status.details if status is not None else ():
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return float(info.retry_delay.ToNanoseconds()) / 1e9
+    return None
 
 
 def field_violations(err: grpc.RpcError) -> list[tuple[str, str]]:

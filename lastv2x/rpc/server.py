@@ -14,6 +14,17 @@ the call's log line and in the one line per distinct cause (type and raising fra
 carries the traceback, at most once per ``ERROR_LOG_INTERVAL_S``. Request bytes that do
 not decode are INVALID_ARGUMENT (not grpcio's logged traceback per call). Metrics and the
 log record the status the client got: an abort's code, DEADLINE_EXCEEDED, CANCELLED.
+
+Backpressure: a service holds at most ``max_concurrent_rpcs`` calls at once, ``max_workers`` of
+them running and the rest waiting for a worker; one more is refused at once with
+RESOURCE_EXHAUSTED carrying a ``google.rpc.RetryInfo`` (retry after ``retry_after_s``), never
+queued without bound. grpcio's own ``maximum_concurrent_rpcs`` answers RESOURCE_EXHAUSTED with
+no retry advice and counts health checks too, so it is only a backstop (4x the threads) here;
+health checks and reflection are never refused (kubelet probes keep working under load).
+
+Deadlines: a call waiting for a worker stops when its deadline passes or its client goes away;
+a server-streaming handler is stopped between responses; long handlers check
+``call_ended(context)`` between units of work and raise ``Cancelled``.
 """
 
 from __future__ import annotations
@@ -38,8 +49,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
-from lastv2x.core.errors import FieldViolation, InvalidArgument, LastV2XError
-from lastv2x.rpc.errors import to_status
+from lastv2x.core.errors import Cancelled, FieldViolation, InvalidArgument, LastV2XError
+from lastv2x.rpc.errors import exhausted_status, to_status
 
 LOG = logging.getLogger("lastv2x.rpc")
 
@@ -56,6 +67,8 @@ class ServerConfig:
     grace_s: float = 5.0  # in-flight RPCs get this long on shutdown
     metrics_port: int = -1  # Prometheus /metrics; -1 = off, 0 = any free port
     log_json: bool = True
+    max_concurrent_rpcs: int = 32  # calls held at once (running + waiting); one more -> RESOURCE_EXHAUSTED; 0 = off
+    retry_after_s: float = 1.0  # the retry advice (google.rpc.RetryInfo) sent with that RESOURCE_EXHAUSTED
 
     @classmethod
     def from_env(cls, service: str, env: Mapping[str, str] | None = None, default_port: int = 0) -> ServerConfig:
@@ -127,6 +140,62 @@ def _checked(requests: Any) -> Any:
         yield request
 
 
+OPEN_METHODS = ("/grpc.health.v1.Health/", "/grpc.reflection.")  # never refused for backpressure
+RESERVE_WORKERS = 4  # threads beyond the admitted calls: refusals and health checks never wait
+WAIT_POLL_S = 0.05  # a call waiting for a worker looks at its deadline this often
+
+
+def call_ended(context: grpc.ServicerContext) -> bool:
+    """The client's deadline has passed or it went away: stop working for it."""
+    remaining = context.time_remaining()
+    return (remaining is not None and remaining <= 0) or not context.is_active()
+
+
+def check_call(context: grpc.ServicerContext) -> None:
+    """Raise ``Cancelled`` when the call has ended (between a long handler's units of work)."""
+    if call_ended(context):
+        raise Cancelled("the call's deadline passed or its client went away; stopped")
+
+
+class _Admission:
+    """At most ``limit`` calls held, ``running`` of them in their handlers; the rest wait for a worker."""
+
+    def __init__(self, limit: int, running: int, retry_after_s: float):
+        self.limit = limit
+        self.retry_after_s = retry_after_s
+        self._lock = threading.Lock()
+        self._held = 0
+        self._work = threading.BoundedSemaphore(max(1, running))
+
+    def enter(self, context: grpc.ServicerContext) -> int:
+        """0: refused (the call is aborted); 1: held but not yet running; 2: running."""
+        with self._lock:
+            full = self._held >= self.limit
+            if not full:
+                self._held += 1
+        if full:
+            context.abort_with_status(exhausted_status(
+                f"the service holds {self.limit} calls already (LASTV2X_MAX_CONCURRENT_RPCS); retry after "
+                f"{self.retry_after_s:g} s", self.retry_after_s))
+        while not self._work.acquire(timeout=WAIT_POLL_S):
+            if call_ended(context):
+                self.leave(1)
+                raise Cancelled("the call ended while it waited for a worker")
+        return 2
+
+    def leave(self, state: int) -> None:
+        if state >= 2:
+            self._work.release()
+        if state >= 1:
+            with self._lock:
+                self._held -= 1
+
+    @property
+    def held(self) -> int:
+        with self._lock:
+            return self._held
+
+
 def _code_name(context: grpc.ServicerContext) -> str:
     """The status the client gets: an abort's code; else DEADLINE_EXCEEDED or CANCELLED when the
     call ended under the handler; else OK."""
@@ -180,10 +249,11 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
     """Domain errors -> status, unexpected errors -> INTERNAL with an error id, one JSON log
     line per call, Prometheus metrics."""
 
-    def __init__(self, metrics: _Metrics, log_json: bool):
+    def __init__(self, metrics: _Metrics, log_json: bool, admission: _Admission | None = None):
         self._metrics = metrics
         self._log_json = log_json
         self._errors = _ErrorLog(metrics.service)
+        self.admission = admission
 
     def intercept_service(self, continuation: Callable[..., Any], details: grpc.HandlerCallDetails) -> Any:
         handler = continuation(details)
@@ -209,6 +279,11 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
 
     def _fail(self, method: str, context: grpc.ServicerContext, exc: Exception, extra: dict[str, str]) -> None:
         """Abort with the status ``exc`` maps to; re-raise a handler's own abort unchanged."""
+        if isinstance(exc, Cancelled):  # the call is over: what the client saw is what ended it
+            remaining = context.time_remaining()
+            code = grpc.StatusCode.DEADLINE_EXCEEDED if remaining is not None and remaining <= 0 \
+                else grpc.StatusCode.CANCELLED
+            context.abort(code, str(exc))
         if isinstance(exc, LastV2XError):
             context.abort_with_status(to_status(exc))
         code = context.code() if hasattr(context, "code") else None
@@ -228,24 +303,41 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
                 raise request.error()
             return request
 
+        admission = None if method.startswith(OPEN_METHODS) else self.admission
+
         def unary(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
             extra: dict[str, str] = {}
+            held = 0
             try:
+                held = admission.enter(context) if admission else 0
                 return behaviour(prepare(request), context)
             except Exception as exc:  # noqa: BLE001 - every failure leaves with a status
                 self._fail(method, context, exc, extra)
             finally:
+                if admission:
+                    admission.leave(held)
                 self._record(method, context, start, extra)
 
         def stream(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
             extra: dict[str, str] = {}
+            held = 0
+            responses = None
             try:
-                yield from behaviour(prepare(request), context)
+                held = admission.enter(context) if admission else 0
+                responses = behaviour(prepare(request), context)
+                for response in responses:
+                    yield response
+                    if call_ended(context):  # nobody reads the rest: stop the handler between responses
+                        break
             except Exception as exc:  # noqa: BLE001
                 self._fail(method, context, exc, extra)
             finally:
+                if responses is not None and hasattr(responses, "close"):
+                    responses.close()
+                if admission:
+                    admission.leave(held)
                 self._record(method, context, start, extra)
 
         return stream if streaming else unary
@@ -271,9 +363,16 @@ def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server
     options = [("grpc.max_receive_message_length", config.max_message_bytes),
                ("grpc.max_send_message_length", config.max_message_bytes),
                ("grpc.so_reuseport", 0)]
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=config.max_workers,
-                                                    thread_name_prefix=config.service),
-                         interceptors=[RuntimeInterceptor(metrics, config.log_json)], options=options)
+    admission = None
+    threads, backstop = config.max_workers, None
+    if config.max_concurrent_rpcs > 0:  # every held call has a thread; the reserve refuses and answers probes
+        admission = _Admission(config.max_concurrent_rpcs, config.max_workers, config.retry_after_s)
+        threads = max(config.max_concurrent_rpcs, config.max_workers) + RESERVE_WORKERS
+        backstop = 4 * threads
+    runtime = RuntimeInterceptor(metrics, config.log_json, admission)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix=config.service),
+                         interceptors=[runtime], options=options, maximum_concurrent_rpcs=backstop)
+    server.runtime = runtime  # type: ignore[attr-defined]
     server.metrics = metrics  # type: ignore[attr-defined]  # register() may add its own collectors
     names = register(server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)

@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -263,8 +263,11 @@ class SearchCore:
             live.cancel.set()
         return self.get(campaign_id)
 
-    def watch(self, campaign_id: str, timeout_s: float | None = None) -> Iterator[tuple[Event, CampaignView]]:
-        """Every event of the campaign from the first, then new ones as they happen, until it ends."""
+    def watch(self, campaign_id: str, timeout_s: float | None = None, stop: Callable[[], bool] | None = None,
+              poll_s: float = 0.5) -> Iterator[tuple[Event, CampaignView]]:
+        """Every event of the campaign from the first, then new ones as they happen, until it ends
+        (or ``stop()``, asked every ``poll_s`` while no event comes: the watcher went away; ``timeout_s``
+        applies without ``stop``)."""
         row = self.store.get_campaign(campaign_id)
         live = self._live.get(campaign_id)
         if live is None:  # ended in an earlier process: one event with its final state
@@ -277,7 +280,10 @@ class SearchCore:
         while True:
             with live.changed:
                 while sent >= len(live.events) and live.state not in TERMINAL:
-                    if not live.changed.wait(timeout_s):
+                    if stop is None:
+                        if not live.changed.wait(timeout_s):
+                            return
+                    elif stop() or not live.changed.wait(poll_s) and stop():
                         return
                 batch = live.events[sent:]
                 ended = live.state in TERMINAL

@@ -23,6 +23,7 @@ from lastv2x.rpc.convert import (
     spec_from_proto,
     spec_to_proto,
 )
+from lastv2x.rpc.server import call_ended
 from lastv2x.v1 import common_pb2, search_pb2, search_pb2_grpc
 from services.search.campaign import Event
 from services.search.core import CampaignView, SearchCore, validate_request, witness_program
@@ -118,8 +119,8 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
 
     def WatchCampaign(self, request: search_pb2.WatchCampaignRequest, context: grpc.ServicerContext
                       ) -> Iterator[search_pb2.WatchCampaignResponse]:
-        for event, view in self._core.watch(_id(request.campaign_id)):
-            if not context.is_active():
+        for event, view in self._core.watch(_id(request.campaign_id), stop=lambda: call_ended(context)):
+            if call_ended(context):
                 return
             yield search_pb2.WatchCampaignResponse(campaign=campaign_to_proto(view), event=event.message,
                                                    progress=_event(event))

@@ -10,7 +10,10 @@
 * ``execute(program, seed=None, write_trace=False, app=None) -> (PairedOutcome, trace_uri)``
   (Execute: caps, map references and faults validated, then the paired run against ``app``;
   ``services.simulator.execute``);
-* ``execute_batch(programs, seeds, app=None) -> list[PairedOutcome]`` (ExecuteBatch);
+* ``execute_batch(programs, seeds, app=None, stop=None) -> Iterator[(first index, outcomes)]``
+  (ExecuteBatch: every request validated first, then run ``BATCH_CHUNK`` programs at a time,
+  one vectorized batch each; ``stop()`` is asked between chunks, and a true answer raises
+  ``Cancelled``: a caller whose deadline passed stops the work, not only the reply);
 * ``coverage_map(map_name, rsus, ...) -> (CoverageMap, RSU layout)`` (CoverageMap;
   ``services.simulator.coverage_service``).
 
@@ -22,10 +25,10 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 
-from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
+from lastv2x.core.errors import Cancelled, ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
 from services.simulator.apps.contract import ApplicationUnderTest
@@ -37,9 +40,13 @@ from services.simulator.execute import (
     road_map_for,
     run_batch,
     run_one,
+    validate_program,
+    validate_seed,
 )
 from services.simulator.paired import PairedOutcome
 from services.simulator.v2x.coverage import CoverageMap
+
+BATCH_CHUNK = 8  # ExecuteBatch programs per vectorized run; the call's deadline is checked between runs
 
 CELL_RANGE_M = (0.5, 100.0)  # CoverageMap grid cell, m
 MAX_RANGE_M = 10_000.0  # CoverageMap range override, m
@@ -132,8 +139,19 @@ class SimulatorCore:
         return self._coalescer.run(program, seed, app), ""
 
     def execute_batch(self, programs: Sequence[ScenarioProgram], seeds: Sequence[int | None],
-                      app: ApplicationUnderTest | None = None) -> list[PairedOutcome]:
-        return run_batch(programs, seeds, self.limits, app)
+                      app: ApplicationUnderTest | None = None, stop: Callable[[], bool] | None = None,
+                      chunk: int = BATCH_CHUNK) -> Iterator[tuple[int, list[PairedOutcome]]]:
+        if len(programs) > self.limits.max_batch:  # the whole batch is checked before any program runs
+            raise InvalidArgument([], f"batch of {len(programs)} exceeds the cap of {self.limits.max_batch}")
+        for i, s in enumerate(seeds):
+            validate_seed(s, f"requests[{i}].seed")
+        for i, p in enumerate(programs):
+            validate_program(p, self.limits, f"requests[{i}].program")
+        for first in range(0, len(programs), max(1, chunk)):
+            if stop is not None and stop():
+                raise Cancelled(f"ExecuteBatch stopped before program {first} of {len(programs)}: the call ended")
+            part = slice(first, first + max(1, chunk))
+            yield first, run_batch(programs[part], seeds[part], self.limits, app)
 
     def coverage_map(self, map_name: str, rsus: Sequence[RsuPlacement] = (), *,
                      blockage_db_per_m: float | None = None, range_m: float | None = None,

@@ -21,6 +21,7 @@ from lastv2x.rpc.convert import (
     program_from_proto,
     spec_from_proto,
 )
+from lastv2x.rpc.server import call_ended
 from lastv2x.v1 import application_pb2, common_pb2, simulator_pb2, simulator_pb2_grpc
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.core import SimulatorCore
@@ -84,16 +85,17 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
                 raise InvalidArgument(FieldViolation(f"requests[{i}].app", f"{name!r} differs from requests[0].app "
                                                      f"{names[0]!r}", "one batch runs one application build"))
         app = self._core.app(names[0] if names else "", "requests[0].app")
-        start = time.perf_counter()
-        try:
-            outcomes = self._core.execute_batch(programs, seeds, app)
+        try:  # streamed per chunk of programs; a call whose deadline passed stops between chunks
+            start = time.perf_counter()
+            for first, outcomes in self._core.execute_batch(programs, seeds, app, stop=lambda: call_ended(context)):
+                share = (time.perf_counter() - start) / max(1, len(outcomes))
+                build = _build(app)
+                for i, outcome in enumerate(outcomes, first):
+                    yield simulator_pb2.ExecuteBatchResponse(index=i, outcome=outcome_to_proto(outcome),
+                                                             wall_time_s=share, app_build=build)
+                start = time.perf_counter()
         finally:
             _release(app)
-        share = (time.perf_counter() - start) / max(1, len(outcomes))
-        build = _build(app)
-        for i, outcome in enumerate(outcomes):
-            yield simulator_pb2.ExecuteBatchResponse(index=i, outcome=outcome_to_proto(outcome), wall_time_s=share,
-                                                     app_build=build)
 
     def CoverageMap(self, request: simulator_pb2.CoverageMapRequest, context: grpc.ServicerContext
                     ) -> simulator_pb2.CoverageMapResponse:

@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,8 +52,9 @@ class StrapCore:
     def ingest(self, name: str, chunks: Iterable[bytes]) -> RecordingInfo:
         return self.store.ingest_chunks(name, chunks)
 
-    def reduce(self, recording_id: str, module: str, params: ReduceParams) -> tuple[FrameTable, Reduction]:
-        return self.store.reduce(recording_id, module, params)
+    def reduce(self, recording_id: str, module: str, params: ReduceParams,
+               stop: Callable[[], bool] | None = None) -> tuple[FrameTable, Reduction]:
+        return self.store.reduce(recording_id, module, params, stop)
 
     def prioritize(self, method: str, vectors: Sequence[Sequence[int]], recording_ids: Sequence[str],
                    call_counts: Sequence[int] = (), seed: int = 0) -> list[int]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import grpc
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.rpc.server import call_ended, check_call
 from lastv2x.v1 import common_pb2, strap_pb2, strap_pb2_grpc
 
 from .core import StrapCore
@@ -52,9 +53,10 @@ class StrapServicer(strap_pb2_grpc.StrapServiceServicer):
         if first is None:
             raise InvalidArgument(FieldViolation("chunk", "empty stream", "send the file name and its bytes"))
 
-        def chunks() -> Iterator[bytes]:
+        def chunks() -> Iterator[bytes]:  # a call whose deadline passed stops between chunks
             yield first.chunk
             for req in request_iterator:
+                check_call(context)
                 yield req.chunk
 
         return strap_pb2.IngestResponse(recording=_recording(self._core.ingest(first.name, chunks())))
@@ -67,7 +69,8 @@ class StrapServicer(strap_pb2_grpc.StrapServiceServicer):
                                   min_segment_duration_s=request.min_segment_s or None)
         except ValueError as exc:
             raise InvalidArgument(FieldViolation("smoothing_window", str(exc), "use positive values")) from None
-        table, reduction = self._core.reduce(request.recording_id, request.module, params)
+        table, reduction = self._core.reduce(request.recording_id, request.module, params,
+                                             stop=lambda: call_ended(context))
         kept = reduction.kept_frames
         return strap_pb2.ReduceResponse(segments=_segments(request.recording_id, reduction),
                                         input_frames=table.n_frames, kept_frames=kept,

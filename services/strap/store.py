@@ -15,11 +15,12 @@ import hashlib
 import os
 import threading
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lastv2x.core.errors import (
+    Cancelled,
     FieldViolation,
     InvalidArgument,
     LastV2XError,
@@ -137,7 +138,9 @@ class StrapStore:
             raise NotFound(f"no recording {recording_id!r}; ingest it first")
         return info
 
-    def reduce(self, recording_id: str, module: str, params: ReduceParams) -> tuple[FrameTable, Reduction]:
+    def reduce(self, recording_id: str, module: str, params: ReduceParams,
+               stop: Callable[[], bool] | None = None) -> tuple[FrameTable, Reduction]:
+        """``stop()`` (the call ended) is asked before reading and between reading and reducing."""
         info = self.get(recording_id)
         channel_map = channel_map_for(info.format)
         known = sorted(load_channel_map(channel_map).modules)
@@ -149,11 +152,13 @@ class StrapStore:
             hit = self._reductions.get(key)
         if hit:
             return hit
+        _check(stop)
         try:
             table = ingest(info.path, channel_map, modules=[module] if module else None)
         except StrapError as exc:
             raise InvalidArgument(FieldViolation("module", str(exc), "choose a module whose channels the "
                                                  "recording has")) from None
+        _check(stop)
         result = (table, reduce_table(table, params))
         with self._lock:
             self._reductions[key] = result
@@ -166,6 +171,11 @@ class StrapStore:
         if hit is None:
             raise NotFound(f"recording {recording_id!r} has not been reduced; call Reduce first")
         return hit
+
+
+def _check(stop: Callable[[], bool] | None) -> None:
+    if stop is not None and stop():
+        raise Cancelled("Reduce stopped: the call's deadline passed or its client went away")
 
 
 def _suffix(name: str) -> str:
