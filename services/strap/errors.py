@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from lastv2x.core.errors import FailedPrecondition, InvalidResource, LastV2XError
+from lastv2x.core.errors import FailedPrecondition, InvalidResource, LastV2XError, ResourceExhausted
 
 
 class StrapError(LastV2XError):
@@ -53,6 +53,25 @@ class RecordingError(StrapError, InvalidResource):
 
     def __reduce__(self):  # keep pickling (multiprocessing) working with our signature
         return (self.__class__, (self.path, self.offset, self.reason))
+
+
+class RecordingLimitError(StrapError, ResourceExhausted):
+    """Reading a recording would exceed a decompression limit (``limit`` names the setting).
+
+    Not a :class:`RecordingError` (the file may be well formed): it maps to
+    RESOURCE_EXHAUSTED. Raised while streaming, before the offending chunk is inflated
+    where its declared size tells, else as soon as the inflated bytes pass the limit.
+    """
+
+    def __init__(self, path: str | Path, limit: str, value: int, what: str) -> None:
+        self.path = str(path)
+        self.limit = limit
+        self.value = value
+        self.what = what
+        Exception.__init__(self, f"{self.path}: {what} exceeds {limit} = {value}")
+
+    def __reduce__(self):
+        return (self.__class__, (self.path, self.limit, self.value, self.what))
 
 
 class TruncatedRecordingError(RecordingError):

@@ -28,9 +28,9 @@ from lastv2x.core.errors import (
     ResourceExhausted,
 )
 
-from .errors import StrapError
+from .errors import RecordingLimitError, StrapError
 from .pipeline import ingest, reduce_table
-from .readers import open_recording
+from .readers import ReadLimits, open_recording
 from .reduce import ReduceParams, Reduction
 from .scene_schema import channel_map_for, load_channel_map
 from .vectorize import FrameTable
@@ -38,22 +38,54 @@ from .vectorize import FrameTable
 SUFFIXES = (".mcap", ".bag", ".db3", ".record")
 
 
+#: the STRaP pod's memory limit (deploy/k8s/base/strap.yaml); the read limits' defaults are sized from it
+POD_MEMORY_BYTES = 1 << 30
+
+#: StrapConfig's integer settings and their variables
+_INT_SETTINGS = {"max_bytes": "LASTV2X_STRAP_MAX_BYTES",
+                 "max_decompressed_bytes": "LASTV2X_STRAP_MAX_DECOMPRESSED_BYTES",
+                 "max_messages": "LASTV2X_STRAP_MAX_MESSAGES",
+                 "max_chunk_bytes": "LASTV2X_STRAP_MAX_CHUNK_BYTES"}
+
+
 @dataclass(frozen=True)
 class StrapConfig:
-    """The STRaP service's settings, read once in ``main`` (``from_env``)."""
+    """The STRaP service's settings, read once in ``main`` (``from_env``).
+
+    The read limits bound what one recording may inflate while it is read (issue 16):
+    ``max_chunk_bytes`` is memory (one chunk is inflated whole; 1/16 of the pod's limit),
+    ``max_decompressed_bytes`` and ``max_messages`` are the work of one pass (2x the pod's
+    limit in bytes; 4 M messages, ~1 h of 10 channels at 100 Hz, at ~250 B of pipeline state
+    each a pod limit's worth).
+    """
 
     store_dir: Path = Path(".lastv2x/strap")  # recordings and their staging directory
     max_bytes: int = 512 * 1024 * 1024  # ingest cap per recording, bytes
+    max_decompressed_bytes: int = 2 * POD_MEMORY_BYTES  # per recording, after decompression
+    max_messages: int = 4_000_000  # per recording
+    max_chunk_bytes: int = POD_MEMORY_BYTES // 16  # one chunk, after decompression
+
+    @property
+    def limits(self) -> ReadLimits:
+        return ReadLimits(self.max_decompressed_bytes, self.max_messages, self.max_chunk_bytes)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> StrapConfig:
-        """``LASTV2X_STRAP_DIR`` (else ``$LASTV2X_STATE_DIR/strap``) and ``LASTV2X_STRAP_MAX_BYTES``."""
+        """``LASTV2X_STRAP_DIR`` (else ``$LASTV2X_STATE_DIR/strap``) and the ``_INT_SETTINGS``."""
         env = os.environ if env is None else env
         store = env.get("LASTV2X_STRAP_DIR") or Path(env.get("LASTV2X_STATE_DIR") or ".lastv2x") / "strap"
-        try:
-            return cls(Path(store), int(env.get("LASTV2X_STRAP_MAX_BYTES", cls.max_bytes)))
-        except ValueError as exc:
-            raise InvalidArgument(FieldViolation("LASTV2X_STRAP_MAX_BYTES", str(exc))) from None
+        values: dict[str, int] = {}
+        for attr, var in _INT_SETTINGS.items():
+            raw = env.get(var)
+            if raw is None:
+                continue
+            try:
+                values[attr] = int(raw)
+            except ValueError as exc:
+                raise InvalidArgument(FieldViolation(var, str(exc))) from None
+            if values[attr] <= 0:
+                raise InvalidArgument(FieldViolation(var, f"{raw} is not positive"))
+        return cls(Path(store), **values)
 
 
 @dataclass(frozen=True)
@@ -72,6 +104,7 @@ class RecordingInfo:
 class StrapStore:
     root: Path
     max_bytes: int = 512 * 1024 * 1024
+    limits: ReadLimits = field(default_factory=lambda: StrapConfig().limits)
     _recordings: dict[str, RecordingInfo] = field(default_factory=dict)
     _reductions: dict[tuple, tuple[FrameTable, Reduction]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -112,7 +145,7 @@ class StrapStore:
 
     def _inspect(self, path: Path, name: str, size: int, rec_id: str) -> RecordingInfo:
         try:
-            with open_recording(path) as rec:
+            with open_recording(path, limits=self.limits) as rec:
                 counts: dict[str, int] = {}
                 first = last = None
                 for channel, t_ns, _msg in rec:  # decode everything once: corrupt files fail here
@@ -121,6 +154,10 @@ class StrapStore:
                     last = t_ns
                 channels = {c: (info.encoding, counts.get(c, 0)) for c, info in rec.channels().items()}
                 fmt = rec.format
+        except RecordingLimitError as exc:
+            var = _INT_SETTINGS.get(exc.limit, "")
+            raise ResourceExhausted(f"recording {name!r}: {exc.what} exceeds the limit {exc.limit} = {exc.value} "
+                                    f"({var}); nothing was stored") from None
         except StrapError as exc:
             raise InvalidArgument(FieldViolation("chunk", f"{name}: {str(exc).replace(str(path), name)}",
                                                  "upload a complete, supported recording")) from None

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import RecordingError, UnsupportedRecordingError
-from .base import ChannelInfo, RecordedMessage, Recording
+from .base import ChannelInfo, ReadLimits, RecordedMessage, Recording
 from .cyber_record import CyberRecording, is_cyber_record
 from .mcap_reader import MAGIC as MCAP_MAGIC
 from .mcap_reader import McapRecording
@@ -67,13 +67,23 @@ def open_recording(
     *,
     channels: Iterable[str] | None = None,
     backend: str = "auto",
+    limits: ReadLimits | None = None,
 ) -> Recording:
     """Open a recording for streaming ``(channel, timestamp_ns, message)`` in time order.
 
     ``channels`` limits decoding to those channels (``None`` = all).
     Raises :class:`RecordingError` subclasses naming the file (and byte offset
-    where known) for missing, truncated, corrupt or unsupported inputs.
+    where known) for missing, truncated, corrupt or unsupported inputs, and
+    :class:`~services.strap.errors.RecordingLimitError` when a pass would inflate more
+    than ``limits`` allow (none by default).
     """
+    rec = _open(path, channels, backend)
+    if limits is not None:
+        rec.limits = limits
+    return rec
+
+
+def _open(path: str | Path, channels: Iterable[str] | None, backend: str) -> Recording:
     p = Path(path)
     if not p.exists():
         raise RecordingError(p, None, "no such file or directory")
@@ -114,6 +124,7 @@ __all__ = [
     "ChannelInfo",
     "CyberRecording",
     "McapRecording",
+    "ReadLimits",
     "RecordedMessage",
     "Recording",
     "RosbagsRecording",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import OutOfOrderError
+from ..errors import OutOfOrderError, RecordingLimitError
 
 
 class RecordedMessage(NamedTuple):
@@ -66,6 +66,59 @@ class RawSchema:
     schema_data: bytes
 
 
+@dataclass(frozen=True)
+class ReadLimits:
+    """Bounds on what one pass over a recording may inflate (issue 16: decompression bombs).
+
+    ``max_decompressed_bytes``: chunk/message bytes after decompression, whole recording;
+    ``max_messages``: messages, whole recording (all channels, selected or not, where the
+    container mixes them); ``max_chunk_bytes``: one chunk inflated in memory at once.
+    """
+
+    max_decompressed_bytes: int = 2 << 30
+    max_messages: int = 4_000_000
+    max_chunk_bytes: int = 64 << 20
+
+
+UNLIMITED = ReadLimits(1 << 62, 1 << 62, 1 << 62)
+
+
+class ReadBudget:
+    """What one pass has inflated so far; raises :class:`RecordingLimitError` past a limit.
+
+    Backends charge as they stream: a chunk's declared size before inflating it
+    (:meth:`chunk_room`), its real size after, and every message as it is parsed.
+    """
+
+    def __init__(self, limits: ReadLimits, path: Path) -> None:
+        self.limits = limits
+        self.path = path
+        self.bytes = 0
+        self.messages = 0
+
+    def chunk_room(self, declared: int) -> int:
+        """Bytes a chunk that declares ``declared`` may inflate to (raises when it cannot fit)."""
+        if declared > self.limits.max_chunk_bytes:
+            raise RecordingLimitError(self.path, "max_chunk_bytes", self.limits.max_chunk_bytes,
+                                      f"a chunk of {declared} decompressed bytes")
+        self._check_bytes(self.bytes + declared, f"{self.bytes + declared} decompressed bytes")
+        return min(self.limits.max_chunk_bytes, self.limits.max_decompressed_bytes - self.bytes)
+
+    def charge_bytes(self, n: int) -> None:
+        self.bytes += n
+        self._check_bytes(self.bytes, f"{self.bytes} decompressed bytes (or more)")
+
+    def charge_messages(self, n: int = 1) -> None:
+        self.messages += n
+        if self.messages > self.limits.max_messages:
+            raise RecordingLimitError(self.path, "max_messages", self.limits.max_messages,
+                                      f"{self.messages} messages (or more)")
+
+    def _check_bytes(self, total: int, what: str) -> None:
+        if total > self.limits.max_decompressed_bytes:
+            raise RecordingLimitError(self.path, "max_decompressed_bytes", self.limits.max_decompressed_bytes, what)
+
+
 class Recording(ABC):
     """A driving recording opened for streaming (see module docstring)."""
 
@@ -76,6 +129,14 @@ class Recording(ABC):
     def __init__(self, path: str | Path, channels: Iterable[str] | None = None) -> None:
         self.path = Path(path)
         self.selected: frozenset[str] | None = None if channels is None else frozenset(channels)
+        #: bounds of every pass (set by ``open_recording(..., limits=)``); the current pass's budget
+        self.limits: ReadLimits = UNLIMITED
+        self._budget = ReadBudget(UNLIMITED, self.path)
+
+    def new_budget(self) -> ReadBudget:
+        """Start a pass: a fresh budget under :attr:`limits` (backends charge ``self._budget``)."""
+        self._budget = ReadBudget(self.limits, self.path)
+        return self._budget
 
     # -- metadata -------------------------------------------------------------------
     @abstractmethod
@@ -91,6 +152,7 @@ class Recording(ABC):
         if infos and all(info.message_count is not None for info in infos.values()):
             return {name: int(info.message_count or 0) for name, info in infos.items()}
         counts = dict.fromkeys(infos, 0)
+        self.new_budget()
         for channel in self._iter_channel_names():
             counts[channel] = counts.get(channel, 0) + 1
         return counts
@@ -119,6 +181,7 @@ class Recording(ABC):
 
     def __iter__(self) -> Iterator[RecordedMessage]:
         last_ns: int | None = None
+        self.new_budget()
         for msg in self._iter_messages():
             if last_ns is not None and msg.timestamp_ns < last_ns:
                 raise OutOfOrderError(
@@ -138,6 +201,7 @@ class Recording(ABC):
     def iter_raw(self) -> Iterator[tuple[str, int, bytes]]:
         """Selected messages as undecoded payload bytes, time-ordered (checked)."""
         last_ns: int | None = None
+        self.new_budget()
         for channel, ts, data in self._iter_raw():
             if last_ns is not None and ts < last_ns:
                 raise OutOfOrderError(self.path, None, f"raw message on {channel!r} out of order")

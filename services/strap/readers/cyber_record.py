@@ -223,6 +223,7 @@ class CyberRecording(Recording):
         with open(self.path, "rb") as f:
             for chunk in self._chunks:
                 for m in self._load_body(f, chunk).messages:
+                    self._budget.charge_messages()
                     yield m.channel_name
 
     # -- decoding -------------------------------------------------------------------
@@ -255,6 +256,13 @@ class CyberRecording(Recording):
         return dec
 
     def _load_body(self, f, chunk: _Chunk):
+        """The parsed chunk body, charged to the pass's budget (its size and declared message
+        count are checked before it is read; every message is counted as it is used)."""
+        budget = self._budget
+        budget.chunk_room(chunk.body_size)
+        budget.charge_bytes(chunk.body_size)
+        if chunk.message_count > budget.limits.max_messages - budget.messages:
+            budget.charge_messages(chunk.message_count)
         f.seek(chunk.body_offset + SECTION.size)
         try:
             return _PB["ChunkBody"].FromString(f.read(chunk.body_size))
@@ -273,6 +281,7 @@ class CyberRecording(Recording):
                 while k < len(chunks) and (not heap or chunks[k].begin_time_ns <= heap[0][0]):
                     chunk = chunks[k]
                     for m in self._load_body(f, chunk).messages:
+                        self._budget.charge_messages()
                         if self.wants(m.channel_name):
                             heapq.heappush(heap, (m.time, seq, chunk.body_offset, m.channel_name, m.content))
                             seq += 1

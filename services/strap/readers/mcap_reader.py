@@ -26,6 +26,12 @@ heap of :data:`REORDER_WINDOW` messages; worse disorder is reported by the
 ordering check in :class:`~services.strap.readers.base.Recording`.  Split sets
 (rosbag2 ``*_0.mcap``, ``*_1.mcap`` ...) are merged with ``heapq.merge``.
 
+Decompression limits (issue 16): chunks are inflated by :func:`_inflate`, never by the
+library: a chunk whose declared size does not fit the pass's :class:`ReadBudget` is
+refused before it is inflated, the inflation itself stops one byte past what fits (a
+lying header gains nothing), and every message is counted while the chunk is parsed,
+which keeps 16 bytes per message (time, offset) rather than a message object.
+
 Integrity: a file must start and end with the MCAP magic (a missing tail means
 the writer never finished: :class:`TruncatedRecordingError` at the file size);
 CRCs are validated; library errors are re-raised as typed errors carrying the
@@ -40,16 +46,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcap.data_stream import ReadDataStream
 from mcap.exceptions import McapError, UnsupportedCompressionError
-from mcap.reader import NonSeekingReader, make_reader
-from mcap.records import Chunk, Message
-from mcap.stream_reader import breakup_chunk
+from mcap.reader import make_reader
 
 from ..errors import (
     CorruptRecordingError,
     MessageDecodeError,
     RecordingError,
+    RecordingLimitError,
     TruncatedRecordingError,
     UnsupportedEncodingError,
     UnsupportedRecordingError,
@@ -62,6 +66,7 @@ from .decoders import (
     json_decoder,
     protobuf_decoder_from_descriptor_set,
 )
+from .mcap_chunks import check_declared, iter_indexed_chunks, iter_unindexed
 
 MAGIC = b"\x89MCAP0\r\n"
 REORDER_WINDOW = 4096
@@ -146,22 +151,21 @@ class McapRecording(Recording):
     def _scan_unindexed(self, idx: int):
         schemas: dict[int, Any] = {}
         chans: dict[int, Any] = {}
-        from mcap.records import Channel, Schema
-        from mcap.stream_reader import StreamReader
-
+        budget = self.new_budget()
         with open(self.files[idx], "rb") as f:
-            for record in self._guard(idx, f, StreamReader(f).records):
-                if isinstance(record, Schema):
-                    schemas[record.id] = record
-                elif isinstance(record, Channel):
-                    chans[record.id] = record
+            for _s, _c, _m in self._guard(idx, f, iter_unindexed(f, self.files[idx], budget, None, schemas, chans)):
+                pass
         return schemas, chans
 
     def _iter_channel_names(self) -> Iterator[str]:
-        for idx, path in enumerate(self.files):
-            with open(path, "rb") as f:
-                for _s, ch, _m in self._guard(idx, f, make_reader(f).iter_messages(log_time_order=False)):
-                    yield ch.topic
+        saved, self.selected = self.selected, None
+        try:
+            for idx, path in enumerate(self.files):
+                with open(path, "rb") as f:
+                    for _s, ch, _m in self._records(idx, f):
+                        yield ch.topic
+        finally:
+            self.selected = saved
 
     # -- decoding -------------------------------------------------------------------
     def _decoder(self, idx: int, schema, channel, offset: int) -> Decoder:
@@ -200,7 +204,7 @@ class McapRecording(Recording):
         """Re-raise library errors from ``iterator`` as typed errors with the position."""
         try:
             yield from iterator
-        except RecordingError:
+        except (RecordingError, RecordingLimitError):
             raise
         except UnsupportedCompressionError as exc:
             raise UnsupportedRecordingError(
@@ -214,13 +218,14 @@ class McapRecording(Recording):
         """(schema, channel, message) of the selected topics, time-ordered, guarded."""
         topics = None if self.selected is None else sorted(self.selected)
         summary = self._summaries[idx]
-        if summary is not None and summary.chunk_indexes and _chunks_disjoint(summary):
-            raw = _iter_disjoint_chunks(f, summary, topics)
-        elif summary is not None and summary.chunk_indexes:
-            raw = make_reader(f, validate_crcs=True).iter_messages(topics=topics, log_time_order=True)
+        path, budget = self.files[idx], self._budget
+        if summary is not None and summary.chunk_indexes:
+            check_declared(summary, budget)
+            raw = iter_indexed_chunks(f, path, summary, topics, budget)
+        elif summary is not None and summary.statistics is not None and not summary.statistics.message_count:
+            raw = iter(())  # indexed, no messages
         else:
-            raw = _reorder(NonSeekingReader(f, validate_crcs=True).iter_messages(
-                topics=topics, log_time_order=False))
+            raw = _reorder(iter_unindexed(f, path, budget, topics, {}, {}))
         return self._guard(idx, f, raw)
 
     def _iter_file(self, idx: int) -> Iterator[RecordedMessage]:
@@ -270,30 +275,6 @@ def _chunks_disjoint(summary) -> bool:
     case for recorders); then chunks can be read one at a time in order."""
     idx = sorted(summary.chunk_indexes, key=lambda c: (c.message_start_time, c.chunk_start_offset))
     return bool(idx) and all(a.message_end_time <= b.message_start_time for a, b in zip(idx, idx[1:], strict=False))
-
-
-def _iter_disjoint_chunks(f, summary, topics: list[str] | None):
-    """Fast path: one chunk at a time, messages stably sorted inside each chunk.
-
-    Equivalent to ``iter_messages(log_time_order=True)`` for disjoint chunks,
-    without its per-message heap (which dominates the library's read time).
-    """
-    wanted = None
-    if topics is not None:
-        wanted = {cid for cid, ch in summary.channels.items() if ch.topic in topics}
-    chunks = sorted(summary.chunk_indexes, key=lambda c: (c.message_start_time, c.chunk_start_offset))
-    for ci in chunks:
-        if wanted is not None and not (set(ci.message_index_offsets) & wanted):
-            continue
-        f.seek(ci.chunk_start_offset + 1 + 8)
-        chunk = Chunk.read(ReadDataStream(f))
-        records = [r for r in breakup_chunk(chunk, validate_crc=True)
-                   if isinstance(r, Message) and (wanted is None or r.channel_id in wanted)]
-        records.sort(key=lambda r: r.log_time)
-        for r in records:
-            channel = summary.channels[r.channel_id]
-            schema = summary.schemas.get(channel.schema_id) if channel.schema_id else None
-            yield schema, channel, r
 
 
 def _reorder(items: Iterator[tuple[Any, Any, Any]]) -> Iterator[tuple[Any, Any, Any]]:

@@ -31,6 +31,7 @@ from ..errors import (
     CorruptRecordingError,
     MessageDecodeError,
     RecordingError,
+    RecordingLimitError,
     UnsupportedRecordingError,
 )
 from .base import ChannelInfo, RawSchema, RecordedMessage, Recording
@@ -105,16 +106,23 @@ class RosbagsRecording(Recording):
         return int(self._reader.start_time), int(self._reader.end_time) - 1  # rosbags: end exclusive
 
     def _iter_channel_names(self) -> Iterator[str]:
-        for con, _ts, _raw in self._reader.messages():
+        for con, _ts, raw in self._reader.messages():
+            self._budget.charge_messages()
+            self._budget.charge_bytes(len(raw))
             yield con.topic
 
     def _iter_messages(self) -> Iterator[RecordedMessage]:
         conns = [c for c in self._reader.connections if self.wants(c.topic)]
         if not conns:
             return
+        budget = self._budget
+        if self._reader.message_count > budget.limits.max_messages:  # the bag's index says so: refuse now
+            budget.charge_messages(self._reader.message_count)
         try:
             stream = self._reader.messages(connections=conns)
             for con, timestamp_ns, raw in stream:
+                budget.charge_messages()
+                budget.charge_bytes(len(raw))
                 try:
                     payload = self._reader.deserialize(raw, con.msgtype)
                 except Exception as exc:
@@ -123,7 +131,7 @@ class RosbagsRecording(Recording):
                         f"channel {con.topic!r} ({con.msgtype}) at {timestamp_ns} ns does not "
                         f"deserialize: {_first_line(exc)}", con.topic) from exc
                 yield RecordedMessage(con.topic, int(timestamp_ns), payload)
-        except RecordingError:
+        except (RecordingError, RecordingLimitError):
             raise
         except Exception as exc:
             raise CorruptRecordingError(self.path, None, f"rosbags failed while reading: {_first_line(exc)}") from exc
@@ -132,6 +140,8 @@ class RosbagsRecording(Recording):
         conns = [c for c in self._reader.connections if self.wants(c.topic)]
         if conns:
             for con, timestamp_ns, raw in self._reader.messages(connections=conns):
+                self._budget.charge_messages()
+                self._budget.charge_bytes(len(raw))
                 yield con.topic, int(timestamp_ns), bytes(raw)
 
     def raw_schema(self, channel: str) -> RawSchema:
