@@ -36,11 +36,13 @@ from lastv2x.v1 import common_pb2
 from services.simulator.apps.base import Decision
 from services.simulator.apps.contract import (
     CONTRACT_VERSION,
+    INPUT_RAW,
     AppBuild,
     ApplicationUnderTest,
     DecideFnApp,
     ReferenceApp,
     StepRow,
+    input_mode,
 )
 from services.simulator.apps.remote import (
     application_to_proto,
@@ -48,6 +50,7 @@ from services.simulator.apps.remote import (
     context_from_proto,
     decision_to_proto,
     ego_from_proto,
+    messages_from_proto,
 )
 
 DECEL_MPS2, REACTION_S = 3.5, 1.0  # the stopping-distance model the minimal app assumes
@@ -64,15 +67,17 @@ class ContractServicer(pb_grpc.ApplicationUnderTestServiceServicer):
         b = self.app.build
         return pb.DescribeResponse(build=pb.AppBuild(name=b.name, version=b.version, digest=b.digest),
                                    contract_version=self.contract_version,
-                                   applications=[application_to_proto(a) for a in self.applications])
+                                   applications=[application_to_proto(a) for a in self.applications],
+                                   input_mode=pb.INPUT_MODE_RAW if input_mode(self.app) == INPUT_RAW
+                                   else pb.INPUT_MODE_BELIEF)
 
     def Open(self, request: pb.OpenRequest, context: Any) -> pb.OpenResponse:
         self.app.open([(s.session_id, context_from_proto(s.context)) for s in request.sessions])
         return pb.OpenResponse()
 
     def Step(self, request: pb.StepRequest, context: Any) -> pb.StepResponse:
-        rows = [StepRow(r.session_id, belief_from_proto(r.belief, r.ego.t_s), ego_from_proto(r.ego))
-                for r in request.rows]
+        rows = [StepRow(r.session_id, belief_from_proto(r.belief, r.ego.t_s), ego_from_proto(r.ego),
+                        messages_from_proto(r.messages)) for r in request.rows]
         reply = pb.StepResponse()
         for r, dec in zip(rows, self.app.step(request.step, request.t_s, rows), strict=True):
             out = reply.decisions.add()

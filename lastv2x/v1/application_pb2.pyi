@@ -8,6 +8,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class InputMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    INPUT_MODE_UNSPECIFIED: _ClassVar[InputMode]
+    INPUT_MODE_BELIEF: _ClassVar[InputMode]
+    INPUT_MODE_RAW: _ClassVar[InputMode]
+
 class AppAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     APP_ACTION_UNSPECIFIED: _ClassVar[AppAction]
@@ -17,6 +23,9 @@ class AppAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     APP_ACTION_YIELD: _ClassVar[AppAction]
     APP_ACTION_ADVISE: _ClassVar[AppAction]
     APP_ACTION_WARN: _ClassVar[AppAction]
+INPUT_MODE_UNSPECIFIED: InputMode
+INPUT_MODE_BELIEF: InputMode
+INPUT_MODE_RAW: InputMode
 APP_ACTION_UNSPECIFIED: AppAction
 APP_ACTION_PROCEED: AppAction
 APP_ACTION_STOP: AppAction
@@ -40,14 +49,16 @@ class DescribeRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class DescribeResponse(_message.Message):
-    __slots__ = ("build", "contract_version", "applications")
+    __slots__ = ("build", "contract_version", "applications", "input_mode")
     BUILD_FIELD_NUMBER: _ClassVar[int]
     CONTRACT_VERSION_FIELD_NUMBER: _ClassVar[int]
     APPLICATIONS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_MODE_FIELD_NUMBER: _ClassVar[int]
     build: AppBuild
     contract_version: str
     applications: _containers.RepeatedScalarFieldContainer[_common_pb2.Application]
-    def __init__(self, build: _Optional[_Union[AppBuild, _Mapping]] = ..., contract_version: _Optional[str] = ..., applications: _Optional[_Iterable[_Union[_common_pb2.Application, str]]] = ...) -> None: ...
+    input_mode: InputMode
+    def __init__(self, build: _Optional[_Union[AppBuild, _Mapping]] = ..., contract_version: _Optional[str] = ..., applications: _Optional[_Iterable[_Union[_common_pb2.Application, str]]] = ..., input_mode: _Optional[_Union[InputMode, str]] = ...) -> None: ...
 
 class Point2(_message.Message):
     __slots__ = ("x_m", "y_m")
@@ -188,15 +199,33 @@ class Belief(_message.Message):
     braking_events: _containers.RepeatedCompositeFieldContainer[BrakingEvent]
     def __init__(self, signals: _Optional[_Iterable[_Union[SignalBelief, _Mapping]]] = ..., ego_group_id: _Optional[str] = ..., map_aoi_s: _Optional[float] = ..., tracks: _Optional[_Iterable[_Union[NeighbourTrack, _Mapping]]] = ..., braking_events: _Optional[_Iterable[_Union[BrakingEvent, _Mapping]]] = ...) -> None: ...
 
+class RawMessage(_message.Message):
+    __slots__ = ("kind", "encoding", "payload", "rx_s", "sender_id", "hops")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    ENCODING_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    RX_S_FIELD_NUMBER: _ClassVar[int]
+    SENDER_ID_FIELD_NUMBER: _ClassVar[int]
+    HOPS_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    encoding: str
+    payload: bytes
+    rx_s: float
+    sender_id: str
+    hops: int
+    def __init__(self, kind: _Optional[str] = ..., encoding: _Optional[str] = ..., payload: _Optional[bytes] = ..., rx_s: _Optional[float] = ..., sender_id: _Optional[str] = ..., hops: _Optional[int] = ...) -> None: ...
+
 class StepRow(_message.Message):
-    __slots__ = ("session_id", "ego", "belief")
+    __slots__ = ("session_id", "ego", "belief", "messages")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     EGO_FIELD_NUMBER: _ClassVar[int]
     BELIEF_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     ego: EgoState
     belief: Belief
-    def __init__(self, session_id: _Optional[str] = ..., ego: _Optional[_Union[EgoState, _Mapping]] = ..., belief: _Optional[_Union[Belief, _Mapping]] = ...) -> None: ...
+    messages: _containers.RepeatedCompositeFieldContainer[RawMessage]
+    def __init__(self, session_id: _Optional[str] = ..., ego: _Optional[_Union[EgoState, _Mapping]] = ..., belief: _Optional[_Union[Belief, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[RawMessage, _Mapping]]] = ...) -> None: ...
 
 class StepRequest(_message.Message):
     __slots__ = ("step", "t_s", "rows")

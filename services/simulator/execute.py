@@ -32,6 +32,7 @@ from services.simulator.maps.model import RoadMap
 from services.simulator.paired import PairedOutcome, execute_batch, execute_paired
 from services.simulator.trace import TraceWriter
 from services.simulator.v2x.stack import v2x_source_factory
+from services.simulator.v2x.wire import configure as configure_wire
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,13 @@ class SimulatorLimits:
     app_step_timeout_s: float = 1.0  # deadline of one Step of an application under test over gRPC, s
     app_connect_timeout_s: float = 5.0  # deadline of its Describe / Open / Close, s
     max_rsus: int = 256  # RSUs per CoverageMap request
+    etsi_asn1_dir: Path | None = None  # raw-message mode: the ETSI ASN.1 (None = ../shared/data/v2x_asn1/etsi)
+    dsrc_asn1_dir: Path | None = None  # raw-message mode: a user-supplied ISO TS 19091 DSRC ASN.1 directory
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
         """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
-        ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS`` and the shared
+        ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR`` and the shared
         ``LASTV2X_MAP_PATHS`` (os.pathsep-separated, as grounding reads it)."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
@@ -63,7 +66,9 @@ class SimulatorLimits:
                        app_step_timeout_s=float(env.get(p + "APP_STEP_TIMEOUT_S", default.app_step_timeout_s)),
                        app_connect_timeout_s=float(env.get(p + "APP_CONNECT_TIMEOUT_S",
                                                            default.app_connect_timeout_s)),
-                       max_rsus=int(env.get(p + "MAX_RSUS", default.max_rsus)))
+                       max_rsus=int(env.get(p + "MAX_RSUS", default.max_rsus)),
+                       etsi_asn1_dir=Path(env[p + "ETSI_ASN1_DIR"]) if env.get(p + "ETSI_ASN1_DIR") else None,
+                       dsrc_asn1_dir=Path(env[p + "DSRC_ASN1_DIR"]) if env.get(p + "DSRC_ASN1_DIR") else None)
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 
@@ -167,7 +172,9 @@ def program_for(spec: ScenarioSpec) -> ScenarioProgram:
 
 
 def app_under_test(spec: str | None, limits: SimulatorLimits, field: str = "app") -> ApplicationUnderTest:
-    """The application a request names (``services.simulator.apps.plugin``), with the service's deadlines."""
+    """The application a request names (``services.simulator.apps.plugin``), with the service's deadlines;
+    raw-message mode encodes with the service's ASN.1 directories."""
+    configure_wire(limits.etsi_asn1_dir, limits.dsrc_asn1_dir)
     return resolve_app(spec, step_timeout_s=limits.app_step_timeout_s,
                        connect_timeout_s=limits.app_connect_timeout_s, field=field)
 

@@ -38,12 +38,15 @@ from lastv2x.core.program import ScenarioProgram
 from services.simulator.adjudicate import Adjudicator, RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
 from services.simulator.apps.contract import (
+    INPUT_RAW,
     AppFault,
     ApplicationUnderTest,
     DecideFnApp,
+    RawMessage,
     ReferenceApp,
     StepRow,
     decision_problem,
+    input_mode,
 )
 from services.simulator.info import (
     BRAKE_FLAG_THRESHOLD_MPS2,
@@ -69,6 +72,7 @@ from services.simulator.traffic import (
     initial_state,
     step,
 )
+from services.simulator.v2x.wire import WireCodec, active_codec
 
 OUTCOME_VERSION = "1"
 MD, GT = "md", "gt"
@@ -373,6 +377,8 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     per simulation step with every running row. A row the app fails on stops deciding (its adjudication stops there);
     ``app_errors``, when given, receives one text per row ("" = none)."""
     generic = app is not None and not isinstance(app, DecideFnApp)
+    raw = generic and input_mode(app) == INPUT_RAW  # raw-message mode: the arrivals, encoded, not the belief
+    wire: WireCodec | None = active_codec() if raw else None
     fns = app if isinstance(app, DecideFnApp) else None
     checked = fns is not None and not isinstance(fns, ReferenceApp)  # a team's functions: check each decision
     obey = [APPLICATIONS[p.application].kind is AppKind.CONFLICT for p in programs]
@@ -421,10 +427,16 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         run = uuid.uuid4().hex[:12]
         sids = [f"{run}-{b}-{r.rollout}" for b, r in enumerate(rows)]
         try:
+            if wire is not None:
+                wire.check()  # the ETSI ASN.1 compiles (once per process), else every row is an app error
             app.open([(sid, r.ctx) for sid, r in zip(sids, rows, strict=True)])
         except Exception as exc:
             for r in rows:
                 r.error = f"{app.build.label()}: {r.rollout} rollout, open: {type(exc).__name__}: {exc}"
+    for r in rows:
+        if hasattr(r.source, "arrivals"):  # a message-driven source keeps its arrivals only in raw mode
+            r.source.keep_rx = raw  # type: ignore[attr-defined]
+    raw_msgs: dict[int, tuple[RawMessage, ...]] = {}
     try:
         for k in range(n_steps):
             if scalar:
@@ -467,6 +479,15 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                 ego = EgoState(t, s_m, vs[i], accs[i], (xs[i], ys[i]), hs[i], ego_bar_d[b],
                                None if (c != c or s_m > c) else c - s_m)
                 if generic:  # decided below, every running row in one call
+                    if wire is not None:
+                        try:
+                            raw_msgs[b] = tuple(wire.encode(row.source.arrivals()) if hasattr(row.source, "arrivals")
+                                                and not row.fast_gt else wire.ideal(info, t))
+                        except Exception as exc:
+                            assert app is not None
+                            row.error = (f"{app.build.label()}: {row.rollout} rollout, step {k} (t = {t:.2f} s): "
+                                         f"raw-message encoding: {type(exc).__name__}: {exc}")
+                            continue
                     pending.append((b, snap, info, ego))
                     continue
                 try:
@@ -487,7 +508,9 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                     _trace_step(row, snap, info, ego, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
             if pending:
                 assert app is not None
-                decided = _app_step(app, k, t, [StepRow(sids[b], info, ego) for b, _, info, ego in pending])
+                decided = _app_step(app, k, t, [StepRow(sids[b], EgoInformation(t, {}, None, {}, (), math.inf), ego,
+                                                        raw_msgs[b]) if raw else StepRow(sids[b], info, ego)
+                                                for b, _, info, ego in pending])
                 for (b, snap, info, ego), dec in zip(pending, decided, strict=True):
                     row = rows[b]
                     problem = dec.message if isinstance(dec, AppFault) else decision_problem(dec)

@@ -14,7 +14,10 @@ to the same build):
 What the app sees is what it would see on a vehicle: its own kinematic state
 (:class:`~services.simulator.apps.base.EgoState`) and the V2X stack's reconstruction
 (:class:`~services.simulator.info.EgoInformation`: signal beliefs, neighbour tracks, EEBL
-events, each with its age; the MAP association). Its previous decision is its own state to
+events, each with its age; the MAP association). An app whose ``input_mode`` is
+:data:`INPUT_RAW` (raw-message mode) gets instead the messages themselves as they arrived
+(``StepRow.messages``: CAM / DENM in ETSI UPER, SPaT / MAP in our encoding, with arrival times;
+:mod:`services.simulator.v2x.wire`) and an empty belief. Its previous decision is its own state to
 keep; the reference apps keep it per session.
 
 A row whose step raises, times out, answers an :class:`AppFault` or a decision outside the
@@ -42,9 +45,17 @@ from lastv2x.core.catalogue import Application
 from services.simulator.apps import APPS
 from services.simulator.apps.base import Action, AppContext, DecideFn, Decision, EgoState
 from services.simulator.info import EgoInformation
+from services.simulator.v2x.wire import RawMessage
 
 CONTRACT_VERSION = "1"  # lastv2x.v1.ApplicationUnderTestService; Describe must answer the same
 MAX_BRAKE_MPS2 = 15.0  # a BRAKE beyond this deceleration is outside the contract (1.5 g)
+INPUT_BELIEF = "belief"  # StepRow.info: the V2X stack's reconstruction (the default)
+INPUT_RAW = "raw"  # StepRow.messages: the messages as they arrived (raw-message mode)
+
+
+def input_mode(app: object) -> str:
+    """What ``app`` asks to be given each step: its ``input_mode`` attribute, else :data:`INPUT_BELIEF`."""
+    return INPUT_RAW if getattr(app, "input_mode", INPUT_BELIEF) == INPUT_RAW else INPUT_BELIEF
 
 
 @dataclass(frozen=True)
@@ -68,8 +79,9 @@ class StepRow:
     """One running rollout at one step: its session and what its ego sees."""
 
     session_id: str
-    info: EgoInformation
+    info: EgoInformation  # empty in raw-message mode
     ego: EgoState
+    messages: tuple[RawMessage, ...] = ()  # raw-message mode: arrivals since the previous step
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,5 +191,5 @@ class ReferenceApp(DecideFnApp):
 
 REFERENCE = ReferenceApp()  # stateless between runs but for its open sessions (ids are unique per run)
 
-__all__ = ["CONTRACT_VERSION", "MAX_BRAKE_MPS2", "REFERENCE", "AppBuild", "AppFault",
+__all__ = ["CONTRACT_VERSION", "INPUT_BELIEF", "INPUT_RAW", "MAX_BRAKE_MPS2", "RawMessage", "input_mode", "REFERENCE", "AppBuild", "AppFault",
            "ApplicationUnderTest", "DecideFnApp", "ReferenceApp", "StepRow", "decision_problem"]

@@ -28,11 +28,20 @@ import numpy as np
 
 from lastv2x.core.catalogue import Application
 from lastv2x.core.errors import FailedPrecondition, Unavailable
+from lastv2x.rpc.security import ClientSecurity, client_security, open_channel
 from lastv2x.v1 import application_pb2 as pb
 from lastv2x.v1 import application_pb2_grpc as pb_grpc
 from lastv2x.v1 import common_pb2
 from services.simulator.apps.base import Action, AppContext, Decision, EgoState
-from services.simulator.apps.contract import CONTRACT_VERSION, AppBuild, AppFault, StepRow
+from services.simulator.apps.contract import (
+    CONTRACT_VERSION,
+    INPUT_BELIEF,
+    INPUT_RAW,
+    AppBuild,
+    AppFault,
+    RawMessage,
+    StepRow,
+)
 from services.simulator.info import BelievedSignal, EEBLEvent, EgoInformation, Track
 
 _PHASE_TO = {-1: common_pb2.PHASE_UNSPECIFIED, 0: common_pb2.PHASE_GREEN, 1: common_pb2.PHASE_AMBER,
@@ -137,12 +146,26 @@ def decision_from_proto(msg: pb.AppDecision, app: Application, t_s: float) -> De
                     aoi_s=msg.aoi_s if msg.HasField("aoi_s") else None, info_valid=not msg.info_invalid)
 
 
-def step_request(k: int, t_s: float, rows: Sequence[StepRow]) -> pb.StepRequest:
+def messages_from_proto(msgs: Sequence[pb.RawMessage]) -> tuple[RawMessage, ...]:
+    return tuple(RawMessage(m.kind, m.encoding, m.payload, m.rx_s, m.sender_id, m.hops) for m in msgs)
+
+
+def input_mode_from_proto(value: int) -> str:
+    return INPUT_RAW if value == pb.INPUT_MODE_RAW else INPUT_BELIEF
+
+
+def step_request(k: int, t_s: float, rows: Sequence[StepRow], raw: bool = False) -> pb.StepRequest:
+    """One Step; ``raw``: each row carries its messages and an empty belief (raw-message mode)."""
     req = pb.StepRequest(step=k, t_s=t_s)
     for r in rows:
         m = req.rows.add(session_id=r.session_id)
         ego_to_proto(r.ego, m.ego)
-        belief_to_proto(r.info, m.belief)
+        if raw:
+            for msg in r.messages:
+                m.messages.add(kind=msg.kind, encoding=msg.encoding, payload=msg.payload, rx_s=msg.rx_s,
+                               sender_id=msg.sender_id, hops=msg.hops)
+        else:
+            belief_to_proto(r.info, m.belief)
     return req
 
 
@@ -156,11 +179,14 @@ class RemoteApp:
 
     def __init__(self, target: str, *, step_timeout_s: float = 1.0, connect_timeout_s: float = 5.0,
                  channel: grpc.Channel | None = None):
-        self.target = target  # "grpc://host:port"
+        self.target = target  # "grpc://host:port" (plaintext) or "grpcs://host:port" (TLS + token, as configured)
         self.step_timeout_s, self.connect_timeout_s = step_timeout_s, connect_timeout_s
-        address = target.removeprefix("grpc://")
-        self._channel = channel or grpc.insecure_channel(address, options=[
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES), ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
+        address = target.split("://", 1)[-1]
+        options = [("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                   ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+        if channel is None and target.startswith("grpcs://"):  # never the platform's token over plaintext
+            channel = open_channel(address, options, ClientSecurity(**{**client_security().__dict__, "tls": True}))
+        self._channel = channel or grpc.insecure_channel(address, options=options)
         self._stub = pb_grpc.ApplicationUnderTestServiceStub(self._channel)
         self._apps: dict[str, Application] = {}
         self._lock = threading.Lock()
@@ -172,6 +198,7 @@ class RemoteApp:
         b = reply.build
         self._build = AppBuild(b.name or target, b.version, b.digest, target)
         self.applications = frozenset(application_from_proto(a) for a in reply.applications)
+        self.input_mode = input_mode_from_proto(reply.input_mode)  # raw-message mode when it asks
         if reply.contract_version != CONTRACT_VERSION:
             raise FailedPrecondition(f"application under test {self._build.label()} speaks contract version "
                                      f"{reply.contract_version!r}, the platform {CONTRACT_VERSION!r}",
@@ -195,7 +222,8 @@ class RemoteApp:
         self._call(self._stub.Open, req, self.connect_timeout_s, "Open")
 
     def step(self, k: int, t_s: float, rows: Sequence[StepRow]) -> list[Decision | AppFault]:
-        reply = self._call(self._stub.Step, step_request(k, t_s, rows), self.step_timeout_s, "Step")
+        reply = self._call(self._stub.Step, step_request(k, t_s, rows, self.input_mode == INPUT_RAW),
+                           self.step_timeout_s, "Step")
         if len(reply.decisions) != len(rows):
             return [AppFault(f"Step answered {len(reply.decisions)} decisions for {len(rows)} rows")] * len(rows)
         apps = self._apps
@@ -225,4 +253,4 @@ class RemoteApp:
 
 __all__ = ["RemoteApp", "application_from_proto", "application_to_proto", "belief_from_proto", "belief_to_proto",
            "context_from_proto", "context_to_proto", "decision_from_proto", "decision_to_proto", "ego_from_proto",
-           "ego_to_proto", "step_request"]
+           "ego_to_proto", "input_mode_from_proto", "messages_from_proto", "step_request"]

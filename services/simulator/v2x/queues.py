@@ -88,6 +88,9 @@ class Inbox:
 class Queues:
     """Delivery and queueing of the V2X source (a mixin of ``V2XInformationSource``)."""
 
+    keep_rx: bool = False  # keep each step's ego arrivals (raw-message mode; off: no cost)
+    rx_batches: list[tuple[Stream, RecordBatch, np.ndarray]] = []  # noqa: RUF012 (replaced, never mutated, when off)
+
     def _deliver(self, t: float) -> None:
         """Relay receivers (RSUs, vehicles) take what has arrived by t."""
         got = self.inbox_rsu.pop(Stream.SPAT, t)
@@ -120,12 +123,17 @@ class Queues:
     def _deliver_ego(self, t: float) -> None:
         ego = self.ego
         received: list[dict[str, Any]] | None = [] if self.trace is not None else None
+        keep = self.keep_rx  # raw-message mode: this step's arrivals kept for arrivals()
+        if keep:
+            self.rx_batches = []
         for stream, fn in ((Stream.MAP, ego.ingest_map), (Stream.SPAT, ego.ingest_spat),
                            (Stream.BSM, ego.ingest_bsm), (Stream.EEBL, ego.ingest_eebl)):
             got = self.inbox_ego.pop(stream, t)
             if got is not None:
                 _, batch, rx = got
                 fn(batch, rx)  # type: ignore[arg-type]
+                if keep:
+                    self.rx_batches.append((stream, batch, rx))
                 self.stats.delivered[stream.value] += message_count(batch)
                 if received is not None:
                     received += self._message_rows(stream, batch, rx)

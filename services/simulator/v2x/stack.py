@@ -46,6 +46,7 @@ from lastv2x.core.spec import AnchorEvent
 from services.simulator.info import (
     PHASE_AMBER,
     PHASE_GREEN,
+    PHASE_NAME,
     PHASE_RED,
     BelievedSignal,
     DecisionRecord,
@@ -349,6 +350,55 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
             if kept is not None:
                 row["kept"] = bool(kept[r])
             out.append(row)
+        return out
+
+    def arrivals(self) -> list[dict[str, Any]]:
+        """The messages the ego received at the last step (``keep_rx`` on), in arrival order, as plain
+        dicts in scenario units (``kind`` BSM / EEBL / SPAT / MAP, ``sender``, ``rx_s``, ``hops``, the
+        message's fields; SPaT / MAP rows of one message grouped): what raw-message mode encodes."""
+        out: list[dict[str, Any]] = []
+        names, groups, lanes = self.senders.name, self.groups.name, self.lanes.name
+        for stream, batch, rx in self.rx_batches:
+            cols = {n: getattr(batch, n).tolist() for n in batch.field_names()}
+            rxl = rx.tolist()
+            if stream is Stream.BSM:
+                for i in range(len(batch)):
+                    out.append({"kind": "BSM", "sender": names(cols["sender"][i]), "rx_s": rxl[i], "hops": 0,
+                                "msg_id": cols["msg_id"][i], "timestamp_s": cols["timestamp_s"][i],
+                                "x_m": cols["x_m"][i], "y_m": cols["y_m"][i], "speed_mps": cols["speed_mps"][i],
+                                "heading_rad": cols["heading_rad"][i], "accel_mps2": cols["accel_mps2"][i],
+                                "brake_flag": bool(cols["brake_flag"][i]), "event_flags": cols["event_flags"][i]})
+            elif stream is Stream.EEBL:
+                for i in range(len(batch)):
+                    out.append({"kind": "EEBL", "sender": names(cols["sender"][i]), "rx_s": rxl[i],
+                                "hops": cols["hop_count"][i], "origin": names(cols["origin"][i]),
+                                "event_id": cols["event_id"][i], "timestamp_s": cols["timestamp_s"][i],
+                                "x_m": cols["x_m"][i], "y_m": cols["y_m"][i], "speed_mps": cols["speed_mps"][i],
+                                "heading_rad": cols["heading_rad"][i], "decel_mps2": cols["decel_mps2"][i]})
+            else:
+                msgs: dict[tuple[int, int], dict[str, Any]] = {}
+                for i in range(len(batch)):
+                    key = (cols["sender"][i], cols["msg_id"][i])
+                    m = msgs.get(key)
+                    if m is None:
+                        m = msgs[key] = {"kind": stream.value.upper(), "sender": names(key[0]), "rx_s": rxl[i],
+                                         "hops": cols.get("hop_count", [0] * len(batch))[i], "msg_id": key[1],
+                                         "msg_count": cols["msg_count"][i], "timestamp_s": cols["timestamp_s"][i],
+                                         "groups" if stream is Stream.SPAT else "lanes": []}
+                    if stream is Stream.SPAT:
+                        m["groups"].append({
+                            "group_id": groups(cols["group"][i]), "origin": names(cols["origin"][i]),
+                            "phase": PHASE_NAME.get(cols["phase"][i], "unknown"),
+                            **{f: (v if math.isfinite(v) else None) for f in
+                               ("min_end_time_s", "max_end_time_s", "green_start_time_s")
+                               for v in (cols[f][i],)}})
+                    else:
+                        g = cols["group"][i]
+                        m["lanes"].append({"lane_id": lanes(cols["lane"][i]),
+                                           "signal_group_id": None if g == NO_KEY else groups(g),
+                                           "stop_bar_xy_m": [cols["stop_x_m"][i], cols["stop_y_m"][i]]})
+                out.extend(msgs.values())
+        out.sort(key=lambda a: a["rx_s"])  # stable: stream order among equal arrival times
         return out
 
     # ------------------------------------------------------------------ belief
