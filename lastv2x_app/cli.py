@@ -29,6 +29,15 @@ from typing import Any
 from lastv2x.core.errors import FieldViolation, InvalidArgument, LastV2XError
 
 
+def _channel(target: str) -> Any:
+    """A channel to ``--target`` with the platform's client settings (``LASTV2X_TLS_*``,
+    ``LASTV2X_AUTH_TOKEN_FILE``: ``lastv2x.rpc.security``), plaintext when none is set."""
+    from lastv2x.rpc.security import ClientSecurity, open_channel
+    from lastv2x.rpc.server import ServerConfig
+
+    return open_channel(target, security=ClientSecurity.from_config(ServerConfig.from_env("cli")))
+
+
 def _print(data: Any, as_json: bool, table: str) -> None:
     print(json.dumps(data, indent=2, sort_keys=False) if as_json else table)
 
@@ -45,12 +54,11 @@ def _read_spec_text(path: str) -> str:
 def cmd_verify(args: argparse.Namespace) -> int:
     text = _read_spec_text(args.spec)
     if args.target:
-        import grpc
 
         from lastv2x.rpc.convert import message_to_dict
         from lastv2x.v1 import llm_pb2, llm_pb2_grpc
 
-        with grpc.insecure_channel(args.target) as channel:
+        with _channel(args.target) as channel:
             reply = llm_pb2_grpc.LlmServiceStub(channel).Verify(llm_pb2.VerifyRequest(spec_json=text), timeout=10)
         report = message_to_dict(reply.report)
         report.setdefault("ok", False)
@@ -174,7 +182,6 @@ def _outcome_lines(d: dict[str, Any]) -> list[str]:
 def cmd_execute(args: argparse.Namespace) -> int:
     kind, obj = _load_program_or_spec(args.scenario)
     if args.target:
-        import grpc
 
         from lastv2x.rpc.convert import program_to_proto, spec_to_proto
         from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
@@ -186,7 +193,7 @@ def cmd_execute(args: argparse.Namespace) -> int:
             req.spec.CopyFrom(spec_to_proto(obj))
         if args.seed is not None:
             req.seed = args.seed
-        with grpc.insecure_channel(args.target) as channel:
+        with _channel(args.target) as channel:
             reply = simulator_pb2_grpc.SimulatorServiceStub(channel).Execute(req, timeout=120)
         outcome = json.loads(reply.outcome.outcome_json)
         outcome["trace_uri"] = reply.outcome.trace_uri
@@ -286,12 +293,11 @@ def cmd_ground(args: argparse.Namespace) -> int:
 
     spec = parse_spec(_read_spec_text(args.spec))
     if args.target:
-        import grpc
 
         from lastv2x.rpc.convert import program_from_proto, spec_to_proto
         from lastv2x.v1 import grounding_pb2, grounding_pb2_grpc
 
-        with grpc.insecure_channel(args.target) as channel:
+        with _channel(args.target) as channel:
             reply = grounding_pb2_grpc.GroundingServiceStub(channel).Ground(
                 grounding_pb2.GroundRequest(spec=spec_to_proto(spec)), timeout=60)
         program = program_from_proto(reply.program)
@@ -362,7 +368,6 @@ def cmd_campaign(args: argparse.Namespace) -> int:
 
 
 def _remote_campaign(target: str, kw: dict[str, Any], progress: Any) -> tuple[Any, ...]:
-    import grpc
 
     from lastv2x.core.spec import parse_spec
     from lastv2x.rpc.convert import message_to_dict, spec_to_proto
@@ -377,7 +382,7 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any) -> tuple[An
     request = search_pb2.StartCampaignRequest(intents=kw["intents"], seed=kw["seed"],
                                               budget_per_scenario=kw["budget_per_scenario"], options=options,
                                               specs=[spec_to_proto(parse_spec(t)) for t in kw["specs"]])
-    with grpc.insecure_channel(target) as channel:
+    with _channel(target) as channel:
         stub = search_pb2_grpc.SearchServiceStub(channel)
         cid = stub.StartCampaign(request, timeout=30).campaign.id
         campaign = None

@@ -18,6 +18,8 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from lastv2x.rpc.security import ClientSecurity, open_channel
+from lastv2x.rpc.server import ServerConfig
 from lastv2x.rpc.services import SERVICES
 
 
@@ -35,7 +37,7 @@ class ServiceProcess:
 def health_status(address: str, timeout_s: float = 1.0) -> str:
     """SERVING / NOT_SERVING / UNREACHABLE for the server's overall health."""
     try:
-        with grpc.insecure_channel(address) as channel:
+        with open_channel(address, security=ClientSecurity.from_config(ServerConfig.from_env("cli"))) as channel:
             stub = health_pb2_grpc.HealthStub(channel)
             reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout_s)
             return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)

@@ -22,6 +22,10 @@ queued without bound. grpcio's own ``maximum_concurrent_rpcs`` answers RESOURCE_
 no retry advice and counts health checks too, so it is only a backstop (4x the threads) here;
 health checks and reflection are never refused (kubelet probes keep working under load).
 
+Security (opt-in; ``lastv2x.rpc.security``): TLS / mutual TLS from mounted files, a bearer token
+checked here before a call is admitted (UNAUTHENTICATED; health checks stay open for probes),
+reflection switchable off.
+
 Deadlines: a call waiting for a worker stops when its deadline passes or its client goes away;
 a server-streaming handler is stopped between responses; long handlers check
 ``call_ended(context)`` between units of work and raise ``Cancelled``.
@@ -51,6 +55,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 
 from lastv2x.core.errors import Cancelled, FieldViolation, InvalidArgument, LastV2XError
 from lastv2x.rpc.errors import exhausted_status, to_status
+from lastv2x.rpc.security import TokenCheck, read_token, server_credentials
 
 LOG = logging.getLogger("lastv2x.rpc")
 
@@ -69,6 +74,12 @@ class ServerConfig:
     log_json: bool = True
     max_concurrent_rpcs: int = 32  # calls held at once (running + waiting); one more -> RESOURCE_EXHAUSTED; 0 = off
     retry_after_s: float = 1.0  # the retry advice (google.rpc.RetryInfo) sent with that RESOURCE_EXHAUSTED
+    tls_cert_file: str = ""  # PEM certificate (chain): TLS on; also the client certificate of this process's clients
+    tls_key_file: str = ""  # its PEM private key
+    tls_ca_file: str = ""  # PEM CA: verifies client certificates (mutual TLS) and, for clients, the servers
+    tls_client_auth: bool = False  # require a client certificate signed by tls_ca_file (mutual TLS)
+    auth_token_file: str = ""  # a bearer token: required on every call but health checks; clients send it
+    reflection: bool = True  # server reflection (grpcurl without protos); 0 in hardened deployments
 
     @classmethod
     def from_env(cls, service: str, env: Mapping[str, str] | None = None, default_port: int = 0) -> ServerConfig:
@@ -249,7 +260,9 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
     """Domain errors -> status, unexpected errors -> INTERNAL with an error id, one JSON log
     line per call, Prometheus metrics."""
 
-    def __init__(self, metrics: _Metrics, log_json: bool, admission: _Admission | None = None):
+    def __init__(self, metrics: _Metrics, log_json: bool, admission: _Admission | None = None,
+                 token: TokenCheck | None = None):
+        self._token = token
         self._metrics = metrics
         self._log_json = log_json
         self._errors = _ErrorLog(metrics.service)
@@ -304,13 +317,20 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
             return request
 
         admission = None if method.startswith(OPEN_METHODS) else self.admission
+        token = self._token
+
+        def enter(context: grpc.ServicerContext) -> int:
+            if token is not None and not token.allows(method, context.invocation_metadata()):
+                context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                              "missing or wrong bearer token (metadata 'authorization: Bearer <token>')")
+            return admission.enter(context) if admission else 0
 
         def unary(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
             extra: dict[str, str] = {}
             held = 0
             try:
-                held = admission.enter(context) if admission else 0
+                held = enter(context)
                 return behaviour(prepare(request), context)
             except Exception as exc:  # noqa: BLE001 - every failure leaves with a status
                 self._fail(method, context, exc, extra)
@@ -325,7 +345,7 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
             held = 0
             responses = None
             try:
-                held = admission.enter(context) if admission else 0
+                held = enter(context)
                 responses = behaviour(prepare(request), context)
                 for response in responses:
                     yield response
@@ -369,7 +389,9 @@ def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server
         admission = _Admission(config.max_concurrent_rpcs, config.max_workers, config.retry_after_s)
         threads = max(config.max_concurrent_rpcs, config.max_workers) + RESERVE_WORKERS
         backstop = 4 * threads
-    runtime = RuntimeInterceptor(metrics, config.log_json, admission)
+    credentials = server_credentials(config)  # read (and checked) before anything listens
+    token = TokenCheck(read_token(config.auth_token_file)) if config.auth_token_file else None
+    runtime = RuntimeInterceptor(metrics, config.log_json, admission, token)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix=config.service),
                          interceptors=[runtime], options=options, maximum_concurrent_rpcs=backstop)
     server.runtime = runtime  # type: ignore[attr-defined]
@@ -379,8 +401,10 @@ def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in [*names, ""]:
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
-    port = server.add_insecure_port(f"{config.host}:{config.port}")
+    if config.reflection:
+        reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
+    address = f"{config.host}:{config.port}"
+    port = server.add_secure_port(address, credentials) if credentials else server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind {config.host}:{config.port}")
     server.health_servicer = health_servicer  # type: ignore[attr-defined]

@@ -52,7 +52,10 @@ SERVICES: dict[str, ServiceEntry] = {e.name: e for e in (
 
 def main(name: str) -> None:
     """Entry point of one service process: every setting read from the environment here, once."""
+    from lastv2x.rpc.security import ClientSecurity, configure_clients
     from lastv2x.rpc.server import ServerConfig, serve
 
     entry = SERVICES[name]
-    serve(ServerConfig.from_env(name, default_port=entry.default_port), entry.register(entry.settings_from_env()))
+    config = ServerConfig.from_env(name, default_port=entry.default_port)
+    configure_clients(ClientSecurity.from_config(config))  # its calls to peers use the same TLS and token
+    serve(config, entry.register(entry.settings_from_env()))

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import grpc
-
 from lastv2x.core.spec import ScenarioSpec
 from lastv2x.rpc.convert import spec_to_proto
+from lastv2x.rpc.security import open_channel
 from lastv2x.v1 import llm_pb2, llm_pb2_grpc
 
 _TURNS = {1: "straight", 2: "left", 3: "right"}
@@ -23,7 +22,7 @@ class RemotePlanner:
     """A ``planner(spec, candidates)`` callable backed by ``LlmService.PlanScene``."""
 
     def __init__(self, target: str, timeout_s: float = 10.0):
-        self._channel = grpc.insecure_channel(target)
+        self._channel = open_channel(target)  # TLS and token as this process's settings say
         self._stub = llm_pb2_grpc.LlmServiceStub(self._channel)
         self._timeout_s = timeout_s
 

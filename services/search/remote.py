@@ -35,6 +35,7 @@ from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XErro
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
 from lastv2x.rpc.convert import program_from_proto, program_to_proto, spec_from_proto, spec_to_proto
+from lastv2x.rpc.security import open_channel
 from lastv2x.v1 import (
     grounding_pb2,
     grounding_pb2_grpc,
@@ -87,7 +88,7 @@ class GrpcPipeline:
         self._backoff_s = backoff_s
         self.retries = 0  # executions re-sent to another replica
         self._llm_target, self._grounding_target = llm_target, grounding_target
-        self._channels = [grpc.insecure_channel(t, options=_CHANNEL_OPTIONS) for t in (llm_target, grounding_target)]
+        self._channels = [open_channel(t, _CHANNEL_OPTIONS) for t in (llm_target, grounding_target)]
         self._llm = llm_pb2_grpc.LlmServiceStub(self._channels[0])
         self._grounding = grounding_pb2_grpc.GroundingServiceStub(self._channels[1])
         self._replicas = [self._open(t) for t in dict.fromkeys(targets)]  # active, in round-robin order
@@ -98,7 +99,7 @@ class GrpcPipeline:
 
     @staticmethod
     def _open(target: str) -> _Replica:
-        channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+        channel = open_channel(target, _CHANNEL_OPTIONS)  # TLS and token as this process's settings say
         return _Replica(target, channel, simulator_pb2_grpc.SimulatorServiceStub(channel))
 
     @property

@@ -25,7 +25,7 @@ from lastv2x.core.errors import FieldViolation, InvalidArgument
 from services.simulator.apps.contract import REFERENCE, ApplicationUnderTest
 
 ENTRY_POINT_GROUP = "lastv2x.apps"
-_GRPC = re.compile(r"^grpc://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+_GRPC = re.compile(r"^grpcs?://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 EntryPoints = Callable[[], Iterable[Any]]  # () -> entry points of the group (tests pass their own)
 
@@ -44,9 +44,9 @@ def resolve_app(spec: str | None, *, step_timeout_s: float = 1.0, connect_timeou
     spec = (spec or "").strip()
     if spec in ("", "reference"):
         return REFERENCE
-    if spec.startswith("grpc://"):
+    if spec.startswith(("grpc://", "grpcs://")):  # grpcs://: TLS with the simulator's client settings
         if not _GRPC.match(spec) or not 0 < int(spec.rsplit(":", 1)[1]) < 65536:
-            raise InvalidArgument(FieldViolation(field, f"{spec!r} is not grpc://host:port",
+            raise InvalidArgument(FieldViolation(field, f"{spec!r} is not grpc://host:port or grpcs://host:port",
                                                  "e.g. grpc://127.0.0.1:50070"))
         from services.simulator.apps.remote import RemoteApp
 
