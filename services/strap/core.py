@@ -46,7 +46,7 @@ class StrapCore:
     def __init__(self, config: StrapConfig | None = None, *, store: StrapStore | None = None):
         if store is None:
             config = config or StrapConfig()
-            store = StrapStore(config.store_dir, config.max_bytes, config.limits)
+            store = StrapStore(config.store_dir, config.max_bytes, config.limits, config.quota_bytes)
         self.store = store
 
     def ingest(self, name: str, chunks: Iterable[bytes]) -> RecordingInfo:

@@ -7,12 +7,24 @@ content's SHA-256, so the same bytes ingested twice are one recording.
 
 Reductions are cached per (recording, module, parameters) because RSC needs the
 recording's frame vectors at prioritization time.
+
+Durability (issue 16): the index of recordings is a SQLite database in the store
+directory (``strap.db``, WAL, one file, as the search archive), written after the
+recording's file is in place; at start the index is loaded, staging files of uploads a
+killed process left in ``.incoming/`` are deleted, and so are recording files the index
+does not list (a crash between the rename and the index write) and index rows whose file
+is gone. ``quota_bytes`` bounds the bytes of all recordings together: an upload that would
+pass it is refused (RESOURCE_EXHAUSTED naming the quota; while streaming once it alone is
+over the quota, else before it is published) and the store is left unchanged; the same
+bytes again add nothing. Reductions are not persisted: Reduce recomputes them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -45,7 +57,8 @@ POD_MEMORY_BYTES = 1 << 30
 _INT_SETTINGS = {"max_bytes": "LASTV2X_STRAP_MAX_BYTES",
                  "max_decompressed_bytes": "LASTV2X_STRAP_MAX_DECOMPRESSED_BYTES",
                  "max_messages": "LASTV2X_STRAP_MAX_MESSAGES",
-                 "max_chunk_bytes": "LASTV2X_STRAP_MAX_CHUNK_BYTES"}
+                 "max_chunk_bytes": "LASTV2X_STRAP_MAX_CHUNK_BYTES",
+                 "quota_bytes": "LASTV2X_STRAP_QUOTA_BYTES"}
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,7 @@ class StrapConfig:
     max_decompressed_bytes: int = 2 * POD_MEMORY_BYTES  # per recording, after decompression
     max_messages: int = 4_000_000  # per recording
     max_chunk_bytes: int = POD_MEMORY_BYTES // 16  # one chunk, after decompression
+    quota_bytes: int = 16 * 1024 * 1024 * 1024  # all stored recordings together
 
     @property
     def limits(self) -> ReadLimits:
@@ -100,14 +114,68 @@ class RecordingInfo:
     size_bytes: int
 
 
+_SCHEMA = """CREATE TABLE IF NOT EXISTS recordings (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, format TEXT NOT NULL, file TEXT NOT NULL,
+    channels TEXT NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
+    size_bytes INTEGER NOT NULL)"""
+
+
 @dataclass
 class StrapStore:
     root: Path
     max_bytes: int = 512 * 1024 * 1024
     limits: ReadLimits = field(default_factory=lambda: StrapConfig().limits)
+    quota_bytes: int = StrapConfig.quota_bytes
     _recordings: dict[str, RecordingInfo] = field(default_factory=dict)
     _reductions: dict[tuple, tuple[FrameTable, Reduction]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.root / "strap.db", check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(_SCHEMA)
+        self._recover()
+
+    def _recover(self) -> None:
+        """Load the index; delete staging leftovers, unindexed recording files and rows without a file."""
+        for leftover in (self.root / ".incoming").glob("*"):
+            if leftover.is_file():
+                leftover.unlink()
+        rows = self._db.execute("SELECT id, name, format, file, channels, start_ns, end_ns, size_bytes "
+                                "FROM recordings").fetchall()
+        for rec_id, name, fmt, file, channels, start, end, size in rows:
+            path = self.root / file
+            if not path.is_file():
+                self._db.execute("DELETE FROM recordings WHERE id = ?", (rec_id,))
+                continue
+            chans = {c: (enc, int(n)) for c, (enc, n) in json.loads(channels).items()}
+            self._recordings[rec_id] = RecordingInfo(rec_id, name, fmt, path, chans, start, end, size)
+        indexed = {info.path.name for info in self._recordings.values()}
+        for path in self.root.iterdir():
+            if path.is_file() and path.suffix in SUFFIXES and path.name not in indexed:
+                path.unlink()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @property
+    def stored_bytes(self) -> int:
+        with self._lock:
+            return sum(info.size_bytes for info in self._recordings.values())
+
+    def _check_quota(self, name: str, size: int, rec_id: str | None = None) -> None:
+        """Raise when ``size`` more bytes would pass the quota (call under the lock)."""
+        if rec_id is not None and rec_id in self._recordings:
+            return  # the same bytes again: one recording, nothing added
+        stored = sum(info.size_bytes for info in self._recordings.values())
+        if stored + size > self.quota_bytes:
+            raise ResourceExhausted(f"recording {name!r} ({size} bytes or more) would pass the store's quota "
+                                    f"quota_bytes = {self.quota_bytes} (LASTV2X_STRAP_QUOTA_BYTES; {stored} "
+                                    "bytes stored); nothing was stored")
 
     def ingest_chunks(self, name: str, chunks: Iterable[bytes]) -> RecordingInfo:
         suffix = _suffix(name)
@@ -122,13 +190,20 @@ class StrapStore:
                     if size > self.max_bytes:
                         raise ResourceExhausted(f"recording {name!r} exceeds the cap of {self.max_bytes} bytes "
                                                 f"(at byte {size}); nothing was stored")
+                    if size > self.quota_bytes:  # exact check (stored bytes, same content) at publish
+                        with self._lock:
+                            self._check_quota(name, size)
                     digest.update(chunk)
                     fh.write(chunk)
             info = self._inspect(tmp, name, size, digest.hexdigest()[:16])
             final = self.root / f"{info.id}{suffix}"
-            os.replace(tmp, final)
             info = RecordingInfo(**{**info.__dict__, "path": final})
             with self._lock:
+                self._check_quota(name, size, info.id)
+                os.replace(tmp, final)  # then the index: a crash between the two leaves a file swept at start
+                self._db.execute("INSERT OR REPLACE INTO recordings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 (info.id, info.name, info.format, final.name, json.dumps(info.channels),
+                                  info.start_ns, info.end_ns, info.size_bytes))
                 self._recordings[info.id] = info
             return info
         finally:

@@ -40,7 +40,7 @@ def _corrupt(tmp_path, compression: str) -> bytes:
 
 
 def _files(root) -> list:
-    return [p for p in root.rglob("*") if p.is_file()]
+    return [p for p in root.rglob("*") if p.is_file() and not p.name.startswith("strap.db")]
 
 
 @pytest.mark.parametrize("kind", ["magic-twice", "zstd", "lz4", "truncated-zstd"])
