@@ -3,7 +3,9 @@
 kubectl renders kustomize without a cluster (``kubectl kustomize``); the rendered
 objects are checked by ``kubernetes-validate`` against bundled schemas and by our
 own hardening rules (non-root, read-only root fs, dropped capabilities, gRPC probes,
-resource limits) and least-privilege RBAC (``rbac_errors``). No API server is contacted.
+resource limits, a ``sizeLimit`` on every emptyDir, the carla sidecar's read-only root),
+least-privilege RBAC (``rbac_errors``) and NetworkPolicies that allow exactly the calls of
+``CALLS`` (``network_errors``). No API server is contacted.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent / "k8s"
-OVERLAYS = ["overlays/local", "overlays/campaign"]
+OVERLAYS = ["overlays/local", "overlays/campaign", "overlays/campaign-gpu"]
 K8S_VERSION = "1.33.0"
 
 
@@ -36,12 +38,15 @@ def hardening_errors(obj: dict) -> list[str]:
     pod = obj["spec"]["template"]["spec"]
     if not pod.get("securityContext", {}).get("runAsNonRoot"):
         errs.append(f"{name}: pod must set runAsNonRoot")
+    for v in pod.get("volumes", []):
+        if "emptyDir" in v and not (v["emptyDir"] or {}).get("sizeLimit"):
+            errs.append(f"{name}: emptyDir {v['name']!r} needs a sizeLimit")
     for c in pod["containers"]:
-        if c["name"] == "carla":
-            continue
         sc = c.get("securityContext", {})
         if not sc.get("readOnlyRootFilesystem"):
             errs.append(f"{name}/{c['name']}: readOnlyRootFilesystem")
+        if c["name"] == "carla":  # the GPU sidecar: no gRPC probes, its own limits
+            continue
         if "ALL" not in sc.get("capabilities", {}).get("drop", []):
             errs.append(f"{name}/{c['name']}: drop ALL capabilities")
         if "grpc" not in c.get("readinessProbe", {}) or "grpc" not in c.get("livenessProbe", {}):
@@ -105,6 +110,64 @@ def rbac_errors(objs: list[dict]) -> list[str]:
     return errs
 
 
+# (caller, callee): the gRPC calls between lastv2x services, nothing else (port GRPC_PORT).
+CALLS = {("search", "llm"), ("search", "grounding"), ("search", "simulator"), ("grounding", "llm")}
+GRPC_PORT, METRICS_PORT = 50051, 9090
+NAME = "app.kubernetes.io/name"
+
+
+def _names(peers: list[dict]) -> set[str]:
+    """lastv2x service names a rule's from/to selects by pod label (others are ignored here)."""
+    return {p["podSelector"]["matchLabels"][NAME].removeprefix("lastv2x-") for p in peers
+            if "namespaceSelector" not in p and NAME in p.get("podSelector", {}).get("matchLabels", {})}
+
+
+def _ports(rule: dict) -> set[int]:
+    return {p.get("port") for p in rule.get("ports", [])}
+
+
+def network_errors(objs: list[dict]) -> list[str]:
+    """Default deny (ingress and egress) for every lastv2x pod; lastv2x-to-lastv2x gRPC allowed exactly
+    where CALLS says, on both ends (the callee's ingress, the caller's egress); Prometheus may scrape
+    every pod's metrics port; no policy allows a lastv2x pod's ingress from everywhere."""
+    policies = [o for o in objs if o["kind"] == "NetworkPolicy"]
+    services = {o["metadata"]["name"].removeprefix("lastv2x-") for o in objs if o["kind"] == "Deployment"}
+    if not services:
+        return []
+    errs = []
+    deny = [p for p in policies if p["spec"]["podSelector"].get("matchLabels") == {"app.kubernetes.io/part-of": "lastv2x"}
+            and not p["spec"].get("ingress") and not p["spec"].get("egress")
+            and set(p["spec"].get("policyTypes", [])) == {"Ingress", "Egress"}]
+    if not deny:
+        errs.append("NetworkPolicy: no default deny (ingress and egress) for app.kubernetes.io/part-of=lastv2x")
+    ingress: set[tuple[str, str]] = set()
+    egress: set[tuple[str, str]] = set()
+    scraped: set[str] = set()
+    for p in policies:
+        labels = p["spec"]["podSelector"].get("matchLabels", {})
+        targets = {labels[NAME].removeprefix("lastv2x-")} if NAME in labels else \
+            services if labels.get("app.kubernetes.io/part-of") == "lastv2x" else set()
+        for rule in p["spec"].get("ingress", []):
+            if "from" not in rule:
+                errs.append(f"NetworkPolicy/{p['metadata']['name']}: ingress from everywhere")
+                continue
+            if GRPC_PORT in _ports(rule):
+                ingress |= {(src, t) for src in _names(rule["from"]) for t in targets}
+            if METRICS_PORT in _ports(rule) and any("namespaceSelector" in f for f in rule["from"]):
+                scraped |= targets
+        for rule in p["spec"].get("egress", []):
+            if GRPC_PORT in _ports(rule):
+                egress |= {(t, dst) for dst in _names(rule.get("to", [])) for t in targets}
+    for what, got in (("ingress", ingress), ("egress", egress)):
+        for pair in sorted(got - CALLS):
+            errs.append(f"NetworkPolicy: {what} allows {pair[0]} -> {pair[1]}, a call the architecture does not make")
+        for pair in sorted(CALLS - got):
+            errs.append(f"NetworkPolicy: {what} does not allow {pair[0]} -> {pair[1]}")
+    for svc in sorted(services - scraped):
+        errs.append(f"NetworkPolicy: Prometheus may not scrape {svc} (port {METRICS_PORT})")
+    return errs
+
+
 def main() -> int:
     failures = 0
     try:
@@ -115,7 +178,7 @@ def main() -> int:
         print("kubernetes-validate not installed: schema validation skipped (pip install kubernetes-validate)")
     for overlay in OVERLAYS:
         objs = render(ROOT / overlay)
-        errs = [e for o in objs for e in hardening_errors(o)] + rbac_errors(objs)
+        errs = [e for o in objs for e in hardening_errors(o)] + rbac_errors(objs) + network_errors(objs)
         if have_validator:
             import kubernetes_validate
 

@@ -72,3 +72,38 @@ def test_rbac_rules_allow_only_reading_endpointslices_where_discovery_runs() -> 
     objs = _discovery_objects(["list"])
     objs[2]["subjects"] = []  # nothing binds the search ServiceAccount
     assert any("no RoleBinding" in e for e in rbac_errors(objs))
+
+
+def _rendered(overlay: str) -> list[dict]:
+    return _check_module().render(ROOT / "deploy" / "k8s" / overlay)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (renders kustomize offline) not installed")
+def test_network_policies_allow_exactly_the_architectures_calls() -> None:
+    check = _check_module()
+    objs = _rendered("overlays/campaign")
+    assert check.network_errors(objs) == []
+    llm = next(o for o in objs if o["kind"] == "NetworkPolicy" and o["metadata"]["name"] == "lastv2x-llm")
+    llm["spec"]["ingress"][0]["from"].append({"podSelector": {"matchLabels": {check.NAME: "lastv2x-strap"}}})
+    assert any("strap -> llm" in e for e in check.network_errors(objs))
+    objs = [o for o in _rendered("overlays/local") if o["metadata"]["name"] != "lastv2x-grounding"
+            or o["kind"] != "NetworkPolicy"]
+    errs = check.network_errors(objs)
+    assert any("search -> grounding" in e for e in errs) and any("grounding -> llm" in e for e in errs)
+    objs = [o for o in _rendered("overlays/local") if o["metadata"]["name"] != "lastv2x-default-deny"]
+    assert any("default deny" in e for e in check.network_errors(objs))
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (renders kustomize offline) not installed")
+def test_every_emptydir_is_bounded_and_the_carla_sidecar_is_read_only() -> None:
+    check = _check_module()
+    objs = _rendered("overlays/campaign-gpu")
+    sim = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "lastv2x-simulator")
+    assert check.hardening_errors(sim) == []
+    pod = sim["spec"]["template"]["spec"]
+    carla = next(c for c in pod["containers"] if c["name"] == "carla")
+    assert carla["securityContext"]["readOnlyRootFilesystem"] is True
+    carla["securityContext"]["readOnlyRootFilesystem"] = False
+    pod["volumes"][0]["emptyDir"] = {}
+    errs = check.hardening_errors(sim)
+    assert any("carla: readOnlyRootFilesystem" in e for e in errs) and any("sizeLimit" in e for e in errs)

@@ -18,12 +18,19 @@ import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import grpc
 
-if TYPE_CHECKING:
-    from lastv2x.rpc.server import ServerConfig
+
+class ServerConfig(Protocol):
+    """The fields of ``lastv2x.rpc.server.ServerConfig`` read here (no import: the server imports this)."""
+
+    tls_cert_file: str
+    tls_key_file: str
+    tls_ca_file: str
+    tls_client_auth: bool
+    auth_token_file: str
 
 OPEN_TO_ALL = ("/grpc.health.v1.Health/",)  # no token asked: kubelet probes and load balancers
 

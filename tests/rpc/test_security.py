@@ -38,7 +38,7 @@ def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
 
 
 def _cert(subject: str, issuer_name: str, issuer_key, key, *, ca: bool, server: bool = False):  # type: ignore[no-untyped-def]
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     b = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(_name(issuer_name))
          .public_key(key.public_key()).serial_number(x509.random_serial_number())
          .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
