@@ -7,7 +7,10 @@ expands (the pods of a headless Service) and balances with ``round_robin``. Each
 execution is one ``Execute`` call made with ``.future()``, so K of them are in flight per
 replica without threads of our own; both rollouts of a pair run in that one call, on one
 replica. A replica that is unavailable or past the deadline has its execution retried on
-the next one with a doubling backoff.
+the next one with a doubling backoff; a replica that refuses it as full (RESOURCE_EXHAUSTED with a
+``google.rpc.RetryInfo``: its ``LASTV2X_MAX_CONCURRENT_RPCS`` are taken) has it retried after the
+advised delay on the next replica (the same one when there is one). Both kinds of retry share the
+``attempts`` budget and are counted in ``retries``.
 
 Replicas may change at runtime (``set_replicas``: what EndpointSlice discovery, in
 ``services.search.discovery``, reports as pods come and go): an added target gets a channel
@@ -35,6 +38,7 @@ from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XErro
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
 from lastv2x.rpc.convert import program_from_proto, program_to_proto, spec_from_proto, spec_to_proto
+from lastv2x.rpc.errors import retry_delay_s
 from lastv2x.rpc.security import open_channel
 from lastv2x.v1 import (
     grounding_pb2,
@@ -173,8 +177,10 @@ class GrpcPipeline:
 
     def submit(self, request: ExecutionRequest) -> Future[Execution]:
         """One paired execution on a replica; a replica that is unavailable or past the deadline has the
-        execution retried on the next replica, after a doubling backoff, up to ``attempts`` times. The
-        caller records the result once (the ledger's execution id), so a retry never counts twice."""
+        execution retried on the next replica, after a doubling backoff, and one that refuses it with retry
+        advice (RESOURCE_EXHAUSTED + ``google.rpc.RetryInfo``) after the advised delay, up to ``attempts``
+        calls in all. The caller records the result once (the ledger's execution id), so a retry never
+        counts twice."""
         with self._lock:
             first = request.replica if request.replica is not None else next(self._next)
         out: Future[Execution] = Future()
@@ -198,7 +204,12 @@ class GrpcPipeline:
                 reply = f.result()
             except grpc.RpcError as exc:
                 err = _error(exc, target, "Execute")
-                if isinstance(err, InvalidArgument):
+                advised = retry_delay_s(exc) if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED else None
+                if advised is not None and attempt + 1 < self._attempts:  # the replica is full: as it advises
+                    with self._lock:
+                        self.retries += 1
+                    threading.Timer(max(0.0, advised), lambda: launch(self._pick_after(replica), attempt + 1)).start()
+                elif isinstance(err, InvalidArgument):
                     out.set_result(Execution(_sha(request.program), request.seed, False, 1e6, refused=str(err),
                                              replica=target))
                 elif isinstance(err, Unavailable) and attempt + 1 < self._attempts:

@@ -101,3 +101,33 @@ def test_a_replica_killed_mid_campaign_has_its_executions_retried_once_on_anothe
         core.close()
         for server, _ in servers:
             server.stop(0)
+
+
+def test_a_full_replica_has_executions_retried_after_its_advised_delay(grounding_target: str, tmp_path: Path) -> None:
+    """A simulator that holds one call at a time (LASTV2X_MAX_CONCURRENT_RPCS=1) refuses the second of K=2
+    with RESOURCE_EXHAUSTED + RetryInfo; the pipeline waits the advised delay and sends it again: the
+    campaign completes, the refusals are counted as retries, each result is recorded once."""
+    from services.simulator.servicer import register as register_simulator
+
+    server, port = create_server(ServerConfig("simulator", log_json=False, max_concurrent_rpcs=1, retry_after_s=0.02),
+                                 lambda s: register_simulator(s))
+    server.start()
+    target = f"127.0.0.1:{port}"
+    dead = f"127.0.0.1:{_dead_port()}"
+    pipeline = GrpcPipeline(dead, grounding_target, target, timeout_s=20, attempts=200, backoff_s=0.05)
+    core = SearchCore(pipeline, SearchSettings(data_dir=tmp_path))
+    try:
+        req = validate_request(settings=core.settings, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=8,
+                               reflection_rounds=0, in_flight=2)
+        view = core.wait(core.start(req).id, timeout_s=300)
+        assert view.state == "done", view.reason
+        assert pipeline.retries > 0
+        journal = list(core.store.journal(view.id))
+        results = [p["execution_id"] for _, k, p in journal if k == "result"]
+        assert results and len(results) == len(set(results))  # each execution counted once
+        refused = server.metrics.calls.labels("simulator", "/lastv2x.v1.SimulatorService/Execute",  # type: ignore[attr-defined]
+                                              "RESOURCE_EXHAUSTED")._value.get()
+        assert refused >= 1 and pipeline.retries >= refused, (refused, pipeline.retries)
+    finally:
+        core.close()
+        server.stop(0)
