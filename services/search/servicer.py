@@ -143,8 +143,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
 
     def ListWitnesses(self, request: search_pb2.ListWitnessesRequest, context: grpc.ServicerContext
                       ) -> search_pb2.ListWitnessesResponse:
-        app = common_pb2.Application.Name(request.application).removeprefix("APPLICATION_") \
-            if request.application else ""
+        app = _application(request.application)
         return search_pb2.ListWitnessesResponse(
             witnesses=[witness_to_proto(w) for w in self._core.witnesses(request.campaign_id, app)])
 
@@ -158,6 +157,16 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         r = self._core.replay(_id(request.witness_id, "witness_id"))
         return search_pb2.ReplayWitnessResponse(outcome=outcome_json_to_proto(r.outcome_json), identical=r.identical,
                                                 admitted=r.admitted, archived_outcome_sha256=r.archived_sha256)
+
+
+def _application(value: int) -> str:
+    """A ListWitnesses filter: "" for unset, else the application's name; an unknown number is the client's."""
+    if not value:
+        return ""
+    if value not in common_pb2.Application.values():
+        known = ", ".join(n for n in common_pb2.Application.keys() if not n.endswith("UNSPECIFIED"))
+        raise InvalidArgument(FieldViolation("application", f"unknown application {value}", f"one of {known}"))
+    return common_pb2.Application.Name(value).removeprefix("APPLICATION_")
 
 
 def _id(value: str, name: str = "campaign_id") -> str:
@@ -213,6 +222,7 @@ def watch_simulator_replicas(pipeline: GrpcPipeline, settings: SearchSettings, a
 
     namespace, service = parse_service_ref(settings.simulator_endpointslices)
     fallback = split_targets(settings.simulator_targets)
+    pipeline.replica_server_name = service  # under TLS a pod address is verified as its Service's name
 
     def on_change(added: frozenset[str], removed: frozenset[str]) -> None:
         pipeline.set_replicas(sorted(watcher.endpoints) or fallback)
