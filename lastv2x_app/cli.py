@@ -88,7 +88,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_up(args: argparse.Namespace) -> int:
     from lastv2x_app import stack
 
-    procs = stack.up(args.base_port)
+    procs = stack.up(args.base_port, supervise=args.supervise)
     rows = [{"service": p.name, "address": p.address, "pid": p.pid} for p in procs]
     _print(rows, args.json, "\n".join(f"{r['service']:<10} {r['address']:<16} pid {r['pid']}" for r in rows))
     return 0
@@ -105,10 +105,12 @@ def cmd_down(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from lastv2x_app import stack
 
-    rows = [{"service": p.name, "address": p.address, "health": stack.health_status(p.address)}
-            for p in stack.read_state()]
-    _print(rows, args.json, "\n".join(f"{r['service']:<10} {r['address']:<16} {r['health']}" for r in rows)
-           or "stack not running (lastv2x up)")
+    rows = [{"service": p.name, "address": p.address, "health": stack.health_status(p.address),
+             "restarts": p.restarts} for p in stack.read_state()]
+    supervised = "supervised" if stack.supervisor_pid() else "not supervised"
+    _print(rows, args.json, "\n".join(f"{r['service']:<10} {r['address']:<16} {r['health']:<12} restarts "
+                                      f"{r['restarts']}" for r in rows)
+           + (f"\n({supervised})" if rows else "") or "stack not running (lastv2x up)")
     return 0 if rows and all(r["health"] == "SERVING" for r in rows) else 3
 
 
@@ -518,6 +520,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("schema", parents=[common], help="print the ScenarioSpec JSON Schema").set_defaults(fn=cmd_schema)
     p = sub.add_parser("up", parents=[common], help="start the local stack")
     p.add_argument("--base-port", type=int, default=None, help="first port (default: 50051..50055)")
+    p.add_argument("--no-supervise", dest="supervise", action="store_false",
+                   help="no supervisor (by default a service that dies is started again; status counts restarts)")
     p.set_defaults(fn=cmd_up)
     sub.add_parser("down", parents=[common], help="stop the local stack").set_defaults(fn=cmd_down)
     sub.add_parser("status", parents=[common], help="health of the local stack").set_defaults(fn=cmd_status)

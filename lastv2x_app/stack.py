@@ -2,6 +2,12 @@
 
 ``lastv2x up`` starts them (state in ``$LASTV2X_STATE_DIR`` or ``./.lastv2x``),
 ``status`` health-checks them, ``down`` sends SIGTERM and waits.
+
+``up`` also starts a supervisor (a detached ``python -m lastv2x_app.stack --supervise``; off
+with ``lastv2x up --no-supervise``): a service process that exits while the stack is up is
+started again on its port, after a back-off that doubles while it keeps dying within
+``RESTART_WINDOW_S`` of its last start; each restart is counted in the state file and shown
+by ``lastv2x status``. ``down`` stops the supervisor first, then the services.
 """
 
 from __future__ import annotations
@@ -27,11 +33,17 @@ def state_dir() -> Path:
     return Path(os.environ.get("LASTV2X_STATE_DIR", ".lastv2x")).resolve()
 
 
+SUPERVISE_POLL_S = 0.5  # the supervisor looks at its services this often
+RESTART_WINDOW_S = 10.0  # a service dying again within this of its start waits longer before the next
+MAX_BACKOFF_S = 30.0
+
+
 @dataclass(frozen=True)
 class ServiceProcess:
     name: str
     pid: int
     address: str
+    restarts: int = 0  # times the supervisor started it again after it died
 
 
 def health_status(address: str, timeout_s: float = 1.0) -> str:
@@ -45,8 +57,8 @@ def health_status(address: str, timeout_s: float = 1.0) -> str:
         return "UNREACHABLE"
 
 
-def up(base_port: int | None = None, wait_s: float = 30.0) -> list[ServiceProcess]:
-    """Start every service that is not already running; return the running set."""
+def up(base_port: int | None = None, wait_s: float = 30.0, supervise: bool = True) -> list[ServiceProcess]:
+    """Start every service that is not already running (and the supervisor); return the running set."""
     root = state_dir()
     (root / "logs").mkdir(parents=True, exist_ok=True)
     running = {p.name: p for p in read_state() if _alive(p.pid)}
@@ -56,18 +68,9 @@ def up(base_port: int | None = None, wait_s: float = 30.0) -> list[ServiceProces
     for name in SERVICES:
         if name in running:
             continue
-        port = ports[name]
-        env = dict(os.environ, LASTV2X_PORT=str(port), LASTV2X_HOST="127.0.0.1")
-        if name == "search":  # the search service composes the others over gRPC, as in Kubernetes
-            env.setdefault("LASTV2X_SEARCH_LLM_TARGET", f"127.0.0.1:{ports['llm']}")
-            env.setdefault("LASTV2X_SEARCH_GROUNDING_TARGET", f"127.0.0.1:{ports['grounding']}")
-            env.setdefault("LASTV2X_SEARCH_SIMULATOR_TARGETS", f"127.0.0.1:{ports['simulator']}")
-            env.setdefault("LASTV2X_SEARCH_DATA_DIR", str(root / "search"))
-        log = open(root / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child
-        child = subprocess.Popen([sys.executable, "-m", f"services.{name}"], env=env, stdout=log,
-                                 stderr=subprocess.STDOUT, start_new_session=True)
-        procs[name] = ServiceProcess(name, child.pid, f"127.0.0.1:{port}")
-    _write_state(list(procs.values()))
+        restarts = next((p.restarts for p in read_state() if p.name == name), 0)
+        procs[name] = ServiceProcess(name, _spawn(name, ports), f"127.0.0.1:{ports[name]}", restarts)
+    _write_state([procs[name] for name in SERVICES])
     deadline = time.monotonic() + wait_s
     for p in procs.values():
         while health_status(p.address) != "SERVING":
@@ -75,11 +78,97 @@ def up(base_port: int | None = None, wait_s: float = 30.0) -> list[ServiceProces
                 raise RuntimeError(f"{p.name} did not become healthy on {p.address}; "
                                    f"see {root / 'logs' / (p.name + '.log')}")
             time.sleep(0.1)
+    if supervise and supervisor_pid() is None:
+        log = open(root / "logs" / "supervisor.log", "ab")  # noqa: SIM115 - owned by the child
+        child = subprocess.Popen([sys.executable, "-m", "lastv2x_app.stack", "--supervise"], stdout=log,
+                                 stderr=subprocess.STDOUT, start_new_session=True,
+                                 env=dict(os.environ, LASTV2X_STATE_DIR=str(root)))
+        (root / "supervisor.pid").write_text(str(child.pid))
     return list(procs.values())
 
 
+def _ports(procs: list[ServiceProcess]) -> dict[str, int]:
+    return {p.name: int(p.address.rsplit(":", 1)[1]) for p in procs}
+
+
+def _spawn(name: str, ports: dict[str, int]) -> int:
+    """Start one service process on its port (detached: it outlives ``lastv2x up``); its pid."""
+    root = state_dir()
+    env = dict(os.environ, LASTV2X_PORT=str(ports[name]), LASTV2X_HOST="127.0.0.1")
+    if name == "search":  # the search service composes the others over gRPC, as in Kubernetes
+        env.setdefault("LASTV2X_SEARCH_LLM_TARGET", f"127.0.0.1:{ports['llm']}")
+        env.setdefault("LASTV2X_SEARCH_GROUNDING_TARGET", f"127.0.0.1:{ports['grounding']}")
+        env.setdefault("LASTV2X_SEARCH_SIMULATOR_TARGETS", f"127.0.0.1:{ports['simulator']}")
+        env.setdefault("LASTV2X_SEARCH_DATA_DIR", str(root / "search"))
+    with open(root / "logs" / f"{name}.log", "ab") as log:  # the child has its own descriptor
+        child = subprocess.Popen([sys.executable, "-m", f"services.{name}"], env=env, stdout=log,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+    return child.pid
+
+
+def supervisor_pid() -> int | None:
+    """The running supervisor's pid (None: none runs)."""
+    path = state_dir() / "supervisor.pid"
+    try:
+        pid = int(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return pid if _alive(pid) else None
+
+
+def supervise(poll_s: float = SUPERVISE_POLL_S) -> None:
+    """Restart services that exit, until SIGTERM / SIGINT (``down``) or the state file goes away."""
+    stop = False
+
+    def _stop(_signum: int, _frame: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    started: dict[str, float] = {}  # last start by this supervisor (monotonic)
+    backoff: dict[str, float] = {}
+    due: dict[str, float] = {}  # when a dead service may be started again
+    while not stop:
+        procs = read_state()
+        if not procs:
+            return
+        changed = False
+        for i, p in enumerate(procs):
+            if _alive(p.pid):
+                continue
+            now = time.monotonic()
+            if p.name not in due:  # just found dead: back off longer if it died soon after a restart
+                quick = now - started.get(p.name, -1e18) < RESTART_WINDOW_S
+                backoff[p.name] = min(MAX_BACKOFF_S, 2 * backoff.get(p.name, 0.25)) if quick else 0.0
+                due[p.name] = now + backoff[p.name]
+                print(json.dumps({"event": "service_exited", "service": p.name, "pid": p.pid,
+                                  "restart_in_s": backoff[p.name]}), flush=True)
+            if now < due[p.name] or stop:
+                continue
+            pid = _spawn(p.name, _ports(procs))
+            procs[i] = ServiceProcess(p.name, pid, p.address, p.restarts + 1)
+            started[p.name] = now
+            del due[p.name]
+            changed = True
+            print(json.dumps({"event": "service_restarted", "service": p.name, "pid": pid,
+                              "restarts": p.restarts + 1}), flush=True)
+        if changed:
+            _write_state(procs)
+        time.sleep(poll_s)
+
+
 def down(timeout_s: float = 10.0) -> list[str]:
-    """SIGTERM every service at once, wait for all to drain, SIGKILL stragglers."""
+    """Stop the supervisor, then SIGTERM every service at once, wait for all to drain, SIGKILL stragglers."""
+    sup = supervisor_pid()
+    if sup is not None:
+        os.kill(sup, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while _alive(sup) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _alive(sup):
+            os.kill(sup, signal.SIGKILL)
+    (state_dir() / "supervisor.pid").unlink(missing_ok=True)
     procs = [p for p in read_state() if _alive(p.pid)]
     for p in procs:
         os.kill(p.pid, signal.SIGTERM)
@@ -121,5 +210,15 @@ def _alive(pid: int) -> bool:
     try:  # a zombie child of ours is not alive
         done, _ = os.waitpid(pid, os.WNOHANG)
         return done == 0
-    except ChildProcessError:
-        return True
+    except ChildProcessError:  # not ours: a zombie another process has not reaped is not alive either
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return True  # no procfs (macOS): the signal probe is all there is
+        return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--supervise"]:
+        raise SystemExit("usage: python -m lastv2x_app.stack --supervise   (started by lastv2x up)")
+    supervise()
