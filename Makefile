@@ -10,7 +10,7 @@ PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run test lint protos protos-check bench bench-parse chaos llm-live-test images deploy-check up down clean
+.PHONY: help setup run test lint protos protos-check bench bench-parse chaos fuzz llm-live-test images deploy-check up down clean
 
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -56,6 +56,10 @@ bench: setup ## benchmarks that print side-by-side ratios (not part of the suite
 
 chaos: setup ## fault test: simulator replicas killed, the search service restarted; archive as a clean run
 	$(PY) -m lastv2x_app.chaos --budget 24
+
+FUZZ_PER_RPC ?= 10000
+fuzz: setup ## fuzz every RPC of the five services (FUZZ_PER_RPC inputs each, default 10000): crashes, hangs, leaks
+	$(PY) -m lastv2x_app.fuzz --per-rpc $(FUZZ_PER_RPC)
 
 bench-parse: setup ## parser benchmark: compile rate, attempts, field accuracy
 	$(PY) bench/bench_parse.py
