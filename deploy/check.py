@@ -4,8 +4,10 @@ kubectl renders kustomize without a cluster (``kubectl kustomize``); the rendere
 objects are checked by ``kubernetes-validate`` against bundled schemas and by our
 own hardening rules (non-root, read-only root fs, dropped capabilities, gRPC probes,
 resource limits, a ``sizeLimit`` on every emptyDir, the carla sidecar's read-only root),
-least-privilege RBAC (``rbac_errors``) and NetworkPolicies that allow exactly the calls of
-``CALLS`` (``network_errors``). No API server is contacted.
+least-privilege RBAC (``rbac_errors``), NetworkPolicies that allow exactly the calls of
+``CALLS`` (``network_errors``) and secrets only as read-only mounted files, with TLS probes on the
+plaintext health port (``secret_errors``; every service has TLS and the token in ``TLS_OVERLAYS``).
+No API server is contacted.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent / "k8s"
-OVERLAYS = ["overlays/local", "overlays/campaign", "overlays/campaign-gpu"]
+OVERLAYS = ["overlays/local", "overlays/campaign", "overlays/campaign-gpu", "overlays/campaign-tls"]
+TLS_OVERLAYS = {"overlays/campaign-tls"}  # every service serves TLS and asks for the token (component tls-auth)
 K8S_VERSION = "1.33.0"
 
 
@@ -53,6 +56,63 @@ def hardening_errors(obj: dict) -> list[str]:
             errs.append(f"{name}/{c['name']}: native grpc probes")
         if "limits" not in c.get("resources", {}):
             errs.append(f"{name}/{c['name']}: resource limits")
+    return errs
+
+
+# The settings that name mounted secret files: TLS and the bearer token (component tls-auth).
+SECRET_FILE_ENV = ("LASTV2X_TLS_CERT_FILE", "LASTV2X_TLS_KEY_FILE", "LASTV2X_TLS_CA_FILE", "LASTV2X_AUTH_TOKEN_FILE")
+SECRET_WORDS = ("TOKEN", "PASSWORD", "SECRET", "API_KEY", "PRIVATE_KEY")
+
+
+def secret_errors(obj: dict, require_tls: bool = False) -> list[str]:
+    """Secrets reach a pod only as files of a Secret volume mounted read-only, never as environment
+    values (no secretKeyRef, no envFrom secretRef, no secret-looking value); a container serving TLS
+    reads its certificate, key, CA and token from such mounts and has its probes on the plaintext
+    ``LASTV2X_HEALTH_PORT`` (kubelet's gRPC probes cannot speak TLS). ``require_tls``: every lastv2x
+    container serves TLS and asks for the token."""
+    if obj["kind"] != "Deployment":
+        return []
+    name = obj["metadata"]["name"]
+    pod = obj["spec"]["template"]["spec"]
+    secret_volumes = {v["name"] for v in pod.get("volumes", []) if "secret" in v}
+    errs = []
+    for c in pod["containers"]:
+        who = f"{name}/{c['name']}"
+        env = {e["name"]: e for e in c.get("env", [])}
+        for e in env.values():
+            if "secretKeyRef" in e.get("valueFrom", {}):
+                errs.append(f"{who}: env {e['name']} from a Secret (mount it as a file)")
+            elif any(w in e["name"] for w in SECRET_WORDS) and not e["name"].endswith(("_FILE", "_ENV")) \
+                    and e.get("value"):
+                errs.append(f"{who}: env {e['name']} carries a secret value (mount it as a file)")
+            elif "://" in e.get("value", "") and "@" in e["value"].split("://", 1)[1].split("/", 1)[0]:
+                errs.append(f"{who}: env {e['name']} has credentials in a URL")
+        if any("secretRef" in f for f in c.get("envFrom", [])):
+            errs.append(f"{who}: envFrom a Secret (mount it as a file)")
+        mounts = [m for m in c.get("volumeMounts", []) if m["name"] in secret_volumes]
+        for m in mounts:
+            if not m.get("readOnly"):
+                errs.append(f"{who}: Secret volume {m['name']!r} mounted writable")
+        if c["name"] == "carla":
+            continue
+        if require_tls:
+            for var in SECRET_FILE_ENV:
+                if var not in env:
+                    errs.append(f"{who}: {var} not set (this overlay serves TLS with the token)")
+        for var in SECRET_FILE_ENV:
+            path = env.get(var, {}).get("value", "")
+            if var in env and not any(m.get("readOnly") and path.startswith(m["mountPath"].rstrip("/") + "/")
+                                      for m in mounts):
+                errs.append(f"{who}: {var}={path!r} is not in a read-only mounted Secret")
+        if "LASTV2X_TLS_CERT_FILE" in env:
+            health = env.get("LASTV2X_HEALTH_PORT", {}).get("value", "")
+            if not health.isdigit() or int(health) == GRPC_PORT:
+                errs.append(f"{who}: serves TLS without a plaintext LASTV2X_HEALTH_PORT for the probes")
+            for probe in ("readinessProbe", "livenessProbe"):
+                port = c.get(probe, {}).get("grpc", {}).get("port")
+                if str(port) != health:
+                    errs.append(f"{who}: {probe} on port {port} under TLS (kubelet's gRPC probes are plaintext:"
+                                f" LASTV2X_HEALTH_PORT {health or 'unset'})")
     return errs
 
 
@@ -178,7 +238,8 @@ def main() -> int:
         print("kubernetes-validate not installed: schema validation skipped (pip install kubernetes-validate)")
     for overlay in OVERLAYS:
         objs = render(ROOT / overlay)
-        errs = [e for o in objs for e in hardening_errors(o)] + rbac_errors(objs) + network_errors(objs)
+        errs = [e for o in objs for e in hardening_errors(o) + secret_errors(o, overlay in TLS_OVERLAYS)] + \
+            rbac_errors(objs) + network_errors(objs)
         if have_validator:
             import kubernetes_validate
 

@@ -107,3 +107,55 @@ def test_every_emptydir_is_bounded_and_the_carla_sidecar_is_read_only() -> None:
     pod["volumes"][0]["emptyDir"] = {}
     errs = check.hardening_errors(sim)
     assert any("carla: readOnlyRootFilesystem" in e for e in errs) and any("sizeLimit" in e for e in errs)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (renders kustomize offline) not installed")
+def test_tls_overlay_mounts_the_secrets_read_only_and_probes_the_health_port() -> None:
+    """Component tls-auth: every service reads its certificate, key, CA and token from read-only Secret
+    mounts (no secret in an env value) and kubelet probes the plaintext health port."""
+    import copy
+
+    check = _check_module()
+    assert "overlays/campaign-tls" in check.OVERLAYS and "overlays/campaign-tls" in check.TLS_OVERLAYS
+    deployments = [o for o in _rendered("overlays/campaign-tls") if o["kind"] == "Deployment"]
+    assert {d["metadata"]["name"] for d in deployments} == {f"lastv2x-{s}" for s in
+                                                            ("llm", "grounding", "simulator", "search", "strap")}
+    for d in deployments:
+        assert check.secret_errors(d, require_tls=True) == []
+        pod = d["spec"]["template"]["spec"]
+        c = pod["containers"][0]
+        env = {e["name"]: e.get("value") for e in c["env"]}
+        assert env["LASTV2X_TLS_CERT_FILE"].startswith("/var/run/secrets/lastv2x/tls/")
+        assert env["LASTV2X_AUTH_TOKEN_FILE"].startswith("/var/run/secrets/lastv2x/token/")
+        assert c["readinessProbe"]["grpc"]["port"] == c["livenessProbe"]["grpc"]["port"] == \
+            int(env["LASTV2X_HEALTH_PORT"]) != check.GRPC_PORT
+        assert {v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v} >= {"lastv2x-tls", "lastv2x-token"}
+    sim = next(d for d in deployments if d["metadata"]["name"] == "lastv2x-simulator")
+
+    def broken(change) -> list[str]:  # type: ignore[no-untyped-def]
+        d = copy.deepcopy(sim)
+        change(d["spec"]["template"]["spec"]["containers"][0])
+        return check.secret_errors(d, require_tls=True)
+
+    def writable(c) -> None:  # type: ignore[no-untyped-def]
+        for m in c["volumeMounts"]:
+            m.pop("readOnly", None)
+
+    assert any("mounted writable" in e for e in broken(writable))
+    assert any("readinessProbe on port 50051" in e
+               for e in broken(lambda c: c["readinessProbe"]["grpc"].update(port=50051)))
+    assert any("env LASTV2X_X from a Secret" in e for e in broken(lambda c: c["env"].append(
+        {"name": "LASTV2X_X", "valueFrom": {"secretKeyRef": {"name": "lastv2x-token", "key": "token"}}})))
+    assert any("carries a secret value" in e for e in broken(lambda c: c["env"].append(
+        {"name": "LASTV2X_AUTH_TOKEN", "value": "hunter2"})))
+    assert any("credentials in a URL" in e for e in broken(lambda c: c["env"].append(
+        {"name": "LASTV2X_SEARCH_DB", "value": "postgresql://u:pw@db:5432/x"})))
+    assert any("envFrom a Secret" in e for e in broken(lambda c: c["envFrom"].append({"secretRef": {"name": "s"}})))
+    assert any("LASTV2X_AUTH_TOKEN_FILE not set" in e for e in broken(lambda c: c.__setitem__(
+        "env", [e for e in c["env"] if e["name"] != "LASTV2X_AUTH_TOKEN_FILE"])))
+    assert any("not in a read-only mounted Secret" in e for e in broken(lambda c: c["env"].append(
+        {"name": "LASTV2X_TLS_CA_FILE", "value": "/tmp/ca.crt"})))
+    # the plain campaign overlay serves no TLS: its probes stay on the service port and pass
+    plain = [o for o in _rendered("overlays/campaign") if o["kind"] == "Deployment"]
+    assert all(check.secret_errors(d) == [] for d in plain)
+    assert any("LASTV2X_TLS_CERT_FILE not set" in e for e in check.secret_errors(plain[0], require_tls=True))

@@ -24,7 +24,9 @@ health checks and reflection are never refused (kubelet probes keep working unde
 
 Security (opt-in; ``lastv2x.rpc.security``): TLS / mutual TLS from mounted files, a bearer token
 checked here before a call is admitted (UNAUTHENTICATED; health checks stay open for probes),
-reflection switchable off.
+reflection switchable off. Kubernetes' native gRPC probes speak plaintext only, so a TLS service
+can also answer ``grpc.health.v1`` alone on a plaintext ``health_port``: a second server on its own
+port that has the health service and nothing else (no business RPC, no reflection there).
 
 Deadlines: a call waiting for a worker stops when its deadline passes or its client goes away;
 a server-streaming handler is stopped between responses; long handlers check
@@ -80,6 +82,7 @@ class ServerConfig:
     tls_client_auth: bool = False  # require a client certificate signed by tls_ca_file (mutual TLS)
     auth_token_file: str = ""  # a bearer token: required on every call but health checks; clients send it
     reflection: bool = True  # server reflection (grpcurl without protos); 0 in hardened deployments
+    health_port: int = -1  # plaintext port serving only grpc.health.v1 (kubelet probes under TLS); -1 = off, 0 = any
 
     @classmethod
     def from_env(cls, service: str, env: Mapping[str, str] | None = None, default_port: int = 0) -> ServerConfig:
@@ -377,6 +380,62 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
 Register = Callable[[grpc.Server], list[str]]  # adds servicers, returns their full service names
 
 
+class _WithHealthPort(grpc.Server):
+    """The service's server and its plaintext health-only server, started and stopped together; every
+    other attribute is the service's server's (``runtime``, ``metrics``, ``health_servicer``)."""
+
+    def __init__(self, server: grpc.Server, health_server: grpc.Server, health_port: int):
+        self._server = server
+        self.health_server = health_server
+        self.health_port = health_port
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._server, name)
+
+    def add_generic_rpc_handlers(self, generic_rpc_handlers: Any) -> None:
+        self._server.add_generic_rpc_handlers(generic_rpc_handlers)
+
+    def add_registered_method_handlers(self, service_name: str, method_handlers: Any) -> None:
+        self._server.add_registered_method_handlers(service_name, method_handlers)
+
+    def add_insecure_port(self, address: str) -> int:
+        return self._server.add_insecure_port(address)
+
+    def add_secure_port(self, address: str, server_credentials: grpc.ServerCredentials) -> int:
+        return self._server.add_secure_port(address, server_credentials)
+
+    def start(self) -> None:
+        self._server.start()
+        self.health_server.start()
+
+    def stop(self, grace: float | None) -> threading.Event:
+        done = self._server.stop(grace)
+        health_done = self.health_server.stop(grace)  # probes see NOT_SERVING while the service drains
+        both = threading.Event()
+
+        def wait() -> None:
+            done.wait()
+            health_done.wait()
+            both.set()
+
+        threading.Thread(target=wait, daemon=True).start()
+        return both
+
+    def wait_for_termination(self, timeout: float | None = None) -> bool:
+        return bool(self._server.wait_for_termination(timeout))
+
+
+def _health_server(config: ServerConfig, servicer: health.HealthServicer) -> tuple[grpc.Server, int]:
+    """A plaintext server with the health service alone (the same servicer: the same statuses)."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"{config.service}-health"),
+                         options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", 4096)])
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    port = server.add_insecure_port(f"{config.host}:{config.health_port}")
+    if port == 0:
+        raise OSError(f"cannot bind the health port {config.host}:{config.health_port}")
+    return server, port
+
+
 def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server, int]:
     """Build (not start) a server with health, reflection, caps and the runtime interceptor."""
     metrics = _Metrics(config.service)
@@ -408,6 +467,9 @@ def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server
     if port == 0:
         raise OSError(f"cannot bind {config.host}:{config.port}")
     server.health_servicer = health_servicer  # type: ignore[attr-defined]
+    if config.health_port >= 0:
+        health_server, health_port = _health_server(config, health_servicer)
+        server = _WithHealthPort(server, health_server, health_port)
     if config.metrics_port >= 0:
         start_http_server(config.metrics_port, addr=config.host, registry=metrics.registry)
     return server, port
@@ -427,7 +489,8 @@ def serve(config: ServerConfig, register: Register, ready: Callable[[int], None]
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    LOG.info(json.dumps({"service": config.service, "event": "listening", "port": port}))
+    LOG.info(json.dumps({"service": config.service, "event": "listening", "port": port,
+                         **({"health_port": server.health_port} if isinstance(server, _WithHealthPort) else {})}))
     if ready:
         ready(port)
     stop.wait()

@@ -15,7 +15,9 @@ advised delay on the next replica (the same one when there is one). Both kinds o
 Replicas may change at runtime (``set_replicas``: what EndpointSlice discovery, in
 ``services.search.discovery``, reports as pods come and go): an added target gets a channel
 and takes executions at once; a removed one takes no new execution (retries included) and
-its channel closes once its in-flight calls have finished.
+its channel closes once its in-flight calls have finished. Under TLS a discovered replica is a pod
+address, which no certificate names: ``replica_server_name`` (the watched Service) is then the name
+its certificate is verified against.
 
 Status mapping: the simulator's INVALID_ARGUMENT is a *refused* program (a result);
 UNAVAILABLE and DEADLINE_EXCEEDED become :class:`Unavailable` naming the target, which
@@ -91,6 +93,7 @@ class GrpcPipeline:
         self._attempts = attempts
         self._backoff_s = backoff_s
         self.retries = 0  # executions re-sent to another replica
+        self.replica_server_name: str | None = None  # TLS name of replicas added as bare IP addresses
         self._llm_target, self._grounding_target = llm_target, grounding_target
         self._channels = [open_channel(t, _CHANNEL_OPTIONS) for t in (llm_target, grounding_target)]
         self._llm = llm_pb2_grpc.LlmServiceStub(self._channels[0])
@@ -102,8 +105,13 @@ class GrpcPipeline:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _open(target: str) -> _Replica:
-        channel = open_channel(target, _CHANNEL_OPTIONS)  # TLS and token as this process's settings say
+    def _open(target: str, server_name: str | None = None) -> _Replica:
+        """A channel to one replica, TLS and token as this process's settings say; a bare IP address is
+        verified as ``server_name`` (the Service whose pod it is) when one is given."""
+        options = list(_CHANNEL_OPTIONS)
+        if server_name and _is_ip_address(target):
+            options.append(("grpc.ssl_target_name_override", server_name))
+        channel = open_channel(target, options)
         return _Replica(target, channel, simulator_pb2_grpc.SimulatorServiceStub(channel))
 
     @property
@@ -138,7 +146,7 @@ class GrpcPipeline:
                 if t in parked:
                     parked[t].draining = False
             self._replicas = [r for r in self._replicas if r.target in wanted] + \
-                [parked[t] if t in parked else self._open(t) for t in added]
+                [parked[t] if t in parked else self._open(t, self.replica_server_name) for t in added]
             for r in removed:
                 if r.in_flight == 0:
                     self._draining.remove(r)
@@ -260,6 +268,18 @@ class GrpcPipeline:
             channels = [*self._channels, *(r.channel for r in (*self._replicas, *self._draining))]
         for c in channels:
             c.close()
+
+
+def _is_ip_address(target: str) -> bool:
+    """``10.0.0.7:50051`` or ``[fd00::7]:50051`` (not a name, not a resolver URI)."""
+    import ipaddress
+
+    host = target.rsplit(":", 1)[0].strip("[]")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _sha(program: ScenarioProgram) -> str:

@@ -37,7 +37,8 @@ def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
                              serialization.NoEncryption())
 
 
-def _cert(subject: str, issuer_name: str, issuer_key, key, *, ca: bool, server: bool = False):  # type: ignore[no-untyped-def]
+def _cert(subject: str, issuer_name: str, issuer_key, key, *, ca: bool, server: bool = False,  # type: ignore[no-untyped-def]
+          names: tuple[str, ...] = ()):
     now = dt.datetime.now(dt.UTC)
     b = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(_name(issuer_name))
          .public_key(key.public_key()).serial_number(x509.random_serial_number())
@@ -47,6 +48,8 @@ def _cert(subject: str, issuer_name: str, issuer_key, key, *, ca: bool, server: 
         b = b.add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
                                                           x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
                             critical=False)
+    if names:
+        b = b.add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), critical=False)
     return b.sign(issuer_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)
 
 
@@ -61,6 +64,9 @@ def pki(tmp_path_factory) -> dict[str, Path]:
         key = ec.generate_private_key(ec.SECP256R1())
         files[f"{who}.pem"] = _cert(f"lastv2x {who}", "test ca", ca_key, key, ca=False, server=server)
         files[f"{who}.key"] = _pem_key(key)
+    key = ec.generate_private_key(ec.SECP256R1())  # a Service's certificate: its name, no address
+    files["pods.pem"] = _cert("pods", "test ca", ca_key, key, ca=False, names=("lastv2x-simulator-pods",))
+    files["pods.key"] = _pem_key(key)
     files["token"] = (TOKEN + "\n").encode()
     for name, data in files.items():
         (d / name).write_bytes(data)
@@ -202,3 +208,68 @@ def _spec():  # type: ignore[no-untyped-def]
     from lastv2x.core.spec import parse_spec
 
     return parse_spec(json.loads(SPEC))
+
+
+def test_the_plaintext_health_port_answers_health_checks_and_nothing_else(pki) -> None:
+    """Kubelet's gRPC probes are plaintext: with LASTV2X_HEALTH_PORT a TLS service answers grpc.health.v1
+    there without TLS, while every service RPC (and reflection) on that port is UNIMPLEMENTED and the
+    service port still refuses plaintext."""
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    assert ServerConfig.from_env("x", {"LASTV2X_HEALTH_PORT": "8086"}).health_port == 8086
+    assert ServerConfig().health_port == -1  # off unless asked for
+    server, address = _serve(pki, auth_token_file=str(pki["token"]), health_port=0)
+    health_address = f"127.0.0.1:{server.health_port}"
+    try:
+        with grpc.insecure_channel(health_address) as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            named = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service="lastv2x.v1.LlmService"), timeout=5)
+            assert named.status == health_pb2.HealthCheckResponse.SERVING
+            assert _code(lambda: _verify(channel)) == grpc.StatusCode.UNIMPLEMENTED
+            replies = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5)
+            assert _code(lambda: list(replies)) == grpc.StatusCode.UNIMPLEMENTED
+        with grpc.insecure_channel(health_address) as channel:  # the token does not help either
+            stub = llm_pb2_grpc.LlmServiceStub(channel)
+            assert _code(lambda: stub.Verify(llm_pb2.VerifyRequest(spec_json=SPEC), timeout=5,
+                                             metadata=[("authorization", f"Bearer {TOKEN}")])) == \
+                grpc.StatusCode.UNIMPLEMENTED
+        with grpc.insecure_channel(address) as channel:
+            assert _code(lambda: _verify(channel)) == grpc.StatusCode.UNAVAILABLE
+        with open_channel(address, security=_security(pki)) as channel:
+            assert _verify(channel).report.findings
+        server.health_servicer.enter_graceful_shutdown()  # the probes follow the service's status
+        with grpc.insecure_channel(health_address) as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+            assert reply.status == health_pb2.HealthCheckResponse.NOT_SERVING
+    finally:
+        server.stop(0).wait(5)
+    with grpc.insecure_channel(health_address) as channel:  # stopped with the service
+        assert _code(lambda: health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(),
+                                                                        timeout=2)) == grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_discovered_pod_address_is_verified_as_its_services_name(pki) -> None:
+    """EndpointSlice discovery hands the search pipeline pod IPs; their certificate names the Service."""
+    from services.search.remote import GrpcPipeline
+
+    config = ServerConfig("llm", log_json=False, tls_cert_file=str(pki["pods.pem"]), tls_key_file=str(pki["pods.key"]))
+    server, port = create_server(config, SERVICES["llm"].register())
+    server.start()
+    configure_clients(_security(pki, token=None))
+    try:
+        def check(server_name):  # type: ignore[no-untyped-def]
+            replica = GrpcPipeline._open(f"127.0.0.1:{port}", server_name)
+            try:
+                return health_pb2_grpc.HealthStub(replica.channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+            finally:
+                replica.channel.close()
+
+        assert check("lastv2x-simulator-pods").status == health_pb2.HealthCheckResponse.SERVING
+        assert _code(lambda: check(None)) == grpc.StatusCode.UNAVAILABLE  # 127.0.0.1 is not in the certificate
+        assert _code(lambda: check("another-service")) == grpc.StatusCode.UNAVAILABLE
+    finally:
+        configure_clients(ClientSecurity())
+        server.stop(0)

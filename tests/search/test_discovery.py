@@ -388,6 +388,7 @@ def test_discovery_feeds_the_pipeline(apiserver: FakeApiServer, simulators: list
     pipeline = GrpcPipeline("127.0.0.1:1", "127.0.0.1:2", settings.simulator_targets, timeout_s=5)
     try:
         watcher = watch_simulator_replicas(pipeline, settings, api=discovery_api(apiserver.host))
+        assert pipeline.replica_server_name == SVC  # under TLS a pod address is verified as the Service
         apiserver.put(endpoint_slice("sim-a", {"127.0.0.1": True}, port=port_a))
         _until(lambda: pipeline.replicas == (ta,))  # the discovered pod replaces the static target
         apiserver.put(endpoint_slice("sim-b", {"127.0.0.1": True}, port=port_b))
