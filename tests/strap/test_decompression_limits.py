@@ -160,3 +160,47 @@ def test_over_grpc_the_bomb_is_resource_exhausted_and_nothing_is_stored(tmp_path
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "bomb.mcap" in info.value.details() and "max_chunk_bytes" in info.value.details()
     assert _files(tmp_path) == []
+
+
+def ros1_bomb(path: Path, fmt: str, payload_bytes: int) -> Path:
+    """A ROS 1 bag with one message of ``payload_bytes`` repeated bytes in one ``fmt`` chunk (compresses small)."""
+    from rosbags.rosbag1 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    typestore = get_typestore(Stores.ROS1_NOETIC)
+    String = typestore.types["std_msgs/msg/String"]
+    writer = Writer(path)
+    writer.set_compression(Writer.CompressionFormat[fmt])
+    with writer:
+        conn = writer.add_connection("/bomb", String.__msgtype__, typestore=typestore)
+        writer.write(conn, 1, typestore.serialize_ros1(String(data="a" * payload_bytes), String.__msgtype__))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["BZ2", "LZ4"])
+def test_a_ros1_bag_chunk_declared_too_big_is_refused_before_rosbags_inflates_it(tmp_path, fmt) -> None:
+    from services.strap.readers.rosbags_reader import ros1_chunk_sizes
+
+    payload = 16 << 20
+    bag = ros1_bomb(tmp_path / "bomb.bag", fmt, payload)
+    assert bag.stat().st_size < 128 << 10  # 16 MiB of one byte compresses small (lz4: 72 KiB)
+    assert max(ros1_chunk_sizes(bag)) > payload  # the chunk header declares its uncompressed size
+    store = StrapStore(tmp_path / "store", limits=ReadLimits(max_chunk_bytes=1 << 20))
+    data = bag.read_bytes()
+    tracemalloc.start()
+    try:
+        with pytest.raises(ResourceExhausted) as info:
+            store.ingest_chunks("bomb.bag", iter([data]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(info.value)
+    assert "bomb.bag" in message and "max_chunk_bytes" in message and str(tmp_path) not in message
+    assert peak < 8 << 20, peak  # the 16 MiB chunk was never inflated (first imports of rosbags count too)
+    assert _files(tmp_path / "store") == []
+    # under the default limits the same bag is read as before
+    with open_recording(bag, limits=ReadLimits()) as rec:
+        assert [m.channel for m in rec] == ["/bomb"]
+    with open_recording(bag, limits=ReadLimits(max_chunk_bytes=1 << 20)) as rec, \
+            pytest.raises(RecordingLimitError, match="max_chunk_bytes"):
+        list(rec.iter_raw())

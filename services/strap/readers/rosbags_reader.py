@@ -15,6 +15,12 @@ failure modes found in real bags (see ``../shared/data/SOURCES.md``):
   :class:`UnsupportedRecordingError` naming the bag and rosbags' reason.
   (The MCAP backend can still read the plain topics of such a bag.)
 
+* **bz2 / lz4 bombs** (ROS 1): rosbags inflates a chunk whole before we see a
+  message, so before a pass we walk the bag's records ourselves (headers only, the
+  data skipped) and refuse a chunk whose header declares more uncompressed ``size``
+  than the read limits allow (``max_chunk_bytes``, ``max_decompressed_bytes``);
+  nothing is inflated (:func:`ros1_chunk_sizes`).
+
 An empty bag is not an error: it has zero channels and yields nothing.
 Messages that rosbags cannot deserialize (unknown type, size mismatch) raise
 :class:`MessageDecodeError` naming the channel.  rosbags does not expose byte
@@ -56,6 +62,43 @@ def rosbag2_storage_files(directory: Path) -> list[Path] | None:
     except Exception:
         return None
     return files if files and all(f.is_file() for f in files) else None
+
+
+ROS1_MAGIC = b"#ROSBAG V2.0\n"
+_OP_CHUNK = 0x05
+_MAX_RECORD_HEADER = 1 << 20  # a record header (field names and values) is tiny; past this the bag is corrupt
+
+
+def ros1_chunk_sizes(path: Path) -> Iterator[int]:
+    """The uncompressed ``size`` each chunk record of a ROS 1 bag (format 2.0) declares, read from the
+    record headers alone (each record: header length, header fields ``name=value``, data length, data;
+    the data is skipped, never read). Stops quietly at anything malformed: rosbags reports that."""
+    import struct
+
+    with open(path, "rb") as f:
+        if f.read(len(ROS1_MAGIC)) != ROS1_MAGIC:
+            return
+        while True:
+            raw = f.read(4)
+            if len(raw) < 4:
+                return
+            (header_len,) = struct.unpack("<I", raw)
+            if header_len > _MAX_RECORD_HEADER:
+                return
+            header = f.read(header_len)
+            raw = f.read(4)
+            if len(header) < header_len or len(raw) < 4:
+                return
+            (data_len,) = struct.unpack("<I", raw)
+            fields, pos = {}, 0
+            while pos + 4 <= len(header):
+                (n,) = struct.unpack_from("<I", header, pos)
+                name, _, value = header[pos + 4:pos + 4 + n].partition(b"=")
+                fields[name] = value
+                pos += 4 + n
+            if fields.get(b"op") == bytes([_OP_CHUNK]) and len(fields.get(b"size", b"")) == 4:
+                yield struct.unpack("<I", fields[b"size"])[0]
+            f.seek(data_len, 1)
 
 
 class RosbagsRecording(Recording):
@@ -105,7 +148,14 @@ class RosbagsRecording(Recording):
             return None
         return int(self._reader.start_time), int(self._reader.end_time) - 1  # rosbags: end exclusive
 
+    def _check_chunks(self) -> None:
+        """ROS 1: refuse, before rosbags inflates anything, a chunk that declares more than the limits allow."""
+        if self.format == "ros1" and self.limits.max_chunk_bytes < (1 << 62):
+            for size in ros1_chunk_sizes(self.path):
+                self._budget.chunk_room(size)
+
     def _iter_channel_names(self) -> Iterator[str]:
+        self._check_chunks()
         for con, _ts, raw in self._reader.messages():
             self._budget.charge_messages()
             self._budget.charge_bytes(len(raw))
@@ -116,6 +166,7 @@ class RosbagsRecording(Recording):
         if not conns:
             return
         budget = self._budget
+        self._check_chunks()
         if self._reader.message_count > budget.limits.max_messages:  # the bag's index says so: refuse now
             budget.charge_messages(self._reader.message_count)
         try:
@@ -139,6 +190,7 @@ class RosbagsRecording(Recording):
     def _iter_raw(self) -> Iterator[tuple[str, int, bytes]]:
         conns = [c for c in self._reader.connections if self.wants(c.topic)]
         if conns:
+            self._check_chunks()
             for con, timestamp_ns, raw in self._reader.messages(connections=conns):
                 self._budget.charge_messages()
                 self._budget.charge_bytes(len(raw))
