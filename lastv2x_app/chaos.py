@@ -1,4 +1,6 @@
-"""``make chaos``: a campaign survives simulator replicas killed and the search service restarted.
+"""``make chaos``: a campaign survives simulator replicas killed and the search service restarted;
+a simulator killed mid-ExecuteBatch and STRaP killed mid-Ingest lose nothing and leave nothing
+half-written.
 
 Real processes on loopback: llm, grounding, two simulator replicas and the search service
 (composing them over gRPC). A clean campaign runs first with its own archive. Then the same
@@ -49,7 +51,7 @@ class Cluster:
     def __init__(self, root: Path):
         self.root = root
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.ports = {n: _free_port() for n in ("llm", "grounding", "sim0", "sim1", "search")}
+        self.ports = {n: _free_port() for n in ("llm", "grounding", "sim0", "sim1", "search", "strap")}
         (root / "logs").mkdir(parents=True, exist_ok=True)
 
     def address(self, name: str) -> str:
@@ -181,12 +183,86 @@ def run_chaos(budget: int = 24, root: Path | None = None) -> dict[str, Any]:
         cluster.stop_all()
 
 
+def run_service_kills(root: Path | None = None) -> dict[str, Any]:
+    """kill -9 a simulator mid-ExecuteBatch and STRaP mid-Ingest, restart them, and check that nothing
+    computed or ingested is lost and nothing is half-written."""
+    from lastv2x.core.catalogue import Application
+    from lastv2x.rpc.convert import program_to_proto
+    from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc, strap_pb2, strap_pb2_grpc
+    from services.simulator.execute import SimulatorLimits, run_one
+    from services.simulator.reference import reference_program
+
+    root = root or Path(tempfile.mkdtemp(prefix="lastv2x-chaos-"))
+    cluster = Cluster(root)
+    report: dict[str, Any] = {}
+    try:
+        # simulator: a batch cut off by the kill is re-asked after the restart; outcomes are the same bytes
+        cluster.start("sim0")
+        programs = [reference_program(app, seed=s) for s in range(3) for app in Application]
+        request = simulator_pb2.ExecuteBatchRequest(
+            requests=[simulator_pb2.ExecuteRequest(program=program_to_proto(p)) for p in programs])
+        sim = simulator_pb2_grpc.SimulatorServiceStub(grpc.insecure_channel(cluster.address("sim0")))
+        before: dict[int, str] = {}
+        try:
+            for reply in sim.ExecuteBatch(request, timeout=120):
+                before[reply.index] = reply.outcome.outcome_json
+                if len(before) == 2:
+                    cluster.kill("sim0")
+        except grpc.RpcError:
+            pass  # the replica died under the stream
+        cluster.start("sim0")
+        sim = simulator_pb2_grpc.SimulatorServiceStub(grpc.insecure_channel(cluster.address("sim0")))
+        after = {r.index: r.outcome.outcome_json for r in sim.ExecuteBatch(request, timeout=300)}
+        report["simulator"] = {"streamed_before_kill": len(before), "rerun": len(after),
+                               "identical": all(after[i] == v for i, v in before.items()),
+                               "half_written": sorted(str(p) for p in root.glob("traces-sim0/**/*.part"))}
+        # STRaP: a recording ingested before the kill survives it; the upload cut off leaves nothing
+        trace_dir = root / "recording"
+        _, uri = run_one(reference_program(Application.RLVW), None, SimulatorLimits(trace_dir=trace_dir),
+                         write_trace=True)
+        data = Path(uri.removeprefix("file://")).read_bytes()
+        strap_dir = root / "strap"
+        cluster.start("strap", {"LASTV2X_STRAP_DIR": str(strap_dir)})
+        strap = strap_pb2_grpc.StrapServiceStub(grpc.insecure_channel(cluster.address("strap")))
+
+        def upload(name: str, payload: bytes, slow: bool = False) -> Any:
+            yield strap_pb2.IngestRequest(name=name)
+            for k in range(0, len(payload), 4096):
+                if slow:
+                    time.sleep(0.01)
+                yield strap_pb2.IngestRequest(chunk=payload[k:k + 4096])
+
+        kept = strap.Ingest(upload("kept.mcap", data), timeout=60).recording.id
+        big = data * 8
+        stream = strap.Ingest.future(upload("cut.mcap", big, slow=True), timeout=60)
+        time.sleep(0.3)
+        cluster.kill("strap")
+        try:
+            stream.result()
+        except grpc.RpcError:
+            pass
+        staged_before_restart = sorted(p.name for p in (strap_dir / ".incoming").glob("*"))
+        cluster.start("strap", {"LASTV2X_STRAP_DIR": str(strap_dir)})
+        strap = strap_pb2_grpc.StrapServiceStub(grpc.insecure_channel(cluster.address("strap")))
+        reduced = strap.Reduce(strap_pb2.ReduceRequest(recording_id=kept, module="application"), timeout=120)
+        report["strap"] = {"kept_recording_reduces": len(reduced.segments) > 0,
+                           "staged_before_restart": staged_before_restart,
+                           "staged_after_restart": sorted(p.name for p in (strap_dir / ".incoming").glob("*")),
+                           "cut_upload_stored": any(p.name.startswith(hashlib.sha256(big).hexdigest()[:16])
+                                                    for p in strap_dir.glob("*"))}
+        return report
+    finally:
+        cluster.stop_all()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--budget", type=int, default=24)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     r = run_chaos(args.budget)
+    kills = run_service_kills()
+    r["service_kills"] = kills
     if args.json:
         print(json.dumps(r, indent=1))
     else:
@@ -194,7 +270,16 @@ def main() -> int:
         print(f"killed: {', '.join(r['kills'])}\nclean run: {r['clean']}\nchaos run: {r['chaos']}\n"
               f"results {led['results']}, lost {led['lost_results']}, duplicates {led['duplicate_results']}; "
               f"archive identical to the clean run: {r['archive_identical']} ({len(r['chaos_witnesses'])} witnesses)")
+        sim, strap = kills["simulator"], kills["strap"]
+        print(f"simulator killed mid-ExecuteBatch after {sim['streamed_before_kill']} results: re-run identical "
+              f"{sim['identical']}, half-written files {len(sim['half_written'])}\n"
+              f"STRaP killed mid-Ingest: the earlier recording still reduces {strap['kept_recording_reduces']}, "
+              f"staging {len(strap['staged_before_restart'])} file(s) before restart, "
+              f"{len(strap['staged_after_restart'])} after; the cut upload stored: {strap['cut_upload_stored']}")
     ok = r["archive_identical"] and not r["ledger"]["lost_results"] and not r["ledger"]["duplicate_results"]
+    ok = ok and kills["simulator"]["identical"] and not kills["simulator"]["half_written"]
+    ok = ok and kills["strap"]["kept_recording_reduces"] and not kills["strap"]["staged_after_restart"]
+    ok = ok and not kills["strap"]["cut_upload_stored"]
     return 0 if ok else 1
 
 

@@ -18,3 +18,14 @@ def test_replica_kills_and_a_search_restart_lose_nothing(tmp_path: Path) -> None
     assert r["chaos"]["state"] == r["clean"]["state"] == 3  # CAMPAIGN_STATE_DONE
     assert r["ledger"]["lost_results"] == 0 and r["ledger"]["duplicate_results"] == 0
     assert r["chaos_witnesses"] and r["archive_identical"]
+
+
+def test_simulator_and_strap_killed_mid_call_lose_nothing(tmp_path: Path) -> None:
+    from lastv2x_app.chaos import run_service_kills
+
+    r = run_service_kills(tmp_path)
+    assert r["simulator"]["streamed_before_kill"] >= 1 and r["simulator"]["identical"]
+    assert r["simulator"]["half_written"] == []
+    assert r["strap"]["kept_recording_reduces"]  # ingested before the kill: still there after the restart
+    assert r["strap"]["staged_before_restart"] and r["strap"]["staged_after_restart"] == []  # swept at start
+    assert not r["strap"]["cut_upload_stored"]
