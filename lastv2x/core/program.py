@@ -19,6 +19,7 @@ without the grounding service.
 
 from __future__ import annotations
 
+import hashlib
 from enum import StrEnum
 from typing import Any
 
@@ -274,3 +275,10 @@ __all__ = [
     "ego_group_plan", "program_from_json",
     "program_json_schema", "program_to_json",
 ]
+
+
+def program_sha256(program: ScenarioProgram) -> str:
+    """SHA-256 of the program's JSON text: the identity of what the simulator runs (outcomes carry it;
+    search keys its ledger and witnesses on it)."""
+    return hashlib.sha256(program.model_dump_json().encode()).hexdigest()
+

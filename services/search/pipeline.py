@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lastv2x.core.errors import InvalidArgument
-from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import ScenarioSpec
 
 if TYPE_CHECKING:
@@ -231,7 +231,6 @@ class InProcessPipeline:
 
     def _execute(self, request: ExecutionRequest) -> Execution:
         from services.simulator.execute import run_one
-        from services.simulator.paired import program_sha256
 
         limits = replace(self._limits, trace_dir=request.trace_dir or self._trace_dir)
         app = self._app(request.app)
@@ -256,10 +255,7 @@ class InProcessPipeline:
 
 def execution_id(program: ScenarioProgram, seed: int, campaign_id: str) -> str:
     """hash(canonical program, seed, campaign): the ledger's idempotency key."""
-    h = hashlib.sha256()
-    h.update(program.model_dump_json().encode())
-    h.update(f"|{int(seed)}|{campaign_id}".encode())
-    return h.hexdigest()[:32]
+    return hashlib.sha256(f"{program_sha256(program)}|{int(seed)}|{campaign_id}".encode()).hexdigest()[:32]
 
 
 __all__ = ["Execution", "ExecutionRequest", "InProcessPipeline", "Parsed", "Pipeline", "Reflected", "execution_id"]

@@ -37,7 +37,7 @@ from typing import Any
 import grpc
 
 from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XError, Unavailable
-from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import ScenarioSpec
 from lastv2x.rpc.convert import program_from_proto, program_to_proto, spec_from_proto, spec_to_proto
 from lastv2x.rpc.errors import retry_delay_s
@@ -218,7 +218,7 @@ class GrpcPipeline:
                         self.retries += 1
                     threading.Timer(max(0.0, advised), lambda: launch(self._pick_after(replica), attempt + 1)).start()
                 elif isinstance(err, InvalidArgument):
-                    out.set_result(Execution(_sha(request.program), request.seed, False, 1e6, refused=str(err),
+                    out.set_result(Execution(program_sha256(request.program), request.seed, False, 1e6, refused=str(err),
                                              replica=target))
                 elif isinstance(err, Unavailable) and attempt + 1 < self._attempts:
                     with self._lock:
@@ -229,7 +229,7 @@ class GrpcPipeline:
                     out.set_exception(err)
                 return
             o = reply.outcome
-            out.set_result(Execution(_sha(request.program), int(o.seed), o.admitted, o.failure_margin,
+            out.set_result(Execution(program_sha256(request.program), int(o.seed), o.admitted, o.failure_margin,
                                      o.outcome_json.encode(), target, o.trace_uri,
                                      wall_time_s=time.perf_counter() - start,
                                      app_build={"name": reply.app_build.name, "version": reply.app_build.version,
@@ -281,11 +281,6 @@ def _is_ip_address(target: str) -> bool:
         return False
     return True
 
-
-def _sha(program: ScenarioProgram) -> str:
-    import hashlib
-
-    return hashlib.sha256(program.model_dump_json().encode()).hexdigest()
 
 
 __all__ = ["GrpcPipeline", "split_targets"]

@@ -9,7 +9,6 @@ straight crossing have no buildings (open space).
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import os
 import re
@@ -21,7 +20,7 @@ from pathlib import Path
 from lastv2x.core.catalogue import APPLICATIONS
 from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.faults import operator_field_problems
-from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
 from services.simulator.apps.contract import ApplicationUnderTest
@@ -198,7 +197,7 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
         return execute_paired(program, seed, md_source_factory=factory, app=app), ""
     limits.trace_dir.mkdir(parents=True, exist_ok=True)
     seed = program.seed if seed is None else seed
-    name = hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
+    name = program_sha256(program)[:16]
     path = (limits.trace_dir / f"{program.application.value.lower()}-{name}-{seed}.mcap").resolve()
     # one temp file per call: identical concurrent requests write the same trace side by side and
     # the last rename wins (same bytes); a failed run leaves nothing behind

@@ -22,7 +22,6 @@ from the step's lists (the same ``EgoInformation`` its ``observe`` would build f
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import uuid
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from lastv2x.core.catalogue import APPLICATIONS, LARGE_MARGIN, REACTION_TIME_S, AppKind, Application
-from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.program import ScenarioProgram, program_sha256
 from services.simulator.adjudicate import Adjudicator, RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
 from services.simulator.apps.contract import (
@@ -117,10 +116,6 @@ def _canon(x: Any) -> Any:
     if isinstance(x, float):
         return round(x, 6) if math.isfinite(x) else None
     return x
-
-
-def program_sha256(program: ScenarioProgram) -> str:
-    return hashlib.sha256(program.model_dump_json().encode()).hexdigest()
 
 
 def app_context(program: ScenarioProgram) -> AppContext:
