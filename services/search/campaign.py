@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XError, Unavailable
-from lastv2x.core.program import ScenarioProgram
+from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.rng import Substream, substream
 from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
 from lastv2x.core.verifier import VerificationReport, verify
@@ -199,6 +199,7 @@ class CampaignRunner:
         self._recorded = [(k, p) for _, k, p in store.journal(campaign_id)] if resume else []
         self._replayed = 0
         self._kept_keys: set[str] = set()
+        self._reflection_spent: set[int] = set()  # scenarios whose reflector had nothing new to say
         self._holder = holder  # our name in the campaign's lease ("" = no lease: tests, single process)
         self._lease_renewed = time.monotonic()  # catalogue keys this run archived (or kept, on resume)
 
@@ -353,7 +354,8 @@ class CampaignRunner:
         def stalled() -> bool:  # nothing admitted, no better margin for a while, a reflection round left
             return (sc.admitted_executions == 0 and bool(prompt) and not done()
                     and since_improvement >= self.settings.stall_candidates
-                    and sc.reflection_rounds < self.request.reflection_rounds)
+                    and sc.reflection_rounds < self.request.reflection_rounds
+                    and sc.index not in self._reflection_spent)
 
         while True:
             self._check_cancel()
@@ -572,7 +574,7 @@ class CampaignRunner:
         first = archived or self.store.get_execution(found.execution_id)
         assert first is not None
         key = catalog_key(spec)
-        witness_id = "w-" + hashlib.sha256(f"{program.model_dump_json()}|{program.seed}".encode()).hexdigest()[:16]
+        witness_id = "w-" + hashlib.sha256(f"{program_sha256(program)}|{program.seed}".encode()).hexdigest()[:16]
         if self.store.has_witness(witness_id, self.id):  # resuming: archived before the crash
             self._witness_kept(sc, witness_id, key.text, spec, result)
             return
@@ -653,7 +655,7 @@ class CampaignRunner:
                                      "rule_ids": list(reflected.rule_ids)})
         self._emit("reflection", sc.index, f"{sc.source}: reflection {sc.reflection_rounds}: {reflected.diagnosis}")
         if reflected.revised_prompt.strip() == prompt.strip() or sc.candidates >= self.request.budget_per_scenario:
-            sc.reflection_rounds = self.request.reflection_rounds  # nothing new to try: stop reflecting
+            self._reflection_spent.add(sc.index)  # nothing new to try: stop reflecting
             return None, prompt
         seed = int(rng.integers(0, 2**62))
         try:
