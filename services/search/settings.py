@@ -111,10 +111,4 @@ class SearchSettings:
         return replace(self, **changes)
 
 
-def settings_table() -> list[tuple[str, str, str, str]]:
-    """(variable, default, unit, source) rows for the README."""
-    return [(ENV_PREFIX + f.name.upper(), str(f.default), f.metadata["unit"], f.metadata["source"])
-            for f in fields(SearchSettings)]
-
-
-__all__ = ["ENV_PREFIX", "SearchSettings", "settings_table"]
+__all__ = ["ENV_PREFIX", "SearchSettings"]

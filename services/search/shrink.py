@@ -133,9 +133,6 @@ class CachedPredicate:
         """The verdict if this spec was already evaluated (no call counted)."""
         return self._by_spec.get(spec.model_dump_json())
 
-    @property
-    def hit_rate(self) -> float:
-        return self.hits / self.calls if self.calls else 0.0
 
 
 class Ungroundable(Exception):
@@ -320,9 +317,6 @@ class ShrinkResult:
     hits: int  # calls answered from the cache
     passes: tuple[dict[str, int | str], ...] = field(default=())
 
-    @property
-    def hit_rate(self) -> float:
-        return self.hits / self.calls if self.calls else 0.0
 
     def certificate_dict(self) -> dict[str, Any]:
         return {"complete": self.complete, "steps": self.steps, "predicate_calls": self.calls,
