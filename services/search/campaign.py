@@ -46,7 +46,7 @@ import json
 import math
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
@@ -68,6 +68,7 @@ from services.search.shrink import CachedPredicate, Shrinker, Ungroundable, Verd
 from services.search.store import LedgerRow, Repository, WitnessRow
 
 MAX_REDRAWS = 8  # a child already tried in this scenario is redrawn at most this often
+GROUND_CACHE = 512  # grounded specs remembered (an LRU): a campaign's programs are not all kept in memory
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ class CampaignRunner:
         sources += [(f"specs[{i}]", s.intent, s) for i, s in enumerate(request.specs)]
         self._specs: dict[int, ScenarioSpec | None] = {k: s for k, (_, _, s) in enumerate(sources)}
         self.scenarios = [ScenarioProgress(k, src, text) for k, (src, text, _) in enumerate(sources)]
-        self._ground_cache: dict[str, ScenarioProgram | str] = {}
+        self._ground_cache: OrderedDict[str, ScenarioProgram | str] = OrderedDict()
         self._started = time.monotonic()
         self._exec_seconds = 0.0
         self._exec_count = 0
@@ -455,13 +456,20 @@ class CampaignRunner:
 
     # ── executions ────────────────────────────────────────────────────────
     def _ground(self, spec: ScenarioSpec) -> ScenarioProgram | str:
+        """The spec's program (or why it has none); the last GROUND_CACHE specs are remembered, which
+        covers delta debugging's repeated candidates without holding a whole campaign's programs."""
         text = spec.model_dump_json()
-        if text not in self._ground_cache:
-            try:
-                self._ground_cache[text] = self.pipeline.ground(spec)
-            except (InvalidArgument, FailedPrecondition) as exc:
-                self._ground_cache[text] = str(exc)
-        return self._ground_cache[text]
+        if text in self._ground_cache:
+            self._ground_cache.move_to_end(text)
+            return self._ground_cache[text]
+        try:
+            found: ScenarioProgram | str = self.pipeline.ground(spec)
+        except (InvalidArgument, FailedPrecondition) as exc:
+            found = str(exc)
+        self._ground_cache[text] = found
+        if len(self._ground_cache) > GROUND_CACHE:
+            self._ground_cache.popitem(last=False)
+        return found
 
     def _dispatch(self, sc: ScenarioProgress, cand: _Candidate) -> None:
         assert cand.program is not None
