@@ -39,16 +39,18 @@ class ExecuteBatchRequest(_message.Message):
     def __init__(self, requests: _Optional[_Iterable[_Union[ExecuteRequest, _Mapping]]] = ...) -> None: ...
 
 class ExecuteBatchResponse(_message.Message):
-    __slots__ = ("index", "outcome", "wall_time_s", "app_build")
+    __slots__ = ("index", "outcome", "wall_time_s", "app_build", "error")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     WALL_TIME_S_FIELD_NUMBER: _ClassVar[int]
     APP_BUILD_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     index: int
     outcome: _common_pb2.PairedOutcome
     wall_time_s: float
     app_build: _application_pb2.AppBuild
-    def __init__(self, index: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., wall_time_s: _Optional[float] = ..., app_build: _Optional[_Union[_application_pb2.AppBuild, _Mapping]] = ...) -> None: ...
+    error: str
+    def __init__(self, index: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., wall_time_s: _Optional[float] = ..., app_build: _Optional[_Union[_application_pb2.AppBuild, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class CoverageMapRequest(_message.Message):
     __slots__ = ("map_name", "rsus", "blockage_db_per_m", "range_m", "cell_m")

@@ -62,7 +62,8 @@ class SimulatorServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ExecuteBatch(self, request, context):
-        """Many programs, vectorized; one response per program, in request order.
+        """Many programs, vectorized and spread over the replica's worker processes; one response per
+        program, in completion order, each with its index in the request.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -12,8 +12,12 @@
   ``services.simulator.execute``);
 * ``execute_batch(programs, seeds, app=None, stop=None) -> Iterator[(first index, outcomes)]``
   (ExecuteBatch: every request validated first, then run ``BATCH_CHUNK`` programs at a time,
-  one vectorized batch each; ``stop()`` is asked between chunks, and a true answer raises
-  ``Cancelled``: a caller whose deadline passed stops the work, not only the reply);
+  one vectorized batch each, spread over ``limits.worker_count()`` worker processes
+  (``lastv2x.core.workers``; the reference apps only: an application under test is one object
+  of this process and runs here) and yielded in completion order; a chunk whose worker died
+  yields a :class:`RowFailed` per program instead of outcomes; ``stop()`` is asked between
+  chunks, and a true answer raises ``Cancelled``: a caller whose deadline passed stops the
+  work, not only the reply);
 * ``coverage_map(map_name, rsus, ...) -> (CoverageMap, RSU layout)`` (CoverageMap;
   ``services.simulator.coverage_service``).
 
@@ -27,11 +31,13 @@ import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 from lastv2x.core.errors import Cancelled, ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
-from services.simulator.apps.contract import ApplicationUnderTest
+from lastv2x.core.workers import TaskError, WorkerDied, shared_pool
+from services.simulator.apps.contract import ApplicationUnderTest, ReferenceApp
 from services.simulator.coverage_service import RsuPlacement, coverage_for
 from services.simulator.execute import (
     SimulatorLimits,
@@ -54,6 +60,19 @@ MAX_BLOCKAGE_DB_PER_M = 100.0  # CoverageMap blockage slope override, dB/m
 MAX_RSU_HEIGHT_M = 500.0  # RSU antenna height above ground, m
 MAX_COORD_M = 1e6  # |x|, |y| of an RSU, m
 MAX_NAME_BYTES = 255  # RSU id / junction id, UTF-8 bytes
+
+
+@dataclass(frozen=True)
+class RowFailed:
+    """One program of an ExecuteBatch that did not run to an outcome (its worker process died)."""
+
+    message: str
+
+
+def _run_chunk(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], limits: SimulatorLimits
+               ) -> list[PairedOutcome]:
+    """One chunk of an ExecuteBatch in a worker process (the reference applications)."""
+    return run_batch(programs, seeds, limits)
 
 
 class _Coalescer:
@@ -140,18 +159,44 @@ class SimulatorCore:
 
     def execute_batch(self, programs: Sequence[ScenarioProgram], seeds: Sequence[int | None],
                       app: ApplicationUnderTest | None = None, stop: Callable[[], bool] | None = None,
-                      chunk: int = BATCH_CHUNK) -> Iterator[tuple[int, list[PairedOutcome]]]:
+                      chunk: int = BATCH_CHUNK) -> Iterator[tuple[int, list[PairedOutcome | RowFailed]]]:
         if len(programs) > self.limits.max_batch:  # the whole batch is checked before any program runs
             raise InvalidArgument([], f"batch of {len(programs)} exceeds the cap of {self.limits.max_batch}")
         for i, s in enumerate(seeds):
             validate_seed(s, f"requests[{i}].seed")
         for i, p in enumerate(programs):
             validate_program(p, self.limits, f"requests[{i}].program")
-        for first in range(0, len(programs), max(1, chunk)):
+        chunk = max(1, chunk)
+        firsts = list(range(0, len(programs), chunk))
+        workers = min(self.limits.worker_count(), len(firsts))
+        if workers > 1 and (app is None or type(app) is ReferenceApp):
+            yield from self._pooled(programs, seeds, firsts, chunk, workers, stop)
+            return
+        for first in firsts:
             if stop is not None and stop():
                 raise Cancelled(f"ExecuteBatch stopped before program {first} of {len(programs)}: the call ended")
-            part = slice(first, first + max(1, chunk))
+            part = slice(first, first + chunk)
             yield first, run_batch(programs[part], seeds[part], self.limits, app)
+
+    def _pooled(self, programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], firsts: list[int],
+                chunk: int, workers: int, stop: Callable[[], bool] | None
+                ) -> Iterator[tuple[int, list[PairedOutcome | RowFailed]]]:
+        """The chunks on the shared worker pool, in completion order (each chunk's outcomes are the
+        bytes the in-process run gives: the same ``run_batch`` on the same programs)."""
+        tasks = [(list(programs[f:f + chunk]), list(seeds[f:f + chunk]), self.limits) for f in firsts]
+        done = 0
+        for ci, result in shared_pool(workers).imap_unordered(_run_chunk, tasks, stop):
+            first, n = firsts[ci], len(tasks[ci][0])
+            done += 1
+            if isinstance(result, WorkerDied):
+                yield first, [RowFailed(f"program {i}: not run: {result.message()}") for i in range(first, first + n)]
+            elif isinstance(result, TaskError):  # what run_batch raises here it raises in-process too
+                raise result.error if result.error is not None else RuntimeError(result.text)
+            else:
+                yield first, result
+        if done < len(tasks):
+            raise Cancelled(f"ExecuteBatch stopped with {len(tasks) - done} of {len(tasks)} chunks not run: "
+                            "the call ended")
 
     def coverage_map(self, map_name: str, rsus: Sequence[RsuPlacement] = (), *,
                      blockage_db_per_m: float | None = None, range_m: float | None = None,
@@ -190,4 +235,4 @@ class SimulatorCore:
                             road_map=road_map)
 
 
-__all__ = ["CELL_RANGE_M", "SimulatorCore"]
+__all__ = ["CELL_RANGE_M", "RowFailed", "SimulatorCore"]

@@ -23,6 +23,7 @@ from lastv2x.core.faults import operator_field_problems
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
+from lastv2x.core.workers import cpu_limit
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.apps.plugin import resolve_app
 from services.simulator.maps import builtin_map_names, load_map
@@ -47,11 +48,12 @@ class SimulatorLimits:
     max_rsus: int = 256  # RSUs per CoverageMap request
     etsi_asn1_dir: Path | None = None  # raw-message mode: the ETSI ASN.1 (None = ../shared/data/v2x_asn1/etsi)
     dsrc_asn1_dir: Path | None = None  # raw-message mode: a user-supplied ISO TS 19091 DSRC ASN.1 directory
+    workers: int = 0  # ExecuteBatch worker processes (0 = the container's CPU limit, lastv2x.core.workers)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
         """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
-        ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR`` and the shared
+        ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS`` and the shared
         ``LASTV2X_MAP_PATHS`` (os.pathsep-separated, as grounding reads it)."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
@@ -67,9 +69,14 @@ class SimulatorLimits:
                                                            default.app_connect_timeout_s)),
                        max_rsus=int(env.get(p + "MAX_RSUS", default.max_rsus)),
                        etsi_asn1_dir=Path(env[p + "ETSI_ASN1_DIR"]) if env.get(p + "ETSI_ASN1_DIR") else None,
-                       dsrc_asn1_dir=Path(env[p + "DSRC_ASN1_DIR"]) if env.get(p + "DSRC_ASN1_DIR") else None)
+                       dsrc_asn1_dir=Path(env[p + "DSRC_ASN1_DIR"]) if env.get(p + "DSRC_ASN1_DIR") else None,
+                       workers=int(env.get(p + "WORKERS", default.workers)))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
+
+    def worker_count(self) -> int:
+        """Worker processes of an ExecuteBatch: ``workers``, or the cgroup CPU limit when 0."""
+        return self.workers if self.workers > 0 else cpu_limit()
 
 
 MAP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # a map is named, never pathed, by a request

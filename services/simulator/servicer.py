@@ -24,7 +24,7 @@ from lastv2x.rpc.convert import (
 from lastv2x.rpc.server import call_ended
 from lastv2x.v1 import application_pb2, common_pb2, simulator_pb2, simulator_pb2_grpc
 from services.simulator.apps.contract import ApplicationUnderTest
-from services.simulator.core import SimulatorCore
+from services.simulator.core import RowFailed, SimulatorCore
 from services.simulator.coverage_service import RsuPlacement, grid_values
 from services.simulator.execute import SimulatorLimits
 from services.simulator.paired import PairedOutcome
@@ -91,6 +91,9 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
                 share = (time.perf_counter() - start) / max(1, len(outcomes))
                 build = _build(app)
                 for i, outcome in enumerate(outcomes, first):
+                    if isinstance(outcome, RowFailed):  # its worker died: this program fails, not the call
+                        yield simulator_pb2.ExecuteBatchResponse(index=i, error=outcome.message, app_build=build)
+                        continue
                     yield simulator_pb2.ExecuteBatchResponse(index=i, outcome=outcome_to_proto(outcome),
                                                              wall_time_s=share, app_build=build)
                 start = time.perf_counter()
