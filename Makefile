@@ -61,8 +61,8 @@ FUZZ_PER_RPC ?= 10000
 fuzz: setup ## fuzz every RPC of the five services (FUZZ_PER_RPC inputs each, default 10000): crashes, hangs, leaks
 	$(PY) -m lastv2x_app.fuzz --per-rpc $(FUZZ_PER_RPC)
 
-bench-parse: setup ## parser benchmark: compile rate, attempts, field accuracy
-	$(PY) bench/bench_parse.py
+bench-parse: setup ## parser benchmark: in-sample field accuracy, then the held-out set scored exactly (misses listed)
+	$(PY) bench/bench_parse.py --heldout
 
 llm-live-test: setup ## OpenAI backend against a real llama.cpp server + SmolLM2 (slow first time: compiles llama-cpp)
 	scripts/llama_server_test.sh
