@@ -13,8 +13,9 @@ reconstructed:
   ``json:lastv2x-map-1``): their ASN.1 (ISO TS 19091 DSRC) is not public.
   ``LASTV2X_SIMULATOR_DSRC_ASN1_DIR`` points at a user-supplied directory of it; it is then compiled
   with the ETSI SPATEM/MAPEM wrappers (TS 103 301) and must define ``SPATEM`` and ``MAPEM``, or raw
-  mode is refused naming the directory. (The SPATEM/MAPEM contents are not built here yet: with
-  the directory set, SPaT and MAP still travel in our encoding; see the README.)
+  mode is refused naming the directory. With it, SPaT travels as a **SPATEM** and MAP as a
+  **MAPEM** (UPER), built by :func:`spatem_of_spat` / :func:`mapem_of_map` (see there for the
+  numbering of intersections, signal groups and lanes, and what our MAP cannot say).
 
 Positions: the scenario plane (x east, y north, metres) is laid on a local tangent plane at
 :data:`ORIGIN_LAT_DEG`, :data:`ORIGIN_LON_DEG` (spherical, radius :data:`EARTH_RADIUS_M`);
@@ -28,6 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +43,13 @@ CAM_ENCODING = "uper:etsi-cam-en302637-2"
 DENM_ENCODING = "uper:etsi-denm-en302637-3"
 SPAT_ENCODING = "json:lastv2x-spat-1"
 MAP_ENCODING = "json:lastv2x-map-1"
+SPATEM_ENCODING = "uper:etsi-spatem-ts103301"
+MAPEM_ENCODING = "uper:etsi-mapem-ts103301"
+MESSAGE_ID_SPATEM = 4  # ItsPduHeader messageID (ITS-Container v2)
+MESSAGE_ID_MAPEM = 5
+TIME_MARK_UNKNOWN = 36001  # ISO TS 19091 TimeMark: "unknown"
+LATITUDE_UNAVAILABLE = 900_000_001  # Latitude / Longitude "unavailable"
+LONGITUDE_UNAVAILABLE = 1_800_000_001
 STATION_PASSENGER_CAR = 5
 CAUSE_DANGEROUS_SITUATION = 99
 SUBCAUSE_EMERGENCY_BRAKE = 1  # DangerousSituationSubCauseCode emergencyElectronicBrakeEngaged
@@ -209,6 +218,183 @@ def _json(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
+# ----------------------------------------------------------------------------- SPaT / MAP -> DSRC
+# Numbering. DSRC names intersections, signal groups and lanes by small integers; ours are strings.
+# Grounded maps name a junction ``j<n>`` and its groups ``j<n>.sg<k>`` (maps/model.py): those become
+# IntersectionID n and SignalGroupID k + 1 (0 means "none" in DSRC). Other names, and every lane, get
+# the CRC-32 of the name in the type's range; two names of one intersection that land on one number
+# are refused (:class:`WireError`). The names themselves travel too, in the optional
+# ``DescriptiveName`` fields (``name`` / ``movementName``), so a decoder gets them back exactly.
+_JUNCTION_NAME = re.compile(r"^j(\d+)$")
+_GROUP_NAME = re.compile(r"\.sg(\d+)$")
+_PHASE_STATE = {"green": "protected-Movement-Allowed", "amber": "protected-clearance", "red": "stop-And-Remain",
+                "unknown": "unavailable"}
+_STATE_PHASE = {"protected-Movement-Allowed": "green", "permissive-Movement-Allowed": "green",
+                "protected-clearance": "amber", "permissive-clearance": "amber", "stop-And-Remain": "red",
+                "stop-Then-Proceed": "red", "pre-Movement": "red"}  # anything else (dark, unavailable, caution): unknown
+_STATUS_FIXED_TIME = (bytes([0x04, 0x00]), 16)  # IntersectionStatusObject bit 5 fixedTimeOperation
+_INGRESS = (bytes([0x80]), 2)  # LaneDirection ingressPath
+_NOT_SHARED = (bytes(2), 10)
+_VEHICLE_LANE = ("vehicle", (bytes(1), 8))
+
+
+class WireError(ValueError):
+    """A message our numbering cannot put into DSRC (two names on one number)."""
+
+
+def junction_of(group_id: str, sender: str) -> str:
+    """The junction a signal group belongs to: ``j3`` for ``j3.sg1``; the sender for other names."""
+    head, dot, _ = group_id.rpartition(".")
+    return head if dot else sender
+
+
+def intersection_number(junction: str) -> int:
+    m = _JUNCTION_NAME.match(junction)
+    return int(m[1]) if m and int(m[1]) <= 0xFFFF else zlib.crc32(junction.encode()) & 0xFFFF
+
+
+def signal_group_number(group_id: str) -> int:
+    m = _GROUP_NAME.search(group_id)
+    return int(m[1]) + 1 if m and int(m[1]) < 255 else zlib.crc32(group_id.encode()) % 255 + 1
+
+
+def lane_number(lane_id: str) -> int:
+    return zlib.crc32(lane_id.encode()) % 255 + 1
+
+
+def _name(text: str) -> dict[str, str]:
+    """``{"name": text}`` when it fits a DescriptiveName (IA5String of 1..63), else nothing."""
+    return {"name": text} if 0 < len(text) <= 63 and text.isascii() else {}
+
+
+def _distinct(numbers: Mapping[str, int], what: str, junction: str) -> None:
+    seen: dict[int, str] = {}
+    for name, n in sorted(numbers.items()):
+        if n in seen:
+            raise WireError(f"{what} {seen[n]!r} and {name!r} of junction {junction!r} both number {n} in DSRC; "
+                            f"rename one (grounded maps use j<n>.sg<k>)")
+        seen[n] = name
+
+
+def time_mark(t_s: float | None) -> int:
+    """TimeMark of a scenario time: tenths of a second within the hour (the scenario starts at the
+    top of an hour, so runs under an hour read back exactly to 0.1 s); None -> unknown."""
+    return TIME_MARK_UNKNOWN if t_s is None else round(t_s * 10.0) % 36000
+
+
+def _seconds(mark: int | None) -> float | None:
+    return None if mark is None or mark >= 36000 else mark / 10.0
+
+
+def _by_junction(rows: Iterable[Mapping[str, Any]], group_key: str, sender: str) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for r in rows:
+        g = r.get(group_key)
+        out.setdefault(junction_of(g, sender) if g else sender, []).append(r)
+    return dict(sorted(out.items()))
+
+
+def spatem_of_spat(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The SPATEM (asn1tools value) of one of our SPaT messages: an IntersectionState per junction,
+    a MovementState per signal group whose first MovementEvent is the current phase (minEndTime /
+    maxEndTime; startTime when green) and, when not green, a second one for the next green
+    (startTime = green start). Fixed-time operation; revision = msg_count mod 128."""
+    revision = int(body.get("msg_count", 0)) % 128
+    ms_in_minute = round(body["timestamp_s"] * 1000.0) % 60000
+    intersections = []
+    for junction, groups in _by_junction(body["groups"], "group_id", body["sender"]).items():
+        numbers = {g["group_id"]: signal_group_number(g["group_id"]) for g in groups}
+        _distinct(numbers, "signal groups", junction)
+        states = []
+        for g in groups:
+            phase, green_at = g["phase"], g.get("green_start_time_s")
+            timing: dict[str, int] = {"minEndTime": time_mark(g.get("min_end_time_s"))}
+            if g.get("max_end_time_s") is not None:
+                timing["maxEndTime"] = time_mark(g["max_end_time_s"])
+            if phase == "green" and green_at is not None:
+                timing["startTime"] = time_mark(green_at)
+            events = [{"eventState": _PHASE_STATE.get(phase, "unavailable"), "timing": timing}]
+            if phase != "green" and green_at is not None:
+                events.append({"eventState": _PHASE_STATE["green"],
+                               "timing": {"startTime": time_mark(green_at), "minEndTime": TIME_MARK_UNKNOWN}})
+            states.append({**({"movementName": g["group_id"]} if _name(g["group_id"]) else {}),
+                           "signalGroup": numbers[g["group_id"]], "state-time-speed": events})
+        intersections.append({**_name(junction), "id": {"id": intersection_number(junction)}, "revision": revision,
+                              "status": _STATUS_FIXED_TIME, "timeStamp": ms_in_minute, "states": states})
+    return {"header": {"protocolVersion": 2, "messageID": MESSAGE_ID_SPATEM, "stationID": station_id(body["sender"])},
+            "spat": {"intersections": intersections}}
+
+
+def spat_of_spatem(spatem: Mapping[str, Any]) -> dict[str, Any]:
+    """What a SPATEM says, in our SPaT's terms (times to 0.1 s; unknown times None); each group also
+    carries its DSRC numbers (``intersection_id``, ``signal_group``)."""
+    groups = []
+    for st in spatem["spat"]["intersections"]:
+        junction = st.get("name", f"j{st['id']['id']}")
+        for ms in st["states"]:
+            now, *later = ms["state-time-speed"]
+            timing = now.get("timing", {})
+            phase = _STATE_PHASE.get(now["eventState"], "unknown")
+            green_at = timing.get("startTime") if phase == "green" else next(
+                (e.get("timing", {}).get("startTime") for e in later if _STATE_PHASE.get(e["eventState"]) == "green"),
+                None)
+            groups.append({"group_id": ms.get("movementName", f"{junction}.sg{ms['signalGroup'] - 1}"),
+                           "intersection_id": st["id"]["id"], "signal_group": ms["signalGroup"], "phase": phase,
+                           "min_end_time_s": _seconds(timing.get("minEndTime")),
+                           "max_end_time_s": _seconds(timing.get("maxEndTime")),
+                           "green_start_time_s": _seconds(green_at)})
+    return {"station_id": spatem["header"]["stationID"], "groups": groups}
+
+
+def mapem_of_map(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The MAPEM (asn1tools value) of one of our MAP messages: an IntersectionGeometry per junction,
+    a GenericLane per lane (an ingress vehicle lane) with a Connection to its signal group.
+
+    Our MAP knows of a lane only its stop bar: the node list is the stop bar as an absolute
+    ``node-LatLon`` followed by a zero offset (NodeSetXY needs two nodes), the connection's egress
+    lane is 0 ("not known"), and refPoint is the junction's first stop bar. A lane whose stop bar is
+    not known (the ground-truth rollout's ideal MAP) carries Latitude / Longitude "unavailable"."""
+    revision = int(body.get("msg_count", 0)) % 128
+    intersections = []
+    for junction, lanes in _by_junction(body["lanes"], "signal_group_id", body["sender"]).items():
+        numbers = {ln["lane_id"]: lane_number(ln["lane_id"]) for ln in lanes}
+        _distinct(numbers, "lanes", junction)
+        points = [latlon(*ln["stop_bar_xy_m"]) if ln.get("stop_bar_xy_m") else
+                  (LATITUDE_UNAVAILABLE, LONGITUDE_UNAVAILABLE) for ln in lanes]
+        lane_set = []
+        for ln, (lat, lon) in zip(lanes, points, strict=True):
+            group = ln.get("signal_group_id")
+            lane_set.append({"laneID": numbers[ln["lane_id"]], **_name(ln["lane_id"]),
+                             "laneAttributes": {"directionalUse": _INGRESS, "sharedWith": _NOT_SHARED,
+                                                "laneType": _VEHICLE_LANE},
+                             "nodeList": ("nodes", [{"delta": ("node-LatLon", {"lon": lon, "lat": lat})},
+                                                    {"delta": ("node-XY1", {"x": 0, "y": 0})}]),
+                             **({"connectsTo": [{"connectingLane": {"lane": 0},
+                                                 "signalGroup": signal_group_number(group)}]} if group else {})})
+        intersections.append({**_name(junction), "id": {"id": intersection_number(junction)}, "revision": revision,
+                              "refPoint": {"lat": points[0][0], "long": points[0][1]}, "laneSet": lane_set})
+    return {"header": {"protocolVersion": 2, "messageID": MESSAGE_ID_MAPEM, "stationID": station_id(body["sender"])},
+            "map": {"msgIssueRevision": revision, "intersections": intersections}}
+
+
+def map_of_mapem(mapem: Mapping[str, Any]) -> dict[str, Any]:
+    """What a MAPEM says, in our MAP's terms: each lane's id, stop bar (None when unavailable) and
+    signal group (its name rebuilt as ``<junction>.sg<k>`` from the number), with the DSRC numbers."""
+    lanes = []
+    for geo in mapem["map"].get("intersections", []):
+        junction = geo.get("name", f"j{geo['id']['id']}")
+        for ln in geo["laneSet"]:
+            _, nodes = ln["nodeList"]
+            kind, point = nodes[0]["delta"]
+            known = kind == "node-LatLon" and point["lat"] != LATITUDE_UNAVAILABLE
+            sg = next((c["signalGroup"] for c in ln.get("connectsTo", []) if "signalGroup" in c), None)
+            lanes.append({"lane_id": ln.get("name", str(ln["laneID"])), "lane_number": ln["laneID"],
+                          "intersection_id": geo["id"]["id"], "signal_group": sg,
+                          "signal_group_id": None if sg is None else f"{junction}.sg{sg - 1}",
+                          "stop_bar_xy_m": list(xy(point["lat"], point["lon"])) if known else None})
+    return {"station_id": mapem["header"]["stationID"], "lanes": lanes}
+
+
 # ----------------------------------------------------------------------------- the codec
 class WireCodec:
     """Encodes an ego's arrivals (see the module docstring); the ASN.1 is compiled on first use,
@@ -217,6 +403,7 @@ class WireCodec:
     def __init__(self, etsi_dir: Path | str | None = None, dsrc_dir: Path | str | None = None):
         self.etsi_dir = Path(etsi_dir) if etsi_dir else default_etsi_dir()
         self.dsrc_dir = Path(dsrc_dir) if dsrc_dir else None
+        self._dsrc: Any | None = None
 
     def _files(self, names: Iterable[str]) -> tuple[str, ...]:
         return tuple(str(self.etsi_dir / n) for n in names)
@@ -231,6 +418,8 @@ class WireCodec:
         """The user's DSRC ASN.1 with the SPATEM/MAPEM wrappers, or None when no directory is set."""
         if self.dsrc_dir is None:
             return None
+        if self._dsrc is not None:
+            return self._dsrc
         if not self.dsrc_dir.is_dir():
             raise Asn1Unavailable(f"LASTV2X_SIMULATOR_DSRC_ASN1_DIR {self.dsrc_dir} is not a directory")
         own = sorted(str(p) for p in self.dsrc_dir.glob("*.asn"))
@@ -240,6 +429,7 @@ class WireCodec:
         for t in ("SPATEM", "MAPEM"):
             if t not in spec.types:
                 raise Asn1Unavailable(f"the DSRC ASN.1 in {self.dsrc_dir} with the ETSI wrappers defines no {t}")
+        self._dsrc = spec
         return spec
 
     def check(self) -> None:
@@ -250,7 +440,7 @@ class WireCodec:
 
     def encode(self, arrivals: Sequence[Mapping[str, Any]]) -> list[RawMessage]:
         """The :meth:`V2XInformationSource.arrivals` of one step, encoded, in arrival order."""
-        cam, denm = self.cam(), self.denm()
+        cam, denm, dsrc = self.cam(), self.denm(), self.dsrc()
         out = []
         for a in arrivals:
             k = a["kind"]
@@ -263,6 +453,11 @@ class WireCodec:
                 payload = denm.encode("DENM", denm_of_eebl(a["sender"], a["origin"], a["event_id"], a["timestamp_s"],
                                                            a["x_m"], a["y_m"], a["speed_mps"], a["heading_rad"]))
                 out.append(RawMessage("DENM", DENM_ENCODING, payload, a["rx_s"], a["sender"], a["hops"]))
+            elif dsrc is not None:
+                spat = k == "SPAT"
+                payload = dsrc.encode("SPATEM", spatem_of_spat(a)) if spat else dsrc.encode("MAPEM", mapem_of_map(a))
+                out.append(RawMessage(k, SPATEM_ENCODING if spat else MAPEM_ENCODING, payload, a["rx_s"], a["sender"],
+                                      int(a.get("hops", 0))))
             else:
                 body = {key: v for key, v in a.items() if key not in ("kind", "rx_s")}
                 out.append(RawMessage(k, SPAT_ENCODING if k == "SPAT" else MAP_ENCODING, _json(body), a["rx_s"],
@@ -321,16 +516,24 @@ def active_codec() -> WireCodec:
 
 
 def decode(msg: RawMessage, wire: WireCodec | None = None) -> dict[str, Any]:
-    """A received message back as a plain dict (CAM/DENM through the ASN.1, SPaT/MAP from JSON)."""
+    """A received message back as a plain dict: CAM / DENM / SPATEM / MAPEM as the ASN.1 value
+    (see :func:`bsm_of_cam`, :func:`spat_of_spatem`, ...), our SPaT / MAP from JSON."""
     wire = wire or active_codec()
     if msg.encoding == CAM_ENCODING:
         return dict(wire.cam().decode("CAM", msg.payload))
     if msg.encoding == DENM_ENCODING:
         return dict(wire.denm().decode("DENM", msg.payload))
+    if msg.encoding in (SPATEM_ENCODING, MAPEM_ENCODING):
+        dsrc = wire.dsrc()
+        if dsrc is None:
+            raise Asn1Unavailable(f"a {msg.encoding} message needs the DSRC ASN.1 (LASTV2X_SIMULATOR_DSRC_ASN1_DIR)")
+        return dict(dsrc.decode("SPATEM" if msg.encoding == SPATEM_ENCODING else "MAPEM", msg.payload))
     return dict(json.loads(msg.payload))
 
 
-__all__ = ["CAM_ENCODING", "DENM_ENCODING", "MAP_ENCODING", "ORIGIN_LAT_DEG", "ORIGIN_LON_DEG", "SPAT_ENCODING",
-           "Asn1Unavailable", "RawMessage", "WireCodec", "active_codec", "bsm_of_cam", "cam_of_bsm", "codec",
-           "configure", "decode", "default_etsi_dir", "denm_of_eebl", "eebl_of_denm", "heading_rad", "heading_value",
-           "latlon", "station_id", "xy"]
+__all__ = ["CAM_ENCODING", "DENM_ENCODING", "MAPEM_ENCODING", "MAP_ENCODING", "ORIGIN_LAT_DEG", "ORIGIN_LON_DEG",
+           "SPATEM_ENCODING", "SPAT_ENCODING", "Asn1Unavailable", "RawMessage", "WireCodec", "WireError",
+           "active_codec", "bsm_of_cam", "cam_of_bsm", "codec", "configure", "decode", "default_etsi_dir",
+           "denm_of_eebl", "eebl_of_denm", "heading_rad", "heading_value", "intersection_number", "junction_of",
+           "lane_number", "latlon", "map_of_mapem", "mapem_of_map", "signal_group_number", "spat_of_spatem",
+           "spatem_of_spat", "station_id", "time_mark", "xy"]
