@@ -12,6 +12,7 @@
   lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR] [--app APP]   search, minimize, archive
   lastv2x regress --app NEW [--archive DIR] [--witness ID] [--budget N]   re-run the archive on a new build (STRaP order)
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
+  lastv2x witness export ID --xosc [--dest DIR]   a witness as OpenSCENARIO + OpenDRIVE (+ V2X sidecar JSON)
   lastv2x demo [--json]                 make run: one intent stage by stage, then a short campaign
 
 Every command takes ``--json`` for machine-readable output. Exit codes: 0 ok,
@@ -463,7 +464,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
 def cmd_witness(args: argparse.Namespace) -> int:
     from lastv2x_app.campaigns import local_core, witness_summary
 
-    if args.action in ("show", "replay") and not args.id:
+    if args.action in ("show", "replay", "export") and not args.id:
         raise InvalidArgument(FieldViolation("id", f"witness {args.action} needs a witness id",
                                              "see `lastv2x witness list`"))
     core = local_core(Path(args.out))
@@ -474,6 +475,8 @@ def cmd_witness(args: argparse.Namespace) -> int:
                               f"{', '.join(r['faults']) or '-'}  [{'1-minimal' if r['complete'] else 'budget hit'}]"
                               for r in rows) or "no witnesses"
             _print(rows, args.json, table)
+        elif args.action == "export":
+            return _witness_export(args, core)
         elif args.action == "show":
             w = core.witness(args.id)
             cert = w.record["certificate"]
@@ -493,6 +496,19 @@ def cmd_witness(args: argparse.Namespace) -> int:
             return 0 if r.identical and r.admitted else 1
     finally:
         core.close()
+    return 0
+
+
+def _witness_export(args: argparse.Namespace, core: Any) -> int:
+    from lastv2x_app.export.xosc import export_witness
+
+    if not args.xosc:
+        raise InvalidArgument(FieldViolation("--xosc", "witness export needs a format", "add --xosc"))
+    result = export_witness(core.witness(args.id), Path(args.dest), osc_minor=args.osc_minor, archive=args.out)
+    data = result.to_dict()
+    _print(data, args.json, f"{result.witness_id}: {result.xosc} (valid against {result.xosc_schema}), "
+                            f"{result.xodr} (OpenDRIVE 1.7: {'valid' if result.xodr_valid else 'NOT valid'}), "
+                            f"V2X faults in {result.sidecar}")
     return 0
 
 
@@ -587,9 +603,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--order", default="rsc", choices=["rsc", "chronological"],
                    help="re-run order: STRaP RSC over the witnesses' traces (default) or archive order")
     p.set_defaults(fn=cmd_regress)
-    p = sub.add_parser("witness", parents=[common], help="the witness archive: list, show (certificate), replay")
-    p.add_argument("action", choices=["list", "show", "replay"])
-    p.add_argument("id", nargs="?", help="witness id (show, replay)")
+    p = sub.add_parser("witness", parents=[common],
+                       help="the witness archive: list, show (certificate), replay, export (--xosc: OpenSCENARIO)")
+    p.add_argument("action", choices=["list", "show", "replay", "export"])
+    p.add_argument("id", nargs="?", help="witness id (show, replay, export)")
+    p.add_argument("--xosc", action="store_true", help="export: OpenSCENARIO 1.x + OpenDRIVE + V2X sidecar JSON")
+    p.add_argument("--dest", default=".lastv2x/export", help="export: output folder")
+    p.add_argument("--osc-minor", type=int, default=2, help="export: OpenSCENARIO minor version 0..3 (default 2)")
     p.add_argument("--campaign", default=None, help="list: only this campaign's witnesses")
     p.add_argument("--out", default=DEFAULT_ARCHIVE, help="archive directory")
     p.set_defaults(fn=cmd_witness)
