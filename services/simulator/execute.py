@@ -12,10 +12,10 @@ import functools
 import math
 import os
 import re
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lastv2x.core.catalogue import APPLICATIONS
 from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
@@ -23,16 +23,13 @@ from lastv2x.core.faults import operator_field_problems
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
-from lastv2x.core.workers import cpu_limit
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.apps.plugin import resolve_app
-from services.simulator.maps import builtin_map_names, load_map
-from services.simulator.maps.errors import MapError
-from services.simulator.maps.model import RoadMap
 from services.simulator.paired import PairedOutcome, execute_batch, execute_paired
-from services.simulator.trace import TraceWriter
 from services.simulator.v2x.stack import v2x_source_factory
-from services.simulator.v2x.wire import configure as configure_wire
+
+if TYPE_CHECKING:  # the map model, the MCAP writer and raw-message mode load on first use (CLI start-up)
+    from services.simulator.maps.model import RoadMap
 
 
 @dataclass(frozen=True)
@@ -76,6 +73,8 @@ class SimulatorLimits:
 
     def worker_count(self) -> int:
         """Worker processes of an ExecuteBatch: ``workers``, or the cgroup CPU limit when 0."""
+        from lastv2x.core.workers import cpu_limit
+
         return self.workers if self.workers > 0 else cpu_limit()
 
 
@@ -88,6 +87,8 @@ def _road_map(name: str, map_paths: tuple[Path, ...] = ()) -> RoadMap | None:
     server path: anything else is a MapError (InvalidArgument on ``map_name``)."""
     if name == SYNTH_MAP_NAME:
         return None
+    from services.simulator.maps.errors import MapError
+
     if not MAP_NAME.fullmatch(name) or name.endswith(".xodr"):
         shown = name if len(name) <= 64 else name[:64] + "..."
         raise MapError(shown, "not a map name (letters, digits, '_', '.', '-'; at most 128): "
@@ -97,6 +98,9 @@ def _road_map(name: str, map_paths: tuple[Path, ...] = ()) -> RoadMap | None:
 
 @functools.lru_cache(maxsize=16)
 def _load_named(name: str, map_paths: tuple[Path, ...]) -> RoadMap:
+    from services.simulator.maps import builtin_map_names, load_map
+    from services.simulator.maps.errors import MapError
+
     if name in builtin_map_names():
         return load_map(name)
     for root in map_paths:
@@ -118,11 +122,14 @@ def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: st
     if not math.isfinite(program.duration_s) or program.duration_s > limits.max_duration_s:
         errors.add(f"{path}.duration_s", f"{program.duration_s} s exceeds the cap of {limits.max_duration_s} s",
                    "shorten the scenario or raise LASTV2X_SIMULATOR_MAX_DURATION_S")
-    try:
-        road_map = _road_map(program.map_name, limits.map_paths)
-    except MapError as exc:
-        errors.add(f"{path}.map_name", exc.reason, "use a built-in map name or one under LASTV2X_MAP_PATHS")
-        road_map = None
+    road_map = None
+    if program.map_name != SYNTH_MAP_NAME:
+        from services.simulator.maps.errors import MapError
+
+        try:
+            road_map = _road_map(program.map_name, limits.map_paths)
+        except MapError as exc:
+            errors.add(f"{path}.map_name", exc.reason, "use a built-in map name or one under LASTV2X_MAP_PATHS")
     if road_map is not None:
         known = set(road_map.lanes) | set(road_map.movements)
         groups = set(road_map.signal_groups)
@@ -180,6 +187,8 @@ def program_for(spec: ScenarioSpec) -> ScenarioProgram:
 def app_under_test(spec: str | None, limits: SimulatorLimits, field: str = "app") -> ApplicationUnderTest:
     """The application a request names (``services.simulator.apps.plugin``), with the service's deadlines;
     raw-message mode encodes with the service's ASN.1 directories."""
+    from services.simulator.v2x.wire import configure as configure_wire
+
     configure_wire(limits.etsi_asn1_dir, limits.dsrc_asn1_dir)
     return resolve_app(spec, step_timeout_s=limits.app_step_timeout_s,
                        connect_timeout_s=limits.app_connect_timeout_s, field=field)
@@ -202,6 +211,10 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
     factory = v2x_source_factory(road_map=road_map)
     if not write_trace:
         return execute_paired(program, seed, md_source_factory=factory, app=app), ""
+    import secrets
+
+    from services.simulator.trace import TraceWriter
+
     limits.trace_dir.mkdir(parents=True, exist_ok=True)
     seed = program.seed if seed is None else seed
     name = program_sha256(program)[:16]

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import json
 import math
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,7 +70,9 @@ from services.simulator.traffic import (
     initial_state,
     step,
 )
-from services.simulator.v2x.wire import WireCodec, active_codec
+
+if TYPE_CHECKING:
+    from services.simulator.v2x.wire import WireCodec
 
 OUTCOME_VERSION = "1"
 MD, GT = "md", "gt"
@@ -373,7 +374,11 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     ``app_errors``, when given, receives one text per row ("" = none)."""
     generic = app is not None and not isinstance(app, DecideFnApp)
     raw = generic and input_mode(app) == INPUT_RAW  # raw-message mode: the arrivals, encoded, not the belief
-    wire: WireCodec | None = active_codec() if raw else None
+    wire: WireCodec | None = None
+    if raw:  # raw-message mode loads its codec on first use
+        from services.simulator.v2x.wire import active_codec
+
+        wire = active_codec()
     fns = app if isinstance(app, DecideFnApp) else None
     checked = fns is not None and not isinstance(fns, ReferenceApp)  # a team's functions: check each decision
     obey = [APPLICATIONS[p.application].kind is AppKind.CONFLICT for p in programs]
@@ -419,6 +424,8 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     sids: list[str] = []
     if generic:  # one session per rollout, on the same app object (the same build) for every row
         assert app is not None
+        import uuid
+
         run = uuid.uuid4().hex[:12]
         sids = [f"{run}-{b}-{r.rollout}" for b, r in enumerate(rows)]
         try:
