@@ -13,6 +13,13 @@ It stops at the first answer that validates and verifies without errors, when an
 answer repeats the previous one (no progress), or after ``max_attempts``
 (``ParseFailed``). Warnings and notes never trigger a repair: they may be
 deliberate (an unequipped conflict vehicle as a silent-miss probe).
+
+No silent drop (issue 19): every accepted answer, whatever the backend, goes through the
+fault-cue guard (``services.llm.fault_cues``): a clause of the intent that asks for a
+fault the spec does not contain becomes a ``parser.unparsed_fault`` WARNING naming the
+clause (``ParseResult.unparsed``). An LLM backend is first asked once more for the
+missing fault while attempts remain (the offline grammar is deterministic, so it is not);
+the best answer is returned with the finding if the fault never comes.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import Any
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.spec import JunctionKind, ScenarioSpec, parse_spec
 from lastv2x.core.verifier import Finding, Repair, Severity, VerificationReport, verify
+from services.llm import fault_cues
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
 from services.llm.backends import (
@@ -74,6 +82,11 @@ class ParseResult:
     @property
     def ok(self) -> bool:
         return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def unparsed(self) -> tuple[Finding, ...]:
+        """Clauses asking for a fault the spec does not contain (``parser.unparsed_fault``)."""
+        return tuple(f for f in self.findings if f.check == fault_cues.CHECK)
 
     def to_dict(self) -> dict[str, Any]:
         return {"spec": self.spec.model_dump(mode="json"), "attempts_used": self.attempts_used,
@@ -140,6 +153,8 @@ class LlmRoles:
         raw: str | None = None
         problems: list[dict[str, Any]] = []
         findings: tuple[Finding, ...] = ()
+        best: ParseResult | None = None  # a verified answer that still misses a fault the intent asks for
+        rereads = not getattr(self.backend, "deterministic", False)
         for attempt in range(1, attempts + 1):
             try:
                 if attempt == 1:
@@ -170,10 +185,19 @@ class LlmRoles:
             findings = tuple(self._map_findings(spec, assigner)) + report.findings
             errors = [f for f in findings if f.severity is Severity.ERROR]
             problems = [f.to_dict() for f in errors]
-            history.append(AttemptRecord(attempt, tuple(problems), reply.notes, data))
             if not errors:
-                return ParseResult(spec, attempt, tuple(observed) + findings, self.backend.name, tuple(notes),
-                                   tuple(history), report.decision_epoch_s, report.stop_bar_s)
+                missing = fault_cues.findings(text, [f.operator.value for f in spec.faults])
+                result = ParseResult(spec, attempt, tuple(observed) + tuple(missing) + findings, self.backend.name,
+                                     tuple(notes), tuple(history) + (AttemptRecord(attempt, (), reply.notes, data),),
+                                     report.decision_epoch_s, report.stop_bar_s)
+                if not missing or not rereads or attempt == attempts:
+                    return result
+                if best is None or len(missing) < len(best.unparsed):
+                    best = result
+                problems = fault_cues.problems(missing)
+            history.append(AttemptRecord(attempt, tuple(problems), reply.notes, data))
+        if best is not None:
+            return best
         raise ParseFailed(len(history), problems, findings, data)
 
     def _pin(self, data: dict[str, Any], text: str, seed: int, assigner: Assigner, notes: list[str]) -> dict[str, Any]:

@@ -1,0 +1,175 @@
+"""The no-silent-drop guard: an independent detector of degradation cues in an intent.
+
+Whatever backend answered (the offline grammar or an LLM), the answer's faults are
+compared with the clauses of the intent that *ask* for a fault. A clause asks for one
+when it holds a degradation cue (words and patterns a person uses when messages are
+lost, late, stale, frozen, silent or wrong: "stops coming", "lags", "2 s old", "off by
+8 m", "claims to be going slower", "flipped", "out of range") in a communication
+context (messages, SPaT, BSMs, broadcasts, "what the ego knows", a reported field).
+The detector shares no vocabulary table with the grammar (``lexicon.FAULT_CUES``), so a
+gap in the grammar is not a gap here.
+
+Each cue clause is paired with one answer fault (an operator of its family first, then
+any fault left); a cue clause left without a fault becomes a ``parser.unparsed_fault``
+WARNING finding naming the clause. The spec is still returned (``lastv2x parse`` exits
+non-zero unless ``--allow-partial``; ParseIntent carries the finding in its report), so a
+user never runs a healthy scenario believing it is a fault test.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lastv2x.core.spec import FaultOperator
+from lastv2x.core.verifier import Finding, Severity
+
+CHECK = "parser.unparsed_fault"
+
+_F = re.IGNORECASE
+_O = FaultOperator
+_LOSS = frozenset({_O.DROP, _O.SUPPRESS_SENDER})
+_LATE = frozenset({_O.DELAY, _O.TIMESTAMP_OFFSET, _O.SPAT_COUNTDOWN_OFFSET})
+_STALE = frozenset({_O.TIMESTAMP_OFFSET, _O.DELAY, _O.FREEZE})
+_FROZEN = frozenset({_O.FREEZE, _O.TIMESTAMP_OFFSET})
+_WRONG = frozenset({_O.SPAT_PHASE_CORRUPT, _O.SPAT_COUNTDOWN_OFFSET, _O.BSM_POSITION_OFFSET,
+                    _O.BSM_SPEED_OFFSET, _O.MAP_MISASSOCIATION, _O.TIMESTAMP_OFFSET})
+_NONE: frozenset[FaultOperator] = frozenset()  # described, but no operator expresses it
+
+# (family, pattern, needs a communication context in the clause)
+_CUES: tuple[tuple[frozenset[FaultOperator], str, bool], ...] = (
+    (_NONE, r"\bduplicat\w*|out of order|re-?order\w*|(scal|multipl)\w* by|factor of|\b(doubled|halved|tripled)\b",
+     True),
+    (_NONE, r"\b(heading|direction|acceleration|brake status|yaw)\b[^.;]{0,40}\b(flip\w*|revers\w*|invert\w*|"
+            r"wrong|corrupt\w*|off|garbl\w*)|\b(flip\w*|revers\w*|invert\w*|corrupt\w*) (the |its |their )?"
+            r"(heading|direction|acceleration)", False),
+    (_LOSS, r"\b(lost|los(e|es|ing)|loss|drop(s|ped|ping)?|discard\w*|missing|vanish\w*|disappear\w*|blocked"
+            r"|jamm?\w*|outage|blackout|erased)\b", True),
+    (_LOSS, r"\bout of (radio |communication )?range\b", False),
+    (_LOSS, r"\b(never|not|don'?t|doesn'?t|fails? to|stops?|stopped|cease\w*) (\w+ ){0,2}?(arriv\w*|reach\w*"
+            r"|com(e|es|ing)( in| through)?|get(s|ting)? through|received|heard)\b|\bno (\w+ ){0,2}(messages?|data"
+            r"|information|updates?|bsms?|spats?)\b (at all|from|reach|arriv)", False),
+    (_LOSS, r"\b(silent|quiet|mute[sd]?|silenced|suppress\w*)\b|\b(never|not|stops?|stopped|ceases?|doesn'?t)"
+            r" (\w+ ){0,1}(transmit\w*|broadcast\w*|send\w*)\b", False),
+    (_FROZEN, r"\bfr(ee|o)z\w*|\bstuck\b|stops? updating|(repeat|replay|re-?send|keep\w* sending)\w* (\w+ ){0,2}"
+              r"(same|old|last|stale)", False),
+    (_STALE, r"\b(stale|outdated|out of date|old|older|backdated|in the past)\b", True),
+    (_LATE, r"\b(late|later|early|earlier|delay\w*|latency|lag\w*|behind|held back|after (they|it) should)\b", True),
+    (_WRONG, r"\bmis-?associat\w*|wrong (signal |lane )?(group|head|signal|lane|phase|association)|scrambl\w*"
+             r"|garbl\w*|links? (\w+ ){0,3}to the wrong", False),
+    (_WRONG, r"\b(wrong|incorrect\w*|off|offset|shift\w*|skew\w*|bias\w*|error\w*|erroneous|false|fake|spoof\w*"
+             r"|corrupt\w*|falsif\w*|tamper\w*|bogus|lies|lying|misreport\w*|(under|over)-?report\w*|flip\w*"
+             r"|invert\w*|revers\w*|displac\w*|jumps?)\b", True),
+    (_WRONG | _FROZEN, r"\bkeeps? (report\w*|say\w*|show\w*|tell\w*|claim\w*|broadcast\w*|send\w*)\b", True),
+    (_WRONG, r"\b(higher|lower|faster|slower|further|farther|closer|more|less|longer|shorter|earlier|later)\b"
+             r"[^.;]{0,25}? than\b[^.;]{0,30}?\b(real\w*|actual\w*|true|truth|it|its|they|should)\b"
+             r"|\btoo (high|low|fast|slow|long|short|early|far)\b|\b(when|while|although|though|after|but) (it|the light|the signal|the phase)('s| is| has)? "
+             r"(actually |really |still |already |in fact )*((has )?(turned|changed|gone|switched)( to)? )?"
+             r"(red|green|amber|yellow)\b", True),
+)
+
+_CONTEXT = re.compile(
+    r"\b(messages?|msgs?|packets?|bsms?|spats?|map ?data|mapmsg|map|broadcasts?|beacons?|feeds?|data|updates?"
+    r"|frames?|information|info|knowledge|transmissions?|transmitted|signals? (timing|data|info\w*)|timing"
+    r"|phase|countdown|timestamps?|stamped|reports?|reported|reporting|claims?|says|shows?|shown|appears?"
+    r"|appearing|reads|sees|thinks|believes|told|learns|receives?|received|v2v|v2x|radio|warnings?|alerts?"
+    r"|notifications?|events?|gps|position|location|speed|heading|coordinates|time-to-change|remaining"
+    r"|green will|association|mapping)\b", _F)
+_HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|ok|perfect|clean)\b|\bno (faults?"
+                      r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b", _F)
+_NOT_COMM = re.compile(r"\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
+                       r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
+                       r"|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
+                       r"|car)s?\b", _F)
+_CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand),?\s+\b(?:and(?! a half)|but|while(?! it('s| is)\b)|whereas|plus|also"
+                     r"|then|on top of that)\b\s+"
+                     r"|,\s+(?=(?:its|their|the|and)\b)", _F)
+
+
+@dataclass(frozen=True)
+class CueClause:
+    """A clause of the intent that asks for a fault."""
+
+    text: str
+    operators: frozenset[FaultOperator]  # the fault operators that express it (empty: none does)
+    cue: str
+
+
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+")
+_BACK_REFERENCE = re.compile(r"\b(it|its|they|their|them|ones)\b", _F)
+
+
+def clauses(text: str) -> list[tuple[str, str]]:
+    """(clause, its sentence) pairs."""
+    out = []
+    for sentence in _SENTENCE.split(text):
+        for part in _CLAUSE.split(sentence):
+            part = (part or "").strip(" ,.;:!?")
+            if part:
+                out.append((part, sentence))
+    return out
+
+
+def detect(text: str) -> list[CueClause]:
+    """The clauses of ``text`` that ask for a fault, in order."""
+    out: list[CueClause] = []
+    for clause, sentence in clauses(text):
+        if _HEALTHY.search(clause):
+            continue
+        scrubbed = _NOT_COMM.sub(" ", clause)
+        context = _CONTEXT.search(scrubbed) is not None or (
+            _BACK_REFERENCE.search(scrubbed) is not None and _CONTEXT.search(_NOT_COMM.sub(" ", sentence)) is not None)
+        for family, pattern, needs_context in _CUES:
+            m = re.search(pattern, scrubbed, _F)
+            if m and (context or not needs_context) and not _negated(scrubbed, m.start()):
+                out.append(CueClause(clause, family, m.group(0)))
+                break
+    return out
+
+
+def _negated(text: str, pos: int) -> bool:
+    return re.search(r"\b(no|not|without)\s+$", text[max(0, pos - 10):pos], _F) is not None
+
+
+def unparsed(text: str, operators: Sequence[str]) -> list[CueClause]:
+    """Cue clauses of ``text`` left without a fault among ``operators`` (the answer's, in order)."""
+    cues = detect(text)
+    free = list(operators)
+    left: list[CueClause] = []
+    for cue in cues:  # a fault of the clause's own family first
+        hit = next((op for op in free if op in cue.operators), None)
+        if hit is not None:
+            free.remove(hit)
+        else:
+            left.append(cue)
+    out: list[CueClause] = []
+    for cue in left:  # then any fault left over (the answer read the clause as another operator)
+        if free and cue.operators:
+            free.pop(0)
+        else:
+            out.append(cue)
+    return out
+
+
+def findings(text: str, operators: Sequence[str]) -> list[Finding]:
+    """One ``parser.unparsed_fault`` WARNING per cue clause without a fault in the answer."""
+    out = []
+    for cue in unparsed(text, operators):
+        why = ("no fault operator expresses it" if not cue.operators else
+               f"expected one of {sorted(o.value for o in cue.operators)}")
+        out.append(Finding(CHECK, Severity.WARNING,
+                           f"the intent asks for a fault the spec does not contain: {cue.text!r} "
+                           f"(cue {cue.cue!r}; {why}); the spec runs without it",
+                           ("faults",)))
+    return out
+
+
+def problems(found: Sequence[Finding]) -> list[dict[str, object]]:
+    """The findings as repair problems for an LLM backend's next attempt."""
+    return [{"field": "faults", "description": f.message,
+             "hint": "add one fault for that clause (operator, stream, anchor, magnitude with its unit), "
+                     "keeping the faults already there"} for f in found]
+
+
+__all__ = ["CHECK", "CueClause", "clauses", "detect", "findings", "problems", "unparsed"]
