@@ -3,11 +3,11 @@
   lastv2x up | down | status            the local stack (five services on loopback)
   lastv2x verify SPEC.json [--json]     the analytic verifier (in-process, or --target HOST:PORT)
   lastv2x schema                        the ScenarioSpec JSON Schema
-  lastv2x maps list | show MAP [--junctions]   built-in maps or any .xodr
+  lastv2x maps list | show MAP [--junctions]   built-in and user maps (LASTV2X_MAP_PATHS) or any .xodr
   lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (the parser role on the LLM service's settings)
   lastv2x ground SPEC.json [--out P]    spec -> grounded program on a real map (--target: grounding)
   lastv2x execute FILE.json [--trace] [--app APP]   paired execution of a spec or program (--target: simulator)
-  lastv2x coverage MAP [--png F]        channel coverage of a map's RSUs
+  lastv2x coverage MAP [--rsu X,Y] [--png F]   channel coverage of a map's RSUs
   lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
   lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR] [--app APP]   search, minimize, archive
   lastv2x regress --app NEW [--archive DIR] [--witness ID] [--budget N]   re-run the archive on a new build (STRaP order)
@@ -115,21 +115,54 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if rows and all(r["health"] == "SERVING" for r in rows) else 3
 
 
+def _map_settings() -> tuple[tuple[Path, ...], Any]:
+    """The user-map settings the services read: ``LASTV2X_MAP_PATHS`` and ``LASTV2X_MAP_*``."""
+    import os
+
+    from services.simulator.maps import MapSettings
+
+    paths = tuple(Path(x) for x in os.environ.get("LASTV2X_MAP_PATHS", "").split(os.pathsep) if x.strip())
+    return paths, MapSettings.from_env(os.environ)
+
+
+def _road_map(name: str) -> Any:
+    """A map as the CLI's commands take it: a built-in or user map by name (``LASTV2X_MAP_PATHS``),
+    or a ``.xodr`` path; user maps load with the ``LASTV2X_MAP_*`` settings."""
+    from services.simulator.maps import builtin_map_names, find_named, load_map
+
+    paths, settings = _map_settings()
+    if name in builtin_map_names():
+        return load_map(name)
+    path = find_named(name, paths) if "/" not in name and not name.endswith(".xodr") else Path(name)
+    if path is None:
+        raise InvalidArgument([FieldViolation("map", f"{name!r} is neither a built-in map "
+                                              f"({', '.join(builtin_map_names())}), a map under LASTV2X_MAP_PATHS "
+                                              "nor a .xodr path", "set LASTV2X_MAP_PATHS to the directory holding "
+                                              f"{name}.xodr, or pass the file's path")])
+    return load_map(path, options=settings.load_options(path.stem))
+
+
 def cmd_maps(args: argparse.Namespace) -> int:
-    from services.simulator.maps import builtin_map_names, load_map
+    from services.simulator.maps import builtin_map_names
 
     if args.action == "list":
         rows = []
-        for name in builtin_map_names():
-            m = load_map(name)
-            rows.append({"name": name, "source": "builtin", "sha256": m.content_sha256[:12], **m.summary()})
+        names = list(builtin_map_names())
+        paths, _ = _map_settings()
+        for root in paths:
+            names += [f.stem for f in (sorted(root.glob("*.xodr")) if root.is_dir() else [root])
+                      if f.stem not in names]
+        for name in names:
+            m = _road_map(name)
+            rows.append({"name": name, "source": "builtin" if name in builtin_map_names() else m.source,
+                         "sha256": m.content_sha256[:12], **m.summary()})
         table = "\n".join(f"{r['name']:<24} junctions {r['junctions']:>3} (signalized {r['signalized_junctions']:>3})  "
                           f"movements {r['movements']:>4}  buildings {r['buildings']:>3}  {r['sha256']}" for r in rows)
         _print(rows, args.json, table)
         return 0
     if not args.name:
         raise InvalidArgument([], "maps show needs a map name or .xodr path")
-    m = load_map(args.name)
+    m = _road_map(args.name)
     data: dict[str, Any] = {"name": m.name, "sha256": m.content_sha256, **m.summary()}
     lines = [f"{m.name}  sha256 {m.content_sha256[:16]}  " + ", ".join(f"{k} {v}" for k, v in m.summary().items())]
     if args.junctions:
@@ -228,9 +261,20 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
-    from services.simulator.coverage_service import coverage_for
+    from services.simulator.coverage_service import RSU_HEIGHT_M, RsuPlacement, coverage_for
 
-    cov, layout = coverage_for(args.map, blockage_db_per_m=args.blockage, range_m=args.range, cell_m=args.cell)
+    rsus = []
+    for i, text in enumerate(args.rsu or []):
+        try:
+            vals = [float(v) for v in text.split(",")]
+        except ValueError:
+            vals = []
+        if len(vals) not in (2, 3) or not all(abs(v) < 1e6 for v in vals):
+            raise InvalidArgument([FieldViolation(f"--rsu[{i}]", f"{text!r} is not X,Y or X,Y,HEIGHT in metres",
+                                                  "e.g. --rsu 160,160 (map frame, 5 m mast)")])
+        rsus.append(RsuPlacement(f"rsu{i}", (vals[0], vals[1]), vals[2] if len(vals) == 3 else RSU_HEIGHT_M, ""))
+    cov, layout = coverage_for(args.map, rsus, blockage_db_per_m=args.blockage, range_m=args.range,
+                               cell_m=args.cell, road_map=_road_map(args.map))
     data = {**cov.to_dict(), "rsus": [{"id": r.id, "xy_m": list(r.xy_m)} for r in layout]}
     if args.png:
         from services.simulator.v2x.coverage import render_png
@@ -547,7 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_ground)
     p = sub.add_parser("maps", parents=[common], help="road maps: list the built-in ones, show one")
     p.add_argument("action", choices=["list", "show"])
-    p.add_argument("name", nargs="?", help="built-in map name or .xodr path (show)")
+    p.add_argument("name", nargs="?", help="built-in map, user map under LASTV2X_MAP_PATHS, or .xodr path (show)")
     p.add_argument("--junctions", action="store_true", help="show: one line per junction")
     p.set_defaults(fn=cmd_maps)
     p = sub.add_parser("execute", parents=[common], help="paired execution of a program or spec JSON")
@@ -563,7 +607,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(fn=cmd_parse)
     p = sub.add_parser("coverage", parents=[common], help="in-range road coverage of a map's RSUs")
-    p.add_argument("map")
+    p.add_argument("map", help="built-in map, user map under LASTV2X_MAP_PATHS, or .xodr path")
+    p.add_argument("--rsu", action="append", metavar="X,Y[,H]",
+                   help="an RSU at map coordinates, m (repeatable; default one per signalized junction)")
     p.add_argument("--blockage", type=float, default=None, help="dB per metre (default 5)")
     p.add_argument("--range", type=float, default=None, help="radio range, m (default 150)")
     p.add_argument("--cell", type=float, default=5.0, help="grid cell, m")

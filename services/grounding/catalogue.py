@@ -53,7 +53,15 @@ from services.grounding.entries import (
     entry_to_dict,
 )
 from services.grounding.extract import extract
-from services.simulator.maps import MapError, RoadMap, builtin_map_names, builtin_sources, load_map
+from services.simulator.maps import (
+    MapError,
+    MapSettings,
+    RoadMap,
+    builtin_map_names,
+    builtin_sources,
+    fingerprint_variant,
+    load_map,
+)
 from services.simulator.maps.assemble import content_hash
 from services.simulator.maps.buildings import MAX_JSON_BYTES
 from services.simulator.maps.xodr_facts import Limits
@@ -85,6 +93,7 @@ class CatalogueConfig:
     use_cache: bool = True
     road_map_cache_size: int = 16  # parsed RoadMaps kept in memory (the 8 CARLA towns + built-ins fit)
     limits: Limits = field(default_factory=Limits)
+    map_settings: MapSettings = MapSettings()  # how user maps load (generated buildings, signalized 4-ways)
 
 
 @dataclass
@@ -143,7 +152,8 @@ class MapCatalogue:
             if side.stat().st_size > MAX_JSON_BYTES:
                 raise MapError(str(side), f"buildings JSON over the cap of {MAX_JSON_BYTES} bytes")
             bjson = side.read_bytes()
-        return content_hash(data, bjson)
+        options = self.config.map_settings.load_options(src.name)
+        return content_hash(data, bjson, fingerprint_variant(options, bjson is not None))
 
     def _cache_path(self, name: str, fingerprint: str) -> Path:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64]
@@ -180,8 +190,7 @@ class MapCatalogue:
         if src.origin == "builtin":
             return load_map(src.name, cache_dir=self.config.map_cache_dir)
         assert src.path is not None
-        rm = load_map(src.path)
-        return rm
+        return load_map(src.path, options=self.config.map_settings.load_options(src.name))
 
     # ---------------------------------------------------------------- refresh
     def refresh(self) -> None:
@@ -304,4 +313,4 @@ class MapCatalogue:
                 for e in (self._maps[n] for n in sorted(self._maps))]
 
 
-__all__ = ["CatalogueConfig", "CatalogueStats", "MapCatalogue", "MapSource", "default_cache_dir"]
+__all__ = ["CatalogueConfig", "CatalogueStats", "MapCatalogue", "MapSettings", "MapSource", "default_cache_dir"]

@@ -13,7 +13,8 @@ grounder; its three methods are the three RPCs:
 ``GroundingConfig.from_env()`` reads ``LASTV2X_GROUNDING_*`` variables once in
 ``main``: ``CACHE_DIR``, ``MAP_PATHS`` (``os.pathsep``-separated files or
 directories of ``.xodr``; else the shared ``LASTV2X_MAP_PATHS``), ``BUILTINS`` (1/0),
-``EMBEDDER`` (lexical, minilm, hybrid), ``K_JUNCTIONS``; and ``LASTV2X_LLM_TARGET``
+``EMBEDDER`` (lexical, minilm, hybrid), ``K_JUNCTIONS``; the shared ``LASTV2X_MAP_*`` map settings
+(``services.simulator.maps.settings``); and ``LASTV2X_LLM_TARGET``
 (the servicer then plans scenes over gRPC; the core itself never dials).
 """
 
@@ -29,7 +30,7 @@ from typing import Any
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
-from services.grounding.catalogue import CatalogueConfig, MapCatalogue
+from services.grounding.catalogue import CatalogueConfig, MapCatalogue, MapSettings
 from services.grounding.embed import DEFAULT_EMBEDDER, make_embedder
 from services.grounding.entries import MapErrorEntry
 from services.grounding.ground import Grounder, GroundOptions, Planner
@@ -47,6 +48,7 @@ class GroundingConfig:
     embedder: str = DEFAULT_EMBEDDER
     k_junctions: int = 3
     llm_target: str | None = None  # HOST:PORT of the LLM service's scene planner; None: in-process
+    map_settings: MapSettings = MapSettings()  # LASTV2X_MAP_*: generated buildings, signalized 4-ways
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> GroundingConfig:
@@ -59,7 +61,8 @@ class GroundingConfig:
                    include_builtins=env.get(p + "BUILTINS", "1").strip().lower() not in ("0", "false", "no"),
                    embedder=env.get(p + "EMBEDDER", DEFAULT_EMBEDDER).strip() or DEFAULT_EMBEDDER,
                    k_junctions=int(env.get(p + "K_JUNCTIONS", "3")),
-                   llm_target=env.get("LASTV2X_LLM_TARGET") or None)
+                   llm_target=env.get("LASTV2X_LLM_TARGET") or None,
+                   map_settings=MapSettings.from_env(env))
 
 
 class GroundingCore:
@@ -68,7 +71,7 @@ class GroundingCore:
         self.config = config or GroundingConfig()
         self.catalogue = catalogue or MapCatalogue(CatalogueConfig(
             cache_dir=self.config.cache_dir, include_builtins=self.config.include_builtins,
-            map_paths=self.config.map_paths))
+            map_paths=self.config.map_paths, map_settings=self.config.map_settings))
         emb_cache = self.catalogue.cache_dir / "embeddings"
         self.index = RetrievalIndex(self.catalogue, embedder=make_embedder(self.config.embedder),
                                     embedding_cache=emb_cache)

@@ -250,10 +250,22 @@ def assemble(net: RawNetwork, name: str, content_sha256: str, *,
                    source=source, notes=notes, traffic_lights=len(net.signals))
 
 
-def content_hash(xodr_bytes: bytes, buildings_json: bytes | None = None) -> str:
-    """sha256 of the OpenDRIVE bytes, extended by the canonical buildings JSON if any."""
+def content_hash(xodr_bytes: bytes, buildings_json: bytes | None = None, variant: bytes = b"") -> str:
+    """sha256 of the OpenDRIVE bytes, extended by the canonical buildings JSON if any and by
+    the load options that change the map (``LoadOptions.variant``; none: the plain hash)."""
     h = hashlib.sha256(xodr_bytes)
     if buildings_json:
         h.update(b"\0buildings\0")
         h.update(buildings_json)
+    if variant:
+        h.update(b"\0variant\0")
+        h.update(variant)
+    return h.hexdigest()
+
+
+def extend_hash(content_sha256: str, label: bytes, data: bytes) -> str:
+    """A map's content hash extended by what was derived from it (e.g. generated buildings)."""
+    h = hashlib.sha256(content_sha256.encode("ascii"))
+    h.update(b"\0" + label + b"\0")
+    h.update(data)
     return h.hexdigest()

@@ -20,32 +20,34 @@ the sibling ``.buildings.json`` (default cache ``~/.cache/lastv2x/maps``).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from services.simulator.maps.assemble import assemble, content_hash
+from services.simulator.maps.assemble import assemble, content_hash, extend_hash
 from services.simulator.maps.buildings import (
     MAX_JSON_BYTES,
     buildings_from_json,
     buildings_to_json,
     fill_block,
 )
+from services.simulator.maps.derived import SIDEWALK_M, derive_buildings
 from services.simulator.maps.errors import MapError
 from services.simulator.maps.model import Building, RoadMap
 from services.simulator.maps.native import layout_network
 from services.simulator.maps.opendrive import LoadOptions, load_xodr
+from services.simulator.maps.settings import MapSettings
 from services.simulator.maps.xodr_writer import Arm, Layout, write_xodr
 
 GENERATOR_VERSION = 1
 LANE_WIDTH_M = 3.5
-SIDEWALK_M = 5.0  # kerb-to-facade clearance beyond the outer lane edge
 
 
 def default_cache_dir() -> Path:
@@ -244,20 +246,28 @@ def _load_native(name: str, cache_dir: Path | str | None, options: LoadOptions) 
 
 
 def _load_path(path: Path, name: str | None, options: LoadOptions | None) -> RoadMap:
+    opts = options or LoadOptions()
     side = sidecar_path(path)
-    buildings: tuple[Building, ...] = ()
-    bjson = None
     if side.is_file():
         if side.stat().st_size > MAX_JSON_BYTES:
             raise MapError(str(side), f"buildings JSON over the cap of {MAX_JSON_BYTES} bytes")
         bjson = side.read_bytes()
-        buildings = buildings_from_json(bjson, str(side))
-    return load_xodr(path, name, buildings=buildings, buildings_json=bjson, options=options)
+        return load_xodr(path, name, buildings=buildings_from_json(bjson, str(side)), buildings_json=bjson,
+                         options=opts)
+    road_map = load_xodr(path, name, options=opts)
+    if not opts.generated_buildings:
+        return road_map
+    generated = derive_buildings(road_map, road_map.content_sha256.encode("ascii"))
+    if not generated:
+        return road_map
+    return dataclasses.replace(road_map, buildings=generated, content_sha256=extend_hash(
+        road_map.content_sha256, b"generated_buildings", buildings_to_json(road_map.name, generated)))
 
 
 def load_map(name_or_path: str | os.PathLike[str], *, cache_dir: Path | str | None = None,
              options: LoadOptions | None = None, parser: str = "auto") -> RoadMap:
-    """A built-in map by name, or a ``.xodr`` path (optional ``<stem>.buildings.json``).
+    """A built-in map by name, or a ``.xodr`` path (optional ``<stem>.buildings.json``; without
+    one, footprints are derived from the roads unless ``options.generated_buildings`` is off).
 
     Paths always go through carla (``load_xodr``); ``parser`` applies to built-ins.
     """
@@ -268,3 +278,27 @@ def load_map(name_or_path: str | os.PathLike[str], *, cache_dir: Path | str | No
         raise MapError(str(name_or_path), "neither a built-in map "
                        f"({', '.join(_BUILTINS)}) nor an existing file")
     return _load_path(path, None, options)
+
+
+def find_named(name: str, map_paths: Sequence[Path | str]) -> Path | None:
+    """``<name>.xodr`` under the configured map paths (a directory holding it, or a configured
+    file whose stem is ``name``); None when no path has it. Never a path the name spells."""
+    for root in map_paths:
+        root = Path(root)
+        candidate = root if root.is_file() and root.stem == name else root / f"{name}.xodr"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_named(name: str, map_paths: Sequence[Path | str] = (), settings: MapSettings | None = None, *,
+               cache_dir: Path | str | None = None) -> RoadMap:
+    """A map by name, as a request names it: a built-in, else ``<name>.xodr`` under ``map_paths``
+    (``LASTV2X_MAP_PATHS``), loaded with ``settings`` (``LASTV2X_MAP_*``)."""
+    if name in _BUILTINS:
+        return load_builtin(name, cache_dir=cache_dir)
+    found = find_named(name, map_paths) if "/" not in name and "\\" not in name else None
+    if found is None:
+        raise MapError(name, f"neither a built-in map ({', '.join(_BUILTINS)}) nor a map under the "
+                       "configured map directories (LASTV2X_MAP_PATHS)")
+    return _load_path(found, None, (settings or MapSettings()).load_options(name))

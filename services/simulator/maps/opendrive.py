@@ -35,6 +35,7 @@ import numpy as np
 
 from services.simulator.maps.assemble import assemble
 from services.simulator.maps.assemble import content_hash as _content_hash
+from services.simulator.maps.derived import signalize_four_way
 from services.simulator.maps.errors import MapError
 from services.simulator.maps.geometry import sample_stations
 from services.simulator.maps.model import Building, RoadMap
@@ -50,6 +51,12 @@ class LoadOptions:
     connector_spacing_m: float = 1.0
     limits: Limits = field(default_factory=Limits)
     max_movements_per_lane: int = 256
+    generated_buildings: bool = True  # no sidecar: derive footprints from the roads (maps.derived)
+    signalize_4way: bool = False  # unsignalized 4-approach junctions get a group per approach
+
+    def variant(self) -> bytes:
+        """What of these options changes the map itself (part of its content hash)."""
+        return b"signalize_4way/1" if self.signalize_4way else b""
 
 
 def read_source(source: str | bytes | os.PathLike[str], name: str | None,
@@ -238,7 +245,7 @@ def load_xodr(source: str | bytes | os.PathLike[str], name: str | None = None, *
     except Exception as exc:  # carla raises RuntimeError with the parser's message
         raise MapError(label, f"carla could not parse the OpenDRIVE: {exc}") from None
     net, notes = _network(cmap, facts, opts)
-    sha = _content_hash(facts.text.encode("utf-8"), buildings_json)
+    sha = _content_hash(facts.text.encode("utf-8"), buildings_json, opts.variant())
     try:
         road_map = assemble(net, label, sha, buildings=buildings, source=src,
                             max_movements_per_lane=opts.max_movements_per_lane)
@@ -248,4 +255,6 @@ def load_xodr(source: str | bytes | os.PathLike[str], name: str | None = None, *
         raise MapError(label, f"inconsistent road geometry ({exc})") from None
     if notes:
         object.__setattr__(road_map, "notes", tuple(notes) + road_map.notes)
+    if opts.signalize_4way:
+        road_map = signalize_four_way(road_map)
     return road_map
