@@ -14,10 +14,12 @@ when the message-driven ego fails and its ground-truth twin stays safe.
 
 ``execute_batch`` stacks ``P`` programs into one ``(2P, N)`` traffic batch.
 
-Engines: small batches (a paired execution, a few programs) step the traffic and adjudicate
-on Python floats (:mod:`services.simulator.scalar`), larger ones with the vectorized numpy core;
-both give the same bits. A plain :class:`GroundTruthSource` without a trace is served straight
-from the step's lists (the same ``EgoInformation`` its ``observe`` would build from a snapshot).
+Engines: one step loop (``run_rollouts``) drives a ``_Engine``: small batches (a paired
+execution, a few programs) step the traffic and adjudicate on Python floats
+(:mod:`services.simulator.scalar`, ``_ScalarEngine``), larger ones with the vectorized numpy core
+(``_VectorEngine``); both give the same bits (``tests/simulator/test_engine_parity.py``). A plain
+:class:`GroundTruthSource` without a trace is served straight from the step's lists (the same
+``EgoInformation`` its ``observe`` would build from a snapshot; pinned by the same test module).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -165,6 +167,7 @@ class _Frame:
 
     def __init__(self, scene: Scene, st: TrafficState, signals: tuple[np.ndarray, np.ndarray, np.ndarray]):
         self.scene, self.st = scene, st
+        self.t = st.t_s
         self.phase, self.ttc, self.ttg = signals  # scene.signals.state(st.t_s)
         a = st.a
         self.brake = (a <= -BRAKE_FLAG_THRESHOLD_MPS2) & st.alive
@@ -231,6 +234,7 @@ class _ScalarFrame:
 
     def __init__(self, scene: Scene, tr: ScalarTraffic, signals: SignalRows):
         self.scene, self.tr = scene, tr
+        self.t = tr.t
         self.phase_l, self.ttc_l, self.ttg_l = signals.state(tr.t)
         self.N = n = tr.N
         self.s, self.v, self.a, self.heading, self.x, self.y = tr.s, tr.v, tr.a, tr.heading, tr.x, tr.y
@@ -269,6 +273,85 @@ class _ScalarFrame:
             "true_phase": _readonly(self.phase_l[b][:g], np.int8), "time_to_change_s": sig[0],
             "time_to_green_s": sig[1], "rsu_ids": rsu[0], "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2],
             "rollout": rollout})
+
+
+class _Engine(Protocol):
+    """What the step loop of :func:`run_rollouts` needs of a traffic engine and its adjudicator: one
+    loop body for both engines (:class:`_VectorEngine` numpy, :class:`_ScalarEngine` Python floats,
+    bit-identical: ``tests/simulator/test_engine_parity.py``)."""
+
+    def running(self, k: int) -> list[bool]:
+        """Per row: the ego is alive and step ``k`` is within the row's duration."""
+        ...
+
+    def frame(self, k: int) -> _Frame | _ScalarFrame:
+        """The world at step ``k`` (before it is advanced)."""
+        ...
+
+    def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
+                active: list[bool]) -> None:
+        """Step the traffic under the egos' commands and adjudicate the rows that were ``active``."""
+        ...
+
+    def finish(self) -> Adjudicator:
+        """The adjudicator, with every accumulator written back (outcomes are read from it)."""
+        ...
+
+
+class _VectorEngine:
+    """:func:`services.simulator.traffic.step` and :class:`Adjudicator` over ``(B, N)`` arrays."""
+
+    def __init__(self, scene: Scene, st: TrafficState, programs: Sequence[ScenarioProgram], limit: list[int]):
+        self.scene, self.st = scene, st
+        self.adj = Adjudicator(scene, programs)
+        self.clock = _SignalClock(scene)
+        self.limit = np.array(limit)
+        _freeze(st)
+
+    def running(self, k: int) -> list[bool]:
+        return (self.st.alive[:, 0] & (k < self.limit)).tolist()
+
+    def frame(self, k: int) -> _Frame:
+        return _Frame(self.scene, self.st, self.clock.state(k))
+
+    def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
+                active: list[bool]) -> None:
+        assert isinstance(fr, _Frame)
+        self.st = step(self.scene, self.st, EgoControl(np.array(stop, bool), np.array(v_target, np.float64),
+                                                       np.array(brake, np.float64)), fr.phase)
+        _freeze(self.st)
+        self.adj.observe(self.st, np.array(active, bool))
+
+    def finish(self) -> Adjudicator:
+        return self.adj
+
+
+class _ScalarEngine:
+    """:class:`ScalarTraffic` and :class:`ScalarAdjudicator`: the same step on flat Python lists."""
+
+    def __init__(self, scene: Scene, st: TrafficState, programs: Sequence[ScenarioProgram], limit: list[int]):
+        self.scene = scene
+        self.tr = ScalarTraffic(scene, st)
+        self.adj = ScalarAdjudicator(scene, programs)
+        self.limit = limit
+        self.n = scene.shape[1]
+
+    def running(self, k: int) -> list[bool]:
+        alive, n = self.tr.alive, self.n
+        return [alive[b * n] and k < lim for b, lim in enumerate(self.limit)]
+
+    def frame(self, k: int) -> _ScalarFrame:
+        return _ScalarFrame(self.scene, self.tr, self.adj.signal_rows)
+
+    def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
+                active: list[bool]) -> None:
+        assert isinstance(fr, _ScalarFrame)
+        self.tr.step(stop, v_target, brake, fr.phase_l)
+        self.adj.observe_scalar(self.tr, active)
+
+    def finish(self) -> Adjudicator:
+        self.adj.sync()
+        return self.adj
 
 
 def _readonly(values: list, dtype: Any) -> np.ndarray:
@@ -400,20 +483,11 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                          decide=APPS[p.application].decide if fns is None else fns.decide_for(p.application),
                          fast_gt=type(src) is GroundTruthSource and tr is None, conflict_s=conflict0[b], plan=plan))
     n_steps = max(int(round(p.duration_s / p.dt_s)) for p in programs)
-    limit_l = [int(round(p.duration_s / p.dt_s)) for p in programs]
-    limit = np.array(limit_l)
+    limit = [int(round(p.duration_s / p.dt_s)) for p in programs]
     b_all = len(programs)
-    scalar = use_scalar(scene)
-    adj: Adjudicator
-    if scalar:  # Python floats beat numpy at paired-execution sizes (bit-identical: see scalar.py)
-        eng = ScalarTraffic(scene, st)
-        adj = sadj = ScalarAdjudicator(scene, programs)
-        n_veh = scene.shape[1]
-    else:
-        adj = Adjudicator(scene, programs)
-        clock = _SignalClock(scene)
-        _freeze(st)
-    fr: _Frame | _ScalarFrame
+    # Python floats beat numpy at paired-execution sizes (bit-identical: see scalar.py)
+    engine: _Engine = _ScalarEngine(scene, st, programs, limit) if use_scalar(scene) else \
+        _VectorEngine(scene, st, programs, limit)
     ground_truth, group_ids = _ground_truth, scene.group_ids
     others = [ids[1:] for ids in scene.vehicle_ids]
     any_fast_gt = any(r.fast_gt for r in rows)
@@ -441,23 +515,13 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     raw_msgs: dict[int, tuple[RawMessage, ...]] = {}
     try:
         for k in range(n_steps):
-            if scalar:
-                active = [eng.alive[b * n_veh] and k < limit_l[b] for b in range(b_all)]
-                if app is not None:
-                    active = [a and not r.error for a, r in zip(active, rows, strict=True)]
-                if not any(active):
-                    break
-                fr = _ScalarFrame(scene, eng, sadj.signal_rows)
-                t = eng.t
-            else:
-                active_arr = st.alive[:, 0] & (k < limit)
-                if app is not None:
-                    active_arr = active_arr & ~np.array([bool(r.error) for r in rows])
-                if not np.count_nonzero(active_arr):
-                    break
-                active = active_arr.tolist()
-                fr = _Frame(scene, st, clock.state(k))
-                t = st.t_s
+            active = engine.running(k)
+            if app is not None:
+                active = [a and not r.error for a, r in zip(active, rows, strict=True)]
+            if not any(active):
+                break
+            fr = engine.frame(k)
+            t = fr.t
             gt_cache: dict[Any, Any] = {}  # this step's shared ground-truth parts (see _ground_truth)
             stop = [False] * b_all
             v_tgt = [math.nan] * b_all
@@ -525,14 +589,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                     if row.trace is not None:
                         assert snap is not None
                         _trace_step(row, snap, info, ego, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
-            if scalar:
-                eng.step(stop, v_tgt, brake, fr.phase_l)  # type: ignore[union-attr]
-                sadj.observe_scalar(eng, active)
-            else:
-                st = step(scene, st, EgoControl(np.array(stop, bool), np.array(v_tgt, np.float64),
-                                                np.array(brake, np.float64)), fr.phase)  # type: ignore[union-attr]
-                _freeze(st)
-                adj.observe(st, active_arr)
+            engine.advance(fr, stop, v_tgt, brake, active)
     finally:
         if generic:
             assert app is not None
@@ -540,8 +597,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                 app.close(sids)
             except Exception:  # closing is courtesy: the outcome is decided
                 pass
-    if scalar:
-        sadj.sync()
+    adj = engine.finish()
     if app_errors is not None:
         app_errors[:] = [r.error for r in rows]
     out = []

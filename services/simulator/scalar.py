@@ -5,7 +5,7 @@ are vectorized over ``(B, N)``; paired execution steps ``B = 2`` rollouts of 1-3
 where every numpy call (~1 us each, ~150 of them per step) costs far more than the
 arithmetic. :class:`ScalarTraffic` and :class:`ScalarAdjudicator` do the same computation
 element by element on flat Python lists, in the same order, so they give **bit-identical**
-results (``tests/simulator/test_scalar.py`` steps both side by side under random ego commands
+results (``tests/simulator/test_engine_parity.py`` steps both side by side under random ego commands
 and compares every field of every step; the golden outcome hashes cover both engines):
 
 * ``+ - * /``, ``sqrt`` and ``%`` are IEEE-identical in Python and numpy, and every expression
@@ -19,7 +19,7 @@ and compares every field of every step; the golden outcome hashes cover both eng
   ``np.hypot`` only where a value is kept or a comparison falls inside the band.
 
 **Maintenance**: a change to the traffic model or the adjudication rules goes into both
-``traffic.py`` / ``adjudicate.py`` and here; ``test_scalar.py`` fails until they agree again.
+``traffic.py`` / ``adjudicate.py`` and here; ``test_engine_parity.py`` fails until they agree again.
 :func:`use_scalar` picks the engine by batch size (numpy wins from a few dozen vehicles on).
 """
 

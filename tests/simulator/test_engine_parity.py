@@ -1,8 +1,12 @@
-"""The scalar engine (services/simulator/scalar.py) is bit-identical to the vectorized one.
+"""Parity of paired execution's two engines and of its ground-truth fast path (one module).
 
-Both step the same scenes side by side under the same (randomly changing) ego commands; every
-field of the traffic state and every adjudicator accumulator must match bit for bit (signed
-zeros and NaN payloads included), and paired execution must give the same bytes either way.
+* The scalar engine (services/simulator/scalar.py) is bit-identical to the vectorized one: both
+  step the same scenes side by side under the same (randomly changing) ego commands; every field
+  of the traffic state and every adjudicator accumulator must match bit for bit (signed zeros and
+  NaN payloads included), and paired execution must give the same bytes either way (the one step
+  loop of ``run_rollouts`` drives either through ``paired._Engine``).
+* The ground-truth fast path (``paired._ground_truth``, read off the step's lists) gives exactly
+  ``GroundTruthSource().observe(snapshot)`` on every step of every row, on both engines' frames.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from lastv2x.core.spec import (
 from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator import paired, scalar
 from services.simulator.adjudicate import Adjudicator
+from services.simulator.info import GroundTruthSource
 from services.simulator.reference import reference_program, reference_spec
 from services.simulator.scalar import ScalarAdjudicator, ScalarTraffic, SignalRows
 from services.simulator.traffic import EgoControl, Scene, initial_state, step
@@ -152,3 +157,27 @@ def test_scalar_engine_is_used_for_paired_sizes_only() -> None:
     b = scalar.SCALAR_MAX_VEHICLES // n
     assert b >= 2 and scalar.use_scalar(Scene.from_programs([prog] * b, [True] * b))
     assert not scalar.use_scalar(Scene.from_programs([prog] * (b + 1), [True] * (b + 1)))
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["scalar", "vector"])
+def test_ground_truth_fast_path_is_ground_truth_source_observe(vector: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every fast-path belief equals the source's own, built from the same frame's snapshot."""
+    checked: list[int] = []
+    fast = paired._ground_truth
+
+    def both(lists, fr, b, j, t_s, others, group_ids, plan, cache):  # type: ignore[no-untyped-def]
+        got = fast(lists, fr, b, j, t_s, others, group_ids, plan, cache)
+        src = GroundTruthSource()
+        src.reset(None, 0)  # type: ignore[arg-type]
+        want = src.observe(fr.snapshot(b, len(others) + 1, paired.GT, ((), np.zeros((0, 2)), np.zeros(0))))
+        assert got == want and repr(got) == repr(want), (b, t_s)
+        checked.append(b)
+        return got
+
+    monkeypatch.setattr(paired, "_ground_truth", both)
+    if vector:
+        monkeypatch.setattr(paired, "use_scalar", lambda scene: False)
+    programs = [program_from_spec_on_straight_roads(s) for s in _specs()[::3]]
+    programs = [p for p in programs if p.dt_s == programs[0].dt_s]
+    paired.execute_batch(programs)
+    assert len(set(checked)) == 2 * len(programs) and len(checked) > 1000
