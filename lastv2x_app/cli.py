@@ -8,7 +8,8 @@
   lastv2x ground SPEC.json [--out P]    spec -> grounded program on a real map (--target: grounding)
   lastv2x execute FILE.json [--trace] [--app APP]   paired execution of a spec or program (--target: simulator)
   lastv2x coverage MAP [--rsu X,Y] [--png F]   channel coverage of a map's RSUs
-  lastv2x strap reduce|prioritize|evaluate RECORDING --module M   STRaP on a recording
+  lastv2x strap reduce|prioritize|evaluate RECORDING [--module M] [--channel-map F] [--strict]   STRaP on a recording
+  lastv2x strap schema                                 the channel maps' JSON Schema
   lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR] [--app APP]   search, minimize, archive
   lastv2x regress --app NEW [--archive DIR] [--witness ID] [--budget N]   re-run the archive on a new build (STRaP order)
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
@@ -290,26 +291,57 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_strap(args: argparse.Namespace) -> int:
-    """STRaP on a recording file, in-process: reduce | prioritize | evaluate."""
+    """STRaP on a recording file, in-process: reduce | prioritize | evaluate; or print the
+    channel maps' JSON Schema (schema)."""
     from pathlib import Path as _Path
 
     import numpy as np
 
-    from services.strap.errors import StrapError
+    from services.strap.errors import (
+        MessageDecodeError,
+        MissingChannelsError,
+        SchemaError,
+        StrapError,
+        UnsupportedEncodingError,
+    )
     from services.strap.pipeline import evaluate_orders, ingest, prioritize_reduction, reduce_table
     from services.strap.reduce import ReduceParams
 
+    if args.action == "schema":
+        from services.strap.map_schema import channel_map_json_schema
+        from services.strap.scene_schema import load_schema
+
+        print(json.dumps(channel_map_json_schema(load_schema()), indent=2))
+        return 0
+    if not args.recording:
+        raise InvalidArgument([FieldViolation("recording", f"strap {args.action} needs a recording",
+                                              "an MCAP file, ROS bag (or rosbag2 directory) or Apollo .record")])
     path = _Path(args.recording)
-    try:  # the recording's channel map follows its format (services.strap.scene_schema.channel_map_for)
-        table = ingest(path, None, modules=[args.module] if args.module else None)
+    try:  # the map: --channel-map, else the one selection rule (services.strap.scene_schema.select_channel_map)
+        table = ingest(path, args.channel_map, modules=[args.module] if args.module else None,
+                       missing="error" if args.strict else "none")
         reduction = reduce_table(table, ReduceParams(window=args.window))
+    except SchemaError as exc:
+        problem, _, hint = str(exc).partition("; fix: ")
+        raise InvalidArgument([FieldViolation("--channel-map", problem, hint)]) from None
+    except (UnsupportedEncodingError, MessageDecodeError) as exc:
+        raise InvalidArgument([FieldViolation("--channel-map", exc.reason,
+                                              f"drop {exc.channel!r} from the channel map (or --module to one "
+                                              "that does not read it)")]) from None
+    except MissingChannelsError as exc:
+        raise InvalidArgument([FieldViolation("--strict", str(exc), "drop --strict to reduce over the channels "
+                                              "that are there, or give a --channel-map of them")]) from None
     except StrapError as exc:
         raise InvalidArgument([FieldViolation("recording", str(exc))]) from None
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     segs = [{"index": s.index, "start_s": (s.start_ns - int(table.timestamps_ns[0])) / 1e9,
              "frames": s.clip_frames, "vector": [int(v) for v in s.vector]} for s in reduction.segments]
     data: dict[str, Any] = {"recording": str(path), "module": args.module, "frames": table.n_frames,
                             "kept_frames": reduction.kept_frames, "segments": segs,
-                            "features": list(table.feature_names)}
+                            "features": list(table.feature_names), "channel_map": table.channel_map,
+                            "missing_channels": list(table.missing_channels),
+                            "zeroed_features": list(table.zeroed_features), "warnings": list(table.warnings)}
     lines = [f"{path.name}: {table.n_frames} frames -> {len(segs)} segments, {reduction.kept_frames} frames kept "
              f"({1 - reduction.kept_frames / max(1, table.n_frames):.0%} reduction)"]
     if args.action == "reduce":
@@ -615,9 +647,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cell", type=float, default=5.0, help="grid cell, m")
     p.add_argument("--png", default=None, help="write a PNG here")
     p.set_defaults(fn=cmd_coverage)
-    p = sub.add_parser("strap", parents=[common], help="STRaP: reduce / prioritize / evaluate a recording")
-    p.add_argument("action", choices=["reduce", "prioritize", "evaluate"])
-    p.add_argument("recording", help="MCAP, ROS bag or Apollo .record file")
+    p = sub.add_parser("strap", parents=[common], help="STRaP: reduce / prioritize / evaluate a recording; "
+                       "schema: the channel maps' JSON Schema")
+    p.add_argument("action", choices=["reduce", "prioritize", "evaluate", "schema"])
+    p.add_argument("recording", nargs="?", help="MCAP, ROS bag (rosbag2 directory) or Apollo .record file")
+    p.add_argument("--channel-map", default=None,
+                   help="channel map: a JSON file, inline JSON or a built-in name (platform, apollo, autoware); "
+                        "default: the built-in map covering most of its channels")
+    p.add_argument("--strict", action="store_true", help="refuse a recording that lacks channels of its map")
     p.add_argument("--module", default=None, help="updated module: keep only its channels' features")
     p.add_argument("--window", type=int, default=3, help="smoothing window, frames")
     p.add_argument("--method", default="RSC", choices=["RSC", "SC", "CH", "RD"])

@@ -25,37 +25,37 @@ _sym_db = _symbol_database.Default()
 from lastv2x.v1 import common_pb2 as lastv2x_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16lastv2x/v1/strap.proto\x12\nlastv2x.v1\x1a\x17lastv2x/v1/common.proto\",\n\rIngestRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63hunk\x18\x02 \x01(\x0c\":\n\x0eIngestResponse\x12(\n\trecording\x18\x01 \x01(\x0b\x32\x15.lastv2x.v1.Recording\"{\n\rReduceRequest\x12\x14\n\x0crecording_id\x18\x01 \x01(\t\x12\x0e\n\x06module\x18\x02 \x01(\t\x12\x18\n\x10smoothing_window\x18\x03 \x01(\x05\x12\x13\n\x0b\x63lip_frames\x18\x04 \x01(\x05\x12\x15\n\rmin_segment_s\x18\x05 \x01(\x01\"{\n\x0eReduceResponse\x12%\n\x08segments\x18\x01 \x03(\x0b\x32\x13.lastv2x.v1.Segment\x12\x14\n\x0cinput_frames\x18\x02 \x01(\x03\x12\x13\n\x0bkept_frames\x18\x03 \x01(\x03\x12\x17\n\x0freduction_ratio\x18\x04 \x01(\x01\"\x8f\x01\n\x11PrioritizeRequest\x12%\n\x08segments\x18\x01 \x03(\x0b\x32\x13.lastv2x.v1.Segment\x12\x30\n\x06method\x18\x02 \x01(\x0e\x32 .lastv2x.v1.PrioritizationMethod\x12\x13\n\x0b\x63\x61ll_counts\x18\x03 \x03(\x03\x12\x0c\n\x04seed\x18\x04 \x01(\x03\";\n\x12PrioritizeResponse\x12%\n\x08segments\x18\x01 \x03(\x0b\x32\x13.lastv2x.v1.Segment\"\x1f\n\x0b\x46\x61ultColumn\x12\x10\n\x08revealed\x18\x01 \x03(\x08\":\n\x0f\x45valuateRequest\x12\'\n\x06\x66\x61ults\x18\x01 \x03(\x0b\x32\x17.lastv2x.v1.FaultColumn\"H\n\x10\x45valuateResponse\x12\x0c\n\x04\x61pfd\x18\x01 \x01(\x01\x12\r\n\x05top_k\x18\x02 \x01(\x01\x12\x17\n\x0f\x66\x61ults_detected\x18\x03 \x01(\x05\"B\n\x15\x45xportSegmentsRequest\x12\x14\n\x0crecording_id\x18\x01 \x01(\t\x12\x13\n\x0bsegment_ids\x18\x02 \x03(\t\"\'\n\x16\x45xportSegmentsResponse\x12\r\n\x05\x63hunk\x18\x01 \x01(\x0c*\xd4\x01\n\x14PrioritizationMethod\x12%\n!PRIORITIZATION_METHOD_UNSPECIFIED\x10\x00\x12\x1d\n\x19PRIORITIZATION_METHOD_RSC\x10\x01\x12\x1c\n\x18PRIORITIZATION_METHOD_SC\x10\x02\x12\x1c\n\x18PRIORITIZATION_METHOD_CH\x10\x03\x12\x1c\n\x18PRIORITIZATION_METHOD_RD\x10\x04\x12\x1c\n\x18PRIORITIZATION_METHOD_CC\x10\x05\x32\x81\x03\n\x0cStrapService\x12\x41\n\x06Ingest\x12\x19.lastv2x.v1.IngestRequest\x1a\x1a.lastv2x.v1.IngestResponse(\x01\x12?\n\x06Reduce\x12\x19.lastv2x.v1.ReduceRequest\x1a\x1a.lastv2x.v1.ReduceResponse\x12K\n\nPrioritize\x12\x1d.lastv2x.v1.PrioritizeRequest\x1a\x1e.lastv2x.v1.PrioritizeResponse\x12\x45\n\x08\x45valuate\x12\x1b.lastv2x.v1.EvaluateRequest\x1a\x1c.lastv2x.v1.EvaluateResponse\x12Y\n\x0e\x45xportSegments\x12!.lastv2x.v1.ExportSegmentsRequest\x1a\".lastv2x.v1.ExportSegmentsResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16lastv2x/v1/strap.proto\x12\nlastv2x.v1\x1a\x17lastv2x/v1/common.proto\"A\n\rIngestRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63hunk\x18\x02 \x01(\x0c\x12\x13\n\x0b\x63hannel_map\x18\x03 \x01(\t\"a\n\x0eIngestResponse\x12(\n\trecording\x18\x01 \x01(\x0b\x32\x15.lastv2x.v1.Recording\x12\x13\n\x0b\x63hannel_map\x18\x02 \x01(\t\x12\x10\n\x08warnings\x18\x03 \x03(\t\"\xa0\x01\n\rReduceRequest\x12\x14\n\x0crecording_id\x18\x01 \x01(\t\x12\x0e\n\x06module\x18\x02 \x01(\t\x12\x18\n\x10smoothing_window\x18\x03 \x01(\x05\x12\x13\n\x0b\x63lip_frames\x18\x04 \x01(\x05\x12\x15\n\rmin_segment_s\x18\x05 \x01(\x01\x12\x13\n\x0b\x63hannel_map\x18\x06 \x01(\t\x12\x0e\n\x06strict\x18\x07 \x01(\x08\"\xd5\x01\n\x0eReduceResponse\x12%\n\x08segments\x18\x01 \x03(\x0b\x32\x13.lastv2x.v1.Segment\x12\x14\n\x0cinput_frames\x18\x02 \x01(\x03\x12\x13\n\x0bkept_frames\x18\x03 \x01(\x03\x12\x17\n\x0freduction_ratio\x18\x04 \x01(\x01\x12\x13\n\x0b\x63hannel_map\x18\x05 \x01(\t\x12\x18\n\x10missing_channels\x18\x06 \x03(\t\x12\x17\n\x0fzeroed_features\x18\x07 \x03(\t\x12\x10\n\x08warnings\x18\x08 \x03(\t\"\x8f\x01\n\x11PrioritizeRequest\x12%\n\x08segments\x18\x01 \x03(\x0b\x32\x13.lastv2x.v1.Segment\x12\x30\n\x06method\x18\x02 \x01(\x0e\x32 .lastv2x.v1.PrioritizationMethod\x12\x13\n\x0b\x63\x61ll_counts\x18\x03 \x03(\x03\x12\x0c\n\x04seed\x18\x04 \x01(\x03\";\n\x12PrioritizeResponse\x12%\n\x08segments\x18\x01 \x03(\x0b\x32\x13.lastv2x.v1.Segment\"\x1f\n\x0b\x46\x61ultColumn\x12\x10\n\x08revealed\x18\x01 \x03(\x08\":\n\x0f\x45valuateRequest\x12\'\n\x06\x66\x61ults\x18\x01 \x03(\x0b\x32\x17.lastv2x.v1.FaultColumn\"H\n\x10\x45valuateResponse\x12\x0c\n\x04\x61pfd\x18\x01 \x01(\x01\x12\r\n\x05top_k\x18\x02 \x01(\x01\x12\x17\n\x0f\x66\x61ults_detected\x18\x03 \x01(\x05\"B\n\x15\x45xportSegmentsRequest\x12\x14\n\x0crecording_id\x18\x01 \x01(\t\x12\x13\n\x0bsegment_ids\x18\x02 \x03(\t\"\'\n\x16\x45xportSegmentsResponse\x12\r\n\x05\x63hunk\x18\x01 \x01(\x0c*\xd4\x01\n\x14PrioritizationMethod\x12%\n!PRIORITIZATION_METHOD_UNSPECIFIED\x10\x00\x12\x1d\n\x19PRIORITIZATION_METHOD_RSC\x10\x01\x12\x1c\n\x18PRIORITIZATION_METHOD_SC\x10\x02\x12\x1c\n\x18PRIORITIZATION_METHOD_CH\x10\x03\x12\x1c\n\x18PRIORITIZATION_METHOD_RD\x10\x04\x12\x1c\n\x18PRIORITIZATION_METHOD_CC\x10\x05\x32\x81\x03\n\x0cStrapService\x12\x41\n\x06Ingest\x12\x19.lastv2x.v1.IngestRequest\x1a\x1a.lastv2x.v1.IngestResponse(\x01\x12?\n\x06Reduce\x12\x19.lastv2x.v1.ReduceRequest\x1a\x1a.lastv2x.v1.ReduceResponse\x12K\n\nPrioritize\x12\x1d.lastv2x.v1.PrioritizeRequest\x1a\x1e.lastv2x.v1.PrioritizeResponse\x12\x45\n\x08\x45valuate\x12\x1b.lastv2x.v1.EvaluateRequest\x1a\x1c.lastv2x.v1.EvaluateResponse\x12Y\n\x0e\x45xportSegments\x12!.lastv2x.v1.ExportSegmentsRequest\x1a\".lastv2x.v1.ExportSegmentsResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'lastv2x.v1.strap_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PRIORITIZATIONMETHOD']._serialized_start=903
-  _globals['_PRIORITIZATIONMETHOD']._serialized_end=1115
+  _globals['_PRIORITIZATIONMETHOD']._serialized_start=1092
+  _globals['_PRIORITIZATIONMETHOD']._serialized_end=1304
   _globals['_INGESTREQUEST']._serialized_start=63
-  _globals['_INGESTREQUEST']._serialized_end=107
-  _globals['_INGESTRESPONSE']._serialized_start=109
-  _globals['_INGESTRESPONSE']._serialized_end=167
-  _globals['_REDUCEREQUEST']._serialized_start=169
-  _globals['_REDUCEREQUEST']._serialized_end=292
-  _globals['_REDUCERESPONSE']._serialized_start=294
-  _globals['_REDUCERESPONSE']._serialized_end=417
-  _globals['_PRIORITIZEREQUEST']._serialized_start=420
-  _globals['_PRIORITIZEREQUEST']._serialized_end=563
-  _globals['_PRIORITIZERESPONSE']._serialized_start=565
-  _globals['_PRIORITIZERESPONSE']._serialized_end=624
-  _globals['_FAULTCOLUMN']._serialized_start=626
-  _globals['_FAULTCOLUMN']._serialized_end=657
-  _globals['_EVALUATEREQUEST']._serialized_start=659
-  _globals['_EVALUATEREQUEST']._serialized_end=717
-  _globals['_EVALUATERESPONSE']._serialized_start=719
-  _globals['_EVALUATERESPONSE']._serialized_end=791
-  _globals['_EXPORTSEGMENTSREQUEST']._serialized_start=793
-  _globals['_EXPORTSEGMENTSREQUEST']._serialized_end=859
-  _globals['_EXPORTSEGMENTSRESPONSE']._serialized_start=861
-  _globals['_EXPORTSEGMENTSRESPONSE']._serialized_end=900
-  _globals['_STRAPSERVICE']._serialized_start=1118
-  _globals['_STRAPSERVICE']._serialized_end=1503
+  _globals['_INGESTREQUEST']._serialized_end=128
+  _globals['_INGESTRESPONSE']._serialized_start=130
+  _globals['_INGESTRESPONSE']._serialized_end=227
+  _globals['_REDUCEREQUEST']._serialized_start=230
+  _globals['_REDUCEREQUEST']._serialized_end=390
+  _globals['_REDUCERESPONSE']._serialized_start=393
+  _globals['_REDUCERESPONSE']._serialized_end=606
+  _globals['_PRIORITIZEREQUEST']._serialized_start=609
+  _globals['_PRIORITIZEREQUEST']._serialized_end=752
+  _globals['_PRIORITIZERESPONSE']._serialized_start=754
+  _globals['_PRIORITIZERESPONSE']._serialized_end=813
+  _globals['_FAULTCOLUMN']._serialized_start=815
+  _globals['_FAULTCOLUMN']._serialized_end=846
+  _globals['_EVALUATEREQUEST']._serialized_start=848
+  _globals['_EVALUATEREQUEST']._serialized_end=906
+  _globals['_EVALUATERESPONSE']._serialized_start=908
+  _globals['_EVALUATERESPONSE']._serialized_end=980
+  _globals['_EXPORTSEGMENTSREQUEST']._serialized_start=982
+  _globals['_EXPORTSEGMENTSREQUEST']._serialized_end=1048
+  _globals['_EXPORTSEGMENTSRESPONSE']._serialized_start=1050
+  _globals['_EXPORTSEGMENTSRESPONSE']._serialized_end=1089
+  _globals['_STRAPSERVICE']._serialized_start=1307
+  _globals['_STRAPSERVICE']._serialized_end=1692
 # @@protoc_insertion_point(module_scope)

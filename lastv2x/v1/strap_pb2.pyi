@@ -24,44 +24,62 @@ PRIORITIZATION_METHOD_RD: PrioritizationMethod
 PRIORITIZATION_METHOD_CC: PrioritizationMethod
 
 class IngestRequest(_message.Message):
-    __slots__ = ("name", "chunk")
+    __slots__ = ("name", "chunk", "channel_map")
     NAME_FIELD_NUMBER: _ClassVar[int]
     CHUNK_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_MAP_FIELD_NUMBER: _ClassVar[int]
     name: str
     chunk: bytes
-    def __init__(self, name: _Optional[str] = ..., chunk: _Optional[bytes] = ...) -> None: ...
+    channel_map: str
+    def __init__(self, name: _Optional[str] = ..., chunk: _Optional[bytes] = ..., channel_map: _Optional[str] = ...) -> None: ...
 
 class IngestResponse(_message.Message):
-    __slots__ = ("recording",)
+    __slots__ = ("recording", "channel_map", "warnings")
     RECORDING_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_MAP_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     recording: _common_pb2.Recording
-    def __init__(self, recording: _Optional[_Union[_common_pb2.Recording, _Mapping]] = ...) -> None: ...
+    channel_map: str
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, recording: _Optional[_Union[_common_pb2.Recording, _Mapping]] = ..., channel_map: _Optional[str] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ReduceRequest(_message.Message):
-    __slots__ = ("recording_id", "module", "smoothing_window", "clip_frames", "min_segment_s")
+    __slots__ = ("recording_id", "module", "smoothing_window", "clip_frames", "min_segment_s", "channel_map", "strict")
     RECORDING_ID_FIELD_NUMBER: _ClassVar[int]
     MODULE_FIELD_NUMBER: _ClassVar[int]
     SMOOTHING_WINDOW_FIELD_NUMBER: _ClassVar[int]
     CLIP_FRAMES_FIELD_NUMBER: _ClassVar[int]
     MIN_SEGMENT_S_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_MAP_FIELD_NUMBER: _ClassVar[int]
+    STRICT_FIELD_NUMBER: _ClassVar[int]
     recording_id: str
     module: str
     smoothing_window: int
     clip_frames: int
     min_segment_s: float
-    def __init__(self, recording_id: _Optional[str] = ..., module: _Optional[str] = ..., smoothing_window: _Optional[int] = ..., clip_frames: _Optional[int] = ..., min_segment_s: _Optional[float] = ...) -> None: ...
+    channel_map: str
+    strict: bool
+    def __init__(self, recording_id: _Optional[str] = ..., module: _Optional[str] = ..., smoothing_window: _Optional[int] = ..., clip_frames: _Optional[int] = ..., min_segment_s: _Optional[float] = ..., channel_map: _Optional[str] = ..., strict: _Optional[bool] = ...) -> None: ...
 
 class ReduceResponse(_message.Message):
-    __slots__ = ("segments", "input_frames", "kept_frames", "reduction_ratio")
+    __slots__ = ("segments", "input_frames", "kept_frames", "reduction_ratio", "channel_map", "missing_channels", "zeroed_features", "warnings")
     SEGMENTS_FIELD_NUMBER: _ClassVar[int]
     INPUT_FRAMES_FIELD_NUMBER: _ClassVar[int]
     KEPT_FRAMES_FIELD_NUMBER: _ClassVar[int]
     REDUCTION_RATIO_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_MAP_FIELD_NUMBER: _ClassVar[int]
+    MISSING_CHANNELS_FIELD_NUMBER: _ClassVar[int]
+    ZEROED_FEATURES_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     segments: _containers.RepeatedCompositeFieldContainer[_common_pb2.Segment]
     input_frames: int
     kept_frames: int
     reduction_ratio: float
-    def __init__(self, segments: _Optional[_Iterable[_Union[_common_pb2.Segment, _Mapping]]] = ..., input_frames: _Optional[int] = ..., kept_frames: _Optional[int] = ..., reduction_ratio: _Optional[float] = ...) -> None: ...
+    channel_map: str
+    missing_channels: _containers.RepeatedScalarFieldContainer[str]
+    zeroed_features: _containers.RepeatedScalarFieldContainer[str]
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, segments: _Optional[_Iterable[_Union[_common_pb2.Segment, _Mapping]]] = ..., input_frames: _Optional[int] = ..., kept_frames: _Optional[int] = ..., reduction_ratio: _Optional[float] = ..., channel_map: _Optional[str] = ..., missing_channels: _Optional[_Iterable[str]] = ..., zeroed_features: _Optional[_Iterable[str]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PrioritizeRequest(_message.Message):
     __slots__ = ("segments", "method", "call_counts", "seed")

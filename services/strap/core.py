@@ -49,12 +49,13 @@ class StrapCore:
             store = StrapStore(config.store_dir, config.max_bytes, config.limits, config.quota_bytes)
         self.store = store
 
-    def ingest(self, name: str, chunks: Iterable[bytes]) -> RecordingInfo:
-        return self.store.ingest_chunks(name, chunks)
+    def ingest(self, name: str, chunks: Iterable[bytes], channel_map: str = "") -> RecordingInfo:
+        return self.store.ingest_chunks(name, chunks, channel_map)
 
     def reduce(self, recording_id: str, module: str, params: ReduceParams,
-               stop: Callable[[], bool] | None = None) -> tuple[FrameTable, Reduction]:
-        return self.store.reduce(recording_id, module, params, stop)
+               stop: Callable[[], bool] | None = None, channel_map: str = "", strict: bool = False
+               ) -> tuple[FrameTable, Reduction]:
+        return self.store.reduce(recording_id, module, params, stop, channel_map, strict)
 
     def prioritize(self, method: str, vectors: Sequence[Sequence[int]], recording_ids: Sequence[str],
                    call_counts: Sequence[int] = (), seed: int = 0) -> list[int]:

@@ -125,7 +125,8 @@ def _parse_part(part: str) -> tuple[str, str, Any]:
     """``name`` / ``name[*]`` / ``name[k]`` / ``name[a:b]`` → (name, mode, argument)."""
     m = _PART.match(part)
     if m is None:
-        raise SchemaError(f"bad path segment {part!r}")
+        raise SchemaError(f"bad path segment {part!r}; fix: join name, name[*], name[k], name[a:b] or ?oneof "
+                          "with dots")
     name, sub = m.group("name"), m.group("sub")
     if sub is None:
         return name, "one", None
@@ -220,7 +221,8 @@ class LabelCoder:
         if label is None:
             return 0
         if label not in self.codes:
-            raise SchemaError(f"{where}: label {label!r} not in vocabulary {sorted(self.codes)}")
+            raise SchemaError(f"{where}: label {label!r} not in vocabulary {sorted(self.codes)}; "
+                              "fix: use one of those labels, or null for none")
         return self.codes[label]
 
     def __call__(self, value: Any) -> int:
@@ -307,7 +309,8 @@ def compile_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str
         raise SchemaError(f"{where}: unknown reduce {rule.get('reduce')!r}")
     if op == "exists":
         if list(vocab) != ["present"]:
-            raise SchemaError(f"{where}: 'exists' needs a presence feature")
+            raise SchemaError(f"{where}: 'exists' needs a presence feature; fix: use op 'value' (with map/"
+                              "bands) for a property, or name the object itself")
 
         def exists(msg: Any, ctx: Mapping[str, Any] = EMPTY_CONTEXT) -> int:
             return int(any(_truthy(v) for it in select(msg, ctx) for v in get(it)))

@@ -26,13 +26,13 @@ from .export import ExportSummary, export_segments
 from .prioritize import METHODS, prioritize
 from .readers import open_recording
 from .reduce import ReduceParams, Reduction, reduce_frames
-from .scene_schema import ChannelMap, channel_map_for
+from .scene_schema import ChannelMap, select_channel_map
 from .vectorize import FrameTable, vectorize_recording
 
 
 def ingest(
     path: str | Path,
-    channel_map: ChannelMap | str | None = "platform",
+    channel_map: ChannelMap | Mapping | str | None = "platform",
     *,
     modules: Iterable[str] | None = None,
     reference_channel: str | None = None,
@@ -41,9 +41,11 @@ def ingest(
 ) -> FrameTable:
     """Open, align and vectorize one recording (any supported format).
 
-    ``channel_map`` None: the recording's own by its format (:func:`channel_map_for`)."""
+    ``channel_map``: a map, a built-in name, a file, inline JSON; None: chosen by the one
+    rule, :func:`~services.strap.scene_schema.select_channel_map`. ``missing="none"`` reduces a
+    partial recording (the table lists missing channels, zeroed features and ``warnings``)."""
     with open_recording(path, backend=backend) as rec:
-        cmap = channel_map_for(rec.format) if channel_map is None else channel_map
+        cmap = select_channel_map(channel_map, rec.format, rec.channels())
         return vectorize_recording(rec, cmap, modules=modules,
                                    reference_channel=reference_channel, missing=missing)
 

@@ -60,6 +60,7 @@ from .extract import (
     compile_value_rule,
     context_names,
 )
+from .map_schema import json_path, map_error, validate_map_json
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
 PRESENT = ("present",)
@@ -89,22 +90,27 @@ class SceneSchema:
         return None if code == 0 else self.vocab(feature)[code - 1]
 
 
-def _read_json(name_or_path: str | Path, prefix: str) -> dict[str, Any]:
+def _read_json(name_or_path: str | Path, prefix: str) -> tuple[dict[str, Any], str]:
+    """(parsed JSON, origin for messages): a built-in ``name`` from ``schemas/`` or a path."""
     p = Path(name_or_path)
     if not p.suffix:
         p = SCHEMA_DIR / f"{prefix}{name_or_path}.json"
     try:
-        return json.loads(p.read_text())
+        return json.loads(p.read_text()), str(p)
     except FileNotFoundError:
-        raise SchemaError(f"no such schema/map file: {p}") from None
+        raise map_error(str(p), "$", "no such schema/map file",
+                        f"give an existing .json file or a built-in map: {', '.join(BUILTIN_MAPS)}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise map_error(str(p), "$", f"cannot read the file: {exc}", "give a readable UTF-8 JSON file") from None
     except json.JSONDecodeError as exc:
-        raise SchemaError(f"{p}: invalid JSON: {exc}") from exc
+        raise map_error(str(p), f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}",
+                        "fix the JSON syntax there") from None
 
 
 @cache
 def load_schema(name_or_path: str = "driving_scene") -> SceneSchema:
     """Load a schema by name (from ``schemas/``) or path."""
-    raw = _read_json(name_or_path, "")
+    raw, _origin = _read_json(name_or_path, "")
     vocabs_raw: dict[str, list[str]] = raw.get("vocabularies", {})
     features: list[str] = []
     vocabularies: dict[str, tuple[str, ...]] = {}
@@ -154,6 +160,8 @@ class ChannelMap:
         default_factory=dict, repr=False)
     feature_context: Mapping[str, frozenset[str]] = field(default_factory=dict)  # feature -> context names
     optional: frozenset[str] = frozenset()  # channels whose absence means "nothing happened"
+    formats: tuple[str, ...] = ()           # recording formats it is meant for (selection)
+    origin: str = ""                        # file or "inline channel map", for messages
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -208,41 +216,55 @@ def _single(feature: str, value_fn) -> RuleFn:
     return rule
 
 
-def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any],
+def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any], origin: str,
                      uses: dict[str, set[str]] | None = None):
     compiled = []
     for i, rule in enumerate(spec.get("rules", [])):
-        where = f"{channel} rule {i}"
+        where = f"{origin}: {json_path(['channels', channel, 'rules', i])}"
         refs = set(context_names(rule))
         for prop in (rule.get("properties") or {}).values():
             for sub in prop if isinstance(prop, list) else [prop]:
                 refs |= context_names(sub)
-        if "classify" in rule:
-            feats, fn = compile_classify_rule(rule, schema.vocab, where)
-            compiled.append((tuple(feats), fn))
-        elif "feature" in rule:
-            feat = rule["feature"]
-            compiled.append(((feat,), _single(feat, compile_value_rule(rule, schema.vocab(feat), where))))
-        else:
-            raise SchemaError(f"{where}: needs 'feature' or 'classify'")
+        try:
+            if "classify" in rule:
+                feats, fn = compile_classify_rule(rule, schema.vocab, where)
+                compiled.append((tuple(feats), fn))
+            elif "feature" in rule:
+                feat = rule["feature"]
+                compiled.append(((feat,), _single(feat, compile_value_rule(rule, schema.vocab(feat), where))))
+            else:
+                raise SchemaError(f"{where}: needs 'feature' or 'classify'")
+        except SchemaError as exc:
+            msg = str(exc)
+            raise SchemaError(msg if msg.startswith(origin) else f"{where}: {msg}") from None
         if uses is not None:
             for f in compiled[-1][0]:
                 uses.setdefault(f, set()).update(refs)
     return compiled
 
 
-def channel_map_for(recording_format: str) -> str:
-    """The built-in channel map a recording of this format is read with (the one rule):
-    Apollo Cyber records (``cyber``) -> ``apollo``; every other format (the platform's own
-    MCAP traces, MCAP, ROS bags) -> ``platform``."""
-    return "apollo" if recording_format == "cyber" else "platform"
+#: the built-in channel maps (``schemas/channels_<name>.json``), in selection tie order
+BUILTIN_MAPS = ("platform", "apollo")
 
 
 @cache
 def load_channel_map(name_or_path: str = "platform") -> ChannelMap:
-    """Load ``schemas/channels_<name>.json`` (or a path) against its schema."""
-    raw = _read_json(name_or_path, "channels_")
-    schema = load_schema(raw.get("schema", "driving_scene"))
+    """Load ``schemas/channels_<name>.json`` (or a path), validated and compiled."""
+    raw, origin = _read_json(name_or_path, "channels_")
+    return compile_channel_map(raw, origin)
+
+
+def compile_channel_map(raw: Any, origin: str = "inline channel map") -> ChannelMap:
+    """Validate a parsed channel map (JSON Schema, then what a schema cannot say) and
+    compile it. Errors are :class:`SchemaError` s naming ``origin`` and the JSON path."""
+    if not isinstance(raw, Mapping):
+        raise map_error(origin, "$", f"a channel map is a JSON object, not {type(raw).__name__}",
+                        "see `lastv2x strap schema`")
+    scene = raw.get("schema", "driving_scene")
+    if not isinstance(scene, str) or not scene.isidentifier() or not (SCHEMA_DIR / f"{scene}.json").is_file():
+        raise map_error(origin, "$.schema", f"unknown scene schema {scene!r}", "use \"driving_scene\" or omit it")
+    schema = load_schema(scene)
+    validate_map_json(raw, schema, origin)
     producer: dict[str, str] = {}
     rules: dict[str, tuple] = {}
     uses: dict[str, set[str]] = {}
@@ -250,33 +272,38 @@ def load_channel_map(name_or_path: str = "platform") -> ChannelMap:
     intervals: dict[str, tuple[Callable[[Any], list[Any]], Callable[[Any], list[Any]]]] = {}
     optional = frozenset(ch for ch, spec in raw["channels"].items() if spec.get("optional"))
     for channel, spec in raw["channels"].items():
-        if spec.get("where"):
-            filters[channel] = compile_filter(spec["where"])
-        if spec.get("interval"):
-            iv = spec["interval"]
-            if not isinstance(iv, Mapping) or "start" not in iv or "end" not in iv:
-                raise SchemaError(f"{channel}: 'interval' needs 'start' and 'end' paths")
-            intervals[channel] = (compile_path(iv["start"]), compile_path(iv["end"]))
-        compiled = _compile_channel(schema, channel, spec, uses)
-        for feats, _fn in compiled:
+        here = json_path(["channels", channel])
+        try:
+            if spec.get("where"):
+                filters[channel] = compile_filter(spec["where"])
+            if spec.get("interval"):
+                iv = spec["interval"]
+                intervals[channel] = (compile_path(iv["start"]), compile_path(iv["end"]))
+        except SchemaError as exc:
+            raise map_error(origin, here, str(exc), "a channel's where/interval takes field paths and constants"
+                            ) from None
+        compiled = _compile_channel(schema, channel, spec, origin, uses)
+        for k, (feats, _fn) in enumerate(compiled):
             for f in feats:
-                schema.vocab(f)
                 if producer.get(f, channel) != channel:
-                    raise SchemaError(f"feature {f!r} produced by both {producer[f]} and {channel}")
+                    raise map_error(origin, json_path(["channels", channel, "rules", k]),
+                                    f"feature {f!r} produced by both {producer[f]} and {channel}",
+                                    "each feature has one producing channel: drop one of the rules")
                 producer[f] = channel
         rules[channel] = tuple(compiled)
     channel_features = {
         ch: tuple(f for f in schema.features if producer.get(f) == ch) for ch in raw["channels"]
     }
     derived = []
-    for d in raw.get("derived", []):
+    for i, d in enumerate(raw.get("derived", [])):
         item = Derived(d["feature"], d["op"], tuple(d["inputs"]))
-        schema.vocab(item.feature)
         missing = [x for x in item.inputs if x not in producer]
-        if missing or item.op not in ("differ", "any"):
-            raise SchemaError(f"derived {item.feature}: bad op or unproduced inputs {missing}")
+        if missing:
+            raise map_error(origin, json_path(["derived", i, "inputs"]), f"unproduced inputs {missing}",
+                            "add rules producing them or drop the derived feature")
         if item.op == "differ" and len({schema.vocab(x) for x in item.inputs}) != 1:
-            raise SchemaError(f"derived {item.feature}: 'differ' inputs need one vocabulary")
+            raise map_error(origin, json_path(["derived", i, "inputs"]), "'differ' inputs have different "
+                            "vocabularies", "compare features of one vocabulary (e.g. two colors)")
         derived.append(item)
     modules = {}
     for mod, spec in raw.get("modules", {}).items():
@@ -284,12 +311,77 @@ def load_channel_map(name_or_path: str = "platform") -> ChannelMap:
     context: dict[str, tuple[tuple[str, Callable[[Any], list[Any]]], ...]] = {}
     for name, sources in (raw.get("context") or {}).items():
         sources = sources if isinstance(sources, list) else [sources]
-        if not sources or not all(isinstance(x, Mapping) and "channel" in x and "path" in x for x in sources):
-            raise SchemaError(f"context {name!r}: needs a list of {{channel, path}} sources")
         context[name] = tuple((x["channel"], compile_path(x["path"])) for x in sources)
     unknown = sorted({n for refs in uses.values() for n in refs} - set(context))
     if unknown:
-        raise SchemaError(f"rules refer to undeclared context values {unknown}")
+        raise map_error(origin, "$.context", f"rules refer to undeclared context values {unknown}",
+                        "declare them under \"context\" as {\"name\": [{\"channel\": ..., \"path\": ...}]}")
     feature_context = {f: frozenset(refs) for f, refs in uses.items() if refs}
     return ChannelMap(raw["name"], schema, producer, channel_features, rules, modules, tuple(derived),
-                      filters, intervals, context, feature_context, optional)
+                      filters, intervals, context, feature_context, optional,
+                      tuple(raw.get("formats", ())), origin)
+
+
+# -- which map reads a recording: the one selection rule ----------------------------------
+def resolve_channel_map(spec: str | Mapping[str, Any] | ChannelMap, *, allow_files: bool = True) -> ChannelMap:
+    """An explicit map: a :class:`ChannelMap`, a parsed JSON object, inline JSON text
+    (``{...}``), a built-in name, or (``allow_files``: the CLI, not the service) a file path."""
+    if isinstance(spec, ChannelMap):
+        return spec
+    if isinstance(spec, Mapping):
+        return compile_channel_map(spec)
+    text = spec.strip()
+    if text.startswith("{"):
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise map_error("inline channel map", f"line {exc.lineno} column {exc.colno}",
+                            f"invalid JSON: {exc.msg}", "send one JSON object (see `lastv2x strap schema`)") from None
+        return compile_channel_map(raw)
+    if text in BUILTIN_MAPS:
+        return load_channel_map(text)
+    if allow_files and (text.endswith(".json") or "/" in text):
+        return load_channel_map(text)
+    files = ", a .json file" if allow_files else ""
+    raise map_error("channel map", "$", f"unknown channel map {text!r}",
+                    f"give a built-in map ({', '.join(BUILTIN_MAPS)}){files} or inline JSON")
+
+
+def map_coverage(cmap: ChannelMap, channels: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(present, absent) among the map's non-optional channels, map order."""
+    have = set(channels)
+    needed = [ch for ch in cmap.channels if ch not in cmap.optional]
+    return tuple(ch for ch in needed if ch in have), tuple(ch for ch in needed if ch not in have)
+
+
+def select_channel_map(spec: str | Mapping[str, Any] | ChannelMap | None, recording_format: str,
+                       channels: Iterable[str], *, allow_files: bool = True) -> ChannelMap:
+    """THE rule choosing the map a recording is read with (CLI, store and pipeline alike):
+
+    1. an explicit ``spec`` (:func:`resolve_channel_map`) wins;
+    2. else the built-in map with the largest share of its (non-optional) channels present
+       in the recording; ties: the one whose ``formats`` include the recording's format,
+       then more channels present, then :data:`BUILTIN_MAPS` order;
+    3. else (no built-in map has any of its channels there) a :class:`SchemaError` listing
+       every built-in map and the channels it needs, and how to give a map.
+    """
+    if spec:
+        return resolve_channel_map(spec, allow_files=allow_files)
+    have = set(channels)
+    best: tuple[tuple, ChannelMap] | None = None
+    for rank, name in enumerate(BUILTIN_MAPS):
+        cmap = load_channel_map(name)
+        present, absent = map_coverage(cmap, have)
+        if not present:
+            continue
+        key = (len(present) / (len(present) + len(absent)), recording_format in cmap.formats, len(present), -rank)
+        if best is None or key > best[0]:
+            best = (key, cmap)
+    if best is not None:
+        return best[1]
+    needs = "; ".join(f"{n} ({'/'.join(load_channel_map(n).formats)}) reads "
+                      f"{', '.join(map_coverage(load_channel_map(n), ())[1])}" for n in BUILTIN_MAPS)
+    shown = ", ".join(sorted(have)[:8]) + (" ..." if len(have) > 8 else "")
+    raise map_error("channel map", "$", f"the recording's channels ({shown or 'none'}) match no built-in map: "
+                    f"{needs}", "give your own channel map (lastv2x strap --channel-map FILE, or "
+                    "ReduceRequest.channel_map as inline JSON; `lastv2x strap schema` prints its JSON Schema)")

@@ -59,7 +59,9 @@ class StrapServicer(strap_pb2_grpc.StrapServiceServicer):
                 check_call(context)
                 yield req.chunk
 
-        return strap_pb2.IngestResponse(recording=_recording(self._core.ingest(first.name, chunks())))
+        info = self._core.ingest(first.name, chunks(), first.channel_map)
+        return strap_pb2.IngestResponse(recording=_recording(info), channel_map=info.map_name,
+                                        warnings=list(info.warnings))
 
     def Reduce(self, request: strap_pb2.ReduceRequest, context: grpc.ServicerContext) -> strap_pb2.ReduceResponse:
         try:
@@ -70,11 +72,14 @@ class StrapServicer(strap_pb2_grpc.StrapServiceServicer):
         except ValueError as exc:
             raise InvalidArgument(FieldViolation("smoothing_window", str(exc), "use positive values")) from None
         table, reduction = self._core.reduce(request.recording_id, request.module, params,
-                                             stop=lambda: call_ended(context))
+                                             stop=lambda: call_ended(context), channel_map=request.channel_map,
+                                             strict=request.strict)
         kept = reduction.kept_frames
         return strap_pb2.ReduceResponse(segments=_segments(request.recording_id, reduction),
                                         input_frames=table.n_frames, kept_frames=kept,
-                                        reduction_ratio=1.0 - kept / max(1, table.n_frames))
+                                        reduction_ratio=1.0 - kept / max(1, table.n_frames),
+                                        channel_map=table.channel_map, missing_channels=list(table.missing_channels),
+                                        zeroed_features=list(table.zeroed_features), warnings=list(table.warnings))
 
     def Prioritize(self, request: strap_pb2.PrioritizeRequest, context: grpc.ServicerContext
                    ) -> strap_pb2.PrioritizeResponse:

@@ -40,12 +40,19 @@ from lastv2x.core.errors import (
     ResourceExhausted,
 )
 
-from .errors import RecordingLimitError, StrapError
-from .pipeline import ingest, reduce_table
+from .errors import (
+    MessageDecodeError,
+    MissingChannelsError,
+    RecordingLimitError,
+    SchemaError,
+    StrapError,
+    UnsupportedEncodingError,
+)
+from .pipeline import reduce_table
 from .readers import ReadLimits, open_recording
 from .reduce import ReduceParams, Reduction
-from .scene_schema import channel_map_for, load_channel_map
-from .vectorize import FrameTable
+from .scene_schema import ChannelMap, map_coverage, select_channel_map
+from .vectorize import FrameTable, vectorize_recording
 
 SUFFIXES = (".mcap", ".bag", ".db3", ".record")
 
@@ -112,6 +119,9 @@ class RecordingInfo:
     start_ns: int
     end_ns: int
     size_bytes: int
+    channel_map: str = ""  # as given at Ingest (built-in name or inline JSON); "" = chosen per Reduce
+    map_name: str = ""     # the map a Reduce without one uses ("" = no built-in map matches)
+    warnings: tuple[str, ...] = ()
 
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS recordings (
@@ -137,6 +147,9 @@ class StrapStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
+        cols = {row[1] for row in self._db.execute("PRAGMA table_info(recordings)")}
+        if "channel_map" not in cols:  # an index written before channel maps could be given
+            self._db.execute("ALTER TABLE recordings ADD COLUMN channel_map TEXT NOT NULL DEFAULT ''")
         self._recover()
 
     def _recover(self) -> None:
@@ -144,15 +157,17 @@ class StrapStore:
         for leftover in (self.root / ".incoming").glob("*"):
             if leftover.is_file():
                 leftover.unlink()
-        rows = self._db.execute("SELECT id, name, format, file, channels, start_ns, end_ns, size_bytes "
-                                "FROM recordings").fetchall()
-        for rec_id, name, fmt, file, channels, start, end, size in rows:
+        rows = self._db.execute("SELECT id, name, format, file, channels, start_ns, end_ns, size_bytes, "
+                                "channel_map FROM recordings").fetchall()
+        for rec_id, name, fmt, file, channels, start, end, size, cmap_spec in rows:
             path = self.root / file
             if not path.is_file():
                 self._db.execute("DELETE FROM recordings WHERE id = ?", (rec_id,))
                 continue
             chans = {c: (enc, int(n)) for c, (enc, n) in json.loads(channels).items()}
-            self._recordings[rec_id] = RecordingInfo(rec_id, name, fmt, path, chans, start, end, size)
+            info = RecordingInfo(rec_id, name, fmt, path, chans, start, end, size, cmap_spec)
+            map_name, warnings = _ingest_map(cmap_spec, info)
+            self._recordings[rec_id] = RecordingInfo(**{**info.__dict__, "map_name": map_name, "warnings": warnings})
         indexed = {info.path.name for info in self._recordings.values()}
         for path in self.root.iterdir():
             if path.is_file() and path.suffix in SUFFIXES and path.name not in indexed:
@@ -177,8 +192,12 @@ class StrapStore:
                                     f"quota_bytes = {self.quota_bytes} (LASTV2X_STRAP_QUOTA_BYTES; {stored} "
                                     "bytes stored); nothing was stored")
 
-    def ingest_chunks(self, name: str, chunks: Iterable[bytes]) -> RecordingInfo:
+    def ingest_chunks(self, name: str, chunks: Iterable[bytes], channel_map: str = "") -> RecordingInfo:
+        """Store a complete, readable recording; ``channel_map`` (built-in name or inline JSON)
+        is validated, checked against the recording's channels and kept for its Reduces."""
         suffix = _suffix(name)
+        if channel_map:
+            _map(channel_map, "", ())  # a bad map fails before any byte is stored
         staging = self.root / ".incoming"
         staging.mkdir(parents=True, exist_ok=True)
         tmp = staging / f"{uuid.uuid4().hex}{suffix}"
@@ -197,13 +216,17 @@ class StrapStore:
                     fh.write(chunk)
             info = self._inspect(tmp, name, size, digest.hexdigest()[:16])
             final = self.root / f"{info.id}{suffix}"
-            info = RecordingInfo(**{**info.__dict__, "path": final})
+            map_name, warnings = _ingest_map(channel_map, info)
+            info = RecordingInfo(**{**info.__dict__, "path": final, "channel_map": channel_map,
+                                    "map_name": map_name, "warnings": warnings})
             with self._lock:
                 self._check_quota(name, size, info.id)
                 os.replace(tmp, final)  # then the index: a crash between the two leaves a file swept at start
-                self._db.execute("INSERT OR REPLACE INTO recordings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                self._db.execute("INSERT OR REPLACE INTO recordings (id, name, format, file, channels, start_ns, "
+                                 "end_ns, size_bytes, channel_map) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                  (info.id, info.name, info.format, final.name, json.dumps(info.channels),
-                                  info.start_ns, info.end_ns, info.size_bytes))
+                                  info.start_ns, info.end_ns, info.size_bytes, channel_map))
+                self._reductions = {k: v for k, v in self._reductions.items() if k[0] != info.id}
                 self._recordings[info.id] = info
             return info
         finally:
@@ -251,22 +274,43 @@ class StrapStore:
         return info
 
     def reduce(self, recording_id: str, module: str, params: ReduceParams,
-               stop: Callable[[], bool] | None = None) -> tuple[FrameTable, Reduction]:
-        """``stop()`` (the call ended) is asked before reading and between reading and reducing."""
+               stop: Callable[[], bool] | None = None, channel_map: str = "", strict: bool = False
+               ) -> tuple[FrameTable, Reduction]:
+        """``stop()`` (the call ended) is asked before reading and between reading and reducing.
+
+        ``channel_map`` (built-in name or inline JSON) overrides the one given at Ingest; without
+        either the selection rule chooses (:func:`select_channel_map`). A recording lacking some
+        channels of its map is reduced over what is there (the table's ``warnings``), unless
+        ``strict``: then FAILED_PRECONDITION listing them."""
         info = self.get(recording_id)
-        channel_map = channel_map_for(info.format)
-        known = sorted(load_channel_map(channel_map).modules)
+        spec = channel_map or info.channel_map
+        cmap = _map(spec, info.format, info.channels)
+        known = sorted(cmap.modules)
         if module and module not in known:
-            raise InvalidArgument(FieldViolation("module", f"unknown module {module!r} for {channel_map} recordings",
+            raise InvalidArgument(FieldViolation("module", f"unknown module {module!r} in channel map {cmap.name!r}",
                                                  f"use one of {known}"))
-        key = (recording_id, module, params)
+        key = (recording_id, module, params, spec, strict)
         with self._lock:
             hit = self._reductions.get(key)
         if hit:
             return hit
         _check(stop)
         try:
-            table = ingest(info.path, channel_map, modules=[module] if module else None)
+            with open_recording(info.path, limits=self.limits) as rec:
+                table = vectorize_recording(rec, cmap, modules=[module] if module else None,
+                                            missing="error" if strict else "none")
+        except MissingChannelsError:
+            raise
+        except RecordingLimitError as exc:
+            raise ResourceExhausted(f"recording {info.name!r}: {exc.what} exceeds the limit {exc.limit} = "
+                                    f"{exc.value} ({_INT_SETTINGS.get(exc.limit, '')})") from None
+        except (UnsupportedEncodingError, MessageDecodeError) as exc:
+            raise InvalidArgument(FieldViolation(
+                "channel_map", f"map {cmap.name!r}: {exc.reason}",
+                f"drop {exc.channel!r} from the channel map, or record it in an encoding with an embedded "
+                "definition (json, protobuf, ros2msg/ros1msg)")) from None
+        except SchemaError as exc:
+            raise InvalidArgument(FieldViolation("channel_map", str(exc), "fix the channel map")) from None
         except StrapError as exc:
             raise InvalidArgument(FieldViolation("module", str(exc), "choose a module whose channels the "
                                                  "recording has")) from None
@@ -283,6 +327,33 @@ class StrapStore:
         if hit is None:
             raise NotFound(f"recording {recording_id!r} has not been reduced; call Reduce first")
         return hit
+
+
+def _map(spec: str, fmt: str, channels: Iterable[str]) -> ChannelMap:
+    """The channel map of a request (the one rule), bad maps as INVALID_ARGUMENT naming the JSON path."""
+    try:
+        return select_channel_map(spec, fmt, channels, allow_files=False)
+    except SchemaError as exc:
+        text = str(exc)
+        problem, _, hint = text.partition("; fix: ")
+        raise InvalidArgument(FieldViolation("channel_map", problem, hint or "fix the channel map")) from None
+
+
+def _ingest_map(spec: str, info: RecordingInfo) -> tuple[str, tuple[str, ...]]:
+    """(map a Reduce without one would use, warnings) for a just-inspected recording."""
+    try:
+        cmap = select_channel_map(spec, info.format, info.channels, allow_files=False)
+    except SchemaError:
+        return "", ("no built-in channel map matches this recording's channels: give channel_map at Reduce",)
+    present, absent = map_coverage(cmap, info.channels)
+    if spec and not present:
+        raise InvalidArgument(FieldViolation(
+            "channel_map", f"the recording has none of the channels map {cmap.name!r} reads ({', '.join(absent)})",
+            f"map the recording's own channels: {', '.join(sorted(info.channels)[:8])}"))
+    if absent:
+        return cmap.name, (f"channel map {cmap.name!r}: the recording lacks {', '.join(absent)} (their features "
+                           "will be none; Reduce with strict refuses)",)
+    return cmap.name, ()
 
 
 def _check(stop: Callable[[], bool] | None) -> None:

@@ -52,6 +52,17 @@ class FrameTable:
     channels: tuple[str, ...]          # channels that were aligned
     missing_channels: tuple[str, ...] = ()
     source: str = ""
+    zeroed_features: tuple[str, ...] = ()  # retained features that are 0 because their channel is missing
+    channel_map: str = ""                  # name of the map the recording was read with
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What a partial recording's reduction could not see (empty when complete)."""
+        if not self.missing_channels:
+            return ()
+        return (f"partial recording: channel map {self.channel_map!r} needs {len(self.missing_channels)} channel(s) "
+                f"the recording lacks: {', '.join(self.missing_channels)}; these features are therefore always "
+                f"none (0): {', '.join(self.zeroed_features) or '(none retained)'}",)
 
     @property
     def n_frames(self) -> int:
@@ -171,6 +182,8 @@ def vectorize_messages(
         absent = tuple(ch for ch in needed if ch not in avail and ch not in cmap.optional)
         if absent and missing == "error":
             raise MissingChannelsError(absent, source or None)
+        if absent and all(ch in absent or ch in cmap.optional for ch in needed):
+            raise MissingChannelsError(absent, source or None)  # nothing to reduce over
     derived_of = {d.feature: d.inputs for d in cmap.derived}
     wanted = {g for f in features for g in derived_of.get(f, (f,))}
     # run only the rules that produce a wanted feature (e.g. /gt/vehicles' actor rules
@@ -194,9 +207,10 @@ def vectorize_messages(
         reference_channel = choose_reference(counts) if any(counts.values()) else None
     elif reference_channel not in arrays:
         raise MissingChannelsError([reference_channel], source or None)
+    zeroed = _zeroed(cmap, features, absent)
     if reference_channel is None:
         empty = np.zeros((0, len(features)), CODE_DTYPE)
-        return FrameTable(np.zeros(0, np.int64), empty, features, None, needed, absent, source)
+        return FrameTable(np.zeros(0, np.int64), empty, features, None, needed, absent, source, zeroed, cmap.name)
     ref_ts = arrays[reference_channel][0]
     all_feats = [f for ch in needed for f in cmap.channel_features[ch]]
     col = {f: i for i, f in enumerate(all_feats)}
@@ -222,7 +236,27 @@ def vectorize_messages(
                 out[:, k] = np.any(np.stack(inputs) != 0, axis=0)
         else:
             out[:, k] = matrix[:, col[f]]
-    return FrameTable(ref_ts.copy(), out, features, reference_channel, needed, absent, source)
+    return FrameTable(ref_ts.copy(), out, features, reference_channel, needed, absent, source, zeroed, cmap.name)
+
+
+def _zeroed(cmap: ChannelMap, features: Sequence[str], absent: Sequence[str]) -> tuple[str, ...]:
+    """Retained features that cannot be non-zero without the ``absent`` channels
+    (a ``differ`` needs both inputs, an ``any`` one of them)."""
+    if not absent:
+        return ()
+    gone = set(absent)
+    derived = {d.feature: d for d in cmap.derived}
+    out = []
+    for f in features:
+        d = derived.get(f)
+        if d is None:
+            lost = cmap.producer[f] in gone
+        else:
+            lost_inputs = [cmap.producer[x] in gone for x in d.inputs]
+            lost = any(lost_inputs) if d.op == "differ" else all(lost_inputs)
+        if lost:
+            out.append(f)
+    return tuple(out)
 
 
 def _consume_with_context(messages, buffers, filters, ctx: _Context) -> None:

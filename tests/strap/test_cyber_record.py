@@ -183,12 +183,12 @@ def test_record_without_index_counts_by_scanning(tmp_path):
     assert np.array_equal([t for _, t, _ in rec], np.arange(5))
 
 
-def test_a_recording_is_read_with_the_channel_map_of_its_format(tmp_path):
+def test_a_recording_is_read_with_the_channel_map_its_channels_select(tmp_path):
     from services.strap.pipeline import ingest
-    from services.strap.scene_schema import channel_map_for
+    from services.strap.scene_schema import select_channel_map
 
-    assert [channel_map_for(f) for f in ("cyber", "platform_trace", "mcap", "ros2")] == [
-        "apollo", "platform", "platform", "platform"]
+    assert select_channel_map(None, "cyber", ["/apollo/canbus/chassis"]).name == "apollo"
+    assert select_channel_map(None, "mcap", ["/gt/vehicles", "/ctrl/ego"]).name == "platform"
     fdp, channels = _fake_channels()
     cls = message_classes(fdp)
     path = tmp_path / "p.record"

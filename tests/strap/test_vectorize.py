@@ -74,16 +74,21 @@ def write_map(tmp_path, body):
 
 
 @pytest.mark.parametrize("body, words", [
-    ({"channels": {"/a": {"rules": [{"feature": "no.such", "path": "x"}]}}}, "not in schema"),
+    ({"channels": {"/a": {"rules": [{"feature": "no.such", "path": "x"}]}}},
+     r'\$\.channels\["/a"\]\.rules\[0\]\.feature: unknown feature'),
     ({"channels": {"/a": {"rules": [{"feature": "traffic_light.color", "path": "x", "map": {"x": "pink"}}]}}},
-     "not in vocabulary"),
+     r'rules\[0\]: label .pink. not in vocabulary.*; fix:'),
     ({"channels": {"/a": {"rules": [{"feature": "crosswalk", "path": "x", "op": "exists"}]},
                    "/b": {"rules": [{"feature": "crosswalk", "path": "y", "op": "exists"}]}}}, "both"),
     ({"channels": {"/a": {"rules": [{"feature": "ego.action", "path": "x", "op": "exists"}]}}}, "presence"),
-    ({"channels": {"/a": {"rules": [{"feature": "ego.action", "path": "x", "op": "sum"}]}}}, "unknown op"),
-    ({"channels": {"/a": {"rules": [{"path": "x"}]}}}, "feature"),
-    ({"channels": {}, "derived": [{"feature": "v2x.signal_mismatch", "op": "differ", "inputs": ["ego"]}]},
-     "unproduced"),
+    ({"channels": {"/a": {"rules": [{"feature": "ego.action", "path": "x", "op": "sum"}]}}},
+     r"rules\[0\]\.op: 'sum' is not one of"),
+    ({"channels": {"/a": {"rules": [{"path": "x"}]}}}, "'feature' is a required property"),
+    ({"channels": {"/a": {"rules": []}},
+      "derived": [{"feature": "v2x.signal_mismatch", "op": "differ", "inputs": ["ego"]}]},
+     r"\$\.derived\[0\]\.inputs: unproduced"),
+    ({"channels": {"/a": {"rules": [{"feature": "ego.action", "path": 3}]}}}, r"\.path: 3 is of the wrong type"),
+    ({"channels": {"/a": {"rules": [{"feature": "ego.action", "path": "x["}]}}}, "bad path segment.*; fix"),
 ])
 def test_invalid_channel_maps_are_rejected_at_load(tmp_path, body, words):
     with pytest.raises(SchemaError, match=words):
