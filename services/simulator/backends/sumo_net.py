@@ -174,7 +174,7 @@ def plain_xml(program: ScenarioProgram) -> tuple[str, str, str, dict[str, Vehicl
         + (f' type="traffic_light" tl={quoteattr(tls[n[1:]])}' if n.startswith("J") and n[1:] in tls else "")
         + "/>" for n, xy in sorted(node_xy.items())] + ["</nodes>"]
     edges_xml = ["<edges>"] + [
-        f'  <edge id={quoteattr(sid)} from={quoteattr(a)} to={quoteattr(b)} numLanes="1" speed="{EDGE_SPEED_MPS}" '
+        f'  <edge id={quoteattr(sid)} from={quoteattr(a)} to={quoteattr(b)} numLanes="1" speed="{EDGE_SPEED_MPS}" spreadType="center" width="3.5" '
         f'shape="{" ".join(f"{x:.3f},{y:.3f}" for x, y in shapes[sid])}"/>'
         for sid, (a, b) in sorted(edge_ends.items())] + ["</edges>"]
     conns = ["<connections>"] + [f'  <connection from={quoteattr(a)} to={quoteattr(b)} fromLane="0" toLane="0"/>'
