@@ -443,7 +443,15 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     if np.count_nonzero(stops):
         ds = np.where(stops, v * v / (2.0 * np.maximum(-acc, 1e-9)), ds)
         v_new = np.maximum(v_new, 0.0)
-    s_new = s + ds
+    return settle(scene, st, s + ds, v_new, acc, sig_stop, sig_go, braked_out)
+
+
+def settle(scene: Scene, st: TrafficState, s_new: np.ndarray, v_new: np.ndarray, acc: np.ndarray,
+           sig_stop: np.ndarray, sig_go: np.ndarray, braked_out: np.ndarray) -> TrafficState:
+    """The state one step after ``st`` once every vehicle is at ``s_new`` with ``v_new`` (the end of
+    :func:`step`; also where another simulator's readings re-enter, see backends/base.py): stop bars
+    passed, routes ended, positions and the perception history."""
+    dt, alive = scene.dt_s, st.alive
     front_new = s_new + scene.half_len
     crossed = front_new >= st.bar_s
     nc, bar, grp = st.next_crossing, st.bar_s, st.bar_group
@@ -473,7 +481,7 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     st.hist_s[k % h] = s_new
     st.hist_v[k % h] = v_new
     return TrafficState(k, k * dt, s_new, v_new, acc, alive, nc, bar, grp, sig_stop, sig_go, braked_out, xy,
-                        heading, st.hist_s, st.hist_v, crossed, s + scene.half_len, crossed_bar, crossed_grp)
+                        heading, st.hist_s, st.hist_v, crossed, st.s + scene.half_len, crossed_bar, crossed_grp)
 
 
 def hard_brake_event(st: TrafficState) -> np.ndarray:
@@ -482,4 +490,4 @@ def hard_brake_event(st: TrafficState) -> np.ndarray:
 
 
 __all__ = ["IDM", "DriverParams", "EgoControl", "Scene", "TrafficState", "hard_brake_event", "initial_state",
-           "leaders", "step"]
+           "leaders", "settle", "step"]
