@@ -45,6 +45,7 @@ class FaultDraft:
     burst_count: int | None = None
     target_phase: str | None = None
     provenance: str = "intent"
+    stream_named: bool = False
     notes: list[str] = field(default_factory=list)
 
     def distance(self, pos: int) -> int:
@@ -122,13 +123,17 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.notes.append(f"generic corruption {f.cue!r} refined to {refined.value}")
         op = FaultOperator(f.operator)
         implied = lx.OPERATOR_STREAM.get(op)
-        if implied and f.stream is not implied:
+        if implied and f.stream is not implied and (not f.stream_named or f.stream not in FAULT_OPERATORS[op.value].streams):
             f.notes.append(f"stream {implied.value} implied by {op.value}")
             f.stream = implied
         if f.operator is FaultOperator.SUPPRESS_SENDER and f.sender is None:
             f.sender = _default_sender(app, f.stream, agents)
             f.notes.append(f"sender {f.sender} (the silenced sender defaults to the key sender)")
-        if f.operator is FaultOperator.SPAT_PHASE_CORRUPT:
+        shown = rx(_SHOWN).search(f.cue) if f.operator is FaultOperator.SPAT_PHASE_CORRUPT else None
+        if shown:
+            f.target_phase = lx.PHASES[shown.group("ph")]
+            f.notes.append(f"target_phase {f.target_phase} (what the receiver is shown)")
+        elif f.operator is FaultOperator.SPAT_PHASE_CORRUPT:
             hit = _nearest(p, f, r"(?:reports?|shows?|claims?|broadcasts?|says|displays|advertises|to|as|into) "
                                  r"(?:a |an )?(?:false |wrong |fake )?(?P<ph>green|red|amber|yellow)\b"
                                  r"|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)")
@@ -140,6 +145,11 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
     _anchors(p, app, faults)
     _durations(p, faults)
     return faults
+
+
+# "green ... when it is actually red", "sees a green light in the messages": the first colour is shown
+_SHOWN = (r"^(?:\w+ ){0,3}?(?P<ph>green|red|amber|yellow)\b[^.;]{0,60}?\b(?:when|while|although|though|after|but|despite"
+          r"|in the (?:messages?|broadcasts?|spat|data))\b")
 
 
 def _nearest(p: ParseState, f: FaultDraft, pattern: str, same_sentence: bool = True) -> re.Match[str] | None:
@@ -158,7 +168,9 @@ def _owner(faults: list[FaultDraft], p: ParseState, pos: int) -> FaultDraft | No
     s = p.n.sentence_of(pos)
     here = [f for f in faults if f.sentence == s]
     if here:
-        return min(here, key=lambda f: f.distance(pos))
+        # a fault in the phrase's own clause first ("speed 3 m/s lower, and 15 % of its BSMs are dropped")
+        same_clause = [f for f in here if not _STRONG_SEPARATOR.search(p.t[min(pos, f.end):max(pos, f.start)])]
+        return min(same_clause or here, key=lambda f: f.distance(pos))
     return faults[0] if len(faults) == 1 else None
 
 
@@ -167,6 +179,7 @@ def _fault_stream(p: ParseState, app: Application, f: FaultDraft, faults: list[F
     mine = [(st, a) for st, a, _b in streams if _owner(faults, p, a) is f]
     if mine:
         f.stream = min(mine, key=lambda x: f.distance(x[1]))[0]
+        f.stream_named = True
         f.notes.append(f"stream {f.stream.value} named")
         return
     everywhere = {st for st, _a, _b in streams}
@@ -188,6 +201,14 @@ def _refine(p: ParseState, f: FaultDraft) -> FaultOperator:
             continue
         if rx(pattern).search(s):
             return op
+    # no field named: the kind of the quantity right after the cue ("off by 3 m", "wrong by 2 m/s")
+    q = rx(r"^\W*(?:\w+\W+){0,3}?<q\d+:(?P<kind>dist|speed|time)>").search(p.t[f.end:f.end + 40])
+    if q and q.group("kind") == "dist" and f.stream is not Stream.SPAT:
+        return FaultOperator.BSM_POSITION_OFFSET
+    if q and q.group("kind") == "speed" and f.stream is not Stream.SPAT:
+        return FaultOperator.BSM_SPEED_OFFSET
+    if q and q.group("kind") == "time":
+        return FaultOperator.SPAT_COUNTDOWN_OFFSET if f.stream is Stream.SPAT else FaultOperator.TIMESTAMP_OFFSET
     return {Stream.SPAT: FaultOperator.SPAT_PHASE_CORRUPT, Stream.MAP: FaultOperator.MAP_MISASSOCIATION}.get(
         f.stream or Stream.BSM, FaultOperator.BSM_POSITION_OFFSET)
 
@@ -298,6 +319,11 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
         (r"(?:at|around|near|by|in) " + _DECISION, lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:moment|instant|time|point|when|as) (?:the ego|the car|the driver|it|the vehicle) (?:has to|must|needs to"
+         r"|is about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:after|once|when|though|since) (?:it|the light|the signal)(?: has| had)? (?:already )?(?:turned|changed to"
+         r"|gone|switched to|changed from \w+ to) " + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),
+        (r"(?:once|when|as) " + _PHASE + r" (?:begins|starts|comes on|is shown)", lambda m: sig(m.group("ph"), 0.0)),
         (Q("time") + r" before " + _REACH,
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
         (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
@@ -374,7 +400,10 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
         if m is not None:
             value = p.use(m, "magnitude")
             neg = lx.NEGATIVE_SIGN.get(op)
-            if neg and value > 0 and rx(neg).search(p.n.sentence(f.sentence)):
+            after = p.t[m.end():m.end() + 30]
+            if neg and value > 0 and not rx(lx.POSITIVE_SIGN).search(after) and (
+                    rx(r"^\W*(too )?(lower|slower|less|shorter|earlier|early|below|under|low|short|fewer)\b").search(after)
+                    or rx(neg).search(p.n.sentence(f.sentence))):
                 value = -value
             f.magnitude = value
             f.notes.append(f"magnitude {value:g} from {m.group(0)!r} ({p.n.quantities[int(m.group('q'))].raw})")

@@ -66,6 +66,101 @@ _QUOTES = {ord("\u2018"): "'", ord("\u2019"): "'", ord("\u201c"): '"', ord("\u20
 _TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
 _UNITS_WORDS = "one|two|three|four|five|six|seven|eight|nine"
 _PLACEHOLDER = re.compile(r"<q(\d+):(\w+)>")
+_NUMBER_WORD = "|".join(sorted(lx.NUMBER_WORDS, key=len, reverse=True))
+# "two hundred and fifty", "twenty-five", "seven hundred": "and" joins only after hundred / thousand,
+# so "between five and ten" stays two numbers
+_NUMBER_SEQUENCE = re.compile(rf"\b(?:{_NUMBER_WORD})(?:[- ](?:{_NUMBER_WORD})|(?<=hundred) and (?:{_NUMBER_WORD})"
+                              rf"|(?<=thousand) and (?:{_NUMBER_WORD}))*\b")
+
+
+def _number_value(words: str) -> str:
+    total = current = 0
+    for w in re.split(r"[- ]|\band\b", words):
+        if not w:
+            continue
+        if w == "hundred":
+            current = (current or 1) * 100
+        elif w == "thousand":
+            total += (current or 1) * 1000
+            current = 0
+        else:
+            current += lx.NUMBER_WORDS[w]
+    return str(total + current)
+
+
+_FRACTIONS = {"half": 50.0, "a half": 50.0, "one half": 50.0, "a third": 100 / 3, "one third": 100 / 3,
+              "a quarter": 25.0, "one quarter": 25.0, "a fifth": 20.0, "one fifth": 20.0, "a tenth": 10.0,
+              "one tenth": 10.0, "two thirds": 200 / 3, "three quarters": 75.0}
+
+
+def _ratios(t: str) -> str:
+    """Shares of messages as percentages: "one in four", "3 out of 10", "a third of", "half the"."""
+    t = re.sub(r"\b(\d+) (?:in|out of) (?:every )?(\d+)\b(?! ?(?:s|sec|secs|seconds?|ms|m|km|min|minutes?|ft|mph)\b)",
+               lambda m: f"{100 * int(m.group(1)) / max(1, int(m.group(2))):.4g} % of" if int(m.group(2)) else m.group(0),
+               t)
+    t = re.sub(r"\b(" + "|".join(sorted(_FRACTIONS, key=len, reverse=True)) + r")(?: of)?(?= (?:the|all|its|their|them"
+               r"|our|these|those|spat|bsm|map|signal|safety|brake|oncoming|crossing|lead|packets|messages|updates"
+               r"|broadcasts|frames|beacons)\b)", lambda m: f"{_FRACTIONS[m.group(1)]:.4g} % of", t)
+    return re.sub(r"% of of\b", "% of", t)
+
+
+_WORD = re.compile(r"[a-z]{4,}")
+
+
+def _known_words() -> frozenset[str]:
+    words: set[str] = set(lx.ENGLISH_WORDS) | set(lx.NUMBER_WORDS) | set(lx.TYPO_VOCABULARY) | set(lx.COMMON_WORDS)
+    for value in vars(lx).values():
+        texts = [value] if isinstance(value, str) else [x for row in value for x in (row if isinstance(row, tuple)
+                                                                                   else (row,))
+                                                           if isinstance(x, str)] if isinstance(value, tuple) else []
+        for text in texts:
+            words.update(_WORD.findall(re.sub(r"\\[a-z]", " ", text)))
+    return frozenset(words)
+
+
+_KNOWN: frozenset[str] | None = None
+
+
+def _edits1(word: str) -> set[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = {a + b[1:] for a, b in splits if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in splits if b for c in letters}
+    out |= {a + c + b for a, b in splits for c in letters}
+    return out
+
+
+def correct_typos(t: str) -> str:
+    """One-edit typos of the domain vocabulary ("delayd", "oncomming", "trun") fixed, word by word.
+
+    Only a word that is not known (a word of the lexicon's patterns, ``lexicon.COMMON_WORDS``, ...)
+    and has exactly one word of ``lexicon.TYPO_VOCABULARY`` one edit away is replaced; words of
+    four letters only by a transposition ("trun" -> "turn").
+    """
+    global _KNOWN
+    if _KNOWN is None:
+        _KNOWN = _known_words()
+    known, vocab = _KNOWN, lx.TYPO_VOCABULARY
+
+    def fix(m: re.Match[str]) -> str:
+        w = m.group(0)
+        if w in known:
+            return w
+        # an inflection of a known word stays, unless it misspells that word's own inflection ("droped")
+        stem = next((w[:-len(x)] for x in ("ing", "ed", "es", "ly", "s", "d") if w.endswith(x) and w[:-len(x)] in known),
+                    None)
+        if len(w) == 4:
+            cands = {w[:i] + w[i + 1] + w[i] + w[i + 2:] for i in range(3)} & vocab
+        else:
+            cands = _edits1(w) & vocab
+        if stem is not None:
+            cands = {c for c in cands if c.startswith(stem) and len(c) > len(stem)}
+        if len(cands) > 1:  # "delayd": delayed, not delays
+            cands = {c for c in cands if c[-1] == w[-1]}
+        return next(iter(cands)) if len(cands) == 1 else w
+
+    return _WORD.sub(fix, t)
 
 
 def normalize(text: str) -> Normalized:
@@ -81,12 +176,18 @@ def normalize(text: str) -> Normalized:
         return f"<map{len(maps) - 1}>"
 
     t = re.sub(r"\btown\s*0*\d{1,2}\s*(hd)?\b|\b(signalized_4way|t_junction|urban_canyon)\b", _map, t)
-    t = re.sub(rf"\b({_TENS})[- ]({_UNITS_WORDS})\b",
-               lambda m: str(lx.NUMBER_WORDS[m.group(1)] + lx.NUMBER_WORDS[m.group(2)]), t)
+    t = correct_typos(t)
     t = re.sub(r"\bhalf (a|one) (second|sec)\b", "0.5 s", t)
-    t = re.sub(rf"\b({_UNITS_WORDS}) and a half\b", lambda m: f"{lx.NUMBER_WORDS[m.group(1)]}.5", t)
-    t = re.sub(r"\b(" + "|".join(lx.NUMBER_WORDS) + r")\b", lambda m: str(lx.NUMBER_WORDS[m.group(1)]), t)
+    t = re.sub(r"\b(a|one) quarter of (a|one) (second|sec)\b", "0.25 s", t)
+    t = re.sub(r"\b(by|for|about|roughly|around|than|of|over|nearly|almost) (a|one) (second|sec)\b", r"\1 1 s", t)
+    t = re.sub(r"\ba (second|sec)\b(?= (late|behind|old|stale|early|earlier|later|off|delay|lag|in the past))", "1 s", t)
+    t = _NUMBER_SEQUENCE.sub(lambda m: _number_value(m.group(0)), t)
+    t = re.sub(r"\b(\d+) point (\d+)\b", r"\1.\2", t)
+    t = re.sub(r"\b(\d+) and a half\b", lambda m: f"{int(m.group(1))}.5", t)
     t = re.sub(r"(\d),(\d{3})\b", r"\1\2", t)
+    t = _ratios(t)
+    t = re.sub(r"\b(\d+(?:\.\d+)?) (more|less|fewer|extra) (seconds?|secs?|s|ms|milliseconds?|m|metres?|meters?)\b",
+               r"\1 \3 \2", t)  # "3 more seconds of amber" -> "3 seconds more of amber"
     t = re.sub(r"(\d)\s*-\s*(?=[a-z%])", r"\1 ", t)  # "10-second", "30-m", "4-way"
     quantities: list[Quantity] = []
     num = r"(?<![\w.])(?P<num>[-+]?(?:\d+(?:\.\d+)?|\.\d+))"

@@ -100,20 +100,24 @@ APP_CUES = APP_CUES + _synonym_cues()
 
 # ── streams ────────────────────────────────────────────────────────────────
 STREAM_CUES: tuple[tuple[Stream, str], ...] = (
-    (Stream.SPAT, r"\bspats?\b|signal phase and timing|phase and timing|signal[- ]timing|\bcountdown\b"
-                  r"|(signal|traffic[- ]light|light's|light) (feed|broadcast|messages?|data|updates?)"),
+    (Stream.SPAT, r"\bspats?\b|signal phase and timing|phase[- ]and[- ]timing|signal[- ]timing|\bcountdown\b"
+                  r"|(signal|traffic[- ]light|light's|light|signal's|phase) (feed|broadcasts?|messages?|data|updates?"
+                  r"|information|info|packets?|frames?|timing)|timing (information|info|messages?|data|feed)"
+                  r"|(knowledge|information|info|data) (of|about) the (traffic )?(light|signal)"),
     (Stream.MAP, r"\bmapmsg\b|\bmap ?data\b|\bmap (messages?|feed|broadcasts?|updates?)\b|lane (topology|map)"
                  r"|intersection (geometry|topology) (messages?|data)"),
     (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?)\b"
                   r"|(brake|braking) (warning|event|alert)s?|hard[- ]braking (events?|messages?|warnings?|alerts?)"
-                  r"|emergency[- ]brak\w* (messages?|warnings?|events?|alerts?)|\bdenms?\b|event flags?"),
+                  r"|emergency[- ]brak\w* (messages?|warnings?|events?|alerts?)|\bdenms?\b|event flags?"
+                  r"|(brake|braking) (notifications?|messages?|position|location)|event messages?"),
     (Stream.BSM, r"\bbsms?\b|basic safety messages?|(position|status|safety) (broadcasts?|beacons?|messages?)"
-                 r"|heartbeats?|\bcams?\b|v2v (messages?|broadcasts?)"),
+                 r"|heartbeats?|\bcams?\b|v2v (messages?|broadcasts?)|\bbeacons?\b"),
 )
 
 COMM_CONTEXT = (r"\b(spats?|bsms?|mapmsg|map ?data|eebl|denms?|messages?|packets?|feeds?|broadcasts?|data|updates?"
                 r"|v2x|information|transmissions?|beacons?|heartbeats?|timestamps?|countdown|warnings?|alerts?"
-                r"|signal phase|phase and timing|reception|radio)\b")
+                r"|signal phase|phase and timing|reception|radio|learns?|knows?|knowledge|hears?|told|sees?|thinks?"
+                r"|believes?|claims?|reports?|reported|notifications?|timing|frames?|info|stamped)\b")
 
 # ── fault operators ────────────────────────────────────────────────────────
 # (operator, pattern, needs communication context in the sentence, priority)
@@ -153,6 +157,43 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                          r"|never arriv\w*|fail\w* to arriv\w*|erased", True, 4),
     (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
     (FaultOperator.DELAY, r"\bdelay\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late", True, 4),
+    # effects: what a receiver would see (issue 19); the quantity's kind and the comparative decide
+    (FaultOperator.MAP_MISASSOCIATION, r"(ties|tied|links?|linked|puts?|assigns?|points?|pointing|associates?)\b"
+                                       r"[^.;]{0,40}?\b(to|with|under|at) (the |a )?wrong (signal|group|phase|light"
+                                       r"|head)|\bto the wrong signal\b|(lane[- ]to[- ](phase|signal)\w*|lane[- ]signal"
+                                       r"[- ]group) (mapping|association|link)\w* (is |are )?(scrambl|wrong|swap|mix|"
+                                       r"corrupt|broken)\w*|(mapping|association) (is |are )?(scrambl|swap|mix)\w*",
+     False, 9),
+    (FaultOperator.SUPPRESS_SENDER, r"\b(is|are|goes|go|gone|went|stays?|remains?|falls?|turns?) (completely |totally "
+                                    r"|entirely |radio[- ])?(silent|quiet)\b|never (sends|transmits|broadcasts|transmitting"
+                                    r"|sending|broadcasting)\b|no longer (sends|transmits|broadcasts)", False, 8),
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(?P<shown>green|red|amber|yellow)\b( light)?( in the (messages?|broadcasts?"
+                                       r"|spat|data))?[^.;]{0,30}?\b(when|while|although|though|after|but|despite)\b "
+                                       r"(it|the light|the signal|the phase)('s| is| has| was)? ?(actually |really |still "
+                                       r"|already |in fact )*((has )?(turned|changed|gone|switched)( to)? )?(green|red"
+                                       r"|amber|yellow)\b|(sees?|shows?|showing|keeps? \w+ing|reporting|saying) (a |an )?"
+                                       r"(?P<shown2>green|red|amber|yellow)( light| phase)? in the (messages?|broadcasts?"
+                                       r"|spat|data)", False, 7),
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdown|time[- ]to[- ](change|red|green)|time (left|remaining)|remaining"
+                                          r"[- ]time|end[- ]times?|(green|amber|red|yellow)('s)? (will )?(last|lasts|ends?"
+                                          r"|starts?|begins?|end[- ]time))\b[^.;]{0,40}?(<q\d+:time> (more|less|longer"
+                                          r"|shorter|early|earlier|later|too long|too short|too early|too late)\b|(short"
+                                          r"|long|early|late|off) by <q\d+:time>)|<q\d+:time> (more|less|extra|fewer"
+                                          r"|longer|shorter)\b[^.;]{0,12}?\b(green|amber|red|yellow)\b", False, 6),
+    (FaultOperator.BSM_SPEED_OFFSET, r"<q\d+:speed> (too )?(higher|lower|faster|slower|more|less|high|low|above|below"
+                                     r"|under|over)\b", False, 6),
+    (FaultOperator.BSM_POSITION_OFFSET, r"<q\d+:dist> (off|wrong|out|in error|displaced|shifted)\b|<q\d+:dist> (further"
+                                        r"|farther|closer|nearer)\b[^.;]{0,20}?\bthan\b|<q\d+:dist> (behind|ahead of"
+                                        r"|away from|from) ((its|their|the) (true|real|actual)|where (it|they))\b", False, 6),
+    (FaultOperator.TIMESTAMP_OFFSET, r"<q\d+:time> (old|older|stale|out of date|outdated|in the past|behind real[- ]?time)"
+                                     r"\b|\bout of date\b|\bstale by\b|(look|appear|seem|are|is)\w* <q\d+:time> older"
+                                     r"|stamped (<q\d+:time> )?in the past", False, 5),
+    (FaultOperator.DROP, r"stop(s|ped)? (arriving|coming( in| through)?|reaching)|never (get|gets|got|come|comes) "
+                         r"through|never reach\w*|(don'?t|do not|doesn'?t|does not|fails? to) (arrive|get through|reach)"
+                         r"|\bout of (radio |communication |v2x )?range\b|los(e|es|t|ing) track of|no (signal |spat |map"
+                         r" |v2x )?(information|messages|data|updates)( at all)?\b|\bdrop out\b", False, 4),
+    (FaultOperator.DROP, r"vanish\w*|disappear\w*|\bblocked\b|never (make it|get) (to|through)", True, 4),
+    (FaultOperator.DELAY, r"\blag\w*|show(s)? up|after (they|it) should|come in|arriv\w* <q\d+:time>", True, 4),
     (SEMANTIC, r"corrupt\w*|falsif\w*|spoof\w*|tamper\w*|misreport\w*", False, 3),
     (SEMANTIC, r"\bwrong\b|incorrect\w*|\boff by\b|\berrors?\b|\boffset\b|\bshifted\b|\bbias\w*|\berroneous\b"
                r"|\bskew\w*|displac\w*", True, 3),
@@ -177,8 +218,11 @@ OPERATOR_STREAM = {
 
 NEGATIVE_SIGN = {
     FaultOperator.SPAT_COUNTDOWN_OFFSET: r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b",
-    FaultOperator.BSM_SPEED_OFFSET: r"\b(under-?\w*|lower|slower|less|below|minus)\b",
+    FaultOperator.BSM_SPEED_OFFSET: r"\b(under-?\w*|lower|slower|less|below|minus|low)\b",
 }
+# The sign right after a magnitude wins over the sentence's words ("3 m/s lower", "4 s longer").
+POSITIVE_SIGN = r"^\W*(too )?(higher|faster|more|longer|later|above|over|high|plus|extra)\b"
+
 
 PHASES = {"amber": "amber", "yellow": "amber", "red": "red", "green": "green"}
 ONSET = {"amber": AnchorEvent.AMBER_ONSET, "red": AnchorEvent.RED_ONSET, "green": AnchorEvent.GREEN_ONSET}
@@ -293,6 +337,39 @@ NUMBER_WORDS = {
     "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
 }
 
+# Words the typo corrector (intent_text.correct_typos) may correct to, besides every word of the
+# patterns above and ENGLISH_WORDS; and words it must leave alone (valid English near a domain word).
+TYPO_VOCABULARY = frozenset(
+    "where which while what when with without warning warnings collision movement intersection assist "
+    "oncoming turn violation before after delayed dropped latency messages message offset transmitting "
+    "transmits vehicle vehicles crossing position location speed reported reports timestamps stale lost "
+    "arrive arrives arriving late later early signal signals light lights timing phase countdown forward "
+    "emergency electronic brake braking green amber yellow advisory optimal packets broadcasts broadcast "
+    "frozen freezes stuck silent quiet never every seconds second metres meters feet percent degrees "
+    "junction approaching approach opposing opposite direction lead leading truck front ahead behind "
+    "spoofed shifted wrong delay delays lagging lags jammed missing blocked range reaches reach through "
+    "test scenario there their these those this that they then than them from into onto also other "
+    "rate rates line lines lane lanes stop stops stopped some same come comes came cross side road roads "
+    "sent send sends seen sees show shows shown time times tell told like just only once over under more "
+    "less most least fast faster slow slower high higher lower long longer short shorter half quarter third "
+    "thinks think believes says said claims claim appears appear reads read data info information "
+    "knowledge event events alert alerts notification notifications state states value values".split())
+
+COMMON_WORDS = frozenset(
+    "heads head whose point points react reacts stomps stomp minus heading headings advise advises glide glides "
+    "count counts reduce reduces about above across actually again against already although always among another "
+    "anything around away back because been being below beside besides between both cannot could does doing done "
+    "down during each either else enough even ever first follow follows following further given goes going gone "
+    "good great have having here however itself keep keeps kept know known last least left less made make makes "
+    "many maybe might much must near need needs next none nothing nowhere often once others ought over own part "
+    "perhaps place please quite rather real really right round running same seems several should since still such "
+    "sure take takes taken than thing things three through thus together toward towards truth true twice until upon "
+    "very want wants well went were whether whole whom will within would write your yours since check checks "
+    "runs ran rider riders ride rides drive drives driver drivers still wait waits waiting watch reading fine "
+    "route routes rural urban city town towns north south east west plan plans place model mode rain snow night "
+    "fog wet dry open opens hold holds roll rolls blow blows went gets give gives gave pass passes passed "
+    "along alongside case cases sense moment moments ends ending ended begins begin began starts start started".split())
+
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (
     ("speed", r"km/h|kmh|kph|km per hour|kilomet(er|re)s? per hour", 1 / 3.6),
@@ -307,6 +384,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("dist", r"m|met(er|re)s?", 1.0),
     ("dist", r"ft|feet|foot", 0.3048),
     ("pct", r"%|percent|per cent", 0.01),
+    ("angle", r"°|deg|degrees?", 1.0),
 )
 COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(spat |bsm |map |eebl )?"
                r"(bsms?|spats?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)")
