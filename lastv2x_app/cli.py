@@ -14,6 +14,7 @@
   lastv2x regress --app NEW [--archive DIR] [--witness ID] [--budget N]   re-run the archive on a new build (STRaP order)
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
   lastv2x witness export ID --xosc [--dest DIR]   a witness as OpenSCENARIO + OpenDRIVE (+ V2X sidecar JSON)
+  lastv2x report CAMPAIGN [--archive DIR] [--out DIR]   the campaign as HTML pages (offline) + report.json
   lastv2x demo [--json]                 make run: one intent stage by stage, then a short campaign
 
 Every command takes ``--json`` for machine-readable output. Exit codes: 0 ok,
@@ -588,6 +589,24 @@ def _witness_export(args: argparse.Namespace, core: Any) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from lastv2x_app.campaigns import local_core
+    from lastv2x_app.report import write_report
+
+    archive = Path(args.archive)
+    if not (archive / "search.db").is_file():
+        raise InvalidArgument(FieldViolation("--archive", f"no campaign archive at {archive}",
+                                             "the --out folder of `lastv2x campaign` (default .lastv2x/search)"))
+    core = local_core(archive)
+    try:
+        result = write_report(core, args.campaign, Path(args.out), archive=str(archive))
+    finally:
+        core.close()
+    _print(result.to_dict(), args.json, f"report of {result.campaign_id}: {result.index} "
+                                        f"({len(result.pages) - 1} witness page(s), report.json beside it)")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from lastv2x_app.campaigns import Progress
     from lastv2x_app.demo import run_demo
@@ -696,6 +715,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--campaign", default=None, help="list: only this campaign's witnesses")
     p.add_argument("--out", default=DEFAULT_ARCHIVE, help="archive directory")
     p.set_defaults(fn=cmd_witness)
+    p = sub.add_parser("report", parents=[common],
+                       help="a campaign's report: HTML pages that open offline (plots inline) + report.json")
+    p.add_argument("campaign", help="campaign id (c-...)")
+    p.add_argument("--archive", default=DEFAULT_ARCHIVE, help="the campaign's archive directory")
+    p.add_argument("--out", default=".lastv2x/reports", help="reports folder (the report is OUT/CAMPAIGN/)")
+    p.set_defaults(fn=cmd_report)
     sub.add_parser("demo", parents=[common], help="run the main path on embedded defaults").set_defaults(fn=cmd_demo)
     return parser
 

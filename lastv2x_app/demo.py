@@ -32,6 +32,7 @@ CAMPAIGN_INTENTS = (
 CAMPAIGN_SEED = 11
 CAMPAIGN_BUDGET = 16  # candidates per scenario (the paper's 120 is `lastv2x campaign`'s default)
 CAMPAIGN_DIR = Path(".lastv2x/demo/search")  # wiped at the start of each run
+REPORT_DIR = Path(".lastv2x/demo/reports")  # the campaign's report: REPORT_DIR/<campaign id>/index.html
 
 
 def _short(features: dict[str, int], limit: int = 70) -> str:
@@ -107,6 +108,9 @@ def _campaign_stage(result: DemoResult, progress: Any = None) -> None:
         view = core.get(cid)
         witnesses = [witness_summary(w.record) for w in core.witnesses(cid)]
         records = {w.id: w.record for w in core.witnesses(cid)}
+        from lastv2x_app.report import write_report
+
+        report = write_report(core, cid, REPORT_DIR, archive=str(CAMPAIGN_DIR))
     finally:
         core.close()
     archive = str(CAMPAIGN_DIR.resolve())
@@ -126,9 +130,11 @@ def _campaign_stage(result: DemoResult, progress: Any = None) -> None:
                  f"1-minimality certificate ({'complete' if cert['complete'] else 'incomplete'}):")
         text += "".join(f"\n  {e['verdict']:<13} {e['weakening']}" for e in cert["weakenings"])
         text += f"\nreplay it: lastv2x witness replay {first['witness_id']} --out {CAMPAIGN_DIR}"
+    text += f"\n\nreport (opens offline in a browser): {report.index.resolve()}"
     result.campaign_table = text
     result.data["campaign"] = {"id": view.id, "state": view.state, "reason": view.reason,
-                               "summary": view.summary, "witnesses": witnesses, "archive": archive}
+                               "summary": view.summary, "witnesses": witnesses, "archive": archive,
+                               "report": str(report.index.resolve())}
 
 
 def _execute_stages(result: DemoResult, spec: ScenarioSpec) -> None:

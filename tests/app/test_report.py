@@ -1,0 +1,162 @@
+"""The campaign report: its data, its pages in a real headless browser (Debian chromium driven by
+playwright: a screenshot per page type, no request leaves the folder) and its bad input, which
+never leaves a partial report behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lastv2x.core.errors import FailedPrecondition, InvalidArgument, NotFound
+from lastv2x_app.cli import main
+from lastv2x_app.report import write_report
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def report(witness_archive, tmp_path_factory):
+    core, cid = witness_archive
+    return write_report(core, cid, tmp_path_factory.mktemp("reports"), archive=str(core.settings.data_dir))
+
+
+def test_the_report_holds_every_witness_with_its_evidence(witness_archive, report) -> None:
+    core, cid = witness_archive
+    folder = report.folder
+    assert folder.name == cid and sorted(p.name for p in folder.iterdir()) == sorted(
+        ["index.html", "report.json", *[f"{w.id}.html" for w in core.witnesses(cid)]])
+    data = json.loads((folder / "report.json").read_text())
+    assert data["complete"] is True and data["campaign_id"] == cid
+    # yield curve: one point per search execution, admitted never decreases, ends at the journal's count
+    pts = data["yield"]["points"]
+    assert pts[0] == [0, 0] and all(b[0] == a[0] + 1 and b[1] >= a[1] for a, b in zip(pts, pts[1:], strict=False))
+    assert data["yield"]["admitted"] >= len(data["witnesses"]) >= 2
+    assert {r["witness_id"] for r in data["catalogue"]} >= {w["witness_id"] for w in data["witnesses"]}
+    for w in data["witnesses"]:
+        egos = w["trace"]["egos"]
+        assert len(egos["md"]["t_s"]) > 50 and len(egos["gt"]["t_s"]) > 50
+        assert w["outcome"]["admitted"] and w["outcome"]["md"]["failed"] and not w["outcome"]["gt"]["failed"]
+        assert w["certificate"]["complete"] and w["faults"]
+        epochs = [d for d in w["trace"]["decisions"] if d["epoch"]]
+        assert {d["rollout"] for d in epochs} == {"md", "gt"}
+        assert w["strap"]["segments"] and w["strap"]["kept_frames"] <= w["strap"]["frames"]
+        assert any(c.startswith(f"lastv2x witness replay {w['witness_id']}") for c in w["commands"])
+        # each episode that a decision follows carries the outcome's hazard slack, in order
+        slacks = [e["hazard_slack_s"] for e in w["episodes"] if e["hazard_slack_s"] is not None]
+        assert slacks == [pytest.approx(s) for s in json.loads(core.witness(w["witness_id"]).outcome_json)
+                          ["hazard_slack_s"]]
+    rlvw = next(w for w in data["witnesses"] if w["application"] == "RLVW")
+    assert {p[2] for p in rlvw["trace"]["phases"]} == {0, 1, 2}  # green, amber, red of the ego group
+    assert rlvw["trace"]["fault_windows"] and rlvw["coverage"]["cells"] and rlvw["coverage"]["rsus"]
+    # the MD ego crossed the stop bar (red entry), its ground-truth twin stopped before it
+    assert max(rlvw["trace"]["egos"]["md"]["d_m"]) > 0 > max(rlvw["trace"]["egos"]["gt"]["d_m"])
+
+
+def test_the_pages_reference_nothing_outside_the_folder(report) -> None:
+    for page in report.pages:
+        html = page.read_text()
+        assert "<script" not in html and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+        assert "https://" not in html and "src=" not in html and "@import" not in html and "url(" not in html
+        assert "Content-Security-Policy" in html and "default-src 'none'" in html
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install -y chromium)")
+def test_every_page_type_renders_in_headless_chromium_without_a_request(report, tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (dev extra)")
+    requests: list[str] = []
+    shots = {}
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("request", lambda r: requests.append(r.url))
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        for kind, path in (("campaign", report.index), ("witness", report.pages[1])):
+            page.goto(path.resolve().as_uri())
+            page.wait_for_load_state("networkidle")
+            charts = page.locator("svg").count()
+            assert charts >= (1 if kind == "campaign" else 4), (kind, charts)
+            # every chart is laid out with a real size (rendered, not an empty box)
+            for k in range(charts):
+                box = page.locator("svg").nth(k).bounding_box()
+                assert box and box["width"] > 200 and box["height"] > 80
+            shots[kind] = tmp_path / f"{kind}.png"
+            page.screenshot(path=str(shots[kind]), full_page=True)
+        page.goto(report.index.resolve().as_uri())
+        page.click(f"text={report.pages[1].stem}")  # the campaign page links to the witness page
+        page.wait_for_load_state("networkidle")
+        assert page.title() == f"Witness {report.pages[1].stem}"
+        browser.close()
+    assert errors == []
+    outside = [u for u in requests if not u.startswith(report.folder.resolve().as_uri())]
+    assert outside == [], outside  # no request leaves the report's folder: no CDN, font, image, script
+    for kind, shot in shots.items():
+        data = shot.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, kind
+    if os.environ.get("LASTV2X_REPORT_SCREENSHOTS"):  # keep them for a person to look at
+        dest = Path(os.environ["LASTV2X_REPORT_SCREENSHOTS"])
+        dest.mkdir(parents=True, exist_ok=True)
+        for shot in shots.values():
+            shutil.copy(shot, dest / shot.name)
+
+
+def test_an_unknown_campaign_or_an_unwritable_folder_is_refused_and_writes_nothing(witness_archive,
+                                                                                   tmp_path: Path) -> None:
+    core, _cid = witness_archive
+    with pytest.raises(NotFound):
+        write_report(core, "c-000000000000", tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(InvalidArgument) as exc:
+        write_report(core, _cid, tmp_path / "a-file" / "reports")
+    assert exc.value.violations[0].field == "--out" and "cannot write" in str(exc.value)
+
+
+def test_a_witness_without_its_trace_fails_and_the_previous_report_stays(witness_archive, report) -> None:
+    core, cid = witness_archive
+    before = {p.name: p.read_bytes() for p in report.folder.iterdir()}
+    w = core.witnesses(cid)[-1]
+    trace = Path(w.trace_path)
+    hidden = trace.with_name(trace.name + ".hidden")
+    trace.rename(hidden)
+    try:
+        with pytest.raises(FailedPrecondition, match=f"witness {w.id} has no trace"):
+            write_report(core, cid, report.folder.parent)
+    finally:
+        hidden.rename(trace)
+    assert {p.name: p.read_bytes() for p in report.folder.iterdir()} == before
+    assert sorted(p.name for p in report.folder.parent.iterdir()) == [cid]  # no temporary folder left
+
+
+def test_a_failure_while_writing_leaves_no_partial_report(witness_archive, tmp_path: Path, monkeypatch) -> None:
+    core, cid = witness_archive
+    import lastv2x_app.report.html as html
+
+    calls = []
+
+    def broken(w, generated):
+        calls.append(w["witness_id"])
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return "<html></html>"
+
+    monkeypatch.setattr(html, "witness_page", broken)
+    with pytest.raises(OSError):
+        write_report(core, cid, tmp_path)
+    assert len(calls) == 2 and list(tmp_path.iterdir()) == []
+
+
+def test_lastv2x_report_writes_it_and_says_where(witness_archive, tmp_path: Path, capsys) -> None:
+    core, cid = witness_archive
+    assert main(["report", cid, "--archive", str(core.settings.data_dir), "--out", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert Path(out["index"]).is_file() and out["witnesses"] == len(core.witnesses(cid))
+    assert main(["report", "c-000000000000", "--archive", str(core.settings.data_dir), "--out", str(tmp_path)]) == 2
+    assert "no campaign" in capsys.readouterr().out
+    assert main(["report", cid, "--archive", str(tmp_path / "nothing-here")]) == 2
+    assert "--archive" in capsys.readouterr().out
