@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from lastv2x.core.catalogue import APPLICATIONS, LARGE_MARGIN, REACTION_TIME_S, AppKind, Application
-from lastv2x.core.program import ScenarioProgram, program_sha256
+from lastv2x.core.program import ScenarioProgram, VehicleRole, program_sha256
 from services.simulator.adjudicate import Adjudicator, RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
 from services.simulator.apps.contract import (
@@ -70,10 +70,12 @@ from services.simulator.traffic import (
     TrafficState,
     hard_brake_event,
     initial_state,
+    settle,
     step,
 )
 
 if TYPE_CHECKING:
+    from services.simulator.backends.base import Plant
     from services.simulator.v2x.wire import WireCodec
 
 OUTCOME_VERSION = "1"
@@ -326,6 +328,59 @@ class _VectorEngine:
         return self.adj
 
 
+class _PlantEngine(_VectorEngine):
+    """Another simulator moves the vehicles (services/simulator/backends/base.py), one rollout at a
+    time: the builtin step decides the speed each driven vehicle should have at the end of the step,
+    the plant applies it with its own dynamics (and drives the background traffic itself when it has
+    a traffic model), and its readings re-enter the state through :func:`settle`: each vehicle's arc
+    length is its reading projected onto its program route, its speed the reading's."""
+
+    def __init__(self, scene: Scene, st: TrafficState, programs: Sequence[ScenarioProgram], limit: list[int],
+                 plant: Plant, rollout: str):
+        from services.simulator.maps.geometry import cumulative_s
+
+        if len(programs) != 1:
+            raise ValueError("a simulator backend runs one rollout at a time")
+        super().__init__(scene, st, programs, limit)
+        program = programs[0]
+        self.plant, self.ids = plant, scene.vehicle_ids[0]
+        background = {v.id for v in program.agents if v.role is VehicleRole.BACKGROUND}
+        self.driven = [(i, vid) for i, vid in enumerate(self.ids)
+                       if not (plant.drives_background and vid in background)]
+        self.routes = []
+        for v in program.vehicles:
+            pts = np.asarray(v.route.points_xy_m, dtype=np.float64)
+            self.routes.append((pts, cumulative_s(pts)))
+        plant.start(program, rollout, [vid for _, vid in self.driven])
+
+    def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
+                active: list[bool]) -> None:
+        from services.simulator.backends.base import TickCommand
+        from services.simulator.info import PHASE_NAME
+        from services.simulator.maps.geometry import project
+
+        assert isinstance(fr, _Frame)
+        scene, st = self.scene, self.st
+        want = step(scene, st, EgoControl(np.array(stop, bool), np.array(v_target, np.float64),
+                                          np.array(brake, np.float64)), fr.phase)
+        phases = {g: PHASE_NAME[int(ph)] for g, ph in zip(scene.group_ids[0], fr.phase[0].tolist(), strict=False)}
+        seen = self.plant.tick(TickCommand(want.step, want.t_s, {vid: float(want.v[0, i]) for i, vid in self.driven},
+                                           phases))
+        s_new, v_new = want.s.copy(), want.v.copy()
+        for i, vid in enumerate(self.ids):
+            r = seen[vid]
+            pts, s_cum = self.routes[i]
+            if r.present:
+                s_new[0, i] = project(pts, s_cum, r.xy_m)[0][0]
+                v_new[0, i] = r.speed_mps
+            elif st.alive[0, i]:  # the plant ended it (e.g. at its route's end): so does the state
+                s_new[0, i], v_new[0, i] = s_cum[-1], 0.0
+        acc = (v_new - st.v) / scene.dt_s
+        self.st = settle(scene, st, s_new, v_new, acc, want.sig_stop, want.sig_go, want.braked_out)
+        _freeze(self.st)
+        self.adj.observe(self.st, np.array(active, bool))
+
+
 class _ScalarEngine:
     """:class:`ScalarTraffic` and :class:`ScalarAdjudicator`: the same step on flat Python lists."""
 
@@ -447,9 +502,12 @@ def _app_step(app: ApplicationUnderTest, k: int, t: float, rows: list[StepRow]) 
 
 def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sources: Sequence[InformationSource],
                  rollouts: Sequence[str], traces: Sequence[TraceSink | None] | None = None,
-                 app: ApplicationUnderTest | None = None, app_errors: list[str] | None = None
-                 ) -> list[RolloutOutcome]:
+                 app: ApplicationUnderTest | None = None, app_errors: list[str] | None = None,
+                 plant: Plant | None = None) -> list[RolloutOutcome]:
     """Step ``len(programs)`` rollouts together; row ``i`` uses ``sources[i]``. Returns one outcome per row.
+
+    ``plant``: another simulator moves the vehicles (one row only; see :class:`_PlantEngine`); the
+    caller closes it.
 
     ``app`` None calls the six reference ``decide`` functions row by row, a :class:`DecideFnApp` its
     own functions so; any other :class:`ApplicationUnderTest` gets one session per row and one ``step``
@@ -486,8 +544,13 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     limit = [int(round(p.duration_s / p.dt_s)) for p in programs]
     b_all = len(programs)
     # Python floats beat numpy at paired-execution sizes (bit-identical: see scalar.py)
-    engine: _Engine = _ScalarEngine(scene, st, programs, limit) if use_scalar(scene) else \
-        _VectorEngine(scene, st, programs, limit)
+    engine: _Engine
+    if plant is not None:
+        engine = _PlantEngine(scene, st, programs, limit, plant, rollouts[0])
+    elif use_scalar(scene):
+        engine = _ScalarEngine(scene, st, programs, limit)
+    else:
+        engine = _VectorEngine(scene, st, programs, limit)
     ground_truth, group_ids = _ground_truth, scene.group_ids
     others = [ids[1:] for ids in scene.vehicle_ids]
     any_fast_gt = any(r.fast_gt for r in rows)
@@ -700,17 +763,35 @@ def _paired(program: ScenarioProgram, seed: int, md_src: InformationSource, md: 
 
 def execute_paired(program: ScenarioProgram, seed: int | None = None,
                    md_source_factory: SourceFactory = ground_truth_factory,
-                   trace: TraceSink | None = None, app: ApplicationUnderTest | None = None) -> PairedOutcome:
+                   trace: TraceSink | None = None, app: ApplicationUnderTest | None = None,
+                   backend: str = "") -> PairedOutcome:
     """Run the message-driven and ground-truth rollouts of ``program`` under ``seed`` (default: the
     program's) and adjudicate both. ``trace`` receives the MD world, both egos' beliefs, decisions and
     controls; the MD source gets it too (for ``/v2x/*`` and ``/monitor/events``). ``app``: the
-    application under test (None = the reference apps); both rollouts talk to it."""
+    application under test (None = the reference apps); both rollouts talk to it. ``backend``: the
+    simulator that moves the vehicles (``""`` / ``builtin``: ours, both rollouts in one batch; another
+    registered backend runs the MD rollout, then the GT rollout, each on a fresh plant)."""
     seed = program.seed if seed is None else seed
     md_src = md_source_factory()
     errors: list[str] = []
-    md, gt = run_rollouts([program, program], [seed, seed], [md_src, GroundTruthSource()], [MD, GT],
-                          [trace, trace], app=app, app_errors=errors)
-    return _paired(program, seed, md_src, md, gt, "; ".join(e for e in errors if e))
+    from services.simulator.backends.base import open_plant
+
+    if open_plant(backend) is None:
+        md, gt = run_rollouts([program, program], [seed, seed], [md_src, GroundTruthSource()], [MD, GT],
+                              [trace, trace], app=app, app_errors=errors)
+        return _paired(program, seed, md_src, md, gt, "; ".join(e for e in errors if e))
+    outs = []
+    for src, tag in ((md_src, MD), (GroundTruthSource(), GT)):
+        plant = open_plant(backend)
+        row_errors: list[str] = []
+        try:
+            outs += run_rollouts([program], [seed], [src], [tag], [trace], app=app, app_errors=row_errors,
+                                 plant=plant)
+        finally:
+            if plant is not None:
+                plant.close()
+        errors += row_errors
+    return _paired(program, seed, md_src, outs[0], outs[1], "; ".join(e for e in errors if e))
 
 
 def execute_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int] | None = None,
