@@ -52,134 +52,15 @@ where another channel owns presence) and properties (``max`` over items).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from google.protobuf.message import Message as ProtoMessage
-
 from .errors import SchemaError
+from .paths import _MISSING, _PART, _child, _is_sequence, _parse_part, compile_path  # noqa: F401 - re-exported
 
 Contribution = list[tuple[str, int]]
 RuleFn = Callable[..., Contribution]  # (message, context=EMPTY_CONTEXT) -> contributions
-_MISSING = object()
 EMPTY_CONTEXT: Mapping[str, Any] = {}
-_PART = re.compile(r"^(?P<name>[^\[\]]*)(?:\[(?P<sub>\*|-?\d+|-?\d*:-?\d*)\])?$")
-# Field facts per (descriptor, field name).  Keyed by the descriptor object itself
-# (a strong reference, so an id can never be reused by another recording's pool);
-# bounded so that many recordings cannot grow it without limit.
-_FIELD_CACHE: dict[tuple[Any, str], tuple[Any, bool, bool, Any]] = {}
-_FIELD_CACHE_MAX = 20_000
-
-
-def _proto_field(msg: ProtoMessage, name: str) -> Any:
-    desc = msg.DESCRIPTOR
-    key = (desc, name)
-    info = _FIELD_CACHE.get(key)
-    if info is None:
-        if len(_FIELD_CACHE) >= _FIELD_CACHE_MAX:
-            _FIELD_CACHE.clear()
-        fd = desc.fields_by_name.get(name)
-        if fd is None:
-            info = (None, False, False, None)
-        else:
-            repeated = bool(fd.is_repeated)
-            presence = (not repeated) and fd.has_presence
-            info = (fd, repeated, presence, fd.enum_type)
-        _FIELD_CACHE[key] = info
-    fd, repeated, presence, enum_type = info
-    if fd is None or (presence and not msg.HasField(name)):
-        return _MISSING
-    value = getattr(msg, name)
-    if enum_type is not None:
-        names = enum_type.values_by_number
-        if repeated:
-            return [names[v].name if v in names else v for v in value]
-        return names[value].name if value in names else value
-    return value
-
-
-def _child(value: Any, name: str) -> Any:
-    if name.startswith("?"):
-        if isinstance(value, ProtoMessage):
-            try:
-                which = value.WhichOneof(name[1:])
-            except ValueError:
-                return _MISSING
-            return which if which is not None else _MISSING
-        return _MISSING
-    if isinstance(value, dict):
-        return value.get(name, _MISSING)
-    if isinstance(value, ProtoMessage):
-        return _proto_field(value, name)
-    return getattr(value, name, _MISSING)
-
-
-def _is_sequence(value: Any) -> bool:
-    if isinstance(value, (str, bytes, dict, ProtoMessage)):
-        return False
-    return hasattr(value, "__len__") and hasattr(value, "__getitem__")
-
-
-def _parse_part(part: str) -> tuple[str, str, Any]:
-    """``name`` / ``name[*]`` / ``name[k]`` / ``name[a:b]`` → (name, mode, argument)."""
-    m = _PART.match(part)
-    if m is None:
-        raise SchemaError(f"bad path segment {part!r}; fix: join name, name[*], name[k], name[a:b] or ?oneof "
-                          "with dots")
-    name, sub = m.group("name"), m.group("sub")
-    if sub is None:
-        return name, "one", None
-    if sub == "*":
-        return name, "fan", None
-    if ":" in sub:
-        a, b = sub.split(":")
-        return name, "fan", slice(int(a) if a else None, int(b) if b else None)
-    return name, "index", int(sub)
-
-
-def compile_path(path: str) -> Callable[[Any], list[Any]]:
-    """``path`` → function returning the list of values it resolves to."""
-    segments = [_parse_part(p) for p in path.split(".") if p]
-
-    if not segments:
-        return lambda obj: [obj]
-    if len(segments) == 1 and segments[0][1] == "one":
-        only = segments[0][0]
-
-        def resolve_one(obj: Any) -> list[Any]:  # the common case, kept cheap
-            c = obj.get(only, _MISSING) if type(obj) is dict else _child(obj, only)
-            return [] if c is _MISSING or c is None else [c]
-        return resolve_one
-
-    def resolve(obj: Any) -> list[Any]:
-        values = [obj]
-        for name, mode, arg in segments:
-            nxt: list[Any] = []
-            for v in values:
-                if name:
-                    c = v.get(name, _MISSING) if type(v) is dict else _child(v, name)
-                else:
-                    c = v
-                if c is _MISSING or c is None:
-                    continue
-                if mode == "fan":
-                    if _is_sequence(c):
-                        items = c if arg is None else list(c)[arg]
-                        nxt.extend(x for x in items if x is not None)
-                    elif arg is None:
-                        nxt.append(c)
-                elif mode == "index":
-                    if _is_sequence(c) and -len(c) <= arg < len(c) and c[arg] is not None:
-                        nxt.append(c[arg])
-                else:
-                    nxt.append(c)
-            values = nxt
-            if not values:
-                break
-        return values
-
-    return resolve
 
 
 def raw_key(value: Any) -> str:
@@ -278,23 +159,53 @@ def context_names(rule: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(v[1:] for v in (rule.get("where") or {}).values() if isinstance(v, str) and v.startswith("$"))
 
 
+def _compile_where(where: Mapping[str, Any]) -> Callable[[Any, Mapping[str, Any]], bool]:
+    """``(item, ctx) -> bool`` for a ``where``; one plain key over dicts is the fast case."""
+    tests = _where_tests(where)
+    if len(tests) == 1 and len(where) == 1:
+        (key, _), (_get, ok) = next(iter(where.items())), tests[0]
+        if _PART.match(key) and "." not in key and "[" not in key and not key.startswith("?"):
+            if isinstance(ok, str):
+                ref_name = ok
+
+                def one_ref(item: Any, ctx: Mapping[str, Any]) -> bool:
+                    if type(item) is not dict:
+                        return _passes(item, tests, ctx)
+                    ref, v = ctx.get(ref_name), item.get(key)
+                    if v.__class__ is str and ref.__class__ is str:
+                        return v == ref
+                    return ref is not None and v is not None and raw_key(v) == raw_key(ref)
+                return one_ref
+
+            def one_const(item: Any, ctx: Mapping[str, Any]) -> bool:
+                if type(item) is not dict:
+                    return _passes(item, tests, ctx)
+                v = item.get(key)
+                if v.__class__ is str:
+                    return v in ok
+                return v is not None and raw_key(v) in ok
+            return one_const
+    return lambda item, ctx: _passes(item, tests, ctx)
+
+
 def compile_filter(where: Mapping[str, Any]) -> Callable[[Any], bool]:
     """A channel-level message filter (constants only): keep a message when every
     ``where`` field has one of the allowed values (e.g. ``{"rollout": "md"}``)."""
     tests = _where_tests(where)
     if any(isinstance(ok, str) for _, ok in tests):
         raise SchemaError("a channel 'where' filter takes constants, not context references")
-    return lambda msg: _passes(msg, tests, EMPTY_CONTEXT)
+    test = _compile_where(where)
+    return lambda msg: test(msg, EMPTY_CONTEXT)
 
 
 def _selector(rule: Mapping[str, Any], key: str) -> Callable[[Any, Mapping[str, Any]], list[Any]]:
     items = compile_path(rule[key]) if rule.get(key) else (lambda m: [m])
-    tests = _where_tests(rule.get("where") or {})
-    if not tests:
+    if not rule.get("where"):
         return lambda msg, ctx: items(msg)
+    test = _compile_where(rule["where"])
 
     def select(msg: Any, ctx: Mapping[str, Any]) -> list[Any]:
-        return [it for it in items(msg) if _passes(it, tests, ctx)]
+        return [it for it in items(msg) if test(it, ctx)]
 
     return select
 

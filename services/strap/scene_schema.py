@@ -51,6 +51,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .columns import BatchFn, batch_rule
 from .errors import SchemaError
 from .extract import (
     RuleFn,
@@ -162,6 +163,8 @@ class ChannelMap:
     optional: frozenset[str] = frozenset()  # channels whose absence means "nothing happened"
     formats: tuple[str, ...] = ()           # recording formats it is meant for (selection)
     origin: str = ""                        # file or "inline channel map", for messages
+    #: the same rules compiled over batches of messages (services.strap.columns), what vectorize runs
+    batch_rules: Mapping[str, tuple[tuple[tuple[str, ...], BatchFn], ...]] = field(default_factory=dict, repr=False)
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -217,7 +220,7 @@ def _single(feature: str, value_fn) -> RuleFn:
 
 
 def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any], origin: str,
-                     uses: dict[str, set[str]] | None = None):
+                     uses: dict[str, set[str]] | None = None, batched: list | None = None):
     compiled = []
     for i, rule in enumerate(spec.get("rules", [])):
         where = f"{origin}: {json_path(['channels', channel, 'rules', i])}"
@@ -234,6 +237,8 @@ def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any],
                 compiled.append(((feat,), _single(feat, compile_value_rule(rule, schema.vocab(feat), where))))
             else:
                 raise SchemaError(f"{where}: needs 'feature' or 'classify'")
+            if batched is not None:
+                batched.append(batch_rule(rule, schema.vocab, where))
         except SchemaError as exc:
             msg = str(exc)
             raise SchemaError(msg if msg.startswith(origin) else f"{where}: {msg}") from None
@@ -267,6 +272,7 @@ def compile_channel_map(raw: Any, origin: str = "inline channel map") -> Channel
     validate_map_json(raw, schema, origin)
     producer: dict[str, str] = {}
     rules: dict[str, tuple] = {}
+    batch_rules: dict[str, tuple] = {}
     uses: dict[str, set[str]] = {}
     filters: dict[str, Callable[[Any], bool]] = {}
     intervals: dict[str, tuple[Callable[[Any], list[Any]], Callable[[Any], list[Any]]]] = {}
@@ -282,7 +288,9 @@ def compile_channel_map(raw: Any, origin: str = "inline channel map") -> Channel
         except SchemaError as exc:
             raise map_error(origin, here, str(exc), "a channel's where/interval takes field paths and constants"
                             ) from None
-        compiled = _compile_channel(schema, channel, spec, origin, uses)
+        batched: list = []
+        compiled = _compile_channel(schema, channel, spec, origin, uses, batched)
+        batch_rules[channel] = tuple(batched)
         for k, (feats, _fn) in enumerate(compiled):
             for f in feats:
                 if producer.get(f, channel) != channel:
@@ -319,7 +327,7 @@ def compile_channel_map(raw: Any, origin: str = "inline channel map") -> Channel
     feature_context = {f: frozenset(refs) for f, refs in uses.items() if refs}
     return ChannelMap(raw["name"], schema, producer, channel_features, rules, modules, tuple(derived),
                       filters, intervals, context, feature_context, optional,
-                      tuple(raw.get("formats", ())), origin)
+                      tuple(raw.get("formats", ())), origin, batch_rules)
 
 
 # -- which map reads a recording: the one selection rule ----------------------------------

@@ -78,37 +78,54 @@ class FrameTable:
         return self.vectors[:, self.feature_names.index(feature)]
 
 
-class _ChannelBuffer:
-    """Timestamps and code rows of one channel, in compact arrays."""
+#: messages of one channel decoded and held before their rules run as a batch (memory stays flat)
+BATCH_MESSAGES = 2048
 
-    __slots__ = ("ts", "codes", "width", "index", "rules", "interval", "ends")
+
+class _ChannelBuffer:
+    """Timestamps and code rows of one channel: messages are held in batches of
+    :data:`BATCH_MESSAGES` and coded by the map's batch rules (:mod:`services.strap.columns`)."""
+
+    __slots__ = ("ts", "width", "index", "rules", "interval", "ends", "msgs", "ctxs", "blocks")
 
     def __init__(self, features: Sequence[str], rules, interval=None) -> None:
         self.ts = array("q")
-        self.codes = array("h")
         self.width = len(features)
         self.index = {f: i for i, f in enumerate(features)}
         self.rules = rules
         self.interval = interval       # (start getter, end getter) for episode channels
         self.ends = array("q")
+        self.msgs: list[Any] = []
+        self.ctxs: list[Mapping[str, Any]] = []
+        self.blocks: list[np.ndarray] = []
 
     def add(self, timestamp_ns: int, message: Any, ctx: Mapping[str, Any]) -> None:
-        row = [0] * self.width
-        index = self.index
-        for _feats, fn in self.rules:
-            for feat, code in fn(message, ctx):
-                i = index[feat]
-                if code > row[i]:
-                    row[i] = code
         self.ts.append(timestamp_ns)
-        self.codes.extend(row)
+        self.msgs.append(message)
+        self.ctxs.append(ctx)  # a snapshot: _Context replaces its mapping when a value changes
         if self.interval is not None:
             self.ends.append(_episode_end(timestamp_ns, message, *self.interval))
+        if len(self.msgs) >= BATCH_MESSAGES:
+            self.flush()
+
+    def flush(self) -> None:
+        n = len(self.msgs)
+        if not n:
+            return
+        block = np.zeros((n, self.width), CODE_DTYPE)
+        index = self.index
+        columns: dict = {}  # each distinct (select, where, path) of the channel resolved once per batch
+        for _feats, fn in self.rules:
+            for feat, codes in fn(self.msgs, self.ctxs, columns):
+                col = block[:, index[feat]]
+                np.maximum(col, codes, out=col)
+        self.blocks.append(block)
+        self.msgs, self.ctxs = [], []
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        self.flush()
         ts = np.frombuffer(self.ts, dtype=np.int64) if len(self.ts) else np.zeros(0, np.int64)
-        codes = np.frombuffer(self.codes, dtype=CODE_DTYPE) if len(self.codes) else np.zeros(0, CODE_DTYPE)
-        codes = codes.reshape(len(self.ts), self.width)
+        codes = np.concatenate(self.blocks) if self.blocks else np.zeros((0, self.width), CODE_DTYPE)
         if self.interval is None or not len(self.ts):
             return ts, codes
         return _episodes_to_steps(ts, np.frombuffer(self.ends, dtype=np.int64), codes)
@@ -152,7 +169,9 @@ class _Context:
         for name, k, getter in self.by_channel.get(channel, ()):
             got = getter(message)
             self.latest[name][k] = got[0] if got else None
-            self.values[name] = next((v for v in self.latest[name] if v is not None), None)
+            value = next((v for v in self.latest[name] if v is not None), None)
+            if value != self.values[name] or type(value) is not type(self.values[name]):
+                self.values = {**self.values, name: value}  # a new snapshot; held batches keep theirs
 
 
 def vectorize_messages(
@@ -189,7 +208,7 @@ def vectorize_messages(
     # run only the rules that produce a wanted feature (e.g. /gt/vehicles' actor rules
     # are skipped when it is needed just for the always-kept intersection flag)
     buffers = {ch: _ChannelBuffer(cmap.channel_features[ch],
-                                  [r for r in cmap.rules[ch] if wanted.intersection(r[0])],
+                                  [r for r in cmap.batch_rules[ch] if wanted.intersection(r[0])],
                                   cmap.intervals.get(ch))
                for ch in needed}
     ctx = _Context(cmap, {n for f in wanted for n in cmap.feature_context.get(f, ())})

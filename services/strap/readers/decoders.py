@@ -9,7 +9,7 @@ Recordings carry their own type definitions; we never rely on generated code:
   ``message_factory.GetMessageClass``.
 * **ROS 2 CDR / ROS 1** (``ros2msg``/``ros1msg``/``ros2idl`` schemas): parsed by
   ``rosbags.typesys`` into a private typestore, deserialized by rosbags.
-* **JSON**: ``json.loads``.
+* **JSON**: ``orjson.loads`` (``json.loads`` for what orjson refuses).
 
 Decoders are cached per schema so that decoding costs one lookup per message.
 """
@@ -78,8 +78,19 @@ def protobuf_decoder_from_descriptor_set(data: bytes, full_name: str) -> Decoder
     return protobuf_decoder(pool, full_name)
 
 
+try:  # a fast JSON decoder (the recordings extra); the standard library's otherwise
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson is in the recordings extra
+    _fast_loads = json.loads
+
+
 def json_decoder(data: bytes) -> Any:
-    return json.loads(data)
+    """JSON payload -> dicts/lists (orjson: ~2x the standard decoder; same values: orjson
+    refuses NaN / Infinity literals, which the standard library's accepts, so those fall back)."""
+    try:
+        return _fast_loads(data)
+    except ValueError:
+        return json.loads(data)
 
 
 class RosTypeDecoders:

@@ -66,7 +66,13 @@ from .decoders import (
     json_decoder,
     protobuf_decoder_from_descriptor_set,
 )
-from .mcap_chunks import check_declared, iter_indexed_chunks, iter_unindexed
+from .mcap_chunks import (
+    check_declared,
+    chunk_payloads,
+    disjoint_chunks,
+    iter_indexed_chunks,
+    iter_unindexed,
+)
 
 MAGIC = b"\x89MCAP0\r\n"
 REORDER_WINDOW = 4096
@@ -228,8 +234,47 @@ class McapRecording(Recording):
             raw = _reorder(iter_unindexed(f, path, budget, topics, {}, {}))
         return self._guard(idx, f, raw)
 
+    def _iter_disjoint(self, idx: int, f, chunks: list) -> Iterator[RecordedMessage]:
+        """Fast path of an indexed file whose chunks do not overlap in time: chunk by chunk,
+        payloads straight from the inflated bytes to the channel's decoder."""
+        summary, path, budget = self._summaries[idx], self.files[idx], self._budget
+        check_declared(summary, budget)
+        wanted = self._wanted(summary)
+        per_channel: dict[int, tuple[str, Decoder]] = {}
+        for ci in chunks:
+            for log_time, cid, data in chunk_payloads(f, path, ci, wanted, budget):
+                entry = per_channel.get(cid)
+                if entry is None:
+                    channel = summary.channels.get(cid)
+                    if channel is None:
+                        raise CorruptRecordingError(path, ci.chunk_start_offset,
+                                                    f"message on undeclared channel id {cid}")
+                    schema = summary.schemas.get(channel.schema_id) if channel.schema_id else None
+                    entry = per_channel[cid] = (channel.topic, self._decoder(idx, schema, channel,
+                                                                             ci.chunk_start_offset))
+                topic, decode = entry
+                try:
+                    payload = decode(data)
+                except Exception as exc:
+                    raise MessageDecodeError(
+                        path, ci.chunk_start_offset, f"channel {topic!r} message at {log_time} ns "
+                        f"does not decode: {type(exc).__name__}: {exc}", topic) from exc
+                yield RecordedMessage(topic, log_time, payload)
+
+    def _wanted(self, summary) -> set[int] | None:
+        if self.selected is None:
+            return None
+        return {cid for cid, ch in summary.channels.items() if ch.topic in self.selected}
+
     def _iter_file(self, idx: int) -> Iterator[RecordedMessage]:
         path = self.files[idx]
+        summary = self._summaries[idx]
+        chunks = disjoint_chunks(summary, self._wanted(summary)) if summary is not None and \
+            summary.chunk_indexes else None
+        if chunks is not None:
+            with open(path, "rb") as f:
+                yield from self._guard(idx, f, self._iter_disjoint(idx, f, chunks))
+            return
         with open(path, "rb") as f:
             for schema, channel, message in self._records(idx, f):
                 decode = self._decoder(idx, schema, channel, f.tell())
