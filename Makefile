@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := dev,carla,retrieval,llm,recordings,k8s,plots,postgres,asn1,export
+EXTRAS := dev,carla,retrieval,llm,recordings,k8s,plots,postgres,asn1,export,viz
 PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 

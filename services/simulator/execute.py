@@ -213,6 +213,7 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
         return execute_paired(program, seed, md_source_factory=factory, app=app), ""
     import secrets
 
+    from services.simulator.scene import scene_channels
     from services.simulator.trace import TraceWriter
 
     limits.trace_dir.mkdir(parents=True, exist_ok=True)
@@ -224,7 +225,8 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
     tmp = path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(6)}.part")
     try:
         # the program and seed travel with the trace: a recording replays without its request
-        with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)}) as trace:
+        with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)},
+                         derived=scene_channels(program)) as trace:  # + /viz/scene (Foxglove SceneUpdate)
             outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace, app=app)
         tmp.replace(path)  # a trace is complete or absent, never half-written
     finally:

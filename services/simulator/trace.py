@@ -11,6 +11,10 @@ Channels (topic -> what):
 ``/ctrl/ego``        the ego controller's commands (both rollouts)
 ``/monitor/events``  divergence-monitor episodes (V2X stack)
 
+Derived channels (``derived=``): objects that watch every published message and write their own
+binary messages with their own schema, e.g. ``/viz/scene`` (``services.simulator.scene``:
+Foxglove ``SceneUpdate`` protobuf). They add channels; the ones above stay as they are.
+
 Any other topic a publisher uses gets a permissive schema (``{"type": "object"}``). Log
 times are scenario time in nanoseconds; messages on one channel must be published in
 time order (they are, by construction of the step loop).
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -95,7 +99,7 @@ class TraceWriter:
     (default: everything published)."""
 
     def __init__(self, output: str | Path | IO[bytes], *, channels: tuple[str, ...] | None = None,
-                 metadata: Mapping[str, str] | None = None):
+                 metadata: Mapping[str, str] | None = None, derived: Sequence[Any] = ()):
         self._own = isinstance(output, str | Path)
         self._fh: IO[bytes] = open(output, "wb") if self._own else output  # noqa: SIM115
         self._writer = Writer(self._fh)
@@ -108,6 +112,23 @@ class TraceWriter:
         if metadata:
             self._writer.add_metadata("lastv2x", dict(metadata))
         self._closed = False
+        # derived channels: .topic, .schema() -> (name, encoding, data, message encoding),
+        # .observe(channel, t_s, message) and .flush() -> [(topic, t_s, bytes)]
+        self._derived = [d for d in derived if self._allowed is None or d.topic in self._allowed]
+
+    def _write_derived(self, d: Any, items: Sequence[tuple[str, float, bytes]]) -> None:
+        for topic, t_s, data in items:
+            cid = self._channels.get(topic)
+            if cid is None:
+                name, encoding, schema, message_encoding = d.schema()
+                sid = self._writer.register_schema(name=name, encoding=encoding, data=schema)
+                cid = self._writer.register_channel(topic=topic, message_encoding=message_encoding, schema_id=sid)
+                self._channels[topic] = cid
+            ns = int(round(t_s * 1e9))
+            seq = self._seq.get(topic, 0)
+            self._seq[topic] = seq + 1
+            self._writer.add_message(channel_id=cid, log_time=ns, data=data, publish_time=ns, sequence=seq)
+            self.messages += 1
 
     def _channel(self, topic: str) -> int:
         cid = self._channels.get(topic)
@@ -137,10 +158,14 @@ class TraceWriter:
         data = json.dumps(_jsonable(message), separators=(",", ":"), allow_nan=False).encode()
         self._writer.add_message(channel_id=cid, log_time=ns, data=data, publish_time=ns, sequence=seq)
         self.messages += 1
+        for d in self._derived:
+            self._write_derived(d, d.observe(channel, t_s, message))
 
     def close(self) -> None:
         if self._closed:
             return
+        for d in self._derived:
+            self._write_derived(d, d.flush())
         self._writer.finish()
         self._closed = True
         if self._own:

@@ -57,7 +57,8 @@ def test_served_trace_carries_program_seed_messages_and_both_egos_inputs(tmp_pat
         topics = {c.topic for c in summary.channels.values()}
         msgs: dict[str, list] = {}
         for _s, ch, m in reader.iter_messages():
-            msgs.setdefault(ch.topic, []).append(json.loads(m.data))
+            if ch.message_encoding == "json":  # /viz/scene is protobuf (tests/simulator/test_scene.py)
+                msgs.setdefault(ch.topic, []).append(json.loads(m.data))
     assert ScenarioProgram.model_validate_json(meta["program"]) == prog and meta["seed"] == "3"
     assert {"/v2x/tx", "/v2x/rx", "/app/input", "/monitor/events"} <= topics
     assert {m["rollout"] for m in msgs["/app/input"]} == {"md", "gt"}
