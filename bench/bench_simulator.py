@@ -6,8 +6,9 @@
 2. ExecuteBatch at batch 64: per-scenario time and paired executions per second, best of three
    runs (target >= 100 paired/s), the peak traced memory of the batch, and the same batch with
    the V2X stack as the message source (what the ExecuteBatch RPC runs).
-3. The traffic core alone vs SUMO (libsumo, when installed): vehicle updates per
-   second with 20 and 200 vehicles kept alive on a grid, side by side as a ratio.
+3. The traffic core alone vs SUMO (libsumo, when installed) on the same signalized grid
+   (bench/bench_traffic_race.py): vehicle updates per second at 20, 200 and 2,000 vehicles,
+   side by side as a ratio.
 
 Run: ``.venv/bin/python bench/bench_simulator.py [--quick] [--baseline REF]``; ``--baseline HEAD``
 also measures the code of git ``HEAD`` (exported to a temporary tree, same script, one process
@@ -18,18 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baseline import code_root_from_argv, ratio, run_baseline  # noqa: E402
@@ -37,16 +31,8 @@ from baseline import code_root_from_argv, ratio, run_baseline  # noqa: E402
 sys.path.insert(0, str(code_root_from_argv(sys.argv)))
 
 from lastv2x.core.catalogue import Application  # noqa: E402
-from lastv2x.core.program import (  # noqa: E402
-    ProgramVehicle,
-    Route,
-    RouteSegment,
-    ScenarioProgram,
-    VehicleRole,
-)
 from services.simulator.paired import execute_batch, execute_paired  # noqa: E402
 from services.simulator.reference import reference_program  # noqa: E402
-from services.simulator.traffic import EgoControl, Scene, initial_state, step  # noqa: E402
 
 
 def _median_ms(fn, repeat: int) -> tuple[float, float]:  # noqa: ANN001
@@ -160,113 +146,14 @@ def compare_batch(now: dict, base: dict, ref: str) -> None:
 
 
 # ── traffic core vs SUMO ─────────────────────────────────────────────────────
-GRID_N = 5  # junctions per side
-GRID_LEN_M = 200.0
-SPEED_MPS = 13.9
+def bench_core(steps: int, sumo: bool = True, sizes: tuple[int, ...] = (20, 200, 2000)) -> dict:
+    """The fair race of bench/bench_traffic_race.py: the same signalized OpenDRIVE grid, routes,
+    signal plan and vehicle count on both sides, states read every step."""
+    print("3. ", end="")
+    from bench_traffic_race import race
 
-
-def _grid_program(n_vehicles: int) -> ScenarioProgram:
-    """``n_vehicles`` on the 2 x GRID_N straight lanes of a grid (one per row and column, both ways)."""
-    span = GRID_LEN_M * (GRID_N - 1)
-    lanes = []
-    for k in range(GRID_N):
-        c = k * GRID_LEN_M
-        lanes += [((0.0, c), (span, c)), ((span, c + 3.5), (0.0, c + 3.5)),
-                  ((c, 0.0), (c, span)), ((c + 3.5, span), (c + 3.5, 0.0))]
-    per = math.ceil(n_vehicles / len(lanes))
-    vehicles = []
-    for i in range(n_vehicles):
-        lane = i % len(lanes)
-        k = i // len(lanes)
-        a, b = lanes[lane]
-        route = Route(points_xy_m=(a, b), segments=(RouteSegment(id=f"lane{lane}", start_s_m=0.0, length_m=span),))
-        s0 = (k + 0.5) * span / per
-        vehicles.append(ProgramVehicle(id=f"v{i}", role=VehicleRole.EGO if i == 0 else VehicleRole.BACKGROUND,
-                                       route=route, start_s_m=s0, initial_speed_mps=SPEED_MPS,
-                                       desired_speed_mps=SPEED_MPS))
-    return ScenarioProgram(application=Application.FCW, duration_s=60.0, map_name="grid", ego=vehicles[0],
-                           agents=tuple(vehicles[1:]))
-
-
-def core_updates_per_s(n_vehicles: int, steps: int) -> float:
-    scene = Scene.from_programs([_grid_program(n_vehicles)], [True], respawn=True)
-    st = initial_state(scene)
-    ctl = EgoControl.nominal(1)
-    for _ in range(20):
-        st = step(scene, st, ctl)
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        st = step(scene, st, ctl)
-    dt = time.perf_counter() - t0
-    return n_vehicles * steps / dt
-
-
-def sumo_updates_per_s(n_vehicles: int, steps: int) -> float | None:
-    try:
-        import libsumo as traci
-        import sumo
-    except ImportError:
-        return None
-    home = Path(sumo.__file__).parent
-    netgen = shutil.which("netgenerate") or str(home / "bin" / "netgenerate")
-    with tempfile.TemporaryDirectory() as tmp:
-        net = os.path.join(tmp, "grid.net.xml")
-        subprocess.run([netgen, "--grid", f"--grid.number={GRID_N}", f"--grid.length={GRID_LEN_M}",
-                        "--default.speed", str(SPEED_MPS), "-o", net], check=True, capture_output=True)
-        traci.start(["sumo", "-n", net, "--step-length", "0.05", "--no-step-log", "--no-warnings",
-                     "--duration-log.disable", "--collision.action", "none"])
-        try:
-            edges = [e for e in traci.edge.getIDList() if not e.startswith(":")]
-            rng = np.random.default_rng(0)
-            routes = []
-            while len(routes) < 40:
-                a, b = rng.choice(edges, 2, replace=False)
-                r = traci.simulation.findRoute(a, b)
-                if len(r.edges) >= 4:
-                    traci.route.add(f"r{len(routes)}", list(r.edges))
-                    routes.append(f"r{len(routes)}")
-            counter = [0]
-
-            def add() -> None:
-                vid = f"v{counter[0]}"
-                traci.vehicle.add(vid, routes[counter[0] % len(routes)], departPos="random", departSpeed="max")
-                counter[0] += 1
-
-            for _ in range(n_vehicles):
-                add()
-            for _ in range(40):
-                traci.simulationStep()
-                for _ in range(n_vehicles - traci.vehicle.getIDCount()):
-                    add()
-            updates = 0
-            t0 = time.perf_counter()
-            for _ in range(steps):
-                traci.simulationStep()
-                alive = traci.vehicle.getIDCount()
-                updates += alive
-                for _ in range(n_vehicles - alive):
-                    add()
-            return updates / (time.perf_counter() - t0)
-        finally:
-            traci.close()
-
-
-def bench_core(steps: int, sumo: bool = True) -> dict:
-    print("3. traffic core alone vs SUMO (libsumo), grid, vehicles kept alive, dt 0.05 s")
-    print(f"   {'vehicles':>8s} {'core upd/s':>12s} {'SUMO upd/s':>12s} {'core/SUMO':>10s}")
-    out = {}
-    for n in (20, 200):
-        core = core_updates_per_s(n, steps)
-        try:
-            sumo_rate = sumo_updates_per_s(n, steps) if sumo else None
-        except Exception as exc:  # noqa: BLE001
-            print(f"   SUMO failed: {exc}")
-            sumo_rate = None
-        ratio_s = f"{core / sumo_rate:10.2f}" if sumo_rate else f"{'n/a':>10s}"
-        sumo_s = f"{sumo_rate:12.0f}" if sumo_rate else f"{'not installed':>12s}"
-        print(f"   {n:8d} {core:12.0f} {sumo_s} {ratio_s}")
-        out[str(n)] = core
-    return out
+    res = race(list(sizes), steps, 1 if not sumo else 3, sumo=sumo)
+    return {n: r["core"] for n, r in res.items()}
 
 
 def compare_core(now: dict, base: dict, ref: str) -> None:
@@ -292,7 +179,8 @@ def main() -> None:
     res["batch"] = bench_batch(16 if args.quick else 64)
     if base:
         compare_batch(res["batch"], base["batch"], args.baseline)
-    res["core"] = bench_core(300 if args.quick else 2000, sumo=not args.json)
+    res["core"] = bench_core(100 if args.quick else 400, sumo=not args.json,
+                             sizes=(20, 200) if args.quick or args.json else (20, 200, 2000))
     if base:
         compare_core(res["core"], base["core"], args.baseline)
     if args.json:

@@ -92,13 +92,16 @@ class RouteTable:
         return p0 + f[..., None] * (p1 - p0), self._h.take(idx)
 
 
-def shared_geometry(routes: Sequence[Route | None], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def shared_geometry(routes: Sequence[Route | None], n: int, observers: Sequence[int] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every ordered pair (i, j): ``offset[i, j]`` mapping j's arc length into i's, valid while
     ``lo[i, j] <= s_j <= hi[i, j]`` (NaN offset: no shared segment). Consecutive shared segments
-    with the same offset merge into one run; where a pair shares several runs the longest wins."""
-    offset = np.full((n, n), np.nan)
-    lo = np.full((n, n), np.inf)
-    hi = np.full((n, n), -np.inf)
+    with the same offset merge into one run; where a pair shares several runs the longest wins.
+    ``observers``: only these rows i (the result has one row per observer, in their order)."""
+    rows = {i: r for r, i in enumerate(range(n) if observers is None else observers)}
+    offset = np.full((len(rows), n), np.nan)
+    lo = np.full((len(rows), n), np.inf)
+    hi = np.full((len(rows), n), -np.inf)
     by_segment: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
     for i, r in enumerate(routes):
         if r is None:
@@ -110,6 +113,8 @@ def shared_geometry(routes: Sequence[Route | None], n: int) -> tuple[np.ndarray,
         if len(members) < 2:
             continue
         for i, si, _li in members:
+            if i not in rows:
+                continue
             for j, sj, lj in members:
                 if i == j:
                     continue
@@ -119,7 +124,7 @@ def shared_geometry(routes: Sequence[Route | None], n: int) -> tuple[np.ndarray,
                 span[1] = max(span[1], sj + lj)
     for (i, j), by_off in runs.items():
         off, (a, b) = max(by_off.items(), key=lambda kv: (kv[1][1] - kv[1][0], -kv[0]))
-        offset[i, j], lo[i, j], hi[i, j] = off, a, b
+        offset[rows[i], j], lo[rows[i], j], hi[rows[i], j] = off, a, b
     return offset, lo, hi
 
 

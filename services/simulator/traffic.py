@@ -13,6 +13,14 @@ Longitudinal model (per vehicle, the min of the active terms):
   the interaction term with the leader found along shared route geometry
   (:func:`services.simulator.routes.shared_geometry`): a vehicle sees the vehicle
   ahead on the same lane/movement ids, vectorized over all pairs, no Python loop.
+  Above ``LANE_SEARCH_MIN_VEHICLES`` vehicles per row (bench grids, dense traffic) the
+  all-pairs ``(B, N, N)`` search becomes a per-lane sorted one (:func:`lane_leaders`,
+  O(N log N) per step): every vehicle sits on one segment of its route, the vehicles of a
+  segment are kept sorted by perceived position, and each observer binary-searches the
+  segments of its own route from where it is onwards. The leader is the same whenever two
+  routes share at most one run of segments (``tests/simulator/test_traffic.py`` checks it
+  against all-pairs); paired executions (1-20 vehicles) keep the all-pairs search and so
+  their golden bytes.
   Drivers perceive their leader with a reaction delay: the leader's state
   ``reaction_time_s`` ago, extrapolated at its then speed (Treiber's human-driver
   delay), so a sudden hard brake ahead is noticed late; steady following is exact.
@@ -76,6 +84,7 @@ class IDM:
     }
 
 
+LANE_SEARCH_MIN_VEHICLES = 64  # vehicles per row above which leaders come from the per-lane sorted search
 YIELD_EGO_MIN_SPEED_MPS = 1.0  # a yielding agent goes once the ego is (nearly) stopped [m/s]
 ADVISORY_TAU_S = 1.5  # time constant of the ego tracking a lower advised speed [s]
 NO_VALUE = np.nan
@@ -92,7 +101,7 @@ class Scene:
     vehicle_ids: tuple[tuple[str, ...], ...]  # per row, unpadded
     valid: np.ndarray  # (B, N) bool
     routes: RouteTable
-    offset: np.ndarray  # (B, N, N) j's arc length -> i's; NaN = no shared geometry
+    offset: np.ndarray  # (B, N, N) j's arc length -> i's; NaN = no shared geometry ((B, 1, N), the ego's, under lane search)
     share_lo: np.ndarray  # (B, N, N) shared run of j's arc length
     share_hi: np.ndarray
     bar_s: np.ndarray  # (B, N, C+1) stop bars along the route, +inf padded
@@ -117,6 +126,8 @@ class Scene:
     signals: SignalTable  # (B, G)
     group_ids: tuple[tuple[str, ...], ...]  # per row
     respawn: bool = False  # benches: a vehicle that leaves its route re-enters at its start
+    seg_key: np.ndarray | None = None  # lane search: (B, N, S) segment keys along each route (-1 pad), else None
+    seg_start: np.ndarray | None = None  # lane search: (B, N, S) their start arc lengths on the route (+inf pad)
     # derived in __post_init__ (index grids, fused constants, feature flags)
     b_col: np.ndarray = field(init=False, repr=False)
     n_row: np.ndarray = field(init=False, repr=False)
@@ -161,8 +172,8 @@ class Scene:
         put(self, "delay_class", np.searchsorted(np.array(classes), self.delay_steps))
         put(self, "class_delay_s", (np.array(classes, float) * self.dt_s)[:, None, None])
         # observer i of row b perceives vehicle j through its delay class: flat index of (class, b, j)
-        put(self, "class_gather", (self.delay_class[:, :, None] * b + np.arange(b)[:, None, None]) * n
-            + np.arange(n)[None, None, :])
+        put(self, "class_gather", np.zeros(0, np.int64) if self.seg_key is not None else
+            (self.delay_class[:, :, None] * b + np.arange(b)[:, None, None]) * n + np.arange(n)[None, None, :])
         put(self, "flat_row", (np.arange(b) * n)[:, None] + np.zeros((1, n), np.int64))
         put(self, "flat_obs", np.arange(b * n))
         put(self, "no_bar", np.full((b, n), np.inf))
@@ -180,7 +191,9 @@ class Scene:
 
     @classmethod
     def from_programs(cls, programs: Sequence[ScenarioProgram], ego_obeys_signals: Sequence[bool],
-                      *, respawn: bool = False) -> Scene:
+                      *, respawn: bool = False, lane_search: bool | None = None) -> Scene:
+        """``lane_search``: leaders by the per-lane sorted search (None: above LANE_SEARCH_MIN_VEHICLES
+        vehicles per row)."""
         dts = {p.dt_s for p in programs}
         if len(dts) != 1:
             raise ValueError(f"a batch needs one dt_s, got {sorted(dts)}")
@@ -200,16 +213,18 @@ class Scene:
         yld = np.zeros((b, n), bool)
         bar_s = np.full((b, n, c + 1), np.inf)
         bar_g = np.full((b, n, c + 1), -1, np.int64)
-        offset = np.full((b, n, n), np.nan)
-        lo = np.full((b, n, n), np.inf)
-        hi = np.full((b, n, n), -np.inf)
+        lane = n > LANE_SEARCH_MIN_VEHICLES if lane_search is None else lane_search
+        m = 1 if lane else n  # lane search keeps the shared geometry of the ego only (the adjudicator's)
+        offset = np.full((b, m, n), np.nan)
+        lo = np.full((b, m, n), np.inf)
+        hi = np.full((b, m, n), -np.inf)
         routes: list[list] = []
         tables = []
         for bi, (prog, row) in enumerate(zip(programs, rows, strict=True)):
             gidx = {sg.id: k for k, sg in enumerate(prog.signal_groups)}
             tables.append(SignalTable.from_plans(prog.signal_groups))
             routes.append([v.route for v in row] + [None] * (n - len(row)))
-            o, l_, h = shared_geometry(routes[-1], n)
+            o, l_, h = shared_geometry(routes[-1], n, [0] if lane else None)
             offset[bi], lo[bi], hi[bi] = o, l_, h
             for ni, v in enumerate(row):
                 valid[bi, ni] = True
@@ -217,6 +232,17 @@ class Scene:
                 for k, cr in enumerate(v.route.crossings):
                     bar_s[bi, ni, k] = cr.stop_bar_s_m
                     bar_g[bi, ni, k] = gidx[cr.signal_group_id] if cr.signal_group_id is not None else -1
+        seg_key = seg_start = None
+        if lane:  # each route's segments as (key, start) rows; keys are global over the batch
+            sn = max(len(v.route.segments) for r in rows for v in r)
+            seg_key = np.full((b, n, sn), -1, np.int64)
+            seg_start = np.full((b, n, sn), np.inf)
+            keys: dict[tuple[int, str], int] = {}
+            for bi, row in enumerate(rows):
+                for ni, v in enumerate(row):
+                    for k, seg in enumerate(v.route.segments):
+                        seg_key[bi, ni, k] = keys.setdefault((bi, seg.id), len(keys))
+                        seg_start[bi, ni, k] = seg.start_s_m
         return cls(
             dt_s=dt, vehicle_ids=tuple(tuple(v.id for v in r) for r in rows), valid=valid,
             routes=RouteTable.build(routes, n), offset=offset, share_lo=lo, share_hi=hi, bar_s=bar_s,
@@ -226,7 +252,8 @@ class Scene:
             accel_max=np.where(valid, f["amax"], 1.0), decel_comfort=np.where(valid, f["bcomf"], 1.0),
             delay_steps=delay, brake_t_s=brake_t, brake_decel=f["bdec"], ignores_signals=ign, yields_to_ego=yld,
             ego_obeys_signals=np.asarray(ego_obeys_signals, bool), signals=SignalTable.stack(tables, g),
-            group_ids=tuple(tuple(sg.id for sg in p.signal_groups) for p in programs), respawn=respawn)
+            group_ids=tuple(tuple(sg.id for sg in p.signal_groups) for p in programs), respawn=respawn,
+            seg_key=seg_key, seg_start=seg_start)
 
 
 def _fill_vehicle(v: ProgramVehicle, bi: int, ni: int, f: dict[str, np.ndarray], dt: float, delay: np.ndarray,
@@ -326,7 +353,9 @@ def leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray]:
     ago, extrapolated at its then speed, mapped into i's arc length by the shared-geometry
     offset, and counts it only while j truly is on the shared run and ahead of i. Observers
     are grouped by delay class (one per driver profile in use), so the common case is a
-    broadcast, not a gather."""
+    broadcast, not a gather. Under lane search (``scene.seg_key``): :func:`lane_leaders`."""
+    if scene.seg_key is not None:
+        return lane_leaders(scene, st)
     h = st.hist_s.shape[0]
     k = st.step
     b, n = st.s.shape
@@ -358,6 +387,108 @@ def leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray]:
     else:
         v_lead = vp.ravel().take(pick).reshape(b, n)
     return gap, v_lead
+
+
+_SPAN_M = 1.0e5  # sort key = segment key * _SPAN_M + position on the segment (|position| < _SPAN_M / 2)
+
+
+def lane_leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`leaders` in O(N log N): per delay class, the live vehicles sorted by (segment they
+    are on, perceived position on it); each observer takes, on the segment it is on, the first
+    vehicle perceived ahead of it (one binary search) and, on every later segment of its route
+    (and the one before, where perception can put a vehicle past it), that segment's first
+    vehicle (a lookup; a search where that one is perceived behind), and keeps the nearest. A vehicle counts on the
+    segment its true centre is on (as all-pairs counts it on the shared run its true position
+    is on)."""
+    assert scene.seg_key is not None and scene.seg_start is not None
+    seg_key, seg_start = scene.seg_key, scene.seg_start
+    b, n = st.s.shape
+    sn = seg_key.shape[2]
+    s = st.s
+    h = st.hist_s.shape[0]
+    k = st.step
+    # the segment each vehicle's centre is on (the last one starting at or before it)
+    cur = np.maximum((seg_start <= s[..., None]).sum(axis=2) - 1, 0)
+    key_now = np.take_along_axis(seg_key, cur[..., None], axis=2)[..., 0].ravel()
+    start_now = np.take_along_axis(seg_start, cur[..., None], axis=2)[..., 0].ravel()
+    cand = np.nonzero(st.alive.ravel() & (key_now >= 0))[0]
+    n_keys = int(seg_key.max()) + 1
+    s_flat = s.ravel()
+    best = np.full(b * n, np.inf)
+    lead = np.full(b * n, -1, np.int64)
+    v_lead = np.zeros(b * n)
+
+    def one_class(d: int) -> None:  # the observers of one perception delay
+        obs = np.nonzero((scene.delay_steps.ravel() == d) & scene.valid.ravel())[0]
+        if not obs.size or not cand.size:
+            return
+        vp = st.hist_v[(k - d) % h].ravel()
+        sp = st.hist_s[(k - d) % h].ravel() + vp * (d * scene.dt_s)
+        up = np.clip(sp[cand] - start_now[cand], -0.4 * _SPAN_M, 0.4 * _SPAN_M)
+        comp = key_now[cand] * _SPAN_M + up
+        order = np.argsort(comp, kind="stable")
+        comp_s, j_s = comp[order], cand[order]
+        last = comp_s.shape[0] - 1
+        bounds = np.searchsorted(comp_s, np.arange(n_keys + 1) * _SPAN_M - 0.45 * _SPAN_M)  # per segment key
+        first_pos, last_pos = bounds[:-1], bounds[1:] - 1
+        bo, no = np.divmod(obs, n)
+        s_o = s_flat[obs]
+
+        def first_ahead(g: np.ndarray, thr: np.ndarray, me: np.ndarray) -> np.ndarray:
+            """Per query: the first vehicle of segment ``g`` perceived past ``thr`` (not ``me``); -1 none."""
+            pos = np.searchsorted(comp_s, g * _SPAN_M + np.clip(thr, -0.4 * _SPAN_M, 0.4 * _SPAN_M), side="right")
+            for _ in range(2):  # the observer itself (perceived ahead of itself): the next one
+                jj = j_s[np.minimum(pos, last)]
+                pos = pos + ((pos <= last) & (jj == me))
+            jj = j_s[np.minimum(pos, last)]
+            return np.where((pos <= last) & (key_now[jj] == g) & (jj != me), jj, -1)
+
+        def keep(o: np.ndarray, jj: np.ndarray, start_i: np.ndarray) -> None:
+            """Take ``jj`` as ``o``'s leader where it is ahead and nearer than the one so far (one query
+            per observer)."""
+            rel = np.where(jj >= 0, sp[jj] + (start_i - start_now[jj]) - s_flat[o], np.inf)
+            nearer = (rel > 0.0) & (rel < best[o])
+            o, jj, rel = o[nearer], jj[nearer], rel[nearer]
+            best[o] = rel
+            lead[o] = jj
+            v_lead[o] = vp[jj]
+
+        # 1. the segment the observer is on: one binary search past its own position
+        keep(obs, first_ahead(key_now[obs], s_o - start_now[obs], obs), start_now[obs])
+        # 2. the segments after it on its route: each one's first vehicle (no search), unless that one is
+        #    perceived behind the observer (then a binary search, as in 1); the nearest of them per observer
+        g = seg_key[bo, no]  # (O, S)
+        start_i = seg_start[bo, no]
+        # (and the one before it: a vehicle just behind the segment start can be perceived past the observer)
+        c_o = cur.ravel()[obs][:, None]
+        col = np.arange(sn)[None, :]
+        later = ((col > c_o) | (col == c_o - 1)) & (g >= 0)
+        if not np.count_nonzero(later):
+            return
+        gq = np.where(later, g, 0)
+        pos = first_pos[gq]
+        jj = j_s[np.minimum(pos, last)]
+        me = obs[:, None]
+        thr = s_o[:, None] - start_i
+        ok = later & (pos <= last) & (key_now[jj] == gq) & (jj != me)
+        ahead = ok & (sp[jj] - start_now[jj] > thr)
+        jj = np.where(ahead, jj, -1)
+        # a search only where the segment's last vehicle is perceived past the observer (else none is)
+        redo = ok & ~ahead & (comp_s[np.minimum(last_pos[gq], last)] > gq * _SPAN_M + thr)
+        if np.count_nonzero(redo):
+            jj[redo] = first_ahead(gq[redo], thr[redo], np.broadcast_to(me, g.shape)[redo])
+        rel = np.where(jj >= 0, sp[jj] + (start_i - start_now[jj]) - s_o[:, None], np.inf)
+        rel = np.where(rel > 0.0, rel, np.inf)
+        m = rel.argmin(axis=1)
+        rows = np.arange(obs.shape[0])
+        keep(obs, np.where(np.isfinite(rel[rows, m]), jj[rows, m], -1), start_i[rows, m])
+
+    for d in scene.delay_classes:
+        one_class(d)
+    found = lead >= 0
+    half = scene.half_len.ravel()
+    gap = np.where(found, best - half - half[np.maximum(lead, 0)], np.inf)
+    return gap.reshape(b, n), v_lead.reshape(b, n)
 
 
 def _free_and_follow(scene: Scene, v: np.ndarray, v0: np.ndarray, gap: np.ndarray, v_lead: np.ndarray) -> np.ndarray:
