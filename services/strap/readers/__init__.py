@@ -10,6 +10,8 @@ rosbag2 dir, storage ``mcap``    :class:`McapRecording` over the split files
 rosbag2 dir, storage sqlite3     :class:`RosbagsRecording` (rosbags AnyReader)
 ``*.bag`` / ``*.db3``            :class:`RosbagsRecording`
 ``*.record`` / ``*.record.N``    :class:`CyberRecording` (our own reader)
+``x.record.N`` with siblings,    :class:`SplitRecording` of one
+or a directory of them           :class:`CyberRecording` per part (read as one)
 ==============================  ===========================================
 
 rosbag2 MCAP directories go to the MCAP backend because it decodes from the
@@ -32,6 +34,7 @@ from .mcap_reader import MAGIC as MCAP_MAGIC
 from .mcap_reader import McapRecording
 from .platform_trace import PLATFORM_CHANNELS, TRACE_PROFILE, read_trace, write_trace
 from .rosbags_reader import RosbagsRecording, rosbag2_storage_files
+from .split import SplitRecording, split_parts
 
 _CYBER_NAME = re.compile(r"\.record(\.\d+)?$")
 _ROSBAG1_MAGIC = b"#ROSBAG V2.0"
@@ -87,6 +90,10 @@ def _open(path: str | Path, channels: Iterable[str] | None, backend: str) -> Rec
     p = Path(path)
     if not p.exists():
         raise RecordingError(p, None, "no such file or directory")
+    if backend in ("auto", "cyber"):
+        parts = split_parts(p)
+        if parts is not None:  # Apollo's split record: every part, read as one recording
+            return SplitRecording(p, [CyberRecording(f, channels) for f in parts], channels)
     chosen = backend
     if backend == "auto":
         if p.is_dir():
@@ -128,6 +135,7 @@ __all__ = [
     "RecordedMessage",
     "Recording",
     "RosbagsRecording",
+    "SplitRecording",
     "open_recording",
     "read_trace",
     "write_trace",
