@@ -4,6 +4,7 @@
   lastv2x verify SPEC.json [--json]     the analytic verifier (in-process, or --target HOST:PORT)
   lastv2x schema                        the ScenarioSpec JSON Schema
   lastv2x maps list | show MAP [--junctions]   built-in and user maps (LASTV2X_MAP_PATHS) or any .xodr
+  lastv2x execute FILE.json --live [--live-port P]   ... streamed to Foxglove as it runs (WebSocket, loopback)
   lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (the parser role on the LLM service's settings)
   lastv2x ground SPEC.json [--out P]    spec -> grounded program on a real map (--target: grounding)
   lastv2x execute FILE.json [--trace] [--app APP]   paired execution of a spec or program (--target: simulator)
@@ -217,8 +218,38 @@ def _outcome_lines(d: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _execute_live(args: argparse.Namespace, kind: str, obj: Any) -> int:
+    """``execute --live``: in-process, streamed to a foxglove-sdk WebSocket server (lastv2x_app.viz.live)."""
+    from lastv2x_app.viz.live import run_live
+    from services.simulator.execute import SimulatorLimits, app_under_test, program_for
+
+    if args.target or args.trace:
+        raise InvalidArgument(FieldViolation("--live", "the live view runs in-process and writes no file",
+                                             "drop --target / --trace, or run without --live"))
+    if args.live_rate < 0:
+        raise InvalidArgument(FieldViolation("--live-rate", f"{args.live_rate} is negative",
+                                             "1 = real time, 0 = as fast as it computes"))
+    program = obj if kind == "program" else program_for(obj)
+    limits = SimulatorLimits.from_env()
+
+    def ready(port: int) -> None:
+        print(f"live view: open ws://{args.live_host}:{port} in Foxglove (3D panel: /viz/scene)", file=sys.stderr,
+              flush=True)
+
+    result, sent, port = run_live(program, args.seed, limits, app_under_test(args.app, limits), host=args.live_host,
+                                  port=args.live_port, rate=args.live_rate, wait_for_client_s=args.live_wait,
+                                  linger_s=args.live_linger, on_ready=ready)
+    outcome = result.to_dict()
+    outcome["live"] = {"address": f"ws://{args.live_host}:{port}", "messages": sent}
+    _print(outcome, args.json, "\n".join(_outcome_lines(outcome) + [f"  live: {sent} messages on ws://"
+                                                                    f"{args.live_host}:{port}"]))
+    return 0
+
+
 def cmd_execute(args: argparse.Namespace) -> int:
     kind, obj = _load_program_or_spec(args.scenario)
+    if args.live:
+        return _execute_live(args, kind, obj)
     if args.target:
 
         from lastv2x.rpc.convert import program_to_proto, spec_to_proto
@@ -649,6 +680,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", help="ScenarioProgram or ScenarioSpec JSON file, or - for stdin")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--trace", action="store_true", help="write an MCAP trace")
+    p.add_argument("--live", action="store_true", help="stream the run to Foxglove (foxglove-sdk WebSocket server)")
+    p.add_argument("--live-host", default="127.0.0.1", help="live view: address to bind (default loopback)")
+    p.add_argument("--live-port", type=int, default=8765, help="live view: port (0 = any free)")
+    p.add_argument("--live-rate", type=float, default=1.0, help="live view: scenario seconds per second (0 = max)")
+    p.add_argument("--live-wait", type=float, default=0.0, help="live view: wait up to S s for a client first")
+    p.add_argument("--live-linger", type=float, default=0.0, help="live view: keep serving S s after the run")
     p.add_argument("--app", default=None, help="application under test: reference (default), grpc://host:port, "
                                                "or a lastv2x.apps entry point")
     p.set_defaults(fn=cmd_execute)

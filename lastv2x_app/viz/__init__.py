@@ -1,0 +1,1 @@
+"""Watching runs: ``lastv2x execute --live`` (a Foxglove WebSocket server on loopback)."""
