@@ -10,7 +10,7 @@ PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run test lint protos protos-check bench bench-parse chaos fuzz llm-live-test images deploy-check up down clean
+.PHONY: help setup run test lint protos protos-check bench bench-parse bench-parse-live chaos fuzz llm-live-test images deploy-check up down clean
 
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -51,7 +51,7 @@ bench: setup ## benchmarks that print side-by-side ratios (not part of the suite
 	$(PY) bench/bench_verifier.py
 	@echo "== bench/bench_gate.py --n 60 (the verifier gate vs paired admission)"; $(PY) bench/bench_gate.py --n 60
 	@echo "== bench/bench_search.py (yield gate on/off, minimization vs greedy, loop vs batch)"; $(PY) bench/bench_search.py --budget 150
-	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_faults.py bench/bench_app_contract.py; do \
+	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_reduce.py bench/bench_strap_faults.py bench/bench_app_contract.py; do \
 	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
 	@echo "== bench/bench_cli.py (lastv2x execute start-up, vs c21697a: before the lazy imports)"; $(PY) bench/bench_cli.py --baseline c21697a
 
@@ -64,6 +64,9 @@ fuzz: setup ## fuzz every RPC of the five services (FUZZ_PER_RPC inputs each, de
 
 bench-parse: setup ## parser benchmark: in-sample field accuracy, then the held-out set scored exactly (misses listed)
 	$(PY) bench/bench_parse.py --heldout
+
+bench-parse-live: setup ## held-out parse set through the OpenAI backend on a local llama.cpp server + SmolLM2, schema-constrained (slow)
+	scripts/bench_parse_live.sh
 
 llm-live-test: setup ## OpenAI backend against a real llama.cpp server + SmolLM2 (slow first time: compiles llama-cpp)
 	scripts/llama_server_test.sh

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.map_hosting import load_catalogue_dir
 from lastv2x.core.settings import fields_from_env
 from services.llm.maps import BUILTIN_MAPS, MapView
 
@@ -69,6 +70,9 @@ class LlmConfig:
     # Towns an intent leaves open are assigned among these: maps the grounding catalogue serves
     # (the built-in maps; the CARLA towns when grounding has LASTV2X_MAP_PATHS pointing at them).
     assignable_maps: tuple[str, ...] = BUILTIN_MAPS
+    # The grounding catalogue's directory (its LASTV2X_GROUNDING_CACHE_DIR): when set, a town is assigned only
+    # when one of its catalogued junctions can host the request (a signal app: a signalized junction).
+    map_catalogue: str | None = None
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
 
     def __post_init__(self) -> None:
@@ -89,6 +93,8 @@ class LlmConfig:
     def map_view(self) -> MapView:
         """What the roles may assume about the maps: the one place open towns are drawn from,
         for the service and for every in-process caller (``lastv2x parse``, the demo)."""
+        if self.map_catalogue:
+            return MapView.from_hosting(load_catalogue_dir(self.map_catalogue), self.assignable_maps)
         return MapView(assignable=self.assignable_maps)
 
     def with_openai(self, **changes: Any) -> LlmConfig:

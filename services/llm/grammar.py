@@ -29,6 +29,7 @@ from typing import Any
 
 from lastv2x.core.catalogue import APPLICATIONS, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.map_hosting import signal_required
 from lastv2x.core.spec import AgentRole, JunctionKind
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
@@ -95,7 +96,9 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     junction = geometry.pop("__kind")
     town = geometry.get("town")
     if town is None:
-        pool = maps.candidates(junction_kind_for(junction, app), geometry.get("min_approaches", 3))
+        needed = junction_kind_for(junction, app)
+        pool = maps.candidates(needed, geometry.get("min_approaches", 3),
+                               signal_required(app, needed.value, geometry.get("signalized")))
         geometry["town"] = assigner.town(pool)
         p.note(f"map.town {geometry['town']} assigned from seed among {list(pool)}")
     if "speed_mps" not in ego:

@@ -7,6 +7,12 @@ town when the intent leaves it open. ``MapView`` is that view; the default lists
 four built-in maps the project generates and the eight CARLA towns of the paper's
 benchmark, and assigns open towns among the built-in maps (``LlmConfig.map_view()``
 is how the service and in-process callers build it, from ``LASTV2X_LLM_ASSIGNABLE_MAPS``).
+
+The static facts above are a guess for maps the parser has not seen. Given the grounding
+catalogue's view (``MapView.from_hosting``: its junctions' kind tags, approach counts and
+signalization, ``lastv2x.core.map_hosting``), a town is only assigned when one of its
+junctions can host the request — a signal application needs a signalized junction, so a
+CARLA town whose junctions have no traffic lights is never assigned to RLVW or GLOSA.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lastv2x.core.catalogue import Application, canonical_map_name  # noqa: F401 - re-exported
+from lastv2x.core.map_hosting import MapHosting
 from lastv2x.core.spec import JunctionKind
 
 CARLA_TOWNS = ("Town01", "Town02", "Town03", "Town04", "Town05", "Town06", "Town07", "Town10HD")
@@ -29,10 +36,13 @@ class MapFacts:
     junction_kinds: frozenset[JunctionKind]
     max_approaches: int = 4
     signalized: bool = True
+    hosting: MapHosting | None = None  # the grounding catalogue's junctions, when known
 
-    def offers(self, kind: JunctionKind, min_approaches: int = 3) -> bool:
+    def offers(self, kind: JunctionKind, min_approaches: int = 3, signalized: bool | None = None) -> bool:
+        if self.hosting is not None:  # per junction, as grounding will search it
+            return self.hosting.hosts(kind.value, min_approaches, signalized)
         kind_ok = kind is JunctionKind.ANY or kind in self.junction_kinds
-        return kind_ok and min_approaches <= self.max_approaches
+        return kind_ok and min_approaches <= self.max_approaches and (signalized is not True or self.signalized)
 
 
 def _facts(name: str, *kinds: JunctionKind, max_approaches: int = 4) -> MapFacts:
@@ -81,14 +91,26 @@ class MapView:
         key = canonical_map_name(name)
         return next((m for m in self.maps if m.name.lower() == key.lower()), None)
 
-    def candidates(self, kind: JunctionKind, min_approaches: int = 3) -> tuple[str, ...]:
+    def candidates(self, kind: JunctionKind, min_approaches: int = 3, signalized: bool | None = None
+                   ) -> tuple[str, ...]:
         """Maps able to host the request, assignable pool first (falls back to any map)."""
-        able = [m.name for m in self.maps if m.offers(kind, min_approaches)]
+        able = [m.name for m in self.maps if m.offers(kind, min_approaches, signalized)]
         pool = [n for n in self.assignable if n in able]
         return tuple(pool or able)
 
     def kinds(self) -> tuple[str, ...]:
         return tuple(sorted({k.value for m in self.maps for k in m.junction_kinds}))
+
+    @classmethod
+    def from_hosting(cls, hostings: Iterable[MapHosting], assignable: tuple[str, ...] = BUILTIN_MAPS) -> MapView:
+        """The grounding catalogue's view: the maps it serves, with their junction facts (a map it does not
+        serve is unknown: grounding could not place a scene on it)."""
+        values = {k.value for k in JunctionKind}
+        facts: dict[str, MapFacts] = {}
+        for h in hostings:
+            kinds = frozenset(JunctionKind(k) for k in h.kinds if k in values)
+            facts[h.name] = MapFacts(h.name, kinds, h.max_approaches, h.signalized_junctions > 0, h)
+        return cls(tuple(facts.values()), assignable)
 
     @classmethod
     def from_names(cls, names: Iterable[str]) -> MapView:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.map_hosting import signal_required
 from lastv2x.core.spec import JunctionKind, ScenarioSpec, parse_spec
 from lastv2x.core.verifier import Finding, Repair, Severity, VerificationReport, verify
 from services.llm import fault_cues
@@ -216,7 +217,10 @@ class LlmRoles:
                     approaches = int(query.get("min_approaches", 3))
                 except (ValueError, TypeError):
                     return out
-                town = assigner.town(self.maps.candidates(junction_kind_for(kind, out.get("application")), approaches))
+                needed = junction_kind_for(kind, out.get("application"))
+                sig = query.get("signalized")
+                town = assigner.town(self.maps.candidates(needed, approaches, signal_required(
+                    out.get("application"), needed.value, sig if isinstance(sig, bool) else None)))
                 if town:
                     query["town"] = town
                     notes.append(f"map.town {town} assigned from seed")
@@ -243,11 +247,14 @@ class LlmRoles:
                             f"{facts.name} has no {q.junction_kind.value} junction with {q.min_approaches}+ approaches",
                             ("map.town", "map.junction_kind", "map.min_approaches"), repair)]
         needed = junction_kind_for(q.junction_kind, spec.application)
-        if not facts.offers(needed, q.min_approaches):
-            fix = assigner.town(self.maps.candidates(needed, q.min_approaches))
+        sig = signal_required(spec.application, needed.value, q.signalized)
+        if not facts.offers(needed, q.min_approaches, sig):
+            fix = assigner.town(self.maps.candidates(needed, q.min_approaches, sig))
+            what = {True: "signalized ", False: "unsignalized "}.get(sig, "") if sig is not None else ""
             return [Finding("map_catalogue", Severity.ERROR,
-                            f"{facts.name} has no {needed.value} junction, which {spec.application.value} needs",
-                            ("map.town",), Repair(f"use a map offering {needed.value}", (("map.town", fix),))
+                            f"{facts.name} has no {what}{needed.value} junction with {q.min_approaches}+ approaches, "
+                            f"which {spec.application.value} needs", ("map.town",),
+                            Repair(f"use a map offering a {what}{needed.value} junction", (("map.town", fix),))
                             if fix else None)]
         return []
 
