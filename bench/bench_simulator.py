@@ -134,6 +134,37 @@ def bench_batch(batch: int, repeat: int = 3) -> dict:
     return out
 
 
+def bench_workers(batch: int, repeat: int = 3) -> dict:
+    """What the ExecuteBatch RPC runs (SimulatorCore.execute_batch: V2X sources, chunks of 8) with
+    one worker (in-process, as before the pool) and with the pool sized to the CPU limit, best of
+    ``repeat`` wall times each, interleaved."""
+    from lastv2x.core.workers import cpu_limit
+    from services.simulator.core import SimulatorCore
+    from services.simulator.execute import SimulatorLimits
+
+    programs = [reference_program(list(Application)[i % 6], seed=i) for i in range(batch)]
+    seeds = [p.seed for p in programs]
+    n = cpu_limit()
+    cores = {1: SimulatorCore(SimulatorLimits(workers=1)), n: SimulatorCore(SimulatorLimits(workers=n))}
+    for core in cores.values():  # warm-up (the pool's workers start and import once)
+        list(core.execute_batch(programs[:16], seeds[:16]))
+    walls: dict[int, list[float]] = {w: [] for w in cores}
+    for _ in range(repeat):
+        for w, core in cores.items():
+            t0 = time.perf_counter()
+            got = sum(len(o) for _, o in core.execute_batch(programs, seeds))
+            walls[w].append(time.perf_counter() - t0)
+            assert got == batch
+    best = {w: min(v) for w, v in walls.items()}
+    print(f"2b. ExecuteBatch of {batch} as the RPC runs it (V2X sources), worker pool sized to the CPU limit "
+          f"({n}), best of {repeat} wall")
+    for w, t in best.items():
+        print(f"   {w} worker{'s' if w > 1 else ''}: {t * 1e3:.0f} ms, {batch / t:.1f} paired/s")
+    if n > 1:
+        print(f"   {n} workers vs 1: x{best[1] / best[n]:.2f} (target >= 1.7 with 2 workers on 2 cores)")
+    return {"workers": n, "wall_s": {str(w): t for w, t in best.items()}}
+
+
 def compare_batch(now: dict, base: dict, ref: str) -> None:
     b, n = base, now
     print(f"   vs {ref}: {b['batch'] / b['wall_s']:.0f} -> {n['batch'] / n['wall_s']:.0f} paired/s wall "
@@ -179,6 +210,8 @@ def main() -> None:
     res["batch"] = bench_batch(16 if args.quick else 64)
     if base:
         compare_batch(res["batch"], base["batch"], args.baseline)
+    if not args.json:  # the pool is new: the baseline is its 1-worker figure
+        res["workers"] = bench_workers(16 if args.quick else 64, 1 if args.quick else 3)
     res["core"] = bench_core(100 if args.quick else 400, sumo=not args.json,
                              sizes=(20, 200) if args.quick or args.json else (20, 200, 2000))
     if base:

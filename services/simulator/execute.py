@@ -25,6 +25,7 @@ from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.apps.plugin import resolve_app
+from services.simulator.backends.carla_logic import CarlaSettings
 from services.simulator.paired import PairedOutcome, execute_batch, execute_paired
 from services.simulator.v2x.stack import v2x_source_factory
 
@@ -46,6 +47,7 @@ class SimulatorLimits:
     etsi_asn1_dir: Path | None = None  # raw-message mode: the ETSI ASN.1 (None = ../shared/data/v2x_asn1/etsi)
     dsrc_asn1_dir: Path | None = None  # raw-message mode: a user-supplied ISO TS 19091 DSRC ASN.1 directory
     workers: int = 0  # ExecuteBatch worker processes (0 = the container's CPU limit, lastv2x.core.workers)
+    carla: CarlaSettings = CarlaSettings()  # the carla backend's server (LASTV2X_CARLA_HOST, _PORT, _TIMEOUT_S)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
@@ -67,7 +69,8 @@ class SimulatorLimits:
                        max_rsus=int(env.get(p + "MAX_RSUS", default.max_rsus)),
                        etsi_asn1_dir=Path(env[p + "ETSI_ASN1_DIR"]) if env.get(p + "ETSI_ASN1_DIR") else None,
                        dsrc_asn1_dir=Path(env[p + "DSRC_ASN1_DIR"]) if env.get(p + "DSRC_ASN1_DIR") else None,
-                       workers=int(env.get(p + "WORKERS", default.workers)))
+                       workers=int(env.get(p + "WORKERS", default.workers)),
+                       carla=CarlaSettings.from_env(env))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 

@@ -1,0 +1,114 @@
+"""Where a V2X-sourced ExecuteBatch and a single V2X paired run spend their time (cProfile).
+
+Prints, for an ExecuteBatch of ``--batch`` reference programs and for one paired run of each
+reference program (the V2X stack as the message-driven source, what the RPCs run): CPU time,
+paired executions per CPU second, and the share of the profiled time in the V2X source's
+``observe`` and its parts (transmit, links, delivery, belief, monitor) and in the traffic core.
+With ``--baseline REF`` the same script measures git ``REF`` first (exported tree, own process)
+and prints both side by side.
+
+Run: ``.venv/bin/python bench/bench_v2x_profile.py [--batch 64] [--baseline c21697a]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline import code_root_from_argv, run_baseline  # noqa: E402
+
+sys.path.insert(0, str(code_root_from_argv(sys.argv)))
+
+from lastv2x.core.catalogue import Application  # noqa: E402
+from services.simulator.paired import execute_batch, execute_paired  # noqa: E402
+from services.simulator.reference import reference_program  # noqa: E402
+from services.simulator.v2x.stack import v2x_source_factory  # noqa: E402
+
+PARTS = {  # label -> (file suffix, function name) of the profiled functions whose cumulative time is shown
+    "V2X observe": ("v2x/stack.py", "observe"),
+    "  transmit": ("v2x/transmit.py", "_transmit"),
+    "  links + channel": ("v2x/links.py", "_links"),
+    "  deliver to ego": ("v2x/queues.py", "_deliver_ego"),
+    "  belief": ("v2x/stack.py", "_information"),
+    "  monitor": ("v2x/monitor.py", "observe"),
+    "traffic core (numpy step)": ("simulator/traffic.py", "step"),
+}
+
+
+def _shares(prof: cProfile.Profile) -> dict[str, float]:
+    st = pstats.Stats(prof)
+    total = st.total_tt  # type: ignore[attr-defined]
+    out = {}
+    for label, (suffix, name) in PARTS.items():
+        cum = sum(v[3] for (f, _line, fn), v in st.stats.items()  # type: ignore[attr-defined]
+                  if f.endswith(suffix) and fn == name)
+        out[label] = cum / total if total else 0.0
+    return out
+
+
+def measure(batch: int) -> dict:
+    fac = v2x_source_factory()
+    programs = [reference_program(list(Application)[i % 6], seed=i) for i in range(batch)]
+    execute_batch(programs[:6], md_source_factory=fac)  # warm-up
+    c0 = time.process_time()
+    execute_batch(programs, md_source_factory=fac)
+    batch_cpu = time.process_time() - c0
+    prof = cProfile.Profile()
+    prof.enable()
+    execute_batch(programs, md_source_factory=fac)
+    prof.disable()
+    batch_shares = _shares(prof)
+    singles = [reference_program(a) for a in Application]
+    for p in singles:
+        execute_paired(p, md_source_factory=fac)
+    c0 = time.process_time()
+    for p in singles:
+        execute_paired(p, md_source_factory=fac)
+    single_ms = (time.process_time() - c0) / len(singles) * 1e3
+    prof = cProfile.Profile()
+    prof.enable()
+    for p in singles:
+        execute_paired(p, md_source_factory=fac)
+    prof.disable()
+    return {"batch": batch, "batch_cpu_s": batch_cpu, "batch_shares": batch_shares, "single_ms": single_ms,
+            "single_shares": _shares(prof)}
+
+
+def show(name: str, r: dict) -> None:
+    print(f"   [{name}] ExecuteBatch {r['batch']} (V2X source): {r['batch_cpu_s'] * 1e3:.0f} ms CPU, "
+          f"{r['batch'] / r['batch_cpu_s']:.1f} paired/s per core; single V2X paired run: "
+          f"{r['single_ms']:.1f} ms CPU per 30 s scenario (mean over the six reference programs)")
+    print(f"   {'share of profiled time':28s} {'batch':>8s} {'single':>8s}")
+    for label in PARTS:
+        print(f"   {label:28s} {100 * r['batch_shares'].get(label, 0):7.1f}% {100 * r['single_shares'].get(label, 0):7.1f}%")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--baseline", metavar="REF")
+    ap.add_argument("--code-root", help=argparse.SUPPRESS)
+    ap.add_argument("--json", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    print("V2X-sourced paired execution, profiled (cProfile; shares are of the profiled time)")
+    if args.baseline:
+        base = run_baseline(Path(__file__).resolve(), args.baseline, ["--batch", str(args.batch)])
+        show(args.baseline, base)
+    now = measure(args.batch)
+    if args.json:
+        Path(args.json).write_text(json.dumps(now))
+        return
+    show("now", now)
+    if args.baseline:
+        print(f"   per core: {base['batch'] / base['batch_cpu_s']:.1f} -> {now['batch'] / now['batch_cpu_s']:.1f} "
+              f"paired/s; single run {base['single_ms']:.1f} -> {now['single_ms']:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
