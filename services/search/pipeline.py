@@ -117,7 +117,9 @@ class InProcessPipeline:
     Executions run on one worker thread (the simulator core is CPU-bound Python; more
     threads would only contend for the GIL), which takes every request queued while it was
     busy as one vectorized batch (``run_batch``, what ExecuteBatch runs: per program the
-    same outcome bytes as a single run), up to ``max_batch``. Requests that write a trace
+    same outcome bytes as a single run), up to ``max_batch``, spread in chunks over the
+    simulator's worker processes (``run_batch_on_workers``: as many as the container's CPU
+    limit; the reference applications only). Requests that write a trace
     run alone; a batch the simulator refuses is re-run one by one, so only the refused
     program is marked refused.
     """
@@ -210,13 +212,17 @@ class InProcessPipeline:
                 f.set_exception(exc)
 
     def _run_batch(self, rows: list[tuple[ExecutionRequest, Future[Execution]]]) -> None:
-        from services.simulator.execute import run_batch
+        from services.simulator.execute import run_batch_on_workers
 
         app = self._app(rows[0][0].app)
         start = time.perf_counter()
-        outcomes = run_batch([r.program for r, _ in rows], [r.seed for r, _ in rows], self._limits, app)
+        # spread over the simulator's worker pool (all cores of the container) when it pays
+        outcomes = run_batch_on_workers([r.program for r, _ in rows], [r.seed for r, _ in rows], self._limits, app)
         share = (time.perf_counter() - start) / len(rows)
         for (_, f), o in zip(rows, outcomes, strict=True):
+            if isinstance(o, RuntimeError):  # its worker process died: this execution fails, not the batch
+                f.set_exception(o)
+                continue
             f.set_result(Execution(o.program_sha256, o.seed, o.admitted, o.failure_margin, o.to_json_bytes(),
                                    self.replicas[0], wall_time_s=share, app_build=app.build.to_dict()))
 

@@ -262,3 +262,36 @@ def run_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], 
             for i, o in zip(group, outs, strict=True):
                 results[i] = o
     return [r for r in results if r is not None]
+
+
+def _chunk_task(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], limits: SimulatorLimits
+                ) -> list[PairedOutcome]:
+    return run_batch(programs, seeds, limits)  # a worker process runs the reference applications
+
+
+def run_batch_on_workers(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], limits: SimulatorLimits,
+                         app: ApplicationUnderTest | None = None, chunk: int = 8
+                         ) -> list[PairedOutcome | RuntimeError]:
+    """``run_batch`` spread over the shared worker pool (``lastv2x.core.workers``, ``limits.worker_count()``
+    processes) in chunks of ``chunk`` programs, results in request order; in this process when there is
+    one worker, one chunk, or an application under test other than the reference apps (one object of
+    this process). A program whose worker died is a RuntimeError in its place (the others are not
+    affected); what ``run_batch`` raises (InvalidArgument for a bad program) is raised."""
+    from services.simulator.apps.contract import ReferenceApp
+
+    firsts = list(range(0, len(programs), max(1, chunk)))
+    workers = min(limits.worker_count(), len(firsts))
+    if workers <= 1 or not (app is None or type(app) is ReferenceApp):
+        return list(run_batch(programs, seeds, limits, app))
+    from lastv2x.core.workers import TaskError, WorkerDied, shared_pool
+
+    out: list[PairedOutcome | RuntimeError | None] = [None] * len(programs)
+    tasks = [(list(programs[f:f + chunk]), list(seeds[f:f + chunk]), limits) for f in firsts]
+    for ci, result in shared_pool(workers).imap_unordered(_chunk_task, tasks):
+        first, n = firsts[ci], len(tasks[ci][0])
+        if isinstance(result, TaskError):
+            raise result.error if result.error is not None else RuntimeError(result.text)
+        for i in range(n):
+            out[first + i] = RuntimeError(f"program {first + i}: not run: {result.message()}") \
+                if isinstance(result, WorkerDied) else result[i]
+    return [o for o in out if o is not None]

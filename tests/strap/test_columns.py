@@ -92,3 +92,16 @@ def test_batch_coder_equals_label_coder_on_odd_values() -> None:
         assert BatchCoder(coder)(values).tolist() == [coder(v) for v in values]
         floats = [0.0, 0.29, 0.3, 5.0, float("nan"), float("inf"), -3.0, 2]
         assert BatchCoder(coder)(floats).tolist() == [coder(v) for v in floats]
+
+
+def test_the_cyclic_collector_is_paused_only_during_a_pass(tmp_path: Path) -> None:
+    import gc
+
+    path = tmp_path / "t.mcap"
+    write_trace(path, synthetic_platform_messages(5.0, rate_hz=20, n_channels=8))
+    assert gc.isenabled()
+    ingest(path, "platform")
+    assert gc.isenabled()
+    with pytest.raises(Exception):  # noqa: B017 - any failure inside the pass
+        ingest(path, "apollo", missing="error")
+    assert gc.isenabled()
