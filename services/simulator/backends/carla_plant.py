@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from lastv2x.core.errors import FailedPrecondition, Unavailable
+from lastv2x.core.errors import FailedPrecondition, LastV2XError, Unavailable
 from lastv2x.core.program import ScenarioProgram
 from services.simulator.backends import carla_logic as logic
 from services.simulator.backends.base import BackendInfo, TickCommand, VehicleReading, register
@@ -90,12 +90,17 @@ class CarlaPlant:
         try:
             return fn(*args)
         except RuntimeError as exc:
-            text = str(exc)
-            if "time-out" in text or "timeout" in text.lower() or "connect" in text.lower():
-                raise Unavailable(f"CARLA server at {self.settings.address} did not answer ({what}) within "
-                                  f"{timeout_s or self.settings.timeout_s:g} s: {text}; start it (the carla-gpu "
-                                  "component) or point LASTV2X_CARLA_HOST / LASTV2X_CARLA_PORT at one") from None
-            raise FailedPrecondition(f"CARLA server at {self.settings.address} refused {what}: {text}") from None
+            raise self._server_error(what, exc, timeout_s) from None
+
+    def _server_error(self, what: str, exc: RuntimeError, timeout_s: float | None = None) -> LastV2XError:
+        """carla raises RuntimeError for everything: a time-out or lost connection is Unavailable,
+        anything else the server refused a FailedPrecondition naming the call."""
+        text = str(exc)
+        if "time-out" in text or "timeout" in text.lower() or "connect" in text.lower():
+            return Unavailable(f"CARLA server at {self.settings.address} did not answer ({what}) within "
+                               f"{timeout_s or self.settings.timeout_s:g} s: {text}; start it (the carla-gpu "
+                               "component) or point LASTV2X_CARLA_HOST / LASTV2X_CARLA_PORT at one")
+        return FailedPrecondition(f"CARLA server at {self.settings.address} refused {what}: {text}")
 
     def _connect(self, carla: Any) -> Any:
         if self._client is None:
@@ -165,6 +170,9 @@ class CarlaPlant:
             self._spawn(carla, world, program)
             self._readings = {v.id: logic.start_reading(v) for v in program.vehicles}
             return dict(self._readings)
+        except RuntimeError as exc:  # a carla call not made through _call
+            self.close()
+            raise self._server_error(f"starting the {rollout} rollout", exc) from None
         except BaseException:
             self.close()
             raise
@@ -241,6 +249,9 @@ class CarlaPlant:
             self._readings = self._read()
             self._retire(carla)
             return dict(self._readings)
+        except RuntimeError as exc:
+            self.close()
+            raise self._server_error(f"step {command.step}", exc) from None
         except BaseException:
             self.close()
             raise
