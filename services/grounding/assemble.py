@@ -112,8 +112,32 @@ def _route(rm: RoadMap, back_ids: Sequence[str], movement: MovementInfo, fwd_nee
                         conflict_s_m=None if conflict_s is None else round(conflict_s, 9), conflict_xy_m=conflict_xy,
                         turn=Maneuver(turn) if turn in ("straight", "left", "right") else Maneuver.STRAIGHT)
     pts = tuple((float(x), float(y)) for x, y in r.polyline)
-    return _Built(Route(points_xy_m=pts, segments=tuple(segs), crossings=(crossing,),
+    later = _downstream_crossings(rm, ids, offsets, i_lane + 3, junction_id)
+    return _Built(Route(points_xy_m=pts, segments=tuple(segs), crossings=(crossing, *later),
                         turn=crossing.turn), ids, bar_s, conflict_s, offsets[i_lane + 1])
+
+
+def _downstream_crossings(rm: RoadMap, ids: Sequence[str], offsets: Sequence[float], first: int,
+                          scenario_junction: str) -> list[Crossing]:
+    """Every signalized junction the route crosses after the scenario junction (a whole corridor):
+    its crossing (approach lane, stop bar, the map's signal group of the movement taken; the
+    assembler adds that junction's plans). Unsignalized junctions further on are not listed (the
+    route's vehicles keep their car-following there, as before)."""
+    out: list[Crossing] = []
+    for k in range(max(first, 1), len(ids)):
+        m = rm.movements.get(ids[k])
+        if m is None or m.junction_id == scenario_junction or not rm.junctions[m.junction_id].signalized:
+            continue
+        if m.signal_group_id is None or ids[k - 1] not in rm.lanes:
+            continue
+        lane = rm.lanes[ids[k - 1]]
+        bar = lane.polyline[-1]
+        turn = m.turn.value if m.turn.value in ("straight", "left", "right") else "straight"
+        out.append(Crossing(junction_id=m.junction_id, approach_lane_id=lane.id,
+                            stop_bar_s_m=round(offsets[k - 1] + lane.length_m, 9),
+                            stop_bar_xy_m=(float(bar[0]), float(bar[1])), signal_group_id=m.signal_group_id,
+                            turn=Maneuver(turn)))
+    return out
 
 
 def _conflict_on(rm: RoadMap, j: JunctionInfo, mine: str, other: str) -> tuple[str, float, tuple[float, float]] | None:
@@ -289,6 +313,24 @@ class ProgramAssembler:
             placed.append(_Placed(vehicle, pick.approach.id, back))
 
         background = self._background(spec, rm, j, sel, placed, ego_built, ego_back_ids, group_of, notes)
+
+        # whole routes: every signalized junction a route crosses after the scenario junction gets its
+        # plans (the crossing vehicle's group on the ego axis of that approach); with a chain of RSUs,
+        # its RSU too
+        for c in (c for v in [p.vehicle for p in placed] + background for c in v.route.crossings[1:]):
+            if any(g.junction_id == c.junction_id for g in groups.values()):
+                continue
+            lane = rm.lanes[c.approach_lane_id]
+            jid = c.junction_id
+            axes = _group_axes(rm, jid, float(lane.heading_at(lane.length_m)), c.signal_group_id)
+            for g in sorted(axes, key=_natural):
+                groups[g] = (ego_group_plan if axes[g] == "ego" else cross_group_plan)(g, jid, spec.signal)
+                roles_of[g] = axes[g]
+        if spec.v2x.rsu_placement is RsuPlacement.CHAIN:
+            rsu_junctions += [c.junction_id for c in ego_built.route.crossings[1:]]
+        crossed = [c.junction_id for c in ego_built.route.crossings]
+        if len(crossed) > 1:
+            notes.append(f"the ego route crosses {len(crossed)} signalized junctions: {', '.join(crossed)}")
 
         # RSUs
         rsus = self._rsus(spec, rm, j, rsu_junctions, ego_pick.approach)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -68,6 +69,9 @@ class AppContext:
     amber_s: Mapping[str, float]  # nominal amber duration per signal group
     desired_speed_mps: float
     ego_length_m: float = 4.5
+    # the signalized crossings of the whole route, (stop bar arc length, group, junction) in route
+    # order (``route_crossings``); empty: unknown (the "junctions known ahead" count is then None)
+    crossings: tuple[tuple[float, str, str], ...] = ()
     _s: np.ndarray = field(init=False, repr=False)
 
     _xs: list[float] = field(init=False, repr=False)
@@ -119,6 +123,23 @@ class AppContext:
                 best_d, best_s = d, s0 + t * ds
         return best_s, best_d
 
+    def junctions_known_ahead(self, info: EgoInformation, ego: EgoState) -> int | None:
+        """How many signalized junctions still ahead on the route (its next stop bar included) the
+        ego holds fresh SPaT for: valid, within the application's freshness budget, a known phase.
+        None when ``crossings`` does not list the route's junctions. (Here, not in the signal
+        applications' module: a count that no decision reads is no site for STRaP's mutants.)"""
+        if not self.crossings:
+            return None
+        bar = ego.s_m + ego.stop_bar_distance_m if math.isfinite(ego.stop_bar_distance_m) else math.inf
+        known = set()
+        for bar_s, group, junction in self.crossings:
+            if bar_s + 0.5 < bar or junction in known:
+                continue
+            sig = info.signals.get(group)
+            if sig is not None and sig.valid and sig.phase >= 0 and sig.aoi_s <= self.freshness_budget_s:
+                known.add(junction)
+        return len(known)
+
     @property
     def route_length_m(self) -> float:
         return float(self._s[-1])
@@ -146,6 +167,7 @@ class Decision:
     info_valid: bool = True  # False: no fresh information, fallback used
     evidence_t_s: float | None = None  # when the hazard behind a BRAKE/YIELD was last seen
     bar_s_m: float | None = None  # signal apps: route arc length of the front bumper at the stop bar decided on
+    known_ahead: int | None = None  # signal apps at an epoch: junctions ahead on the route with fresh SPaT
 
     def same_as(self, other: Decision | None) -> bool:
         """Same action for the same reason: paired execution records a decision only on a change."""
@@ -169,6 +191,13 @@ def fresh_signal(info: EgoInformation, ctx: AppContext) -> BelievedSignal | None
     return sig
 
 
+def route_crossings(crossings: Iterable[Any]) -> tuple[tuple[float, str, str], ...]:
+    """``AppContext.crossings`` from a program route's crossings (``lastv2x.core.program.Crossing``):
+    the signalized ones, in route order."""
+    return tuple((float(c.stop_bar_s_m), str(c.signal_group_id), str(c.junction_id))
+                 for c in crossings if c.signal_group_id)
+
+
 def fresh_tracks(info: EgoInformation, ctx: AppContext) -> list[Track]:
     budget = ctx.freshness_budget_s
     return [t for t in info.tracks.values() if t.valid and t.aoi_s <= budget]
@@ -187,4 +216,4 @@ def time_to_reach_s(distance_m: float, speed_mps: float, accel_mps2: float = STA
 
 __all__ = ["Action", "AppContext", "DecideFn", "Decision", "EgoState", "MAP_BUDGET_S", "ROUTE_LATERAL_M",
            "SAME_DIRECTION_RAD", "START_ACCEL_MPS2", "angle_diff", "fresh_signal", "fresh_tracks",
-           "time_to_reach_s"]
+           "route_crossings", "time_to_reach_s"]

@@ -74,7 +74,13 @@ def _latched(app: Application, info: EgoInformation, ego: EgoState, ctx: AppCont
 
 def _signal_decide(app: Application, info: EgoInformation, ego: EgoState, ctx: AppContext,
                    prev: Decision | None) -> Decision | None:
-    """The shared part: past the bar / latched / epoch; None = before the epoch."""
+    """The shared part: past the bar / latched / epoch; None = before the epoch.
+
+    A junction no RSU covers gets no SPaT at all, so its epoch takes the fallback: silent by
+    absence, never a decision on another junction's signal. Each epoch records ``known_ahead``,
+    how many signalized junctions still ahead on the route (the one decided included) the ego
+    holds fresh SPaT for (``AppContext.junctions_known_ahead``; None when the context does not
+    list the route's crossings)."""
     if math.isinf(ego.stop_bar_distance_m):
         if prev is not None and prev.action is Action.PROCEED and prev.reason == "no stop bar ahead":
             return prev
@@ -84,7 +90,7 @@ def _signal_decide(app: Application, info: EgoInformation, ego: EgoState, ctx: A
             return _latched(app, info, ego, ctx, prev)
         # that bar is behind the ego: the next junction is decided afresh
     if ego.stop_bar_distance_m <= stopping_distance_m(ego.speed_mps):
-        return _epoch_rule(app, info, ego, ctx)
+        return replace(_epoch_rule(app, info, ego, ctx), known_ahead=ctx.junctions_known_ahead(info, ego))
     return None
 
 
