@@ -71,6 +71,7 @@ def write_report(core: Any, campaign_id: str, out_dir: Path | str = DEFAULT_REPO
     final = parent / campaign_id
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{campaign_id}.partial-"))
     try:
+        _export_witnesses(core, campaign_id, data, tmp / "xosc", archive)
         names = ["index.html"]
         (tmp / "index.html").write_text(campaign_page(data, generated), encoding="utf-8")
         for w in data["witnesses"]:
@@ -90,6 +91,24 @@ def write_report(core: Any, campaign_id: str, out_dir: Path | str = DEFAULT_REPO
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return ReportResult(campaign_id, final, final / "index.html", tuple(final / n for n in names), data)
+
+
+def _export_witnesses(core: Any, campaign_id: str, data: dict[str, Any], folder: Path, archive: str) -> None:
+    """Each witness as OpenSCENARIO + OpenDRIVE + V2X sidecar under ``xosc/`` (lastv2x_app.export.xosc);
+    without the ``export`` extra the pages say so instead."""
+    try:
+        import scenariogeneration  # noqa: F401
+    except ImportError:
+        for w in data["witnesses"]:
+            w["xosc"] = None
+        return
+    from lastv2x_app.export.xosc import export_witness
+
+    by_id = {w["witness_id"]: w for w in data["witnesses"]}
+    for row in core.witnesses(campaign_id):
+        result = export_witness(row, folder, archive=archive)
+        by_id[row.id]["xosc"] = {"xosc": f"xosc/{result.xosc.name}", "xodr": f"xosc/{result.xodr.name}",
+                                 "sidecar": f"xosc/{result.sidecar.name}", "schema": result.xosc_schema}
 
 
 __all__ = ["DEFAULT_REPORT_DIR", "ReportResult", "write_report"]

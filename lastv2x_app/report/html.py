@@ -245,6 +245,11 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
     seg_rows = [[f"#{s['index']}", _f(s["start_s"]), _f(s["end_s"]), str(s["frames"]),
                  escape(", ".join(f"{k}={v}" for k, v in s["changed"].items()) or "—")] for s in st["segments"]]
     cmds = "\n".join(escape(c) for c in w["commands"])
+    x = w.get("xosc")
+    xosc = (f'<p>OpenSCENARIO: <a href="{escape(x["xosc"])}">{escape(x["xosc"])}</a> (valid against '
+            f'{escape(x["schema"])}), OpenDRIVE <a href="{escape(x["xodr"])}">{escape(x["xodr"])}</a>, V2X faults '
+            f'<a href="{escape(x["sidecar"])}">{escape(x["sidecar"])}</a> (they have no OpenSCENARIO form).</p>'
+            if x else '<p class=muted>No OpenSCENARIO export here (the export extra is not installed).</p>')
     spec = escape(json.dumps(w["spec"], indent=1))
     body = (f"<section><h2>Outcome</h2>{verdict}<p class=muted>Intent: {escape(w['intent'] or '—')}</p></section>"
             f"<section><h2>Time–distance of both egos</h2>{time_distance_chart(w)}"
@@ -264,7 +269,7 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
             + _table(["segment", "start (s)", "end (s)", "frames", "features that changed"], seg_rows, {1, 2, 3})
             + (f"<p class=muted>{st['segments_total'] - len(st['segments'])} more segment(s) in report.json.</p>"
                if st["segments_total"] > len(st["segments"]) else "")
-            + f"</section><section><h2>Replay it</h2><pre>{cmds}</pre><p class=muted>Trace: "
+            + f"</section><section><h2>Replay it</h2><pre>{cmds}</pre>{xosc}<p class=muted>Trace: "
               f"<code>{escape(w['trace_path'])}</code> (MCAP; opens in Foxglove)</p></section>"
               f"<section><h2>Spec (1-minimal)</h2><pre>{spec}</pre></section>")
     return _page(f"Witness {w['witness_id']}", sub, body, generated)

@@ -28,7 +28,10 @@ def test_the_report_holds_every_witness_with_its_evidence(witness_archive, repor
     core, cid = witness_archive
     folder = report.folder
     assert folder.name == cid and sorted(p.name for p in folder.iterdir()) == sorted(
-        ["index.html", "report.json", *[f"{w.id}.html" for w in core.witnesses(cid)]])
+        ["index.html", "report.json", "xosc", *[f"{w.id}.html" for w in core.witnesses(cid)]])
+    # each witness exported beside its page: OpenSCENARIO + OpenDRIVE + V2X sidecar, linked from it
+    assert sorted(p.name for p in (folder / "xosc").iterdir()) == sorted(
+        f"{w.id}{ext}" for w in core.witnesses(cid) for ext in (".xosc", ".xodr", ".v2x.json"))
     data = json.loads((folder / "report.json").read_text())
     assert data["complete"] is True and data["campaign_id"] == cid
     # yield curve: one point per search execution, admitted never decreases, ends at the journal's count
@@ -45,6 +48,8 @@ def test_the_report_holds_every_witness_with_its_evidence(witness_archive, repor
         assert {d["rollout"] for d in epochs} == {"md", "gt"}
         assert w["strap"]["segments"] and w["strap"]["kept_frames"] <= w["strap"]["frames"]
         assert any(c.startswith(f"lastv2x witness replay {w['witness_id']}") for c in w["commands"])
+        assert (folder / w["xosc"]["xosc"]).is_file()
+        assert f'href="{w["xosc"]["xosc"]}"' in (folder / f"{w['witness_id']}.html").read_text()
         # each episode that a decision follows carries the outcome's hazard slack, in order
         slacks = [e["hazard_slack_s"] for e in w["episodes"] if e["hazard_slack_s"] is not None]
         assert slacks == [pytest.approx(s) for s in json.loads(core.witness(w["witness_id"]).outcome_json)
@@ -119,7 +124,7 @@ def test_an_unknown_campaign_or_an_unwritable_folder_is_refused_and_writes_nothi
 
 def test_a_witness_without_its_trace_fails_and_the_previous_report_stays(witness_archive, report) -> None:
     core, cid = witness_archive
-    before = {p.name: p.read_bytes() for p in report.folder.iterdir()}
+    before = {p.name: p.read_bytes() for p in report.folder.rglob("*") if p.is_file()}
     w = core.witnesses(cid)[-1]
     trace = Path(w.trace_path)
     hidden = trace.with_name(trace.name + ".hidden")
@@ -129,7 +134,7 @@ def test_a_witness_without_its_trace_fails_and_the_previous_report_stays(witness
             write_report(core, cid, report.folder.parent)
     finally:
         hidden.rename(trace)
-    assert {p.name: p.read_bytes() for p in report.folder.iterdir()} == before
+    assert {p.name: p.read_bytes() for p in report.folder.rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in report.folder.parent.iterdir()) == [cid]  # no temporary folder left
 
 
