@@ -7,7 +7,7 @@
   lastv2x execute FILE.json --live [--live-port P]   ... streamed to Foxglove as it runs (WebSocket, loopback)
   lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (the parser role on the LLM service's settings)
   lastv2x ground SPEC.json [--out P]    spec -> grounded program on a real map (--target: grounding)
-  lastv2x execute FILE.json [--trace] [--app APP]   paired execution of a spec or program (--target: simulator)
+  lastv2x execute FILE.json [--trace] [--app APP] [--backend sumo]   paired execution (--target: simulator)
   lastv2x coverage MAP [--rsu X,Y] [--png F]   channel coverage of a map's RSUs
   lastv2x strap reduce|prioritize|evaluate RECORDING [--module M] [--channel-map F] [--strict]   STRaP on a recording
   lastv2x strap schema                                 the channel maps' JSON Schema
@@ -15,6 +15,7 @@
   lastv2x regress --app NEW [--archive DIR] [--witness ID] [--budget N]   re-run the archive on a new build (STRaP order)
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
   lastv2x witness export ID --xosc [--dest DIR]   a witness as OpenSCENARIO + OpenDRIVE (+ V2X sidecar JSON)
+  lastv2x witness verify ID [--backend sumo]   replay a witness on another simulator: admitted again?
   lastv2x report CAMPAIGN [--archive DIR] [--out DIR]   the campaign as HTML pages (offline) + report.json
   lastv2x demo [--json]                 make run: one intent stage by stage, then a short campaign
 
@@ -255,7 +256,7 @@ def cmd_execute(args: argparse.Namespace) -> int:
         from lastv2x.rpc.convert import program_to_proto, spec_to_proto
         from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
 
-        req = simulator_pb2.ExecuteRequest(write_trace=args.trace, app=args.app or "")
+        req = simulator_pb2.ExecuteRequest(write_trace=args.trace, app=args.app or "", backend=args.backend or "")
         if kind == "program":
             req.program.CopyFrom(program_to_proto(obj))
         else:
@@ -272,7 +273,8 @@ def cmd_execute(args: argparse.Namespace) -> int:
         program = obj if kind == "program" else program_for(obj)
         # The simulator service's own settings (user maps, caps, trace directory, app deadlines).
         limits = SimulatorLimits.from_env()
-        result, uri = run_one(program, args.seed, limits, args.trace, app_under_test(args.app, limits))
+        result, uri = run_one(program, args.seed, limits, args.trace, app_under_test(args.app, limits),
+                              args.backend or "")
         outcome = result.to_dict()
         outcome["trace_uri"] = uri
     lines = _outcome_lines(outcome) + ([f"  trace: {outcome['trace_uri']}"] if outcome.get("trace_uri") else [])
@@ -572,7 +574,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
 def cmd_witness(args: argparse.Namespace) -> int:
     from lastv2x_app.campaigns import local_core, witness_summary
 
-    if args.action in ("show", "replay", "export") and not args.id:
+    if args.action in ("show", "replay", "verify", "export") and not args.id:
         raise InvalidArgument(FieldViolation("id", f"witness {args.action} needs a witness id",
                                              "see `lastv2x witness list`"))
     core = local_core(Path(args.out))
@@ -605,6 +607,8 @@ def cmd_witness(args: argparse.Namespace) -> int:
     finally:
         core.close()
     return 0
+        elif args.action == "verify":
+            return _witness_verify(args, core)
 
 
 def _witness_export(args: argparse.Namespace, core: Any) -> int:
@@ -617,6 +621,30 @@ def _witness_export(args: argparse.Namespace, core: Any) -> int:
     _print(data, args.json, f"{result.witness_id}: {result.xosc} (valid against {result.xosc_schema}), "
                             f"{result.xodr} (OpenDRIVE 1.7: {'valid' if result.xodr_valid else 'NOT valid'}), "
                             f"V2X faults in {result.sidecar}")
+def _witness_verify(args: argparse.Namespace, core: Any) -> int:
+    """Replay a witness on another simulator; both outcomes side by side; exit 0 when admission holds."""
+    r = core.replay(args.id, args.backend)
+    archived, again = json.loads(r.archived_json), json.loads(r.outcome_json)
+    data = {"witness_id": r.witness_id, "backend": args.backend, "confirmed": r.admitted,
+            "archived": archived, "replayed": again}
+
+    def side(o: dict[str, Any], rollout: str) -> str:
+        ro = o[rollout]
+        what = [f"{len(ro['red_entries'])} red entry"] if ro.get("red_entries") else []
+        what += ["collision"] if ro.get("collision") else []
+        if ro.get("closest_approach_m") is not None:
+            what.append(f"closest {ro['closest_approach_m']:.1f} m")
+        return f"{'FAIL' if ro['failed'] else 'safe'} ({', '.join(what) or 'stops ' + str(ro['stops'])})"
+
+    lines = [f"{r.witness_id} on {args.backend}: {'CONFIRMED (admitted)' if r.admitted else 'NOT confirmed'}",
+             f"  {'':<10} {'archived (builtin)':<34} {args.backend}",
+             f"  {'md ego':<10} {side(archived, 'md'):<34} {side(again, 'md')}",
+             f"  {'gt ego':<10} {side(archived, 'gt'):<34} {side(again, 'gt')}",
+             f"  {'margin':<10} {archived['failure_margin']:<34} {again['failure_margin']}"]
+    _print(data, args.json, "\n".join(lines))
+    return 0 if r.admitted else 1
+
+
     return 0
 
 
@@ -698,6 +726,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("map", help="built-in map, user map under LASTV2X_MAP_PATHS, or .xodr path")
     p.add_argument("--rsu", action="append", metavar="X,Y[,H]",
                    help="an RSU at map coordinates, m (repeatable; default one per signalized junction)")
+    p.add_argument("--backend", default=None, help="simulator that moves the vehicles: builtin (default, "
+                                                   "LASTV2X_SIMULATOR_BACKEND), sumo, carla")
     p.add_argument("--blockage", type=float, default=None, help="dB per metre (default 5)")
     p.add_argument("--range", type=float, default=None, help="radio range, m (default 150)")
     p.add_argument("--cell", type=float, default=5.0, help="grid cell, m")
@@ -743,9 +773,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-run order: STRaP RSC over the witnesses' traces (default) or archive order")
     p.set_defaults(fn=cmd_regress)
     p = sub.add_parser("witness", parents=[common],
-                       help="the witness archive: list, show (certificate), replay, export (--xosc: OpenSCENARIO)")
-    p.add_argument("action", choices=["list", "show", "replay", "export"])
-    p.add_argument("id", nargs="?", help="witness id (show, replay, export)")
+                       help="the witness archive: list, show (certificate), replay, verify (on another simulator: "
+                            "--backend sumo), export (--xosc: OpenSCENARIO)")
+    p.add_argument("action", choices=["list", "show", "replay", "verify", "export"])
+    p.add_argument("id", nargs="?", help="witness id (show, replay, verify, export)")
+    p.add_argument("--backend", default="sumo", help="verify: the simulator to re-verify on (default sumo)")
     p.add_argument("--xosc", action="store_true", help="export: OpenSCENARIO 1.x + OpenDRIVE + V2X sidecar JSON")
     p.add_argument("--dest", default=".lastv2x/export", help="export: output folder")
     p.add_argument("--osc-minor", type=int, default=2, help="export: OpenSCENARIO minor version 0..3 (default 2)")

@@ -140,19 +140,25 @@ class GetWitnessResponse(_message.Message):
     def __init__(self, witness: _Optional[_Union[_common_pb2.Witness, _Mapping]] = ...) -> None: ...
 
 class ReplayWitnessRequest(_message.Message):
-    __slots__ = ("witness_id",)
+    __slots__ = ("witness_id", "backend")
     WITNESS_ID_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
     witness_id: str
-    def __init__(self, witness_id: _Optional[str] = ...) -> None: ...
+    backend: str
+    def __init__(self, witness_id: _Optional[str] = ..., backend: _Optional[str] = ...) -> None: ...
 
 class ReplayWitnessResponse(_message.Message):
-    __slots__ = ("outcome", "identical", "admitted", "archived_outcome_sha256")
+    __slots__ = ("outcome", "identical", "admitted", "archived_outcome_sha256", "archived", "backend")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     IDENTICAL_FIELD_NUMBER: _ClassVar[int]
     ADMITTED_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_OUTCOME_SHA256_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
     outcome: _common_pb2.PairedOutcome
     identical: bool
     admitted: bool
     archived_outcome_sha256: str
-    def __init__(self, outcome: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., identical: _Optional[bool] = ..., admitted: _Optional[bool] = ..., archived_outcome_sha256: _Optional[str] = ...) -> None: ...
+    archived: _common_pb2.PairedOutcome
+    backend: str
+    def __init__(self, outcome: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., identical: _Optional[bool] = ..., admitted: _Optional[bool] = ..., archived_outcome_sha256: _Optional[str] = ..., archived: _Optional[_Union[_common_pb2.PairedOutcome, _Mapping]] = ..., backend: _Optional[str] = ...) -> None: ...

@@ -26,7 +26,7 @@ from lastv2x.v1 import application_pb2 as lastv2x_dot_v1_dot_application__pb2
 from lastv2x.v1 import common_pb2 as lastv2x_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1alastv2x/v1/simulator.proto\x12\nlastv2x.v1\x1a\x1clastv2x/v1/application.proto\x1a\x17lastv2x/v1/common.proto\"\xb4\x01\n\x0e\x45xecuteRequest\x12.\n\x07program\x18\x01 \x01(\x0b\x32\x1b.lastv2x.v1.ScenarioProgramH\x00\x12(\n\x04spec\x18\x02 \x01(\x0b\x32\x18.lastv2x.v1.ScenarioSpecH\x00\x12\x11\n\x04seed\x18\x03 \x01(\x03H\x01\x88\x01\x01\x12\x13\n\x0bwrite_trace\x18\x04 \x01(\x08\x12\x0b\n\x03\x61pp\x18\x05 \x01(\tB\n\n\x08scenarioB\x07\n\x05_seed\"{\n\x0f\x45xecuteResponse\x12*\n\x07outcome\x18\x01 \x01(\x0b\x32\x19.lastv2x.v1.PairedOutcome\x12\x13\n\x0bwall_time_s\x18\x02 \x01(\x01\x12\'\n\tapp_build\x18\x03 \x01(\x0b\x32\x14.lastv2x.v1.AppBuild\"C\n\x13\x45xecuteBatchRequest\x12,\n\x08requests\x18\x01 \x03(\x0b\x32\x1a.lastv2x.v1.ExecuteRequest\"\x9e\x01\n\x14\x45xecuteBatchResponse\x12\r\n\x05index\x18\x01 \x01(\x05\x12*\n\x07outcome\x18\x02 \x01(\x0b\x32\x19.lastv2x.v1.PairedOutcome\x12\x13\n\x0bwall_time_s\x18\x03 \x01(\x01\x12\'\n\tapp_build\x18\x04 \x01(\x0b\x32\x14.lastv2x.v1.AppBuild\x12\r\n\x05\x65rror\x18\x05 \x01(\t\"\xbd\x01\n\x12\x43overageMapRequest\x12\x10\n\x08map_name\x18\x01 \x01(\t\x12\x1d\n\x04rsus\x18\x02 \x03(\x0b\x32\x0f.lastv2x.v1.Rsu\x12\x1e\n\x11\x62lockage_db_per_m\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07range_m\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x13\n\x06\x63\x65ll_m\x18\x05 \x01(\x01H\x02\x88\x01\x01\x42\x14\n\x12_blockage_db_per_mB\n\n\x08_range_mB\t\n\x07_cell_m\"\xed\x01\n\x13\x43overageMapResponse\x12\x19\n\x11\x63overage_fraction\x18\x01 \x01(\x01\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x0e\n\x06height\x18\x03 \x01(\x05\x12\x12\n\norigin_x_m\x18\x04 \x01(\x01\x12\x12\n\norigin_y_m\x18\x05 \x01(\x01\x12\x0e\n\x06\x63\x65ll_m\x18\x06 \x01(\x01\x12\x15\n\rbest_rssi_dbm\x18\x07 \x03(\x02\x12\x19\n\x11in_range_fraction\x18\x08 \x01(\x01\x12\x13\n\x0broad_points\x18\t \x01(\x05\x12\x1d\n\x04rsus\x18\n \x03(\x0b\x32\x0f.lastv2x.v1.Rsu2\xfb\x01\n\x10SimulatorService\x12\x42\n\x07\x45xecute\x12\x1a.lastv2x.v1.ExecuteRequest\x1a\x1b.lastv2x.v1.ExecuteResponse\x12S\n\x0c\x45xecuteBatch\x12\x1f.lastv2x.v1.ExecuteBatchRequest\x1a .lastv2x.v1.ExecuteBatchResponse0\x01\x12N\n\x0b\x43overageMap\x12\x1e.lastv2x.v1.CoverageMapRequest\x1a\x1f.lastv2x.v1.CoverageMapResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1alastv2x/v1/simulator.proto\x12\nlastv2x.v1\x1a\x1clastv2x/v1/application.proto\x1a\x17lastv2x/v1/common.proto\"\xc5\x01\n\x0e\x45xecuteRequest\x12.\n\x07program\x18\x01 \x01(\x0b\x32\x1b.lastv2x.v1.ScenarioProgramH\x00\x12(\n\x04spec\x18\x02 \x01(\x0b\x32\x18.lastv2x.v1.ScenarioSpecH\x00\x12\x11\n\x04seed\x18\x03 \x01(\x03H\x01\x88\x01\x01\x12\x13\n\x0bwrite_trace\x18\x04 \x01(\x08\x12\x0b\n\x03\x61pp\x18\x05 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x06 \x01(\tB\n\n\x08scenarioB\x07\n\x05_seed\"{\n\x0f\x45xecuteResponse\x12*\n\x07outcome\x18\x01 \x01(\x0b\x32\x19.lastv2x.v1.PairedOutcome\x12\x13\n\x0bwall_time_s\x18\x02 \x01(\x01\x12\'\n\tapp_build\x18\x03 \x01(\x0b\x32\x14.lastv2x.v1.AppBuild\"C\n\x13\x45xecuteBatchRequest\x12,\n\x08requests\x18\x01 \x03(\x0b\x32\x1a.lastv2x.v1.ExecuteRequest\"\x9e\x01\n\x14\x45xecuteBatchResponse\x12\r\n\x05index\x18\x01 \x01(\x05\x12*\n\x07outcome\x18\x02 \x01(\x0b\x32\x19.lastv2x.v1.PairedOutcome\x12\x13\n\x0bwall_time_s\x18\x03 \x01(\x01\x12\'\n\tapp_build\x18\x04 \x01(\x0b\x32\x14.lastv2x.v1.AppBuild\x12\r\n\x05\x65rror\x18\x05 \x01(\t\"\xbd\x01\n\x12\x43overageMapRequest\x12\x10\n\x08map_name\x18\x01 \x01(\t\x12\x1d\n\x04rsus\x18\x02 \x03(\x0b\x32\x0f.lastv2x.v1.Rsu\x12\x1e\n\x11\x62lockage_db_per_m\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x07range_m\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\x13\n\x06\x63\x65ll_m\x18\x05 \x01(\x01H\x02\x88\x01\x01\x42\x14\n\x12_blockage_db_per_mB\n\n\x08_range_mB\t\n\x07_cell_m\"\xed\x01\n\x13\x43overageMapResponse\x12\x19\n\x11\x63overage_fraction\x18\x01 \x01(\x01\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x0e\n\x06height\x18\x03 \x01(\x05\x12\x12\n\norigin_x_m\x18\x04 \x01(\x01\x12\x12\n\norigin_y_m\x18\x05 \x01(\x01\x12\x0e\n\x06\x63\x65ll_m\x18\x06 \x01(\x01\x12\x15\n\rbest_rssi_dbm\x18\x07 \x03(\x02\x12\x19\n\x11in_range_fraction\x18\x08 \x01(\x01\x12\x13\n\x0broad_points\x18\t \x01(\x05\x12\x1d\n\x04rsus\x18\n \x03(\x0b\x32\x0f.lastv2x.v1.Rsu2\xfb\x01\n\x10SimulatorService\x12\x42\n\x07\x45xecute\x12\x1a.lastv2x.v1.ExecuteRequest\x1a\x1b.lastv2x.v1.ExecuteResponse\x12S\n\x0c\x45xecuteBatch\x12\x1f.lastv2x.v1.ExecuteBatchRequest\x1a .lastv2x.v1.ExecuteBatchResponse0\x01\x12N\n\x0b\x43overageMap\x12\x1e.lastv2x.v1.CoverageMapRequest\x1a\x1f.lastv2x.v1.CoverageMapResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,17 +34,17 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'lastv2x.v1.simulator_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_EXECUTEREQUEST']._serialized_start=98
-  _globals['_EXECUTEREQUEST']._serialized_end=278
-  _globals['_EXECUTERESPONSE']._serialized_start=280
-  _globals['_EXECUTERESPONSE']._serialized_end=403
-  _globals['_EXECUTEBATCHREQUEST']._serialized_start=405
-  _globals['_EXECUTEBATCHREQUEST']._serialized_end=472
-  _globals['_EXECUTEBATCHRESPONSE']._serialized_start=475
-  _globals['_EXECUTEBATCHRESPONSE']._serialized_end=633
-  _globals['_COVERAGEMAPREQUEST']._serialized_start=636
-  _globals['_COVERAGEMAPREQUEST']._serialized_end=825
-  _globals['_COVERAGEMAPRESPONSE']._serialized_start=828
-  _globals['_COVERAGEMAPRESPONSE']._serialized_end=1065
-  _globals['_SIMULATORSERVICE']._serialized_start=1068
-  _globals['_SIMULATORSERVICE']._serialized_end=1319
+  _globals['_EXECUTEREQUEST']._serialized_end=295
+  _globals['_EXECUTERESPONSE']._serialized_start=297
+  _globals['_EXECUTERESPONSE']._serialized_end=420
+  _globals['_EXECUTEBATCHREQUEST']._serialized_start=422
+  _globals['_EXECUTEBATCHREQUEST']._serialized_end=489
+  _globals['_EXECUTEBATCHRESPONSE']._serialized_start=492
+  _globals['_EXECUTEBATCHRESPONSE']._serialized_end=650
+  _globals['_COVERAGEMAPREQUEST']._serialized_start=653
+  _globals['_COVERAGEMAPREQUEST']._serialized_end=842
+  _globals['_COVERAGEMAPRESPONSE']._serialized_start=845
+  _globals['_COVERAGEMAPRESPONSE']._serialized_end=1082
+  _globals['_SIMULATORSERVICE']._serialized_start=1085
+  _globals['_SIMULATORSERVICE']._serialized_end=1336
 # @@protoc_insertion_point(module_scope)

@@ -9,18 +9,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("program", "spec", "seed", "write_trace", "app")
+    __slots__ = ("program", "spec", "seed", "write_trace", "app", "backend")
     PROGRAM_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     WRITE_TRACE_FIELD_NUMBER: _ClassVar[int]
     APP_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
     program: _common_pb2.ScenarioProgram
     spec: _common_pb2.ScenarioSpec
     seed: int
     write_trace: bool
     app: str
-    def __init__(self, program: _Optional[_Union[_common_pb2.ScenarioProgram, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., seed: _Optional[int] = ..., write_trace: _Optional[bool] = ..., app: _Optional[str] = ...) -> None: ...
+    backend: str
+    def __init__(self, program: _Optional[_Union[_common_pb2.ScenarioProgram, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., seed: _Optional[int] = ..., write_trace: _Optional[bool] = ..., app: _Optional[str] = ..., backend: _Optional[str] = ...) -> None: ...
 
 class ExecuteResponse(_message.Message):
     __slots__ = ("outcome", "wall_time_s", "app_build")

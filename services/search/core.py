@@ -127,6 +127,8 @@ class Replay:
     outcome_json: bytes
     archived_sha256: str
     replay_sha256: str
+    archived_json: bytes = b""  # the archived outcome, for a side-by-side view
+    backend: str = ""  # the backend asked for ("" = the simulator's default)
 
 
 def witness_program(w: WitnessRow) -> ScenarioProgram:
@@ -319,18 +321,22 @@ class SearchCore:
     def witness(self, witness_id: str) -> WitnessRow:
         return self.store.get_witness(witness_id)
 
-    def replay(self, witness_id: str) -> Replay:
-        """Re-execute an archived witness; ``identical`` = the outcome bytes equal the archived ones."""
+    def replay(self, witness_id: str, backend: str = "") -> Replay:
+        """Re-execute an archived witness; ``identical`` = the outcome bytes equal the archived ones.
+        ``backend``: re-verify on another simulator (then only ``admitted`` is expected to hold)."""
         w = self.store.get_witness(witness_id)
         program = witness_program(w)
         app = (w.record.get("app") or {}).get("target", "")  # the build it was found on, where it is plugged in
-        e = self.pipeline.submit(ExecutionRequest(program, int(w.record["seed"]), app="" if app == "reference" else app)
-                                 ).result()
+        e = self.pipeline.submit(ExecutionRequest(program, int(w.record["seed"]), app="" if app == "reference" else app,
+                                                  backend=backend.strip())).result()
+        backend_refused = [v for v in e.refused_violations if v.field == "backend"]
+        if backend_refused:  # the simulator has no such backend: the request's fault, not the witness's
+            raise InvalidArgument(backend_refused)
         if e.refused:
             raise FailedPrecondition(f"witness {witness_id!r} no longer runs: {e.refused}",
                                      "the simulator's limits or maps changed since it was archived")
         return Replay(witness_id, e.admitted, e.outcome_json == w.outcome_json, e.outcome_json,
-                      hashlib.sha256(w.outcome_json).hexdigest(), e.outcome_sha256)
+                      hashlib.sha256(w.outcome_json).hexdigest(), e.outcome_sha256, w.outcome_json, backend.strip())
 
     def close(self) -> None:
         self._stopping.set()

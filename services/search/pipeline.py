@@ -29,7 +29,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lastv2x.core.errors import InvalidArgument
+from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import ScenarioSpec
 
@@ -67,6 +67,7 @@ class Execution:
     replica: str = ""  # which simulator ran it
     trace_uri: str = ""  # MCAP trace, when one was asked for
     refused: str = ""  # non-empty: the simulator refused the program (its INVALID_ARGUMENT text)
+    refused_violations: tuple[FieldViolation, ...] = ()  # what the refusal names, field by field
     wall_time_s: float = 0.0
     app_build: dict[str, str] = field(default_factory=dict, compare=False)  # name, version, digest, target
 
@@ -92,6 +93,7 @@ class ExecutionRequest:
     write_trace: bool = False
     trace_dir: Path | None = field(default=None, compare=False)  # in-process only: where traces go
     app: str = ""  # the application under test, as ExecuteRequest.app ("" = the reference apps)
+    backend: str = ""  # the simulator, as ExecuteRequest.backend ("" = the simulator's default)
 
 
 class Pipeline(Protocol):
@@ -189,10 +191,10 @@ class InProcessPipeline:
 
     def _run(self, batch: list[tuple[ExecutionRequest, Future[Execution]]]) -> None:
         live = [(r, f) for r, f in batch if f.set_running_or_notify_cancel()]
-        alone = [(r, f) for r, f in live if r.write_trace]
+        alone = [(r, f) for r, f in live if r.write_trace or r.backend]  # another backend runs alone
         by_app: dict[str, list[tuple[ExecutionRequest, Future[Execution]]]] = {}
         for r, f in live:
-            if not r.write_trace:
+            if not (r.write_trace or r.backend):
                 by_app.setdefault(r.app, []).append((r, f))
         for together in by_app.values():  # one batch runs one application build
             if len(together) > 1:
@@ -242,9 +244,11 @@ class InProcessPipeline:
         app = self._app(request.app)
         start = time.perf_counter()
         try:
-            outcome, uri = run_one(request.program, request.seed, limits, write_trace=request.write_trace, app=app)
+            outcome, uri = run_one(request.program, request.seed, limits, write_trace=request.write_trace, app=app,
+                                   backend=request.backend)
         except InvalidArgument as exc:
             return Execution(program_sha256(request.program), request.seed, False, 1e6, refused=str(exc),
+                             refused_violations=tuple(exc.violations),
                              replica=self.replicas[0])
         return Execution(outcome.program_sha256, outcome.seed, outcome.admitted, outcome.failure_margin,
                          outcome.to_json_bytes(), self.replicas[0], uri, wall_time_s=time.perf_counter() - start,

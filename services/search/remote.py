@@ -36,11 +36,17 @@ from typing import Any
 
 import grpc
 
-from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XError, Unavailable
+from lastv2x.core.errors import (
+    FailedPrecondition,
+    FieldViolation,
+    InvalidArgument,
+    LastV2XError,
+    Unavailable,
+)
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import ScenarioSpec
 from lastv2x.rpc.convert import program_from_proto, program_to_proto, spec_from_proto, spec_to_proto
-from lastv2x.rpc.errors import retry_delay_s
+from lastv2x.rpc.errors import field_violations, retry_delay_s
 from lastv2x.rpc.security import open_channel
 from lastv2x.v1 import (
     grounding_pb2,
@@ -58,8 +64,8 @@ _CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.max_receive_m
 def _error(exc: grpc.RpcError, target: str, what: str) -> LastV2XError:
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
-    if code is grpc.StatusCode.INVALID_ARGUMENT:
-        return InvalidArgument([], f"{what} at {target}: {details}")
+    if code is grpc.StatusCode.INVALID_ARGUMENT:  # the server's field paths travel on
+        return InvalidArgument([FieldViolation(f, d) for f, d in field_violations(exc)], f"{what} at {target}: {details}")
     if code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.RESOURCE_EXHAUSTED):
         return FailedPrecondition(f"{what} at {target}: {details}")
     return Unavailable(f"{what} at {target} answered {code.name if code else 'nothing'}: {details}")
@@ -193,7 +199,8 @@ class GrpcPipeline:
             first = request.replica if request.replica is not None else next(self._next)
         out: Future[Execution] = Future()
         message = simulator_pb2.ExecuteRequest(program=program_to_proto(request.program), seed=request.seed,
-                                               write_trace=request.write_trace, app=request.app)
+                                               write_trace=request.write_trace, app=request.app,
+                                               backend=request.backend)
         start = time.perf_counter()
 
         def launch(replica: _Replica, attempt: int) -> None:
@@ -219,7 +226,7 @@ class GrpcPipeline:
                     threading.Timer(max(0.0, advised), lambda: launch(self._pick_after(replica), attempt + 1)).start()
                 elif isinstance(err, InvalidArgument):
                     out.set_result(Execution(program_sha256(request.program), request.seed, False, 1e6, refused=str(err),
-                                             replica=target))
+                                             refused_violations=tuple(err.violations), replica=target))
                 elif isinstance(err, Unavailable) and attempt + 1 < self._attempts:
                     with self._lock:
                         self.retries += 1

@@ -154,9 +154,10 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
 
     def ReplayWitness(self, request: search_pb2.ReplayWitnessRequest, context: grpc.ServicerContext
                       ) -> search_pb2.ReplayWitnessResponse:
-        r = self._core.replay(_id(request.witness_id, "witness_id"))
+        r = self._core.replay(_id(request.witness_id, "witness_id"), request.backend)
         return search_pb2.ReplayWitnessResponse(outcome=outcome_json_to_proto(r.outcome_json), identical=r.identical,
-                                                admitted=r.admitted, archived_outcome_sha256=r.archived_sha256)
+                                                admitted=r.admitted, archived_outcome_sha256=r.archived_sha256,
+                                                archived=outcome_json_to_proto(r.archived_json), backend=r.backend)
 
 
 def _application(value: int) -> str:

@@ -38,11 +38,13 @@ from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
 from lastv2x.core.workers import TaskError, WorkerDied, shared_pool
 from services.simulator.apps.contract import ApplicationUnderTest, ReferenceApp
+from services.simulator.backends.base import BUILTIN
 from services.simulator.coverage_service import RsuPlacement, coverage_for
 from services.simulator.execute import (
     SimulatorLimits,
     app_under_test,
     program_for,
+    resolve_backend,
     road_map_for,
     run_batch,
     run_one,
@@ -150,22 +152,35 @@ class SimulatorCore:
         contract version FailedPrecondition, a name that resolves to nothing InvalidArgument."""
         return app_under_test(spec, self.limits, field)
 
+    def backend(self, name: str, field: str = "backend") -> str:
+        """The backend a request runs on (its name, else the service's default); unknown: refused."""
+        return resolve_backend(name, self.limits.backend, field)
+
     def execute(self, program: ScenarioProgram, seed: int | None = None, write_trace: bool = False,
-                app: ApplicationUnderTest | None = None) -> tuple[PairedOutcome, str]:
-        """One paired execution; calls that arrive together run as one batch (a trace runs alone)."""
-        if write_trace:
-            return run_one(program, seed, self.limits, write_trace, app)
+                app: ApplicationUnderTest | None = None, backend: str = "") -> tuple[PairedOutcome, str]:
+        """One paired execution; calls that arrive together run as one batch (a trace, or a run on
+        another backend than the builtin one, runs alone)."""
+        backend = self.backend(backend)
+        if write_trace or backend != BUILTIN:
+            return run_one(program, seed, self.limits, write_trace, app, backend)
         return self._coalescer.run(program, seed, app), ""
 
     def execute_batch(self, programs: Sequence[ScenarioProgram], seeds: Sequence[int | None],
                       app: ApplicationUnderTest | None = None, stop: Callable[[], bool] | None = None,
-                      chunk: int = BATCH_CHUNK) -> Iterator[tuple[int, list[PairedOutcome | RowFailed]]]:
+                      chunk: int = BATCH_CHUNK, backend: str = "") -> Iterator[tuple[int, list[PairedOutcome | RowFailed]]]:
         if len(programs) > self.limits.max_batch:  # the whole batch is checked before any program runs
             raise InvalidArgument([], f"batch of {len(programs)} exceeds the cap of {self.limits.max_batch}")
         for i, s in enumerate(seeds):
             validate_seed(s, f"requests[{i}].seed")
         for i, p in enumerate(programs):
             validate_program(p, self.limits, f"requests[{i}].program")
+        backend = self.backend(backend, "requests[0].backend")
+        if backend != BUILTIN:  # another simulator runs one rollout at a time: program by program
+            for i, (p, s) in enumerate(zip(programs, seeds, strict=True)):
+                if stop is not None and stop():
+                    raise Cancelled(f"ExecuteBatch stopped before program {i} of {len(programs)}: the call ended")
+                yield i, [run_one(p, s, self.limits, False, app, backend)[0]]
+            return
         chunk = max(1, chunk)
         firsts = list(range(0, len(programs), chunk))
         workers = min(self.limits.worker_count(), len(firsts))

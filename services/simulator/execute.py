@@ -48,11 +48,12 @@ class SimulatorLimits:
     dsrc_asn1_dir: Path | None = None  # raw-message mode: a user-supplied ISO TS 19091 DSRC ASN.1 directory
     workers: int = 0  # ExecuteBatch worker processes (0 = the container's CPU limit, lastv2x.core.workers)
     carla: CarlaSettings = CarlaSettings()  # the carla backend's server (LASTV2X_CARLA_HOST, _PORT, _TIMEOUT_S)
+    backend: str = "builtin"  # the simulator a request that names none runs on (services/simulator/backends)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
         """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
-        ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS`` and the shared
+        ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS``, ``_BACKEND`` and the shared
         ``LASTV2X_MAP_PATHS`` (os.pathsep-separated, as grounding reads it)."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
@@ -70,7 +71,8 @@ class SimulatorLimits:
                        etsi_asn1_dir=Path(env[p + "ETSI_ASN1_DIR"]) if env.get(p + "ETSI_ASN1_DIR") else None,
                        dsrc_asn1_dir=Path(env[p + "DSRC_ASN1_DIR"]) if env.get(p + "DSRC_ASN1_DIR") else None,
                        workers=int(env.get(p + "WORKERS", default.workers)),
-                       carla=CarlaSettings.from_env(env))
+                       carla=CarlaSettings.from_env(env),
+                       backend=resolve_backend(env.get(p + "BACKEND", ""), default.backend, p + "BACKEND"))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 
@@ -200,6 +202,19 @@ def app_under_test(spec: str | None, limits: SimulatorLimits, field: str = "app"
 MAX_SEED = 2**63 - 1  # a seed is a non-negative int64 (numpy's generators refuse negatives)
 
 
+def resolve_backend(name: str, default: str, path: str = "backend") -> str:
+    """The backend a request runs on: its own name, else ``default``; an unknown name is refused at
+    ``path`` listing the known ones (services/simulator/backends/base.py)."""
+    from services.simulator.backends.base import BACKENDS, backend_info
+
+    name = name.strip() or default
+    try:
+        return backend_info(name).name
+    except InvalidArgument:
+        raise InvalidArgument(FieldViolation(path, f"unknown simulator backend {name!r}",
+                                             f"one of {', '.join(sorted(BACKENDS))}")) from None
+
+
 def validate_seed(seed: int | None, path: str = "seed") -> None:
     """A request's seed override: None (the program's seed) or in [0, 2**63 - 1]."""
     if seed is not None and not 0 <= seed <= MAX_SEED:
@@ -208,12 +223,14 @@ def validate_seed(seed: int | None, path: str = "seed") -> None:
 
 
 def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
-            write_trace: bool = False, app: ApplicationUnderTest | None = None) -> tuple[PairedOutcome, str]:
+            write_trace: bool = False, app: ApplicationUnderTest | None = None,
+            backend: str = "") -> tuple[PairedOutcome, str]:
     validate_seed(seed)
     road_map = validate_program(program, limits)
     factory = v2x_source_factory(road_map=road_map)
+    backend = resolve_backend(backend, limits.backend)
     if not write_trace:
-        return execute_paired(program, seed, md_source_factory=factory, app=app), ""
+        return execute_paired(program, seed, md_source_factory=factory, app=app, backend=backend), ""
     import secrets
 
     from services.simulator.scene import scene_channels
@@ -230,7 +247,7 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
         # the program and seed travel with the trace: a recording replays without its request
         with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)},
                          derived=scene_channels(program)) as trace:  # + /viz/scene (Foxglove SceneUpdate)
-            outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace, app=app)
+            outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace, app=app, backend=backend)
         tmp.replace(path)  # a trace is complete or absent, never half-written
     finally:
         tmp.unlink(missing_ok=True)

@@ -75,7 +75,7 @@ from services.simulator.traffic import (
 )
 
 if TYPE_CHECKING:
-    from services.simulator.backends.base import Plant
+    from services.simulator.backends.plant import Plant
     from services.simulator.v2x.wire import WireCodec
 
 OUTCOME_VERSION = "1"
@@ -355,7 +355,7 @@ class _PlantEngine(_VectorEngine):
 
     def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
                 active: list[bool]) -> None:
-        from services.simulator.backends.base import TickCommand
+        from services.simulator.backends.plant import TickCommand
         from services.simulator.info import PHASE_NAME
         from services.simulator.maps.geometry import project
 

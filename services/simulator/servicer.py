@@ -1,8 +1,8 @@
 """gRPC servicer of the simulator service: parse request -> call core -> build reply.
 
 Every RPC is a method of ``services.simulator.core.SimulatorCore``: Execute /
-ExecuteBatch run paired executions, CoverageMap evaluates the channel over a map.
-Only the builtin backend exists; the carla backend needs a CARLA server.
+ExecuteBatch run paired executions (on the builtin backend, or the one a request names:
+services/simulator/backends), CoverageMap evaluates the channel over a map.
 """
 
 from __future__ import annotations
@@ -62,10 +62,11 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
                 ) -> simulator_pb2.ExecuteResponse:
         program = self._program(request)
         seed = request.seed if request.HasField("seed") else None
+        backend = self._core.backend(request.backend)
         app = self._core.app(request.app)
         start = time.perf_counter()
         try:
-            outcome, uri = self._core.execute(program, seed, request.write_trace, app)
+            outcome, uri = self._core.execute(program, seed, request.write_trace, app, backend)
         finally:
             _release(app)
         return simulator_pb2.ExecuteResponse(outcome=outcome_to_proto(outcome, uri),
@@ -84,10 +85,18 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
             if name != names[0]:
                 raise InvalidArgument(FieldViolation(f"requests[{i}].app", f"{name!r} differs from requests[0].app "
                                                      f"{names[0]!r}", "one batch runs one application build"))
+        backends = [r.backend.strip() for r in request.requests]
+        for i, name in enumerate(backends):
+            if name != backends[0]:
+                raise InvalidArgument(FieldViolation(f"requests[{i}].backend", f"{name!r} differs from "
+                                                     f"requests[0].backend {backends[0]!r}",
+                                                     "one batch runs on one simulator backend"))
+        backend = self._core.backend(backends[0] if backends else "", "requests[0].backend")
         app = self._core.app(names[0] if names else "", "requests[0].app")
         try:  # streamed per chunk of programs; a call whose deadline passed stops between chunks
             start = time.perf_counter()
-            for first, outcomes in self._core.execute_batch(programs, seeds, app, stop=lambda: call_ended(context)):
+            for first, outcomes in self._core.execute_batch(programs, seeds, app, stop=lambda: call_ended(context),
+                                                            backend=backend):
                 share = (time.perf_counter() - start) / max(1, len(outcomes))
                 build = _build(app)
                 for i, outcome in enumerate(outcomes, first):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 
 import grpc
@@ -55,6 +56,14 @@ def test_campaign_over_grpc_from_start_to_replay(stub: search_pb2_grpc.SearchSer
     replay = stub.ReplayWitness(search_pb2.ReplayWitnessRequest(witness_id=w.id), timeout=60)
     assert replay.identical and replay.admitted
     assert replay.outcome.outcome_json == w.outcome.outcome_json
+    assert replay.archived.outcome_json == w.outcome.outcome_json and replay.backend == ""
+    if importlib.util.find_spec("libsumo") is not None:  # re-verified on a second simulator (issue 20)
+        on_sumo = stub.ReplayWitness(search_pb2.ReplayWitnessRequest(witness_id=w.id, backend="sumo"), timeout=120)
+        assert on_sumo.admitted and on_sumo.backend == "sumo"
+        assert on_sumo.archived.outcome_json == w.outcome.outcome_json
+    with pytest.raises(grpc.RpcError) as err:
+        stub.ReplayWitness(search_pb2.ReplayWitnessRequest(witness_id=w.id, backend="gazebo"), timeout=60)
+    assert err.value.code() is grpc.StatusCode.INVALID_ARGUMENT and "sumo" in (err.value.details() or "")
     none = stub.ListWitnesses(search_pb2.ListWitnessesRequest(application=common_pb2.APPLICATION_FCW), timeout=10)
     assert not none.witnesses
 

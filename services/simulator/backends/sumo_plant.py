@@ -25,7 +25,7 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from lastv2x.core.program import ScenarioProgram
-from services.simulator.backends.base import TickCommand, VehicleReading
+from services.simulator.backends.plant import TickCommand, VehicleReading
 from services.simulator.backends.sumo_net import SumoNetwork, SumoUnavailable, build_network
 
 _ONE_AT_A_TIME = threading.Lock()  # libsumo: one simulation per process

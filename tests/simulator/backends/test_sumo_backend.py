@@ -56,3 +56,46 @@ def test_a_sumo_outcome_repeats_bit_for_bit() -> None:
 def test_an_unknown_backend_is_refused_naming_the_known_ones() -> None:
     with pytest.raises(InvalidArgument, match="gazebo.*builtin.*sumo"):
         _run(reference_program(Application.FCW, seed=1), "gazebo")
+
+
+# ----------------------------------------------------------------------------- over gRPC
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):  # type: ignore[no-untyped-def]
+    import grpc
+
+    from lastv2x.rpc.server import ServerConfig, create_server
+    from lastv2x.v1 import simulator_pb2_grpc
+    from services.simulator.execute import SimulatorLimits
+    from services.simulator.servicer import register
+
+    limits = SimulatorLimits(max_duration_s=60.0, trace_dir=tmp_path_factory.mktemp("traces"))
+    server, port = create_server(ServerConfig("simulator", log_json=False), lambda s: register(s, limits))
+    server.start()
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield simulator_pb2_grpc.SimulatorServiceStub(channel)
+    server.stop(0)
+
+
+def test_execute_names_its_backend_and_a_batch_runs_on_one(sim) -> None:  # type: ignore[no-untyped-def]
+    import grpc
+
+    from lastv2x.rpc.convert import spec_to_proto
+    from lastv2x.rpc.errors import field_violations
+    from lastv2x.v1 import simulator_pb2
+
+    spec = spec_to_proto(parse_spec(FREEZE_BEFORE_AMBER))
+    on_sumo = sim.Execute(simulator_pb2.ExecuteRequest(spec=spec, backend="sumo"), timeout=120).outcome
+    assert on_sumo.admitted and on_sumo.md.failed and not on_sumo.gt.failed
+    with pytest.raises(grpc.RpcError) as err:
+        sim.Execute(simulator_pb2.ExecuteRequest(spec=spec, backend="gazebo"), timeout=30)
+    assert err.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert [v[0] for v in field_violations(err.value)] == ["backend"] and "sumo" in err.value.details()
+    mixed = simulator_pb2.ExecuteBatchRequest(requests=[simulator_pb2.ExecuteRequest(spec=spec, backend="sumo"),
+                                                        simulator_pb2.ExecuteRequest(spec=spec)])
+    with pytest.raises(grpc.RpcError) as err:
+        list(sim.ExecuteBatch(mixed, timeout=30))
+    assert [v[0] for v in field_violations(err.value)] == ["requests[1].backend"]
+    both = simulator_pb2.ExecuteBatchRequest(requests=[simulator_pb2.ExecuteRequest(spec=spec, backend="sumo")] * 2)
+    got = list(sim.ExecuteBatch(both, timeout=120))
+    assert [r.index for r in got] == [0, 1] and all(r.outcome.admitted for r in got)
+    assert got[0].outcome.outcome_json == on_sumo.outcome_json

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from lastv2x.core.catalogue import Application
-from services.simulator.backends.base import TickCommand, open_plant
+from services.simulator.backends.base import open_plant
+from services.simulator.backends.plant import TickCommand
 from services.simulator.reference import reference_program
 
 pytest.importorskip("libsumo", reason="the SUMO backend needs the 'sumo' extra")
