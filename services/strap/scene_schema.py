@@ -249,7 +249,7 @@ def _compile_channel(schema: SceneSchema, channel: str, spec: Mapping[str, Any],
 
 
 #: the built-in channel maps (``schemas/channels_<name>.json``), in selection tie order
-BUILTIN_MAPS = ("platform", "apollo")
+BUILTIN_MAPS = ("platform", "apollo", "autoware")
 
 
 @cache

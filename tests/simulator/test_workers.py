@@ -130,3 +130,14 @@ def test_limits_still_answer_invalid_argument_in_the_pool(pooled_sim) -> None:
     with pytest.raises(grpc.RpcError) as info:
         list(pooled_sim.ExecuteBatch(bad, timeout=60))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_run_batch_on_workers_keeps_request_order_and_bytes() -> None:
+    """What the search service's in-process fan-out calls: the pool's chunks back in request order."""
+    from services.simulator.execute import run_batch, run_batch_on_workers
+
+    programs = [reference_program(a, seed=i) for i, a in enumerate(Application)]
+    seeds = [p.seed for p in programs]
+    here = [o.to_json_bytes() for o in run_batch(programs, seeds, SimulatorLimits(workers=1))]
+    pooled = run_batch_on_workers(programs, seeds, SimulatorLimits(workers=2), chunk=2)
+    assert [o.to_json_bytes() for o in pooled] == here  # type: ignore[union-attr]
