@@ -606,6 +606,11 @@ def cmd_witness(args: argparse.Namespace) -> int:
             return 0 if r.identical and r.admitted else 1
     finally:
         core.close()
+            xc = w.record.get("cross_check")
+            if xc:
+                lines.append(f"  cross-check on {xc['backend']}: "
+                             + (f"ERROR {xc['error']}" if xc.get("error") else
+                                "admitted (confirmed)" if xc["admitted"] else "NOT admitted"))
     return 0
         elif args.action == "verify":
             return _witness_verify(args, core)

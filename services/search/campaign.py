@@ -605,6 +605,7 @@ class CampaignRunner:
             self._emit("flaky", sc.index, f"{sc.source}: admission flipped on re-check; recorded as flaky")
             return
         outcome_json = recheck.outcome_json
+        cross_check = self._cross_check(sc, exec_id, program) if self.settings.verify_backend else None
         record = {
             "witness_id": witness_id, "campaign_id": self.id, "scenario": sc.index, "source": sc.source,
             "intent": sc.intent, "key": key.to_dict(), "spec": spec_to_dict(spec),
@@ -619,6 +620,8 @@ class CampaignRunner:
             # the application build it was found on (name, version, digest; how it was plugged in)
             "app": {**recheck.app_build, "target": recheck.app_build.get("target") or self.request.app or "reference"},
         }
+        if cross_check is not None:
+            record["cross_check"] = cross_check
         staged = None
         if recheck.trace_uri.startswith("file://"):
             from pathlib import Path
@@ -630,6 +633,24 @@ class CampaignRunner:
             self._witness_kept(sc, witness_id, key.text, spec, result)
         else:
             sc.duplicate_keys += 1
+
+    def _cross_check(self, sc: ScenarioProgress, exec_id: str, program: ScenarioProgram) -> dict[str, Any]:
+        """The witness re-run on a second simulator (``settings.verify_backend``): does admission hold there?
+        A verdict, never a reason to drop the witness: a backend that fails says so in ``error``."""
+        backend = self.settings.verify_backend
+        try:
+            e = self._wait(self.pipeline.submit(ExecutionRequest(program, program.seed, app=self.request.app,
+                                                                 backend=backend)))
+        except (LastV2XError, OSError) as exc:
+            return {"backend": backend, "admitted": False, "error": f"{type(exc).__name__}: {exc}"}
+        sc.shrink_executions += 1
+        self._record(sc, exec_id + ":cross_check", "cross_check", e)
+        if e.refused:
+            return {"backend": backend, "admitted": False, "error": e.refused}
+        o = e.outcome
+        return {"backend": backend, "admitted": e.admitted, "outcome_sha256": e.outcome_sha256,
+                "md_failed": bool(o.get("md", {}).get("failed")), "gt_failed": bool(o.get("gt", {}).get("failed")),
+                "failure_margin": e.failure_margin}
 
     def _witness_kept(self, sc: ScenarioProgress, witness_id: str, key: str, spec: ScenarioSpec, result: Any) -> None:
         self._kept_keys.add(key)

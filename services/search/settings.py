@@ -73,6 +73,9 @@ class SearchSettings:
                                      "is re-sent to the next replica (doubling backoff from 0.25 s) up to this often")
     rpc_timeout_s: int = _param(120, "s", "deadline of each call to another service; an execution past it is "
                                 "UNAVAILABLE and fails the campaign with the reason")
+    verify_backend: str = _param("", "backend name", "re-verify every new witness on this simulator backend "
+                                 "(ExecuteRequest.backend, e.g. sumo) and store the verdict with it "
+                                 "(record cross_check); empty = off")
 
     def __post_init__(self) -> None:
         for f in fields(self):

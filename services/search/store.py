@@ -63,7 +63,7 @@ class LedgerRow:
     execution_id: str
     campaign_id: str
     scenario: int
-    purpose: str  # initial, search, reflection, shrink, recheck, replay
+    purpose: str  # initial, search, reflection, shrink, recheck, cross_check, replay
     program_sha256: str
     seed: int
     admitted: bool

@@ -50,7 +50,7 @@ class SumoUnavailable(FailedPrecondition):
 
 
 def netconvert_binary() -> str:
-    """The netconvert of the ``eclipse-sumo`` wheel (or ``$SUMO_HOME/bin``, or PATH)."""
+    """The netconvert of the ``eclipse-sumo`` wheel, else the one on PATH."""
     try:
         import sumo  # the eclipse-sumo wheel
 
@@ -59,9 +59,6 @@ def netconvert_binary() -> str:
             return str(exe)
     except ImportError:
         pass
-    home = os.environ.get("SUMO_HOME")
-    if home and (Path(home) / "bin" / "netconvert").is_file():
-        return str(Path(home) / "bin" / "netconvert")
     import shutil
 
     found = shutil.which("netconvert")
@@ -71,7 +68,10 @@ def netconvert_binary() -> str:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lastv2x" / "sumo"
+    """Beside the built-in maps' generated OpenDRIVE (one cache folder for map artefacts)."""
+    from services.simulator.maps.builtin import default_cache_dir as maps_cache
+
+    return maps_cache() / "sumo"
 
 
 @dataclass(frozen=True)
