@@ -32,6 +32,7 @@ class Substream(StrEnum):
     TIE_BREAK = "tie_break"  # retrieval and search tie-breaking
     SEARCH = "search"  # spec-space mutation draws
     ASSIGNMENT = "assignment"  # parser defaults left open by the intent
+    VARIATION = "variation"  # the world a seed draws within a spec's declared bounds
 
 
 def _key(name: str) -> int:

@@ -213,6 +213,37 @@ class Fault(_Model):
     provenance: str = Field("spec", max_length=128, description="where the magnitude came from")
 
 
+class Bounds(_Model):
+    """Inclusive bounds of a value the scenario seed draws uniformly; ``min == max`` pins it.
+    The verifier reports negative, inverted or out-of-range bounds (``variation`` in its
+    consistency family) with a repair."""
+
+    min: float = Field(..., allow_inf_nan=False, description="lower bound, in the quantity's unit")
+    max: float = Field(..., allow_inf_nan=False, description="upper bound, in the quantity's unit")
+
+
+class CountBounds(_Model):
+    """Inclusive bounds of a count the scenario seed draws uniformly; ``min == max`` pins it."""
+
+    min: int = Field(..., ge=-1000, le=1000)
+    max: int = Field(..., ge=-1000, le=1000)
+
+
+class Variation(_Model):
+    """What the scenario seed varies, within these bounds, when a program is built from the spec
+    (``lastv2x.core.variation``), so that seeds are different worlds. A quantity left unset keeps the
+    spec's own values (pinned); with no variation at all nothing is drawn."""
+
+    desired_speed_mps: Bounds | None = Field(
+        None, description="each vehicle's desired (and initial) speed, m/s, in [1, 40]: ego, agents, background")
+    arrival_jitter_s: Bounds | None = Field(
+        None, description="added to each cross/opposing agent's arrival_offset_s, s, in [-30, 30]")
+    reaction_time_s: Bounds | None = Field(
+        None, description="each vehicle's leader-perception reaction time, s, in [0, 5]")
+    background_vehicles: CountBounds | None = Field(
+        None, description="how many background vehicles map.busy places, in [0, 16]")
+
+
 class ScenarioSpec(_Model):
     """A test intent made precise: what application, where, who, which faults."""
 
@@ -227,6 +258,10 @@ class ScenarioSpec(_Model):
     v2x: V2X = V2X()
     signal: SignalPlan = SignalPlan()
     faults: tuple[Fault, ...] = Field((), max_length=MAX_FAULTS)
+    # left out of the JSON when unset: a spec (and the program, outcome and ledger ids hashed over it)
+    # without variation keeps the bytes it had before the field existed
+    variation: Variation | None = Field(None, exclude_if=lambda v: v is None,
+                                        description="seed-drawn variation of the world; null = none")
 
 
 def _path(loc: tuple[Any, ...]) -> str:

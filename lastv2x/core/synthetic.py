@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from lastv2x.core import variation
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
 from lastv2x.core.errors import FailedPrecondition
 from lastv2x.core.faults import resolve_faults
@@ -184,6 +185,15 @@ _ROLE_ARM = {AgentRole.LEAD: "S", AgentRole.RELAY: "S", AgentRole.CROSS: "W", Ag
 
 
 def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
+    """Deterministic program for ``spec`` on the synthetic crossing (no grounding service); the
+    spec's ``variation`` is drawn from its seed first (``lastv2x.core.variation``)."""
+    drawn = variation.draw(spec)
+    if drawn is None:
+        return _on_straight_roads(spec)
+    return variation.apply(_on_straight_roads(drawn.spec), drawn)
+
+
+def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
     """Deterministic program for ``spec`` on the synthetic crossing (no grounding service).
 
     Honoured: the ego's start distance (front bumper to stop bar), manoeuvre, speed and

@@ -63,6 +63,7 @@ from lastv2x.core.timeline import (
     fault_window_s,
     glosa_timeline,
 )
+from lastv2x.core.variation import problems as variation_problems
 from lastv2x.core.verifier_base import (
     CHECKS,
     Check,
@@ -130,6 +131,20 @@ def _consistency(ctx: _Ctx) -> Iterator[Finding]:
             yield Finding("consistency", Severity.ERROR, f"sender {sender!r} is unequipped and sends nothing to fault",
                           (_f(i, "sender"), f"agents[{j}].equipped"),
                           Repair("equip the sender", ((f"agents[{j}].equipped", True),)))
+
+
+    for p in variation_problems(spec):  # seed-drawn bounds: one rule with the program builders'
+        yield Finding("consistency", Severity.ERROR, p.message, p.fields, Repair(p.repair, p.patch))
+    var = spec.variation
+    if var is not None and var.background_vehicles is not None and not spec.map.busy:
+        yield Finding("consistency", Severity.WARNING, "variation.background_vehicles draws background traffic "
+                      "but map.busy is false, so none is placed", ("variation.background_vehicles", "map.busy"),
+                      Repair("turn background traffic on", (("map.busy", True),)))
+    if var is not None and var.arrival_jitter_s is not None and not any(
+            a.role in (AgentRole.CROSS, AgentRole.OPPOSING) for a in spec.agents):
+        yield Finding("consistency", Severity.WARNING, "variation.arrival_jitter_s has no cross or opposing agent "
+                      "to move", ("variation.arrival_jitter_s",), Repair("drop the jitter",
+                                                                         (("variation.arrival_jitter_s", None),)))
 
 
 # 2 roster ────────────────────────────────────────────────────────────────────

@@ -373,7 +373,7 @@ class Fault(_message.Message):
     def __init__(self, name: _Optional[str] = ..., operator: _Optional[_Union[FaultOperator, str]] = ..., stream: _Optional[_Union[Stream, str]] = ..., field: _Optional[str] = ..., sender: _Optional[str] = ..., anchor: _Optional[_Union[Anchor, _Mapping]] = ..., duration_s: _Optional[float] = ..., magnitude: _Optional[float] = ..., probability: _Optional[float] = ..., burst_count: _Optional[int] = ..., target_phase: _Optional[_Union[Phase, str]] = ..., target_group: _Optional[str] = ..., provenance: _Optional[str] = ...) -> None: ...
 
 class ScenarioSpec(_message.Message):
-    __slots__ = ("spec_version", "application", "intent", "seed", "duration_s", "map", "ego", "agents", "v2x", "signal", "faults")
+    __slots__ = ("spec_version", "application", "intent", "seed", "duration_s", "map", "ego", "agents", "v2x", "signal", "faults", "variation")
     SPEC_VERSION_FIELD_NUMBER: _ClassVar[int]
     APPLICATION_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
@@ -385,6 +385,7 @@ class ScenarioSpec(_message.Message):
     V2X_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
+    VARIATION_FIELD_NUMBER: _ClassVar[int]
     spec_version: str
     application: Application
     intent: str
@@ -396,7 +397,36 @@ class ScenarioSpec(_message.Message):
     v2x: V2X
     signal: SignalPlan
     faults: _containers.RepeatedCompositeFieldContainer[Fault]
-    def __init__(self, spec_version: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., intent: _Optional[str] = ..., seed: _Optional[int] = ..., duration_s: _Optional[float] = ..., map: _Optional[_Union[MapQuery, _Mapping]] = ..., ego: _Optional[_Union[Ego, _Mapping]] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., v2x: _Optional[_Union[V2X, _Mapping]] = ..., signal: _Optional[_Union[SignalPlan, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ...) -> None: ...
+    variation: Variation
+    def __init__(self, spec_version: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., intent: _Optional[str] = ..., seed: _Optional[int] = ..., duration_s: _Optional[float] = ..., map: _Optional[_Union[MapQuery, _Mapping]] = ..., ego: _Optional[_Union[Ego, _Mapping]] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., v2x: _Optional[_Union[V2X, _Mapping]] = ..., signal: _Optional[_Union[SignalPlan, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., variation: _Optional[_Union[Variation, _Mapping]] = ...) -> None: ...
+
+class Bounds(_message.Message):
+    __slots__ = ("min", "max")
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    min: float
+    max: float
+    def __init__(self, min: _Optional[float] = ..., max: _Optional[float] = ...) -> None: ...
+
+class CountBounds(_message.Message):
+    __slots__ = ("min", "max")
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    min: int
+    max: int
+    def __init__(self, min: _Optional[int] = ..., max: _Optional[int] = ...) -> None: ...
+
+class Variation(_message.Message):
+    __slots__ = ("desired_speed_mps", "arrival_jitter_s", "reaction_time_s", "background_vehicles")
+    DESIRED_SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
+    ARRIVAL_JITTER_S_FIELD_NUMBER: _ClassVar[int]
+    REACTION_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_VEHICLES_FIELD_NUMBER: _ClassVar[int]
+    desired_speed_mps: Bounds
+    arrival_jitter_s: Bounds
+    reaction_time_s: Bounds
+    background_vehicles: CountBounds
+    def __init__(self, desired_speed_mps: _Optional[_Union[Bounds, _Mapping]] = ..., arrival_jitter_s: _Optional[_Union[Bounds, _Mapping]] = ..., reaction_time_s: _Optional[_Union[Bounds, _Mapping]] = ..., background_vehicles: _Optional[_Union[CountBounds, _Mapping]] = ...) -> None: ...
 
 class FieldPatch(_message.Message):
     __slots__ = ("field", "value")

@@ -39,6 +39,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 
+from lastv2x.core import variation
 from lastv2x.core.errors import FailedPrecondition
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
@@ -111,6 +112,19 @@ class Grounder:
 
     # ---------------------------------------------------------------- ground
     def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
+        """The spec on a catalogued map; its ``variation`` is drawn from its seed first
+        (``lastv2x.core.variation``: speeds and arrival offsets before placement, reaction times
+        and background traffic on the program)."""
+        drawn = variation.draw(spec)
+        if drawn is None:
+            return self._ground(spec)
+        try:
+            return variation.apply(self._ground(drawn.spec), drawn)
+        except FailedPrecondition as exc:  # say the world this seed drew is what does not fit
+            raise FailedPrecondition(f"{exc.constraint} (seed {spec.seed} drew {drawn.record})",
+                                     f"{exc.alternative}, or narrower variation bounds, or another seed") from None
+
+    def _ground(self, spec: ScenarioSpec) -> ScenarioProgram:
         assert self.index is not None
         cands = self.retrieve(spec)
         sel, backend, plan_notes = self.plan(spec, cands)
