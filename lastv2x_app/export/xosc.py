@@ -81,26 +81,29 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def map_xodr(program: ScenarioProgram) -> bytes:
-    """The OpenDRIVE text of the program's map: generated for a built-in map, read for a file."""
+def program_road_map(program: ScenarioProgram) -> Any:
+    """The map the program ran on, found as the simulator finds it (built-in name, or a user map
+    under ``LASTV2X_MAP_PATHS``); None for the synthetic straight crossing."""
+    from services.simulator.execute import SimulatorLimits, validate_program
+
+    return validate_program(program, SimulatorLimits.from_env())
+
+
+def map_xodr(program: ScenarioProgram, road_map: Any) -> bytes:
+    """The OpenDRIVE text of the program's map: generated for a built-in map, read for a user map."""
     from services.simulator.maps import builtin_map_names
     from services.simulator.maps.builtin import builtin_sources
 
     if program.map_name in builtin_map_names():
         return builtin_sources(program.map_name)[0].encode("utf-8")
-    path = Path(program.map_name)
+    if road_map is None:
+        raise FailedPrecondition(f"the witness runs on {program.map_name!r}, the synthetic straight crossing, "
+                                 "which has no OpenDRIVE", "ground the spec on a map (lastv2x ground) to export it")
+    path = Path(str(road_map.source))
     if path.is_file():
         return path.read_bytes()
-    raise FailedPrecondition(f"the witness's map {program.map_name!r} is neither built in nor a readable file",
+    raise FailedPrecondition(f"the OpenDRIVE of map {program.map_name!r} is not readable here ({road_map.source})",
                              "export on the machine holding the map file")
-
-
-def _signal_ids(program: ScenarioProgram) -> dict[str, tuple[str, ...]]:
-    """Signal group id -> the OpenDRIVE signal ids it merges (from the map the program ran on)."""
-    from services.simulator.maps import load_map
-
-    road_map = load_map(program.map_name)
-    return {gid: tuple(g.signal_ids) for gid, g in road_map.signal_groups.items()}
 
 
 def _phases(plan: SignalGroupPlan) -> list[tuple[int, float]]:
@@ -318,10 +321,12 @@ def export_witness(witness: Any, out_dir: Path, *, osc_minor: int = DEFAULT_OSC_
     program = ScenarioProgram.model_validate_json(witness.record["program_json"])
     wid = witness.id
     names = {"xosc": f"{wid}.xosc", "xodr": f"{wid}.xodr", "sidecar": f"{wid}.v2x.json"}
-    xodr = map_xodr(program)
+    road_map = program_road_map(program)
+    xodr = map_xodr(program, road_map)
     xodr_errors = validate_xodr(xodr)
     xml = build_xosc(program, witness_id=wid, xodr_name=names["xodr"], sidecar_name=names["sidecar"],
-                     created_unix_s=witness.created_unix_s, osc_minor=osc_minor, signal_ids=_signal_ids(program))
+                     created_unix_s=witness.created_unix_s, osc_minor=osc_minor,
+                     signal_ids={gid: tuple(g.signal_ids) for gid, g in road_map.signal_groups.items()})
     schema, errors = validate_xosc(xml)
     if errors:  # our writer's bug, never the user's: nothing is written
         raise FailedPrecondition(f"the OpenSCENARIO export of {wid} does not validate against {schema}: "
@@ -336,4 +341,5 @@ def export_witness(witness: Any, out_dir: Path, *, osc_minor: int = DEFAULT_OSC_
                         schema, not xodr_errors, tuple(xodr_errors[:20]))
 
 
-__all__ = ["DEFAULT_OSC_MINOR", "ExportResult", "build_xosc", "export_witness", "map_xodr", "sidecar"]
+__all__ = ["DEFAULT_OSC_MINOR", "ExportResult", "build_xosc", "export_witness", "map_xodr", "program_road_map",
+           "sidecar"]

@@ -102,11 +102,16 @@ def _export_witnesses(core: Any, campaign_id: str, data: dict[str, Any], folder:
         for w in data["witnesses"]:
             w["xosc"] = None
         return
+    from lastv2x.core.errors import FailedPrecondition
     from lastv2x_app.export.xosc import export_witness
 
     by_id = {w["witness_id"]: w for w in data["witnesses"]}
     for row in core.witnesses(campaign_id):
-        result = export_witness(row, folder, archive=archive)
+        try:
+            result = export_witness(row, folder, archive=archive)
+        except FailedPrecondition as exc:  # e.g. the synthetic crossing has no OpenDRIVE: the page says why
+            by_id[row.id]["xosc"] = {"error": str(exc)}
+            continue
         by_id[row.id]["xosc"] = {"xosc": f"xosc/{result.xosc.name}", "xodr": f"xosc/{result.xodr.name}",
                                  "sidecar": f"xosc/{result.sidecar.name}", "schema": result.xosc_schema}
 

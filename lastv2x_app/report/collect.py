@@ -116,16 +116,16 @@ def scene_coverage(program: Any, paths_xy: list[list[tuple[float, float]]]) -> d
     cropped to the scene (the egos' paths and the RSUs)."""
     import numpy as np
 
+    from lastv2x_app.export.xosc import program_road_map
     from services.simulator.coverage_service import RsuPlacement, coverage_for
-    from services.simulator.maps import load_map
 
-    road_map = load_map(program.map_name)
+    road_map = program_road_map(program)
     pts = [p for path in paths_xy for p in path] + [tuple(r.xy_m) for r in program.rsus]
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     bounds = (min(xs) - COVERAGE_MARGIN_M, min(ys) - COVERAGE_MARGIN_M, max(xs) + COVERAGE_MARGIN_M,
               max(ys) + COVERAGE_MARGIN_M)
     buildings = []
-    for b in road_map.buildings:
+    for b in road_map.buildings if road_map is not None else ():
         fp = np.asarray(b.footprint)
         if fp[:, 0].max() >= bounds[0] and fp[:, 0].min() <= bounds[2] and fp[:, 1].max() >= bounds[1] \
                 and fp[:, 1].min() <= bounds[3]:
@@ -135,7 +135,9 @@ def scene_coverage(program: Any, paths_xy: list[list[tuple[float, float]]]) -> d
                             "range_m": program.v2x.channel.range_m,
                             "blockage_db_per_m": program.v2x.channel.blockage_db_per_m, "cells": [],
                             "fraction": None}
-    if not program.rsus:
+    if not program.rsus or road_map is None:  # V2V only, or the synthetic crossing (no map to cover)
+        data["note"] = "no RSU in this scene (V2V only)" if road_map is not None else \
+            "the synthetic straight crossing: no map, no coverage grid"
         return data
     layout = [RsuPlacement(r.id, (float(r.xy_m[0]), float(r.xy_m[1])), float(r.height_m), r.junction_id or "")
               for r in program.rsus]

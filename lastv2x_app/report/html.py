@@ -194,7 +194,7 @@ def coverage_svg(cov: dict[str, Any], w: dict[str, Any]) -> str:
              for r in ("gt", "md")]
     points = [(r["xy_m"][0], r["xy_m"][1], "#111", r["id"]) for r in cov["rsus"]]
     frac = (f"{cov['fraction']:.1%} of road covered" if cov.get("fraction") is not None
-            else "no RSU in this scene (V2V only)")
+            else cov.get("note") or "no RSU in this scene (V2V only)")
     legend = [("#fde0dd", "≤ −98 dBm"), ("#c994c7", "−80"), ("#2c7fb8", "−60"), ("#08306b", "> −60"),
               (ROLLOUT_COLOURS["md"], "MD ego"), (ROLLOUT_COLOURS["gt"], "GT ego")]
     return map_view(f"Best RSSI per road cell: {frac}", tuple(cov["bounds"]), cells=cells,
@@ -249,7 +249,8 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
     xosc = (f'<p>OpenSCENARIO: <a href="{escape(x["xosc"])}">{escape(x["xosc"])}</a> (valid against '
             f'{escape(x["schema"])}), OpenDRIVE <a href="{escape(x["xodr"])}">{escape(x["xodr"])}</a>, V2X faults '
             f'<a href="{escape(x["sidecar"])}">{escape(x["sidecar"])}</a> (they have no OpenSCENARIO form).</p>'
-            if x else '<p class=muted>No OpenSCENARIO export here (the export extra is not installed).</p>')
+            if x and "xosc" in x else f'<p class=muted>No OpenSCENARIO export: {escape(x["error"])}.</p>' if x
+            else '<p class=muted>No OpenSCENARIO export here (the export extra is not installed).</p>')
     spec = escape(json.dumps(w["spec"], indent=1))
     body = (f"<section><h2>Outcome</h2>{verdict}<p class=muted>Intent: {escape(w['intent'] or '—')}</p></section>"
             f"<section><h2>Time–distance of both egos</h2>{time_distance_chart(w)}"

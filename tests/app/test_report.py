@@ -165,3 +165,27 @@ def test_lastv2x_report_writes_it_and_says_where(witness_archive, tmp_path: Path
     assert "no campaign" in capsys.readouterr().out
     assert main(["report", cid, "--archive", str(tmp_path / "nothing-here")]) == 2
     assert "--archive" in capsys.readouterr().out
+
+
+def test_a_campaign_on_the_synthetic_crossing_is_reported_without_map_parts(tmp_path: Path) -> None:
+    """No map: no coverage grid and no OpenSCENARIO export, each page saying why; the rest is there."""
+    from lastv2x_app.campaigns import local_core
+    from lastv2x_app.export.xosc import export_witness
+    from services.search.core import validate_request
+    from tests.search.conftest import rlvw_failing_spec
+
+    core = local_core(tmp_path / "search", synthetic_grounding=True)
+    try:
+        req = validate_request(settings=core.settings, specs=[rlvw_failing_spec(0)], seed=3, budget_per_scenario=2,
+                               reflection_rounds=0)
+        view = core.wait(core.start(req).id, timeout_s=300)
+        assert view.state == "done" and core.witnesses(view.id)
+        result = write_report(core, view.id, tmp_path / "reports")
+        w = result.data["witnesses"][0]
+        assert "synthetic" in w["xosc"]["error"] and w["coverage"]["cells"] == [] and w["trace"]["phases"]
+        page = result.pages[1].read_text()
+        assert "No OpenSCENARIO export" in page and "synthetic straight crossing" in page
+        with pytest.raises(FailedPrecondition, match="synthetic straight crossing"):
+            export_witness(core.witnesses(view.id)[0], tmp_path / "x")
+    finally:
+        core.close()
