@@ -596,7 +596,14 @@ def cmd_witness(args: argparse.Namespace) -> int:
                      f"  certificate ({'complete: 1-minimal' if cert['complete'] else 'INCOMPLETE'}; "
                      f"{cert['steps']} weakening(s) accepted, {cert['executions']} run(s)):"]
             lines += [f"    {e['verdict']:<13} {e['weakening']}" for e in cert["weakenings"]]
+            xc = w.record.get("cross_check")
+            if xc:
+                lines.append(f"  cross-check on {xc['backend']}: "
+                             + (f"ERROR {xc['error']}" if xc.get("error") else
+                                "admitted (confirmed)" if xc["admitted"] else "NOT admitted"))
             _print(w.record, args.json, "\n".join(lines))
+        elif args.action == "verify":
+            return _witness_verify(args, core)
         else:
             r = core.replay(args.id)
             data = {"witness_id": r.witness_id, "admitted": r.admitted, "identical": r.identical,
@@ -606,14 +613,7 @@ def cmd_witness(args: argparse.Namespace) -> int:
             return 0 if r.identical and r.admitted else 1
     finally:
         core.close()
-            xc = w.record.get("cross_check")
-            if xc:
-                lines.append(f"  cross-check on {xc['backend']}: "
-                             + (f"ERROR {xc['error']}" if xc.get("error") else
-                                "admitted (confirmed)" if xc["admitted"] else "NOT admitted"))
     return 0
-        elif args.action == "verify":
-            return _witness_verify(args, core)
 
 
 def _witness_export(args: argparse.Namespace, core: Any) -> int:
@@ -626,6 +626,9 @@ def _witness_export(args: argparse.Namespace, core: Any) -> int:
     _print(data, args.json, f"{result.witness_id}: {result.xosc} (valid against {result.xosc_schema}), "
                             f"{result.xodr} (OpenDRIVE 1.7: {'valid' if result.xodr_valid else 'NOT valid'}), "
                             f"V2X faults in {result.sidecar}")
+    return 0
+
+
 def _witness_verify(args: argparse.Namespace, core: Any) -> int:
     """Replay a witness on another simulator; both outcomes side by side; exit 0 when admission holds."""
     r = core.replay(args.id, args.backend)
