@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from .align import align_indices, choose_reference, gather_rows
+from .batches import Batch, Context, consume, stream_batches
 from .errors import MissingChannelsError
 from .readers.base import RecordedMessage, Recording
 from .scene_schema import ChannelMap, load_channel_map
@@ -102,12 +103,13 @@ class _ChannelBuffer:
         self.ctxs: list[Mapping[str, Any]] = []
         self.blocks: list[np.ndarray] = []
 
-    def add(self, timestamp_ns: int, message: Any, ctx: Mapping[str, Any]) -> None:
-        self.ts.append(timestamp_ns)
-        self.msgs.append(message)
-        self.ctxs.append(ctx)  # a snapshot: _Context replaces its mapping when a value changes
+    def add_many(self, ts: np.ndarray, messages: list[Any], ctxs: list[Mapping[str, Any]]) -> None:
+        self.ts.frombytes(np.ascontiguousarray(ts, np.int64).tobytes())
+        self.msgs.extend(messages)
+        self.ctxs.extend(ctxs)
         if self.interval is not None:
-            self.ends.append(_episode_end(timestamp_ns, message, *self.interval))
+            for t, message in zip(ts.tolist(), messages, strict=True):
+                self.ends.append(_episode_end(t, message, *self.interval))
         if len(self.msgs) >= BATCH_MESSAGES:
             self.flush()
 
@@ -156,27 +158,6 @@ def _episodes_to_steps(starts: np.ndarray, ends: np.ndarray, codes: np.ndarray) 
     return points, out
 
 
-class _Context:
-    """Latest value of each context source; ``values`` is what rules see."""
-
-    def __init__(self, cmap: ChannelMap, names: Iterable[str]) -> None:
-        self.sources = {n: cmap.context[n] for n in sorted(set(names))}
-        self.by_channel: dict[str, list[tuple[str, int, Any]]] = {}
-        for name, srcs in self.sources.items():
-            for k, (ch, getter) in enumerate(srcs):
-                self.by_channel.setdefault(ch, []).append((name, k, getter))
-        self.latest: dict[str, list[Any]] = {n: [None] * len(s) for n, s in self.sources.items()}
-        self.values: dict[str, Any] = dict.fromkeys(self.sources)
-
-    def update(self, channel: str, message: Any) -> None:
-        for name, k, getter in self.by_channel.get(channel, ()):
-            got = getter(message)
-            self.latest[name][k] = got[0] if got else None
-            value = next((v for v in self.latest[name] if v is not None), None)
-            if value != self.values[name] or type(value) is not type(self.values[name]):
-                self.values = {**self.values, name: value}  # a new snapshot; held batches keep theirs
-
-
 def vectorize_messages(
     messages: Iterable[RecordedMessage | tuple[str, int, Any]],
     channel_map: ChannelMap | str = "platform",
@@ -186,11 +167,13 @@ def vectorize_messages(
     reference_channel: str | None = None,
     missing: str = "error",
     source: str = "",
+    batches: Iterable[Batch] | None = None,
 ) -> FrameTable:
     """Vectorize a time-ordered message stream (see module docstring).
 
     ``available_channels`` is what the recording declares (``None``: accept
-    whatever the stream holds and treat silent channels as present).
+    whatever the stream holds and treat silent channels as present). ``batches``
+    (a reader's ``iter_batches()``) replaces ``messages`` when given.
     """
     cmap = load_channel_map(channel_map) if isinstance(channel_map, str) else channel_map
     if missing not in ("error", "none"):
@@ -214,15 +197,8 @@ def vectorize_messages(
                                   [r for r in cmap.batch_rules[ch] if wanted.intersection(r[0])],
                                   cmap.intervals.get(ch))
                for ch in needed}
-    ctx = _Context(cmap, {n for f in wanted for n in cmap.feature_context.get(f, ())})
-    filters = cmap.filters
-    if not ctx.sources:
-        for channel, ts, msg in messages:
-            buf = buffers.get(channel)
-            if buf is not None and (channel not in filters or filters[channel](msg)):
-                buf.add(int(ts), msg, ctx.values)
-    else:
-        _consume_with_context(messages, buffers, filters, ctx)
+    ctx = Context(cmap, {n for f in wanted for n in cmap.feature_context.get(f, ())})
+    consume(stream_batches(messages) if batches is None else batches, buffers, cmap.filters, ctx)
     arrays = {ch: buf.arrays() for ch, buf in buffers.items()}
     counts = {ch: a[0].shape[0] for ch, a in arrays.items()}
     if reference_channel is None:
@@ -281,34 +257,6 @@ def _zeroed(cmap: ChannelMap, features: Sequence[str], absent: Sequence[str]) ->
     return tuple(out)
 
 
-def _consume_with_context(messages, buffers, filters, ctx: _Context) -> None:
-    """Feed buffers one timestamp at a time: context sources first, then rules."""
-    group: list[tuple[str, int, Any]] = []
-    group_ts: int | None = None
-
-    def flush() -> None:
-        for channel, _ts, msg in group:
-            if channel in ctx.by_channel:
-                ctx.update(channel, msg)
-        for channel, ts, msg in group:
-            buf = buffers.get(channel)
-            if buf is not None:
-                buf.add(ts, msg, ctx.values)
-        group.clear()
-
-    for channel, ts, msg in messages:
-        if channel not in buffers and channel not in ctx.by_channel:
-            continue
-        if channel in filters and not filters[channel](msg):
-            continue
-        ts = int(ts)
-        if group_ts is not None and ts != group_ts:
-            flush()
-        group_ts = ts
-        group.append((channel, ts, msg))
-    flush()
-
-
 _GC_LOCK = threading.Lock()
 _GC_PAUSES = [0, False]  # passes in flight, whether the collector was enabled before the first
 
@@ -352,7 +300,7 @@ def vectorize_recording(
     try:
         with _cyclic_gc_paused():
             return vectorize_messages(
-                recording, cmap, available_channels=declared, modules=modules,
-                reference_channel=reference_channel, missing=missing, source=str(recording.path))
+                (), cmap, available_channels=declared, modules=modules, reference_channel=reference_channel,
+                missing=missing, source=str(recording.path), batches=recording.iter_batches())
     finally:
         recording.selected = saved

@@ -105,3 +105,41 @@ def test_the_cyclic_collector_is_paused_only_during_a_pass(tmp_path: Path) -> No
     with pytest.raises(Exception):  # noqa: B017 - any failure inside the pass
         ingest(path, "apollo", missing="error")
     assert gc.isenabled()
+
+
+def test_batching_does_not_change_the_table() -> None:
+    from services.strap.readers.base import stream_batches
+
+    msgs = list(synthetic_platform_messages(120.0, rate_hz=20, n_channels=8))
+    ref = vectorize_messages(msgs, "platform")
+    for size in (1, 7, 333):
+        _same(vectorize_messages((), "platform", batches=stream_batches(msgs, size)), ref)
+
+
+def test_mcap_chunk_batches_equal_the_message_stream(tmp_path: Path) -> None:
+    path = tmp_path / "t.mcap"
+    write_trace(path, synthetic_platform_messages(200.0, rate_hz=20, n_channels=10))
+    with open_recording(path) as rec:
+        stream = vectorize_messages(list(rec), "platform", available_channels=rec.channels())
+    _same(ingest(path, "platform"), stream)
+
+
+def test_a_message_index_that_lies_is_a_corrupt_recording(tmp_path: Path) -> None:
+    import struct
+
+    from mcap.reader import make_reader
+
+    from services.strap.errors import CorruptRecordingError
+
+    path = tmp_path / "t.mcap"
+    write_trace(path, synthetic_platform_messages(30.0, rate_hz=20, n_channels=6))
+    with open(path, "rb") as f:
+        summary = make_reader(f).get_summary()
+    ci = summary.chunk_indexes[0]
+    topic_of = {cid: ch.topic for cid, ch in summary.channels.items()}
+    cid, off = next((c, o) for c, o in ci.message_index_offsets.items() if topic_of[c] == "/recon/ego")
+    raw = bytearray(path.read_bytes())
+    struct.pack_into("<Q", raw, off + 1 + 8 + 6 + 8, 7)  # first message's offset -> not a message record
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CorruptRecordingError, match="message index"):
+        ingest(path, "platform")

@@ -29,6 +29,32 @@ from typing import Any, NamedTuple
 
 from ..errors import OutOfOrderError, RecordingLimitError
 
+#: every selected message of one time window, by channel: (channel, int64 timestamps ascending,
+#: payloads); windows follow each other in time (one may start where the previous ended)
+Batch = list[tuple[str, Any, list[Any]]]
+STREAM_BATCH_MESSAGES = 4096
+
+
+def stream_batches(messages: Iterable[tuple[str, int, Any]], size: int = STREAM_BATCH_MESSAGES
+                   ) -> Iterator[Batch]:
+    """Windows of ``size`` messages of a time-ordered stream, grouped by channel."""
+    import numpy as np
+
+    by: dict[str, tuple[list[int], list[Any]]] = {}
+    n = 0
+    for channel, ts, msg in messages:
+        entry = by.get(channel)
+        if entry is None:
+            entry = by[channel] = ([], [])
+        entry[0].append(int(ts))
+        entry[1].append(msg)
+        n += 1
+        if n >= size:
+            yield [(c, np.asarray(t, np.int64), m) for c, (t, m) in by.items()]
+            by, n = {}, 0
+    if n:
+        yield [(c, np.asarray(t, np.int64), m) for c, (t, m) in by.items()]
+
 
 class RecordedMessage(NamedTuple):
     """One decoded message: the channel (topic) it was published on, its
@@ -192,6 +218,11 @@ class Recording(ABC):
                 )
             last_ns = msg.timestamp_ns
             yield msg
+
+    def iter_batches(self) -> Iterator[Batch]:
+        """Selected messages in time windows grouped by channel (:data:`Batch`), order checked
+        as :meth:`__iter__` does; backends with a cheaper way (MCAP chunks) override it."""
+        return stream_batches(iter(self))
 
     # -- raw access (export) -----------------------------------------------------------
     @abstractmethod

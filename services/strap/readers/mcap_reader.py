@@ -58,7 +58,7 @@ from ..errors import (
     UnsupportedEncodingError,
     UnsupportedRecordingError,
 )
-from .base import ChannelInfo, RawSchema, RecordedMessage, Recording
+from .base import Batch, ChannelInfo, RawSchema, RecordedMessage, Recording
 from .decoders import (
     Decoder,
     RosTypeDecoders,
@@ -68,6 +68,7 @@ from .decoders import (
 )
 from .mcap_chunks import (
     check_declared,
+    chunk_batches,
     chunk_payloads,
     disjoint_chunks,
     iter_indexed_chunks,
@@ -260,6 +261,54 @@ class McapRecording(Recording):
                         path, ci.chunk_start_offset, f"channel {topic!r} message at {log_time} ns "
                         f"does not decode: {type(exc).__name__}: {exc}", topic) from exc
                 yield RecordedMessage(topic, log_time, payload)
+
+    def iter_batches(self) -> Iterator[Batch]:
+        """One MCAP chunk at a time through its message index (:func:`chunk_batches`) for a
+        single indexed file whose chunks are disjoint in time; otherwise windows of the stream."""
+        summary = self._summaries[0] if len(self.files) == 1 else None
+        chunks = disjoint_chunks(summary, self._wanted(summary)) if summary is not None and \
+            summary.chunk_indexes else None
+        if chunks is None or not all(ci.message_index_offsets for ci in chunks):
+            return super().iter_batches()
+        return self._batches(summary, chunks)
+
+    def _batches(self, summary, chunks: list) -> Iterator[Batch]:
+        path, budget = self.files[0], self.new_budget()
+        check_declared(summary, budget)
+        wanted = self._wanted(summary)
+        per_channel: dict[int, tuple[str, Decoder]] = {}
+        with open(path, "rb") as f:
+            def gen() -> Iterator[Batch]:
+                for ci in chunks:
+                    batch: Batch = []
+                    for cid, times, payloads in chunk_batches(f, path, ci, wanted, budget) or ():
+                        entry = per_channel.get(cid)
+                        if entry is None:
+                            channel = summary.channels.get(cid)
+                            if channel is None:
+                                raise CorruptRecordingError(path, ci.chunk_start_offset,
+                                                            f"message on undeclared channel id {cid}")
+                            schema = summary.schemas.get(channel.schema_id) if channel.schema_id else None
+                            entry = per_channel[cid] = (channel.topic, self._decoder(0, schema, channel,
+                                                                                     ci.chunk_start_offset))
+                        topic, decode = entry
+                        batch.append((topic, times, self._decode_all(decode, payloads, times, topic, ci)))
+                    if batch:
+                        yield batch
+            yield from self._guard(0, f, gen())
+
+    def _decode_all(self, decode: Decoder, payloads: list, times, topic: str, ci) -> list:
+        try:
+            return [decode(p) for p in payloads]
+        except Exception:
+            for p, t in zip(payloads, times.tolist(), strict=True):
+                try:
+                    decode(p)
+                except Exception as exc:
+                    raise MessageDecodeError(
+                        self.files[0], ci.chunk_start_offset, f"channel {topic!r} message at {t} ns "
+                        f"does not decode: {type(exc).__name__}: {exc}", topic) from exc
+            raise
 
     def _wanted(self, summary) -> set[int] | None:
         if self.selected is None:
