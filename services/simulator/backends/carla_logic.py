@@ -30,6 +30,7 @@ angular velocities (CARLA: deg/s about +z, clockwise seen from above) change sig
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lastv2x.core.errors import FailedPrecondition, FieldViolation, InvalidArgument
-from services.simulator.backends.base import VehicleReading
+from services.simulator.backends.plant import VehicleReading
 
 if TYPE_CHECKING:
     from lastv2x.core.program import ProgramVehicle, ScenarioProgram
@@ -88,7 +89,9 @@ class CarlaSettings:
         return f"{self.host}:{self.port}"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> CarlaSettings:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> CarlaSettings:
+        """From ``env`` (the simulator's settings pass theirs), else the process environment."""
+        env = os.environ if env is None else env
         default = cls()
         bad: list[FieldViolation] = []
         host = env.get("LASTV2X_CARLA_HOST", default.host).strip()
@@ -163,6 +166,15 @@ def reading_from_carla(location: tuple[float, float, float], yaw_deg: float,
                           present=present)
 
 
+def origin_for_centre(centre: XY, yaw_deg: float, centre_offset_m: XY) -> XY:
+    """Where an actor's origin goes (CARLA frame) so that its bounding-box centre, ``centre_offset_m``
+    in its own frame, lies at ``centre`` (CARLA frame): the inverse of :func:`reading_from_carla`'s
+    offset, so a spawned vehicle's centre is the program's."""
+    yaw = math.radians(yaw_deg)
+    dx, dy = centre_offset_m
+    return centre[0] - (dx * math.cos(yaw) - dy * math.sin(yaw)), centre[1] - (dx * math.sin(yaw) + dy * math.cos(yaw))
+
+
 # --- world settings ---------------------------------------------------------------------------
 
 MAX_SUBSTEPS = 16  # CARLA's physics substepping accepts at most 16 substeps per tick
@@ -194,8 +206,9 @@ class WorldPlan:
 def world_plan(map_name: str, current_map: str, available_maps: Sequence[str], has_opendrive: bool,
                address: str = "") -> WorldPlan:
     """Keep the loaded town, load a town the server has, or generate a world from the map's
-    OpenDRIVE (``has_opendrive``: a built-in map or a configured ``.xodr``). A town neither the
-    server has nor we can give as OpenDRIVE is a clear error naming what the server has."""
+    OpenDRIVE (``has_opendrive``: a built-in map, or a user map's ``.xodr`` the plant was given).
+    A town neither the server has nor we can give as OpenDRIVE is a clear error naming what the
+    server has."""
     if town_of(current_map) == map_name:
         return WorldPlan("keep", current_map)
     for path in sorted(available_maps, key=lambda p: (not p.endswith("_Opt"), p)):  # _Opt variants first
@@ -206,9 +219,9 @@ def world_plan(map_name: str, current_map: str, available_maps: Sequence[str], h
     towns = sorted({town_of(p) for p in available_maps})
     raise FailedPrecondition(
         f"the CARLA server{' at ' + address if address else ''} has no town {map_name!r} "
-        f"(it has: {', '.join(towns) or 'none'}), and {map_name!r} is neither a built-in map nor an .xodr "
-        "under LASTV2X_MAP_PATHS that could be generated as an OpenDRIVE world",
-        "ground the scenario on one of the server's towns, or add the map's .xodr to LASTV2X_MAP_PATHS")
+        f"(it has: {', '.join(towns) or 'none'}), and {map_name!r} is neither a built-in map nor a user map "
+        "whose .xodr the backend was given, so no OpenDRIVE world can be generated",
+        "ground the scenario on one of the server's towns or on a built-in map")
 
 
 # --- actors -----------------------------------------------------------------------------------
@@ -435,6 +448,6 @@ def versions_compatible(client_version: str, server_version: str) -> bool:
 
 __all__ = ["CAR_BLUEPRINTS", "LONG_BLUEPRINTS", "BarSite", "arrived", "CarlaSettings", "DriveCommand", "LightMatch",
            "LightSite", "Track", "WorldPlan", "bar_sites", "changed", "choose_blueprints", "drive_command",
-           "from_carla_xy", "from_carla_yaw_deg", "light_states", "match_lights", "reading_from_carla",
+           "from_carla_xy", "from_carla_yaw_deg", "light_states", "match_lights", "origin_for_centre", "reading_from_carla",
            "spawn_pose", "start_reading", "to_carla_velocity", "to_carla_xy", "to_carla_yaw_deg",
            "town_of", "versions_compatible", "world_plan", "world_settings_for"]

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 from lastv2x.core.errors import FailedPrecondition, LastV2XError, Unavailable
 from lastv2x.core.program import ScenarioProgram
 from services.simulator.backends import carla_logic as logic
-from services.simulator.backends.base import BackendInfo, TickCommand, VehicleReading, register
+from services.simulator.backends.plant import TickCommand, VehicleReading
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,7 +59,11 @@ class CarlaPlant:
     drives_background = False
 
     def __init__(self, settings: logic.CarlaSettings | None = None, map_paths: Sequence[Path] = ()):
-        self.settings = settings or logic.CarlaSettings()
+        """``settings``: None reads ``LASTV2X_CARLA_*`` (base.py's factory builds it so). ``map_paths``:
+        where user maps' ``.xodr`` are found for towns the server lacks (built-in maps need none).
+        Without the ``carla`` extra this is an ImportError (open_plant names the extra)."""
+        _carla()
+        self.settings = settings or logic.CarlaSettings.from_env()
         self.map_paths = tuple(map_paths)
         self.cleanup_failures: list[str] = []  # what the last close could not undo (logged too)
         self._client: Any = None
@@ -216,6 +220,9 @@ class CarlaPlant:
             self._actors[v.id] = actor
             box = actor.bounding_box.location
             self._offsets[v.id] = (box.x, box.y)
+            if abs(box.x) > 0.01 or abs(box.y) > 0.01:  # put the body's centre, not its origin, on the start
+                ox, oy = logic.origin_for_centre((x, y), yaw, (box.x, box.y))
+                actor.set_transform(carla.Transform(carla.Location(x=ox, y=oy, z=z), transform.rotation))
             self._tracks[v.id] = logic.Track.of(v)
             self._s[v.id] = v.start_s_m
             self._lengths[v.id] = v.length_m
@@ -326,17 +333,5 @@ class CarlaPlant:
         self._reset()
         self._world = None
 
-
-def _factory() -> CarlaPlant:
-    _carla()  # a missing 'carla' extra is an ImportError here (open_plant names the extra)
-    from services.simulator.execute import SimulatorLimits
-
-    limits = SimulatorLimits.from_env()
-    return CarlaPlant(limits.carla, limits.map_paths)
-
-
-register(BackendInfo("carla", "carla", "a CARLA 0.9.16 server (LASTV2X_CARLA_HOST:PORT): synchronous mode at the "
-                     "program's dt, lights frozen and set from the plan, every vehicle driven by our controllers "
-                     "through target velocities (no Traffic Manager)", _factory))
 
 __all__ = ["CarlaPlant"]

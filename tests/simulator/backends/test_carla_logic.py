@@ -67,6 +67,9 @@ def test_our_heading_is_carlas_forward_vector(heading: float) -> None:
     assert r.xy_m == pytest.approx((c.x, -c.y), abs=1e-4)
     assert r.heading_rad == pytest.approx(logic._wrap_rad(heading), abs=1e-6)
     assert r.speed_mps == pytest.approx(2.0) and r.present
+    # spawning: the origin that puts that centre where the program wants it
+    origin = logic.origin_for_centre((c.x, c.y), t.rotation.yaw, (1.5, 0.2))
+    assert origin == pytest.approx((3.0, -7.0), abs=1e-4)
 
 
 def test_readings_agree_with_the_map_loader_on_town01(town01_xodr: Path) -> None:
