@@ -103,7 +103,8 @@ def consume(batches: Iterable[Batch], buffers: Mapping[str, Any], filters: Mappi
                 continue
             test = filters.get(ch)
             if test is not None:
-                keep = np.fromiter((bool(test(m)) for m in msgs), bool, len(msgs))
+                batch_test = getattr(test, "batch", None)
+                keep = np.asarray(batch_test(msgs) if batch_test else [bool(test(m)) for m in msgs], bool)
                 if not keep.all():
                     ts = ts[keep]
                     msgs = [m for m, k in zip(msgs, keep.tolist(), strict=True) if k]

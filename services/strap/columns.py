@@ -83,6 +83,20 @@ class BatchCoder:
         return np.fromiter((scalar(v) for v in values), CODES, n)
 
 
+def _any_truthy(values: list[Any]) -> bool:
+    """``any(_truthy(v) for v in values)``, numbers and non-empty dicts without a call."""
+    for v in values:
+        t = v.__class__
+        if t is float or t is int:
+            return True
+        if t is dict:
+            if v:
+                return True
+        elif _truthy(v):
+            return True
+    return False
+
+
 def _flatten(lists: list[list[Any]]) -> tuple[list[Any], np.ndarray]:
     """(all values, index of the message each came from)."""
     counts = np.fromiter((len(v) for v in lists), np.int64, len(lists))
@@ -124,11 +138,19 @@ def batch_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str
     # rules of one channel reading the same values share one column per batch
     column_key = (rule.get("select") or "", repr(sorted((rule.get("where") or {}).items())), rule.get("path", ""))
 
+    path = rule.get("path", "")
+    plain = path if path and "." not in path and "[" not in path and not path.startswith("?") else None
+
     def values_of(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]],
                   columns: dict | None = None) -> list[list[Any]]:
         if columns is not None and column_key in columns:
             return columns[column_key]
-        if not has_select:
+        if not has_select and plain is not None:
+            try:  # one plain key over dicts (JSON): no call per message
+                lists = [[v] if (v := m.get(plain)) is not None else [] for m in msgs]
+            except AttributeError:
+                lists = [get(m) for m in msgs]
+        elif not has_select:
             lists = [get(m) for m in msgs]
         else:
             lists = [[v for it in select(m, c) for v in get(it)] for m, c in zip(msgs, ctxs, strict=True)]
@@ -142,8 +164,7 @@ def batch_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str
 
         def exists(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]], columns: dict | None = None
                    ) -> np.ndarray:
-            return np.fromiter((any(_truthy(v) for v in vs) for vs in values_of(msgs, ctxs, columns)),
-                               CODES, len(msgs))
+            return np.fromiter((_any_truthy(vs) for vs in values_of(msgs, ctxs, columns)), CODES, len(msgs))
         return exists
     coder = BatchCoder(LabelCoder(rule, vocab, where))
     if op == "count":

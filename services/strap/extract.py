@@ -190,12 +190,30 @@ def _compile_where(where: Mapping[str, Any]) -> Callable[[Any, Mapping[str, Any]
 
 def compile_filter(where: Mapping[str, Any]) -> Callable[[Any], bool]:
     """A channel-level message filter (constants only): keep a message when every
-    ``where`` field has one of the allowed values (e.g. ``{"rollout": "md"}``)."""
+    ``where`` field has one of the allowed values (e.g. ``{"rollout": "md"}``).
+    The function's ``batch(messages) -> [bool]`` does the same over a list."""
     tests = _where_tests(where)
     if any(isinstance(ok, str) for _, ok in tests):
         raise SchemaError("a channel 'where' filter takes constants, not context references")
     test = _compile_where(where)
-    return lambda msg: test(msg, EMPTY_CONTEXT)
+
+    def keep(msg: Any) -> bool:
+        return test(msg, EMPTY_CONTEXT)
+
+    def batch(msgs: Sequence[Any]) -> list[bool]:
+        return [test(m, EMPTY_CONTEXT) for m in msgs]
+
+    if len(where) == 1:
+        key, (_get, ok) = next(iter(where)), tests[0]
+        if "." not in key and "[" not in key and not key.startswith("?"):
+            def batch(msgs: Sequence[Any]) -> list[bool]:  # noqa: F811 - the plain-key fast case
+                try:
+                    values = [m.get(key) for m in msgs]
+                except AttributeError:  # not JSON: the general test
+                    return [test(m, EMPTY_CONTEXT) for m in msgs]
+                return [v in ok if v.__class__ is str else (v is not None and raw_key(v) in ok) for v in values]
+    keep.batch = batch  # type: ignore[attr-defined]
+    return keep
 
 
 def _selector(rule: Mapping[str, Any], key: str) -> Callable[[Any, Mapping[str, Any]], list[Any]]:
