@@ -390,6 +390,6 @@ def select_channel_map(spec: str | Mapping[str, Any] | ChannelMap | None, record
     needs = "; ".join(f"{n} ({'/'.join(load_channel_map(n).formats)}) reads "
                       f"{', '.join(map_coverage(load_channel_map(n), ())[1])}" for n in BUILTIN_MAPS)
     shown = ", ".join(sorted(have)[:8]) + (" ..." if len(have) > 8 else "")
-    raise map_error("channel map", "$", f"the recording's channels ({shown or 'none'}) match no built-in map: "
-                    f"{needs}", "give your own channel map (lastv2x strap --channel-map FILE, or "
-                    "ReduceRequest.channel_map as inline JSON; `lastv2x strap schema` prints its JSON Schema)")
+    raise SchemaError(f"the recording's channels ({shown or 'none'}) match no built-in map: {needs}; fix: give "
+                      "your own channel map (lastv2x strap --channel-map FILE, or channel_map as inline JSON on "
+                      "Ingest / Reduce; `lastv2x strap schema` prints its JSON Schema)")
