@@ -341,11 +341,13 @@ def resolve_channel_map(spec: str | Mapping[str, Any] | ChannelMap, *, allow_fil
     text = spec.strip()
     if text.startswith("{"):
         try:
-            raw = json.loads(text)
+            return compile_channel_map(json.loads(text))
         except json.JSONDecodeError as exc:
             raise map_error("inline channel map", f"line {exc.lineno} column {exc.colno}",
                             f"invalid JSON: {exc.msg}", "send one JSON object (see `lastv2x strap schema`)") from None
-        return compile_channel_map(raw)
+        except RecursionError:
+            raise map_error("inline channel map", "$", "nested too deeply", "a channel map is a few levels deep "
+                            "(see `lastv2x strap schema`)") from None
     if text in BUILTIN_MAPS:
         return load_channel_map(text)
     if allow_files and (text.endswith(".json") or "/" in text):

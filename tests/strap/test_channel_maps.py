@@ -215,3 +215,12 @@ def test_grpc_a_map_matching_none_of_the_recordings_channels_is_refused_at_inges
         _upload(strap, bag, channel_map="apollo")
     (field, description), *_ = field_violations(info.value)
     assert field == "channel_map" and "/apollo/planning" in description and "/turtle1/pose" in description
+
+
+def test_a_deeply_nested_inline_map_is_refused_not_crashed() -> None:
+    from services.strap.scene_schema import resolve_channel_map
+
+    for text in ('{"a":' * 5000 + "1" + "}" * 5000,
+                 '{"name": "x", "channels": {"/a": {"rules": [' + "[" * 3000 + "]" * 3000 + "]}}}"):
+        with pytest.raises(SchemaError, match="nested too deeply"):
+            resolve_channel_map(text)
