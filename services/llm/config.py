@@ -36,13 +36,13 @@ class OpenAIConfig:
     max_backoff_s: float = 8.0  # cap, also for Retry-After
     max_output_tokens: int = 2048
     token_budget_per_campaign: int = 200_000  # prompt + completion tokens
-    structured_output: str = "auto"  # auto | json_schema | json_object | none
+    structured_output: str = "auto"  # auto | json_schema | json_object_schema | json_object | none
 
     def __post_init__(self) -> None:
         bad = []
-        if self.structured_output not in ("auto", "json_schema", "json_object", "none"):
+        if self.structured_output not in ("auto", "json_schema", "json_object_schema", "json_object", "none"):
             bad.append(FieldViolation("structured_output", f"unknown mode {self.structured_output!r}",
-                                      "auto, json_schema, json_object or none"))
+                                      "auto, json_schema, json_object_schema, json_object or none"))
         if not 0.0 <= self.temperature <= 2.0:
             bad.append(FieldViolation("temperature", "outside [0, 2]"))
         for name in ("timeout_s", "backoff_s", "max_backoff_s"):

@@ -170,3 +170,15 @@ def test_end_to_end_matches_the_offline_backend() -> None:
     assert res.spec == offline.spec and res.attempts_used == offline.attempts_used == 2
     assert res.backend == "openai:fake-gpt"
     assert "decision_window" in repair_body["messages"][1]["content"]  # findings went into the repair prompt
+
+
+def test_without_json_schema_the_schema_still_constrains_json_mode(sleeps: Sleeps) -> None:
+    """llama-cpp-python's server refuses json_schema but builds a grammar from json_object's "schema"."""
+    with FakeOpenAIServer(json_schema_supported=False, unsupported_format_status=500) as server:
+        server.enqueue(SPEC)
+        backend = openai_backend(server, sleeps)
+        res = LlmRoles(backend).parse_intent("IMA with cross traffic.", 1)
+        formats = [r.get("response_format") for r in server.requests]
+    assert res.ok and formats[0]["type"] == "json_schema"
+    assert formats[1] == {"type": "json_object", "schema": spec_json_schema()}
+    assert "structured output json_object_schema" in res.notes and backend._mode == "json_object_schema"

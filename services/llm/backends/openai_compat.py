@@ -3,9 +3,11 @@
 GPT-4o, vLLM, llama.cpp (``llama_cpp.server``) and other servers that speak
 ``POST /v1/chat/completions``. Sampling follows the paper (temperature 0.2, a fixed
 seed). Each role asks for JSON-schema structured output (``response_format`` of
-type ``json_schema``); a server that rejects it is asked again in JSON mode
-(``json_object``) and then with no response format, the schema being in the
-prompt either way; whatever comes back is validated by the role layer. The mode
+type ``json_schema``); a server that rejects it is asked again in JSON mode carrying
+the schema (``json_object_schema``: ``{"type": "json_object", "schema": ...}``, which
+llama-cpp-python's server turns into a grammar, so the answer is still constrained to
+the schema), then in plain JSON mode (``json_object``) and then with no response
+format, the schema being in the prompt either way; whatever comes back is validated by the role layer. The mode
 that worked is remembered for later calls.
 
 Transport policy (the client's own retries are off, so this policy is the only one):
@@ -50,7 +52,7 @@ from services.llm.errors import MalformedOutput
 from services.llm.knowledge import render_notes
 from services.llm.prompting import DEFAULT_VERSION, load_prompt
 
-MODES = ("json_schema", "json_object", "none")
+MODES = ("json_schema", "json_object_schema", "json_object", "none")
 MIN_OUTPUT_TOKENS = 256  # a call that cannot afford this much answer is refused
 _FORMAT_HINT = re.compile(r"response_format|json_schema|json_object|structured|schema", re.IGNORECASE)
 
@@ -248,6 +250,8 @@ class OpenAIBackend:
         if mode == "json_schema":
             kwargs["response_format"] = {"type": "json_schema",
                                          "json_schema": {"name": schema_name, "schema": schema, "strict": False}}
+        elif mode == "json_object_schema":  # llama-cpp-python: JSON mode constrained by a grammar from the schema
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
         elif mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         tries = self.config.max_retries + 1
