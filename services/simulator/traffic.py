@@ -84,7 +84,9 @@ class IDM:
     }
 
 
-LANE_SEARCH_MIN_VEHICLES = 64  # vehicles per row above which leaders come from the per-lane sorted search
+# vehicles per row above which leaders come from the per-lane sorted search (measured on the race grid:
+# all-pairs is faster up to ~300 vehicles, 381 vs 480 us a step at 200, 5.2 vs 1.0 ms at 800)
+LANE_SEARCH_MIN_VEHICLES = 256
 YIELD_EGO_MIN_SPEED_MPS = 1.0  # a yielding agent goes once the ego is (nearly) stopped [m/s]
 ADVISORY_TAU_S = 1.5  # time constant of the ego tracking a lower advised speed [s]
 NO_VALUE = np.nan

@@ -158,13 +158,13 @@ def test_lane_search_finds_the_all_pairs_leaders(seed: int) -> None:
     signalized grid, every step of a congested run: the same leaders, the same gaps to 1e-6 m
     (all-pairs rounds the offset between two routes' arc lengths to 1e-6 m). Routes turn at most once, so two
     routes share at most one run (where all-pairs keeps only the longest)."""
-    from services.simulator.traffic import LANE_SEARCH_MIN_VEHICLES, lane_leaders
+    from services.simulator.traffic import lane_leaders
 
-    prog, _ = _race_grid().grid_program(LANE_SEARCH_MIN_VEHICLES + 56, seed, max_turns=1)
+    prog, _ = _race_grid().grid_program(120, seed, max_turns=1)
     # no respawn: a vehicle put back at its start keeps its perceived history ahead (a ghost both
     # searches may see differently; the race's respawn is a bench device)
     pairs = Scene.from_programs([prog], [True], lane_search=False)
-    lane = Scene.from_programs([prog], [True])
+    lane = Scene.from_programs([prog], [True], lane_search=True)
     assert lane.seg_key is not None and pairs.seg_key is None and lane.offset.shape[1] == 1
     st = initial_state(pairs)
     ctl = EgoControl.nominal(1)
@@ -178,4 +178,4 @@ def test_lane_search_finds_the_all_pairs_leaders(seed: int) -> None:
         assert np.array_equal(v1[fin], v0[fin])
         found += int(fin.sum())
         st = step(pairs, st, ctl, pairs.signals.phase_at(st.t_s))
-    assert found > 100 * 400 * 0.5  # most vehicles follow someone most of the time
+    assert found > 120 * 400 * 0.5  # most vehicles follow someone most of the time
