@@ -353,6 +353,11 @@ class ProgramAssembler:
                                                                                _natural(g))))
         record = self._record(spec, cands, sel, backend, notes, arrivals, roles_of, rsus, vehicles, entry,
                               cross_group, app.kind)
+        rsu_of = {r.junction_id: r.id for r in rsus}
+        record = record.model_copy(update={"details": {**record.details, "ego_crossings": [  # the whole route
+            {"junction_id": c.junction_id, "signal_group_id": c.signal_group_id, "stop_bar_s_m": c.stop_bar_s_m,
+             "stop_bar_xy_m": list(c.stop_bar_xy_m), "rsu_id": rsu_of.get(c.junction_id)}
+            for c in ego_built.route.crossings]}})
         return ScenarioProgram(
             application=spec.application, seed=spec.seed, duration_s=spec.duration_s, dt_s=opt.dt_s,
             map_name=j.map_name, map_sha256=entry.content_sha256, ego=ego, agents=tuple(vehicles[1:]),

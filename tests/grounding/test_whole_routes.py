@@ -42,8 +42,12 @@ def test_the_route_lists_every_signalized_junction_it_crosses(builtin_grounder, 
         assert c.stop_bar_s_m == pytest.approx(seg.start_s_m + seg.length_m, abs=0.01)
     assert program.ego.route.primary.junction_id == program.grounding.details["chosen_junction_id"]
     assert [r.junction_id for r in program.rsus] == [crossings[0].junction_id]  # placement: one junction
+    listed = program.grounding.details["ego_crossings"]  # each crossing with its plan's group and its RSU
+    assert [x["junction_id"] for x in listed] == [c.junction_id for c in crossings]
+    assert [x["rsu_id"] for x in listed] == [program.rsus[0].id] + [None] * (len(crossings) - 1)
     chain = builtin_grounder.ground(parse_spec(_corridor(placement="chain")))
     assert {c.junction_id for c in chain.ego.route.crossings} <= {r.junction_id for r in chain.rsus}
+    assert all(x["rsu_id"] for x in chain.grounding.details["ego_crossings"])
 
 
 def test_junction_by_junction_and_no_spat_where_no_rsu(builtin_grounder, corridor_map):
