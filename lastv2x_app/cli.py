@@ -363,8 +363,12 @@ def cmd_strap(args: argparse.Namespace) -> int:
                                               f"drop {exc.channel!r} from the channel map (or --module to one "
                                               "that does not read it)")]) from None
     except MissingChannelsError as exc:
-        raise InvalidArgument([FieldViolation("--strict", str(exc), "drop --strict to reduce over the channels "
-                                              "that are there, or give a --channel-map of them")]) from None
+        if args.strict:
+            raise InvalidArgument([FieldViolation("--strict", str(exc), "drop --strict to reduce over the channels "
+                                                  "that are there, or give a --channel-map of them")]) from None
+        raise InvalidArgument([FieldViolation("--channel-map", f"the recording has none of the channels the map "
+                                              f"reads: {str(exc)}", "give a --channel-map of the recording's own "
+                                              "channels")]) from None
     except StrapError as exc:
         raise InvalidArgument([FieldViolation("recording", str(exc))]) from None
     for warning in table.warnings:

@@ -285,6 +285,11 @@ class StrapStore:
         info = self.get(recording_id)
         spec = channel_map or info.channel_map
         cmap = _map(spec, info.format, info.channels)
+        present, absent = map_coverage(cmap, info.channels)
+        if not present:
+            raise InvalidArgument(FieldViolation(
+                "channel_map", f"the recording has none of the channels map {cmap.name!r} reads ({', '.join(absent)})",
+                f"map the recording's own channels: {', '.join(sorted(info.channels)[:8])}"))
         known = sorted(cmap.modules)
         if module and module not in known:
             raise InvalidArgument(FieldViolation("module", f"unknown module {module!r} in channel map {cmap.name!r}",

@@ -224,3 +224,14 @@ def test_a_deeply_nested_inline_map_is_refused_not_crashed() -> None:
                  '{"name": "x", "channels": {"/a": {"rules": [' + "[" * 3000 + "]" * 3000 + "]}}}"):
         with pytest.raises(SchemaError, match="nested too deeply"):
             resolve_channel_map(text)
+
+
+def test_a_map_of_none_of_the_recordings_channels_names_the_map(strap, shared_data: Path, capsys) -> None:
+    record = _recording(shared_data, "apollo_cyber", "example.record.00000")
+    rc, out, err = _cli(capsys, "strap", "reduce", str(record), "--channel-map", "autoware")
+    assert rc != 0 and "--channel-map" in out + err and "/control/command/control_cmd" in out + err
+    rid = _upload(strap, record).recording.id
+    with pytest.raises(grpc.RpcError) as info:
+        strap.Reduce(strap_pb2.ReduceRequest(recording_id=rid, channel_map="autoware"), timeout=30)
+    (field, description), *_ = field_violations(info.value)
+    assert field == "channel_map" and "/apollo/canbus/chassis" in description
