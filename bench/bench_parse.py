@@ -251,12 +251,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heldout", action="store_true", help="after the in-sample figures, exact-score the held-out set")
     ap.add_argument("--limit", type=int, help="first N intents only")
     ap.add_argument("--timeout", type=float, help="openai backend: seconds per request")
+    ap.add_argument("--token-budget", type=int, default=100_000_000, help="openai backend: tokens for the whole run")
     args = ap.parse_args(argv)
     config = LlmConfig(backend=args.backend)
     if args.base_url or args.model:
         config = config.with_openai(**{k: v for k, v in (("base_url", args.base_url), ("model", args.model)) if v})
     if args.timeout:
         config = config.with_openai(timeout_s=args.timeout, max_retries=1)
+    if args.backend == "openai":  # a benchmark run is one campaign: lift the per-campaign token budget
+        config = config.with_openai(token_budget_per_campaign=args.token_budget)
     roles = LlmRoles(config=config)
     if args.exact:
         data = args.data if args.data != DATA else HELDOUT
