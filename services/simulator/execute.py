@@ -26,6 +26,7 @@ from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.apps.plugin import resolve_app
 from services.simulator.backends.carla_logic import CarlaSettings
+from services.simulator.maps.settings import MapSettings
 from services.simulator.paired import PairedOutcome, execute_batch, execute_paired
 from services.simulator.v2x.stack import v2x_source_factory
 
@@ -49,12 +50,13 @@ class SimulatorLimits:
     workers: int = 0  # ExecuteBatch worker processes (0 = the container's CPU limit, lastv2x.core.workers)
     carla: CarlaSettings = CarlaSettings()  # the carla backend's server (LASTV2X_CARLA_HOST, _PORT, _TIMEOUT_S)
     backend: str = "builtin"  # the simulator a request that names none runs on (services/simulator/backends)
+    map_settings: MapSettings = MapSettings()  # LASTV2X_MAP_*: how user maps load (as grounding loads them)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
         """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
         ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS``, ``_BACKEND`` and the shared
-        ``LASTV2X_MAP_PATHS`` (os.pathsep-separated, as grounding reads it)."""
+        ``LASTV2X_MAP_PATHS`` (os.pathsep-separated) and ``LASTV2X_MAP_*`` (MapSettings), as grounding reads them."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
         default = cls()
@@ -72,7 +74,8 @@ class SimulatorLimits:
                        dsrc_asn1_dir=Path(env[p + "DSRC_ASN1_DIR"]) if env.get(p + "DSRC_ASN1_DIR") else None,
                        workers=int(env.get(p + "WORKERS", default.workers)),
                        carla=CarlaSettings.from_env(env),
-                       backend=resolve_backend(env.get(p + "BACKEND", ""), default.backend, p + "BACKEND"))
+                       backend=resolve_backend(env.get(p + "BACKEND", ""), default.backend, p + "BACKEND"),
+                       map_settings=MapSettings.from_env(env))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 
@@ -86,10 +89,11 @@ class SimulatorLimits:
 MAP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # a map is named, never pathed, by a request
 
 
-def _road_map(name: str, map_paths: tuple[Path, ...] = ()) -> RoadMap | None:
+def _road_map(name: str, map_paths: tuple[Path, ...] = (), settings: MapSettings | None = None) -> RoadMap | None:
     """A program's map by name: built-in, or ``<name>.xodr`` under one of ``map_paths`` (a
-    configured directory, or a configured file whose stem is ``name``). A request never names a
-    server path: anything else is a MapError (InvalidArgument on ``map_name``)."""
+    configured directory, or a configured file whose stem is ``name``), loaded with the map
+    ``settings`` (``LASTV2X_MAP_*``, as grounding loads it). A request never names a server path:
+    anything else is a MapError (InvalidArgument on ``map_name``)."""
     if name == SYNTH_MAP_NAME:
         return None
     from services.simulator.maps.errors import MapError
@@ -98,27 +102,19 @@ def _road_map(name: str, map_paths: tuple[Path, ...] = ()) -> RoadMap | None:
         shown = name if len(name) <= 64 else name[:64] + "..."
         raise MapError(shown, "not a map name (letters, digits, '_', '.', '-'; at most 128): "
                        "maps load by built-in name or from the configured map directories (LASTV2X_MAP_PATHS)")
-    return _load_named(name, map_paths)
+    return _load_named(name, map_paths, settings or MapSettings())
 
 
 @functools.lru_cache(maxsize=16)
-def _load_named(name: str, map_paths: tuple[Path, ...]) -> RoadMap:
-    from services.simulator.maps import builtin_map_names, load_map
-    from services.simulator.maps.errors import MapError
+def _load_named(name: str, map_paths: tuple[Path, ...], settings: MapSettings) -> RoadMap:
+    from services.simulator.maps import load_named
 
-    if name in builtin_map_names():
-        return load_map(name)
-    for root in map_paths:
-        candidate = root if root.is_file() and root.stem == name else root / f"{name}.xodr"
-        if candidate.is_file():
-            return load_map(candidate)
-    raise MapError(name, f"neither a built-in map ({', '.join(builtin_map_names())}) nor a map under the "
-                   "configured map directories (LASTV2X_MAP_PATHS)")
+    return load_named(name, map_paths, settings)
 
 
 def road_map_for(name: str, limits: SimulatorLimits) -> RoadMap | None:
     """The map a request names (see ``_road_map``); None for the synthetic straight crossing."""
-    return _road_map(name, limits.map_paths)
+    return _road_map(name, limits.map_paths, limits.map_settings)
 
 
 def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: str = "program") -> RoadMap | None:
@@ -132,7 +128,7 @@ def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: st
         from services.simulator.maps.errors import MapError
 
         try:
-            road_map = _road_map(program.map_name, limits.map_paths)
+            road_map = _road_map(program.map_name, limits.map_paths, limits.map_settings)
         except MapError as exc:
             errors.add(f"{path}.map_name", exc.reason, "use a built-in map name or one under LASTV2X_MAP_PATHS")
     if road_map is not None:
@@ -268,7 +264,7 @@ def run_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], 
     for i, p in enumerate(programs):
         by_map.setdefault(p.map_name, []).append(i)
     for map_name, idx in by_map.items():
-        factory = v2x_source_factory(road_map=_road_map(map_name, limits.map_paths))
+        factory = v2x_source_factory(road_map=_road_map(map_name, limits.map_paths, limits.map_settings))
         dts: dict[float, list[int]] = {}
         for i in idx:
             dts.setdefault(programs[i].dt_s, []).append(i)

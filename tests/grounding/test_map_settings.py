@@ -51,3 +51,19 @@ def test_generated_buildings_switch_off(town_dir, tmp_path):
     off, _ = _grounder(town_dir, tmp_path, off_settings)
     assert on.list_maps()[0]["building_count"] > 0 and off.list_maps()[0]["building_count"] == 0
     assert on.version != off.version
+
+
+def test_the_simulator_service_loads_the_map_as_grounding_did(town_dir, tmp_path):
+    """A program grounded on a signalized Town03 runs on the simulator's settings (it was refused
+    there, naming its unknown signal groups, while the simulator loaded user maps with defaults)."""
+    from lastv2x.core.errors import InvalidArgument
+    from services.grounding.core import GroundingConfig
+    from services.simulator.execute import SimulatorLimits, run_one
+
+    env = {"LASTV2X_MAP_SIGNALIZE_4WAY": "Town03", "LASTV2X_MAP_PATHS": str(town_dir / "Town03.xodr")}
+    _, grounder = _grounder(town_dir, tmp_path, GroundingConfig.from_env(env).map_settings)
+    program = grounder.ground(parse_spec(RLVW_TOWN03))
+    outcome, _ = run_one(program, None, SimulatorLimits.from_env(env))
+    assert not outcome.gt.failed
+    with pytest.raises(InvalidArgument, match="signal group"):  # the same service without the setting
+        run_one(program, None, SimulatorLimits.from_env({"LASTV2X_MAP_PATHS": env["LASTV2X_MAP_PATHS"]}))
