@@ -191,6 +191,9 @@ class DecisionRecord:
     reason: str = ""
     after_epoch: bool = False  # taken at or after the decision epoch (the consequential decisions)
     app: str = ""
+    # signal apps at an epoch on a route that crosses several signalized junctions: how many of
+    # those still ahead the ego held fresh SPaT for (AppContext.junctions_known_ahead); else None
+    known_ahead: int | None = None
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,10 @@ class PairedOutcome:
         d = _canon(self)
         if not self.app_error:  # absent unless set: outcomes of working apps keep their bytes
             del d["app_error"]
+        for rollout in ("md", "gt"):  # likewise "known_ahead", set only on corridor routes
+            for rec in d[rollout].get("decisions", ()):
+                if rec.get("known_ahead") is None:
+                    rec.pop("known_ahead", None)
         return d
 
     def to_json_bytes(self) -> bytes:
@@ -129,7 +133,17 @@ def app_context(program: ScenarioProgram) -> AppContext:
         application=program.application, route_points=np.asarray(program.ego.route.points_xy_m),
         conflict_xy_m=None if cr is None or cr.conflict_xy_m is None else tuple(cr.conflict_xy_m),
         amber_s={g.id: g.amber_s for g in program.signal_groups}, desired_speed_mps=program.ego.desired_speed_mps,
-        ego_length_m=program.ego.length_m)
+        ego_length_m=program.ego.length_m, crossings=_corridor_crossings(program))
+
+
+def _corridor_crossings(program: ScenarioProgram) -> tuple[tuple[float, str, str], ...]:
+    """The route's signalized crossings when it has several (a corridor): what "junctions known
+    ahead" counts at each epoch. A single-junction route leaves the count unset (its outcomes keep
+    their bytes: the count would only say whether that one junction's SPaT was fresh)."""
+    from services.simulator.apps.base import route_crossings
+
+    crossings = route_crossings(program.ego.route.crossings)
+    return crossings if len({junction for _, _, junction in crossings}) > 1 else ()
 
 
 class EgoController:
@@ -481,7 +495,7 @@ def _apply(row: _Row, dec: Decision, t: float) -> tuple[bool, float, float]:
         return row.ctrl  # the decision stands: nothing to record, the same command as last step
     if not dec.same_as(prev):
         row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason,
-                                          dec.after_epoch, dec.app.value))
+                                          dec.after_epoch, dec.app.value, dec.known_ahead))
         if row.trace is not None:
             row.trace.publish("/app/decision", t, _decision_msg(dec, row.rollout))
     row.decision = dec

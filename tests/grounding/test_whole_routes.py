@@ -71,6 +71,14 @@ def test_junction_by_junction_and_no_spat_where_no_rsu(builtin_grounder, corrido
     covered = builtin_grounder.ground(parse_spec(_corridor(offset_s=6.0, placement="chain")))
     oc = execute_paired(covered, covered.seed, md_source_factory=v2x_source_factory(road_map=corridor_map))
     assert not oc.admitted and all(not d.reason.startswith("no fresh SPaT") for d in oc.md.decisions if d.epoch)
+    # the outcome says, per epoch, how many junctions ahead the ego knew: fewer for the MD ego with
+    # one RSU than for its twin (who knows every plan) and than with an RSU at every junction
+    md_known = [d.known_ahead for d in epochs]
+    assert all(k is not None for k in md_known) and md_known[1] == 0
+    assert [d.known_ahead for d in gt_epochs][:2] == [len(program.ego.route.crossings),
+                                                      len(program.ego.route.crossings) - 1]
+    assert [d.known_ahead for d in oc.md.decisions if d.epoch][1] >= 1
+    assert '"known_ahead"' in o.to_json_bytes().decode()
 
 
 def test_junctions_known_ahead_per_decision():
