@@ -61,7 +61,9 @@ def outcome():
 
 
 def _serve(config: ServerConfig):
-    server, port = create_server(config, lambda s: register(s, SimulatorLimits(max_duration_s=60.0)))
+    # one worker: the hooks stand in for run_batch in this process (the pool's own stop between chunks:
+    # tests/simulator/test_workers.py)
+    server, port = create_server(config, lambda s: register(s, SimulatorLimits(max_duration_s=60.0, workers=1)))
     server.start()
     return server, port
 

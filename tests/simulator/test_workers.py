@@ -141,3 +141,19 @@ def test_run_batch_on_workers_keeps_request_order_and_bytes() -> None:
     here = [o.to_json_bytes() for o in run_batch(programs, seeds, SimulatorLimits(workers=1))]
     pooled = run_batch_on_workers(programs, seeds, SimulatorLimits(workers=2), chunk=2)
     assert [o.to_json_bytes() for o in pooled] == here  # type: ignore[union-attr]
+
+
+def test_a_stopped_pooled_batch_runs_no_further_chunk() -> None:
+    """ExecuteBatch's deadline on the pool: once ``stop()`` is true no chunk is handed out, the running
+    ones are abandoned (their workers replaced) and the call ends with Cancelled."""
+    from lastv2x.core.errors import Cancelled
+
+    programs = [reference_program(list(Application)[i % 6], seed=i) for i in range(24)]
+    core = SimulatorCore(SimulatorLimits(workers=2))
+    got: list[int] = []
+    with pytest.raises(Cancelled, match="chunks not run"):
+        for first, outs in core.execute_batch(programs, [None] * 24, chunk=4, stop=lambda: bool(got)):
+            got.extend(range(first, first + len(outs)))
+    assert len(got) == 4  # the first chunk back; the second was running and is abandoned, none started after
+    again = list(core.execute_batch(programs[:8], [None] * 8, chunk=4))  # the pool serves again
+    assert sorted(f for f, _ in again) == [0, 4]
