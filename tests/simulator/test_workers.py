@@ -154,6 +154,7 @@ def test_a_stopped_pooled_batch_runs_no_further_chunk() -> None:
     with pytest.raises(Cancelled, match="chunks not run"):
         for first, outs in core.execute_batch(programs, [None] * 24, chunk=4, stop=lambda: bool(got)):
             got.extend(range(first, first + len(outs)))
-    assert len(got) == 4  # the first chunk back; the second was running and is abandoned, none started after
+    # the first chunk back (and the other one, had it finished in the same instant); none started after
+    assert len(got) in (4, 8)
     again = list(core.execute_batch(programs[:8], [None] * 8, chunk=4))  # the pool serves again
     assert sorted(f for f, _ in again) == [0, 4]
