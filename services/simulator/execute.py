@@ -26,6 +26,7 @@ from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.apps.plugin import resolve_app
 from services.simulator.backends.carla_logic import CarlaSettings
+from services.simulator.backends.plant import PlantOptions
 from services.simulator.maps.settings import MapSettings
 from services.simulator.paired import PairedOutcome, execute_batch, execute_paired
 from services.simulator.v2x.stack import v2x_source_factory
@@ -78,6 +79,10 @@ class SimulatorLimits:
                        map_settings=MapSettings.from_env(env))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
+
+    def plant_options(self) -> PlantOptions:
+        """What a simulator backend other than the builtin one takes from these settings."""
+        return PlantOptions(self.map_paths, self.carla)
 
     def worker_count(self) -> int:
         """Worker processes of an ExecuteBatch: ``workers``, or the cgroup CPU limit when 0."""
@@ -226,7 +231,8 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
     factory = v2x_source_factory(road_map=road_map)
     backend = resolve_backend(backend, limits.backend)
     if not write_trace:
-        return execute_paired(program, seed, md_source_factory=factory, app=app, backend=backend), ""
+        return execute_paired(program, seed, md_source_factory=factory, app=app, backend=backend,
+                              plant_options=limits.plant_options()), ""
     import secrets
 
     from services.simulator.scene import scene_channels
@@ -243,7 +249,8 @@ def run_one(program: ScenarioProgram, seed: int | None, limits: SimulatorLimits,
         # the program and seed travel with the trace: a recording replays without its request
         with TraceWriter(tmp, metadata={"program": program.model_dump_json(), "seed": str(seed)},
                          derived=scene_channels(program)) as trace:  # + /viz/scene (Foxglove SceneUpdate)
-            outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace, app=app, backend=backend)
+            outcome = execute_paired(program, seed, md_source_factory=factory, trace=trace, app=app, backend=backend,
+                                     plant_options=limits.plant_options())
         tmp.replace(path)  # a trace is complete or absent, never half-written
     finally:
         tmp.unlink(missing_ok=True)

@@ -75,7 +75,7 @@ from services.simulator.traffic import (
 )
 
 if TYPE_CHECKING:
-    from services.simulator.backends.plant import Plant
+    from services.simulator.backends.plant import Plant, PlantOptions
     from services.simulator.v2x.wire import WireCodec
 
 OUTCOME_VERSION = "1"
@@ -778,25 +778,26 @@ def _paired(program: ScenarioProgram, seed: int, md_src: InformationSource, md: 
 def execute_paired(program: ScenarioProgram, seed: int | None = None,
                    md_source_factory: SourceFactory = ground_truth_factory,
                    trace: TraceSink | None = None, app: ApplicationUnderTest | None = None,
-                   backend: str = "") -> PairedOutcome:
+                   backend: str = "", plant_options: PlantOptions | None = None) -> PairedOutcome:
     """Run the message-driven and ground-truth rollouts of ``program`` under ``seed`` (default: the
     program's) and adjudicate both. ``trace`` receives the MD world, both egos' beliefs, decisions and
     controls; the MD source gets it too (for ``/v2x/*`` and ``/monitor/events``). ``app``: the
     application under test (None = the reference apps); both rollouts talk to it. ``backend``: the
     simulator that moves the vehicles (``""`` / ``builtin``: ours, both rollouts in one batch; another
-    registered backend runs the MD rollout, then the GT rollout, each on a fresh plant)."""
+    registered backend runs the MD rollout, then the GT rollout, each on a fresh plant built with the
+    simulator's ``plant_options``: its map paths and server settings)."""
     seed = program.seed if seed is None else seed
     md_src = md_source_factory()
     errors: list[str] = []
-    from services.simulator.backends.base import open_plant
+    from services.simulator.backends.base import backend_info, open_plant
 
-    if open_plant(backend) is None:
+    if backend_info(backend).factory is None:
         md, gt = run_rollouts([program, program], [seed, seed], [md_src, GroundTruthSource()], [MD, GT],
                               [trace, trace], app=app, app_errors=errors)
         return _paired(program, seed, md_src, md, gt, "; ".join(e for e in errors if e))
     outs = []
     for src, tag in ((md_src, MD), (GroundTruthSource(), GT)):
-        plant = open_plant(backend)
+        plant = open_plant(backend, plant_options)
         row_errors: list[str] = []
         try:
             outs += run_rollouts([program], [seed], [src], [tag], [trace], app=app, app_errors=row_errors,

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lastv2x.core.errors import FailedPrecondition, FieldViolation, InvalidArgument
-from services.simulator.backends.plant import Plant, TickCommand, VehicleReading
+from services.simulator.backends.plant import Plant, PlantOptions, TickCommand, VehicleReading
 
 BUILTIN = "builtin"
 
@@ -33,19 +33,19 @@ class BackendInfo:
     name: str
     extra: str  # the pyproject extra that brings its packages
     summary: str
-    factory: Callable[[], Plant] | None  # None: the builtin core moves the vehicles itself
+    factory: Callable[[PlantOptions], Plant] | None  # None: the builtin core moves the vehicles itself
 
 
-def _sumo() -> Plant:
+def _sumo(options: PlantOptions) -> Plant:
     from services.simulator.backends.sumo_plant import SumoPlant
 
     return SumoPlant()
 
 
-def _carla() -> Plant:
+def _carla(options: PlantOptions) -> Plant:
     from services.simulator.backends.carla_plant import CarlaPlant
 
-    return CarlaPlant()
+    return CarlaPlant(options.carla, options.map_paths)
 
 
 BACKENDS: dict[str, BackendInfo] = {
@@ -71,17 +71,18 @@ def backend_info(name: str) -> BackendInfo:
     return info
 
 
-def open_plant(name: str) -> Plant | None:
-    """A fresh plant of backend ``name`` (None for ``builtin``); a missing package is a clear error."""
+def open_plant(name: str, options: PlantOptions | None = None) -> Plant | None:
+    """A fresh plant of backend ``name`` (None for ``builtin``) on the simulator's ``options``; a
+    missing package is a clear error."""
     info = backend_info(name)
     if info.factory is None:
         return None
     try:
-        return info.factory()
+        return info.factory(options or PlantOptions())
     except ImportError as exc:
         raise FailedPrecondition(f"simulator backend {info.name!r} needs the {info.extra!r} extra: {exc}",
                                  f"pip install 'lastv2x[{info.extra}]'") from None
 
 
-__all__ = ["BACKENDS", "BUILTIN", "BackendInfo", "Plant", "TickCommand", "VehicleReading", "backend_info",
-           "open_plant", "register"]
+__all__ = ["BACKENDS", "BUILTIN", "BackendInfo", "Plant", "PlantOptions", "TickCommand", "VehicleReading",
+           "backend_info", "open_plant", "register"]

@@ -59,11 +59,12 @@ class CarlaPlant:
     drives_background = False
 
     def __init__(self, settings: logic.CarlaSettings | None = None, map_paths: Sequence[Path] = ()):
-        """``settings``: None reads ``LASTV2X_CARLA_*`` (base.py's factory builds it so). ``map_paths``:
+        """``settings``: the service's ``LASTV2X_CARLA_*`` (``SimulatorLimits.carla``, through
+        base.py's factory); None = the defaults. ``map_paths``:
         where user maps' ``.xodr`` are found for towns the server lacks (built-in maps need none).
         Without the ``carla`` extra this is an ImportError (open_plant names the extra)."""
         _carla()
-        self.settings = settings or logic.CarlaSettings.from_env()
+        self.settings = settings or logic.CarlaSettings()
         self.map_paths = tuple(map_paths)
         self.cleanup_failures: list[str] = []  # what the last close could not undo (logged too)
         self._client: Any = None

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from lastv2x.core.program import ScenarioProgram
 
@@ -54,4 +55,13 @@ class Plant(Protocol):
         """Remove what :meth:`start` made and restore the simulator's settings (also after an error)."""
 
 
-__all__ = ["Plant", "TickCommand", "VehicleReading"]
+@dataclass(frozen=True)
+class PlantOptions:
+    """What a plant takes from the simulator service's settings (``SimulatorLimits.plant_options``):
+    plants read no environment of their own."""
+
+    map_paths: tuple[Path, ...] = ()  # where user maps' .xodr are (LASTV2X_MAP_PATHS)
+    carla: Any = None  # carla_logic.CarlaSettings (LASTV2X_CARLA_*); None = its defaults
+
+
+__all__ = ["Plant", "PlantOptions", "TickCommand", "VehicleReading"]

@@ -172,16 +172,16 @@ def test_a_server_that_does_not_answer_is_unavailable_within_the_timeout() -> No
             plant.start(program, "md", [])
 
 
-def test_the_paired_runner_reports_the_unreachable_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Through the registry and the settings, as the service runs it: LASTV2X_CARLA_* from the environment."""
-    from services.simulator.paired import execute_paired
+def test_the_paired_runner_reports_the_unreachable_server() -> None:
+    """Through the registry and the service's settings, as the service runs it: LASTV2X_CARLA_*
+    read once into SimulatorLimits, handed to the plant."""
+    from services.simulator.execute import SimulatorLimits, run_one
 
     port = _closed_port()
-    monkeypatch.setenv("LASTV2X_CARLA_HOST", "127.0.0.1")
-    monkeypatch.setenv("LASTV2X_CARLA_PORT", str(port))
-    monkeypatch.setenv("LASTV2X_CARLA_TIMEOUT_S", "0.4")
+    limits = SimulatorLimits.from_env({"LASTV2X_CARLA_HOST": "127.0.0.1", "LASTV2X_CARLA_PORT": str(port),
+                                       "LASTV2X_CARLA_TIMEOUT_S": "0.4"})
     with pytest.raises(Unavailable, match=rf"127\.0\.0\.1:{port}.*0\.4 s"):
-        execute_paired(reference_program(Application.FCW, seed=1), backend="carla")
+        run_one(reference_program(Application.FCW, seed=1), None, limits, backend="carla")
 
 
 CARLA_HOST = os.environ.get("CARLA_HOST", "")
@@ -232,9 +232,9 @@ def test_live_paired_execution_on_a_carla_server(tmp_path: Path, shared_data: Pa
 
     import dataclasses
 
-    os.environ.update({"LASTV2X_CARLA_HOST": settings.host, "LASTV2X_CARLA_PORT": str(settings.port),
-                       "LASTV2X_CARLA_TIMEOUT_S": "60"})
-    outcome = execute_paired(program, backend="carla")
+    from services.simulator.backends.plant import PlantOptions
+
+    outcome = execute_paired(program, backend="carla", plant_options=PlantOptions(carla=settings))
     assert dataclasses.asdict(outcome) and not outcome.gt.failed
     with pytest.raises(FailedPrecondition, match="has no town"):
         CarlaPlant(settings).start(program.model_copy(update={"map_name": "NoSuchTown"}), "gt", [])
