@@ -129,6 +129,11 @@ def bench_batch(batch: int, repeat: int = 3) -> dict:
         out["v2x_cpu_s"] = time.process_time() - c0
         print(f"   with the V2X stack as message source (what the ExecuteBatch RPC runs): "
               f"{out['v2x_cpu_s'] * 1e3:.0f} ms CPU, {batch / out['v2x_cpu_s']:.1f} paired/s")
+        tracemalloc.start()
+        execute_batch(programs, md_source_factory=fac)
+        out["v2x_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        print(f"   peak traced memory of the V2X batch: {out['v2x_peak_mib']:.1f} MiB (target < 100 MiB)")
     except ImportError as exc:
         print(f"   (V2X source unavailable: {exc})")
     return out
