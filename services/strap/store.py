@@ -283,6 +283,7 @@ class StrapStore:
         channels of its map is reduced over what is there (the table's ``warnings``), unless
         ``strict``: then FAILED_PRECONDITION listing them."""
         info = self.get(recording_id)
+        _check(stop)
         spec = channel_map or info.channel_map
         cmap = _map(spec, info.format, info.channels)
         present, absent = map_coverage(cmap, info.channels)
@@ -299,7 +300,6 @@ class StrapStore:
             hit = self._reductions.get(key)
         if hit:
             return hit
-        _check(stop)
         try:
             with open_recording(info.path, limits=self.limits) as rec:
                 table = vectorize_recording(rec, cmap, modules=[module] if module else None,
