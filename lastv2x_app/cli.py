@@ -14,8 +14,8 @@
   lastv2x campaign "INTENT"... [--spec FILE] [--budget N] [--out DIR] [--app APP]   search, minimize, archive
   lastv2x regress --app NEW [--archive DIR] [--witness ID] [--budget N]   re-run the archive on a new build (STRaP order)
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
-  lastv2x witness export ID --xosc [--dest DIR]   a witness as OpenSCENARIO + OpenDRIVE (+ V2X sidecar JSON)
   lastv2x witness verify ID [--backend sumo]   replay a witness on another simulator: admitted again?
+  lastv2x witness export ID --xosc [--dest DIR]   a witness as OpenSCENARIO + OpenDRIVE (+ V2X sidecar JSON)
   lastv2x report CAMPAIGN [--archive DIR] [--out DIR]   the campaign as HTML pages (offline) + report.json
   lastv2x demo [--json]                 make run: one intent stage by stage, then a short campaign
 
@@ -620,19 +620,6 @@ def cmd_witness(args: argparse.Namespace) -> int:
     return 0
 
 
-def _witness_export(args: argparse.Namespace, core: Any) -> int:
-    from lastv2x_app.export.xosc import export_witness
-
-    if not args.xosc:
-        raise InvalidArgument(FieldViolation("--xosc", "witness export needs a format", "add --xosc"))
-    result = export_witness(core.witness(args.id), Path(args.dest), osc_minor=args.osc_minor, archive=args.out)
-    data = result.to_dict()
-    _print(data, args.json, f"{result.witness_id}: {result.xosc} (valid against {result.xosc_schema}), "
-                            f"{result.xodr} (OpenDRIVE 1.7: {'valid' if result.xodr_valid else 'NOT valid'}), "
-                            f"V2X faults in {result.sidecar}")
-    return 0
-
-
 def _witness_verify(args: argparse.Namespace, core: Any) -> int:
     """Replay a witness on another simulator; both outcomes side by side; exit 0 when admission holds."""
     r = core.replay(args.id, args.backend)
@@ -657,6 +644,16 @@ def _witness_verify(args: argparse.Namespace, core: Any) -> int:
     return 0 if r.admitted else 1
 
 
+def _witness_export(args: argparse.Namespace, core: Any) -> int:
+    from lastv2x_app.export.xosc import export_witness
+
+    if not args.xosc:
+        raise InvalidArgument(FieldViolation("--xosc", "witness export needs a format", "add --xosc"))
+    result = export_witness(core.witness(args.id), Path(args.dest), osc_minor=args.osc_minor, archive=args.out)
+    data = result.to_dict()
+    _print(data, args.json, f"{result.witness_id}: {result.xosc} (valid against {result.xosc_schema}), "
+                            f"{result.xodr} (OpenDRIVE 1.7: {'valid' if result.xodr_valid else 'NOT valid'}), "
+                            f"V2X faults in {result.sidecar}")
     return 0
 
 
@@ -728,6 +725,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--live-linger", type=float, default=0.0, help="live view: keep serving S s after the run")
     p.add_argument("--app", default=None, help="application under test: reference (default), grpc://host:port, "
                                                "or a lastv2x.apps entry point")
+    p.add_argument("--backend", default=None, help="simulator that moves the vehicles: builtin (default, "
+                                                   "LASTV2X_SIMULATOR_BACKEND), sumo, carla")
     p.set_defaults(fn=cmd_execute)
     p = sub.add_parser("parse", parents=[common],
                        help="natural-language intent -> ScenarioSpec (parser role, LASTV2X_LLM_* settings)")
@@ -738,8 +737,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("map", help="built-in map, user map under LASTV2X_MAP_PATHS, or .xodr path")
     p.add_argument("--rsu", action="append", metavar="X,Y[,H]",
                    help="an RSU at map coordinates, m (repeatable; default one per signalized junction)")
-    p.add_argument("--backend", default=None, help="simulator that moves the vehicles: builtin (default, "
-                                                   "LASTV2X_SIMULATOR_BACKEND), sumo, carla")
     p.add_argument("--blockage", type=float, default=None, help="dB per metre (default 5)")
     p.add_argument("--range", type=float, default=None, help="radio range, m (default 150)")
     p.add_argument("--cell", type=float, default=5.0, help="grid cell, m")
