@@ -12,22 +12,26 @@ and the overhead per decision (us per row-step) against (1); every way gives the
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 
-from lastv2x.core.catalogue import Application
-from lastv2x_app.example_app import serve, servicer_for
-from services.simulator.apps.base import AppContext, Decision
-from services.simulator.apps.contract import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repo root
+
+from bench.timing import best_of  # noqa: E402
+from lastv2x.core.catalogue import Application  # noqa: E402
+from lastv2x_app.example_app import serve, servicer_for  # noqa: E402
+from services.simulator.apps.base import AppContext, Decision  # noqa: E402
+from services.simulator.apps.contract import (  # noqa: E402
     AppBuild,
     AppFault,
     ApplicationUnderTest,
     ReferenceApp,
     StepRow,
 )
-from services.simulator.apps.plugin import resolve_app
-from services.simulator.paired import execute_batch, execute_paired
-from services.simulator.reference import reference_program
+from services.simulator.apps.plugin import resolve_app  # noqa: E402
+from services.simulator.paired import execute_batch, execute_paired  # noqa: E402
+from services.simulator.reference import reference_program  # noqa: E402
 
 
 class Counting:
@@ -50,15 +54,6 @@ class Counting:
 
     def close(self, session_ids: Sequence[str]) -> None:
         self.inner.close(session_ids)
-
-
-def _best(fn: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -88,8 +83,8 @@ def main(argv: list[str] | None = None) -> None:
             wrapped = app if app is None else Counting(app)
             got = [execute_paired(p, app=wrapped).to_json_bytes() for p in programs]
             assert got == want, name
-            t_one = _best(lambda w=wrapped: [execute_paired(p, app=w) for p in programs], args.repeat)
-            t_batch = _best(lambda w=wrapped: execute_batch(programs, app=w), args.repeat)
+            t_one = best_of(lambda w=wrapped: [execute_paired(p, app=w) for p in programs], args.repeat)
+            t_batch = best_of(lambda w=wrapped: execute_batch(programs, app=w), args.repeat)
             if base is None:
                 base = (t_one, t_batch)
             over_one = (t_one - base[0]) / row_steps_paired * 1e6

@@ -12,23 +12,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from lastv2x.core.catalogue import Application
-from services.simulator.paired import execute_paired
-from services.simulator.reference import reference_program
-from services.simulator.v2x.stack import v2x_source_factory
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repo root
 
-
-def _best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+from bench.timing import best_of  # noqa: E402
+from lastv2x.core.catalogue import Application  # noqa: E402
+from services.simulator.paired import execute_paired  # noqa: E402
+from services.simulator.reference import reference_program  # noqa: E402
+from services.simulator.v2x.stack import v2x_source_factory  # noqa: E402
 
 
 def race(repeat: int) -> None:
@@ -39,9 +34,9 @@ def race(repeat: int) -> None:
         program = reference_program(app, seed=1)
         times, admitted = {}, {}
         for backend in ("builtin", "sumo"):  # interleaved per scenario
-            def run(b: str = backend) -> None:
-                admitted[b] = execute_paired(program, md_source_factory=v2x_source_factory(), backend=b).admitted
-            times[backend] = _best(run, repeat)
+            def run(b: str = backend, p: object = program, seen: dict = admitted) -> None:
+                seen[b] = execute_paired(p, md_source_factory=v2x_source_factory(), backend=b).admitted
+            times[backend] = best_of(run, repeat)
             total[backend] += times[backend]
         print(f"{app.value:<8} {times['builtin'] * 1e3:>11.1f} {times['sumo'] * 1e3:>9.1f} "
               f"{times['sumo'] / times['builtin']:>12.2f}x  {admitted['builtin'] == admitted['sumo']}")

@@ -13,10 +13,9 @@ import grpc
 import pytest
 
 from lastv2x.rpc.errors import field_violations
-from lastv2x.rpc.server import ServerConfig, create_server
-from lastv2x.v1 import common_pb2, simulator_pb2, simulator_pb2_grpc
+from lastv2x.v1 import common_pb2, simulator_pb2
 from services.simulator.execute import SimulatorLimits
-from services.simulator.servicer import register
+from tests.simulator.conftest import served_simulator
 
 SPEC = common_pb2.ScenarioSpec(application=common_pb2.APPLICATION_RLVW)
 
@@ -24,12 +23,8 @@ SPEC = common_pb2.ScenarioSpec(application=common_pb2.APPLICATION_RLVW)
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     traces = tmp_path_factory.mktemp("traces")
-    limits = SimulatorLimits(max_duration_s=60.0, trace_dir=traces, max_rsus=16)
-    server, port = create_server(ServerConfig("simulator", log_json=False), lambda s: register(s, limits))
-    server.start()
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        yield simulator_pb2_grpc.SimulatorServiceStub(channel), traces
-    server.stop(0)
+    with served_simulator(SimulatorLimits(max_duration_s=60.0, trace_dir=traces, max_rsus=16)) as stub:
+        yield stub, traces
 
 
 def _invalid(call, *args, **kwargs) -> list[str]:

@@ -9,11 +9,10 @@ from lastv2x.core.catalogue import Application
 from lastv2x.core.spec import parse_spec
 from lastv2x.rpc.convert import program_to_proto, spec_to_proto
 from lastv2x.rpc.errors import field_violations
-from lastv2x.rpc.server import ServerConfig, create_server
-from lastv2x.v1 import common_pb2, simulator_pb2, simulator_pb2_grpc
+from lastv2x.v1 import common_pb2, simulator_pb2
 from services.simulator.execute import SimulatorLimits
 from services.simulator.reference import reference_program
-from services.simulator.servicer import register
+from tests.simulator.conftest import served_simulator
 
 FREEZE_BEFORE_AMBER = {
     "application": "RLVW", "seed": 7, "signal": {"offset_s": 22.353},
@@ -24,12 +23,8 @@ FREEZE_BEFORE_AMBER = {
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
-    limits = SimulatorLimits(max_duration_s=60.0, trace_dir=tmp_path_factory.mktemp("traces"))
-    server, port = create_server(ServerConfig("simulator", log_json=False), lambda s: register(s, limits))
-    server.start()
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        yield simulator_pb2_grpc.SimulatorServiceStub(channel)
-    server.stop(0)
+    with served_simulator(SimulatorLimits(max_duration_s=60.0, trace_dir=tmp_path_factory.mktemp("traces"))) as stub:
+        yield stub
 
 
 def _spec(data: dict) -> common_pb2.ScenarioSpec:

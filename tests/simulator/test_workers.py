@@ -14,12 +14,11 @@ import pytest
 from lastv2x.core.catalogue import Application
 from lastv2x.core.workers import TaskError, WorkerDied, WorkerPool, cpu_limit
 from lastv2x.rpc.convert import program_to_proto
-from lastv2x.rpc.server import ServerConfig, create_server
-from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
+from lastv2x.v1 import simulator_pb2
 from services.simulator.core import SimulatorCore
 from services.simulator.execute import SimulatorLimits
 from services.simulator.reference import reference_program
-from services.simulator.servicer import register
+from tests.simulator.conftest import served_simulator
 
 
 def _affinity() -> int:
@@ -83,12 +82,8 @@ def test_pooled_batch_gives_the_in_process_bytes() -> None:
 
 @pytest.fixture(scope="module")
 def pooled_sim():
-    limits = SimulatorLimits(max_duration_s=60.0, workers=2, max_batch=16)
-    server, port = create_server(ServerConfig("simulator", log_json=False), lambda s: register(s, limits))
-    server.start()
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        yield simulator_pb2_grpc.SimulatorServiceStub(channel)
-    server.stop(0)
+    with served_simulator(SimulatorLimits(max_duration_s=60.0, workers=2, max_batch=16)) as stub:
+        yield stub
 
 
 def _batch(n: int) -> simulator_pb2.ExecuteBatchRequest:

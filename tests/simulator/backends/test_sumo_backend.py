@@ -61,19 +61,11 @@ def test_an_unknown_backend_is_refused_naming_the_known_ones() -> None:
 # ----------------------------------------------------------------------------- over gRPC
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):  # type: ignore[no-untyped-def]
-    import grpc
-
-    from lastv2x.rpc.server import ServerConfig, create_server
-    from lastv2x.v1 import simulator_pb2_grpc
     from services.simulator.execute import SimulatorLimits
-    from services.simulator.servicer import register
+    from tests.simulator.conftest import served_simulator
 
-    limits = SimulatorLimits(max_duration_s=60.0, trace_dir=tmp_path_factory.mktemp("traces"))
-    server, port = create_server(ServerConfig("simulator", log_json=False), lambda s: register(s, limits))
-    server.start()
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        yield simulator_pb2_grpc.SimulatorServiceStub(channel)
-    server.stop(0)
+    with served_simulator(SimulatorLimits(max_duration_s=60.0, trace_dir=tmp_path_factory.mktemp("traces"))) as stub:
+        yield stub
 
 
 def test_execute_names_its_backend_and_a_batch_runs_on_one(sim) -> None:  # type: ignore[no-untyped-def]
