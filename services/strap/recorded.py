@@ -1,7 +1,7 @@
-"""A recorded md rollout of a simulator trace, rebuilt step by step for module replay.
+"""A recorded md rollout of a simulator trace, step by step, for module replay.
 
-See :mod:`services.strap.replay` for what is rebuilt and how; this module holds
-the rebuilt inputs (:class:`RecordedRun`, :func:`load_run`) and the output keys
+See :mod:`services.strap.replay` for what is read from the trace, what is rebuilt
+(older traces) and how; this module holds the run's inputs (:class:`RecordedRun`, :func:`load_run`) and the output keys
 (:func:`decision_key`, :func:`belief_key`) both replays compare.
 """
 
@@ -37,19 +37,26 @@ from .scene_schema import load_channel_map
 
 MD = "md"
 EVENT_TIMEOUT_S = 1.0  # as services.simulator.v2x.reconstruction.EVENT_TIMEOUT_S
-TRACE_CHANNELS = ("/gt/vehicles", "/signals/true", "/recon/ego", "/app/decision", "/ctrl/ego", "/v2x/belief")
+TRACE_CHANNELS = ("/gt/vehicles", "/signals/true", "/recon/ego", "/app/input", "/app/decision", "/ctrl/ego",
+                  "/v2x/belief", "/v2x/rx")
 
-#: module inputs :func:`load_run` rebuilds approximately (the trace now carries most of them
-#: exactly, services/strap/TRACE_REQUESTS.md; load_run does not read those fields yet)
-APPROXIMATED_INPUTS: tuple[str, ...] = (
+#: the seeded previous decision's fields no channel carries (rebuilt from the decision history,
+#: on every trace)
+SEED_APPROXIMATION = "Decision.after_epoch / evidence_t_s of the seeded previous decision"
+#: what is rebuilt from ``/recon/ego`` when a trace predates its full payload (``signals``, ``eebl``,
+#: ``map_aoi_s``, full tracks: TRACE_REQUESTS.md second pass)
+BELIEF_APPROXIMATIONS: tuple[str, ...] = (
     "EgoInformation.signals[g].time_to_green_s",
     "EgoInformation.signals (groups other than the associated one)",
     "Track.heading_rad / accel_mps2 / hard_brake_event / relayed / valid",
     "EgoInformation.eebl_events (placed at the vehicles seen braking hard)",
     "EgoInformation.map_aoi_s (2 Hz summary in /v2x/belief)",
-    "EgoState.s_m / stop_bar_distance_m / conflict_distance_m (rebuilt from xy + program)",
-    "Decision.after_epoch / evidence_t_s of the seeded previous decision",
 )
+#: what is rebuilt from ``/gt/vehicles`` + the program when a trace has no md ``/app/input``
+EGO_APPROXIMATION = "EgoState.s_m / stop_bar_distance_m / conflict_distance_m (rebuilt from xy + program)"
+#: every module input :func:`load_run` can rebuild; :attr:`RecordedRun.approximated` says which
+#: ones a given trace needed (on traces of today's simulator: only :data:`SEED_APPROXIMATION`)
+APPROXIMATED_INPUTS: tuple[str, ...] = (*BELIEF_APPROXIMATIONS, EGO_APPROXIMATION, SEED_APPROXIMATION)
 
 DecisionKey = tuple[str, float | None, float]
 DecideFn = Callable[[EgoInformation, EgoState, AppContext, "Decision | None"], Decision]
@@ -108,6 +115,11 @@ class RecordedRun:
     vehicles: tuple[Mapping[str, Any], ...]  # /gt/vehicles payload per step
     signals: tuple[Mapping[str, Any], ...]   # /signals/true payload per step
     source: str = ""
+    #: the inputs this run rebuilt instead of reading them (subset of APPROXIMATED_INPUTS, in its order)
+    approximated: tuple[str, ...] = APPROXIMATED_INPUTS
+    #: recorded /v2x/rx messages the md ego received at each step (empty tuples: none, or not traced)
+    rx: tuple[tuple[Mapping[str, Any], ...], ...] = ()
+    rx_traced: bool = False  # the trace has /v2x/rx messages (so an empty step means: nothing received)
 
     @property
     def n_steps(self) -> int:
@@ -214,13 +226,18 @@ def load_run(trace: str | Path | Sequence[tuple[str, int, Any]], program: Scenar
     by_ts: dict[str, dict[int, Any]] = {c: {} for c in TRACE_CHANNELS}
     decisions_md: list[tuple[int, Mapping[str, Any]]] = []
     beliefs: list[tuple[int, Mapping[str, Any]]] = []
+    rx_by_ts: dict[int, list[Mapping[str, Any]]] = {}
+    rx_traced = False
     for ch, ts, m in msgs:
-        if ch in ("/recon/ego", "/app/decision", "/ctrl/ego") and m.get("rollout", MD) != MD:
+        if ch in ("/recon/ego", "/app/input", "/app/decision", "/ctrl/ego") and m.get("rollout", MD) != MD:
             continue
         if ch == "/app/decision":
             decisions_md.append((ts, m))
         elif ch == "/v2x/belief":
             beliefs.append((ts, m))
+        elif ch == "/v2x/rx":
+            rx_traced = True
+            rx_by_ts.setdefault(ts, []).extend(m.get("messages") or ())
         elif ch in by_ts:
             by_ts[ch][ts] = m
     steps = sorted(by_ts["/recon/ego"])
@@ -254,6 +271,13 @@ def load_run(trace: str | Path | Sequence[tuple[str, int, Any]], program: Scenar
         i = bisect.bisect_right(hist_t[vid], t_s + 1e-6) - 1
         return h[max(i, 0)][1]
 
+    # the recorded inputs where the trace has them (every step, else the rebuilt ones for all)
+    inputs = by_ts["/app/input"]
+    ego_recorded = all(t in inputs for t in steps)
+    belief_recorded = all(_full_belief(by_ts["/recon/ego"][t]) for t in steps)
+    approximated = tuple(a for a in APPROXIMATED_INPUTS
+                         if not ((a in BELIEF_APPROXIMATIONS and belief_recorded)
+                                 or (a == EGO_APPROXIMATION and ego_recorded)))
     last_hard: dict[str, tuple[float, Mapping[str, Any]]] = {}
     dec_i = 0
     current: Decision | None = None
@@ -274,15 +298,55 @@ def load_run(trace: str | Path | Sequence[tuple[str, int, Any]], program: Scenar
         for veh in vehicles[k]["vehicles"][1:]:
             if _hard_braking(veh):
                 last_hard[veh["id"]] = (t_s, veh)
-        egos.append(geom.state(t_s, float(s_all[k]), vehicles[k]["vehicles"][0]))
+        egos.append(_recorded_ego(t_s, inputs[t]) if ego_recorded
+                    else geom.state(t_s, float(s_all[k]), vehicles[k]["vehicles"][0]))
         r = by_ts["/recon/ego"][t]
         recon.append(r)
-        infos.append(_information(t_s, r, red_s, truth_at, last_hard, belief))
+        infos.append(_recorded_information(t_s, r) if belief_recorded
+                     else _information(t_s, r, red_s, truth_at, last_hard, belief))
         decs.append(current)
         expected.append(_expected_key(current, by_ts["/ctrl/ego"].get(t)))
     return RecordedRun(program, program.seed if seed is None else int(seed), ctx, times, tuple(egos), tuple(infos),
                        tuple(recon), tuple(decs), tuple(expected), tuple(vehicles), tuple(signals),
-                       str(trace) if isinstance(trace, (str, Path)) else "")
+                       str(trace) if isinstance(trace, (str, Path)) else "", approximated,
+                       tuple(tuple(rx_by_ts.get(t, ())) for t in steps), rx_traced)
+
+
+def _num(x: Any, none: float = math.inf) -> float:
+    """A traced number (JSON ``null`` stands for a non-finite value: ``none``)."""
+    return none if x is None else float(x)
+
+
+def _full_belief(r: Mapping[str, Any]) -> bool:
+    """``/recon/ego`` carries the whole ``EgoInformation`` (TRACE_REQUESTS.md §3, second pass)."""
+    return ("signals" in r and "eebl" in r and "map_aoi_s" in r
+            and all("heading_rad" in tr and "valid" in tr for tr in r.get("tracks") or ()))
+
+
+def _recorded_ego(t_s: float, m: Mapping[str, Any]) -> EgoState:
+    """The application's own-sensor input as recorded on ``/app/input``."""
+    cd = m.get("conflict_distance_m")
+    return EgoState(t_s, float(m["s_m"]), float(m["speed_mps"]), float(m["accel_mps2"]), (float(m["x"]), float(m["y"])),
+                    float(m["heading_rad"]), _num(m.get("stop_bar_distance_m")), None if cd is None else float(cd))
+
+
+def _recorded_information(t_s: float, r: Mapping[str, Any]) -> EgoInformation:
+    """The ego's belief as recorded on ``/recon/ego`` (the inverse of ``recon_message``)."""
+    signals = {str(g): BelievedSignal(int(b["phase"]), _num(b.get("time_to_change_s")), _num(b.get("aoi_s")),
+                                      bool(b.get("valid", True)),
+                                      None if b.get("time_to_green_s") is None else float(b["time_to_green_s"]))
+               for g, b in (r.get("signals") or {}).items()}
+    tracks = {str(tr["id"]): Track(str(tr["id"]), (float(tr["x"]), float(tr["y"])), float(tr["speed_mps"]),
+                                   float(tr["heading_rad"]), float(tr["accel_mps2"]), _num(tr.get("aoi_s")),
+                                   bool(tr.get("hard_brake_event", False)), bool(tr.get("relayed", False)),
+                                   bool(tr.get("valid", True)))
+              for tr in r.get("tracks") or ()}
+    events = tuple(EEBLEvent(str(e["origin"]), (float(e["x"]), float(e["y"])), float(e["decel_mps2"]),
+                             _num(e.get("aoi_s")), bool(e.get("relayed", False)), int(e.get("hops", 0)),
+                             bool(e.get("valid", True)))
+                   for e in r.get("eebl") or ())
+    gid = r.get("ego_group_id")
+    return EgoInformation(t_s, signals, None if gid is None else str(gid), tracks, events, _num(r.get("map_aoi_s")))
 
 
 def _information(t_s: float, r: Mapping[str, Any], red_s: Mapping[str, float],
@@ -316,5 +380,5 @@ def _information(t_s: float, r: Mapping[str, Any], red_s: Mapping[str, float],
     return EgoInformation(t_s, signals, gid, tracks, tuple(events), map_aoi)
 
 
-__all__ = ["APPROXIMATED_INPUTS", "MD", "TRACE_CHANNELS", "DecideFn", "DecisionKey", "RecordedRun", "belief_key",
+__all__ = ["APPROXIMATED_INPUTS", "BELIEF_APPROXIMATIONS", "EGO_APPROXIMATION", "MD", "SEED_APPROXIMATION", "TRACE_CHANNELS", "DecideFn", "DecisionKey", "RecordedRun", "belief_key",
            "decision_key", "load_run", "read_messages", "recon_payload"]

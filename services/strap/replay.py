@@ -6,57 +6,59 @@ recorded outputs; the change is a **fault on that segment** when more than
 10 % of the frames differ after the 1 s warm-up pre-roll
 (:func:`services.strap.evaluate.is_inconsistent`).
 
-Two modules can be replayed (traces of ``services/simulator/trace.py``). The replay
-was written before the trace carried every input (``services/strap/TRACE_REQUESTS.md``:
-all published now but the per-step decision outputs); it still rebuilds the inputs
-below instead of reading the newer fields, and switching is the next step on the
-STRaP side:
+Two modules can be replayed (traces of ``services/simulator/trace.py``). The
+inputs are read from the trace where it records them
+(``services/strap/TRACE_REQUESTS.md`` §3); older traces fall back to rebuilt
+approximations, and :attr:`RecordedRun.approximated` says which inputs a run had
+to rebuild (:data:`APPROXIMATED_INPUTS` lists them all):
 
 **Application** (any function with the ``APPS[app].decide`` signature).
-:func:`load_run` rebuilds, for every step of the message-driven (``md``)
+:func:`load_run` gives, for every step of the message-driven (``md``)
 rollout, the two inputs of ``decide(info, ego, ctx, previous)``:
 
-* ``EgoInformation`` from the ``/recon/ego`` payload: the believed signal of
-  the ego's associated group, the association, the tracks.  Rebuilt, so
-  approximated (:data:`APPROXIMATED_INPUTS`; ``/recon/ego`` now carries them exactly): the signal's ``time_to_green_s``
-  (from the believed phase and countdown and the program's plan: exact unless a
-  stale countdown has run out), each track's heading / acceleration /
-  hard-braking flag (the sender's ground truth at the information's timestamp,
-  ``t - aoi``, from ``/gt/vehicles``: what its BSM carried), EEBL events (rebuilt
-  from their number: events are placed at the vehicles seen braking hard
-  within the event timeout), ``map_aoi_s`` (the last ``/v2x/belief`` summary,
-  aged; 2 Hz);
-* ``EgoState`` from ``/gt/vehicles[0]`` (the md ego's position, speed, heading,
-  acceleration) and the program's route geometry: arc length by projection on
-  the route the traffic core samples, stop-bar and conflict-point distances
-  from the route's crossings, as the simulator computes them.
+* ``EgoInformation`` from the ``/recon/ego`` payload, exactly (every believed
+  signal with its ``time_to_green_s``, the association, every track field, the
+  EEBL events, ``map_aoi_s``).  On a trace whose ``/recon/ego`` predates those
+  fields they are rebuilt: ``time_to_green_s`` from the believed phase,
+  countdown and the program's plan; each track's heading / acceleration /
+  hard-braking flag from the sender's ground truth at ``t - aoi``; EEBL events
+  placed at the vehicles seen braking hard within the event timeout;
+  ``map_aoi_s`` from the 2 Hz ``/v2x/belief`` summary, aged;
+* ``EgoState`` from the md ``/app/input``, exactly.  On a trace without it:
+  from ``/gt/vehicles[0]`` and the program's route geometry (arc length by
+  projection, stop-bar and conflict distances from the route's crossings).
 
 The ``AppContext`` comes from the program (:func:`services.simulator.paired.app_context`).
 The module's own state — the previous decision — is seeded at the pre-roll start
 with the recorded decision then in force (``/app/decision`` is published on
-change; ``after_epoch``, not published, is rebuilt from the decision history),
+change; ``after_epoch`` and ``evidence_t_s``, not published, are rebuilt from the
+decision history: the one input still rebuilt on today's traces),
 then evolves from the module's own outputs.  A frame's output is
 :func:`decision_key` — what the controller consumes: action, target speed,
 braking demand (the reason text is not an output).
 
 **Reconstruction** (a module object with the interface of
 ``services/simulator/v2x/reconstruction.py``, e.g. a mutant).
-The receiver is not fed the recorded messages (``/v2x/rx``, traced since
-TRACE_REQUESTS.md's second pass, is not read yet); instead the whole V2X stack is
-replayed *open loop* on the recorded md world:
-:func:`world_snapshots` rebuilds each step's ``WorldSnapshot`` from
-``/gt/vehicles`` + ``/signals/true`` + the program (every field the stack and
-its monitor read), and a ``V2XInformationSource`` whose receivers are the
-replayed module's ``Receiver`` observes them.  The stack's channel draws depend
-on the whole history, so this replay starts at the recording's start; segments
-compare their frames after their pre-roll.  A frame's output is
-:func:`belief_key` — the ``/recon/ego`` payload vectorized with the platform
-channel map (the paper compares vectorized module outputs).
+The recorded ``/v2x/rx`` names every message the ego received (stream, sender,
+id, timestamp, hops, arrival time) but not its contents, so the receiver cannot
+be fed from it alone; the whole V2X stack is replayed *open loop* on the
+recorded md world instead: :func:`world_snapshots` rebuilds each step's
+``WorldSnapshot`` from ``/gt/vehicles`` + ``/signals/true`` + the program (every
+field the stack and its monitor read), and a ``V2XInformationSource`` whose
+receivers are the replayed module's ``Receiver`` observes them.  With
+``check_rx=True`` the messages this replay delivers are compared with the
+recorded ``/v2x/rx`` step by step (``StackReplay.rx_mismatch``): the module is
+fed what was recorded.  The stack's channel draws depend on the whole history,
+so this replay starts at the recording's start; segments compare their frames
+after their pre-roll.  A frame's output is :func:`belief_key` — the
+``/recon/ego`` payload vectorized with the platform channel map (the paper
+compares vectorized module outputs).
 
 The original modules reproduce the recorded outputs exactly on the reference
-scenarios (tested); :func:`fidelity` measures it for any trace, and
+scenarios (tested: ``tests/strap/test_recorded_inputs.py``, the decisions of
+``/app/decision``); :func:`fidelity` measures it for any trace, and
 ``baseline="original"`` compares a changed module with the *replayed* original
-instead of the recording where the approximations above matter.
+instead of the recording where a rebuilt input matters.
 
 Layout: this module (replays, comparison) is the entry point and re-exports
 :mod:`services.strap.recorded` (the rebuilt run, output keys) and

@@ -1,10 +1,15 @@
 """Open-loop replay of the V2X stack on a recorded md world (reconstruction changes).
 
-See :mod:`services.strap.replay`.  The recorded ``/v2x/rx`` is not read yet, so a
-changed reconstruction module is replayed inside the whole stack: every step's
+See :mod:`services.strap.replay`.  The recorded ``/v2x/rx`` names each message the
+ego received (stream, sender, msg_id, timestamp, hops, arrival time) but not its
+contents (positions, phases, MAP lanes), so it cannot be fed to a receiver alone;
+a changed reconstruction module is replayed inside the whole stack: every step's
 ``WorldSnapshot`` is rebuilt from the trace and the program
 (:func:`world_snapshots`) and observed by a ``V2XInformationSource`` whose
-receivers are the changed module's (:func:`receiver_source_factory`).
+receivers are the changed module's (:func:`receiver_source_factory`).  The
+recorded ``/v2x/rx`` is the check that this replay feeds the module what was
+recorded: ``check_rx=True`` compares the stack's deliveries with it step by step
+(:attr:`StackReplay.rx_mismatch`).
 """
 
 from __future__ import annotations
@@ -116,15 +121,39 @@ class StackReplay:
     keys: list[tuple[int, ...] | None]
     error: str | None = None
     infos: list[EgoInformation] = field(default_factory=list, repr=False)
+    #: with ``check_rx``: the steps whose deliveries to the ego differ from the recorded ``/v2x/rx``
+    #: (``None``: not checked, or the trace has no ``/v2x/rx``)
+    rx_mismatch: list[int] | None = None
+
+
+def rx_key(m: Any) -> tuple[Any, ...]:
+    """A received message's identity as ``/v2x/rx`` records it (contents are not traced)."""
+    return (m.get("stream"), m.get("sender"), m.get("msg_id"), m.get("timestamp_s"), m.get("hops"),
+            m.get("origin"), m.get("rx_s"))
+
+
+class _RxSink:
+    """A trace sink keeping only what the stack publishes on ``/v2x/rx``, per step time."""
+
+    def __init__(self) -> None:
+        self.rx: dict[int, list[tuple[Any, ...]]] = {}
+
+    def publish(self, channel: str, t_s: float, message: Any) -> None:
+        if channel == "/v2x/rx":
+            self.rx.setdefault(int(round(t_s * 1e9)), []).extend(rx_key(m) for m in message.get("messages") or ())
 
 
 def replay_reconstruction(run: RecordedRun, module: ModuleType | None = None, *,
                           snapshots: Sequence[WorldSnapshot] | None = None, keep_infos: bool = False,
-                          **stack_kwargs: Any) -> StackReplay:
-    """Replay the recorded md world into the V2X stack with ``module``'s receivers, from the start."""
+                          check_rx: bool = False, **stack_kwargs: Any) -> StackReplay:
+    """Replay the recorded md world into the V2X stack with ``module``'s receivers, from the start.
+
+    ``check_rx``: also compare what the replayed stack delivers to the ego with the recorded
+    ``/v2x/rx``, step by step (:attr:`StackReplay.rx_mismatch`)."""
     snaps = world_snapshots(run) if snapshots is None else snapshots
     src = receiver_source_factory(module, **stack_kwargs)()
-    src.reset(run.program, run.seed)
+    sink = _RxSink() if check_rx and run.rx_traced else None
+    src.reset(run.program, run.seed, trace=sink)
     keys: list[tuple[int, ...] | None] = []
     infos: list[EgoInformation] = []
     for k, snap in enumerate(snaps):
@@ -135,12 +164,16 @@ def replay_reconstruction(run: RecordedRun, module: ModuleType | None = None, *,
             return StackReplay(keys + [None] * (len(snaps) - k), f"{type(exc).__name__}: {exc}", infos)
         if keep_infos:
             infos.append(info)
-    return StackReplay(keys, None, infos)
+    mismatch = None
+    if sink is not None:
+        mismatch = [k for k, t in enumerate(run.timestamps_ns.tolist())
+                    if sink.rx.get(int(t), []) != [rx_key(m) for m in run.rx[k]]]
+    return StackReplay(keys, None, infos, mismatch)
 
 
 def recorded_belief_keys(run: RecordedRun) -> list[tuple[int, ...]]:
     return [belief_key(r) for r in run.recon]
 
 
-__all__ = ["StackReplay", "receiver_source_factory", "recorded_belief_keys", "replay_reconstruction",
+__all__ = ["StackReplay", "receiver_source_factory", "recorded_belief_keys", "replay_reconstruction", "rx_key",
            "world_snapshots"]
