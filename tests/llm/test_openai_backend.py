@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from pathlib import Path
@@ -180,5 +181,8 @@ def test_without_json_schema_the_schema_still_constrains_json_mode(sleeps: Sleep
         res = LlmRoles(backend).parse_intent("IMA with cross traffic.", 1)
         formats = [r.get("response_format") for r in server.requests]
     assert res.ok and formats[0]["type"] == "json_schema"
-    assert formats[1] == {"type": "json_object", "schema": spec_json_schema()}
+    sent = formats[1]
+    assert sent["type"] == "json_object" and "intent" not in sent["schema"]["properties"]
+    assert "maxLength" not in json.dumps(sent["schema"]) and set(sent["schema"]["properties"]) == \
+        set(spec_json_schema()["properties"]) - {"intent"}
     assert "structured output json_object_schema" in res.notes and backend._mode == "json_object_schema"

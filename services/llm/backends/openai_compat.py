@@ -251,7 +251,7 @@ class OpenAIBackend:
             kwargs["response_format"] = {"type": "json_schema",
                                          "json_schema": {"name": schema_name, "schema": schema, "strict": False}}
         elif mode == "json_object_schema":  # llama-cpp-python: JSON mode constrained by a grammar from the schema
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+            kwargs["response_format"] = {"type": "json_object", "schema": grammar_schema(schema)}
         elif mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         tries = self.config.max_retries + 1
@@ -285,6 +285,26 @@ class OpenAIBackend:
                 self._sleep(min(self.config.max_backoff_s, max(delay, wait or 0.0)))
         what = f"HTTP {last.status_code}" if isinstance(last, openai.APIStatusError) else type(last).__name__
         raise Unavailable(f"LLM endpoint {self.config.base_url} unavailable after {tries} attempt(s): {what}")
+
+
+_LENGTH_KEYS = ("maxLength", "minLength", "pattern", "format")
+
+
+def grammar_schema(schema: Any) -> Any:
+    """The schema as a grammar builder can take it: string length bounds and patterns dropped (llama.cpp
+    spells ``maxLength: 4000`` out as 4000 nested optionals and fails), the verbatim ``intent`` left out
+    (the role layer pins it); everything else, and the validation of the answer, unchanged."""
+    if isinstance(schema, list):
+        return [grammar_schema(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: grammar_schema(v) for k, v in schema.items() if k not in _LENGTH_KEYS}
+    props = out.get("properties")
+    if isinstance(props, dict) and "intent" in props and "application" in props:
+        out["properties"] = {k: v for k, v in props.items() if k != "intent"}
+        if isinstance(out.get("required"), list):
+            out["required"] = [r for r in out["required"] if r != "intent"]
+    return out
 
 
 class _FormatRejected(Exception):
