@@ -245,6 +245,9 @@ STALE_TRACK_TIMEOUT_S = 2.0  # monitor: track for a vanished vehicle
 POSITION_BUDGET_BASE_M = 1.5  # monitor: track position budget at zero age
 POSITION_BUDGET_PER_S_M = 3.0  # monitor: budget growth per second of age
 NOMINAL_LATENCY_S = 0.01  # channel latency above the RSSI knee
+# Drivers without V2X (lastv2x.core.perception, which gives the sources)
+SIGNAL_SIGHT_DISTANCE_M = 100.0  # MUTCD 2009 Table 4D-2: 99 m at 35 mph
+LEADER_RANGE_M = 150.0  # assumption: > AASHTO 2011 Table 3-1 stopping sight distance at 80 km/h (130 m)
 
 
 def canonical_map_name(name: str) -> str:

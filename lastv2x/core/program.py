@@ -131,6 +131,13 @@ class ProgramVehicle(_Model):
     length_m: float = Field(DEFAULT_VEHICLE_LENGTH_M, gt=1.0, le=20.0)
     reaction_time_s: float | None = Field(
         None, ge=0.0, le=5.0, description="leader-perception delay; null = the driver profile's")
+    # drivers without V2X (lastv2x.core.perception); left out of the JSON when unset (programs keep their bytes)
+    sight_distance_m: float | None = Field(
+        None, gt=0.0, le=1000.0, exclude_if=lambda v: v is None,
+        description="signals acted on only within this distance of the stop bar; null = unlimited")
+    perception_range_m: float | None = Field(
+        None, gt=0.0, le=2000.0, exclude_if=lambda v: v is None,
+        description="leaders perceived only within this bumper gap; null = unlimited")
 
     @model_validator(mode="after")
     def _on_route(self) -> ProgramVehicle:

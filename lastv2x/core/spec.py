@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lastv2x.core.catalogue import Application, Stream
+from lastv2x.core.catalogue import LEADER_RANGE_M, SIGNAL_SIGHT_DISTANCE_M, Application, Stream
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 
 SPEC_VERSION = "1"
@@ -126,6 +126,9 @@ class Ego(_Model):
     speed_mps: Speed = 13.9
     profile: DriverProfile = DriverProfile.NORMAL
     start_distance_m: float = Field(120.0, ge=10.0, le=1000.0, description="route distance to the stop bar at t = 0, m")
+    # left out of the JSON when true (the default): specs keep their bytes
+    equipped: bool = Field(True, exclude_if=lambda v: v is True,
+                           description="carries a V2X unit; false = drives by sight (see perception), runs no application")
 
 
 class Behaviour(_Model):
@@ -244,6 +247,17 @@ class Variation(_Model):
         None, description="how many background vehicles map.busy places, in [0, 16]")
 
 
+class Perception(_Model):
+    """What a vehicle without V2X sees (``lastv2x.core.perception``, which gives the defaults' sources).
+    Set: every unequipped vehicle drives by it; unset: only an unequipped ego does, with the defaults."""
+
+    signal_sight_distance_m: float = Field(
+        SIGNAL_SIGHT_DISTANCE_M, ge=1.0, le=1000.0,
+        description="a signal is acted on once its stop bar is this close (MUTCD Table 4D-2), m")
+    leader_range_m: float = Field(LEADER_RANGE_M, ge=1.0, le=2000.0,
+                                  description="a leader is perceived within this bumper gap, m")
+
+
 class ScenarioSpec(_Model):
     """A test intent made precise: what application, where, who, which faults."""
 
@@ -262,6 +276,9 @@ class ScenarioSpec(_Model):
     # without variation keeps the bytes it had before the field existed
     variation: Variation | None = Field(None, exclude_if=lambda v: v is None,
                                         description="seed-drawn variation of the world; null = none")
+    perception: Perception | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="what unequipped vehicles see; null = the defaults, for an unequipped ego only")
 
 
 def _path(loc: tuple[Any, ...]) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lastv2x.core import variation
+from lastv2x.core import perception, variation
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
 from lastv2x.core.errors import FailedPrecondition
 from lastv2x.core.faults import resolve_faults
@@ -189,8 +189,8 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
     spec's ``variation`` is drawn from its seed first (``lastv2x.core.variation``)."""
     drawn = variation.draw(spec)
     if drawn is None:
-        return _on_straight_roads(spec)
-    return variation.apply(_on_straight_roads(drawn.spec), drawn)
+        return perception.apply(_on_straight_roads(spec), spec)
+    return perception.apply(variation.apply(_on_straight_roads(drawn.spec), drawn), spec)
 
 
 def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:

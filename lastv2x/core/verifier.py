@@ -133,6 +133,7 @@ def _consistency(ctx: _Ctx) -> Iterator[Finding]:
                           Repair("equip the sender", ((f"agents[{j}].equipped", True),)))
 
 
+    yield from _equipage(spec)
     for p in variation_problems(spec):  # seed-drawn bounds: one rule with the program builders'
         yield Finding("consistency", Severity.ERROR, p.message, p.fields, Repair(p.repair, p.patch))
     var = spec.variation
@@ -148,6 +149,25 @@ def _consistency(ctx: _Ctx) -> Iterator[Finding]:
 
 
 # 2 roster ────────────────────────────────────────────────────────────────────
+def _equipage(spec: ScenarioSpec) -> Iterator[Finding]:
+    """Equipage that contradicts what the spec asks of a vehicle (issue 17: drivers without V2X)."""
+    for i, a in enumerate(spec.agents):
+        if a.role is AgentRole.RELAY and not a.equipped and spec.v2x.eebl_rebroadcast:
+            yield Finding("consistency", Severity.ERROR,
+                          f"agent {a.id!r} is asked to relay (v2x.eebl_rebroadcast) but is unequipped: it can "
+                          "rebroadcast nothing (for an unequipped middle car, give it role 'lead')",
+                          (f"agents[{i}].equipped", f"agents[{i}].role", "v2x.eebl_rebroadcast"),
+                          Repair("equip the relay", ((f"agents[{i}].equipped", True),)))
+    if not spec.ego.equipped and spec.faults:
+        yield Finding("consistency", Severity.ERROR,
+                      "the ego is unequipped: it receives no messages for the faults to act on",
+                      ("ego.equipped", "faults"), Repair("equip the ego", (("ego.equipped", True),)))
+    if spec.perception is not None and spec.ego.equipped and all(a.equipped for a in spec.agents):
+        yield Finding("consistency", Severity.WARNING,
+                      "perception applies to unequipped vehicles, and every scenario vehicle is equipped",
+                      ("perception",), Repair("drop perception", (("perception", None),)))
+
+
 def _roster(ctx: _Ctx) -> Iterator[Finding]:
     spec, app = ctx.spec, ctx.app
     roles = [a.role for a in spec.agents]

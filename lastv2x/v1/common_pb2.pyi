@@ -249,16 +249,18 @@ class MapQuery(_message.Message):
     def __init__(self, town: _Optional[str] = ..., junction_kind: _Optional[_Union[JunctionKind, str]] = ..., signalized: _Optional[bool] = ..., min_approaches: _Optional[int] = ..., busy: _Optional[bool] = ...) -> None: ...
 
 class Ego(_message.Message):
-    __slots__ = ("maneuver", "speed_mps", "profile", "start_distance_m")
+    __slots__ = ("maneuver", "speed_mps", "profile", "start_distance_m", "equipped")
     MANEUVER_FIELD_NUMBER: _ClassVar[int]
     SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     START_DISTANCE_M_FIELD_NUMBER: _ClassVar[int]
+    EQUIPPED_FIELD_NUMBER: _ClassVar[int]
     maneuver: Maneuver
     speed_mps: float
     profile: DriverProfile
     start_distance_m: float
-    def __init__(self, maneuver: _Optional[_Union[Maneuver, str]] = ..., speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., start_distance_m: _Optional[float] = ...) -> None: ...
+    equipped: bool
+    def __init__(self, maneuver: _Optional[_Union[Maneuver, str]] = ..., speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., start_distance_m: _Optional[float] = ..., equipped: _Optional[bool] = ...) -> None: ...
 
 class Behaviour(_message.Message):
     __slots__ = ("kind", "at_time_s", "decel_mps2")
@@ -373,7 +375,7 @@ class Fault(_message.Message):
     def __init__(self, name: _Optional[str] = ..., operator: _Optional[_Union[FaultOperator, str]] = ..., stream: _Optional[_Union[Stream, str]] = ..., field: _Optional[str] = ..., sender: _Optional[str] = ..., anchor: _Optional[_Union[Anchor, _Mapping]] = ..., duration_s: _Optional[float] = ..., magnitude: _Optional[float] = ..., probability: _Optional[float] = ..., burst_count: _Optional[int] = ..., target_phase: _Optional[_Union[Phase, str]] = ..., target_group: _Optional[str] = ..., provenance: _Optional[str] = ...) -> None: ...
 
 class ScenarioSpec(_message.Message):
-    __slots__ = ("spec_version", "application", "intent", "seed", "duration_s", "map", "ego", "agents", "v2x", "signal", "faults", "variation")
+    __slots__ = ("spec_version", "application", "intent", "seed", "duration_s", "map", "ego", "agents", "v2x", "signal", "faults", "variation", "perception")
     SPEC_VERSION_FIELD_NUMBER: _ClassVar[int]
     APPLICATION_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
@@ -386,6 +388,7 @@ class ScenarioSpec(_message.Message):
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     VARIATION_FIELD_NUMBER: _ClassVar[int]
+    PERCEPTION_FIELD_NUMBER: _ClassVar[int]
     spec_version: str
     application: Application
     intent: str
@@ -398,7 +401,16 @@ class ScenarioSpec(_message.Message):
     signal: SignalPlan
     faults: _containers.RepeatedCompositeFieldContainer[Fault]
     variation: Variation
-    def __init__(self, spec_version: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., intent: _Optional[str] = ..., seed: _Optional[int] = ..., duration_s: _Optional[float] = ..., map: _Optional[_Union[MapQuery, _Mapping]] = ..., ego: _Optional[_Union[Ego, _Mapping]] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., v2x: _Optional[_Union[V2X, _Mapping]] = ..., signal: _Optional[_Union[SignalPlan, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., variation: _Optional[_Union[Variation, _Mapping]] = ...) -> None: ...
+    perception: Perception
+    def __init__(self, spec_version: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., intent: _Optional[str] = ..., seed: _Optional[int] = ..., duration_s: _Optional[float] = ..., map: _Optional[_Union[MapQuery, _Mapping]] = ..., ego: _Optional[_Union[Ego, _Mapping]] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., v2x: _Optional[_Union[V2X, _Mapping]] = ..., signal: _Optional[_Union[SignalPlan, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., variation: _Optional[_Union[Variation, _Mapping]] = ..., perception: _Optional[_Union[Perception, _Mapping]] = ...) -> None: ...
+
+class Perception(_message.Message):
+    __slots__ = ("signal_sight_distance_m", "leader_range_m")
+    SIGNAL_SIGHT_DISTANCE_M_FIELD_NUMBER: _ClassVar[int]
+    LEADER_RANGE_M_FIELD_NUMBER: _ClassVar[int]
+    signal_sight_distance_m: float
+    leader_range_m: float
+    def __init__(self, signal_sight_distance_m: _Optional[float] = ..., leader_range_m: _Optional[float] = ...) -> None: ...
 
 class Bounds(_message.Message):
     __slots__ = ("min", "max")
@@ -513,7 +525,7 @@ class Route(_message.Message):
     def __init__(self, points_xy_m: _Optional[_Iterable[float]] = ..., segments: _Optional[_Iterable[_Union[RouteSegment, _Mapping]]] = ..., crossings: _Optional[_Iterable[_Union[Crossing, _Mapping]]] = ..., turn: _Optional[_Union[Maneuver, str]] = ...) -> None: ...
 
 class ProgramVehicle(_message.Message):
-    __slots__ = ("id", "role", "route", "start_s_m", "initial_speed_mps", "desired_speed_mps", "profile", "equipped", "behaviour", "arrive_conflict_at_s", "length_m", "reaction_time_s")
+    __slots__ = ("id", "role", "route", "start_s_m", "initial_speed_mps", "desired_speed_mps", "profile", "equipped", "behaviour", "arrive_conflict_at_s", "length_m", "reaction_time_s", "sight_distance_m", "perception_range_m")
     ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ROUTE_FIELD_NUMBER: _ClassVar[int]
@@ -526,6 +538,8 @@ class ProgramVehicle(_message.Message):
     ARRIVE_CONFLICT_AT_S_FIELD_NUMBER: _ClassVar[int]
     LENGTH_M_FIELD_NUMBER: _ClassVar[int]
     REACTION_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    SIGHT_DISTANCE_M_FIELD_NUMBER: _ClassVar[int]
+    PERCEPTION_RANGE_M_FIELD_NUMBER: _ClassVar[int]
     id: str
     role: VehicleRole
     route: Route
@@ -538,7 +552,9 @@ class ProgramVehicle(_message.Message):
     arrive_conflict_at_s: float
     length_m: float
     reaction_time_s: float
-    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[VehicleRole, str]] = ..., route: _Optional[_Union[Route, _Mapping]] = ..., start_s_m: _Optional[float] = ..., initial_speed_mps: _Optional[float] = ..., desired_speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrive_conflict_at_s: _Optional[float] = ..., length_m: _Optional[float] = ..., reaction_time_s: _Optional[float] = ...) -> None: ...
+    sight_distance_m: float
+    perception_range_m: float
+    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[VehicleRole, str]] = ..., route: _Optional[_Union[Route, _Mapping]] = ..., start_s_m: _Optional[float] = ..., initial_speed_mps: _Optional[float] = ..., desired_speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrive_conflict_at_s: _Optional[float] = ..., length_m: _Optional[float] = ..., reaction_time_s: _Optional[float] = ..., sight_distance_m: _Optional[float] = ..., perception_range_m: _Optional[float] = ...) -> None: ...
 
 class SignalGroupPlan(_message.Message):
     __slots__ = ("id", "junction_id", "cycle_s", "green_s", "amber_s", "all_red_s", "offset_s")

@@ -39,7 +39,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 
-from lastv2x.core import variation
+from lastv2x.core import perception, variation
 from lastv2x.core.errors import FailedPrecondition
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec
@@ -117,9 +117,9 @@ class Grounder:
         and background traffic on the program)."""
         drawn = variation.draw(spec)
         if drawn is None:
-            return self._ground(spec)
+            return perception.apply(self._ground(spec), spec)
         try:
-            return variation.apply(self._ground(drawn.spec), drawn)
+            return perception.apply(variation.apply(self._ground(drawn.spec), drawn), spec)
         except FailedPrecondition as exc:  # say the world this seed drew is what does not fit
             raise FailedPrecondition(f"{exc.constraint} (seed {spec.seed} drew {drawn.record})",
                                      f"{exc.alternative}, or narrower variation bounds, or another seed") from None

@@ -486,6 +486,7 @@ class _Row:
     plan: int = 0  # rows with equal signal plans share a number
     ctrl: tuple[bool, float, float] = _NOMINAL  # the controller's command for ``decision``
     error: str = ""  # the application under test failed on this row: the rollout stops deciding
+    by_sight: bool = False  # an unequipped ego (lastv2x.core.perception): nothing decides, it drives by sight
 
 
 def _apply(row: _Row, dec: Decision, t: float) -> tuple[bool, float, float]:
@@ -536,7 +537,8 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         wire = active_codec()
     fns = app if isinstance(app, DecideFnApp) else None
     checked = fns is not None and not isinstance(fns, ReferenceApp)  # a team's functions: check each decision
-    obey = [APPLICATIONS[p.application].kind is AppKind.CONFLICT for p in programs]
+    # conflict-application egos obey the true signals; an unequipped ego drives by sight (no application)
+    obey = [APPLICATIONS[p.application].kind is AppKind.CONFLICT or not p.ego.equipped for p in programs]
     scene = Scene.from_programs(programs, obey)
     st = initial_state(scene)
     traces = traces or [None] * len(programs)
@@ -553,7 +555,8 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                                 len(plans))
         rows.append(_Row(p, seed, src, tag, app_context(p), len(p.vehicles), rsu, trace=tr,
                          decide=APPS[p.application].decide if fns is None else fns.decide_for(p.application),
-                         fast_gt=type(src) is GroundTruthSource and tr is None, conflict_s=conflict0[b], plan=plan))
+                         fast_gt=type(src) is GroundTruthSource and tr is None, conflict_s=conflict0[b], plan=plan,
+                         by_sight=not p.ego.equipped))
     n_steps = max(int(round(p.duration_s / p.dt_s)) for p in programs)
     limit = [int(round(p.duration_s / p.dt_s)) for p in programs]
     b_all = len(programs)
@@ -611,6 +614,8 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                 if not active[b]:
                     continue
                 row = rows[b]
+                if row.by_sight:  # no on-board unit: no belief, no application, the traffic model drives
+                    continue
                 i = b * n_cols  # the ego's flat index
                 if row.fast_gt:
                     snap = None

@@ -181,6 +181,9 @@ class ScalarTraffic:
         self.yields = fl(scene.yields_to_ego)
         self.delay = fl(scene.delay_steps)
         self.delay_s = [d * self.dt for d in self.delay]
+        b_n = b * n
+        self.sight = [_INF] * b_n if scene.sight_m is None else fl(scene.sight_m)
+        self.perceive = [_INF] * b_n if scene.perceive_m is None else fl(scene.perceive_m)
         self.any_signal, self.any_yield = scene.any_signal, scene.any_yield
         self.any_plan, self.any_brake = scene.any_plan, scene.any_brake
         self.respawn = scene.respawn
@@ -234,7 +237,7 @@ class ScalarTraffic:
             (self.delay[i], self.delay_s[i], self.v_desired[i], bool(self.has_plan[i]) and self.any_plan,
              self.v_plan[i], self.conflict[i], self.accel_max[i], self.min_gap[i], self.time_gap[i],
              self.inv_2sqrt_ab[i], self.neg_iidm_exp[i], self.neg_decel_comfort[i], self.decel_comfort[i],
-             bool(self.obeys[i]), bool(self.yields[i]), self.lead_cands[i])
+             bool(self.obeys[i]), bool(self.yields[i]), self.lead_cands[i], self.sight[i], self.perceive[i])
             for i in range(self.B * n)]
 
     def step(self, stop_at_bar: Sequence[bool], v_target: Sequence[float], brake_cmd: Sequence[float],
@@ -278,7 +281,7 @@ class ScalarTraffic:
             for ii in range(N):
                 i += 1
                 (delay, delay_s, v0, plan, v_plan, conflict, am, min_gap, time_gap, inv2, neg_exp, neg_dc, dc,
-                 obeys, yields, cands) = veh[i]
+                 obeys, yields, cands, sight, perceive) = veh[i]
                 v = V[i]
                 s_i = S[i]
                 ego = ii == 0
@@ -293,6 +296,8 @@ class ScalarTraffic:
                         if rel > 0.0 and rel < best:
                             best, jb = rel, j
                 gap = best - half[i] - half[jb]
+                if gap > perceive:  # beyond the driver's perception range
+                    gap = _INF
                 v_lead = hv[jb]
                 d_bar = bar[i] - (s_i + half[i])
                 stopping = stop_cmd and ego
@@ -304,7 +309,7 @@ class ScalarTraffic:
                     ss, sg = sig_stop[i], sig_go[i]
                     if green:
                         ss = sg = False
-                    elif not (ss or sg):
+                    elif not (ss or sg) and d_bar <= sight:
                         need = v * v / (2.0 * _max(d_bar, 0.01))
                         if need <= (COMFORT_DECEL_MPS2 if ph == PHASE_AMBER else dmax):
                             ss = True

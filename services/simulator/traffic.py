@@ -33,6 +33,9 @@ Longitudinal model (per vehicle, the min of the active terms):
   application ego obeys only its application): at amber/red a driver stops if it
   can at ``COMFORT_DECEL_MPS2`` (amber) or at ``DECEL_MAX_MPS2`` (red), else goes;
   the choice latches until green or until the bar is passed.
+* **Drivers without V2X** (``lastv2x.core.perception``): a vehicle with a sight distance decides
+  at an amber/red only once its stop bar is within that distance; one with a perception range
+  sees no leader beyond that bumper gap.
 * **Scripted behaviours**: hard brake at ``t`` (then stays stopped), red-light runner
   and no-yield (ignore signals), yield (stop at the bar while the ego approaches the
   conflict point within ``CONFLICT_WINDOW_S`` and moves), arrive at the conflict point
@@ -130,6 +133,9 @@ class Scene:
     respawn: bool = False  # benches: a vehicle that leaves its route re-enters at its start
     seg_key: np.ndarray | None = None  # lane search: (B, N, S) segment keys along each route (-1 pad), else None
     seg_start: np.ndarray | None = None  # lane search: (B, N, S) their start arc lengths on the route (+inf pad)
+    # drivers without V2X (lastv2x.core.perception): None = unlimited for everyone (the arrays only when one is set)
+    sight_m: np.ndarray | None = None  # (B, N) signals acted on only within this distance of the bar (+inf none)
+    perceive_m: np.ndarray | None = None  # (B, N) leaders perceived only within this bumper gap (+inf none)
     # derived in __post_init__ (index grids, fused constants, feature flags)
     b_col: np.ndarray = field(init=False, repr=False)
     n_row: np.ndarray = field(init=False, repr=False)
@@ -234,6 +240,10 @@ class Scene:
                 for k, cr in enumerate(v.route.crossings):
                     bar_s[bi, ni, k] = cr.stop_bar_s_m
                     bar_g[bi, ni, k] = gidx[cr.signal_group_id] if cr.signal_group_id is not None else -1
+        sight = np.array([[np.inf if v.sight_distance_m is None else v.sight_distance_m for v in r]
+                          + [np.inf] * (n - len(r)) for r in rows])
+        perceive = np.array([[np.inf if v.perception_range_m is None else v.perception_range_m for v in r]
+                             + [np.inf] * (n - len(r)) for r in rows])
         seg_key = seg_start = None
         if lane:  # each route's segments as (key, start) rows; keys are global over the batch
             sn = max(len(v.route.segments) for r in rows for v in r)
@@ -255,7 +265,8 @@ class Scene:
             delay_steps=delay, brake_t_s=brake_t, brake_decel=f["bdec"], ignores_signals=ign, yields_to_ego=yld,
             ego_obeys_signals=np.asarray(ego_obeys_signals, bool), signals=SignalTable.stack(tables, g),
             group_ids=tuple(tuple(sg.id for sg in p.signal_groups) for p in programs), respawn=respawn,
-            seg_key=seg_key, seg_start=seg_start)
+            seg_key=seg_key, seg_start=seg_start, sight_m=sight if np.isfinite(sight).any() else None,
+            perceive_m=perceive if np.isfinite(perceive).any() else None)
 
 
 def _fill_vehicle(v: ProgramVehicle, bi: int, ni: int, f: dict[str, np.ndarray], dt: float, delay: np.ndarray,
@@ -516,6 +527,8 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     v, s, alive = st.v, st.s, st.alive
     # ── decide ──────────────────────────────────────────────────────────────
     gap, v_lead = leaders(scene, st)
+    if scene.perceive_m is not None:  # a leader beyond a driver's perception range is not seen
+        gap = np.where(gap > scene.perceive_m, np.inf, gap)
     d_bar = st.bar_s - (s + scene.half_len)
     stopping = np.zeros(v.shape, bool)
     stopping[:, 0] = control.stop_at_bar
@@ -529,6 +542,8 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
         need = v * v / (2.0 * np.maximum(d_bar, 0.01))
         can = need <= np.where(ph == PHASE_AMBER, COMFORT_DECEL_MPS2, IDM.DECEL_MAX_MPS2)
         open_ = ~(sig_stop | sig_go | green)
+        if scene.sight_m is not None:  # a driver decides at a signal once it sees it
+            open_ &= d_bar <= scene.sight_m
         sig_stop = (sig_stop | (open_ & can)) & ~green
         sig_go = (sig_go | (open_ & ~can)) & ~green
         obeys = scene.obeys_signals

@@ -23,6 +23,7 @@ from lastv2x.core.spec import (
     Ego,
     Maneuver,
     MapQuery,
+    Perception,
     ScenarioSpec,
     SignalPlan,
 )
@@ -64,6 +65,11 @@ def _specs() -> list[ScenarioSpec]:
                   behaviour=Behaviour(kind=BehaviourKind.NO_YIELD)),)),
         ScenarioSpec(application=Application.GLOSA, seed=6, map=MapQuery(busy=True), signal=SignalPlan(offset_s=5.0),
                      ego=Ego(speed_mps=16.0, start_distance_m=60.0)),
+        # drivers without V2X: signals within a sight distance, leaders within a perception range
+        ScenarioSpec(application=Application.RLVW, seed=7, map=MapQuery(busy=True), signal=SignalPlan(offset_s=25.0),
+                     ego=Ego(equipped=False), perception=Perception(signal_sight_distance_m=30.0, leader_range_m=25.0),
+                     agents=(Agent(id="lead", role="lead", gap_m=35.0, equipped=False,
+                                   behaviour=Behaviour(kind=BehaviourKind.HARD_BRAKE, at_time_s=4.0)),)),
     ]
     return out
 
