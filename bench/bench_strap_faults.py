@@ -16,8 +16,11 @@
    warm-up differ from the unmutated module's outputs, replayed the same way
    (paper: "inconsistency of a module output before and after code changes").
    The unmutated modules are also compared with the *recording*: the
-   ``orig FP`` column counts segments where they are inconsistent with it (the
-   rebuilt inputs' approximations; see ``replay.APPROXIMATED_INPUTS``).
+   ``orig FP`` column counts segments where they are inconsistent with it.  The
+   applications are fed the recorded ``/app/input`` and ``/recon/ego``
+   (``RecordedRun.approximated``: only the seeded previous decision is rebuilt on
+   today's traces); the open-loop V2X replay is checked against the recorded
+   ``/v2x/rx`` (``rx steps``: steps whose deliveries to the ego differ).
 5. Report reduction ratio, fault coverage (faults revealed by the reduced
    segments / by the full suite), and Top-K / APFD of CH, RD (100 shuffles),
    CC (calls of the mutated function while replaying the original), SC and RSC,
@@ -276,13 +279,15 @@ def reconstruction_suite(recs: Sequence[Recording], mutants: Sequence[Mutant],
     full_det = np.zeros(len(mutants), bool)
     extra_det = {name: np.zeros(len(mutants), bool) for name, _ in extra_params}
     extra_kept = dict.fromkeys(extra_det, 0)
-    kept = total = n_seg_total = orig_bad = 0
+    kept = total = n_seg_total = orig_bad = rx_bad = rx_unchecked = 0
     for rec in recs:
         assert rec.run is not None
         snaps = world_snapshots(rec.run)
         expected = recorded_belief_keys(rec.run)
         replays = [replay_reconstruction(rec.run, mod, snapshots=snaps) for mod in modules]
-        original = replay_reconstruction(rec.run, None, snapshots=snaps)
+        original = replay_reconstruction(rec.run, None, snapshots=snaps, check_rx=True)
+        rx_bad += len(original.rx_mismatch or ())
+        rx_unchecked += int(original.rx_mismatch is None)
         # CC: cumulative calls of every reconstruction function, step by step, while the original replays
         counter.clear()
         cumulative = []
@@ -311,6 +316,8 @@ def reconstruction_suite(recs: Sequence[Recording], mutants: Sequence[Mutant],
             r = rec.reduce("reconstruction", params)
             extra_det[name] |= _faults_recon(rec, r, replays, expected).any(axis=0)
             extra_kept[name] += r.kept_frames
+    print(f"  recon: recorded /v2x/rx vs the open-loop replay's deliveries: {rx_bad} steps differ"
+          + (f" ({rx_unchecked} traces without /v2x/rx)" if rx_unchecked else ""), flush=True)
     res = SuiteResult("recon", len(recs), total, kept, n_seg_total, sum(len(r) for r in rows), len(mutants),
                       full_det, np.vstack(rows), np.vstack(calls), np.vstack(seg_vecs), np.vstack(frames), orig_bad)
     for name, det in extra_det.items():
@@ -404,6 +411,8 @@ def main() -> None:
     step = max(1, len(all_recon) // max(1, args.recon_mutants))
     recon_mut = all_recon[::step][: args.recon_mutants]
     print(f"recorded {sum(len(v) for v in recs.values())} traces in {t_rec:.1f} s -> {out}")
+    rebuilt = sorted({a for rs in recs.values() for r in rs if r.run is not None for a in r.run.approximated})
+    print(f"application inputs rebuilt instead of read from the trace: {rebuilt or 'none'}")
     print(f"mutants: {len(app_mut)} of the applications {by_class(app_mut)}, "
           f"{len(recon_mut)} of {len(all_recon)} of the reconstruction {by_class(recon_mut)}")
 
