@@ -4,9 +4,10 @@
 reference semantics and stays (tests compare the two on every built-in map). Here the
 same rules run over a batch of ``n`` decoded messages of one channel:
 
-1. **columns**: each rule's field path is resolved once per message into one flat
-   Python list of raw values plus the owning message's index (``np.repeat`` of the
-   per-message counts);
+1. **columns**: each rule's ``select`` / ``where`` / field path is resolved over the whole
+   batch at once into one flat Python list of raw values plus the owning message's index
+   (:mod:`services.strap.json_columns`: one comprehension per path segment over JSON
+   payloads); other payloads (protobuf, ROS) resolve message by message;
 2. **coding, vectorized**: numbers under ``bands`` go through one ``np.searchsorted``
    (ascending band edges; other orders keep the scalar loop), everything else through
    a memo of raw value -> code (``map`` / vocabulary lookups are done once per distinct
@@ -37,6 +38,7 @@ from .extract import (
     compile_path,
     raw_key,
 )
+from .json_columns import Column, resolve_batch, segments_of, selector_batch, truthy_flags
 
 CODES = np.int16
 BatchFn = Callable[..., list[tuple[str, np.ndarray]]]  # (messages, contexts, columns=None) -> [(feature, codes)]
@@ -140,6 +142,26 @@ def batch_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str
 
     path = rule.get("path", "")
     plain = path if path and "." not in path and "[" not in path and not path.startswith("?") else None
+    select_batch = selector_batch(rule, "select") if has_select else None
+    path_segs = segments_of(path)
+
+    def column_of(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]], columns: dict | None = None
+                  ) -> Column | None:
+        """The rule's values over the whole batch with their message index (``None``: not JSON)."""
+        key = ("#column", column_key)
+        if columns is not None and key in columns:
+            return columns[key]
+        got: Column | None = None
+        if path_segs is not None:
+            if select_batch is None:
+                got = resolve_batch(path_segs, list(msgs), np.arange(len(msgs)))
+            else:
+                sel = select_batch(msgs, ctxs)
+                if sel is not None:
+                    got = resolve_batch(path_segs, sel[0], sel[1])
+        if columns is not None:
+            columns[key] = got
+        return got
 
     def values_of(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]],
                   columns: dict | None = None) -> list[list[Any]]:
@@ -164,16 +186,31 @@ def batch_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str
 
         def exists(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]], columns: dict | None = None
                    ) -> np.ndarray:
+            col = column_of(msgs, ctxs, columns)
+            if col is not None:
+                out = np.zeros(len(msgs), CODES)
+                out[col[1][truthy_flags(col[0])]] = 1
+                return out
             return np.fromiter((_any_truthy(vs) for vs in values_of(msgs, ctxs, columns)), CODES, len(msgs))
         return exists
     coder = BatchCoder(LabelCoder(rule, vocab, where))
     if op == "count":
         def count(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]], columns: dict | None = None
                   ) -> np.ndarray:
+            col = column_of(msgs, ctxs, columns)
+            if col is not None:
+                return coder(np.bincount(col[1], minlength=len(msgs)).tolist())
             return coder([len(vs) for vs in values_of(msgs, ctxs, columns)])
         return count
 
     def value(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]], columns: dict | None = None) -> np.ndarray:
+        n = len(msgs)
+        col = column_of(msgs, ctxs, columns)
+        if col is not None:
+            flat, owner = col
+            if len(flat) == n and (n == 0 or (owner[0] == 0 and owner[-1] == n - 1)):
+                return coder(flat)  # one value per message (owners ascending): no reduction to do
+            return _reduce(coder(flat), owner, n, how)
         lists = values_of(msgs, ctxs, columns)
         if all(len(vs) == 1 for vs in lists):  # one value per message: no reduction to do
             return coder([vs[0] for vs in lists])
@@ -211,12 +248,45 @@ def batch_classify_rule(rule: Mapping[str, Any], vocab_of: Callable[[str], Seque
                 type_memo[key] = k
         return k
 
+    by_segs = segments_of(rule["by"])
+    select_batch = selector_batch(rule, "classify")
+    no_type = (obj_index[default_obj] if default_obj else -1)
+
+    def kind_of_value(v: Any) -> int:
+        key = raw_key(v)
+        k = type_memo.get(key)
+        if k is None:
+            obj = objects.get(key) or default_obj
+            k = obj_index[obj] if obj else -1
+            if len(type_memo) < _MEMO_MAX:
+                type_memo[key] = k
+        return k
+
+    def kinds_of(items: list[Any]) -> np.ndarray:
+        got = None if by_segs is None else resolve_batch(by_segs, items, np.arange(len(items)))
+        if got is None:
+            return np.fromiter((obj_of(it) for it in items), np.int64, len(items))
+        vals, idx = got
+        first: list[Any] = [None] * len(items)
+        if len(vals) == len(items):  # one type value per item
+            first = vals
+        else:
+            for v, i in zip(reversed(vals), reversed(idx.tolist()), strict=True):
+                first[i] = v
+        memo = type_memo
+        return np.fromiter((no_type if v is None else (k if (v.__class__ is str and (k := memo.get(v)) is not None)
+                                                        else kind_of_value(v)) for v in first),
+                           np.int64, len(items))
+
     def classify(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]], columns: dict | None = None
                  ) -> list[tuple[str, np.ndarray]]:
         n = len(msgs)
-        per_msg = [select(m, c) for m, c in zip(msgs, ctxs, strict=True)]
-        items, owner = _flatten(per_msg)
-        kinds = np.fromiter((obj_of(it) for it in items), np.int64, len(items))
+        sel = select_batch(msgs, ctxs)
+        if sel is not None:
+            items, owner = sel
+        else:
+            items, owner = _flatten([select(m, c) for m, c in zip(msgs, ctxs, strict=True)])
+        kinds = kinds_of(items)
         keep = kinds >= 0
         owner, kinds = owner[keep], kinds[keep]
         items = [it for it, k in zip(items, keep.tolist(), strict=True) if k]

@@ -143,3 +143,29 @@ def test_a_message_index_that_lies_is_a_corrupt_recording(tmp_path: Path) -> Non
     path.write_bytes(bytes(raw))
     with pytest.raises(CorruptRecordingError, match="message index"):
         ingest(path, "platform")
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_context_from_changes_equals_message_by_message(nan: bool) -> None:
+    """Context.add's change-only path applies the same states at the same times as the
+    message-by-message path, on values that are equal across types (1, 1.0, True), nulls,
+    missing keys, timestamps tied across the two source channels, and NaN (which takes the
+    message-by-message path: every message is a change there)."""
+    from services.strap.batches import Context
+
+    cmap = load_channel_map("platform")
+    rng = np.random.default_rng(5)
+    pool: list = ["j0.sg0", "j0.sg1", None, 1, 1.0, True, "MISSING", *([float("nan")] if nan else [])]
+
+    def feed(n: int, t0: int) -> list:
+        ts = np.sort(t0 + rng.integers(0, 40, n)).astype(np.int64)
+        return [(ch, ts, [{} if (v := pool[int(rng.integers(len(pool)))]) == "MISSING" else {"ego_group_id": v}
+                          for _ in range(n)]) for ch in ("/signals/true", "/recon/ego")]
+
+    batches = [feed(int(rng.integers(1, 30)), 100 * k) for k in range(60)]
+    by_changes, each = Context(cmap, {"ego_group"}), Context(cmap, {"ego_group"})
+    for b in batches:
+        by_changes.add(b)  # one run per channel: the change-only path
+        each._add_each([(ts, msgs, each.by_channel[ch]) for ch, ts, msgs in b])
+    assert by_changes.change_ts == each.change_ts and len(by_changes.change_ts) > 50
+    assert [repr(s) for s in by_changes.states] == [repr(s) for s in each.states]

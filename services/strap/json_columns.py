@@ -1,0 +1,130 @@
+"""Channel-map paths over a whole batch of JSON payloads at once (:mod:`services.strap.columns`).
+
+A path over a batch of JSON payloads (dicts and lists) is resolved segment by segment over all
+messages at once: one comprehension per segment instead of a resolver call per message. The
+result is ``(values, owner)``: every value the path reaches, in message order, and the index of
+the message (or item) it came from. Anything that is not plain JSON where the path goes (a
+protobuf or ROS payload, a scalar where a list is expected) answers ``None`` and the caller
+takes the per-message resolvers instead (same values: tests/strap/test_columns.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .extract import _compile_where, _parse_part, _truthy, _where_tests, raw_key
+
+Column = tuple[list[Any], np.ndarray]
+
+
+def segments_of(path: str) -> list[tuple[str, str, Any]] | None:
+    """The path's segments when the whole-batch resolver can take it (no ``?oneof``, no empty name)."""
+    segs = [_parse_part(p) for p in path.split(".") if p]
+    return None if any(not name or name.startswith("?") for name, _, _ in segs) else segs
+
+
+def resolve_batch(segments: list[tuple[str, str, Any]], values: list[Any], owner: np.ndarray) -> Column | None:
+    """``(values, owner)`` of the path over ``values`` (each owned by ``owner[i]``), or ``None`` (not JSON)."""
+    for name, mode, arg in segments:
+        try:  # dicts (JSON); protobuf messages and rosbags dataclasses have no .get
+            children = [v.get(name) for v in values]
+        except AttributeError:
+            return None
+        if mode == "one":
+            keep = [c is not None for c in children]
+            if all(keep):
+                values = children
+            else:
+                values = [c for c in children if c is not None]
+                owner = owner[np.fromiter(keep, bool, len(keep))]
+        else:
+            for c in children:
+                if c is not None and c.__class__ is not list:
+                    return None
+            if mode == "fan":
+                lists = [[] if c is None else [x for x in (c if arg is None else c[arg]) if x is not None]
+                         for c in children]
+                counts = np.fromiter((len(x) for x in lists), np.int64, len(lists))
+                values = [x for li in lists for x in li]
+                owner = np.repeat(owner, counts)
+            else:  # index
+                picked = [c[arg] if c is not None and -len(c) <= arg < len(c) else None for c in children]
+                keep = [x is not None for x in picked]
+                values = [x for x in picked if x is not None]
+                owner = owner[np.fromiter(keep, bool, len(keep))]
+        if not values:
+            return [], owner[:0]
+    return values, owner
+
+
+def where_batch(where: Mapping[str, Any]) -> Callable[[list[Any], np.ndarray, Sequence[Mapping[str, Any]]],
+                                                        list[bool]]:
+    """``(items, owner, contexts) -> keep`` for a rule's ``where``: the plain-key forms of
+    :func:`~services.strap.extract._compile_where` over all items at once, else its test per item."""
+    test = _compile_where(where)
+
+    def each(items: list[Any], owner: np.ndarray, ctxs: Sequence[Mapping[str, Any]]) -> list[bool]:
+        return [test(it, ctxs[o]) for it, o in zip(items, owner.tolist(), strict=True)]
+
+    tests = _where_tests(where)
+    if len(where) != 1 or len(tests) != 1:
+        return each
+    key, ok = next(iter(where)), tests[0][1]
+    if "." in key or "[" in key or key.startswith("?"):
+        return each
+    if isinstance(ok, str):
+        ref_name = ok
+
+        def by_ref(items: list[Any], owner: np.ndarray, ctxs: Sequence[Mapping[str, Any]]) -> list[bool]:
+            if any(it.__class__ is not dict for it in items):
+                return each(items, owner, ctxs)
+            refs = [ctxs[o].get(ref_name) for o in owner.tolist()]
+            return [(v == ref) if (v.__class__ is str and ref.__class__ is str)
+                    else (ref is not None and v is not None and raw_key(v) == raw_key(ref))
+                    for v, ref in zip([it.get(key) for it in items], refs, strict=True)]
+        return by_ref
+
+    on_true, on_false = raw_key(True) in ok, raw_key(False) in ok
+
+    def by_const(items: list[Any], owner: np.ndarray, ctxs: Sequence[Mapping[str, Any]]) -> list[bool]:
+        try:
+            values = [it.get(key) for it in items]
+        except AttributeError:  # not JSON: the per-item test
+            return each(items, owner, ctxs)
+        if any(it.__class__ is not dict for it in items):
+            return each(items, owner, ctxs)
+        return [on_true if v is True else on_false if v is False else (v in ok) if v.__class__ is str
+                else (v is not None and raw_key(v) in ok) for v in values]
+    return by_const
+
+
+def selector_batch(rule: Mapping[str, Any], key: str
+                    ) -> Callable[[Sequence[Any], Sequence[Mapping[str, Any]]], Column | None]:
+    """A rule's ``select``/``classify`` + ``where`` over a whole batch -> (items, owner) or ``None``."""
+    segs = segments_of(rule[key]) if rule.get(key) else []
+    keep_fn = where_batch(rule["where"]) if rule.get("where") else None
+
+    def select(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]]) -> Column | None:
+        if segs is None:
+            return None
+        got = resolve_batch(segs, list(msgs), np.arange(len(msgs)))
+        if got is None or keep_fn is None or not got[0]:
+            return got
+        items, owner = got
+        keep = keep_fn(items, owner, ctxs)
+        if all(keep):
+            return items, owner
+        return [it for it, k in zip(items, keep, strict=True) if k], owner[np.fromiter(keep, bool, len(keep))]
+    return select
+
+
+def truthy_flags(values: list[Any]) -> np.ndarray:
+    """``_truthy`` of each value, numbers and dicts without a call."""
+    return np.fromiter(((True if (t := v.__class__) is float or t is int else bool(v) if t is dict else _truthy(v))
+                        for v in values), bool, len(values))
+
+
+__all__ = ["Column", "resolve_batch", "segments_of", "selector_batch", "truthy_flags", "where_batch"]
