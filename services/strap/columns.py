@@ -38,7 +38,14 @@ from .extract import (
     compile_path,
     raw_key,
 )
-from .json_columns import Column, resolve_batch, segments_of, selector_batch, truthy_flags
+from .json_columns import (
+    Column,
+    resolve_batch,
+    resolve_prefixed,
+    segments_of,
+    selector_batch,
+    truthy_flags,
+)
 
 CODES = np.int16
 BatchFn = Callable[..., list[tuple[str, np.ndarray]]]  # (messages, contexts, columns=None) -> [(feature, codes)]
@@ -81,8 +88,14 @@ class BatchCoder:
             out = np.fromiter((self.scalar(v) if not isinstance(v, (int, float)) or isinstance(v, bool)
                                else self.coder(v) for v in values), CODES, n)
             return out
-        scalar = self.scalar
-        return np.fromiter((scalar(v) for v in values), CODES, n)
+        memo, scalar = self.memo, self.scalar
+        try:  # a memo hit per value without a call; misses (and unhashable values) take scalar()
+            codes = [memo.get((v.__class__, v)) for v in values]
+        except TypeError:
+            return np.fromiter((scalar(v) for v in values), CODES, n)
+        if None in codes:
+            codes = [scalar(v) if c is None else c for v, c in zip(values, codes, strict=True)]
+        return np.array(codes, CODES)
 
 
 def _any_truthy(values: list[Any]) -> bool:
@@ -154,11 +167,14 @@ def batch_value_rule(rule: Mapping[str, Any], vocab: Sequence[str], where: str
         got: Column | None = None
         if path_segs is not None:
             if select_batch is None:
-                got = resolve_batch(path_segs, list(msgs), np.arange(len(msgs)))
+                got = resolve_prefixed(path, path_segs, list(msgs), np.arange(len(msgs)), columns, None)
             else:
-                sel = select_batch(msgs, ctxs)
+                sel_key = ("#select", column_key[:2])
+                sel = columns[sel_key] if columns is not None and sel_key in columns else select_batch(msgs, ctxs)
+                if columns is not None:
+                    columns[sel_key] = sel
                 if sel is not None:
-                    got = resolve_batch(path_segs, sel[0], sel[1])
+                    got = resolve_prefixed(path, path_segs, sel[0], sel[1], columns, column_key[:2])
         if columns is not None:
             columns[key] = got
         return got

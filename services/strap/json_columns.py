@@ -60,6 +60,34 @@ def resolve_batch(segments: list[tuple[str, str, Any]], values: list[Any], owner
     return values, owner
 
 
+_NOT_CACHED = object()
+
+
+def resolve_prefixed(path: str, segments: list[tuple[str, str, Any]], values: list[Any], owner: np.ndarray,
+                     cache: dict | None, base: Any) -> Column | None:
+    """:func:`resolve_batch` reusing the columns of the path's prefixes that other rules of the
+    channel resolved over the same batch (``cache``, keyed by ``base`` and the prefix), and
+    recording its own (e.g. ``signal`` once for ``signal.phase`` and ``signal.aoi_s``)."""
+    if cache is None:
+        return resolve_batch(segments, values, owner)
+    parts = [p for p in path.split(".") if p]
+    start, cur = 0, (values, owner)
+    for i in range(len(parts), 0, -1):
+        hit = cache.get(("#prefix", base, ".".join(parts[:i])), _NOT_CACHED)
+        if hit is not _NOT_CACHED:
+            if hit is None:
+                return None
+            start, cur = i, hit
+            break
+    for i in range(start, len(segments)):
+        got = resolve_batch(segments[i:i + 1], cur[0], cur[1])
+        cache[("#prefix", base, ".".join(parts[:i + 1]))] = got
+        if got is None:
+            return None
+        cur = got
+    return cur
+
+
 def where_batch(where: Mapping[str, Any]) -> Callable[[list[Any], np.ndarray, Sequence[Mapping[str, Any]]],
                                                         list[bool]]:
     """``(items, owner, contexts) -> keep`` for a rule's ``where``: the plain-key forms of
@@ -121,10 +149,16 @@ def selector_batch(rule: Mapping[str, Any], key: str
     return select
 
 
+_BOOL_IS_TRUTHY = frozenset({dict, list, str, bool, type(None)})  # classes whose _truthy is bool()
+
+
 def truthy_flags(values: list[Any]) -> np.ndarray:
-    """``_truthy`` of each value, numbers and dicts without a call."""
-    return np.fromiter(((True if (t := v.__class__) is float or t is int else bool(v) if t is dict else _truthy(v))
-                        for v in values), bool, len(values))
+    """``_truthy`` of each value: numbers are present (0 too), JSON containers and strings when
+    not empty, booleans as they are; anything else through ``_truthy``."""
+    plain = _BOOL_IS_TRUTHY
+    flags = [True if (c := v.__class__) is float or c is int else bool(v) if c in plain else _truthy(v)
+             for v in values]
+    return np.array(flags, bool)
 
 
-__all__ = ["Column", "resolve_batch", "segments_of", "selector_batch", "truthy_flags", "where_batch"]
+__all__ = ["Column", "resolve_batch", "resolve_prefixed", "segments_of", "selector_batch", "truthy_flags", "where_batch"]

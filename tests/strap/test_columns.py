@@ -169,3 +169,27 @@ def test_context_from_changes_equals_message_by_message(nan: bool) -> None:
         each._add_each([(ts, msgs, each.by_channel[ch]) for ch, ts, msgs in b])
     assert by_changes.change_ts == each.change_ts and len(by_changes.change_ts) > 50
     assert [repr(s) for s in by_changes.states] == [repr(s) for s in each.states]
+
+
+def test_odd_json_shapes_batch_equals_per_message() -> None:
+    """Where a path meets a scalar, a list or null instead of an object (or the reverse), the
+    whole-batch resolver hands the batch to the per-message resolvers: same table."""
+    odd_signal: list = ["x", [1, 2], None, {"phase": [0, 2], "aoi_s": "old"}, {"phase": None}, 3.5]
+    odd_tracks: list = [{"a": 1}, [None, {"aoi_s": 0.5}, 3], "t", [{"aoi_s": None}], []]
+    odd_vehicles: list = ["v", [None, {"alive": 1, "kind": 4}, {"alive": "true", "speed_mps": "fast"}], [{}]]
+    msgs = []
+    for k, (ch, t, m) in enumerate(synthetic_platform_messages(120.0, rate_hz=20, n_channels=8)):
+        m = dict(m)
+        if ch == "/recon/ego" and k % 7 == 0:
+            m["signal"] = odd_signal[(k // 7) % len(odd_signal)]
+        if ch == "/recon/ego" and k % 11 == 0:
+            m["tracks"] = odd_tracks[(k // 11) % len(odd_tracks)]
+        if ch == "/gt/vehicles" and k % 13 == 0:
+            m["vehicles"] = odd_vehicles[(k // 13) % len(odd_vehicles)]
+        if ch == "/signals/true" and k % 17 == 0:
+            m["groups"] = [{"id": 1, "phase": 2}, "g", {"id": "j0.sg0", "phase": True}]
+        msgs.append((ch, t, m))
+    cmap = load_channel_map("platform")
+    fast = vectorize_messages(msgs, cmap)
+    _same(fast, vectorize_messages(msgs, _per_message(cmap)))
+    assert fast.vectors.any()
