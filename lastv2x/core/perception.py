@@ -37,6 +37,24 @@ from lastv2x.core.catalogue import LEADER_RANGE_M, SIGNAL_SIGHT_DISTANCE_M
 from lastv2x.core.spec import Perception, ScenarioSpec
 
 
+def finish(program: Any, spec: ScenarioSpec) -> Any:
+    """What every program builder does last: :func:`apply` (drivers without V2X), then
+    :func:`with_applications` (agents that run applications)."""
+    return with_applications(apply(program, spec), spec)
+
+
+def with_applications(program: Any, spec: ScenarioSpec | None = None) -> Any:
+    """``program`` with each agent's ``application`` from the spec (issue 17, item 4: agents that run
+    applications; an unequipped agent runs none). Without any: ``program`` itself."""
+    spec = program.spec if spec is None else spec
+    apps = {a.id: a.application for a in spec.agents if a.application is not None} if spec is not None else {}
+    if not apps:
+        return program
+    agents = tuple(a.model_copy(update={"application": apps[a.id]}) if a.id in apps and a.equipped else a
+                   for a in program.agents)
+    return program.model_copy(update={"agents": agents})
+
+
 def active(spec: ScenarioSpec | None) -> Perception | None:
     """The perception unequipped vehicles of ``spec`` drive by; None = the rule is off for this spec."""
     if spec is None:
@@ -68,4 +86,4 @@ def apply(program: Any, spec: ScenarioSpec | None = None) -> Any:
     return program.model_copy(update={"ego": ego, "agents": agents})
 
 
-__all__ = ["LEADER_RANGE_M", "SIGNAL_SIGHT_DISTANCE_M", "active", "apply"]
+__all__ = ["LEADER_RANGE_M", "SIGNAL_SIGHT_DISTANCE_M", "active", "apply", "finish", "with_applications"]

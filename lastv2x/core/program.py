@@ -138,6 +138,10 @@ class ProgramVehicle(_Model):
     perception_range_m: float | None = Field(
         None, gt=0.0, le=2000.0, exclude_if=lambda v: v is None,
         description="leaders perceived only within this bumper gap; null = unlimited")
+    application: Application | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="an agent runs this reference application on its own information; null = none (the ego: "
+                    "the program's application)")
 
     @model_validator(mode="after")
     def _on_route(self) -> ProgramVehicle:
@@ -246,6 +250,11 @@ class ScenarioProgram(_Model):
             raise ValueError("vehicle ids must be unique")
         if any(a.role is VehicleRole.EGO for a in self.agents):
             raise ValueError("only the ego has role 'ego'")
+        if self.ego.application is not None:
+            raise ValueError("ego.application: the ego runs the program's application; leave it unset")
+        for a in self.agents:
+            if a.application is not None and not a.equipped:
+                raise ValueError(f"{a.id}: an unequipped agent runs no application")
         groups = {g.id for g in self.signal_groups}
         if len(groups) != len(self.signal_groups):
             raise ValueError("signal group ids must be unique")

@@ -149,6 +149,10 @@ class Agent(_Model):
         0.0, ge=-30.0, le=30.0,
         description="cross/opposing: arrival at the conflict point minus the ego's arrival, s")
     gap_m: float = Field(30.0, ge=5.0, le=300.0, description="lead/relay: distance ahead of the ego at t = 0, m")
+    # left out of the JSON when unset: specs keep their bytes
+    application: Application | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="an equipped agent runs this reference application on its own V2X information; null = none")
 
 
 class Channel(_Model):

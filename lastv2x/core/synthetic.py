@@ -189,8 +189,8 @@ def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
     spec's ``variation`` is drawn from its seed first (``lastv2x.core.variation``)."""
     drawn = variation.draw(spec)
     if drawn is None:
-        return perception.apply(_on_straight_roads(spec), spec)
-    return perception.apply(variation.apply(_on_straight_roads(drawn.spec), drawn), spec)
+        return perception.finish(_on_straight_roads(spec), spec)
+    return perception.finish(variation.apply(_on_straight_roads(drawn.spec), drawn), spec)
 
 
 def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:

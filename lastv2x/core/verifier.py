@@ -158,6 +158,12 @@ def _equipage(spec: ScenarioSpec) -> Iterator[Finding]:
                           "rebroadcast nothing (for an unequipped middle car, give it role 'lead')",
                           (f"agents[{i}].equipped", f"agents[{i}].role", "v2x.eebl_rebroadcast"),
                           Repair("equip the relay", ((f"agents[{i}].equipped", True),)))
+    for i, a in enumerate(spec.agents):
+        if a.application is not None and not a.equipped:
+            yield Finding("consistency", Severity.ERROR,
+                          f"agent {a.id!r} is asked to run {a.application.value} but is unequipped: it receives nothing",
+                          (f"agents[{i}].equipped", f"agents[{i}].application"),
+                          Repair("equip the agent", ((f"agents[{i}].equipped", True),)))
     if not spec.ego.equipped and spec.faults:
         yield Finding("consistency", Severity.ERROR,
                       "the ego is unequipped: it receives no messages for the faults to act on",

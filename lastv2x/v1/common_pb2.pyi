@@ -273,7 +273,7 @@ class Behaviour(_message.Message):
     def __init__(self, kind: _Optional[_Union[BehaviourKind, str]] = ..., at_time_s: _Optional[float] = ..., decel_mps2: _Optional[float] = ...) -> None: ...
 
 class Agent(_message.Message):
-    __slots__ = ("id", "role", "maneuver", "speed_mps", "profile", "equipped", "behaviour", "arrival_offset_s", "gap_m")
+    __slots__ = ("id", "role", "maneuver", "speed_mps", "profile", "equipped", "behaviour", "arrival_offset_s", "gap_m", "application")
     ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     MANEUVER_FIELD_NUMBER: _ClassVar[int]
@@ -283,6 +283,7 @@ class Agent(_message.Message):
     BEHAVIOUR_FIELD_NUMBER: _ClassVar[int]
     ARRIVAL_OFFSET_S_FIELD_NUMBER: _ClassVar[int]
     GAP_M_FIELD_NUMBER: _ClassVar[int]
+    APPLICATION_FIELD_NUMBER: _ClassVar[int]
     id: str
     role: AgentRole
     maneuver: Maneuver
@@ -292,7 +293,8 @@ class Agent(_message.Message):
     behaviour: Behaviour
     arrival_offset_s: float
     gap_m: float
-    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[AgentRole, str]] = ..., maneuver: _Optional[_Union[Maneuver, str]] = ..., speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrival_offset_s: _Optional[float] = ..., gap_m: _Optional[float] = ...) -> None: ...
+    application: Application
+    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[AgentRole, str]] = ..., maneuver: _Optional[_Union[Maneuver, str]] = ..., speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrival_offset_s: _Optional[float] = ..., gap_m: _Optional[float] = ..., application: _Optional[_Union[Application, str]] = ...) -> None: ...
 
 class Channel(_message.Message):
     __slots__ = ("range_m", "blockage_db_per_m")
@@ -525,7 +527,7 @@ class Route(_message.Message):
     def __init__(self, points_xy_m: _Optional[_Iterable[float]] = ..., segments: _Optional[_Iterable[_Union[RouteSegment, _Mapping]]] = ..., crossings: _Optional[_Iterable[_Union[Crossing, _Mapping]]] = ..., turn: _Optional[_Union[Maneuver, str]] = ...) -> None: ...
 
 class ProgramVehicle(_message.Message):
-    __slots__ = ("id", "role", "route", "start_s_m", "initial_speed_mps", "desired_speed_mps", "profile", "equipped", "behaviour", "arrive_conflict_at_s", "length_m", "reaction_time_s", "sight_distance_m", "perception_range_m")
+    __slots__ = ("id", "role", "route", "start_s_m", "initial_speed_mps", "desired_speed_mps", "profile", "equipped", "behaviour", "arrive_conflict_at_s", "length_m", "reaction_time_s", "sight_distance_m", "perception_range_m", "application")
     ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ROUTE_FIELD_NUMBER: _ClassVar[int]
@@ -540,6 +542,7 @@ class ProgramVehicle(_message.Message):
     REACTION_TIME_S_FIELD_NUMBER: _ClassVar[int]
     SIGHT_DISTANCE_M_FIELD_NUMBER: _ClassVar[int]
     PERCEPTION_RANGE_M_FIELD_NUMBER: _ClassVar[int]
+    APPLICATION_FIELD_NUMBER: _ClassVar[int]
     id: str
     role: VehicleRole
     route: Route
@@ -554,7 +557,8 @@ class ProgramVehicle(_message.Message):
     reaction_time_s: float
     sight_distance_m: float
     perception_range_m: float
-    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[VehicleRole, str]] = ..., route: _Optional[_Union[Route, _Mapping]] = ..., start_s_m: _Optional[float] = ..., initial_speed_mps: _Optional[float] = ..., desired_speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrive_conflict_at_s: _Optional[float] = ..., length_m: _Optional[float] = ..., reaction_time_s: _Optional[float] = ..., sight_distance_m: _Optional[float] = ..., perception_range_m: _Optional[float] = ...) -> None: ...
+    application: Application
+    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[VehicleRole, str]] = ..., route: _Optional[_Union[Route, _Mapping]] = ..., start_s_m: _Optional[float] = ..., initial_speed_mps: _Optional[float] = ..., desired_speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrive_conflict_at_s: _Optional[float] = ..., length_m: _Optional[float] = ..., reaction_time_s: _Optional[float] = ..., sight_distance_m: _Optional[float] = ..., perception_range_m: _Optional[float] = ..., application: _Optional[_Union[Application, str]] = ...) -> None: ...
 
 class SignalGroupPlan(_message.Message):
     __slots__ = ("id", "junction_id", "cycle_s", "green_s", "amber_s", "all_red_s", "offset_s")

@@ -117,9 +117,9 @@ class Grounder:
         and background traffic on the program)."""
         drawn = variation.draw(spec)
         if drawn is None:
-            return perception.apply(self._ground(spec), spec)
+            return perception.finish(self._ground(spec), spec)
         try:
-            return perception.apply(variation.apply(self._ground(drawn.spec), drawn), spec)
+            return perception.finish(variation.apply(self._ground(drawn.spec), drawn), spec)
         except FailedPrecondition as exc:  # say the world this seed drew is what does not fit
             raise FailedPrecondition(f"{exc.constraint} (seed {spec.seed} drew {drawn.record})",
                                      f"{exc.alternative}, or narrower variation bounds, or another seed") from None

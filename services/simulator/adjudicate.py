@@ -77,6 +77,8 @@ class RolloutOutcome:
     pet_s: float | None
     end_t_s: float
     decisions: tuple = ()  # DecisionRecord tuple, filled by paired execution
+    # (agent id, DecisionRecord tuple) per agent that runs an application (issue 17, item 4); JSON: absent when none
+    agent_decisions: tuple = ()
 
     @property
     def violations(self) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ import numpy as np
 
 from lastv2x.core.catalogue import APPLICATIONS, LARGE_MARGIN, REACTION_TIME_S, AppKind, Application
 from lastv2x.core.program import ScenarioProgram, VehicleRole, program_sha256
+from lastv2x.core.rng import stable_hash64
 from services.simulator.adjudicate import Adjudicator, RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
 from services.simulator.apps.contract import (
@@ -65,6 +66,7 @@ from services.simulator.info import (
 )
 from services.simulator.scalar import ScalarAdjudicator, ScalarTraffic, SignalRows, use_scalar
 from services.simulator.traffic import (
+    AgentControl,
     EgoControl,
     Scene,
     TrafficState,
@@ -104,6 +106,12 @@ class PairedOutcome:
             for rec in d[rollout].get("decisions", ()):
                 if rec.get("known_ahead") is None:
                     rec.pop("known_ahead", None)
+            if not d[rollout].get("agent_decisions"):  # and the decisions of agents running applications
+                d[rollout].pop("agent_decisions", None)
+            for _, recs in d[rollout].get("agent_decisions", ()):
+                for rec in recs:
+                    if rec.get("known_ahead") is None:
+                        rec.pop("known_ahead", None)
         return d
 
     def to_json_bytes(self) -> bytes:
@@ -144,6 +152,25 @@ def _corridor_crossings(program: ScenarioProgram) -> tuple[tuple[float, str, str
 
     crossings = route_crossings(program.ego.route.crossings)
     return crossings if len({junction for _, _, junction in crossings}) > 1 else ()
+
+
+def agent_view(program: ScenarioProgram, agent_id: str) -> ScenarioProgram:
+    """``program`` as the agent ``agent_id`` sees it when it runs its application (issue 17, item 4):
+    that agent is the receiver ("ego": its route, its application), the program's ego one of the
+    others (with the agent's role), no faults (faults act on the ego's reception: the system under
+    test). Not validated (a view for an information source and an application context)."""
+    agents = list(program.agents)
+    k = next(i for i, a in enumerate(agents) if a.id == agent_id)
+    me = agents[k]
+    assert me.application is not None
+    agents[k] = program.ego.model_copy(update={"role": me.role})
+    return program.model_copy(update={"application": me.application, "faults": (), "agents": tuple(agents),
+                                      "ego": me.model_copy(update={"role": VehicleRole.EGO, "application": None})})
+
+
+def agent_seed(seed: int, agent_id: str) -> int:
+    """The seed of an agent's own information source: its channel draws are its own."""
+    return (seed ^ stable_hash64(f"agent:{agent_id}")) & (2**63 - 1)
 
 
 class EgoController:
@@ -305,8 +332,9 @@ class _Engine(Protocol):
         ...
 
     def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool]) -> None:
-        """Step the traffic under the egos' commands and adjudicate the rows that were ``active``."""
+                active: list[bool], agents: AgentControl | None = None) -> None:
+        """Step the traffic under the egos' (and application-running agents') commands and adjudicate the
+        rows that were ``active``."""
         ...
 
     def finish(self) -> Adjudicator:
@@ -331,10 +359,10 @@ class _VectorEngine:
         return _Frame(self.scene, self.st, self.clock.state(k))
 
     def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool]) -> None:
+                active: list[bool], agents: AgentControl | None = None) -> None:
         assert isinstance(fr, _Frame)
         self.st = step(self.scene, self.st, EgoControl(np.array(stop, bool), np.array(v_target, np.float64),
-                                                       np.array(brake, np.float64)), fr.phase)
+                                                       np.array(brake, np.float64), agents), fr.phase)
         _freeze(self.st)
         self.adj.observe(self.st, np.array(active, bool))
 
@@ -368,7 +396,7 @@ class _PlantEngine(_VectorEngine):
         plant.start(program, rollout, [vid for _, vid in self.driven])
 
     def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool]) -> None:
+                active: list[bool], agents: AgentControl | None = None) -> None:
         from services.simulator.backends.plant import TickCommand
         from services.simulator.info import PHASE_NAME
         from services.simulator.maps.geometry import project
@@ -376,7 +404,7 @@ class _PlantEngine(_VectorEngine):
         assert isinstance(fr, _Frame)
         scene, st = self.scene, self.st
         want = step(scene, st, EgoControl(np.array(stop, bool), np.array(v_target, np.float64),
-                                          np.array(brake, np.float64)), fr.phase)
+                                          np.array(brake, np.float64), agents), fr.phase)
         phases = {g: PHASE_NAME[int(ph)] for g, ph in zip(scene.group_ids[0], fr.phase[0].tolist(), strict=False)}
         seen = self.plant.tick(TickCommand(want.step, want.t_s, {vid: float(want.v[0, i]) for i, vid in self.driven},
                                            phases))
@@ -413,8 +441,8 @@ class _ScalarEngine:
         return _ScalarFrame(self.scene, self.tr, self.adj.signal_rows)
 
     def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool]) -> None:
-        assert isinstance(fr, _ScalarFrame)
+                active: list[bool], agents: AgentControl | None = None) -> None:
+        assert isinstance(fr, _ScalarFrame) and agents is None  # agents running applications: numpy engine
         self.tr.step(stop, v_target, brake, fr.phase_l)
         self.adj.observe_scalar(self.tr, active)
 
@@ -487,6 +515,64 @@ class _Row:
     ctrl: tuple[bool, float, float] = _NOMINAL  # the controller's command for ``decision``
     error: str = ""  # the application under test failed on this row: the rollout stops deciding
     by_sight: bool = False  # an unequipped ego (lastv2x.core.perception): nothing decides, it drives by sight
+    agents: list[_AgentApp] = field(default_factory=list)  # agents that run an application in this rollout
+
+
+@dataclass(slots=True)
+class _AgentApp:
+    """An agent that runs an application in one rollout: its own source, context, controller, records."""
+
+    index: int  # the agent's column in its row
+    vehicle_id: str
+    decide: Any
+    ctx: AppContext
+    source: InformationSource
+    conflict_s: float
+    controller: EgoController = field(default_factory=EgoController)
+    decision: Decision | None = None
+    ctrl: tuple[bool, float, float] = _NOMINAL
+    records: list[DecisionRecord] = field(default_factory=list)
+
+
+def _agent_apps(program: ScenarioProgram, seed: int, factory: SourceFactory,
+                conflict_s: Sequence[float]) -> list[_AgentApp]:
+    out = []
+    for j, v in enumerate(program.vehicles):
+        if j == 0 or v.application is None or not v.equipped:
+            continue
+        view = agent_view(program, v.id)
+        src = factory()
+        src.reset(view, agent_seed(seed, v.id))
+        out.append(_AgentApp(j, v.id, APPS[v.application].decide, app_context(view), src, conflict_s[j]))
+    return out
+
+
+def _agent_controls(scene: Scene) -> AgentControl:
+    b, n = scene.shape
+    return AgentControl(np.zeros((b, n), bool), np.full((b, n), math.nan), np.zeros((b, n)))
+
+
+def _agents_decide(row: _Row, fr: _Frame, b: int, t: float, out: AgentControl) -> None:
+    """Each application-running agent of row ``b``: observe (the row's snapshot, the agent as receiver),
+    decide, record a changed decision, and set its commands in ``out``."""
+    snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
+    alive = fr.st.alive
+    for ag in row.agents:
+        j = ag.index
+        if not alive[b, j]:
+            continue
+        info = ag.source.observe(_new_snapshot({**snap.__dict__, "ego_index": j}))
+        fi = b * fr.N + j
+        s_m, c = fr.s[fi], ag.conflict_s
+        me = EgoState(t, s_m, fr.v[fi], fr.a[fi], (fr.x[fi], fr.y[fi]), fr.heading[fi], float(fr.bar_d[b, j]),
+                      None if (c != c or s_m > c) else c - s_m)
+        dec = ag.decide(info, me, ag.ctx, ag.decision)
+        if not dec.same_as(ag.decision):
+            ag.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason, dec.after_epoch,
+                                             dec.app.value, dec.known_ahead))
+        ag.decision = dec
+        ag.ctrl = ag.controller.command(dec, t)
+        out.stop_at_bar[b, j], out.v_target_mps[b, j], out.brake_mps2[b, j] = ag.ctrl
 
 
 def _apply(row: _Row, dec: Decision, t: float) -> tuple[bool, float, float]:
@@ -518,7 +604,8 @@ def _app_step(app: ApplicationUnderTest, k: int, t: float, rows: list[StepRow]) 
 def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sources: Sequence[InformationSource],
                  rollouts: Sequence[str], traces: Sequence[TraceSink | None] | None = None,
                  app: ApplicationUnderTest | None = None, app_errors: list[str] | None = None,
-                 plant: Plant | None = None) -> list[RolloutOutcome]:
+                 plant: Plant | None = None,
+                 agent_sources: Sequence[SourceFactory] | None = None) -> list[RolloutOutcome]:
     """Step ``len(programs)`` rollouts together; row ``i`` uses ``sources[i]``. Returns one outcome per row.
 
     ``plant``: another simulator moves the vehicles (one row only; see :class:`_PlantEngine`); the
@@ -527,7 +614,13 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     ``app`` None calls the six reference ``decide`` functions row by row, a :class:`DecideFnApp` its
     own functions so; any other :class:`ApplicationUnderTest` gets one session per row and one ``step``
     per simulation step with every running row. A row the app fails on stops deciding (its adjudication stops there);
-    ``app_errors``, when given, receives one text per row ("" = none)."""
+    ``app_errors``, when given, receives one text per row ("" = none).
+
+    Agents with an ``application`` (issue 17, item 4) run that reference application every step on their own
+    information: a source from ``agent_sources[row]`` (default: ground truth) reset on :func:`agent_view`
+    with :func:`agent_seed`, fed the row's snapshot with the agent as receiver; their commands act through
+    :class:`AgentControl` (numpy engine only: a batch with such agents runs on it) and their decisions land
+    in the outcome's ``agent_decisions``."""
     generic = app is not None and not isinstance(app, DecideFnApp)
     raw = generic and input_mode(app) == INPUT_RAW  # raw-message mode: the arrivals, encoded, not the belief
     wire: WireCodec | None = None
@@ -544,6 +637,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     traces = traces or [None] * len(programs)
     rows: list[_Row] = []
     conflict0 = scene.conflict_s[:, 0].tolist()
+    conflict_all = scene.conflict_s.tolist()
     plans: dict[tuple, int] = {}
     for b, (p, seed, src, tag, tr) in enumerate(zip(programs, seeds, sources, rollouts, traces, strict=True)):
         rsu = (tuple(r.id for r in p.rsus), np.array([r.xy_m for r in p.rsus]).reshape(-1, 2),
@@ -564,13 +658,17 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     engine: _Engine
     if plant is not None:
         engine = _PlantEngine(scene, st, programs, limit, plant, rollouts[0])
-    elif use_scalar(scene):
+    elif use_scalar(scene) and not any(p.agents and any(a.application for a in p.agents) for p in programs):
         engine = _ScalarEngine(scene, st, programs, limit)
     else:
         engine = _VectorEngine(scene, st, programs, limit)
     ground_truth, group_ids = _ground_truth, scene.group_ids
     others = [ids[1:] for ids in scene.vehicle_ids]
     any_fast_gt = any(r.fast_gt for r in rows)
+    for b, r in enumerate(rows):
+        r.agents = _agent_apps(r.program, r.seed, agent_sources[b] if agent_sources else ground_truth_factory,
+                               conflict_all[b])
+    any_agents = any(r.agents for r in rows)
     for r in rows:
         if not generic and r.decide is None:
             assert fns is not None
@@ -610,10 +708,14 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
             xs, ys, vs, accs, hs, ss, n_cols = fr.x, fr.y, fr.v, fr.a, fr.heading, fr.s, fr.N
             ego_bar_d = fr.ego_bar_d
             pending: list[tuple[int, WorldSnapshot | None, EgoInformation, EgoState]] = []
+            agent_ctl = _agent_controls(scene) if any_agents else None
             for b in range(b_all):
                 if not active[b]:
                     continue
                 row = rows[b]
+                if row.agents:
+                    assert agent_ctl is not None and isinstance(fr, _Frame)
+                    _agents_decide(row, fr, b, t, agent_ctl)
                 if row.by_sight:  # no on-board unit: no belief, no application, the traffic model drives
                     continue
                 i = b * n_cols  # the ego's flat index
@@ -671,7 +773,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                     if row.trace is not None:
                         assert snap is not None
                         _trace_step(row, snap, info, ego, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
-            engine.advance(fr, stop, v_tgt, brake, active)
+            engine.advance(fr, stop, v_tgt, brake, active, agent_ctl)
     finally:
         if generic:
             assert app is not None
@@ -685,7 +787,8 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     out = []
     for b, row in enumerate(rows):
         o = adj.outcome(b)
-        out.append(RolloutOutcome(**{**o.__dict__, "decisions": tuple(row.records)}))
+        out.append(RolloutOutcome(**{**o.__dict__, "decisions": tuple(row.records), "agent_decisions": tuple(
+            (ag.vehicle_id, tuple(ag.records)) for ag in row.agents)}))
     return out
 
 
@@ -798,15 +901,16 @@ def execute_paired(program: ScenarioProgram, seed: int | None = None,
 
     if backend_info(backend).factory is None:
         md, gt = run_rollouts([program, program], [seed, seed], [md_src, GroundTruthSource()], [MD, GT],
-                              [trace, trace], app=app, app_errors=errors)
+                              [trace, trace], app=app, app_errors=errors,
+                              agent_sources=[md_source_factory, ground_truth_factory])
         return _paired(program, seed, md_src, md, gt, "; ".join(e for e in errors if e))
     outs = []
-    for src, tag in ((md_src, MD), (GroundTruthSource(), GT)):
+    for src, tag, fac in ((md_src, MD, md_source_factory), (GroundTruthSource(), GT, ground_truth_factory)):
         plant = open_plant(backend, plant_options)
         row_errors: list[str] = []
         try:
             outs += run_rollouts([program], [seed], [src], [tag], [trace], app=app, app_errors=row_errors,
-                                 plant=plant)
+                                 plant=plant, agent_sources=[fac])
         finally:
             if plant is not None:
                 plant.close()
@@ -831,10 +935,12 @@ def execute_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int] | No
         rows_src += [m, GroundTruthSource()]
         tags += [MD, GT]
     errors: list[str] = []
-    outs = run_rollouts(rows_p, rows_s, rows_src, tags, app=app, app_errors=errors)
+    outs = run_rollouts(rows_p, rows_s, rows_src, tags, app=app, app_errors=errors,
+                        agent_sources=[md_source_factory, ground_truth_factory] * len(programs))
     return [_paired(p, s, m, outs[2 * i], outs[2 * i + 1], "; ".join(e for e in errors[2 * i:2 * i + 2] if e))
             for i, (p, s, m) in enumerate(zip(programs, seeds, md_srcs, strict=True))]
 
 
-__all__ = ["GT", "LARGE_MARGIN", "MD", "EgoController", "PairedOutcome", "app_context", "execute_batch",
+__all__ = ["GT", "LARGE_MARGIN", "MD", "EgoController", "PairedOutcome", "agent_seed", "agent_view", "app_context",
+           "execute_batch",
            "execute_paired", "failure_margin", "hazard_slacks", "program_sha256", "recon_message", "run_rollouts"]

@@ -41,7 +41,8 @@ Longitudinal model (per vehicle, the min of the active terms):
   conflict point within ``CONFLICT_WINDOW_S`` and moves), arrive at the conflict point
   at ``t`` (a constant planned speed until the conflict point is passed).
 
-The ego receives an :class:`EgoControl` per scenario from its application.
+The ego receives an :class:`EgoControl` per scenario from its application; agents that run an
+application (``ProgramVehicle.application``) an :class:`AgentControl` on top of their driver model.
 """
 
 from __future__ import annotations
@@ -299,12 +300,25 @@ def _fill_vehicle(v: ProgramVehicle, bi: int, ni: int, f: dict[str, np.ndarray],
 
 
 @dataclass(frozen=True, eq=False)
+class AgentControl:
+    """Commands of the agents that run an application (issue 17, item 4), (B, N) like the state;
+    column 0 (the ego) is unused. An agent's application acts on top of its driver model: stop at
+    its next bar (activation 0, as the ego's), a speed target (its desired speed), a braking demand."""
+
+    stop_at_bar: np.ndarray  # (B, N) bool
+    v_target_mps: np.ndarray  # (B, N) NaN = the driver's own desired speed
+    brake_mps2: np.ndarray  # (B, N) 0 = none
+
+
+@dataclass(frozen=True, eq=False)
 class EgoControl:
-    """Per-scenario commands to the ego (B,): stop at the next bar, a speed target, a braking demand."""
+    """Per-scenario commands to the ego (B,): stop at the next bar, a speed target, a braking demand;
+    ``agents``: the commands of application-running agents (vectorized engine only; None = none)."""
 
     stop_at_bar: np.ndarray  # bool
     v_target_mps: np.ndarray  # NaN = the ego's desired speed
     brake_mps2: np.ndarray  # 0 = none
+    agents: AgentControl | None = None
 
     @classmethod
     def nominal(cls, b: int) -> EgoControl:
@@ -555,9 +569,14 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
         coming = (ego_s < ego_c + scene.length_m[:, 0]) & (ego_tc <= CONFLICT_WINDOW_S) & \
             (ego_v > YIELD_EGO_MIN_SPEED_MPS)
         stopping |= scene.yields_to_ego & coming[:, None] & (d_bar > 0.0)
+    ag = control.agents
+    if ag is not None:
+        stopping |= ag.stop_at_bar
     v0 = scene.v_desired
     if scene.any_plan:
         v0 = np.where(scene.has_plan & (s < scene.conflict_s), scene.v_plan, v0)
+    if ag is not None:
+        v0 = np.where(np.isnan(ag.v_target_mps), v0, ag.v_target_mps)
     advised = ~np.isnan(control.v_target_mps)
     if np.count_nonzero(advised):
         v0 = v0.copy()
@@ -569,6 +588,8 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     if np.count_nonzero(stopping):
         activation = scene.decel_comfort.copy()
         activation[:, 0] = np.where(control.stop_at_bar, 0.0, activation[:, 0])
+        if ag is not None:
+            activation = np.where(ag.stop_at_bar, 0.0, activation)
         d_eff = d_bar - IDM.STOP_BAR_GAP_M
         a_req = v * v / (2.0 * np.maximum(d_eff, 1e-3))
         a_bar = np.where(a_req >= activation, -a_req, np.inf)
@@ -582,6 +603,8 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
         braked_out = braked_out | (braking & (v <= 0.0))
     if np.count_nonzero(control.brake_mps2):
         acc[:, 0] = np.where(control.brake_mps2 > 0, np.minimum(acc[:, 0], -control.brake_mps2), acc[:, 0])
+    if ag is not None and np.count_nonzero(ag.brake_mps2):
+        acc = np.where(ag.brake_mps2 > 0, np.minimum(acc, -ag.brake_mps2), acc)
     acc = np.minimum(np.maximum(acc, -IDM.DECEL_MAX_MPS2), scene.accel_max)
     acc[braked_out | ~alive] = 0.0
     # ── integrate ───────────────────────────────────────────────────────────
@@ -637,5 +660,5 @@ def hard_brake_event(st: TrafficState) -> np.ndarray:
     return (st.a <= -HARD_BRAKE_THRESHOLD_MPS2) & (st.v > 0.0) & st.alive
 
 
-__all__ = ["IDM", "DriverParams", "EgoControl", "Scene", "TrafficState", "hard_brake_event", "initial_state",
+__all__ = ["IDM", "AgentControl", "DriverParams", "EgoControl", "Scene", "TrafficState", "hard_brake_event", "initial_state",
            "leaders", "settle", "step"]
