@@ -48,6 +48,7 @@ from .json_columns import (
 )
 
 CODES = np.int16
+_NUMBER_CLASSES = frozenset({float, int})  # not bool: a JSON true is not a band value
 BatchFn = Callable[..., list[tuple[str, np.ndarray]]]  # (messages, contexts, columns=None) -> [(feature, codes)]
 _MEMO_MAX = 4096
 
@@ -81,8 +82,7 @@ class BatchCoder:
         if not n:
             return np.zeros(0, CODES)
         if self.coder.bands is not None:
-            numeric = [i for i, v in enumerate(values) if v.__class__ is float or v.__class__ is int]
-            if len(numeric) == n and self.edges is not None:
+            if self.edges is not None and set(map(type, values)) <= _NUMBER_CLASSES:
                 x = np.asarray(values, np.float64)
                 return self.band_codes[np.searchsorted(self.edges, x, side="right")]
             out = np.fromiter((self.scalar(v) if not isinstance(v, (int, float)) or isinstance(v, bool)
@@ -90,7 +90,7 @@ class BatchCoder:
             return out
         memo, scalar = self.memo, self.scalar
         try:  # a memo hit per value without a call; misses (and unhashable values) take scalar()
-            codes = [memo.get((v.__class__, v)) for v in values]
+            codes = list(map(memo.get, zip(map(type, values), values, strict=True)))
         except TypeError:
             return np.fromiter((scalar(v) for v in values), CODES, n)
         if None in codes:

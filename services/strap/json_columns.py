@@ -11,6 +11,8 @@ takes the per-message resolvers instead (same values: tests/strap/test_columns.p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
+from operator import is_not
 from typing import Any
 
 import numpy as np
@@ -29,21 +31,22 @@ def segments_of(path: str) -> list[tuple[str, str, Any]] | None:
 def resolve_batch(segments: list[tuple[str, str, Any]], values: list[Any], owner: np.ndarray) -> Column | None:
     """``(values, owner)`` of the path over ``values`` (each owned by ``owner[i]``), or ``None`` (not JSON)."""
     for name, mode, arg in segments:
-        try:  # dicts (JSON); protobuf messages and rosbags dataclasses have no .get
-            children = [v.get(name) for v in values]
-        except AttributeError:
+        try:  # dicts (JSON) only: dict.get refuses anything else (protobuf messages, rosbags dataclasses)
+            children = list(map(dict.get, values, repeat(name)))
+        except TypeError:
             return None
         if mode == "one":
-            keep = [c is not None for c in children]
+            keep = list(map(is_not, children, repeat(None)))
             if all(keep):
                 values = children
             else:
                 values = [c for c in children if c is not None]
-                owner = owner[np.fromiter(keep, bool, len(keep))]
+                owner = owner[np.array(keep, bool)]
         else:
-            for c in children:
-                if c is not None and c.__class__ is not list:
-                    return None
+            classes = set(map(type, children))
+            classes.discard(type(None))
+            if classes - {list}:
+                return None
             if mode == "fan":
                 lists = [[] if c is None else [x for x in (c if arg is None else c[arg]) if x is not None]
                          for c in children]
@@ -150,11 +153,17 @@ def selector_batch(rule: Mapping[str, Any], key: str
 
 
 _BOOL_IS_TRUTHY = frozenset({dict, list, str, bool, type(None)})  # classes whose _truthy is bool()
+_NUMBERS = frozenset({float, int})  # present whatever the value (0 too); not bool
 
 
 def truthy_flags(values: list[Any]) -> np.ndarray:
     """``_truthy`` of each value: numbers are present (0 too), JSON containers and strings when
     not empty, booleans as they are; anything else through ``_truthy``."""
+    classes = set(map(type, values))
+    if classes <= _NUMBERS:
+        return np.ones(len(values), bool)
+    if not classes & _NUMBERS and classes <= _BOOL_IS_TRUTHY:
+        return np.array(list(map(bool, values)), bool)
     plain = _BOOL_IS_TRUTHY
     flags = [True if (c := v.__class__) is float or c is int else bool(v) if c in plain else _truthy(v)
              for v in values]

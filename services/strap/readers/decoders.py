@@ -93,6 +93,17 @@ def json_decoder(data: bytes) -> Any:
         return json.loads(data)
 
 
+def _json_decode_many(payloads: list) -> list:
+    """:func:`json_decoder` over a list of payloads (one C-level map when orjson takes them all)."""
+    try:
+        return list(map(_fast_loads, payloads))
+    except ValueError:
+        return list(map(json_decoder, payloads))
+
+
+json_decoder.many = _json_decode_many  # type: ignore[attr-defined]
+
+
 class RosTypeDecoders:
     """ROS message decoders from embedded ``.msg``/``.idl`` text via rosbags.
 

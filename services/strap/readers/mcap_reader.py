@@ -299,7 +299,8 @@ class McapRecording(Recording):
 
     def _decode_all(self, decode: Decoder, payloads: list, times, topic: str, ci) -> list:
         try:
-            return [decode(p) for p in payloads]
+            many = getattr(decode, "many", None)  # a whole-list form of the decoder (JSON)
+            return many(payloads) if many is not None else list(map(decode, payloads))
         except Exception:
             for p, t in zip(payloads, times.tolist(), strict=True):
                 try:
