@@ -250,6 +250,8 @@ def batch_classify_rule(rule: Mapping[str, Any], vocab_of: Callable[[str], Seque
         props.append((prop, [batch_value_rule(s, vocab_of(f"{names[0]}.{prop}"), f"{where}.{prop}")
                              for s in spec_list]))
     features = [f for n in names for f in [*([n] if presence else []), *(f"{n}.{p}" for p, _ in props)]]
+    props_use_context = any(s.get("select") or s.get("where") for specs in (rule.get("properties") or {}).values()
+                            for s in (specs if isinstance(specs, list) else [specs]))
     obj_index = {n: i for i, n in enumerate(names)}
     type_memo: dict[str, int] = {}
 
@@ -306,7 +308,9 @@ def batch_classify_rule(rule: Mapping[str, Any], vocab_of: Callable[[str], Seque
         keep = kinds >= 0
         owner, kinds = owner[keep], kinds[keep]
         items = [it for it, k in zip(items, keep.tolist(), strict=True) if k]
-        item_ctx = [ctxs[i] for i in owner.tolist()] if props else ()
+        # the contexts of the items' messages, for property rules that filter on them
+        item_ctx = ([ctxs[i] for i in owner.tolist()] if props_use_context else [EMPTY_CONTEXT] * len(items)) \
+            if props else ()
         out: list[tuple[str, np.ndarray]] = []
         prop_codes = []
         for prop, fns in props:

@@ -110,7 +110,7 @@ def where_batch(where: Mapping[str, Any]) -> Callable[[list[Any], np.ndarray, Se
         ref_name = ok
 
         def by_ref(items: list[Any], owner: np.ndarray, ctxs: Sequence[Mapping[str, Any]]) -> list[bool]:
-            if any(it.__class__ is not dict for it in items):
+            if set(map(type, items)) != {dict}:
                 return each(items, owner, ctxs)
             refs = [ctxs[o].get(ref_name) for o in owner.tolist()]
             return [(v == ref) if (v.__class__ is str and ref.__class__ is str)
@@ -121,12 +121,9 @@ def where_batch(where: Mapping[str, Any]) -> Callable[[list[Any], np.ndarray, Se
     on_true, on_false = raw_key(True) in ok, raw_key(False) in ok
 
     def by_const(items: list[Any], owner: np.ndarray, ctxs: Sequence[Mapping[str, Any]]) -> list[bool]:
-        try:
-            values = [it.get(key) for it in items]
-        except AttributeError:  # not JSON: the per-item test
+        if set(map(type, items)) != {dict}:  # not JSON: the per-item test
             return each(items, owner, ctxs)
-        if any(it.__class__ is not dict for it in items):
-            return each(items, owner, ctxs)
+        values = list(map(dict.get, items, repeat(key)))
         return [on_true if v is True else on_false if v is False else (v in ok) if v.__class__ is str
                 else (v is not None and raw_key(v) in ok) for v in values]
     return by_const
