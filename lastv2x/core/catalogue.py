@@ -248,6 +248,9 @@ NOMINAL_LATENCY_S = 0.01  # channel latency above the RSSI knee
 # Drivers without V2X (lastv2x.core.perception, which gives the sources)
 SIGNAL_SIGHT_DISTANCE_M = 100.0  # MUTCD 2009 Table 4D-2: 99 m at 35 mph
 LEADER_RANGE_M = 150.0  # assumption: > AASHTO 2011 Table 3-1 stopping sight distance at 80 km/h (130 m)
+# RSU-to-RSU backhaul (spec v2x.backhaul): assumption, a wired (fibre/Ethernet) hop between signal cabinets is
+# milliseconds; 10 ms is a tenth of the SPaT period
+BACKHAUL_LATENCY_S = 0.01
 
 
 def canonical_map_name(name: str) -> str:

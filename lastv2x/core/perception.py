@@ -39,7 +39,15 @@ from lastv2x.core.spec import Perception, ScenarioSpec
 
 def finish(program: Any, spec: ScenarioSpec) -> Any:
     """What every program builder does last: :func:`apply` (drivers without V2X), then
-    :func:`with_applications` (agents that run applications)."""
+    :func:`with_applications` (agents that run applications); a backhaul naming RSUs the builder did
+    not place is FAILED_PRECONDITION (``lastv2x.core.program.backhaul_problems``)."""
+    from lastv2x.core.errors import FailedPrecondition
+    from lastv2x.core.program import backhaul_problems
+
+    bad = backhaul_problems(spec.v2x, [r.id for r in program.rsus])
+    if bad:
+        raise FailedPrecondition("; ".join(bad), "rsu_placement 'chain' on a route with more junctions, or "
+                                 "links between the RSUs placed")
     return with_applications(apply(program, spec), spec)
 
 

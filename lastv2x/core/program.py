@@ -204,6 +204,20 @@ class ResolvedFault(_Model):
         None, description="closed-form activation window (constant-speed ego); the runtime re-anchors ego events")
 
 
+def backhaul_problems(v2x: V2X, rsu_ids: list[str]) -> list[str]:
+    """Backhaul links naming an RSU the program does not place (one rule: the program's validator and
+    the builders' FAILED_PRECONDITION)."""
+    bh = v2x.backhaul
+    if bh is None:
+        return []
+    have = set(rsu_ids)
+    out = [f"v2x.backhaul.links[{i}]: RSU {r!r} is not placed (placed: {sorted(have) or 'none'})"
+           for i, link in enumerate(bh.links) for r in (link.rsu_a, link.rsu_b) if r not in have]
+    if not bh.links and len(have) < 2:
+        out.append(f"v2x.backhaul: joins every RSU pair, but {len(have)} RSU is placed")
+    return out
+
+
 class GroundingRecord(_Model):
     builder: str = "grounding"
     notes: tuple[str, ...] = ()

@@ -33,6 +33,7 @@ class Substream(StrEnum):
     SEARCH = "search"  # spec-space mutation draws
     ASSIGNMENT = "assignment"  # parser defaults left open by the intent
     VARIATION = "variation"  # the world a seed draws within a spec's declared bounds
+    BACKHAUL = "backhaul"  # loss draws of RSU-to-RSU backhaul forwarding
 
 
 def _key(name: str) -> int:

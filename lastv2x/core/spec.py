@@ -17,7 +17,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lastv2x.core.catalogue import LEADER_RANGE_M, SIGNAL_SIGHT_DISTANCE_M, Application, Stream
+from lastv2x.core.catalogue import (
+    BACKHAUL_LATENCY_S,
+    LEADER_RANGE_M,
+    SIGNAL_SIGHT_DISTANCE_M,
+    Application,
+    Stream,
+)
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 
 SPEC_VERSION = "1"
@@ -160,12 +166,35 @@ class Channel(_Model):
     blockage_db_per_m: float = Field(5.0, ge=0.0, le=50.0, description="building blockage loss, dB per metre")
 
 
+RSU_ID_PATTERN = r"^rsu[0-9]+$"
+
+
+class BackhaulLink(_Model):
+    """Two RSUs joined by the backhaul (both directions). RSUs are ``rsu0``, ``rsu1``, ... in the
+    order of the junctions they serve along the ego route (placement ``chain``)."""
+
+    rsu_a: str = Field(..., max_length=16, pattern=RSU_ID_PATTERN)
+    rsu_b: str = Field(..., max_length=16, pattern=RSU_ID_PATTERN)
+
+
+class Backhaul(_Model):
+    """RSU-to-RSU forwarding of SPaT over a wired backhaul: its own latency and loss, not the radio
+    (next to ``spat_relay``, which forwards over the radio). RSUs rebroadcast what they receive."""
+
+    latency_s: float = Field(BACKHAUL_LATENCY_S, ge=0.0, le=5.0, description="one-way latency of a forwarded message, s")
+    loss: float = Field(0.0, ge=0.0, le=1.0, description="probability a forwarded message is lost")
+    links: tuple[BackhaulLink, ...] = Field((), max_length=64, description="RSU pairs joined; empty = every pair")
+
+
 class V2X(_Model):
     penetration: float = Field(1.0, ge=0.0, le=1.0, description="share of background vehicles equipped")
     rsu_placement: RsuPlacement = RsuPlacement.JUNCTION
     spat_relay: bool = Field(False, description="RSU-to-RSU relay of SPaT for junctions ahead")
     eebl_rebroadcast: bool = Field(False, description="V2V rebroadcast of EEBL events")
     channel: Channel = Channel()
+    # left out of the JSON when unset: specs keep their bytes
+    backhaul: Backhaul | None = Field(None, exclude_if=lambda v: v is None,
+                                      description="RSUs share SPaT over a wired backhaul; null = none")
 
 
 class SignalPlan(_Model):

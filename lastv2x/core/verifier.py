@@ -164,6 +164,20 @@ def _equipage(spec: ScenarioSpec) -> Iterator[Finding]:
                           f"agent {a.id!r} is asked to run {a.application.value} but is unequipped: it receives nothing",
                           (f"agents[{i}].equipped", f"agents[{i}].application"),
                           Repair("equip the agent", ((f"agents[{i}].equipped", True),)))
+    bh = spec.v2x.backhaul
+    if bh is not None and spec.v2x.rsu_placement is not RsuPlacement.CHAIN:
+        placed = "no RSU" if spec.v2x.rsu_placement is RsuPlacement.NONE else "one RSU (rsu0)"
+        yield Finding("consistency", Severity.ERROR,
+                      f"v2x.backhaul joins RSUs that do not exist: rsu_placement "
+                      f"{spec.v2x.rsu_placement.value!r} places {placed}",
+                      ("v2x.backhaul", "v2x.rsu_placement"),
+                      Repair("place an RSU at every junction of the route", (("v2x.rsu_placement", "chain"),)))
+    if bh is not None:
+        for i, link in enumerate(bh.links):
+            if link.rsu_a == link.rsu_b:
+                kept = [ln.model_dump(mode="json") for k, ln in enumerate(bh.links) if k != i]
+                yield Finding("consistency", Severity.ERROR, f"v2x.backhaul.links[{i}] joins {link.rsu_a} to itself",
+                              (f"v2x.backhaul.links[{i}]",), Repair("drop the link", (("v2x.backhaul.links", kept),)))
     if not spec.ego.equipped and spec.faults:
         yield Finding("consistency", Severity.ERROR,
                       "the ego is unequipped: it receives no messages for the faults to act on",

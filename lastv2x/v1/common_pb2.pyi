@@ -305,18 +305,38 @@ class Channel(_message.Message):
     def __init__(self, range_m: _Optional[float] = ..., blockage_db_per_m: _Optional[float] = ...) -> None: ...
 
 class V2X(_message.Message):
-    __slots__ = ("penetration", "rsu_placement", "spat_relay", "eebl_rebroadcast", "channel")
+    __slots__ = ("penetration", "rsu_placement", "spat_relay", "eebl_rebroadcast", "channel", "backhaul")
     PENETRATION_FIELD_NUMBER: _ClassVar[int]
     RSU_PLACEMENT_FIELD_NUMBER: _ClassVar[int]
     SPAT_RELAY_FIELD_NUMBER: _ClassVar[int]
     EEBL_REBROADCAST_FIELD_NUMBER: _ClassVar[int]
     CHANNEL_FIELD_NUMBER: _ClassVar[int]
+    BACKHAUL_FIELD_NUMBER: _ClassVar[int]
     penetration: float
     rsu_placement: RsuPlacement
     spat_relay: bool
     eebl_rebroadcast: bool
     channel: Channel
-    def __init__(self, penetration: _Optional[float] = ..., rsu_placement: _Optional[_Union[RsuPlacement, str]] = ..., spat_relay: _Optional[bool] = ..., eebl_rebroadcast: _Optional[bool] = ..., channel: _Optional[_Union[Channel, _Mapping]] = ...) -> None: ...
+    backhaul: Backhaul
+    def __init__(self, penetration: _Optional[float] = ..., rsu_placement: _Optional[_Union[RsuPlacement, str]] = ..., spat_relay: _Optional[bool] = ..., eebl_rebroadcast: _Optional[bool] = ..., channel: _Optional[_Union[Channel, _Mapping]] = ..., backhaul: _Optional[_Union[Backhaul, _Mapping]] = ...) -> None: ...
+
+class Backhaul(_message.Message):
+    __slots__ = ("latency_s", "loss", "links")
+    LATENCY_S_FIELD_NUMBER: _ClassVar[int]
+    LOSS_FIELD_NUMBER: _ClassVar[int]
+    LINKS_FIELD_NUMBER: _ClassVar[int]
+    latency_s: float
+    loss: float
+    links: _containers.RepeatedCompositeFieldContainer[BackhaulLink]
+    def __init__(self, latency_s: _Optional[float] = ..., loss: _Optional[float] = ..., links: _Optional[_Iterable[_Union[BackhaulLink, _Mapping]]] = ...) -> None: ...
+
+class BackhaulLink(_message.Message):
+    __slots__ = ("rsu_a", "rsu_b")
+    RSU_A_FIELD_NUMBER: _ClassVar[int]
+    RSU_B_FIELD_NUMBER: _ClassVar[int]
+    rsu_a: str
+    rsu_b: str
+    def __init__(self, rsu_a: _Optional[str] = ..., rsu_b: _Optional[str] = ...) -> None: ...
 
 class SignalPlan(_message.Message):
     __slots__ = ("cycle_s", "green_s", "amber_s", "all_red_s", "offset_s")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from lastv2x.core.catalogue import APPLICATIONS
 from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.faults import operator_field_problems
-from lastv2x.core.program import ScenarioProgram, program_sha256
+from lastv2x.core.program import ScenarioProgram, backhaul_problems, program_sha256
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
 from services.simulator.apps.contract import ApplicationUnderTest
@@ -153,6 +153,9 @@ def validate_program(program: ScenarioProgram, limits: SimulatorLimits, path: st
             if g.id not in groups:
                 errors.add(f"{path}.signal_groups[{k}].id", f"map {program.map_name} has no signal group {g.id!r}")
     validate_faults(program, errors, path)
+    for problem in backhaul_problems(program.v2x, [r.id for r in program.rsus]):
+        field, _, what = problem.partition(": ")
+        errors.add(f"{path}.{field}", what, "join RSUs the program places (program.rsus), or drop the link")
     errors.raise_if_any()
     return road_map
 

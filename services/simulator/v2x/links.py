@@ -2,8 +2,9 @@
 
 Every link of the step — sender -> ego (BSM, with the EEBL records riding on it; one
 per SPaT/MAP message), EEBL carrier -> relay candidates within range, RSU -> RSU
-(SPaT relay) — goes through one vectorized ``delivery_and_latency`` and one Bernoulli
-draw each (CHANNEL substream); the survivors are queued (``queues.py``).
+(SPaT relay over the radio) — goes through one vectorized ``delivery_and_latency`` and one Bernoulli
+draw each (CHANNEL substream); the survivors are queued (``queues.py``). RSU -> RSU over the wired
+backhaul (``v2x.backhaul``) is not a radio link: its latency and loss are the spec's (BACKHAUL substream).
 """
 
 from __future__ import annotations
@@ -130,6 +131,8 @@ class LinkEvaluator:
                     carrier_i = np.array(carrier, dtype=np.int64)
                     m = ev_pairs.shape[0]
                     add("eebl_relay", xy[carrier_i[ev_pairs[:, 0]]], filled(m, hv), xy[ev_pairs[:, 1]], filled(m, hv))
+        if self.backhaul_to is not None and msg_rows[Stream.SPAT].size:
+            self._backhaul(steps[Stream.SPAT], msg_rows[Stream.SPAT])
         if n == 0:
             return
         t0 = time.perf_counter()
@@ -149,6 +152,19 @@ class LinkEvaluator:
             good = ok[sl] & st.keep[r]
             rx = st.batch.tx_time_s[r] + lat[sl] + st.extra_delay_s[r]
             self.inbox_relay.push(Stream.EEBL, self._veh_keys[ev_pairs[good, 1]], st.batch.take(r[good]), rx[good])
+
+    def _backhaul(self, st: StepBatch, starts: np.ndarray) -> None:
+        """RSU -> RSU over the wired backhaul (``v2x.backhaul``): every SPaT message of an RSU to the RSUs
+        joined to it, after the backhaul's latency, each lost with its loss probability (own substream:
+        the radio draws do not move). Not the radio: no range, no blockage."""
+        assert self.backhaul_to is not None
+        src = [self.rsu_index[int(k)] for k in st.batch.sender[starts].tolist()]
+        pairs = np.array([(m, d) for m, s in enumerate(src) for d in self.backhaul_to[s]], np.int64).reshape(-1, 2)
+        if not pairs.shape[0]:
+            return
+        m = pairs.shape[0]
+        ok = self.backhaul_rng.random(m) >= self.backhaul_loss if self.backhaul_loss > 0.0 else np.ones(m, bool)
+        self._queue_rsu(st, starts, pairs, ok, filled(m, self.backhaul_latency_s))
 
     def _relay_pairs(self, snap: WorldSnapshot, eb: EeblBatch, equipped: np.ndarray, ego_i: int) -> np.ndarray:
         """(EEBL record, relay candidate) pairs within range R, record-major (vectorized, for many pairs)."""

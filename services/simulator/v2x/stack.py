@@ -246,6 +246,17 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         self._gidx: dict[str, int] = {}
         self._gkeys = np.zeros(0, np.int64)
         self.rsu_index = {int(k): i for i, k in enumerate(self.rsu_keys.tolist())}
+        # RSU-to-RSU backhaul (v2x.backhaul): per site, the sites its SPaT is forwarded to over the wire
+        bh = program.v2x.backhaul
+        self.backhaul_to: list[list[int]] | None = None
+        if bh is not None:
+            at = {s.rsu_id: i for i, s in enumerate(self.sites)}
+            pairs = ({(at[ln.rsu_a], at[ln.rsu_b]) for ln in bh.links if ln.rsu_a in at and ln.rsu_b in at}
+                     if bh.links else {(a, b) for a in range(len(self.sites)) for b in range(a + 1, len(self.sites))})
+            self.backhaul_to = [sorted({b for a, b in pairs if a == i} | {a for a, b in pairs if b == i} - {i})
+                                for i in range(len(self.sites))]
+            self.backhaul_latency_s, self.backhaul_loss = float(bh.latency_s), float(bh.loss)
+            self.backhaul_rng = substream(self.seed, Substream.BACKHAUL)
         self._spat_layout: dict[tuple, tuple] = {}
         self.t_prev: float | None = None
         self._last_trace = -math.inf

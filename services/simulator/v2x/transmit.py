@@ -156,7 +156,7 @@ class Transmitter:
             return SpatBatch.empty()
         ri, rk, msg_id, delay = due
         own = self._own_spat(snap, ri, rk, msg_id, t, delay)
-        if not self.spat_relay:
+        if not self.spat_relay and self.backhaul_to is None:  # RSUs rebroadcast what radio or backhaul brought
             return own
         parts: list[SpatBatch] = []
         cfg = self.config
