@@ -359,12 +359,23 @@ def _channel_baseline(ctx: _Ctx) -> Iterator[Finding]:
                           f"beyond range {range_m} m: the pristine channel already breaches the budget",
                           ("v2x.channel.range_m",), Repair("extend the range or relay SPaT", (("v2x.channel.range_m", float(need)),)))
         return
+    relays = [a for a in spec.agents if a.role is AgentRole.RELAY and a.equipped] if spec.v2x.eebl_rebroadcast else []
     for i, a in enumerate(spec.agents):
         if a.role in (AgentRole.CROSS, AgentRole.OPPOSING):
             horizon = 4.0
             dist = math.hypot(spec.ego.speed_mps * horizon, a.speed_mps * horizon)
         elif a.role is AgentRole.LEAD:
             dist = a.gap_m
+            if relays and dist <= range_m:  # a relay chain whose lead the ego hears directly (issue 17, item 7)
+                nearer = [r.gap_m for r in relays if r.gap_m < dist]
+                yield Finding("channel_baseline", Severity.WARNING,
+                              f"the relay is not needed: {a.id} is {dist:.0f} m ahead, within the ego's direct "
+                              f"range {range_m} m", (f"agents[{i}].gap_m", "v2x.channel.range_m"),
+                              Repair("shorten the range to between the relay's and the lead's gaps",
+                                     (("v2x.channel.range_m", round(max(10.0, (dist + max(nearer)) / 2), 1)),))
+                              if nearer and (dist + max(nearer)) / 2 >= 10.0 else None)
+            if relays and any(r.gap_m < dist and dist - r.gap_m <= range_m >= r.gap_m for r in relays):
+                continue  # beyond the ego's range, within a relay's: what a relay chain is for
         else:
             continue
         if dist > range_m:

@@ -81,12 +81,13 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     _maneuvers(p, app, roles, ego, agents)
     _behaviours(p, app, roles, ego, agents)
     _start_distance(p, ego)
-    v2x = _v2x(p, app, agents)
+    v2x = _v2x(p, app, agents, ego)
     duration = _scenario_duration(p)
     faults = parse_faults(p, app, roles, agents)
     signal = _signal_plan(p)
     _arrivals(p, app, roles, agents)
     _gaps(p, roles, agents)
+    _chain(p, agents, v2x)
     fault_magnitudes(p, app, faults)
     _speeds(p, roles, ego, agents)
     for q in n.quantities:
@@ -359,7 +360,7 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                 return
 
 
-def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego: dict[str, Any]) -> dict[str, Any]:
     v2x: dict[str, Any] = {}
     channel: dict[str, Any] = {}
     pen_patterns = (
@@ -426,27 +427,88 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> 
             v2x["eebl_rebroadcast"] = True
             agent_for(agents, "relay")
             p.note("v2x.eebl_rebroadcast on, relay vehicle placed")
-    _equipage(p, app, agents)
+    if p.has(lx.BACKHAUL) and not p.has(r"\b(no|without( a| any)?) back[- ]?haul"):
+        backhaul: dict[str, Any] = {}
+        m = p.has(r"back[- ]?haul (?:latency|delay)(?: of| is| =)? " + Q("time"))
+        m = m or p.has(Q("time") + r" (?:of )?back[- ]?haul (?:latency|delay)")
+        if m and p.free(m):
+            backhaul["latency_s"] = p.use(m, "v2x.backhaul.latency_s")
+        m = p.has(r"back[- ]?haul (?:loss|packet loss|drops?)(?: of| is| =)? " + Q("pct"))
+        m = m or p.has(Q("pct") + r" (?:of )?back[- ]?haul (?:loss|packet loss)")
+        if m and p.free(m):
+            backhaul["loss"] = p.use(m, "v2x.backhaul.loss")
+        v2x["backhaul"] = backhaul
+        v2x["rsu_placement"] = "chain"
+        p.note(f"v2x.backhaul {backhaul} (RSU chain)")
+    _equipage(p, app, agents, ego)
+    _agent_applications(p, app, agents)
     if channel:
         v2x["channel"] = channel
     return v2x
 
 
-def _equipage(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:
+def _agent_applications(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:
+    """Mutual yield / "both vehicles run IMA": the conflict agent runs the application too."""
+    if app not in (Application.IMA, Application.LTA) or not p.has(lx.MUTUAL_APP):
+        return
+    required = APPLICATIONS[app].required_roles
+    role = required[0] if required else None
+    if role is None:
+        return
+    agent_for(agents, role)["application"] = app.value
+    p.note(f"{role}.application {app.value} (both vehicles decide)")
+
+
+# a relay chain with no gap in the text: the relay this far ahead, the lead twice as far (increasing gaps)
+CHAIN_RELAY_GAP_M = 30.0
+CHAIN_OUT_OF_RANGE = 1.5  # with a radio range in the text: the lead this many ranges ahead (the relay is needed)
+
+
+def _chain(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]) -> None:
+    """An EEBL relay chain (lead, relay, ego) at increasing gaps along the route, from the gaps and the
+    range the text gives: a missing gap is placed from the other (relay half-way to the lead, lead twice
+    the relay's), both missing from the radio range (lead beyond it, so the relay is needed) or else
+    at 30 / 60 m."""
+    if "lead" not in agents or "relay" not in agents:
+        return
+    lead, relay = agents["lead"], agents["relay"]
+    lg, rg = lead.get("gap_m"), relay.get("gap_m")
+    rng = v2x.get("channel", {}).get("range_m")
+    if lg is None and rg is None:
+        lg = min(300.0, round(CHAIN_OUT_OF_RANGE * rng, 1)) if rng else 2 * CHAIN_RELAY_GAP_M
+        rg = max(5.0, round(lg / 2, 1))
+        why = f"beyond the {rng:g} m range" if rng else "default chain"
+    elif lg is None:
+        lg = min(300.0, 2 * rg)
+        why = "twice the relay's gap"
+    elif rg is None:
+        rg = max(5.0, round(lg / 2, 1))
+        why = "relay half-way"
+    else:
+        if lg <= rg:
+            p.note(f"relay chain: lead gap {lg:g} m is not beyond the relay's {rg:g} m")
+        return
+    lead["gap_m"], relay["gap_m"] = lg, rg
+    p.note(f"relay chain: relay.gap_m {rg:g}, lead.gap_m {lg:g} ({why})")
+
+
+def _equipage(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego: dict[str, Any]) -> None:
     roles = role_mentions(p)
     for m in p.finditer(lx.UNEQUIPPED):
         subj = subject(p, roles, m.start(), 60)
         after = [r for r in roles if r.start >= m.end() and r.start - m.end() <= 12]
         target = subj or (after[0] if after else None)
         if target and target.what == "ego":
-            p.note("an unequipped ego receives nothing; 'unequipped' ignored for the ego")
+            ego["equipped"] = False  # drives by sight, runs no application (lastv2x.core.perception)
+            p.note(f"ego.equipped false from {m.group(0)!r} (drives by sight)")
             continue
         role = target.what if target and target.what in agents else None
         if role is None:
             required = APPLICATIONS[app].required_roles
             role = required[0] if required else None
-        if role is None:
-            p.note(f"{m.group(0)!r}: no agent to unequip")
+        if role is None:  # no agent to speak of: the ego is the one without V2X
+            ego["equipped"] = False
+            p.note(f"ego.equipped false from {m.group(0)!r} (no agent to unequip; drives by sight)")
             continue
         agent_for(agents, role)["equipped"] = False
         p.note(f"{role}.equipped false from {m.group(0)!r}")

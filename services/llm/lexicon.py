@@ -277,6 +277,13 @@ RSU_CHAIN = (r"rsu chain|chain of rsus|rsus? (at|on) (every|each) (junction|inte
 SPAT_RELAY = r"rsu relay|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu|relay between rsus"
 EEBL_RELAY = r"rebroadcast\w*|relay (vehicle|car)|\brelay\w*\b"
 NO_RELAY = r"\b(no|without( a| any)?) (relay|rebroadcast\w*)\b|relay (is )?(off|disabled)"
+# RSU-to-RSU forwarding over a wired link (spec v2x.backhaul), not the radio
+BACKHAUL = (r"\bback[- ]?haul\b|rsus? (are |is )?(connected|linked|wired|networked) (by|over|via|with|through) "
+            r"(a |an )?(wire|wired|fib(re|er)|ethernet|cable|network)")
+# agents that run the application themselves (spec agents[].application): mutual yield, both deciding
+MUTUAL_APP = (r"\bmutual(ly)?[- ]yield\w*|\bboth (vehicles|cars|drivers) (run|use|have|are running) "
+              r"(the |an? )?(ima|lta|application|app)\b|\b(other|cross\w*|oncoming|opposing) (vehicle|car|driver) "
+              r"(also )?(runs|uses|has|is running) (the |an? )?(ima|lta|application|app)\b")
 NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x )?(faults?|errors?|degradation)\b"
              r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
 
