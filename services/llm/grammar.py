@@ -87,6 +87,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     signal = _signal_plan(p)
     _arrivals(p, app, roles, agents)
     _gaps(p, roles, agents)
+    _platoon(p, agents, v2x)
     _chain(p, agents, v2x)
     fault_magnitudes(p, app, faults)
     _speeds(p, roles, ego, agents)
@@ -462,6 +463,44 @@ def _agent_applications(p: ParseState, app: Application, agents: dict[str, dict[
 # a relay chain with no gap in the text: the relay this far ahead, the lead twice as far (increasing gaps)
 CHAIN_RELAY_GAP_M = 30.0
 CHAIN_OUT_OF_RANGE = 1.5  # with a radio range in the text: the lead this many ranges ahead (the relay is needed)
+
+
+PLATOON_SPACING_M = 20.0  # a platoon with no spacing in the text: this far apart
+PLATOON_MAX_AHEAD = 15  # vehicles ahead of the ego (the spec's agent cap is 16)
+
+
+def _platoon(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]) -> None:
+    """A platoon ahead of the ego at increasing gaps: "a platoon of N vehicles" (the ego the last of them)
+    or "braking N cars ahead in a platoon"; the front one is the lead, those between it and the ego
+    are ``platoon1``, ``platoon2``, ... (relays when EEBL is rebroadcast, else leads), evenly spaced by
+    the spacing the text gives ("20 m apart"), else from the lead's gap, else 20 m apart."""
+    m = p.has(r"platoon of (?P<n>\d+) (?:vehicles|cars|trucks)")
+    ahead = int(m.group("n")) - 1 if m else None
+    if ahead is None:
+        m = p.has(r"(?P<n>\d+) (?:vehicles|cars|trucks) ahead(?: of (?:the )?ego)? in (?:a|the) platoon")
+        ahead = int(m.group("n")) if m else None
+    if ahead is None or ahead < 2 or "lead" not in agents:
+        return
+    ahead = min(ahead, PLATOON_MAX_AHEAD)
+    spacing = None
+    for pattern in (Q("dist") + r" (?:apart|spacing|between (?:them|vehicles|cars|each))",
+                    r"(?:spacing|spaced|inter-?vehicle (?:gap|distance))(?: of| at| by)? " + Q("dist")):
+        for ms in p.finditer(pattern):
+            if p.free(ms):
+                spacing = p.use(ms, "platoon spacing")
+                break
+        if spacing is not None:
+            break
+    lead = agents["lead"]
+    if spacing is None:
+        spacing = round(lead["gap_m"] / ahead, 1) if "gap_m" in lead else PLATOON_SPACING_M
+    spacing = max(5.0, spacing)
+    role = "relay" if v2x.get("eebl_rebroadcast") else "lead"
+    agents.pop("relay", None)
+    for k in range(1, ahead):
+        agents[f"platoon{k}"] = {"id": f"platoon{k}", "role": role, "gap_m": round(min(300.0, k * spacing), 1)}
+    lead["gap_m"] = round(min(300.0, ahead * spacing), 1)
+    p.note(f"platoon: {ahead} vehicles ahead {spacing:g} m apart, lead.gap_m {lead['gap_m']:g}")
 
 
 def _chain(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]) -> None:

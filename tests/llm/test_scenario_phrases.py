@@ -70,3 +70,19 @@ def test_the_ego_without_v2x_backhaul_and_mutual_yield_from_a_sentence() -> None
     ima = _parse("IMA mutual yield: both vehicles run IMA at an unsignalized junction.")
     assert [(a.role.value, a.application) for a in ima.agents] == [("cross", Application.IMA)]
     assert _parse("IMA at an unsignalized junction with a crossing car.").agents[0].application is None
+
+
+@pytest.mark.parametrize(("text", "gaps"), [
+    ("Warn about sudden braking three cars ahead in a platoon.", {"platoon1": 20.0, "platoon2": 40.0, "lead": 60.0}),
+    ("EEBL in a platoon of four vehicles spaced 15 m apart; the front car brakes hard and the others rebroadcast.",
+     {"platoon1": 15.0, "platoon2": 30.0, "lead": 45.0}),
+    ("EEBL in a platoon of 3 cars; the lead is 90 m ahead and brakes hard.", {"platoon1": 45.0, "lead": 90.0}),
+])
+def test_a_platoon_places_its_vehicles_at_increasing_gaps(text: str, gaps: dict) -> None:
+    spec = _parse(text)
+    assert {a.id: a.gap_m for a in spec.agents} == gaps
+    ahead = sorted(spec.agents, key=lambda a: a.gap_m)
+    assert ahead[-1].id == "lead" and ahead[-1].behaviour.kind.value == "hard_brake"
+    if spec.v2x.eebl_rebroadcast:
+        assert all(a.role.value == "relay" for a in ahead[:-1])
+    assert verify(spec).ok
