@@ -5,7 +5,8 @@
   lastv2x schema                        the ScenarioSpec JSON Schema
   lastv2x maps list | show MAP [--junctions]   built-in and user maps (LASTV2X_MAP_PATHS) or any .xodr
   lastv2x execute FILE.json --live [--live-port P]   ... streamed to Foxglove as it runs (WebSocket, loopback)
-  lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (the parser role on the LLM service's settings)
+  lastv2x parse "TEXT" [--seed N]       intent -> ScenarioSpec (the parser role on the LLM service's settings;
+                                        exit 3 when a requested fault was not parsed, unless --allow-partial)
   lastv2x ground SPEC.json [--out P]    spec -> grounded program on a real map (--target: grounding)
   lastv2x execute FILE.json [--trace] [--app APP] [--backend sumo]   paired execution (--target: simulator)
   lastv2x coverage MAP [--rsu X,Y] [--png F]   channel coverage of a map's RSUs
@@ -289,9 +290,18 @@ def cmd_parse(args: argparse.Namespace) -> int:
     # The LLM service's own settings (LASTV2X_LLM_*), so ParseIntent gives the same spec.
     result = LlmRoles(config=LlmConfig.from_env()).parse_intent(args.text, args.seed)
     data = {"spec": result.spec.model_dump(mode="json"), "attempts_used": result.attempts_used,
-            "backend": result.backend, "report": result.report.to_dict(), "notes": list(result.notes)}
+            "backend": result.backend, "report": result.report.to_dict(), "notes": list(result.notes),
+            "partial": bool(result.unparsed)}
     _print(data, args.json, json.dumps(data["spec"], indent=2) + f"\n# {result.attempts_used} attempt(s), "
-           f"backend {result.backend}, {'ok' if result.report.ok else 'BLOCKED'}")
+           f"backend {result.backend}, {'ok' if result.report.ok else 'BLOCKED'}"
+           + (", PARTIAL" if result.unparsed else ""))
+    # No silent drop (issue 19): a fault the intent asks for and the spec lacks fails the command.
+    for finding in result.unparsed:
+        print(f"lastv2x parse: {finding.message}", file=sys.stderr)
+    if result.unparsed and not args.allow_partial:
+        print("lastv2x parse: the spec is partial (exit 3); rephrase the clause, or pass --allow-partial to accept "
+              "it without that fault", file=sys.stderr)
+        return 3
     return 0
 
 
@@ -732,6 +742,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="natural-language intent -> ScenarioSpec (parser role, LASTV2X_LLM_* settings)")
     p.add_argument("text")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--allow-partial", action="store_true",
+                   help="exit 0 even when a fault the intent asks for is not in the spec (reported on stderr)")
     p.set_defaults(fn=cmd_parse)
     p = sub.add_parser("coverage", parents=[common], help="in-range road coverage of a map's RSUs")
     p.add_argument("map", help="built-in map, user map under LASTV2X_MAP_PATHS, or .xodr path")
