@@ -14,10 +14,10 @@ when the message-driven ego fails and its ground-truth twin stays safe.
 
 ``execute_batch`` stacks ``P`` programs into one ``(2P, N)`` traffic batch.
 
-Engines: one step loop (``run_rollouts``) drives a ``_Engine``: small batches (a paired
+Engines (:mod:`services.simulator.engines`): one step loop (``run_rollouts``) drives an ``Engine``: small batches (a paired
 execution, a few programs) step the traffic and adjudicate on Python floats
-(:mod:`services.simulator.scalar`, ``_ScalarEngine``), larger ones with the vectorized numpy core
-(``_VectorEngine``); both give the same bits (``tests/simulator/test_engine_parity.py``). A plain
+(:mod:`services.simulator.scalar`, ``ScalarEngine``), larger ones with the vectorized numpy core
+(``VectorEngine``); both give the same bits (``tests/simulator/test_engine_parity.py``). A plain
 :class:`GroundTruthSource` without a trace is served straight from the step's lists (the same
 ``EgoInformation`` its ``observe`` would build from a snapshot; pinned by the same test module).
 """
@@ -29,14 +29,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lastv2x.core.catalogue import APPLICATIONS, LARGE_MARGIN, REACTION_TIME_S, AppKind, Application
 from lastv2x.core.program import ScenarioProgram, VehicleRole, program_sha256
 from lastv2x.core.rng import stable_hash64
-from services.simulator.adjudicate import Adjudicator, RolloutOutcome
+from services.simulator.adjudicate import RolloutOutcome
 from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
 from services.simulator.apps.contract import (
     INPUT_RAW,
@@ -49,8 +49,16 @@ from services.simulator.apps.contract import (
     decision_problem,
     input_mode,
 )
+from services.simulator.engines import (
+    Engine,
+    Frame,
+    PlantEngine,
+    ScalarEngine,
+    VectorEngine,
+    ground_truth_fast,
+    new_snapshot,
+)
 from services.simulator.info import (
-    BRAKE_FLAG_THRESHOLD_MPS2,
     DecisionRecord,
     EgoInformation,
     GroundTruthSource,
@@ -61,19 +69,12 @@ from services.simulator.info import (
     TraceSink,
     WorldSnapshot,
     ground_truth_factory,
-    ground_truth_information,
-    ground_truth_signals,
 )
-from services.simulator.scalar import ScalarAdjudicator, ScalarTraffic, SignalRows, use_scalar
+from services.simulator.scalar import use_scalar
 from services.simulator.traffic import (
     AgentControl,
-    EgoControl,
     Scene,
-    TrafficState,
-    hard_brake_event,
     initial_state,
-    settle,
-    step,
 )
 
 if TYPE_CHECKING:
@@ -203,298 +204,6 @@ class EgoController:
 _NOMINAL = (False, math.nan, 0.0)  # (stop at the bar, target speed, braking): the nominal controller
 
 
-class _Frame:
-    """Per-step views shared by every row's snapshot (computed once per step), plus the same
-    quantities as Python lists (one ``tolist`` per array and step: per-row reads are then list
-    indexing instead of numpy scalar access)."""
-
-    def __init__(self, scene: Scene, st: TrafficState, signals: tuple[np.ndarray, np.ndarray, np.ndarray]):
-        self.scene, self.st = scene, st
-        self.t = st.t_s
-        self.phase, self.ttc, self.ttg = signals  # scene.signals.state(st.t_s)
-        a = st.a
-        self.brake = (a <= -BRAKE_FLAG_THRESHOLD_MPS2) & st.alive
-        self.hard = hard_brake_event(st)
-        self.bar_d = st.bar_s - (st.s + scene.half_len)
-        self.group = st.bar_group
-        self.N = st.s.shape[1]
-        self.s = st.s.ravel().tolist()  # flat (B * N) lists, vehicle i of row b at b * N + i
-        self.v = st.v.ravel().tolist()
-        self.a = a.ravel().tolist()
-        self.heading = st.heading.ravel().tolist()
-        self.x = st.xy[..., 0].ravel().tolist()
-        self.y = st.xy[..., 1].ravel().tolist()
-        self.ego_bar_d = self.bar_d[:, 0].tolist()
-        self.ego_group = st.bar_group[:, 0].tolist()
-        self._lists: tuple[list, ...] | None = None
-
-    def gt_lists(self) -> tuple[list, ...]:
-        """(phase, ttc, ttg rows; alive, hard flat) as lists, for the ground-truth fast path (on first use)."""
-        if self._lists is None:
-            self._lists = (self.phase.tolist(), self.ttc.tolist(), self.ttg.tolist(), self.st.alive.ravel().tolist(),
-                           self.hard.ravel().tolist())
-        return self._lists
-
-    def snapshot(self, b: int, n: int, rollout: str, rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]
-                 ) -> WorldSnapshot:
-        scene, st = self.scene, self.st
-        g = len(scene.group_ids[b])
-        cut = slice(None) if n == st.s.shape[1] else slice(0, n)  # arr[b] is the view arr[b, :n], cheaper
-        return _new_snapshot({
-            "t_s": st.t_s, "step": st.step, "vehicle_ids": scene.vehicle_ids[b], "xy_m": st.xy[b, cut],
-            "speed_mps": st.v[b, cut], "heading_rad": st.heading[b, cut], "accel_mps2": st.a[b, cut],
-            "brake_flag": self.brake[b, cut], "hard_brake_event": self.hard[b, cut],
-            "equipped": scene.equipped[b, cut], "alive": st.alive[b, cut], "route_s_m": st.s[b, cut],
-            "stop_bar_distance_m": self.bar_d[b, cut], "next_group_index": self.group[b, cut],
-            "length_m": scene.length_m[b, cut], "ego_index": 0, "signal_group_ids": scene.group_ids[b],
-            "true_phase": self.phase[b, :g], "time_to_change_s": self.ttc[b, :g], "time_to_green_s": self.ttg[b, :g],
-            "rsu_ids": rsu[0], "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2], "rollout": rollout})
-
-
-class _SignalClock:
-    """``scene.signals.state(k * dt)`` for step ``k``, computed ``BLOCK`` steps at a time (the same
-    element-wise arithmetic over a leading time axis: the same bits, a fraction of the calls)."""
-
-    BLOCK = 64
-
-    def __init__(self, scene: Scene):
-        self.signals, self.dt = scene.signals, scene.dt_s
-        self.k0 = -self.BLOCK
-        self.block: tuple[np.ndarray, ...] = ()
-
-    def state(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        i = k - self.k0
-        if not 0 <= i < self.BLOCK:
-            self.k0, i = k, 0
-            t = np.arange(k, k + self.BLOCK, dtype=np.float64) * self.dt
-            self.block = self.signals.state(t.reshape((-1,) + (1,) * self.signals.cycle_s.ndim))
-        ph, tc, tg = self.block
-        return ph[i], tc[i], tg[i]
-
-
-class _ScalarFrame:
-    """:class:`_Frame` over a :class:`ScalarTraffic` (its lists as they are; snapshot arrays built per row)."""
-
-    def __init__(self, scene: Scene, tr: ScalarTraffic, signals: SignalRows):
-        self.scene, self.tr = scene, tr
-        self.t = tr.t
-        self.phase_l, self.ttc_l, self.ttg_l = signals.state(tr.t)
-        self.N = n = tr.N
-        self.s, self.v, self.a, self.heading, self.x, self.y = tr.s, tr.v, tr.a, tr.heading, tr.x, tr.y
-        bar, s, half = tr.bar, tr.s, tr.half
-        self.ego_bar_d = [bar[i] - (s[i] + half[i]) for i in range(0, n * tr.B, n)]
-        self.ego_group = tr.grp[::n]
-        self._hard: list[bool] | None = None
-
-    def gt_lists(self) -> tuple[list, ...]:
-        if self._hard is None:
-            self._hard = self.tr.hard_brake()
-        return self.phase_l, self.ttc_l, self.ttg_l, self.tr.alive, self._hard
-
-    def snapshot(self, b: int, n: int, rollout: str, rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]
-                 ) -> WorldSnapshot:
-        scene, tr = self.scene, self.tr
-        lo = b * tr.N
-        hi = lo + n
-        g = len(scene.group_ids[b])
-        bar, s, half = tr.bar, tr.s, tr.half
-        xy = np.empty((n, 2))
-        xy[:, 0] = tr.x[lo:hi]
-        xy[:, 1] = tr.y[lo:hi]
-        xy.flags.writeable = False
-        # one array per dtype, the fields are its (read-only, contiguous) rows
-        f = _readonly([tr.v[lo:hi], tr.heading[lo:hi], tr.a[lo:hi], s[lo:hi],
-                       [bar[i] - (s[i] + half[i]) for i in range(lo, hi)]], np.float64)
-        flags = _readonly([tr.brake_flag()[lo:hi], self.gt_lists()[4][lo:hi], tr.alive[lo:hi]], bool)
-        sig = _readonly([self.ttc_l[b][:g], self.ttg_l[b][:g]], np.float64).reshape(2, g)
-        return _new_snapshot({
-            "t_s": tr.t, "step": tr.k, "vehicle_ids": scene.vehicle_ids[b], "xy_m": xy,
-            "speed_mps": f[0], "heading_rad": f[1], "accel_mps2": f[2], "brake_flag": flags[0],
-            "hard_brake_event": flags[1], "equipped": scene.equipped[b, :n], "alive": flags[2], "route_s_m": f[3],
-            "stop_bar_distance_m": f[4], "next_group_index": _readonly(tr.grp[lo:hi], np.int64),
-            "length_m": scene.length_m[b, :n], "ego_index": 0, "signal_group_ids": scene.group_ids[b],
-            "true_phase": _readonly(self.phase_l[b][:g], np.int8), "time_to_change_s": sig[0],
-            "time_to_green_s": sig[1], "rsu_ids": rsu[0], "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2],
-            "rollout": rollout})
-
-
-class _Engine(Protocol):
-    """What the step loop of :func:`run_rollouts` needs of a traffic engine and its adjudicator: one
-    loop body for both engines (:class:`_VectorEngine` numpy, :class:`_ScalarEngine` Python floats,
-    bit-identical: ``tests/simulator/test_engine_parity.py``)."""
-
-    def running(self, k: int) -> list[bool]:
-        """Per row: the ego is alive and step ``k`` is within the row's duration."""
-        ...
-
-    def frame(self, k: int) -> _Frame | _ScalarFrame:
-        """The world at step ``k`` (before it is advanced)."""
-        ...
-
-    def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool], agents: AgentControl | None = None) -> None:
-        """Step the traffic under the egos' (and application-running agents') commands and adjudicate the
-        rows that were ``active``."""
-        ...
-
-    def finish(self) -> Adjudicator:
-        """The adjudicator, with every accumulator written back (outcomes are read from it)."""
-        ...
-
-
-class _VectorEngine:
-    """:func:`services.simulator.traffic.step` and :class:`Adjudicator` over ``(B, N)`` arrays."""
-
-    def __init__(self, scene: Scene, st: TrafficState, programs: Sequence[ScenarioProgram], limit: list[int]):
-        self.scene, self.st = scene, st
-        self.adj = Adjudicator(scene, programs)
-        self.clock = _SignalClock(scene)
-        self.limit = np.array(limit)
-        _freeze(st)
-
-    def running(self, k: int) -> list[bool]:
-        return (self.st.alive[:, 0] & (k < self.limit)).tolist()
-
-    def frame(self, k: int) -> _Frame:
-        return _Frame(self.scene, self.st, self.clock.state(k))
-
-    def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool], agents: AgentControl | None = None) -> None:
-        assert isinstance(fr, _Frame)
-        self.st = step(self.scene, self.st, EgoControl(np.array(stop, bool), np.array(v_target, np.float64),
-                                                       np.array(brake, np.float64), agents), fr.phase)
-        _freeze(self.st)
-        self.adj.observe(self.st, np.array(active, bool))
-
-    def finish(self) -> Adjudicator:
-        return self.adj
-
-
-class _PlantEngine(_VectorEngine):
-    """Another simulator moves the vehicles (services/simulator/backends/base.py), one rollout at a
-    time: the builtin step decides the speed each driven vehicle should have at the end of the step,
-    the plant applies it with its own dynamics (and drives the background traffic itself when it has
-    a traffic model), and its readings re-enter the state through :func:`settle`: each vehicle's arc
-    length is its reading projected onto its program route, its speed the reading's."""
-
-    def __init__(self, scene: Scene, st: TrafficState, programs: Sequence[ScenarioProgram], limit: list[int],
-                 plant: Plant, rollout: str):
-        from services.simulator.maps.geometry import cumulative_s
-
-        if len(programs) != 1:
-            raise ValueError("a simulator backend runs one rollout at a time")
-        super().__init__(scene, st, programs, limit)
-        program = programs[0]
-        self.plant, self.ids = plant, scene.vehicle_ids[0]
-        background = {v.id for v in program.agents if v.role is VehicleRole.BACKGROUND}
-        self.driven = [(i, vid) for i, vid in enumerate(self.ids)
-                       if not (plant.drives_background and vid in background)]
-        self.routes = []
-        for v in program.vehicles:
-            pts = np.asarray(v.route.points_xy_m, dtype=np.float64)
-            self.routes.append((pts, cumulative_s(pts)))
-        plant.start(program, rollout, [vid for _, vid in self.driven])
-
-    def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool], agents: AgentControl | None = None) -> None:
-        from services.simulator.backends.plant import TickCommand
-        from services.simulator.info import PHASE_NAME
-        from services.simulator.maps.geometry import project
-
-        assert isinstance(fr, _Frame)
-        scene, st = self.scene, self.st
-        want = step(scene, st, EgoControl(np.array(stop, bool), np.array(v_target, np.float64),
-                                          np.array(brake, np.float64), agents), fr.phase)
-        phases = {g: PHASE_NAME[int(ph)] for g, ph in zip(scene.group_ids[0], fr.phase[0].tolist(), strict=False)}
-        seen = self.plant.tick(TickCommand(want.step, want.t_s, {vid: float(want.v[0, i]) for i, vid in self.driven},
-                                           phases))
-        s_new, v_new = want.s.copy(), want.v.copy()
-        for i, vid in enumerate(self.ids):
-            r = seen[vid]
-            pts, s_cum = self.routes[i]
-            if r.present:
-                s_new[0, i] = project(pts, s_cum, r.xy_m)[0][0]
-                v_new[0, i] = r.speed_mps
-            elif st.alive[0, i]:  # the plant ended it (e.g. at its route's end): so does the state
-                s_new[0, i], v_new[0, i] = s_cum[-1], 0.0
-        acc = (v_new - st.v) / scene.dt_s
-        self.st = settle(scene, st, s_new, v_new, acc, want.sig_stop, want.sig_go, want.braked_out)
-        _freeze(self.st)
-        self.adj.observe(self.st, np.array(active, bool))
-
-
-class _ScalarEngine:
-    """:class:`ScalarTraffic` and :class:`ScalarAdjudicator`: the same step on flat Python lists."""
-
-    def __init__(self, scene: Scene, st: TrafficState, programs: Sequence[ScenarioProgram], limit: list[int]):
-        self.scene = scene
-        self.tr = ScalarTraffic(scene, st)
-        self.adj = ScalarAdjudicator(scene, programs)
-        self.limit = limit
-        self.n = scene.shape[1]
-
-    def running(self, k: int) -> list[bool]:
-        alive, n = self.tr.alive, self.n
-        return [alive[b * n] and k < lim for b, lim in enumerate(self.limit)]
-
-    def frame(self, k: int) -> _ScalarFrame:
-        return _ScalarFrame(self.scene, self.tr, self.adj.signal_rows)
-
-    def advance(self, fr: _Frame | _ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool], agents: AgentControl | None = None) -> None:
-        assert isinstance(fr, _ScalarFrame) and agents is None  # agents running applications: numpy engine
-        self.tr.step(stop, v_target, brake, fr.phase_l)
-        self.adj.observe_scalar(self.tr, active)
-
-    def finish(self) -> Adjudicator:
-        self.adj.sync()
-        return self.adj
-
-
-def _readonly(values: list, dtype: Any) -> np.ndarray:
-    arr = np.array(values, dtype=dtype)
-    arr.flags.writeable = False
-    return arr
-
-
-def _new_snapshot(fields: dict[str, Any]) -> WorldSnapshot:
-    """A WorldSnapshot without the frozen dataclass ``__init__`` (one ``object.__setattr__`` per field,
-    the dominant cost of a snapshot): the same object, every field set, nothing else."""
-    snap = object.__new__(WorldSnapshot)
-    snap.__dict__.update(fields)
-    return snap
-
-
-def _ground_truth(lists: tuple[list, ...], fr: _Frame | _ScalarFrame, b: int, j: int, t_s: float,
-                  others: tuple[str, ...], group_ids: tuple[str, ...], plan: int,
-                  cache: dict[Any, Any]) -> EgoInformation:
-    """Exactly ``GroundTruthSource().observe(fr.snapshot(b, ...))``, read from the frame's lists
-    (``lists`` = ``fr.gt_lists()``, ``j`` = the flat index of row ``b``'s ego, ``others`` = the ids of
-    its vehicles after the ego, vehicle 0).
-
-    ``cache`` lives for one step: rows with the same signal plans (``plan``) share the signal dict, and
-    rows without other vehicles share the whole (immutable) belief when their ego group is the same."""
-    g = fr.ego_group[b]
-    if not others:
-        info = cache.get((plan, g))
-        if info is not None:
-            return info
-    signals = cache.get(plan)
-    if signals is None:
-        signals = cache[plan] = ground_truth_signals(group_ids, lists[0][b], lists[1][b], lists[2][b])
-    info = ground_truth_information(t_s, signals, None if g < 0 else group_ids[g],
-                                   zip(others, range(j + 1, j + 1 + len(others)), strict=True),
-                                   fr.x, fr.y, fr.v, fr.heading, fr.a, lists[3], lists[4])
-    if not others:
-        cache[(plan, g)] = info
-    return info
-
-
-def _freeze(st: TrafficState) -> None:
-    for arr in (st.s, st.v, st.a, st.alive, st.xy, st.heading):
-        arr.flags.writeable = False
-
-
 @dataclass(slots=True)
 class _Row:
     program: ScenarioProgram
@@ -552,7 +261,7 @@ def _agent_controls(scene: Scene) -> AgentControl:
     return AgentControl(np.zeros((b, n), bool), np.full((b, n), math.nan), np.zeros((b, n)))
 
 
-def _agents_decide(row: _Row, fr: _Frame, b: int, t: float, out: AgentControl) -> None:
+def _agents_decide(row: _Row, fr: Frame, b: int, t: float, out: AgentControl) -> None:
     """Each application-running agent of row ``b``: observe (the row's snapshot, the agent as receiver),
     decide, record a changed decision, and set its commands in ``out``."""
     snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
@@ -561,7 +270,7 @@ def _agents_decide(row: _Row, fr: _Frame, b: int, t: float, out: AgentControl) -
         j = ag.index
         if not alive[b, j]:
             continue
-        info = ag.source.observe(_new_snapshot({**snap.__dict__, "ego_index": j}))
+        info = ag.source.observe(new_snapshot({**snap.__dict__, "ego_index": j}))
         fi = b * fr.N + j
         s_m, c = fr.s[fi], ag.conflict_s
         me = EgoState(t, s_m, fr.v[fi], fr.a[fi], (fr.x[fi], fr.y[fi]), fr.heading[fi], float(fr.bar_d[b, j]),
@@ -608,7 +317,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                  agent_sources: Sequence[SourceFactory] | None = None) -> list[RolloutOutcome]:
     """Step ``len(programs)`` rollouts together; row ``i`` uses ``sources[i]``. Returns one outcome per row.
 
-    ``plant``: another simulator moves the vehicles (one row only; see :class:`_PlantEngine`); the
+    ``plant``: another simulator moves the vehicles (one row only; see :class:`PlantEngine`); the
     caller closes it.
 
     ``app`` None calls the six reference ``decide`` functions row by row, a :class:`DecideFnApp` its
@@ -655,14 +364,14 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     limit = [int(round(p.duration_s / p.dt_s)) for p in programs]
     b_all = len(programs)
     # Python floats beat numpy at paired-execution sizes (bit-identical: see scalar.py)
-    engine: _Engine
+    engine: Engine
     if plant is not None:
-        engine = _PlantEngine(scene, st, programs, limit, plant, rollouts[0])
+        engine = PlantEngine(scene, st, programs, limit, plant, rollouts[0])
     elif use_scalar(scene) and not any(p.agents and any(a.application for a in p.agents) for p in programs):
-        engine = _ScalarEngine(scene, st, programs, limit)
+        engine = ScalarEngine(scene, st, programs, limit)
     else:
-        engine = _VectorEngine(scene, st, programs, limit)
-    ground_truth, group_ids = _ground_truth, scene.group_ids
+        engine = VectorEngine(scene, st, programs, limit)
+    ground_truth, group_ids = ground_truth_fast, scene.group_ids
     others = [ids[1:] for ids in scene.vehicle_ids]
     any_fast_gt = any(r.fast_gt for r in rows)
     for b, r in enumerate(rows):
@@ -700,7 +409,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                 break
             fr = engine.frame(k)
             t = fr.t
-            gt_cache: dict[Any, Any] = {}  # this step's shared ground-truth parts (see _ground_truth)
+            gt_cache: dict[Any, Any] = {}  # this step's shared ground-truth parts (see ground_truth_fast)
             stop = [False] * b_all
             v_tgt = [math.nan] * b_all
             brake = [0.0] * b_all
@@ -714,7 +423,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                     continue
                 row = rows[b]
                 if row.agents:
-                    assert agent_ctl is not None and isinstance(fr, _Frame)
+                    assert agent_ctl is not None and isinstance(fr, Frame)
                     _agents_decide(row, fr, b, t, agent_ctl)
                 if row.by_sight:  # no on-board unit: no belief, no application, the traffic model drives
                     continue

@@ -4,8 +4,8 @@
   step the same scenes side by side under the same (randomly changing) ego commands; every field
   of the traffic state and every adjudicator accumulator must match bit for bit (signed zeros and
   NaN payloads included), and paired execution must give the same bytes either way (the one step
-  loop of ``run_rollouts`` drives either through ``paired._Engine``).
-* The ground-truth fast path (``paired._ground_truth``, read off the step's lists) gives exactly
+  loop of ``run_rollouts`` drives either through ``engines.Engine``).
+* The ground-truth fast path (``engines.ground_truth_fast``, read off the step's lists) gives exactly
   ``GroundTruthSource().observe(snapshot)`` on every step of every row, on both engines' frames.
 """
 
@@ -169,7 +169,7 @@ def test_scalar_engine_is_used_for_paired_sizes_only() -> None:
 def test_ground_truth_fast_path_is_ground_truth_source_observe(vector: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every fast-path belief equals the source's own, built from the same frame's snapshot."""
     checked: list[int] = []
-    fast = paired._ground_truth
+    fast = paired.ground_truth_fast
 
     def both(lists, fr, b, j, t_s, others, group_ids, plan, cache):  # type: ignore[no-untyped-def]
         got = fast(lists, fr, b, j, t_s, others, group_ids, plan, cache)
@@ -180,7 +180,7 @@ def test_ground_truth_fast_path_is_ground_truth_source_observe(vector: bool, mon
         checked.append(b)
         return got
 
-    monkeypatch.setattr(paired, "_ground_truth", both)
+    monkeypatch.setattr(paired, "ground_truth_fast", both)  # the name run_rollouts looks up
     if vector:
         monkeypatch.setattr(paired, "use_scalar", lambda scene: False)
     programs = [program_from_spec_on_straight_roads(s) for s in _specs()[::3]]
