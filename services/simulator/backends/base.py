@@ -57,11 +57,6 @@ BACKENDS: dict[str, BackendInfo] = {
 }
 
 
-def register(info: BackendInfo) -> None:
-    """Add a backend to the registry (a plugin's; the built-in ones are listed above)."""
-    BACKENDS[info.name] = info
-
-
 def backend_info(name: str) -> BackendInfo:
     name = name or BUILTIN
     info = BACKENDS.get(name)
@@ -85,4 +80,4 @@ def open_plant(name: str, options: PlantOptions | None = None) -> Plant | None:
 
 
 __all__ = ["BACKENDS", "BUILTIN", "BackendInfo", "Plant", "PlantOptions", "TickCommand", "VehicleReading",
-           "backend_info", "open_plant", "register"]
+           "backend_info", "open_plant"]

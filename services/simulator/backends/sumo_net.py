@@ -123,7 +123,7 @@ def plain_xml(program: ScenarioProgram) -> tuple[str, str, str, dict[str, Vehicl
     junction_pts: dict[str, list[np.ndarray]] = {}
     signalized: set[str] = set()
     routes: dict[str, VehicleRoute] = {}
-    pending: list[tuple[str, str | None, str | None, list[tuple[str, float, float, bool]]]] = []
+    lane_chains: list[list[str]] = []  # each vehicle's lane segments in route order
     for v in (program.ego, *program.agents):
         pts = np.asarray(v.route.points_xy_m, dtype=np.float64)
         s_cum = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(pts, axis=0).T))])
@@ -149,7 +149,7 @@ def plain_xml(program: ScenarioProgram) -> tuple[str, str, str, dict[str, Vehicl
         start_index = edges.index(first[0])
         front = v.start_s_m + v.length_m / 2.0 - first[1]
         routes[v.id] = VehicleRoute(tuple(edges[start_index:]), front, v.initial_speed_mps)
-        pending.append((v.id, None, None, segs))
+        lane_chains.append(edges)
     # nodes: a junction node per junction; other segment ends by position (shared ends coincide)
     junction_xy = {j: np.mean(np.array(p), axis=0) for j, p in junction_pts.items()}
     node_xy: dict[str, np.ndarray] = {f"J{j}": xy for j, xy in junction_xy.items()}
@@ -165,8 +165,7 @@ def plain_xml(program: ScenarioProgram) -> tuple[str, str, str, dict[str, Vehicl
     for sid, shape in shapes.items():
         edge_ends[sid] = (end_node(shape[0]), end_node(shape[-1]))
     connections: set[tuple[str, str]] = set()
-    for _, _, _, segs in pending:
-        lanes = [sid for sid, _, _, movement in segs if not movement]
+    for lanes in lane_chains:
         connections.update(zip(lanes, lanes[1:], strict=False))
     tls = {j: j for j in sorted(signalized)}
     nodes = ["<nodes>"] + [
