@@ -9,8 +9,13 @@ context (messages, SPaT, BSMs, broadcasts, "what the ego knows", a reported fiel
 The detector shares no vocabulary table with the grammar (``lexicon.FAULT_CUES``), so a
 gap in the grammar is not a gap here.
 
-Each cue clause is paired with one answer fault (an operator of its family first, then
-any fault left); a cue clause left without a fault becomes a ``parser.unparsed_fault``
+The intent is split into clauses (sentences, semicolons, "and", "but", "while", "then",
+"before that", "until then", "separately", ...). A clause that refers back ("before that they
+come in 300 ms late") takes its communication context and its stream from the clauses it can
+refer to. Faults are accounted per clause: each cue clause needs a fault of its own (a maximum
+matching of clauses to answer faults: an operator of the clause's family first, then any
+other), on the stream the clause names when the answer gives streams, so one parsed fault never
+covers a second fault clause. A cue clause left without a fault becomes a ``parser.unparsed_fault``
 WARNING finding naming the clause. The spec is still returned (``lastv2x parse`` exits
 non-zero unless ``--allow-partial``; ParseIntent carries the finding in its report), so a
 user never runs a healthy scenario believing it is a fault test.
@@ -82,9 +87,19 @@ _NOT_COMM = re.compile(r"\b(drops?|dropped|dropping) (its|his|her|their|the) spe
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
                        r"|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
                        r"|car)s?\b", _F)
-_CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand),?\s+\b(?:and(?! a half)|but|while(?! it('s| is)\b)|whereas|plus|also"
-                     r"|then|on top of that)\b\s+"
+_CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand)(?<!phase),?\s+\b(?:and(?! a half)|but"
+                     r"|while(?! it('s| is)\b)|whereas|plus|also|then|on top of that|(?:before|after|prior to) th(?:at|is)"
+                     r"|until then|afterwards|meanwhile|separately|additionally|in addition)\b,?\s+"
                      r"|,\s+(?=(?:its|their|the|and)\b)", _F)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_BACK_REFERENCE = re.compile(r"\b(it|its|they|their|them|these|those|ones)\b", _F)
+# A stream the clause names outright (not the grammar's table: bare words only, no inference from the app).
+_STREAMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("SPAT", re.compile(r"\bspats?\b|signal phase and timing|phase[- ]and[- ]timing", _F)),
+    ("MAP", re.compile(r"\bMAP\b|\b(?i:map ?(data|messages?|msgs?|broadcasts?|updates?)|mapmsg)\b")),
+    ("EEBL", re.compile(r"\beebl (messages?|events?|warnings?|broadcasts?|alerts?|notifications?)\b|\bdenms?\b", _F)),
+    ("BSM", re.compile(r"\bbsms?\b|basic safety messages?", _F)),
+)
 
 
 @dataclass(frozen=True)
@@ -94,36 +109,60 @@ class CueClause:
     text: str
     operators: frozenset[FaultOperator]  # the fault operators that express it (empty: none does)
     cue: str
+    stream: str | None = None  # the stream the clause names, or the one its "they"/"its" refers back to
 
 
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+")
-_BACK_REFERENCE = re.compile(r"\b(it|its|they|their|them|ones)\b", _F)
+@dataclass(frozen=True)
+class Clause:
+    text: str
+    sentence: int  # index of its sentence (split at . ! ?)
+    context: bool  # names a communication context itself
+    stream: str | None  # the one stream it names (None: none, or several)
+    back_reference: bool
 
 
 def clauses(text: str) -> list[tuple[str, str]]:
     """(clause, its sentence) pairs."""
+    return [(c.text, sentence) for c, sentence in _split(text)]
+
+
+def _split(text: str) -> list[tuple[Clause, str]]:
     out = []
-    for sentence in _SENTENCE.split(text):
+    for i, sentence in enumerate(_SENTENCE.split(text)):
         for part in _CLAUSE.split(sentence):
             part = (part or "").strip(" ,.;:!?")
             if part:
-                out.append((part, sentence))
+                scrubbed = _NOT_COMM.sub(" ", part)
+                named = {name for name, pattern in _STREAMS if pattern.search(part)}
+                out.append((Clause(part, i, _CONTEXT.search(scrubbed) is not None,
+                                   named.pop() if len(named) == 1 else None,
+                                   _BACK_REFERENCE.search(scrubbed) is not None), sentence))
     return out
 
 
 def detect(text: str) -> list[CueClause]:
-    """The clauses of ``text`` that ask for a fault, in order."""
+    """The clauses of ``text`` that ask for a fault, in order.
+
+    A clause that refers back ("they come in late", "its position is off") takes its communication
+    context and its stream from the clauses it can refer to: the earlier clauses of its sentence (across
+    semicolons) and of the sentence before, nearest first.
+    """
+    split = [c for c, _ in _split(text)]
     out: list[CueClause] = []
-    for clause, sentence in clauses(text):
-        if _HEALTHY.search(clause):
+    for i, clause in enumerate(split):
+        if _HEALTHY.search(clause.text):
             continue
-        scrubbed = _NOT_COMM.sub(" ", clause)
-        context = _CONTEXT.search(scrubbed) is not None or (
-            _BACK_REFERENCE.search(scrubbed) is not None and _CONTEXT.search(_NOT_COMM.sub(" ", sentence)) is not None)
+        scrubbed = _NOT_COMM.sub(" ", clause.text)
+        context, stream = clause.context, clause.stream
+        if clause.back_reference:
+            before = [c for c in split[:i] if c.sentence >= clause.sentence - 1][::-1]
+            same = [c for c in split if c.sentence == clause.sentence]
+            context = context or any(c.context for c in before + same)
+            stream = stream or next((c.stream for c in before if c.stream), None)
         for family, pattern, needs_context in _CUES:
             m = re.search(pattern, scrubbed, _F)
             if m and (context or not needs_context) and not _negated(scrubbed, m.start()):
-                out.append(CueClause(clause, family, m.group(0)))
+                out.append(CueClause(clause.text, family, m.group(0), stream))
                 break
     return out
 
@@ -132,32 +171,51 @@ def _negated(text: str, pos: int) -> bool:
     return re.search(r"\b(no|not|without)\s+$", text[max(0, pos - 10):pos], _F) is not None
 
 
-def unparsed(text: str, operators: Sequence[str]) -> list[CueClause]:
-    """Cue clauses of ``text`` left without a fault among ``operators`` (the answer's, in order)."""
+def unparsed(text: str, operators: Sequence[str], streams: Sequence[str | None] | None = None) -> list[CueClause]:
+    """Cue clauses of ``text`` left without a fault of their own among the answer's faults.
+
+    ``operators`` (and, where the answer has them, ``streams``, in the same order) are the answer's faults.
+    Each cue clause needs its own fault: one fault never covers two clauses. A fault may cover a clause
+    when their streams agree (or either is unknown): one of the clause's operator family first, then any
+    other (the answer read the clause as another operator). The pairing is a maximum matching, so a
+    clause is reported only when no assignment of the faults covers it.
+    """
     cues = detect(text)
-    free = list(operators)
-    left: list[CueClause] = []
-    for cue in cues:  # a fault of the clause's own family first
-        hit = next((op for op in free if op in cue.operators), None)
-        if hit is not None:
-            free.remove(hit)
-        else:
-            left.append(cue)
-    out: list[CueClause] = []
-    for cue in left:  # then any fault left over (the answer read the clause as another operator)
-        if free and cue.operators:
-            free.pop(0)
-        else:
-            out.append(cue)
-    return out
+    faults = list(zip(operators, streams if streams is not None else [None] * len(operators), strict=True))
+
+    def fits(cue: CueClause, fault: tuple[str, str | None], strict: bool) -> bool:
+        op, stream = fault
+        if cue.stream is not None and stream is not None and stream != cue.stream:
+            return False
+        return op in cue.operators if strict else bool(cue.operators)
+
+    owner: dict[int, int] = {}  # fault index -> cue index
+
+    def augment(c: int, strict: bool, seen: set[int]) -> bool:
+        for f, fault in enumerate(faults):
+            if f in seen or not fits(cues[c], fault, strict):
+                continue
+            seen.add(f)
+            if f not in owner or augment(owner[f], strict, seen):
+                owner[f] = c
+                return True
+        return False
+
+    for strict in (True, False):  # family matches first; the fallback never unseats a covered clause
+        for c in range(len(cues)):
+            if c not in owner.values():
+                augment(c, strict, set())
+    covered = set(owner.values())
+    return [cue for c, cue in enumerate(cues) if c not in covered]
 
 
-def findings(text: str, operators: Sequence[str]) -> list[Finding]:
-    """One ``parser.unparsed_fault`` WARNING per cue clause without a fault in the answer."""
+def findings(text: str, operators: Sequence[str], streams: Sequence[str | None] | None = None) -> list[Finding]:
+    """One ``parser.unparsed_fault`` WARNING per cue clause without a fault of its own in the answer."""
     out = []
-    for cue in unparsed(text, operators):
+    for cue in unparsed(text, operators, streams):
         why = ("no fault operator expresses it" if not cue.operators else
-               f"expected one of {sorted(o.value for o in cue.operators)}")
+               f"expected one of {sorted(o.value for o in cue.operators)}"
+               + (f" on {cue.stream}" if cue.stream else ""))
         out.append(Finding(CHECK, Severity.WARNING,
                            f"the intent asks for a fault the spec does not contain: {cue.text!r} "
                            f"(cue {cue.cue!r}; {why}); the spec runs without it",
@@ -172,4 +230,4 @@ def problems(found: Sequence[Finding]) -> list[dict[str, object]]:
                      "keeping the faults already there"} for f in found]
 
 
-__all__ = ["CHECK", "CueClause", "clauses", "detect", "findings", "problems", "unparsed"]
+__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "findings", "problems", "unparsed"]

@@ -187,7 +187,8 @@ class LlmRoles:
             errors = [f for f in findings if f.severity is Severity.ERROR]
             problems = [f.to_dict() for f in errors]
             if not errors:
-                missing = fault_cues.findings(text, [f.operator.value for f in spec.faults])
+                missing = fault_cues.findings(text, [f.operator.value for f in spec.faults],
+                                               [f.stream.value for f in spec.faults])
                 result = ParseResult(spec, attempt, tuple(observed) + tuple(missing) + findings, self.backend.name,
                                      tuple(notes), tuple(history) + (AttemptRecord(attempt, (), reply.notes, data),),
                                      report.decision_epoch_s, report.stop_bar_s)

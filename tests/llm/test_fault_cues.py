@@ -109,3 +109,78 @@ def test_an_llm_that_never_adds_the_fault_gives_a_partial_spec_with_the_finding(
         server.enqueue(healthy, healthy, healthy)
         res = LlmRoles(openai_backend(server)).parse_intent(text, 1)
     assert res.spec.faults == () and len(res.unparsed) == 1 and "delayed by 0.6 s" in res.unparsed[0].message
+
+
+# Per-clause coverage: every clause that asks for a fault needs its own fault in the answer, on the stream
+# the clause (or the clause its "they" / "its" refers back to) names. Wording written for these tests.
+TWO_FAULTS = [
+    "Intersection movement assist with a crossing van. The van's BSMs are lost from 5 s on. "
+    "Until then, they get to the ego 400 ms late.",
+    "Intersection movement assist with a crossing van: the van's BSMs are lost from 5 s on; "
+    "until then they get to the ego 400 ms late.",
+]
+
+
+@pytest.mark.parametrize("text", TWO_FAULTS)
+def test_a_clause_referring_back_to_its_stream_is_a_cue_of_its_own(text: str) -> None:
+    found = fault_cues.detect(text)
+    assert [c.stream for c in found] == ["BSM", "BSM"]
+    assert {"drop"} <= {o.value for o in found[0].operators} and "delay" in {o.value for o in found[1].operators}
+    assert "400 ms late" in found[1].text
+
+
+@pytest.mark.parametrize("text", TWO_FAULTS)
+def test_one_parsed_fault_does_not_cover_a_second_fault_clause(text: str) -> None:
+    (finding,) = fault_cues.findings(text, ["drop"], ["BSM"])
+    assert finding.check == fault_cues.CHECK and "400 ms late" in finding.message and "lost" not in finding.message
+    assert fault_cues.findings(text, ["drop", "delay"], ["BSM", "BSM"]) == []
+
+
+@pytest.mark.parametrize("text", TWO_FAULTS)
+def test_the_parser_never_answers_such_an_intent_with_a_clean_partial_spec(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 4)
+    operators = sorted(f.operator.value for f in res.spec.faults)
+    assert operators == ["delay", "drop"] or any("400 ms late" in f.message for f in res.unparsed)
+    assert len(res.spec.faults) + len(res.unparsed) == 2
+
+
+def test_a_fully_parsed_multi_fault_intent_gets_no_finding() -> None:
+    text = ("Intersection movement assist with a crossing van: its BSMs are dropped after 5 s, and before that "
+            "they are delayed by 400 ms. The MAP data also comes 1 s late.")
+    res = LlmRoles().parse_intent(text, 2)
+    assert sorted((f.operator.value, f.stream.value) for f in res.spec.faults) == [
+        ("delay", "BSM"), ("delay", "MAP"), ("drop", "BSM")]
+    assert not res.unparsed
+
+
+def test_a_fault_on_another_stream_does_not_cover_a_clause_naming_its_stream() -> None:
+    text = "GLOSA where the SPaT is delayed by 500 ms and the MAP data is delayed by 2 s."
+    (finding,) = fault_cues.findings(text, ["delay", "delay"], ["SPAT", "SPAT"])
+    assert "MAP data is delayed by 2 s" in finding.message and "MAP" in finding.message
+    assert fault_cues.findings(text, ["delay", "delay"], ["SPAT", "MAP"]) == []
+    assert fault_cues.findings(text, ["delay", "delay"]) == []  # no streams given: operators alone
+
+
+@pytest.mark.parametrize("text", [
+    "Left turn assist with an oncoming bus. Its messages are fine; before that it waits behind a truck.",
+    "FCW behind a van. It brakes late; after that the ego arrives late at the queue.",
+    "RLVW at 40 km/h. The light turns amber at 6 s; then the ego stops and it stays red.",
+])
+def test_back_references_in_healthy_intents_raise_no_alarm(text: str) -> None:
+    assert fault_cues.detect(text) == []
+    assert not LlmRoles().parse_intent(text, 3).unparsed
+
+
+def test_the_same_per_clause_guard_applies_to_llm_answers() -> None:
+    text = TWO_FAULTS[0]
+    one = {"application": "IMA", "agents": [{"id": "van", "role": "cross"}],
+           "faults": [{"name": "lost", "operator": "drop", "stream": "BSM", "sender": "van",
+                       "anchor": {"kind": "scenario_time", "offset_s": 5.0}}]}
+    with FakeOpenAIServer() as server:
+        server.enqueue(one, one, one)
+        res = LlmRoles(openai_backend(server)).parse_intent(text, 1)
+        asked_again = server.requests[1]["messages"][-1]["content"] if len(server.requests) > 1 else ""
+    assert [f.operator.value for f in res.spec.faults] == ["drop"]
+    (finding,) = res.unparsed
+    assert "400 ms late" in finding.message
+    assert "400 ms late" in asked_again  # the repair request quotes the unparsed clause
