@@ -66,6 +66,13 @@ def _grow(arr: np.ndarray, n: int, fill: object) -> np.ndarray:
     return out
 
 
+def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``arrays`` made read-only: the views hand out the same arrays while the state does not change."""
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
 def _newest_per_key(keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> IntArray:
     """Index of the row with the largest (timestamp, rx time) per key."""
     order = np.lexsort((rx, timestamp, keys))
@@ -174,6 +181,11 @@ class Receiver:
         self._l_group = np.zeros(0, np.int64)
         # events: (origin, event_id) -> row
         self._events: dict[tuple[int, int], dict[str, float]] = {}
+        # the views' parts that depend on the held state only (not on t), gathered once per change of
+        # that state: None = stale (every ingest / expire that changes a part clears its entry)
+        self._signal_rows: tuple[np.ndarray, ...] | None = None
+        self._track_rows: tuple[np.ndarray, ...] | None = None
+        self._event_rows: tuple[np.ndarray, ...] | None = None
 
     # ------------------------------------------------------------------ ingest
     def ingest_spat(self, b: SpatBatch, rx: FloatArray) -> None:
@@ -193,6 +205,7 @@ class Receiver:
         sel = idx[newer]
         gs = g[newer]
         had = self._g_has[gs]
+        self._signal_rows = None
         self.peaks.add(Stream.SPAT, rx[sel][had], gs[had], rx[sel][had] - self._g["ts"][gs][had])
         self._g_has[gs] = True
         self._g["min_end"][gs] = b.min_end_time_s[sel]
@@ -221,6 +234,7 @@ class Receiver:
             self._v[k] = _grow(self._v[k], n, -math.inf if k in ("ts", "rx") else 0.0)
         for k in self._v_int:
             self._v_int[k] = _grow(self._v_int[k], n, 0)
+        self._track_rows = None
         # any reception keeps the track alive, only newer data replaces it
         self._v["rx"][v] = np.maximum(self._v["rx"][v], rx[idx])
         newer = b.timestamp_s[idx] > self._v["ts"][v]
@@ -260,6 +274,8 @@ class Receiver:
         self._l["rx"][ls] = rx[sel]
 
     def ingest_eebl(self, b: EeblBatch, rx: FloatArray) -> None:
+        if len(b):
+            self._event_rows = None
         for i in range(len(b)):  # events are rare: a handful of rows per step at most
             o = int(b.origin[i])
             if o == self.self_key:
@@ -283,50 +299,56 @@ class Receiver:
         if self._v_has.size:
             gone = self._v_has & (t_s - self._v["rx"] > self.track_timeout_s)
             if gone.any():
+                self._track_rows = None
                 self._v_has[gone] = False
                 self._v["ts"][gone] = -math.inf
                 self._v["rx"][gone] = -math.inf
         for key in [k for k, r in self._events.items() if t_s - r["rx"] > self.event_timeout_s]:
             del self._events[key]
+            self._event_rows = None
 
     def signals(self, t_s: float) -> SignalView:
-        g = np.nonzero(self._g_has)[0].astype(np.int64)
-        aoi = t_s - self._g["ts"][g]
-        mn = self._g["min_end"][g]
-        green = self._g["green"][g]
-        return SignalView(g, self._g_int["phase"][g].copy(), mn.copy(), self._g["max_end"][g].copy(),
-                          green.copy(), np.maximum(0.0, mn - t_s), np.maximum(0.0, green - t_s), aoi,
-                          self._g["ts"][g].copy(), aoi <= self.budget[Stream.SPAT],
-                          self._g_int["hop"][g].copy(), self._g_int["origin"][g].copy())
+        rows = self._signal_rows
+        if rows is None:
+            g = np.nonzero(self._g_has)[0].astype(np.int64)
+            rows = self._signal_rows = _frozen(
+                g, self._g_int["phase"][g], self._g["min_end"][g], self._g["max_end"][g], self._g["green"][g],
+                self._g["ts"][g], self._g_int["hop"][g], self._g_int["origin"][g])
+        g, phase, mn, mx, green, ts, hop, origin = rows
+        aoi = t_s - ts
+        return SignalView(g, phase, mn, mx, green, np.maximum(0.0, mn - t_s), np.maximum(0.0, green - t_s), aoi,
+                          ts, aoi <= self.budget[Stream.SPAT], hop, origin)
 
     def tracks(self, t_s: float) -> TrackView:
-        k = np.nonzero(self._v_has)[0].astype(np.int64)
-        dt = np.maximum(0.0, t_s - self._v["ts"][k])
-        v0 = self._v["v"][k]
-        a = self._v["a"][k]
-        h = self._v["h"][k]
-        # constant acceleration, clamped at standstill (a braking vehicle does not reverse)
-        t_stop = np.where(a < 0.0, v0 / np.maximum(-a, 1e-9), np.inf)
-        tau = np.minimum(dt, t_stop)
+        rows = self._track_rows
+        if rows is None:
+            k = np.nonzero(self._v_has)[0].astype(np.int64)
+            v0, a, h = self._v["v"][k], self._v["a"][k], self._v["h"][k]
+            # constant acceleration, clamped at standstill (a braking vehicle does not reverse)
+            t_stop = np.where(a < 0.0, v0 / np.maximum(-a, 1e-9), np.inf)
+            rows = self._track_rows = _frozen(
+                k, self._v["ts"][k], v0, a, h, t_stop, np.cos(h), np.sin(h), self._v["x"][k], self._v["y"][k],
+                self._v_brake[k], self._v_int["flags"][k], self._v_int["cnt"][k])
+        k, ts, v0, a, h, t_stop, cos_h, sin_h, x, y, brake, flags, cnt = rows
+        tau = np.minimum(np.maximum(0.0, t_s - ts), t_stop)
         s = v0 * tau + 0.5 * a * tau * tau
         v = np.maximum(0.0, v0 + a * tau)
-        aoi = t_s - self._v["ts"][k]
-        return TrackView(k, self._v["x"][k] + s * np.cos(h), self._v["y"][k] + s * np.sin(h), v, h.copy(),
-                         a.copy(), self._v_brake[k].copy(), self._v_int["flags"][k].copy(), aoi,
-                         aoi <= self.budget[Stream.BSM], self._v_int["cnt"][k].copy())
+        aoi = t_s - ts
+        return TrackView(k, x + s * cos_h, y + s * sin_h, v, h, a, brake, flags, aoi, aoi <= self.budget[Stream.BSM],
+                         cnt)
 
     def events(self, t_s: float) -> EventView:
-        rows = [(k, r) for k, r in self._events.items() if math.isfinite(r["ts"])]
-        if not rows:
-            z = np.zeros(0)
-            zi = np.zeros(0, np.int64)
-            return EventView(zi, zi, z, z, z, z, z, zi, z, np.zeros(0, bool))
-        o = np.array([k[0] for k, _ in rows], np.int64)
-        e = np.array([k[1] for k, _ in rows], np.int64)
-        col = {n: np.array([r[n] for _, r in rows]) for n in ("x", "y", "h", "v", "d", "ts", "hop")}
-        aoi = t_s - col["ts"]
-        return EventView(o, e, col["x"], col["y"], col["h"], col["v"], col["d"], col["hop"].astype(np.int64),
-                         aoi, aoi <= self.budget[Stream.EEBL])
+        rows = self._event_rows
+        if rows is None:
+            held = [(k, r) for k, r in self._events.items() if math.isfinite(r["ts"])]
+            col = {n: np.array([r[n] for _, r in held], dtype=np.float64) for n in ("x", "y", "h", "v", "d", "ts")}
+            rows = self._event_rows = _frozen(
+                np.array([k[0] for k, _ in held], np.int64), np.array([k[1] for k, _ in held], np.int64),
+                col["x"], col["y"], col["h"], col["v"], col["d"],
+                np.array([r["hop"] for _, r in held], dtype=np.float64).astype(np.int64), col["ts"])
+        o, e, x, y, h, v, d, hop, ts = rows
+        aoi = t_s - ts
+        return EventView(o, e, x, y, h, v, d, hop, aoi, aoi <= self.budget[Stream.EEBL])
 
     def map(self, t_s: float) -> MapView:
         lane = np.nonzero(self._l_has)[0].astype(np.int64)
