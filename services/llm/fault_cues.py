@@ -46,7 +46,9 @@ _NONE: frozenset[FaultOperator] = frozenset()  # described, but no operator expr
 _CUES: tuple[tuple[frozenset[FaultOperator], str, bool], ...] = (
     (_NONE, r"\bduplicat\w*|out of order|re-?order\w*|(scal|multipl)\w* by|factor of|\b(doubled|halved|tripled)\b",
      True),
-    (_NONE, r"\b(heading|direction|acceleration|brake status|yaw)\b[^.;]{0,40}\b(flip\w*|revers\w*|invert\w*|"
+    # the corruption word binds to the nearest field: no other field noun may stand between them
+    (_NONE, r"\b(heading|direction|acceleration|brake status|yaw)\b(?:(?!\b(?:position|location|coordinates|speed"
+            r"|velocity|timestamp|phase|countdown|timing)\b)[^.;]){0,40}\b(flip\w*|revers\w*|invert\w*|"
             r"wrong|corrupt\w*|off|garbl\w*)|\b(flip\w*|revers\w*|invert\w*|corrupt\w*) (the |its |their )?"
             r"(heading|direction|acceleration)", False),
     (_LOSS, r"\b(lost|los(e|es|ing)|loss|drop(s|ped|ping)?|discard\w*|missing|vanish\w*|disappear\w*|blocked"

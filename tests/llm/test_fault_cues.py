@@ -51,6 +51,19 @@ def test_detector_leaves_healthy_intents_alone(text: str) -> None:
     assert not res.unparsed
 
 
+def test_a_corruption_word_binds_to_the_nearest_field_not_to_a_direction_of_travel() -> None:
+    """'direction' as the way a car comes is not the heading field when another field stands closer
+    to the corruption word (its position is the one that is wrong)."""
+    text = "IMA with a car coming from the other direction whose reported position is 6 m wrong."
+    (cue,) = fault_cues.detect(text)
+    assert "bsm_position_offset" in {o.value for o in cue.operators}
+    res = LlmRoles().parse_intent(text, 2)
+    assert [f.operator.value for f in res.spec.faults] == ["bsm_position_offset"]
+    assert not res.unparsed
+    # the heading itself named as wrong is still a cue (no operator: reported)
+    assert fault_cues.detect("IMA where the crossing car's heading is wrong.")
+
+
 def test_a_fault_no_operator_expresses_is_reported_not_dropped() -> None:
     res = LlmRoles().parse_intent(UNSUPPORTED, 5)
     assert res.spec.faults == ()
