@@ -57,6 +57,10 @@ class Transmitter:
             self._prev_hb[keys] = hb
         due = cand & due_mask(self.t_prev, t, self._bsm_phase[keys], BSM_PERIOD_S)
         vi = np.nonzero(due)[0]
+        rsu_due = {s: np.nonzero(due_mask(self.t_prev, t, self.rsu_phase[s], period))[0]
+                   for s, period in ((Stream.SPAT, SPAT_PERIOD_S), (Stream.MAP, MAP_PERIOD_S))}
+        if not (vi.size or rsu_due[Stream.SPAT].size or rsu_due[Stream.MAP].size):
+            return  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
             vk = keys[vi]
             msg_id = self._bsm_count[vk].copy()
@@ -82,8 +86,8 @@ class Transmitter:
         # RSUs
         spat, map_ = SpatBatch.empty(), MapBatch.empty()
         if len(self.sites):
-            spat = self._rsu_spat(snap, t)
-            map_ = self._rsu_map(t)
+            spat = self._rsu_spat(snap, t, rsu_due[Stream.SPAT])
+            map_ = self._rsu_map(t, rsu_due[Stream.MAP])
         # faults (per message, all receivers)
         steps: dict[Stream, StepBatch] = {}
         sent = False
@@ -138,11 +142,10 @@ class Transmitter:
             heading_rad=col(lambda r: r[4]["h"]), speed_mps=col(lambda r: r[4]["v"]),
             decel_mps2=col(lambda r: r[4]["d"]))
 
-    def _due_rsus(self, stream: Stream, period_s: float, t: float
+    def _due_rsus(self, stream: Stream, ri: np.ndarray, t: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        """RSUs whose ``stream`` slot falls in (t_prev, t]: (site indices, sender keys, message ids, bus
-        delays), their message counters advanced; None when none is due."""
-        ri = np.nonzero(due_mask(self.t_prev, t, self.rsu_phase[stream], period_s))[0]
+        """The due RSUs ``ri`` (site indices whose ``stream`` slot falls in (t_prev, t]): (site indices,
+        sender keys, message ids, bus delays), their message counters advanced; None when none is due."""
         if ri.size == 0:
             return None
         rk = self.rsu_keys[ri]
@@ -150,8 +153,8 @@ class Transmitter:
         self.rsu_count[stream][ri] += 1
         return ri, rk, msg_id, self.jitter.bus_delay_s(self.senders.hashes(rk), stream, msg_id)
 
-    def _rsu_spat(self, snap: WorldSnapshot, t: float) -> SpatBatch:
-        due = self._due_rsus(Stream.SPAT, SPAT_PERIOD_S, t)
+    def _rsu_spat(self, snap: WorldSnapshot, t: float, ri: np.ndarray) -> SpatBatch:
+        due = self._due_rsus(Stream.SPAT, ri, t)
         if due is None:
             return SpatBatch.empty()
         ri, rk, msg_id, delay = due
@@ -222,8 +225,8 @@ class Transmitter:
             green_start_time_s=green, tx_time_s=t + delay[rep], timestamp_s=filled(n, t),
             hop_count=np.zeros(n, np.int64)))
 
-    def _rsu_map(self, t: float) -> MapBatch:
-        due = self._due_rsus(Stream.MAP, MAP_PERIOD_S, t)
+    def _rsu_map(self, t: float, ri: np.ndarray) -> MapBatch:
+        due = self._due_rsus(Stream.MAP, ri, t)
         if due is None:
             return MapBatch.empty()
         ri, rk, msg_id, delay = due
