@@ -31,6 +31,7 @@ import numpy as np
 
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, canonical_map_name
 from lastv2x.core.errors import FailedPrecondition
+from lastv2x.core.map_hosting import signal_required
 from lastv2x.core.rng import Substream, substream
 from lastv2x.core.spec import AgentRole, JunctionKind, RsuPlacement, ScenarioSpec
 from services.grounding.catalogue import MapCatalogue
@@ -230,9 +231,7 @@ class Requirements:
 def requirements(spec: ScenarioSpec) -> Requirements:
     app = APPLICATIONS[spec.application]
     kind = spec.map.junction_kind
-    sig = spec.map.signalized
-    if sig is None and (kind in (JunctionKind.SIGNALIZED_4WAY, JunctionKind.CORRIDOR) or app.kind is AppKind.SIGNAL):
-        sig = True
+    sig = signal_required(spec.application, kind.value, spec.map.signalized)  # the one home of the rule
     corridor = kind is JunctionKind.CORRIDOR or spec.v2x.rsu_placement is RsuPlacement.CHAIN
     run_up = spec.ego.start_distance_m + VEHICLE_LENGTH_M + RUN_UP_MARGIN_M  # background behind it is optional
     roles = tuple((a.id, a.role.value, a.maneuver.value) for a in spec.agents)
