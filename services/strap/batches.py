@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .paths import field_column
 from .readers.base import Batch, stream_batches
 from .scene_schema import ChannelMap
 
@@ -80,8 +81,7 @@ class Context:
         value, so those are found per source with one comprehension and applied in time order
         (ties as the stable sort of :meth:`add`: batch order, then message order).  A NaN value
         (never equal to itself: every message counts as a change) takes :meth:`_add_each`."""
-        values = [[[g[0] if (g := getter(m)) else None for m in msgs] for _name, _k, getter in srcs]
-                  for _ts, msgs, srcs in feeds]
+        values = [[_source_values(getter, msgs) for _name, _k, getter in srcs] for _ts, msgs, srcs in feeds]
         if any(v.__class__ is float and v != v for per_src in values for vals in per_src for v in vals) or any(
                 v.__class__ is float and v != v for latest in self.latest.values() for v in latest):
             self._add_each(feeds)
@@ -123,6 +123,16 @@ class Context:
             self.base = self.states[j - 1]
             del self.change_ts[:j]
             del self.states[:j]
+
+
+def _source_values(getter: Callable[[Any], list[Any]], msgs: list[Any]) -> list[Any]:
+    """The value a context source reads from each message (None where it has none): one plain
+    field over JSON dicts or structs as a column, else the getter message by message."""
+    name = getattr(getter, "field", None)
+    col = field_column(msgs, name) if name is not None else None
+    if col is not None:
+        return col
+    return [g[0] if (g := getter(m)) else None for m in msgs]
 
 
 def consume(batches: Iterable[Batch], buffers: Mapping[str, Any], filters: Mapping[str, Callable[[Any], bool]],

@@ -56,7 +56,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import SchemaError
-from .paths import _MISSING, _PART, _child, _is_sequence, _parse_part, compile_path  # noqa: F401 - re-exported
+from .paths import _MISSING, _PART, _child, _is_sequence, _parse_part, compile_path, field_column  # noqa: F401 - re-exported
 
 Contribution = list[tuple[str, int]]
 RuleFn = Callable[..., Contribution]  # (message, context=EMPTY_CONTEXT) -> contributions
@@ -207,9 +207,8 @@ def compile_filter(where: Mapping[str, Any]) -> Callable[[Any], bool]:
         key, (_get, ok) = next(iter(where)), tests[0]
         if "." not in key and "[" not in key and not key.startswith("?"):
             def batch(msgs: Sequence[Any]) -> list[bool]:  # noqa: F811 - the plain-key fast case
-                try:
-                    values = [m.get(key) for m in msgs]
-                except AttributeError:  # not JSON: the general test
+                values = field_column(msgs, key)
+                if values is None:  # not JSON: the general test
                     return [test(m, EMPTY_CONTEXT) for m in msgs]
                 return [v in ok if v.__class__ is str else (v is not None and raw_key(v) in ok) for v in values]
     keep.batch = batch  # type: ignore[attr-defined]

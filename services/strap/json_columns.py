@@ -11,15 +11,18 @@ takes the per-message resolvers instead (same values: tests/strap/test_columns.p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from itertools import repeat
-from operator import is_not
+from itertools import chain, compress, repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 import numpy as np
 
 from .extract import _compile_where, _parse_part, _truthy, _where_tests, raw_key
+from .paths import field_column
 
 Column = tuple[list[Any], np.ndarray]
+_NONE = type(None)
+_LIST_OR_NONE = frozenset({list, _NONE})
 
 
 def segments_of(path: str) -> list[tuple[str, str, Any]] | None:
@@ -31,9 +34,8 @@ def segments_of(path: str) -> list[tuple[str, str, Any]] | None:
 def resolve_batch(segments: list[tuple[str, str, Any]], values: list[Any], owner: np.ndarray) -> Column | None:
     """``(values, owner)`` of the path over ``values`` (each owned by ``owner[i]``), or ``None`` (not JSON)."""
     for name, mode, arg in segments:
-        try:  # dicts (JSON) only: dict.get refuses anything else (protobuf messages, rosbags dataclasses)
-            children = list(map(dict.get, values, repeat(name)))
-        except TypeError:
+        children = field_column(values, name)
+        if children is None:
             return None
         if mode == "one":
             keep = list(map(is_not, children, repeat(None)))
@@ -44,20 +46,28 @@ def resolve_batch(segments: list[tuple[str, str, Any]], values: list[Any], owner
                 owner = owner[np.array(keep, bool)]
         else:
             classes = set(map(type, children))
-            classes.discard(type(None))
-            if classes - {list}:
+            if classes - _LIST_OR_NONE:
                 return None
-            if mode == "fan":
-                lists = [[] if c is None else [x for x in (c if arg is None else c[arg]) if x is not None]
-                         for c in children]
-                counts = np.fromiter((len(x) for x in lists), np.int64, len(lists))
-                values = [x for li in lists for x in li]
+            if _NONE in classes:  # no list there: nothing to fan out or index
+                children = [() if c is None else c for c in children]
+            if mode == "fan":  # all at C level: slices, lengths, one flat list, its None items dropped
+                if arg is not None:
+                    children = list(map(itemgetter(arg), children))
+                counts = np.fromiter(map(len, children), np.int64, len(children))
+                values = list(chain.from_iterable(children))
                 owner = np.repeat(owner, counts)
+                keep = list(map(is_not, values, repeat(None)))
+                if not all(keep):
+                    values = list(compress(values, keep))
+                    owner = owner[np.array(keep, bool)]
             else:  # index
-                picked = [c[arg] if c is not None and -len(c) <= arg < len(c) else None for c in children]
-                keep = [x is not None for x in picked]
-                values = [x for x in picked if x is not None]
-                owner = owner[np.fromiter(keep, bool, len(keep))]
+                if children and min(map(len, children)) > (arg if arg >= 0 else -arg - 1):
+                    picked = list(map(itemgetter(arg), children))  # every list has item arg
+                else:
+                    picked = [c[arg] if -len(c) <= arg < len(c) else None for c in children]
+                keep = list(map(is_not, picked, repeat(None)))
+                values = list(compress(picked, keep))
+                owner = owner[np.array(keep, bool)]
         if not values:
             return [], owner[:0]
     return values, owner
@@ -110,20 +120,21 @@ def where_batch(where: Mapping[str, Any]) -> Callable[[list[Any], np.ndarray, Se
         ref_name = ok
 
         def by_ref(items: list[Any], owner: np.ndarray, ctxs: Sequence[Mapping[str, Any]]) -> list[bool]:
-            if set(map(type, items)) != {dict}:
+            values = field_column(items, key)
+            if values is None:  # not JSON: the per-item test
                 return each(items, owner, ctxs)
             refs = [ctxs[o].get(ref_name) for o in owner.tolist()]
             return [(v == ref) if (v.__class__ is str and ref.__class__ is str)
                     else (ref is not None and v is not None and raw_key(v) == raw_key(ref))
-                    for v, ref in zip([it.get(key) for it in items], refs, strict=True)]
+                    for v, ref in zip(values, refs, strict=True)]
         return by_ref
 
     on_true, on_false = raw_key(True) in ok, raw_key(False) in ok
 
     def by_const(items: list[Any], owner: np.ndarray, ctxs: Sequence[Mapping[str, Any]]) -> list[bool]:
-        if set(map(type, items)) != {dict}:  # not JSON: the per-item test
+        values = field_column(items, key)
+        if values is None:  # not JSON: the per-item test
             return each(items, owner, ctxs)
-        values = list(map(dict.get, items, repeat(key)))
         return [on_true if v is True else on_false if v is False else (v in ok) if v.__class__ is str
                 else (v is not None and raw_key(v) in ok) for v in values]
     return by_const
@@ -167,4 +178,4 @@ def truthy_flags(values: list[Any]) -> np.ndarray:
     return np.array(flags, bool)
 
 
-__all__ = ["Column", "resolve_batch", "resolve_prefixed", "segments_of", "selector_batch", "truthy_flags", "where_batch"]
+__all__ = ["Column", "field_column", "resolve_batch", "resolve_prefixed", "segments_of", "selector_batch", "truthy_flags", "where_batch"]

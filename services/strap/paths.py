@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from google.protobuf.message import Message as ProtoMessage
@@ -16,6 +18,11 @@ from google.protobuf.message import Message as ProtoMessage
 from .errors import SchemaError
 
 _MISSING = object()
+try:
+    from msgspec import Struct as _STRUCT
+except ImportError:  # pragma: no cover - msgspec is in the recordings extra
+    class _STRUCT:  # type: ignore[no-redef]  # nothing is an instance
+        pass
 _PART = re.compile(r"^(?P<name>[^\[\]]*)(?:\[(?P<sub>\*|-?\d+|-?\d*:-?\d*)\])?$")
 # Field facts per (descriptor, field name).  Keyed by the descriptor object itself
 # (a strong reference, so an id can never be reused by another recording's pool);
@@ -67,6 +74,23 @@ def _child(value: Any, name: str) -> Any:
     return getattr(value, name, _MISSING)
 
 
+def field_column(values: list[Any], name: str) -> list[Any] | None:
+    """Field ``name`` of every value: dicts by ``dict.get``, decoded structs
+    (:mod:`services.strap.json_structs`) by attribute; ``None`` for anything else or a mix (a
+    struct never has a field named like a dict attribute, so a dict among structs fails too).
+    Every name a path uses on a struct is one of its fields (the struct was built from the paths)."""
+    try:  # dicts (JSON) only: dict.get refuses anything else (protobuf messages, rosbags dataclasses)
+        return list(map(dict.get, values, repeat(name)))
+    except TypeError:
+        pass
+    if not isinstance(values[0], _STRUCT):
+        return None
+    try:
+        return list(map(attrgetter(name), values))
+    except AttributeError:
+        return None
+
+
 def _is_sequence(value: Any) -> bool:
     if isinstance(value, (str, bytes, dict, ProtoMessage)):
         return False
@@ -102,6 +126,7 @@ def compile_path(path: str) -> Callable[[Any], list[Any]]:
         def resolve_one(obj: Any) -> list[Any]:  # the common case, kept cheap
             c = obj.get(only, _MISSING) if type(obj) is dict else _child(obj, only)
             return [] if c is _MISSING or c is None else [c]
+        resolve_one.field = only  # type: ignore[attr-defined] - a batch may take field_column instead
         return resolve_one
     general = _resolve_general(segments)
     if all(mode == "one" and name and not name.startswith("?") for name, mode, _ in segments):

@@ -61,6 +61,7 @@ from .extract import (
     compile_value_rule,
     context_names,
 )
+from .json_structs import StructDecoder, channel_decoders
 from .map_schema import json_path, map_error, validate_map_json
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
@@ -163,8 +164,10 @@ class ChannelMap:
     optional: frozenset[str] = frozenset()  # channels whose absence means "nothing happened"
     formats: tuple[str, ...] = ()           # recording formats it is meant for (selection)
     origin: str = ""                        # file or "inline channel map", for messages
-    #: the same rules compiled over batches of messages (services.strap.columns), what vectorize runs
+    #: the same rules compiled over batches of messages (services.strap.columns), what vectorize runs;
+    #: JSON payloads decoded into just the fields the map reads (services.strap.json_structs)
     batch_rules: Mapping[str, tuple[tuple[tuple[str, ...], BatchFn], ...]] = field(default_factory=dict, repr=False)
+    struct_decoders: Mapping[str, StructDecoder] = field(default_factory=dict, repr=False)
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -327,7 +330,7 @@ def compile_channel_map(raw: Any, origin: str = "inline channel map") -> Channel
     feature_context = {f: frozenset(refs) for f, refs in uses.items() if refs}
     return ChannelMap(raw["name"], schema, producer, channel_features, rules, modules, tuple(derived),
                       filters, intervals, context, feature_context, optional,
-                      tuple(raw.get("formats", ())), origin, batch_rules)
+                      tuple(raw.get("formats", ())), origin, batch_rules, channel_decoders(raw))
 
 
 # -- which map reads a recording: the one selection rule ----------------------------------

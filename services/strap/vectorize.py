@@ -295,12 +295,13 @@ def vectorize_recording(
     features = cmap.retained_features(modules)
     needed = set(cmap.required_channels(features)) | set(cmap.context_channels(features))
     declared = set(recording.channels())
-    saved = recording.selected
+    saved, saved_decoders = recording.selected, recording.struct_decoders
     recording.selected = frozenset(ch for ch in needed if ch in declared)
+    recording.struct_decoders = cmap.struct_decoders
     try:
         with _cyclic_gc_paused():
             return vectorize_messages(
                 (), cmap, available_channels=declared, modules=modules, reference_channel=reference_channel,
                 missing=missing, source=str(recording.path), batches=recording.iter_batches())
     finally:
-        recording.selected = saved
+        recording.selected, recording.struct_decoders = saved, saved_decoders

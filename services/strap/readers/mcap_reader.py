@@ -292,7 +292,11 @@ class McapRecording(Recording):
                             entry = per_channel[cid] = (channel.topic, self._decoder(0, schema, channel,
                                                                                      ci.chunk_start_offset))
                         topic, decode = entry
-                        batch.append((topic, times, self._decode_all(decode, payloads, times, topic, ci)))
+                        structs = self.struct_decoders.get(topic) if decode is json_decoder else None
+                        decoded = structs.many(payloads) if structs is not None else None
+                        if decoded is None:
+                            decoded = self._decode_all(decode, payloads, times, topic, ci)
+                        batch.append((topic, times, decoded))
                     if batch:
                         yield batch
             yield from self._guard(0, f, gen())
