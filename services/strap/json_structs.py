@@ -29,9 +29,13 @@ payloads decode as before.
 from __future__ import annotations
 
 import keyword
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from itertools import compress
 from typing import Any, Optional
 
+import numpy as np
+
+from .extract import compile_filter
 from .paths import _parse_part
 
 try:
@@ -136,17 +140,28 @@ def struct_type(spec: Mapping[str, Any], context_paths: Iterable[str] = (), labe
 
 
 class StructDecoder:
-    """Payloads of one JSON channel -> root structs (module docstring)."""
+    """Payloads of one JSON channel -> root structs (module docstring).
 
-    def __init__(self, root: Any) -> None:
+    A channel with a ``where`` filter (``head`` and ``keep``: the struct of the filter's fields
+    and the filter over a list of them) decodes every payload into its head first and only the
+    kept ones in full, and :meth:`many` drops the others (the filter would drop them downstream
+    anyway: a paired trace's other rollout costs a skim, not a decode)."""
+
+    def __init__(self, root: Any, head: Any = None, keep: Callable[[list[Any]], list[bool]] | None = None) -> None:
         self.root = root
         self._decode = msgspec.json.Decoder(root).decode
+        self._head = msgspec.json.Decoder(head).decode if head is not None and keep is not None else None
+        self._keep = keep
 
-    def many(self, payloads: list[bytes]) -> list[Any] | None:
-        """The structs of ``payloads``, or None when one does not fit the tree (then decode
-        the batch with the plain JSON decoder)."""
+    def many(self, payloads: list[bytes]) -> tuple[list[Any], np.ndarray | None] | None:
+        """``(structs, kept)``: the structs of the payloads the channel's filter keeps and which
+        those are (a bool mask; None: all of them), or None when a payload does not fit the tree
+        (then decode the batch with the plain JSON decoder, and filter downstream)."""
         try:
-            return list(map(self._decode, payloads))
+            if self._head is None:
+                return list(map(self._decode, payloads)), None
+            keep = self._keep(list(map(self._head, payloads)))  # type: ignore[misc]
+            return list(map(self._decode, compress(payloads, keep))), np.array(keep, bool)
         except msgspec.DecodeError:  # ValidationError included
             return None
 
@@ -166,8 +181,11 @@ def channel_decoders(raw_map: Mapping[str, Any]) -> dict[str, StructDecoder]:
     out: dict[str, StructDecoder] = {}
     for k, (channel, spec) in enumerate(raw_map["channels"].items()):
         root = struct_type(spec, context_paths.get(channel, ()), f"Channel{k}")
-        if root is not None:
-            out[channel] = StructDecoder(root)
+        if root is None:
+            continue
+        head = struct_type({"where": spec["where"]}, (), f"Channel{k}Head") if spec.get("where") else None
+        keep = compile_filter(spec["where"]).batch if head is not None else None  # type: ignore[attr-defined]
+        out[channel] = StructDecoder(root, head, keep)
     return out
 
 

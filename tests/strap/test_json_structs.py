@@ -152,8 +152,10 @@ def test_the_struct_holds_only_what_the_map_reads() -> None:
     assert vehicle.__struct_fields__ == ("accel_mps2", "alive", "kind", "speed_mps")
     assert (vehicle.kind, vehicle.alive, vehicle.speed_mps) == ("car", True, None)
     # where a path ends (exists / coded values) the node is decoded whole: {} stays falsy
-    recon = cmap.struct_decoders["/recon/ego"].many([b'{"signal": {}, "tracks": [{}, {"aoi_s": 1}], "x": 2}'])[0]
-    assert recon.signal == {} and recon.tracks == [{}, {"aoi_s": 1}]
+    recon, kept = cmap.struct_decoders["/recon/ego"].many(
+        [b'{"rollout": "gt", "signal": 1}', b'{"rollout": "md", "signal": {}, "tracks": [{}, {"aoi_s": 1}], "x": 2}'])
+    assert kept.tolist() == [False, True] and len(recon) == 1  # the channel's filter applied
+    assert recon[0].signal == {} and recon[0].tracks == [{}, {"aoi_s": 1}]
     # an object with a field a struct cannot carry as an attribute (a keyword, a dict attribute) is
     # decoded whole
     every = compile_channel_map(EVERY_RULE).struct_decoders["/objs"].root
@@ -165,7 +167,7 @@ def test_the_struct_holds_only_what_the_map_reads() -> None:
 
 def test_payloads_the_struct_does_not_fit_are_declined() -> None:
     dec = StructDecoder(struct_type({"rules": [{"feature": "f", "path": "a.b"}]}))
-    assert dec.many([b'{"a": {"b": 1}}', b'{"a": null}', b"{}"]) is not None
+    assert dec.many([b'{"a": {"b": 1}}', b'{"a": null}', b"{}"])[1] is None  # no filter: all kept
     for bad in (b'{"a": 3}', b'{"a": {"b": NaN}}', b"[1]", b"{", b'{"a": {"b": 1e400}}'):
         assert dec.many([b'{"a": {"b": 1}}', bad]) is None, bad
     assert struct_type({"rules": [{"feature": "f", "path": ""}]}) is None  # the whole message is the value

@@ -155,9 +155,10 @@ class Recording(ABC):
     def __init__(self, path: str | Path, channels: Iterable[str] | None = None) -> None:
         self.path = Path(path)
         self.selected: frozenset[str] | None = None if channels is None else frozenset(channels)
-        #: per channel, a whole-batch JSON decoder into the fields a channel map reads
-        #: (:class:`~services.strap.json_structs.StructDecoder`; its ``many`` answers None to decline);
-        #: backends that decode JSON in batches use it, the vectorizer sets it for one pass
+        #: per channel, a whole-batch JSON decoder into the fields a channel map reads, which also
+        #: applies the channel's filter (:class:`~services.strap.json_structs.StructDecoder`; its
+        #: ``many`` answers None to decline); backends that decode JSON in batches use it, the
+        #: vectorizer sets it for one pass
         self.struct_decoders: Mapping[str, Any] = {}
         #: bounds of every pass (set by ``open_recording(..., limits=)``); the current pass's budget
         self.limits: ReadLimits = UNLIMITED

@@ -293,10 +293,11 @@ class McapRecording(Recording):
                                                                                      ci.chunk_start_offset))
                         topic, decode = entry
                         structs = self.struct_decoders.get(topic) if decode is json_decoder else None
-                        decoded = structs.many(payloads) if structs is not None else None
-                        if decoded is None:
-                            decoded = self._decode_all(decode, payloads, times, topic, ci)
-                        batch.append((topic, times, decoded))
+                        got = structs.many(payloads) if structs is not None else None
+                        if got is None:
+                            batch.append((topic, times, self._decode_all(decode, payloads, times, topic, ci)))
+                        else:  # decoded into structs, the channel's filter applied (json_structs)
+                            batch.append((topic, times if got[1] is None else times[got[1]], got[0]))
                     if batch:
                         yield batch
             yield from self._guard(0, f, gen())
