@@ -161,67 +161,88 @@ def _match(want: list[dict[str, Any]], got: list[dict[str, Any]]) -> list[tuple[
     return out
 
 
-def exact_run(rows: list[dict[str, Any]], roles: LlmRoles) -> dict[str, Any]:
-    """Exact scores of the final answers (see the module docstring)."""
-    app_ok = faults = exact = silent = invented = false_alarms = refused = requested = 0
+def exact_run(rows: list[dict[str, Any]], roles: LlmRoles, max_seconds: float | None = None,
+              progress: bool = False) -> dict[str, Any]:
+    """Exact scores of the final answers (see the module docstring). With ``max_seconds`` no intent is
+    started after that much wall time: the scores are of the intents done (``intents`` of ``offered``).
+    ``progress`` prints one line per intent to stderr (a slow live backend can be watched)."""
+    counts: Counter[str] = Counter()
     per_field: dict[str, list[bool]] = defaultdict(list)
     misses: list[str] = []
     t0 = time.perf_counter()
+    done = 0
     for row in rows:
-        labels = row["labels"]
-        want = labels.get("faults", [])
-        asked = len(want) + labels.get("unsupported", 0)
-        requested += asked
-        try:
-            res = roles.parse_intent(row["text"], row["seed"])
-        except LastV2XError as exc:
-            refused += 1
-            faults += len(want)
-            misses.append(f"{row['id']} refused ({type(exc).__name__}: {str(exc)[:120]}): {row['text']}")
-            continue
-        # the parser's reading (first answer), before the verifier's deliberate repairs (a delay the
-        # application tolerates raised past its budget, a freeze at red onset moved before amber)
-        first = res.history[0].data if res.history and isinstance(res.history[0].data, dict) else None
-        data = first if first and isinstance(first.get("faults"), list) else res.spec.model_dump(mode="json")
-        got = [fault_view(f) for f in data["faults"] if isinstance(f, dict)]
-        reported = [f for f in res.findings if f.check == UNPARSED]
-        app_ok += data["application"] == labels["application"]
-        problems = [] if data["application"] == labels["application"] else [f"app {data['application']}"]
-        for w, g in _match(want, got):
-            faults += 1
-            fields = {k: g is not None and (_close(g[k], w[k]) if k == "magnitude" else g[k] == w[k])
-                      for k in ("stream", "operator", "anchor", "magnitude")}
-            for k, ok in fields.items():
-                per_field[k].append(ok)
-            if all(fields.values()):
-                exact += 1
-            else:
-                problems.append(f"want {w} got {g}")
-        missing = max(0, asked - len(got))
-        if missing and not reported:
-            silent += missing
-            problems.append(f"SILENT DROP of {missing}")
-        invented += max(0, len(got) - len(want) - labels.get("unsupported", 0))
-        if reported and not asked:
-            false_alarms += 1
-            problems.append(f"false alarm {[f.message for f in reported]}")
-        if len(got) > asked:
-            problems.append(f"{len(got) - asked} fault(s) not asked for: {got[len(want):]}")
-        if problems:
-            misses.append(f"{row['id']}: {row['text']}\n      " + "; ".join(problems))
-    n = len(rows)
-    return {"intents": n, "application": app_ok / n if n else 0.0, "faults": faults,
-            "fault_exact": exact / faults if faults else 1.0, "requested": requested, "silent_drops": silent,
-            "invented_faults": invented, "false_alarms": false_alarms, "refused": refused,
+        if max_seconds is not None and time.perf_counter() - t0 >= max_seconds:
+            break
+        done += 1
+        t_row = time.perf_counter()
+        n_misses = len(misses)
+        _exact_row(row, roles, per_field, misses, counts)
+        if progress:
+            print(f"[{done}/{len(rows)}] {row['id']} {time.perf_counter() - t_row:.1f} s "
+                  + (f"miss: {misses[-1]}" if len(misses) > n_misses else "ok"), file=sys.stderr, flush=True)
+    n, faults = done, counts["faults"]
+    return {"intents": n, "offered": len(rows), "application": counts["app_ok"] / n if n else 0.0,
+            "faults": faults, "fault_exact": counts["exact"] / faults if faults else 1.0,
+            "requested": counts["requested"], "silent_drops": counts["silent"], "invented_faults": counts["invented"],
+            "false_alarms": counts["false_alarms"], "refused": counts["refused"],
             "fields": {k: sum(v) / len(v) for k, v in per_field.items()}, "misses": misses,
             "seconds": time.perf_counter() - t0}
+
+
+def _exact_row(row: dict[str, Any], roles: LlmRoles, per_field: dict[str, list[bool]], misses: list[str],
+               counts: Counter[str]) -> None:
+    """Score one intent into ``per_field``, ``misses`` and ``counts``."""
+    labels = row["labels"]
+    want = labels.get("faults", [])
+    asked = len(want) + labels.get("unsupported", 0)
+    counts["requested"] += asked
+    try:
+        res = roles.parse_intent(row["text"], row["seed"])
+    except LastV2XError as exc:
+        counts["refused"] += 1
+        counts["faults"] += len(want)
+        misses.append(f"{row['id']} refused ({type(exc).__name__}: {str(exc)[:120]}): {row['text']}")
+        return
+    # the parser's reading (first answer), before the verifier's deliberate repairs (a delay the
+    # application tolerates raised past its budget, a freeze at red onset moved before amber)
+    first = res.history[0].data if res.history and isinstance(res.history[0].data, dict) else None
+    data = first if first and isinstance(first.get("faults"), list) else res.spec.model_dump(mode="json")
+    got = [fault_view(f) for f in data["faults"] if isinstance(f, dict)]
+    reported = [f for f in res.findings if f.check == UNPARSED]
+    counts["app_ok"] += data["application"] == labels["application"]
+    problems = [] if data["application"] == labels["application"] else [f"app {data['application']}"]
+    for w, g in _match(want, got):
+        counts["faults"] += 1
+        fields = {k: g is not None and (_close(g[k], w[k]) if k == "magnitude" else g[k] == w[k])
+                  for k in ("stream", "operator", "anchor", "magnitude")}
+        for k, ok in fields.items():
+            per_field[k].append(ok)
+        if all(fields.values()):
+            counts["exact"] += 1
+        else:
+            problems.append(f"want {w} got {g}")
+    missing = max(0, asked - len(got))
+    if missing and not reported:
+        counts["silent"] += missing
+        problems.append(f"SILENT DROP of {missing}")
+    counts["invented"] += max(0, len(got) - len(want) - labels.get("unsupported", 0))
+    if reported and not asked:
+        counts["false_alarms"] += 1
+        problems.append(f"false alarm {[f.message for f in reported]}")
+    if len(got) > asked:
+        problems.append(f"{len(got) - asked} fault(s) not asked for: {got[len(want):]}")
+    if problems:
+        misses.append(f"{row['id']}: {row['text']}\n      " + "; ".join(problems))
 
 
 def print_exact(name: str, res: dict[str, Any], backend: str, limit: int = 200) -> bool:
     ok = (res["application"] >= EXACT_TARGETS["application"] and res["fault_exact"] >= EXACT_TARGETS["fault_exact"]
           and res["silent_drops"] <= EXACT_TARGETS["silent_drops"])
-    print(f"\n== exact, {name}: {res['intents']} intents, {res['faults']} labelled faults, backend {backend}, "
-          f"{res['seconds']:.2f} s ==")
+    stopped = res.get("offered", res["intents"]) > res["intents"]
+    print(f"\n== exact, {name}: {res['intents']} intents"
+          + (f" of {res['offered']} (stopped at the --max-seconds limit)" if stopped else "")
+          + f", {res['faults']} labelled faults, backend {backend}, {res['seconds']:.2f} s ==")
     print(f"application           {res['application']:.1%}   (target >= {EXACT_TARGETS['application']:.0%})")
     print(f"per-fault exact       {res['fault_exact']:.1%}   (target >= {EXACT_TARGETS['fault_exact']:.0%}; "
           + ", ".join(f"{k} {v:.1%}" for k, v in res["fields"].items()) + ")")
@@ -250,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exact", action="store_true", help="exact scoring of --data (default data: the held-out set)")
     ap.add_argument("--heldout", action="store_true", help="after the in-sample figures, exact-score the held-out set")
     ap.add_argument("--limit", type=int, help="first N intents only")
+    ap.add_argument("--max-seconds", type=float, help="exact: start no intent after this many seconds; "
+                                                      "score the intents done")
+    ap.add_argument("--progress", action="store_true", help="exact: one line per intent on stderr")
     ap.add_argument("--timeout", type=float, help="openai backend: seconds per request")
     ap.add_argument("--token-budget", type=int, default=100_000_000, help="openai backend: tokens for the whole run")
     args = ap.parse_args(argv)
@@ -263,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     roles = LlmRoles(config=config)
     if args.exact:
         data = args.data if args.data != DATA else HELDOUT
-        res = run_exact_file(data, roles, args.limit)
+        res = run_exact_file(data, roles, args.limit, args.max_seconds, args.progress)
         if args.json:
             args.json.write_text(json.dumps(res, indent=2, default=str))
         return 0 if res["ok"] or not args.check else 1
@@ -299,8 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok or not args.check else 1
 
 
-def run_exact_file(path: Path, roles: LlmRoles, limit: int | None) -> dict[str, Any]:
-    res = exact_run(load(path)[:limit], roles)
+def run_exact_file(path: Path, roles: LlmRoles, limit: int | None, max_seconds: float | None = None,
+                   progress: bool = False) -> dict[str, Any]:
+    res = exact_run(load(path)[:limit], roles, max_seconds, progress)
     res["ok"] = print_exact(path.name, res, roles.backend.name)
     return res
 
