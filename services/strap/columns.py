@@ -25,6 +25,7 @@ Each compiled rule is ``batch(messages, contexts) -> [(feature, int16 codes of l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ CODES = np.int16
 _NUMBER_CLASSES = frozenset({float, int})  # not bool: a JSON true is not a band value
 BatchFn = Callable[..., list[tuple[str, np.ndarray]]]  # (messages, contexts, columns=None) -> [(feature, codes)]
 _MEMO_MAX = 4096
+_STR_ONLY = frozenset({str})
 
 
 class BatchCoder:
@@ -291,10 +293,16 @@ def batch_classify_rule(rule: Mapping[str, Any], vocab_of: Callable[[str], Seque
         else:
             for v, i in zip(reversed(vals), reversed(idx.tolist()), strict=True):
                 first[i] = v
-        memo = type_memo
-        return np.fromiter((no_type if v is None else (k if (v.__class__ is str and (k := memo.get(v)) is not None)
-                                                        else kind_of_value(v)) for v in first),
-                           np.int64, len(items))
+        # a memo hit per value without a call (the memo's keys are raw keys, i.e. strings: only a
+        # string value can hit one); misses and values without a type take the slow road
+        if set(map(type, first)) <= _STR_ONLY:
+            kinds = list(map(type_memo.get, first))
+            if None in kinds:
+                kinds = [kind_of_value(v) if k is None else k for v, k in zip(first, kinds, strict=True)]
+        else:
+            kinds = [no_type if v is None else (k if (v.__class__ is str and (k := type_memo.get(v)) is not None)
+                                                else kind_of_value(v)) for v in first]
+        return np.array(kinds, np.int64).reshape(len(items))
 
     def classify(msgs: Sequence[Any], ctxs: Sequence[Mapping[str, Any]], columns: dict | None = None
                  ) -> list[tuple[str, np.ndarray]]:
@@ -307,7 +315,7 @@ def batch_classify_rule(rule: Mapping[str, Any], vocab_of: Callable[[str], Seque
         kinds = kinds_of(items)
         keep = kinds >= 0
         owner, kinds = owner[keep], kinds[keep]
-        items = [it for it, k in zip(items, keep.tolist(), strict=True) if k]
+        items = list(compress(items, keep.tolist()))
         # the contexts of the items' messages, for property rules that filter on them
         item_ctx = ([ctxs[i] for i in owner.tolist()] if props_use_context else [EMPTY_CONTEXT] * len(items)) \
             if props else ()

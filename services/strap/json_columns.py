@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, compress, repeat
-from operator import is_not, itemgetter
+from operator import eq, is_not, itemgetter
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from .paths import field_column
 Column = tuple[list[Any], np.ndarray]
 _NONE = type(None)
 _LIST_OR_NONE = frozenset({list, _NONE})
+_STR, _BOOL, _STR_OR_NONE = frozenset({str}), frozenset({bool}), frozenset({str, _NONE})
 
 
 def segments_of(path: str) -> list[tuple[str, str, Any]] | None:
@@ -123,18 +124,29 @@ def where_batch(where: Mapping[str, Any]) -> Callable[[list[Any], np.ndarray, Se
             values = field_column(items, key)
             if values is None:  # not JSON: the per-item test
                 return each(items, owner, ctxs)
-            refs = [ctxs[o].get(ref_name) for o in owner.tolist()]
+            per_msg = field_column(ctxs if isinstance(ctxs, list) else list(ctxs), ref_name)  # dicts: one map
+            if per_msg is None:
+                per_msg = [c.get(ref_name) for c in ctxs]
+            refs = list(map(per_msg.__getitem__, owner.tolist()))
+            if set(map(type, values)) <= _STR and set(map(type, refs)) <= _STR_OR_NONE:
+                return list(map(eq, values, refs))  # strings against strings (or no value yet): equality
             return [(v == ref) if (v.__class__ is str and ref.__class__ is str)
                     else (ref is not None and v is not None and raw_key(v) == raw_key(ref))
                     for v, ref in zip(values, refs, strict=True)]
         return by_ref
 
     on_true, on_false = raw_key(True) in ok, raw_key(False) in ok
+    by_bool = {True: on_true, False: on_false}
 
     def by_const(items: list[Any], owner: np.ndarray, ctxs: Sequence[Mapping[str, Any]]) -> list[bool]:
         values = field_column(items, key)
         if values is None:  # not JSON: the per-item test
             return each(items, owner, ctxs)
+        classes = set(map(type, values))
+        if classes <= _STR:
+            return list(map(ok.__contains__, values))
+        if classes <= _BOOL:
+            return list(map(by_bool.__getitem__, values))
         return [on_true if v is True else on_false if v is False else (v in ok) if v.__class__ is str
                 else (v is not None and raw_key(v) in ok) for v in values]
     return by_const
@@ -156,7 +168,7 @@ def selector_batch(rule: Mapping[str, Any], key: str
         keep = keep_fn(items, owner, ctxs)
         if all(keep):
             return items, owner
-        return [it for it, k in zip(items, keep, strict=True) if k], owner[np.fromiter(keep, bool, len(keep))]
+        return list(compress(items, keep)), owner[np.array(keep, bool)]
     return select
 
 

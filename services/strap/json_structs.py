@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Iterable, Mapping
-from itertools import compress
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import Any, Optional
 
 import numpy as np
 
 from .extract import compile_filter
+from .json_columns import resolve_batch
 from .paths import _parse_part
 
 try:
@@ -47,16 +49,19 @@ except ImportError:  # pragma: no cover - msgspec is in the recordings extra
 class _Node:
     """One object (or list of objects) of the field tree."""
 
-    __slots__ = ("fields", "leaf")
+    __slots__ = ("fields", "leaf", "present")
 
     def __init__(self) -> None:
         self.fields: dict[str, tuple[str, _Node]] = {}  # name -> ("one" | "list", child)
-        self.leaf = False                               # a path ends here: decode it whole
+        self.leaf = False                               # a value is read here: decode it whole
+        self.present = False                            # only its truthiness is read (op exists)
 
 
-def _add(node: _Node, path: str, *, value: bool) -> _Node | None:
-    """Walk ``path`` from ``node``, adding its fields; the node it reaches (``value``: a path
-    ends there, so it is decoded whole), or None where the path leaves the JSON language."""
+def _add(node: _Node, path: str, *, use: str | None) -> _Node | None:
+    """Walk ``path`` from ``node``, adding its fields; the node it reaches, marked by ``use``
+    (``"value"``: decoded whole; ``"present"``: an ``exists`` reads its truthiness; None: a
+    ``select`` or a ``count``, which only see whether items are there), or None where the path
+    leaves the JSON language."""
     cur = node
     for part in (p for p in path.split(".") if p):
         name, mode, _arg = _parse_part(part)
@@ -72,40 +77,45 @@ def _add(node: _Node, path: str, *, value: bool) -> _Node | None:
         elif got[0] != kind:  # read as an object here and as a list elsewhere: decode it whole
             got[1].leaf = True
         cur = got[1]
-    if value:
+    if use == "value":
         cur.leaf = True
+    elif use == "present":
+        cur.present = True
     return cur
 
 
+_USE_OF_OP = {"value": "value", "exists": "present", "count": None}
+
+
 def _add_value_rule(base: _Node, rule: Mapping[str, Any]) -> None:
-    items = _add(base, rule.get("select") or "", value=False) if rule.get("select") else base
+    items = _add(base, rule.get("select") or "", use=None) if rule.get("select") else base
     if items is None:
         return
     for sub in (rule.get("where") or {}):
-        _add(items, sub, value=True)
-    _add(items, rule.get("path", ""), value=True)
+        _add(items, sub, use="value")
+    _add(items, rule.get("path", ""), use=_USE_OF_OP.get(rule.get("op", "value"), "value"))
 
 
 def field_tree(spec: Mapping[str, Any], context_paths: Iterable[str] = ()) -> _Node:
     """The field tree of one channel's map entry (module docstring)."""
     root = _Node()
     for sub in (spec.get("where") or {}):
-        _add(root, sub, value=True)
+        _add(root, sub, use="value")
     for key in ("start", "end"):
         if (spec.get("interval") or {}).get(key):
-            _add(root, spec["interval"][key], value=True)
+            _add(root, spec["interval"][key], use="value")
     for path in context_paths:
-        _add(root, path, value=True)
+        _add(root, path, use="value")
     for rule in spec.get("rules", []):
         if "classify" not in rule:
             _add_value_rule(root, rule)
             continue
-        items = _add(root, rule["classify"], value=False)
+        items = _add(root, rule["classify"], use=None)
         if items is None:
             continue
         for sub in (rule.get("where") or {}):
-            _add(items, sub, value=True)
-        _add(items, rule["by"], value=True)
+            _add(items, sub, use="value")
+        _add(items, rule["by"], use="value")
         for specs in (rule.get("properties") or {}).values():
             for s in specs if isinstance(specs, list) else [specs]:
                 _add_value_rule(items, s)
@@ -119,23 +129,31 @@ def _plain_name(name: str) -> bool:
         and not hasattr(dict, name)
 
 
-def _type_of(node: _Node, label: str) -> Any:
+#: a node an ``exists`` reads as a struct: (path segments from the root, its fields)
+Presence = tuple[list[tuple[str, str, Any]], tuple[str, ...]]
+
+
+def _type_of(node: _Node, label: str, at: list[tuple[str, str, Any]], checks: list[Presence]) -> Any:
     if node.leaf or not node.fields or not all(_plain_name(n) for n in node.fields):
         return Any
     fields = []
     for name, (kind, child) in sorted(node.fields.items()):
-        t = _type_of(child, f"{label}_{name}")
+        t = _type_of(child, f"{label}_{name}", [*at, (name, "one" if kind == "one" else "fan", None)], checks)
         if t is not Any:
             t = Optional[list[Optional[t]]] if kind == "list" else Optional[t]  # noqa: UP045 - runtime types
         fields.append((name, t, None))
+    if node.present:  # a struct is truthy; the object it stands for only when it has a key
+        checks.append((at, tuple(sorted(node.fields))))
     return msgspec.defstruct(label, fields, gc=False)
 
 
-def struct_type(spec: Mapping[str, Any], context_paths: Iterable[str] = (), label: str = "Payload") -> Any:
-    """The root struct type of one channel, or None (no msgspec, or the whole message is a value)."""
+def struct_type(spec: Mapping[str, Any], context_paths: Iterable[str] = (), label: str = "Payload",
+                checks: list[Presence] | None = None) -> Any:
+    """The root struct type of one channel, or None (no msgspec, or the whole message is a value);
+    ``checks`` receives the nodes an ``exists`` reads (see :class:`StructDecoder`)."""
     if msgspec is None:
         return None
-    t = _type_of(field_tree(spec, context_paths), label)
+    t = _type_of(field_tree(spec, context_paths), label, [], [] if checks is None else checks)
     return None if t is Any else t
 
 
@@ -145,13 +163,35 @@ class StructDecoder:
     A channel with a ``where`` filter (``head`` and ``keep``: the struct of the filter's fields
     and the filter over a list of them) decodes every payload into its head first and only the
     kept ones in full, and :meth:`many` drops the others (the filter would drop them downstream
-    anyway: a paired trace's other rollout costs a skim, not a decode)."""
+    anyway: a paired trace's other rollout costs a skim, not a decode).
 
-    def __init__(self, root: Any, head: Any = None, keep: Callable[[list[Any]], list[bool]] | None = None) -> None:
+    An object an ``exists`` reads (``checks``) is a struct too: it is truthy, as the object is
+    when it has a key, which it surely has when one of the struct's fields is set. When one comes
+    out with none set (``{}``, or only keys no rule reads, or only nulls), the batch is declined.
+    """
+
+    def __init__(self, root: Any, head: Any = None, keep: Callable[[list[Any]], list[bool]] | None = None,
+                 checks: Iterable[Presence] = ()) -> None:
         self.root = root
         self._decode = msgspec.json.Decoder(root).decode
         self._head = msgspec.json.Decoder(head).decode if head is not None and keep is not None else None
         self._keep = keep
+        self._checks = list(checks)
+
+    def _unsure(self, structs: list[Any]) -> bool:
+        """Whether an object an ``exists`` reads came out with none of its struct's fields set."""
+        for segments, fields in self._checks:
+            got = resolve_batch(segments, structs, np.zeros(len(structs), np.int64)) if segments else (structs,)
+            if got is None:
+                return True
+            rest = got[0]
+            for name in fields:  # those with no field set so far
+                if not rest:
+                    break
+                rest = list(compress(rest, map(is_, map(attrgetter(name), rest), repeat(None))))
+            if rest:
+                return True
+        return False
 
     def many(self, payloads: list[bytes]) -> tuple[list[Any], np.ndarray | None] | None:
         """``(structs, kept)``: the structs of the payloads the channel's filter keeps and which
@@ -159,11 +199,13 @@ class StructDecoder:
         (then decode the batch with the plain JSON decoder, and filter downstream)."""
         try:
             if self._head is None:
-                return list(map(self._decode, payloads)), None
-            keep = self._keep(list(map(self._head, payloads)))  # type: ignore[misc]
-            return list(map(self._decode, compress(payloads, keep))), np.array(keep, bool)
+                structs, kept = list(map(self._decode, payloads)), None
+            else:
+                keep = self._keep(list(map(self._head, payloads)))  # type: ignore[misc]
+                structs, kept = list(map(self._decode, compress(payloads, keep))), np.array(keep, bool)
         except msgspec.DecodeError:  # ValidationError included
             return None
+        return None if self._checks and self._unsure(structs) else (structs, kept)
 
 
 def is_struct(value: Any) -> bool:
@@ -180,12 +222,13 @@ def channel_decoders(raw_map: Mapping[str, Any]) -> dict[str, StructDecoder]:
             context_paths.setdefault(x["channel"], []).append(x["path"])
     out: dict[str, StructDecoder] = {}
     for k, (channel, spec) in enumerate(raw_map["channels"].items()):
-        root = struct_type(spec, context_paths.get(channel, ()), f"Channel{k}")
+        checks: list[Presence] = []
+        root = struct_type(spec, context_paths.get(channel, ()), f"Channel{k}", checks)
         if root is None:
             continue
         head = struct_type({"where": spec["where"]}, (), f"Channel{k}Head") if spec.get("where") else None
         keep = compile_filter(spec["where"]).batch if head is not None else None  # type: ignore[attr-defined]
-        out[channel] = StructDecoder(root, head, keep)
+        out[channel] = StructDecoder(root, head, keep, checks)
     return out
 
 

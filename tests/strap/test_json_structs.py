@@ -94,7 +94,9 @@ def _messages(n: int, seed: int, odd: bool) -> list[tuple[str, int, Any]]:
         light = {"src": pick(["md", "md", "gt"]), "grp": pick(["g1", "g2", None]),
                  "groups": [{"id": pick(["g1", "g2", 7]), "phase": pick([0, 1, 2, -1, 2.0, True])}
                             for _ in range(int(rng.integers(0, 3)))],
-                 "meta": pick([{"orient": "h", "shape": {"kind": "round"}}, {"orient": "v"}, {}, None, "m", 0])}
+                 "meta": pick([{"orient": "h", "shape": {"kind": "round"}}, {"orient": "v"}, {"shape": {"kind": "square"}}, None])}
+        if odd and k % 43 == 11:  # an object an exists reads with no key a rule reads (truthy or not)
+            light["meta"] = pick([{}, {"other": 1}, {"orient": None}, "m", 0])
         if odd and k % 41 == 7:
             light["groups"] = pick([{"id": "g1"}, "g"])
         out.append(("/light", t + 1, light))
@@ -152,10 +154,15 @@ def test_the_struct_holds_only_what_the_map_reads() -> None:
     assert vehicle.__struct_fields__ == ("accel_mps2", "alive", "kind", "speed_mps")
     assert (vehicle.kind, vehicle.alive, vehicle.speed_mps) == ("car", True, None)
     # where a path ends (exists / coded values) the node is decoded whole: {} stays falsy
-    recon, kept = cmap.struct_decoders["/recon/ego"].many(
-        [b'{"rollout": "gt", "signal": 1}', b'{"rollout": "md", "signal": {}, "tracks": [{}, {"aoi_s": 1}], "x": 2}'])
-    assert kept.tolist() == [False, True] and len(recon) == 1  # the channel's filter applied
-    assert recon[0].signal == {} and recon[0].tracks == [{}, {"aoi_s": 1}]
+    recon = cmap.struct_decoders["/recon/ego"]
+    structs, kept = recon.many([b'{"rollout": "gt", "signal": 1}',
+                                b'{"rollout": "md", "signal": {"phase": 1}, "tracks": [{"aoi_s": 1}], "x": 2}'])
+    assert kept.tolist() == [False, True] and len(structs) == 1  # the channel's filter applied
+    assert structs[0].signal.phase == 1 and structs[0].tracks[0].aoi_s == 1
+    # an object an exists reads that has none of its struct's fields may be {} (falsy) or not: declined
+    for unsure in (b'"signal": {}', b'"signal": {"x": 1}', b'"tracks": [{"aoi_s": 1}, {}]', b'"tracks": [{"aoi_s": null}]'):
+        assert recon.many([b'{"rollout": "md", ' + unsure + b"}"]) is None, unsure
+    assert recon.many([b'{"rollout": "md", "signal": null, "tracks": [null]}']) is not None
     # an object with a field a struct cannot carry as an attribute (a keyword, a dict attribute) is
     # decoded whole
     every = compile_channel_map(EVERY_RULE).struct_decoders["/objs"].root
