@@ -113,7 +113,7 @@ class Context:
             return [self.base] * len(ts)
         seen = np.searchsorted(np.asarray(self.change_ts, np.int64), ts, side="right")
         states = [self.base, *self.states]
-        return [states[j] for j in seen.tolist()]
+        return list(map(states.__getitem__, seen.tolist()))
 
     def collapse(self, before_ts: int) -> None:
         """Fold the changes before ``before_ts`` into the base (no later message needs them apart)."""

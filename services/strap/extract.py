@@ -61,6 +61,7 @@ from .paths import _MISSING, _PART, _child, _is_sequence, _parse_part, compile_p
 Contribution = list[tuple[str, int]]
 RuleFn = Callable[..., Contribution]  # (message, context=EMPTY_CONTEXT) -> contributions
 EMPTY_CONTEXT: Mapping[str, Any] = {}
+_STR = frozenset({str})
 
 
 def raw_key(value: Any) -> str:
@@ -207,9 +208,11 @@ def compile_filter(where: Mapping[str, Any]) -> Callable[[Any], bool]:
         key, (_get, ok) = next(iter(where)), tests[0]
         if "." not in key and "[" not in key and not key.startswith("?"):
             def batch(msgs: Sequence[Any]) -> list[bool]:  # noqa: F811 - the plain-key fast case
-                values = field_column(msgs, key)
+                values = field_column(msgs if isinstance(msgs, list) else list(msgs), key)
                 if values is None:  # not JSON: the general test
                     return [test(m, EMPTY_CONTEXT) for m in msgs]
+                if set(map(type, values)) <= _STR:
+                    return list(map(ok.__contains__, values))  # strings: one C-level map
                 return [v in ok if v.__class__ is str else (v is not None and raw_key(v) in ok) for v in values]
     keep.batch = batch  # type: ignore[attr-defined]
     return keep

@@ -131,6 +131,7 @@ class _ChannelBuffer:
         self.flush()
         ts = np.frombuffer(self.ts, dtype=np.int64) if len(self.ts) else np.zeros(0, np.int64)
         codes = np.concatenate(self.blocks) if self.blocks else np.zeros((0, self.width), CODE_DTYPE)
+        self.blocks = [codes]  # not the blocks and their concatenation both
         if self.interval is None or not len(self.ts):
             return ts, codes
         return _episodes_to_steps(ts, np.frombuffer(self.ends, dtype=np.int64), codes)
@@ -200,6 +201,7 @@ def vectorize_messages(
     ctx = Context(cmap, {n for f in wanted for n in cmap.feature_context.get(f, ())})
     consume(stream_batches(messages) if batches is None else batches, buffers, cmap.filters, ctx)
     arrays = {ch: buf.arrays() for ch, buf in buffers.items()}
+    buffers.clear()  # each channel's rows now live in ``arrays`` only, dropped once aligned
     counts = {ch: a[0].shape[0] for ch, a in arrays.items()}
     if reference_channel is None:
         reference_channel = choose_reference(counts) if any(counts.values()) else None
@@ -210,30 +212,35 @@ def vectorize_messages(
         empty = np.zeros((0, len(features)), CODE_DTYPE)
         return FrameTable(np.zeros(0, np.int64), empty, features, None, needed, absent, source, zeroed, cmap.name)
     ref_ts = arrays[reference_channel][0]
-    all_feats = [f for ch in needed for f in cmap.channel_features[ch]]
-    col = {f: i for i, f in enumerate(all_feats)}
-    matrix = np.zeros((ref_ts.shape[0], len(all_feats)), CODE_DTYPE)
+    # aligned columns go straight into the table (and the derived features' inputs aside): no
+    # frames x all-features matrix next to it
+    derived = {d.feature: d for d in cmap.derived}
+    at = {f: k for k, f in enumerate(features)}
+    inputs_needed = {x for f in features if f in derived for x in derived[f].inputs}
+    out = np.zeros((ref_ts.shape[0], len(features)), CODE_DTYPE)
+    aside: dict[str, np.ndarray] = {}
     for ch in needed:
-        ch_ts, codes = arrays[ch]
+        ch_ts, codes = arrays.pop(ch)
         if ch == reference_channel:
             rows = codes
         else:
             rows = gather_rows(codes, align_indices(ref_ts, ch_ts))
+        del codes
         for j, f in enumerate(cmap.channel_features[ch]):
-            matrix[:, col[f]] = rows[:, j]
-    out = np.zeros((ref_ts.shape[0], len(features)), CODE_DTYPE)
-    derived = {d.feature: d for d in cmap.derived}
+            if f in at and f not in derived:
+                out[:, at[f]] = rows[:, j]
+            if f in inputs_needed:
+                aside[f] = rows[:, j].copy()
+        del rows
     for k, f in enumerate(features):
         if f in derived:
             d = derived[f]
-            inputs = [matrix[:, col[x]] for x in d.inputs]
+            inputs = [aside[x] for x in d.inputs]
             if d.op == "differ":
                 a, b = inputs[0], inputs[1]
                 out[:, k] = (a != 0) & (b != 0) & (a != b)
             else:
                 out[:, k] = np.any(np.stack(inputs) != 0, axis=0)
-        else:
-            out[:, k] = matrix[:, col[f]]
     return FrameTable(ref_ts.copy(), out, features, reference_channel, needed, absent, source, zeroed, cmap.name)
 
 
