@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .extract import _compile_where, _parse_part, _truthy, _where_tests, raw_key
-from .paths import field_column
+from .paths import _STRUCT, field_column
 
 Column = tuple[list[Any], np.ndarray]
 _NONE = type(None)
@@ -177,16 +177,17 @@ _NUMBERS = frozenset({float, int})  # present whatever the value (0 too); not bo
 
 
 def truthy_flags(values: list[Any]) -> np.ndarray:
-    """``_truthy`` of each value: numbers are present (0 too), JSON containers and strings when
+    """``_truthy`` of each value: numbers are present (0 too), and so are the structs of
+    :mod:`services.strap.json_structs` (objects with a key); JSON containers and strings when
     not empty, booleans as they are; anything else through ``_truthy``."""
     classes = set(map(type, values))
-    if classes <= _NUMBERS:
+    always = _NUMBERS.union(c for c in classes if issubclass(c, _STRUCT))
+    if classes <= always:
         return np.ones(len(values), bool)
-    if not classes & _NUMBERS and classes <= _BOOL_IS_TRUTHY:
+    if not classes & always and classes <= _BOOL_IS_TRUTHY:
         return np.array(list(map(bool, values)), bool)
     plain = _BOOL_IS_TRUTHY
-    flags = [True if (c := v.__class__) is float or c is int else bool(v) if c in plain else _truthy(v)
-             for v in values]
+    flags = [True if v.__class__ in always else bool(v) if v.__class__ in plain else _truthy(v) for v in values]
     return np.array(flags, bool)
 
 
