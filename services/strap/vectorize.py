@@ -88,9 +88,13 @@ BATCH_MESSAGES = 2048
 
 class _ChannelBuffer:
     """Timestamps and code rows of one channel: messages are held in batches of
-    :data:`BATCH_MESSAGES` and coded by the map's batch rules (:mod:`services.strap.columns`)."""
+    :data:`BATCH_MESSAGES` and coded by the map's batch rules (:mod:`services.strap.columns`).
+    Code rows are kept as *runs*: a row only where it differs from the message before (scene
+    features change rarely), with the index of the message that starts it; alignment maps a
+    message to its run, so only the timestamps grow with the recording."""
 
-    __slots__ = ("ts", "width", "index", "rules", "interval", "ends", "msgs", "ctxs", "blocks")
+    __slots__ = ("ts", "width", "index", "rules", "interval", "ends", "msgs", "ctxs", "starts", "runs", "last",
+                 "done")
 
     def __init__(self, features: Sequence[str], rules, interval=None) -> None:
         self.ts = array("q")
@@ -101,7 +105,10 @@ class _ChannelBuffer:
         self.ends = array("q")
         self.msgs: list[Any] = []
         self.ctxs: list[Mapping[str, Any]] = []
-        self.blocks: list[np.ndarray] = []
+        self.starts: list[np.ndarray] = []  # index of the first message of each run
+        self.runs: list[np.ndarray] = []    # the code row of each run
+        self.last: np.ndarray | None = None  # the row of the last message coded
+        self.done = 0                         # messages coded
 
     def add_many(self, ts: np.ndarray, messages: list[Any], ctxs: list[Mapping[str, Any]]) -> None:
         self.ts.frombytes(np.ascontiguousarray(ts, np.int64).tobytes())
@@ -124,17 +131,32 @@ class _ChannelBuffer:
             for feat, codes in fn(self.msgs, self.ctxs, columns):
                 col = block[:, index[feat]]
                 np.maximum(col, codes, out=col)
-        self.blocks.append(block)
+        change = np.ones(n, bool)
+        change[1:] = (block[1:] != block[:-1]).any(axis=1)
+        if self.last is not None:
+            change[0] = bool((block[0] != self.last).any())
+        self.starts.append(self.done + np.flatnonzero(change))
+        self.runs.append(block[change])
+        self.last, self.done = block[-1].copy(), self.done + n
         self.msgs, self.ctxs = [], []
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(timestamps of every message, first message of each run, code row of each run)."""
         self.flush()
         ts = np.frombuffer(self.ts, dtype=np.int64) if len(self.ts) else np.zeros(0, np.int64)
-        codes = np.concatenate(self.blocks) if self.blocks else np.zeros((0, self.width), CODE_DTYPE)
-        self.blocks = [codes]  # not the blocks and their concatenation both
+        starts = np.concatenate(self.starts) if self.starts else np.zeros(0, np.int64)
+        runs = np.concatenate(self.runs) if self.runs else np.zeros((0, self.width), CODE_DTYPE)
+        self.starts, self.runs = [starts], [runs]
         if self.interval is None or not len(self.ts):
-            return ts, codes
-        return _episodes_to_steps(ts, np.frombuffer(self.ends, dtype=np.int64), codes)
+            return ts, starts, runs
+        codes = runs[np.searchsorted(starts, np.arange(ts.shape[0]), side="right") - 1]
+        points, steps = _episodes_to_steps(ts, np.frombuffer(self.ends, dtype=np.int64), codes)
+        return points, np.arange(points.shape[0]), steps
+
+
+def _run_of(starts: np.ndarray, message: np.ndarray) -> np.ndarray:
+    """The run holding each message index (-1 stays -1: no message yet)."""
+    return np.where(message >= 0, np.searchsorted(starts, message, side="right") - 1, -1)
 
 
 _OPEN_END = np.iinfo(np.int64).max
@@ -220,18 +242,17 @@ def vectorize_messages(
     out = np.zeros((ref_ts.shape[0], len(features)), CODE_DTYPE)
     aside: dict[str, np.ndarray] = {}
     for ch in needed:
-        ch_ts, codes = arrays.pop(ch)
-        if ch == reference_channel:
-            rows = codes
-        else:
-            rows = gather_rows(codes, align_indices(ref_ts, ch_ts))
-        del codes
+        ch_ts, starts, runs = arrays.pop(ch)
+        message = np.arange(ref_ts.shape[0]) if ch == reference_channel else align_indices(ref_ts, ch_ts)
+        run = _run_of(starts, message)
+        none = run < 0
         for j, f in enumerate(cmap.channel_features[ch]):
-            if f in at and f not in derived:
-                out[:, at[f]] = rows[:, j]
-            if f in inputs_needed:
-                aside[f] = rows[:, j].copy()
-        del rows
+            if (f in at and f not in derived) or f in inputs_needed:
+                column = gather_rows(runs[:, j], run) if none.any() else runs[:, j][run]
+                if f in at and f not in derived:
+                    out[:, at[f]] = column
+                if f in inputs_needed:
+                    aside[f] = column
     for k, f in enumerate(features):
         if f in derived:
             d = derived[f]
