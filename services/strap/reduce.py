@@ -129,6 +129,9 @@ def window_starts(n: int, window: int) -> np.ndarray:
     return np.clip(np.arange(n) - (w - 1) // 2, 0, max(n - w, 0))
 
 
+SMOOTH_BLOCK_FRAMES = 8192  # smoothing works through the frames in blocks: its temporaries stay this size
+
+
 def smooth_sources(ids: np.ndarray, window: int) -> np.ndarray:
     """For each frame, the frame whose vector it takes after majority smoothing."""
     n = ids.shape[0]
@@ -137,18 +140,22 @@ def smooth_sources(ids: np.ndarray, window: int) -> np.ndarray:
     if w <= 1:
         return own
     starts = window_starts(n, w)
-    members = starts[None, :] + np.arange(w)[:, None]        # (w, n) frame indices
-    wid = ids[members]                                       # (w, n) ids in the window
-    counts = np.zeros((w, n), np.int32)
-    for p in range(w):
-        for q in range(w):
-            counts[p] += wid[p] == wid[q]
-    best = counts.argmax(axis=0)                             # first maximal position
-    cols = np.arange(n)
-    top = counts[best, cols]
-    winner = wid[best, cols]
-    tie = np.any((counts == top) & (wid != winner), axis=0)
-    return np.where(tie, own, members[best, cols])
+    out = np.empty(n, np.int64)
+    for a in range(0, n, SMOOTH_BLOCK_FRAMES):  # each frame's window is read from the whole ``ids``
+        b = min(a + SMOOTH_BLOCK_FRAMES, n)
+        members = starts[None, a:b] + np.arange(w)[:, None]    # (w, block) frame indices
+        wid = ids[members]                                       # (w, block) ids in the window
+        counts = np.zeros((w, b - a), np.int32)
+        for p in range(w):
+            for q in range(w):
+                counts[p] += wid[p] == wid[q]
+        best = counts.argmax(axis=0)                             # first maximal position
+        cols = np.arange(b - a)
+        top = counts[best, cols]
+        winner = wid[best, cols]
+        tie = np.any((counts == top) & (wid != winner), axis=0)
+        out[a:b] = np.where(tie, own[a:b], members[best, cols])
+    return out
 
 
 def smooth(vectors: np.ndarray, window: int = 3) -> np.ndarray:

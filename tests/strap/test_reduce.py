@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from services.strap import reduce as reduce_module
 from services.strap.reduce import (
     ReduceParams,
     clip_length_frames,
@@ -138,3 +139,18 @@ def test_reduction_invariants(rows, w, n_clip):
         assert 1 <= s.clip_frames <= n_clip and s.clip_end <= s.end and s.preroll_start <= s.start
         assert s.vector == tuple(sm[s.start]) and all(tuple(x) == s.vector for x in sm[s.start:s.end])
     assert [s.start for s in r.segments] == sorted(s.start for s in r.segments)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=0, max_size=60), st.integers(1, 7), st.integers(1, 9))
+def test_smoothing_in_blocks_gives_what_one_pass_gives(ids: list[int], window: int, block: int) -> None:
+    """Memory stays flat (the temporaries are one block of frames): the blocks' seams change nothing."""
+    arr = np.asarray(ids, np.int64)
+    whole = reduce_module.smooth_sources(arr, window)
+    old = reduce_module.SMOOTH_BLOCK_FRAMES
+    try:
+        reduce_module.SMOOTH_BLOCK_FRAMES = block
+        blocked = reduce_module.smooth_sources(arr, window)
+    finally:
+        reduce_module.SMOOTH_BLOCK_FRAMES = old
+    assert blocked.tolist() == whole.tolist()
