@@ -208,11 +208,6 @@ class StructDecoder:
         return None if self._checks and self._unsure(structs) else (structs, kept)
 
 
-def is_struct(value: Any) -> bool:
-    """Whether ``value`` is one of the decoded structs."""
-    return msgspec is not None and isinstance(value, msgspec.Struct)
-
-
 def channel_decoders(raw_map: Mapping[str, Any]) -> dict[str, StructDecoder]:
     """A :class:`StructDecoder` per channel of a (validated) channel map whose payloads can be
     read as structs (JSON ones; the others never ask)."""
@@ -232,4 +227,4 @@ def channel_decoders(raw_map: Mapping[str, Any]) -> dict[str, StructDecoder]:
     return out
 
 
-__all__ = ["StructDecoder", "channel_decoders", "field_tree", "is_struct", "struct_type"]
+__all__ = ["StructDecoder", "channel_decoders", "field_tree", "struct_type"]
