@@ -27,6 +27,7 @@ and ten MAP periods for MAP (MAP changes rarely), as in the verifier.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -152,6 +153,17 @@ class MapView:
     stop_y_m: FloatArray
     aoi_s: FloatArray
     valid: BoolArray
+
+
+def _empty_view(cls: type, **ints: bool) -> object:
+    """A view with no rows (read-only: every receiver hands out the same one)."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    return cls(*_frozen(*(np.zeros(0, np.int64 if ints.get(n) else bool if n in ("valid", "brake_flag") else np.float64)
+                           for n in names)))
+
+
+_NO_TRACKS: TrackView = _empty_view(TrackView, vehicle=True, event_flags=True, msg_count=True)  # type: ignore[assignment]
+_NO_EVENTS: EventView = _empty_view(EventView, origin=True, event_id=True, hop_count=True)  # type: ignore[assignment]
 
 
 class Receiver:
@@ -330,6 +342,8 @@ class Receiver:
                 k, self._v["ts"][k], v0, a, h, t_stop, np.cos(h), np.sin(h), self._v["x"][k], self._v["y"][k],
                 self._v_brake[k], self._v_int["flags"][k], self._v_int["cnt"][k])
         k, ts, v0, a, h, t_stop, cos_h, sin_h, x, y, brake, flags, cnt = rows
+        if not k.shape[0]:
+            return _NO_TRACKS
         tau = np.minimum(np.maximum(0.0, t_s - ts), t_stop)
         s = v0 * tau + 0.5 * a * tau * tau
         v = np.maximum(0.0, v0 + a * tau)
@@ -347,6 +361,8 @@ class Receiver:
                 col["x"], col["y"], col["h"], col["v"], col["d"],
                 np.array([r["hop"] for _, r in held], dtype=np.float64).astype(np.int64), col["ts"])
         o, e, x, y, h, v, d, hop, ts = rows
+        if not o.shape[0]:
+            return _NO_EVENTS
         aoi = t_s - ts
         return EventView(o, e, x, y, h, v, d, hop, aoi, aoi <= self.budget[Stream.EEBL])
 
