@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := dev,carla,retrieval,llm,recordings,k8s,plots,postgres,asn1,export,viz
+EXTRAS := dev,carla,retrieval,llm,recordings,k8s,plots,postgres,asn1,sumo,export,viz
 PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
@@ -15,7 +15,7 @@ BUF := .tools/node_modules/.bin/buf
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'

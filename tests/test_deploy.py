@@ -28,6 +28,25 @@ def test_dockerfile_runs_as_non_root_and_selects_service() -> None:
         assert f'args: ["services.{svc}"]' in manifest
 
 
+def _pyproject_extras() -> set[str]:
+    import tomllib
+
+    return set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+
+
+def test_the_image_holds_every_runtime_extra_and_make_setup_every_extra() -> None:
+    """A backend the settings can select must be in the image (SUMO, PostgreSQL, ...), and ``make test``
+    must install what the suite exercises (else whole backends' tests skip on a fresh machine)."""
+    import re
+
+    extras = _pyproject_extras()
+    image = set(re.search(r'pip wheel [^\n]*"\.\[([^\]]+)\]"', (ROOT / "deploy" / "Dockerfile").read_text())
+                .group(1).split(","))
+    assert image == extras - {"dev", "plots"}
+    make = set(re.search(r"^EXTRAS := (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split(","))
+    assert make == extras
+
+
 def _check_module():  # type: ignore[no-untyped-def]
     import importlib.util
 
