@@ -89,7 +89,7 @@ class Frame:
             "rsu_ids": rsu[0], "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2], "rollout": rollout})
 
 
-class _SignalClock:
+class SignalClock:
     """``scene.signals.state(k * dt)`` for step ``k``, computed ``BLOCK`` steps at a time (the same
     element-wise arithmetic over a leading time axis: the same bits, a fraction of the calls)."""
 
@@ -186,7 +186,7 @@ class VectorEngine:
     def __init__(self, scene: Scene, st: TrafficState, programs: Sequence[ScenarioProgram], limit: list[int]):
         self.scene, self.st = scene, st
         self.adj = Adjudicator(scene, programs)
-        self.clock = _SignalClock(scene)
+        self.clock = SignalClock(scene)
         self.limit = np.array(limit)
         _freeze(st)
 

@@ -187,3 +187,38 @@ def test_ground_truth_fast_path_is_ground_truth_source_observe(vector: bool, mon
     programs = [p for p in programs if p.dt_s == programs[0].dt_s]
     paired.execute_batch(programs)
     assert len(set(checked)) == 2 * len(programs) and len(checked) > 1000
+
+
+@pytest.mark.parametrize(("n", "seed"), [(20, 0), (48, 1)])
+def test_scalar_engine_matches_numpy_on_the_race_grid(n: int, seed: int) -> None:
+    """The traffic race (bench/bench_traffic_race.py) runs the scalar engine up to SCALAR_MAX_VEHICLES, as
+    paired execution does: on its signalized grid (routes through four junctions, 256 signal groups,
+    vehicles re-entering at their routes' starts) both engines agree bit for bit, step after step,
+    with the phases of the block clock the race feeds them."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import race_grid
+
+    from services.simulator.engines import SignalClock
+
+    prog, _ = race_grid.grid_program(n, seed)
+    scene = Scene.from_programs([prog], [True], respawn=True)
+    assert scalar.use_scalar(scene)
+    st = initial_state(scene)
+    tr = ScalarTraffic(scene, st)
+    clock = SignalClock(scene)
+    ctl = EgoControl.nominal(1)
+    respawned = 0
+    for _ in range(900):
+        phase = clock.state(st.step)[0]
+        assert np.array_equal(phase, scene.signals.phase_at(st.t_s))
+        before = st.s.copy()
+        st = step(scene, st, ctl, phase)
+        tr.step([False], [float("nan")], [0.0], phase.tolist())
+        respawned += int(np.count_nonzero(st.s < before))
+        got = tr.state()
+        for f in _FIELDS:
+            assert _same(getattr(got, f), getattr(st, f)), f
+    assert respawned > 0  # the run reached routes' ends and put vehicles back
