@@ -518,6 +518,7 @@ def _chain(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]
         rg = max(5.0, round(lg / 2, 1))
         why = f"beyond the {rng:g} m range" if rng else "default chain"
     elif lg is None:
+        assert rg is not None  # (both None is the first branch)
         lg = min(300.0, 2 * rg)
         why = "twice the relay's gap"
     elif rg is None:
