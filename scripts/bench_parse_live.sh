@@ -10,7 +10,10 @@
 # (`--cache true` keeps the states of earlier requests, up to 2 GiB, and restores the one sharing the
 # longest prefix, so the parse and repair prompts do not evict each other), so a call evaluates only its
 # ~100-600 intent-specific tokens. The first call of each kind pays the whole prompt (~1 min on 2 cores). The server log (/tmp/llama_server_$PORT.log) shows the prefix hits and
-# the prompt-eval / generation rates. LLAMA_ARGS adds server flags (e.g. "--n_threads 2").
+# the prompt-eval / generation rates. One thread for prompt evaluation too: on 2 cores that other work
+# shares, two threads evaluated 400 prompt tokens at 21 tok/s and one at 37-68 tok/s (side by side; the
+# two threads wait on each other at every layer); on an idle machine LLAMA_ARGS="--n_threads_batch 2"
+# may win. LLAMA_ARGS adds or overrides server flags.
 #
 #   scripts/bench_parse_live.sh                     # all 157 held-out intents
 #   BENCH_LIMIT=20 scripts/bench_parse_live.sh      # the first 20
@@ -36,7 +39,8 @@ PYEOF
 fi
 echo "model: $MODEL"
 "$VENV/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" --n_ctx 8192 \
-  --cache true ${LLAMA_ARGS:-} >"/tmp/llama_server_$PORT.log" 2>&1 &
+  --cache true --cache_size $((1 << 30)) --n_threads 1 --n_threads_batch 1 ${LLAMA_ARGS:-} \
+  >"/tmp/llama_server_$PORT.log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER' EXIT
 for _ in $(seq 120); do
