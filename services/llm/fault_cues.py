@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from lastv2x.core.spec import FaultOperator
 from lastv2x.core.verifier import Finding, Severity
+from services.llm.intent_text import correct_typos
 
 CHECK = "parser.unparsed_fault"
 
@@ -147,9 +148,10 @@ def detect(text: str) -> list[CueClause]:
 
     A clause that refers back ("they come in late", "its position is off") takes its communication
     context and its stream from the clauses it can refer to: the earlier clauses of its sentence (across
-    semicolons) and of the sentence before, nearest first.
+    semicolons) and of the sentence before, nearest first. The clauses are read with the parser's own
+    one-edit typo corrections ("lateny" -> "latency"), so a misspelt fault is not a silent one.
     """
-    split = [c for c, _ in _split(text)]
+    split = [c for c, _ in _split(correct_typos(text))]
     out: list[CueClause] = []
     for i, clause in enumerate(split):
         if _HEALTHY.search(clause.text):

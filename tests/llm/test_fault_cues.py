@@ -64,6 +64,17 @@ def test_a_corruption_word_binds_to_the_nearest_field_not_to_a_direction_of_trav
     assert fault_cues.detect("IMA where the crossing car's heading is wrong.")
 
 
+@pytest.mark.parametrize(("text", "family"), [
+    ("IMA where half of the crossing car's messages get droped.", {"drop"}),
+    ("RLVW where the signal data arives with a latensy of 2 s.", {"delay"}),
+])
+def test_a_misspelt_fault_is_still_a_cue(text: str, family: set[str]) -> None:
+    """The guard reads the clauses with the parser's one-edit typo corrections: an LLM answer without
+    the fault cannot pass for a clean spec because the user misspelt the fault."""
+    (cue,) = fault_cues.detect(text)
+    assert family <= {o.value for o in cue.operators}
+
+
 def test_a_fault_no_operator_expresses_is_reported_not_dropped() -> None:
     res = LlmRoles().parse_intent(UNSUPPORTED, 5)
     assert res.spec.faults == ()
