@@ -60,8 +60,10 @@ class Assigner:
         lo, hi = AGENT_SPEED_RANGE_MPS
         return round(float(self._rng(Field.AGENT_SPEED, ordinal).uniform(lo, hi)), 1)
 
-    def preview(self, towns: Sequence[str]) -> dict[str, object]:
-        """The draws an LLM backend is told to use for fields the intent leaves open."""
-        return {"application_if_unstated": self.application().value, "town_if_unstated": self.town(towns),
-                "ego_speed_mps_if_unstated": self.ego_speed_mps(),
-                "agent_speed_mps_if_unstated": [self.agent_speed_mps(i) for i in range(3)]}
+    def preview(self, towns: Sequence[str], *, application_open: bool = True) -> dict[str, object]:
+        """The draws an LLM backend is told to use for fields the intent leaves open; no application
+        when the intent names one (``application_open`` False: a small model copies a default it is
+        shown instead of the application asked for)."""
+        out: dict[str, object] = {"application_if_unstated": self.application().value} if application_open else {}
+        return out | {"town_if_unstated": self.town(towns), "ego_speed_mps_if_unstated": self.ego_speed_mps(),
+                      "agent_speed_mps_if_unstated": [self.agent_speed_mps(i) for i in range(3)]}

@@ -48,6 +48,7 @@ from services.llm.backends import (
 from services.llm.config import LlmConfig
 from services.llm.errors import MalformedOutput, ParseFailed, RoleFailed
 from services.llm.evidence import EvidenceDigest
+from services.llm.grammar import stated_applications
 from services.llm.knowledge import KnowledgeNote, load_notes
 from services.llm.maps import MapView, junction_kind_for
 from services.llm.planner import ApproachCandidate, ScenePlan, check_candidates, validate_plan
@@ -147,7 +148,8 @@ class LlmRoles:
             observed.append(Finding("intent.injection", Severity.WARNING,
                                     "the intent contains instructions addressed to the model or code; they were "
                                     "treated as data and only schema-valid output was accepted", ("intent",)))
-        assignment = assigner.preview(self.maps.candidates(junction_kind_for(JunctionKind.ANY, None)))
+        assignment = assigner.preview(self.maps.candidates(junction_kind_for(JunctionKind.ANY, None)),
+                                      application_open=len(stated_applications(text)) != 1)
         history: list[AttemptRecord] = []
         notes: list[str] = []
         data: dict[str, Any] | None = None

@@ -44,3 +44,12 @@ def test_intent_and_seed_specific_text_comes_after_the_schema() -> None:
             assert len(os.path.commonprefix([systems[0], other])) >= schema_end, role
     # the two seeds' assignments do differ, so the prompts differ only after the schema
     assert by_role["parser"][0] != by_role["parser"][1]
+
+
+def test_no_default_application_is_offered_when_the_intent_names_one() -> None:
+    """Seed defaults are for fields the intent leaves open: an intent naming its application gets no
+    ``application_if_unstated`` to copy (a small model copied it), one naming none still gets it."""
+    (_, named), = _systems([("Forward collision warning with a lead car braking hard.", 5)])[:1]
+    (_, open_), = _systems([("A scenario in which half of the messages are lost.", 5)])[:1]
+    assert "application_if_unstated" not in named and "town_if_unstated" in named
+    assert "application_if_unstated" in open_
