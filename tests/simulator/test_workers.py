@@ -96,7 +96,10 @@ def _batch(n: int) -> simulator_pb2.ExecuteBatchRequest:
 def test_killing_a_worker_mid_batch_fails_only_its_rows(pooled_sim) -> None:
     replies = []
     killed: list[int] = []
-    for r in pooled_sim.ExecuteBatch(_batch(16), timeout=300):
+    batch = _batch(16)
+    for i, req in enumerate(batch.requests):  # chunk 1 (programs 0-7) short, chunk 2 twenty times longer:
+        req.program.duration_s = 3.0 if i < 8 else 60.0  # when chunk 1 is back, chunk 2 is still running
+    for r in pooled_sim.ExecuteBatch(batch, timeout=300):
         replies.append(r)
         if not killed:  # the first chunk is back: kill the workers still running chunks
             for p in multiprocessing.active_children():
