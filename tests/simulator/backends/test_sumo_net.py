@@ -10,9 +10,10 @@ import pytest
 from lastv2x.core.catalogue import Application
 from services.simulator.backends import sumo_net
 from services.simulator.reference import reference_program
+from tests.conftest import shared_data_dir
 
 sumolib = pytest.importorskip("sumolib", reason="the SUMO backend needs the 'sumo' extra")
-TOWN01 = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "opendrive" / "carla" / "Town01.xodr"
+TOWN01 = shared_data_dir() / "opendrive" / "carla" / "Town01.xodr"
 
 
 def test_a_signalized_scene_becomes_lanes_a_light_and_links_of_its_groups(tmp_path: Path) -> None:
