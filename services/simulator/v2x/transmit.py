@@ -38,6 +38,8 @@ from .messages import (
     message_count,
 )
 
+_NO_SITES = np.zeros(0, np.int64)
+
 
 class Transmitter:
     """The transmit half of the V2X source (a mixin of ``V2XInformationSource``, whose state it reads:
@@ -57,9 +59,9 @@ class Transmitter:
             self._prev_hb[keys] = hb
         due = cand & due_mask(self.t_prev, t, self._bsm_phase[keys], BSM_PERIOD_S)
         vi = np.nonzero(due)[0]
-        rsu_due = {s: np.nonzero(due_mask(self.t_prev, t, self.rsu_phase[s], period))[0]
-                   for s, period in ((Stream.SPAT, SPAT_PERIOD_S), (Stream.MAP, MAP_PERIOD_S))}
-        if not (vi.size or rsu_due[Stream.SPAT].size or rsu_due[Stream.MAP].size):
+        spat_due = self._due_sites(Stream.SPAT, SPAT_PERIOD_S, t)
+        map_due = self._due_sites(Stream.MAP, MAP_PERIOD_S, t)
+        if not (vi.size or spat_due.size or map_due.size):
             return  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
             vk = keys[vi]
@@ -86,8 +88,8 @@ class Transmitter:
         # RSUs
         spat, map_ = SpatBatch.empty(), MapBatch.empty()
         if len(self.sites):
-            spat = self._rsu_spat(snap, t, rsu_due[Stream.SPAT])
-            map_ = self._rsu_map(t, rsu_due[Stream.MAP])
+            spat = self._rsu_spat(snap, t, spat_due)
+            map_ = self._rsu_map(t, map_due)
         # faults (per message, all receivers)
         steps: dict[Stream, StepBatch] = {}
         sent = False
@@ -141,6 +143,12 @@ class Transmitter:
             timestamp_s=col(lambda r: r[4]["ts"]), x_m=col(lambda r: r[4]["x"]), y_m=col(lambda r: r[4]["y"]),
             heading_rad=col(lambda r: r[4]["h"]), speed_mps=col(lambda r: r[4]["v"]),
             decel_mps2=col(lambda r: r[4]["d"]))
+
+    def _due_sites(self, stream: Stream, period_s: float, t: float) -> np.ndarray:
+        """Indices of the RSU sites whose ``stream`` slot falls in (t_prev, t] (none without RSUs)."""
+        if not len(self.sites):
+            return _NO_SITES
+        return np.nonzero(due_mask(self.t_prev, t, self.rsu_phase[stream], period_s))[0]
 
     def _due_rsus(self, stream: Stream, ri: np.ndarray, t: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
