@@ -47,12 +47,12 @@ from .json_columns import (
     selector_batch,
     truthy_flags,
 )
+from .paths import all_str
 
 CODES = np.int16
 _NUMBER_CLASSES = frozenset({float, int})  # not bool: a JSON true is not a band value
 BatchFn = Callable[..., list[tuple[str, np.ndarray]]]  # (messages, contexts, columns=None) -> [(feature, codes)]
 _MEMO_MAX = 4096
-_STR_ONLY = frozenset({str})
 
 
 class BatchCoder:
@@ -295,7 +295,7 @@ def batch_classify_rule(rule: Mapping[str, Any], vocab_of: Callable[[str], Seque
                 first[i] = v
         # a memo hit per value without a call (the memo's keys are raw keys, i.e. strings: only a
         # string value can hit one); misses and values without a type take the slow road
-        if set(map(type, first)) <= _STR_ONLY:
+        if all_str(first):
             kinds = list(map(type_memo.get, first))
             if None in kinds:
                 kinds = [kind_of_value(v) if k is None else k for v, k in zip(first, kinds, strict=True)]

@@ -56,12 +56,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import SchemaError
-from .paths import _MISSING, _PART, _child, _is_sequence, _parse_part, compile_path, field_column  # noqa: F401 - re-exported
+from .paths import (  # noqa: F401 - re-exported
+    _MISSING,
+    _PART,
+    _child,
+    _is_sequence,
+    _parse_part,
+    all_str,
+    compile_path,
+    field_column,
+)
 
 Contribution = list[tuple[str, int]]
 RuleFn = Callable[..., Contribution]  # (message, context=EMPTY_CONTEXT) -> contributions
 EMPTY_CONTEXT: Mapping[str, Any] = {}
-_STR = frozenset({str})
 
 
 def raw_key(value: Any) -> str:
@@ -211,7 +219,7 @@ def compile_filter(where: Mapping[str, Any]) -> Callable[[Any], bool]:
                 values = field_column(msgs if isinstance(msgs, list) else list(msgs), key)
                 if values is None:  # not JSON: the general test
                     return [test(m, EMPTY_CONTEXT) for m in msgs]
-                if set(map(type, values)) <= _STR:
+                if all_str(values):
                     return list(map(ok.__contains__, values))  # strings: one C-level map
                 return [v in ok if v.__class__ is str else (v is not None and raw_key(v) in ok) for v in values]
     keep.batch = batch  # type: ignore[attr-defined]

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from .extract import _compile_where, _parse_part, _truthy, _where_tests, raw_key
-from .paths import _STRUCT, field_column
+from .paths import _ONLY_STR, _STRUCT, all_str, field_column
 
 Column = tuple[list[Any], np.ndarray]
 _NONE = type(None)
 _LIST_OR_NONE = frozenset({list, _NONE})
-_STR, _BOOL, _STR_OR_NONE = frozenset({str}), frozenset({bool}), frozenset({str, _NONE})
+_BOOL, _STR_OR_NONE = frozenset({bool}), frozenset({str, _NONE})
 
 
 def segments_of(path: str) -> list[tuple[str, str, Any]] | None:
@@ -128,7 +128,7 @@ def where_batch(where: Mapping[str, Any]) -> Callable[[list[Any], np.ndarray, Se
             if per_msg is None:
                 per_msg = [c.get(ref_name) for c in ctxs]
             refs = list(map(per_msg.__getitem__, owner.tolist()))
-            if set(map(type, values)) <= _STR and set(map(type, refs)) <= _STR_OR_NONE:
+            if all_str(values) and set(map(type, refs)) <= _STR_OR_NONE:
                 return list(map(eq, values, refs))  # strings against strings (or no value yet): equality
             return [(v == ref) if (v.__class__ is str and ref.__class__ is str)
                     else (ref is not None and v is not None and raw_key(v) == raw_key(ref))
@@ -143,7 +143,7 @@ def where_batch(where: Mapping[str, Any]) -> Callable[[list[Any], np.ndarray, Se
         if values is None:  # not JSON: the per-item test
             return each(items, owner, ctxs)
         classes = set(map(type, values))
-        if classes <= _STR:
+        if classes <= _ONLY_STR:
             return list(map(ok.__contains__, values))
         if classes <= _BOOL:
             return list(map(by_bool.__getitem__, values))

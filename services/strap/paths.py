@@ -91,6 +91,14 @@ def field_column(values: list[Any], name: str) -> list[Any] | None:
         return None
 
 
+def all_str(values: list[Any]) -> bool:
+    """Whether every value is a ``str`` (then a column test can run as one C-level map)."""
+    return set(map(type, values)) <= _ONLY_STR
+
+
+_ONLY_STR = frozenset({str})
+
+
 def _is_sequence(value: Any) -> bool:
     if isinstance(value, (str, bytes, dict, ProtoMessage)):
         return False
