@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -226,21 +227,21 @@ class ChannelParams:
         need(self.latency_slope_s_per_db >= 0, "latency_slope_s_per_db must be >= 0")
         need(self.delivery_slope_per_db > 0, "delivery_slope_per_db must be > 0")
 
-    @property
+    @cached_property  # derived once per params object: the channel reads them on every link evaluation
     def wavelength_m(self) -> float:
         return SPEED_OF_LIGHT_M_S / self.carrier_frequency_hz
 
-    @property
+    @cached_property
     def thermal_noise_dbm(self) -> float:
         """kTB over the channel bandwidth (-104.0 dBm for 10 MHz)."""
         return self.thermal_noise_density_dbm_hz + 10.0 * math.log10(self.bandwidth_hz)
 
-    @property
+    @cached_property
     def noise_floor_dbm(self) -> float:
         """Thermal noise + receiver noise figure (-98.0 dBm by default)."""
         return self.thermal_noise_dbm + self.noise_figure_db
 
-    @property
+    @cached_property
     def reference_loss_db(self) -> float:
         """Free-space (Friis) loss at ``reference_distance_m`` (47.86 dB at 5.9 GHz, 1 m)."""
         return 20.0 * math.log10(4.0 * math.pi * self.reference_distance_m / self.wavelength_m)

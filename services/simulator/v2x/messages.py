@@ -204,6 +204,29 @@ def due_mask(t_prev: float | None, t_now: float, phase_s: FloatArray, period_s: 
     return k_now > k_prev
 
 
+QUIET_GUARD_S = 1e-6  # far above the rounding of (t - phase) / period at any scenario time, far below a step
+
+
+def quiet_until_s(t_now: float, phase_s: FloatArray, period_s: float) -> float:
+    """A time before which none of the senders has a slot after ``t_now``: for any ``t_prev >= t_now``
+    and ``t < quiet_until_s(...)``, ``due_mask(t_prev, t, ...)`` is all False, so a caller may skip it.
+
+    Each sender's next slot is ``phase + (k + 1) * period`` for its slot ``k`` at ``t_now`` (as
+    :func:`due_mask` counts it, with its 1e-9 slot tolerance); :data:`QUIET_GUARD_S` earlier covers the
+    rounding of that division. -inf (check every step) when a phase is not finite; +inf without senders."""
+    if phase_s.shape[0] > _SMALL:
+        k = np.floor((t_now - phase_s) / period_s + 1e-9)
+        first = float(np.min(phase_s + (k + 1 - 1e-9) * period_s))
+        return first - QUIET_GUARD_S if math.isfinite(first) else -math.inf
+    first = math.inf
+    for p in phase_s.tolist():
+        a = (t_now - p) / period_s + 1e-9
+        if not math.isfinite(a):
+            return -math.inf
+        first = min(first, p + (math.floor(a) + 1 - 1e-9) * period_s)
+    return first - QUIET_GUARD_S
+
+
 # ---------------------------------------------------------------------------
 # Record batches
 # ---------------------------------------------------------------------------

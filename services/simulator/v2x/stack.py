@@ -203,6 +203,9 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
                           Stream.MAP: self.jitter.phase_s(rsu_hash, Stream.MAP, MAP_PERIOD_S)}
         self.rsu_count = {Stream.SPAT: np.zeros(len(self.sites), np.int64),
                           Stream.MAP: np.zeros(len(self.sites), np.int64)}
+        # per stream, a time before which no sender is due (messages.quiet_until_s): the due checks skip it
+        self._quiet_until_s = {Stream.BSM: -math.inf, Stream.SPAT: -math.inf, Stream.MAP: -math.inf}
+        self._quiet_keys: np.ndarray | None = None  # the vehicle keys the BSM quiet time was computed for
         # ego lanes (MAP lookup) and fault context
         ego = program.ego
         self.ego_crossings = list(ego.route.crossings)

@@ -36,6 +36,7 @@ from .messages import (
     filled,
     make_map,
     message_count,
+    quiet_until_s,
 )
 
 _NO_SITES = np.zeros(0, np.int64)
@@ -57,8 +58,14 @@ class Transmitter:
             onset = hb & ~self._prev_hb[keys]
             self._event_seq[keys[onset]] += 1
             self._prev_hb[keys] = hb
-        due = cand & due_mask(self.t_prev, t, self._bsm_phase[keys], BSM_PERIOD_S)
-        vi = np.nonzero(due)[0]
+        if keys is not self._quiet_keys:  # another set of vehicles: their BSM slots are checked afresh
+            self._quiet_keys, self._quiet_until_s[Stream.BSM] = keys, -math.inf
+        if t < self._quiet_until_s[Stream.BSM]:
+            vi = _NO_SITES
+        else:
+            phase = self._bsm_phase[keys]
+            vi = np.nonzero(cand & due_mask(self.t_prev, t, phase, BSM_PERIOD_S))[0]
+            self._quiet_until_s[Stream.BSM] = quiet_until_s(t, phase, BSM_PERIOD_S)
         spat_due = self._due_sites(Stream.SPAT, SPAT_PERIOD_S, t)
         map_due = self._due_sites(Stream.MAP, MAP_PERIOD_S, t)
         if not (vi.size or spat_due.size or map_due.size):
@@ -145,10 +152,13 @@ class Transmitter:
             decel_mps2=col(lambda r: r[4]["d"]))
 
     def _due_sites(self, stream: Stream, period_s: float, t: float) -> np.ndarray:
-        """Indices of the RSU sites whose ``stream`` slot falls in (t_prev, t] (none without RSUs)."""
-        if not len(self.sites):
+        """Indices of the RSU sites whose ``stream`` slot falls in (t_prev, t] (none without RSUs, none
+        before the quiet time the last check left: MAP is due on one step in twenty)."""
+        if not len(self.sites) or t < self._quiet_until_s[stream]:
             return _NO_SITES
-        return np.nonzero(due_mask(self.t_prev, t, self.rsu_phase[stream], period_s))[0]
+        phase = self.rsu_phase[stream]
+        self._quiet_until_s[stream] = quiet_until_s(t, phase, period_s)
+        return np.nonzero(due_mask(self.t_prev, t, phase, period_s))[0]
 
     def _due_rsus(self, stream: Stream, ri: np.ndarray, t: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lastv2x.core.catalogue import Application, Stream
 from lastv2x.core.program import (
@@ -25,6 +27,7 @@ from services.simulator.v2x.messages import (
     BusJitter,
     KeyTable,
     due_mask,
+    quiet_until_s,
 )
 from services.simulator.v2x.stack import V2XConfig, V2XInformationSource
 from tests.simulator.v2x.world import MiniWorld, rlvw_spec, run
@@ -103,6 +106,30 @@ def test_due_mask_is_periodic_per_sender_phase():
         ticks += due_mask(t_prev, t, phase, 0.1)
         t_prev = t
     assert list(ticks) == [100, 100, 100]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0, exclude_max=True), min_size=1, max_size=40),
+       st.sampled_from([0.1, 1.0]), st.sampled_from([0.05, 0.1, 0.02]), st.integers(0, 20_000))
+def test_quiet_until_skips_only_steps_where_nobody_is_due(phase_frac, period, dt, k0):
+    """The transmitters skip their due check before quiet_until_s: that must never skip a due slot, and
+    (not to skip nothing) the quiet time lies within one period ahead."""
+    phase = np.array(phase_frac) * period
+    t_check = k0 * dt
+    quiet = quiet_until_s(t_check, phase, period)
+    assert t_check < quiet + 1e-6 <= t_check + period + 1e-6
+    t_prev = t_check
+    for k in range(k0 + 1, k0 + 1 + int(round(period / dt)) + 2):
+        t = k * dt
+        if t < quiet:
+            assert not due_mask(t_prev, t, phase, period).any()
+        t_prev = t
+
+
+def test_quiet_until_is_minus_inf_for_a_non_finite_phase():
+    assert quiet_until_s(1.0, np.array([0.01, np.inf]), 0.1) == -np.inf
+    assert quiet_until_s(1.0, np.full(40, np.nan), 0.1) == -np.inf
+    assert quiet_until_s(1.0, np.zeros(0), 0.1) == np.inf
 
 
 def test_bus_jitter_is_per_sender_and_order_independent():
