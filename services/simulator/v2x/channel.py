@@ -472,7 +472,9 @@ def _small_delivery_and_latency(p0: FloatArray, h0: FloatArray, p1: FloatArray, 
         return None
     n = len(x0)
     d2 = np.hypot([x1[i] - x0[i] for i in range(n)], [y1[i] - y0[i] for i in range(n)])
-    dist = np.hypot(d2, [hb[i] - ha[i] for i in range(n)]).tolist()
+    dz = [hb[i] - ha[i] for i in range(n)]
+    # hypot(x, +-0) is |x| exactly (C99 Annex F), and d2 >= 0: vehicle-to-vehicle links need no second call
+    dist = np.hypot(d2, dz).tolist() if any(dz) else d2.tolist()
     rng_m, d0 = params.range_m, params.reference_distance_m
     in_range = [d <= rng_m for d in dist]
     dc = [d if d > d0 else d0 for d in dist]  # np.maximum(dist, d0)

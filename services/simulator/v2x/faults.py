@@ -226,6 +226,11 @@ class FaultWindow:
 
 _NO_ROWS_B = np.zeros(0, dtype=bool)
 _NO_ROWS_F = np.zeros(0)
+_SHARED_ROWS = 256
+_ALL_KEPT = np.ones(_SHARED_ROWS, dtype=bool)
+_NO_DELAY = np.zeros(_SHARED_ROWS)
+_ALL_KEPT.setflags(write=False)
+_NO_DELAY.setflags(write=False)
 
 
 @dataclass
@@ -252,6 +257,17 @@ class StepBatch:
             out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=trues(n), extra_delay_s=np.zeros(n))
         else:  # zero-length arrays: nothing can be written to them, one pair serves every empty step
             out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=_NO_ROWS_B, extra_delay_s=_NO_ROWS_F)
+        return out
+
+    @classmethod
+    def untouched(cls, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
+        """:meth:`of` for a stream no fault acts on: every row kept, no delay, as read-only views of shared
+        arrays (only operators write to a step, and none runs on it)."""
+        n = len(batch)
+        if n > _SHARED_ROWS:
+            return cls.of(stream, t_s, batch)
+        out = object.__new__(cls)
+        out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=_ALL_KEPT[:n], extra_delay_s=_NO_DELAY[:n])
         return out
 
 
@@ -621,6 +637,7 @@ class FaultEngine:
                 af.target_group_key = groups.key(name) if name else NO_KEY
             af.ego_lane_keys = np.asarray([lanes.key(x) for x in ctx.ego_lane_ids], dtype=np.int64)
             self.faults.append(af)
+        self._streams = frozenset(af.stream for af in self.faults)  # the streams some fault acts on
 
     def __iter__(self) -> Iterator[ActiveFault]:
         return iter(self.faults)
@@ -639,6 +656,8 @@ class FaultEngine:
                 af.activity.end_s = af.window.end_s
 
     def apply(self, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
+        if stream not in self._streams:
+            return StepBatch.untouched(stream, t_s, batch)
         step = StepBatch.of(stream, t_s, batch)
         if not len(batch):
             return step

@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -130,6 +130,7 @@ class KeyTable:
         return len(self._names)
 
 
+_DELAY_BLOCK = 64  # bus delays are computed for this many consecutive messages of a sender at once
 _SMALL = 32  # up to this many elements the arithmetic runs on Python scalars (same result, no numpy overhead)
 _TRUES = np.ones(256, dtype=bool)
 _TRUES.setflags(write=False)
@@ -163,6 +164,9 @@ class BusJitter:
 
     base: int
     bus_delay_max_s: float = DEFAULT_BUS_DELAY_MAX_S
+    # (stream, sender hash, block) -> the delays of that sender's messages block * _DELAY_BLOCK onwards:
+    # a step's few due senders read them instead of hashing their counters one call at a time
+    _blocks: dict[tuple[Stream, int, int], list[float]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_seed(cls, seed: int, bus_delay_max_s: float = DEFAULT_BUS_DELAY_MAX_S) -> BusJitter:
@@ -178,8 +182,24 @@ class BusJitter:
         index = np.asarray(index)
         if self.bus_delay_max_s <= 0.0 or index.size == 0:
             return np.zeros(index.shape)
+        if index.ndim == 1 and index.shape[0] <= _SMALL and np.shape(sender_hash) == index.shape:
+            out = []
+            for h, i in zip(np.asarray(sender_hash).tolist(), index.tolist(), strict=True):
+                block = self._blocks.get((stream, h, i // _DELAY_BLOCK))
+                if block is None:
+                    block = self._delay_block(stream, h, i // _DELAY_BLOCK)
+                out.append(block[i % _DELAY_BLOCK])
+            return np.array(out, dtype=np.float64)
         u = counter_uniform(self.base ^ _stream_key(stream), sender_hash, index + 1)
         return self.bus_delay_max_s * u
+
+    def _delay_block(self, stream: Stream, sender_hash: int, block: int) -> list[float]:
+        """The delays of messages ``block * _DELAY_BLOCK`` to ``+ _DELAY_BLOCK - 1`` of one sender (the same
+        elementwise values :meth:`bus_delay_s` computes for them one by one), kept for the next calls."""
+        index = np.arange(block * _DELAY_BLOCK, (block + 1) * _DELAY_BLOCK, dtype=np.int64)
+        u = counter_uniform(self.base ^ _stream_key(stream), np.full(_DELAY_BLOCK, sender_hash, np.uint64), index + 1)
+        values = self._blocks[(stream, sender_hash, block)] = (self.bus_delay_max_s * u).tolist()
+        return values
 
 
 def due_mask(t_prev: float | None, t_now: float, phase_s: FloatArray, period_s: float) -> BoolArray:

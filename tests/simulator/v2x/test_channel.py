@@ -15,6 +15,7 @@ from services.simulator.v2x.channel import (
     ChannelParams,
     blockage_db,
     coverage_grid,
+    delivery_and_latency,
     delivery_probability,
     evaluate_links,
     latency_s,
@@ -508,3 +509,23 @@ def test_coverage_validation():
         coverage_grid([[0, 0]], 5.0, np.zeros((2, 2)), None, P, cell_m=0.0)
     with pytest.raises(ValueError):
         coverage_grid([[0, 0]], 5.0, np.zeros(4, bool), None, P)
+
+
+_coord = st.floats(-400.0, 400.0, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_coord, _coord, _coord, _coord, st.sampled_from([1.5, 1.5, 6.0, 0.0])),
+                min_size=1, max_size=40), st.sampled_from([None, 120.0]), st.booleans())
+def test_delivery_and_latency_is_evaluate_links_bit_for_bit(links, breakpoint_m, canyon):
+    """The step's fast path (floats up to _SMALL_LINKS links, one hypot when all heights match) gives
+    evaluate_links' delivery probability and latency to the bit, with and without buildings."""
+    params = ChannelParams(breakpoint_distance_m=breakpoint_m) if breakpoint_m else ChannelParams()
+    tx = np.array([(a, b) for a, b, _, _, _ in links])
+    rx = np.array([(c, d) for _, _, c, d, _ in links])
+    h_tx = np.array([h for *_, h in links])
+    h_rx = np.full(len(links), 1.5)
+    buildings = synthetic_urban_canyon().buildings if canyon else None
+    prob, lat = delivery_and_latency(tx, h_tx, rx, h_rx, buildings, params)
+    lb = evaluate_links(tx, h_tx, rx, h_rx, buildings, params)
+    assert np.array_equal(prob, lb.delivery_prob) and np.array_equal(lat, lb.latency_s)

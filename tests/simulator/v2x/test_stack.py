@@ -18,7 +18,7 @@ from lastv2x.core.program import (
     SignalGroupPlan,
     VehicleRole,
 )
-from lastv2x.core.rng import equipage
+from lastv2x.core.rng import counter_uniform, equipage, stable_hash64
 from lastv2x.core.spec import V2X, parse_spec
 from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.info import InformationSource, MonitoredSource
@@ -143,6 +143,20 @@ def test_bus_jitter_is_per_sender_and_order_independent():
     assert not np.array_equal(p1, BusJitter.from_seed(8).phase_s(h, Stream.BSM, 0.1))
     d = j.bus_delay_s(h, Stream.BSM, np.array([5, 5, 5]))
     assert np.all((0 <= d) & (d < j.bus_delay_max_s))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**31), st.lists(st.tuples(st.integers(0, 2**63), st.integers(0, 5000)), min_size=1,
+                                        max_size=40))
+def test_bus_delays_from_blocks_equal_the_per_message_hash(seed, msgs):
+    """A few senders' delays come from per-sender blocks (cached): the same bits as hashing each counter."""
+    j = BusJitter.from_seed(seed)
+    h = np.array([m[0] for m in msgs], np.uint64)
+    idx = np.array([m[1] for m in msgs], np.int64)
+    for _ in range(2):  # the second call reads the blocks the first one kept
+        got = j.bus_delay_s(h, Stream.BSM, idx)
+        want = j.bus_delay_max_s * counter_uniform(j.base ^ stable_hash64(f"stream:{Stream.BSM}"), h, idx + 1)
+        assert got.dtype == np.float64 and np.array_equal(got, want)
 
 
 def test_equipage_by_penetration_is_seeded_and_per_vehicle():
