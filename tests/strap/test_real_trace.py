@@ -137,7 +137,7 @@ def test_a_reconstruction_mutant_is_a_fault(rlvw):
     run = load_run(path, program)
     table = ingest(path, "platform", modules=["reconstruction"])
     red = reduce_table(table)
-    mutant = _mutant_at("reconstruction", "np.maximum(0.0, mn - t_s)", "arith", "Receiver.signals",
+    mutant = _mutant_at("reconstruction", "_not_negative(min_end - t_s)", "arith", "Receiver.signal_beliefs",
                         RECONSTRUCTION_MODULE)
     replayed = replay_reconstruction(run, mutant.load())
     expected = recorded_belief_keys(run)

@@ -74,8 +74,23 @@ def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     return arrays
 
 
+def _where(idx: IntArray, keys: IntArray, mask: BoolArray) -> tuple[IntArray, IntArray]:
+    """``idx[mask], keys[mask]``; the arrays themselves when every row is selected (the common case)."""
+    if all(mask.tolist()):
+        return idx, keys
+    return idx[mask], keys[mask]
+
+
+def _not_negative(x: float) -> float:
+    """``np.maximum(0.0, x)`` of one float (a NaN passes through, as there; ``max(0.0, x)`` would drop it)."""
+    return x if x > 0.0 or x != x else 0.0
+
+
 def _newest_per_key(keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> IntArray:
-    """Index of the row with the largest (timestamp, rx time) per key."""
+    """Index of the row with the largest (timestamp, rx time) per key, in key order."""
+    k = keys.tolist()
+    if all(a < b for a, b in zip(k, k[1:], strict=False)):  # one row per key, in key order (the usual batch)
+        return np.arange(len(k))
     order = np.lexsort((rx, timestamp, keys))
     k = keys[order]
     last = np.ones(k.shape[0], dtype=bool)
@@ -162,6 +177,10 @@ def _empty_view(cls: type, **ints: bool) -> object:
                            for n in names)))
 
 
+# a held group / track as Python rows (Receiver._held_signals / _held_tracks say the fields)
+_SignalRow = tuple[int, int, float, float, float]
+_TrackRow = tuple[int, float, float, float, float, float, float, float, float, float, bool, int, int]
+
 _NO_TRACKS: TrackView = _empty_view(TrackView, vehicle=True, event_flags=True, msg_count=True)  # type: ignore[assignment]
 _NO_EVENTS: EventView = _empty_view(EventView, origin=True, event_id=True, hop_count=True)  # type: ignore[assignment]
 
@@ -187,6 +206,9 @@ class Receiver:
         self._v = {n: np.zeros(0) for n in ("x", "y", "v", "h", "a", "ts", "rx")}
         self._v_int = {n: np.zeros(0, np.int64) for n in ("cnt", "flags")}
         self._v_brake = np.zeros(0, bool)
+        # a lower bound of the held tracks' last reception times: expire has nothing to drop before
+        # t - floor exceeds the timeout (inf: no track held)
+        self._v_rx_floor = math.inf
         # map, by lane key
         self._l_has = np.zeros(0, bool)
         self._l = {n: np.zeros(0) for n in ("sx", "sy", "ts", "rx")}
@@ -195,30 +217,38 @@ class Receiver:
         self._events: dict[tuple[int, int], dict[str, float]] = {}
         # the views' parts that depend on the held state only (not on t), gathered once per change of
         # that state: None = stale (every ingest / expire that changes a part clears its entry)
-        self._signal_rows: tuple[np.ndarray, ...] | None = None
-        self._track_rows: tuple[np.ndarray, ...] | None = None
+        self._signal_rows: tuple[tuple[np.ndarray, ...], list[_SignalRow]] | None = None
+        self._track_rows: list[_TrackRow] | None = None
         self._event_rows: tuple[np.ndarray, ...] | None = None
 
     # ------------------------------------------------------------------ ingest
+    def _add_peaks(self, stream: Stream, has: BoolArray, held_ts: FloatArray, rx: FloatArray, keys: IntArray) -> None:
+        """Record the AoI peaks of the rows about to replace the held rows ``keys`` (received at ``rx``)."""
+        if not self.peaks.record:
+            return
+        had = has[keys]
+        if not all(had.tolist()):
+            rx, keys = rx[had], keys[had]
+        self.peaks.add(stream, rx, keys, rx - held_ts[keys])
+
     def ingest_spat(self, b: SpatBatch, rx: FloatArray) -> None:
         if len(b) == 0:
             return
         idx = _newest_per_key(b.group, b.timestamp_s, rx)
         g = b.group[idx]
-        n = int(g.max()) + 1
-        self._g_has = _grow(self._g_has, n, False)
-        for k in self._g:
-            self._g[k] = _grow(self._g[k], n, -math.inf if k in ("ts", "rx") else 0.0)
-        for k in self._g_int:
-            self._g_int[k] = _grow(self._g_int[k], n, 0)
+        n = max(g.tolist()) + 1
+        if n > self._g_has.shape[0]:
+            self._g_has = _grow(self._g_has, n, False)
+            for k in self._g:
+                self._g[k] = _grow(self._g[k], n, -math.inf if k in ("ts", "rx") else 0.0)
+            for k in self._g_int:
+                self._g_int[k] = _grow(self._g_int[k], n, 0)
         ts = b.timestamp_s[idx]
         hop = b.hop_count[idx]
-        newer = (ts > self._g["ts"][g]) | ((ts == self._g["ts"][g]) & (hop < self._g_int["hop"][g]))
-        sel = idx[newer]
-        gs = g[newer]
-        had = self._g_has[gs]
+        held_ts = self._g["ts"][g]
+        sel, gs = _where(idx, g, (ts > held_ts) | ((ts == held_ts) & (hop < self._g_int["hop"][g])))
         self._signal_rows = None
-        self.peaks.add(Stream.SPAT, rx[sel][had], gs[had], rx[sel][had] - self._g["ts"][gs][had])
+        self._add_peaks(Stream.SPAT, self._g_has, self._g["ts"], rx[sel], gs)
         self._g_has[gs] = True
         self._g["min_end"][gs] = b.min_end_time_s[sel]
         self._g["max_end"][gs] = b.max_end_time_s[sel]
@@ -232,27 +262,27 @@ class Receiver:
     def ingest_bsm(self, b: BsmBatch, rx: FloatArray) -> None:
         if len(b) == 0:
             return
-        mine = b.sender != self.self_key
-        if not mine.all():
+        if self.self_key in b.sender.tolist():  # its own BSMs (a relay hearing itself) are no track
+            mine = b.sender != self.self_key
             b, rx = b.take(mine), rx[mine]
             if len(b) == 0:
                 return
         idx = _newest_per_key(b.sender, b.timestamp_s, rx)
         v = b.sender[idx]
-        n = int(v.max()) + 1
-        self._v_has = _grow(self._v_has, n, False)
-        self._v_brake = _grow(self._v_brake, n, False)
-        for k in self._v:
-            self._v[k] = _grow(self._v[k], n, -math.inf if k in ("ts", "rx") else 0.0)
-        for k in self._v_int:
-            self._v_int[k] = _grow(self._v_int[k], n, 0)
+        n = max(v.tolist()) + 1
+        if n > self._v_has.shape[0]:
+            self._v_has = _grow(self._v_has, n, False)
+            self._v_brake = _grow(self._v_brake, n, False)
+            for k in self._v:
+                self._v[k] = _grow(self._v[k], n, -math.inf if k in ("ts", "rx") else 0.0)
+            for k in self._v_int:
+                self._v_int[k] = _grow(self._v_int[k], n, 0)
         self._track_rows = None
         # any reception keeps the track alive, only newer data replaces it
         self._v["rx"][v] = np.maximum(self._v["rx"][v], rx[idx])
-        newer = b.timestamp_s[idx] > self._v["ts"][v]
-        sel, vs = idx[newer], v[newer]
-        had = self._v_has[vs]
-        self.peaks.add(Stream.BSM, rx[sel][had], vs[had], rx[sel][had] - self._v["ts"][vs][had])
+        self._v_rx_floor = min(self._v_rx_floor, min(rx.tolist()))
+        sel, vs = _where(idx, v, b.timestamp_s[idx] > self._v["ts"][v])
+        self._add_peaks(Stream.BSM, self._v_has, self._v["ts"], rx[sel], vs)
         self._v_has[v] = True
         self._v["x"][vs] = b.x_m[sel]
         self._v["y"][vs] = b.y_m[sel]
@@ -269,15 +299,14 @@ class Receiver:
             return
         idx = _newest_per_key(b.lane, b.timestamp_s, rx)
         lane = b.lane[idx]
-        n = int(lane.max()) + 1
-        self._l_has = _grow(self._l_has, n, False)
-        self._l_group = _grow(self._l_group, n, NO_KEY)
-        for k in self._l:
-            self._l[k] = _grow(self._l[k], n, -math.inf if k in ("ts", "rx") else 0.0)
-        newer = b.timestamp_s[idx] > self._l["ts"][lane]
-        sel, ls = idx[newer], lane[newer]
-        had = self._l_has[ls]
-        self.peaks.add(Stream.MAP, rx[sel][had], ls[had], rx[sel][had] - self._l["ts"][ls][had])
+        n = max(lane.tolist()) + 1
+        if n > self._l_has.shape[0]:
+            self._l_has = _grow(self._l_has, n, False)
+            self._l_group = _grow(self._l_group, n, NO_KEY)
+            for k in self._l:
+                self._l[k] = _grow(self._l[k], n, -math.inf if k in ("ts", "rx") else 0.0)
+        sel, ls = _where(idx, lane, b.timestamp_s[idx] > self._l["ts"][lane])
+        self._add_peaks(Stream.MAP, self._l_has, self._l["ts"], rx[sel], ls)
         self._l_has[ls] = True
         self._l_group[ls] = b.group[sel]
         self._l["sx"][ls] = b.stop_x_m[sel]
@@ -308,48 +337,86 @@ class Receiver:
     # ------------------------------------------------------------------ views
     def expire(self, t_s: float) -> None:
         """Drop tracks and events not heard of within their timeouts."""
-        if self._v_has.size:
+        # t - rx does not grow with rx (rounding is monotonic): nothing is due while the floor is not
+        if t_s - self._v_rx_floor > self.track_timeout_s:
             gone = self._v_has & (t_s - self._v["rx"] > self.track_timeout_s)
             if gone.any():
                 self._track_rows = None
                 self._v_has[gone] = False
                 self._v["ts"][gone] = -math.inf
                 self._v["rx"][gone] = -math.inf
+            held_rx = self._v["rx"][self._v_has]
+            self._v_rx_floor = float(held_rx.min()) if held_rx.size else math.inf
         for key in [k for k, r in self._events.items() if t_s - r["rx"] > self.event_timeout_s]:
             del self._events[key]
             self._event_rows = None
 
-    def signals(self, t_s: float) -> SignalView:
+    def _held_signals(self) -> tuple[tuple[np.ndarray, ...], list[_SignalRow]]:
+        """The held groups as read-only arrays (group, phase, min end, max end, green start, timestamp, hop,
+        origin) and as Python rows (group, phase, min end, green start, timestamp): the parts of the belief
+        that do not depend on t, gathered once per change of the held state."""
         rows = self._signal_rows
         if rows is None:
             g = np.nonzero(self._g_has)[0].astype(np.int64)
-            rows = self._signal_rows = _frozen(
+            arrays = _frozen(
                 g, self._g_int["phase"][g], self._g["min_end"][g], self._g["max_end"][g], self._g["green"][g],
                 self._g["ts"][g], self._g_int["hop"][g], self._g_int["origin"][g])
-        g, phase, mn, mx, green, ts, hop, origin = rows
-        aoi = t_s - ts
-        return SignalView(g, phase, mn, mx, green, np.maximum(0.0, mn - t_s), np.maximum(0.0, green - t_s), aoi,
-                          ts, aoi <= self.budget[Stream.SPAT], hop, origin)
+            rows = self._signal_rows = arrays, list(zip(*(arrays[i].tolist() for i in (0, 1, 2, 4, 5)), strict=True))
+        return rows
 
-    def tracks(self, t_s: float) -> TrackView:
+    def signal_beliefs(self, t_s: float) -> list[tuple[int, int, float, float, float, bool]]:
+        """(group key, phase, countdown_s, time_to_green_s, aoi_s, valid) of every held group at ``t_s``; the
+        countdowns are dead-reckoned from the absolute end times and never negative. Plain Python: a
+        receiver holds a handful of groups, for which numpy's per-call cost is most of the work."""
+        budget = self.budget[Stream.SPAT]
+        out = []
+        for g, phase, min_end, green, ts in self._held_signals()[1]:
+            aoi = t_s - ts
+            out.append((g, phase, _not_negative(min_end - t_s), _not_negative(green - t_s), aoi, aoi <= budget))
+        return out
+
+    def signals(self, t_s: float) -> SignalView:
+        (g, phase, mn, mx, green, ts, hop, origin), _ = self._held_signals()
+        beliefs = self.signal_beliefs(t_s)
+        countdown, to_green, aoi = (np.array([b[i] for b in beliefs], np.float64) for i in (2, 3, 4))
+        return SignalView(g, phase, mn, mx, green, countdown, to_green, aoi, ts,
+                          np.array([b[5] for b in beliefs], bool), hop, origin)
+
+    def _held_tracks(self) -> list[_TrackRow]:
+        """The held tracks as Python rows (vehicle, timestamp, speed, accel, heading, time to standstill, cos and
+        sin of the heading, x, y, brake flag, event flags, msg count), gathered once per change of the held state."""
         rows = self._track_rows
         if rows is None:
-            k = np.nonzero(self._v_has)[0].astype(np.int64)
-            v0, a, h = self._v["v"][k], self._v["a"][k], self._v["h"][k]
+            k = np.nonzero(self._v_has)[0]
+            h = self._v["h"][k]
+            v0, a = self._v["v"][k].tolist(), self._v["a"][k].tolist()
             # constant acceleration, clamped at standstill (a braking vehicle does not reverse)
-            t_stop = np.where(a < 0.0, v0 / np.maximum(-a, 1e-9), np.inf)
-            rows = self._track_rows = _frozen(
-                k, self._v["ts"][k], v0, a, h, t_stop, np.cos(h), np.sin(h), self._v["x"][k], self._v["y"][k],
-                self._v_brake[k], self._v_int["flags"][k], self._v_int["cnt"][k])
-        k, ts, v0, a, h, t_stop, cos_h, sin_h, x, y, brake, flags, cnt = rows
-        if not k.shape[0]:
+            t_stop = [v / max(-acc, 1e-9) if acc < 0.0 else math.inf for v, acc in zip(v0, a, strict=True)]
+            rows = self._track_rows = list(zip(
+                k.tolist(), self._v["ts"][k].tolist(), v0, a, h.tolist(), t_stop, np.cos(h).tolist(),
+                np.sin(h).tolist(), self._v["x"][k].tolist(), self._v["y"][k].tolist(), self._v_brake[k].tolist(),
+                self._v_int["flags"][k].tolist(), self._v_int["cnt"][k].tolist(), strict=True))
+        return rows
+
+    def track_beliefs(self, t_s: float) -> list[tuple[int, float, float, float, float, float, float, bool, bool, int, int]]:
+        """(vehicle key, x, y, speed, heading, accel, aoi_s, valid, brake flag, event flags, msg count) of every
+        held track, dead-reckoned to ``t_s`` (plain Python, as :meth:`signal_beliefs`)."""
+        budget = self.budget[Stream.BSM]
+        out = []
+        for k, ts, v0, a, h, t_stop, cos_h, sin_h, x, y, brake, flags, cnt in self._held_tracks():
+            tau = min(_not_negative(t_s - ts), t_stop)
+            s = v0 * tau + 0.5 * a * tau * tau
+            aoi = t_s - ts
+            out.append((k, x + s * cos_h, y + s * sin_h, _not_negative(v0 + a * tau), h, a, aoi, aoi <= budget, brake,
+                        flags, cnt))
+        return out
+
+    def tracks(self, t_s: float) -> TrackView:
+        beliefs = self.track_beliefs(t_s)
+        if not beliefs:
             return _NO_TRACKS
-        tau = np.minimum(np.maximum(0.0, t_s - ts), t_stop)
-        s = v0 * tau + 0.5 * a * tau * tau
-        v = np.maximum(0.0, v0 + a * tau)
-        aoi = t_s - ts
-        return TrackView(k, x + s * cos_h, y + s * sin_h, v, h, a, brake, flags, aoi, aoi <= self.budget[Stream.BSM],
-                         cnt)
+        k, x, y, v, h, a, aoi, valid, brake, flags, cnt = (np.array(c) for c in zip(*beliefs, strict=True))
+        return TrackView(k, x, y, v, h, a, brake, flags, aoi, valid, cnt)
 
     def events(self, t_s: float) -> EventView:
         rows = self._event_rows

@@ -418,28 +418,21 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
     # ------------------------------------------------------------------ belief
     def _information(self, snap: WorldSnapshot, t: float) -> EgoInformation:
         ego = self.ego
-        sv = ego.signals(t)
-        names = self.groups.names(sv.group.tolist())
-        ph = sv.phase.tolist()
-        cd = sv.countdown_s.tolist()
-        aoi = sv.aoi_s.tolist()
-        val = sv.valid.tolist()
-        ttg = [0.0 if p == PHASE_GREEN else x for p, x in zip(ph, sv.time_to_green_s.tolist(), strict=True)]
-        signals = {g: BelievedSignal(ph[i], cd[i], aoi[i], val[i], ttg[i] if math.isfinite(ttg[i]) else None)
-                   for i, g in enumerate(names)}
+        group_name, sender_name = self.groups.name, self.senders.name
+        signals = {}
+        for g, phase, countdown, to_green, aoi, valid in ego.signal_beliefs(t):
+            if phase == PHASE_GREEN:
+                to_green = 0.0
+            signals[group_name(g)] = BelievedSignal(phase, countdown, aoi, valid,
+                                                    to_green if math.isfinite(to_green) else None)
         lane = self._ego_lane(snap)
         gk, map_ts = ego.lane_group(lane)
-        ego_group = None if gk == NO_KEY else self.groups.name(gk)
+        ego_group = None if gk == NO_KEY else group_name(gk)
         map_aoi = t - map_ts if math.isfinite(map_ts) else math.inf
-        tv = ego.tracks(t)
         tracks = {}
-        if tv.vehicle.shape[0]:
-            ids = self.senders.names(tv.vehicle.tolist())
-            x, y = tv.x_m.tolist(), tv.y_m.tolist()
-            v, h, a = tv.speed_mps.tolist(), tv.heading_rad.tolist(), tv.accel_mps2.tolist()
-            ta = tv.aoi_s.tolist()
-            hb = [(f & (1 << 7)) != 0 for f in tv.event_flags.tolist()]
-            tracks = {vid: Track(vid, (x[i], y[i]), v[i], h[i], a[i], ta[i], hb[i], False) for i, vid in enumerate(ids)}
+        for k, x, y, v, h, a, aoi, _valid, _brake, flags, _cnt in ego.track_beliefs(t):
+            vid = sender_name(k)
+            tracks[vid] = Track(vid, (x, y), v, h, a, aoi, (flags & (1 << 7)) != 0, False)
         ev = ego.events(t)
         events: tuple[EEBLEvent, ...] = ()
         if ev.origin.shape[0]:
