@@ -423,9 +423,10 @@ class ScalarTraffic:
         self.crossed, self.crossed_bar, self.crossed_grp = crossed, crossed_bar, crossed_grp
 
     # ------------------------------------------------------------------ views
-    def brake_flag(self) -> list[bool]:
+    def brake_flag(self, lo: int = 0, hi: int | None = None) -> list[bool]:
+        """The brake flags of the flat vehicles ``lo:hi`` (all by default)."""
         thr = -BRAKE_FLAG_THRESHOLD_MPS2
-        return [a <= thr and al for a, al in zip(self.a, self.alive, strict=True)]
+        return [a <= thr and al for a, al in zip(self.a[lo:hi], self.alive[lo:hi], strict=True)]
 
     def hard_brake(self) -> list[bool]:
         """:func:`traffic.hard_brake_event` on the lists."""
