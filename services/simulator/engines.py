@@ -111,9 +111,13 @@ class SignalClock:
 
 
 class ScalarFrame:
-    """:class:`Frame` over a :class:`ScalarTraffic` (its lists as they are; snapshot arrays built per row)."""
+    """:class:`Frame` over a :class:`ScalarTraffic` (its lists as they are; snapshot arrays built per row).
 
-    def __init__(self, scene: Scene, tr: ScalarTraffic, signals: SignalRows):
+    ``rows`` (the engine's, kept across steps): per ``(row, n)`` the snapshot arrays that change a few
+    times a run (see :meth:`_rare_arrays`)."""
+
+    def __init__(self, scene: Scene, tr: ScalarTraffic, signals: SignalRows,
+                 rows: dict[tuple[int, int], tuple] | None = None):
         self.scene, self.tr = scene, tr
         self.t = tr.t
         self.phase_l, self.ttc_l, self.ttg_l = signals.state(tr.t)
@@ -123,6 +127,7 @@ class ScalarFrame:
         self.ego_bar_d = [bar[i] - (s[i] + half[i]) for i in range(0, n * tr.B, n)]
         self.ego_group = tr.grp[::n]
         self._hard: list[bool] | None = None
+        self._rows = {} if rows is None else rows
 
     def gt_lists(self) -> tuple[list, ...]:
         if self._hard is None:
@@ -136,24 +141,36 @@ class ScalarFrame:
         hi = lo + n
         g = len(scene.group_ids[b])
         bar, s, half = tr.bar, tr.s, tr.half
-        xy = np.empty((n, 2))
-        xy[:, 0] = tr.x[lo:hi]
-        xy[:, 1] = tr.y[lo:hi]
-        xy.flags.writeable = False
-        # one array per dtype, the fields are its (read-only, contiguous) rows
-        f = _readonly([tr.v[lo:hi], tr.heading[lo:hi], tr.a[lo:hi], s[lo:hi],
-                       [bar[i] - (s[i] + half[i]) for i in range(lo, hi)]], np.float64)
-        flags = _readonly([tr.brake_flag()[lo:hi], self.gt_lists()[4][lo:hi], tr.alive[lo:hi]], bool)
-        sig = _readonly([self.ttc_l[b][:g], self.ttg_l[b][:g]], np.float64).reshape(2, g)
+        # one read-only array per dtype, built from one flat list (a nested list costs numpy a shape
+        # discovery); the fields are its contiguous slices
+        xy = [0.0] * (2 * n)
+        xy[0::2] = tr.x[lo:hi]
+        xy[1::2] = tr.y[lo:hi]
+        f = _readonly(xy + tr.v[lo:hi] + tr.heading[lo:hi] + tr.a[lo:hi] + s[lo:hi]
+                      + [bar[i] - (s[i] + half[i]) for i in range(lo, hi)] + self.ttc_l[b][:g] + self.ttg_l[b][:g],
+                      np.float64)
+        flags = _readonly(tr.brake_flag(lo, hi) + self.gt_lists()[4][lo:hi] + tr.alive[lo:hi], bool)
+        equipped, length, group, phase = self._rare_arrays(b, n, lo, g)
+        n2, n3, n4, n5, n6, n7 = 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n
         return new_snapshot({
-            "t_s": tr.t, "step": tr.k, "vehicle_ids": scene.vehicle_ids[b], "xy_m": xy,
-            "speed_mps": f[0], "heading_rad": f[1], "accel_mps2": f[2], "brake_flag": flags[0],
-            "hard_brake_event": flags[1], "equipped": scene.equipped[b, :n], "alive": flags[2], "route_s_m": f[3],
-            "stop_bar_distance_m": f[4], "next_group_index": _readonly(tr.grp[lo:hi], np.int64),
-            "length_m": scene.length_m[b, :n], "ego_index": 0, "signal_group_ids": scene.group_ids[b],
-            "true_phase": _readonly(self.phase_l[b][:g], np.int8), "time_to_change_s": sig[0],
-            "time_to_green_s": sig[1], "rsu_ids": rsu[0], "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2],
-            "rollout": rollout})
+            "t_s": tr.t, "step": tr.k, "vehicle_ids": scene.vehicle_ids[b], "xy_m": f[:n2].reshape(n, 2),
+            "speed_mps": f[n2:n3], "heading_rad": f[n3:n4], "accel_mps2": f[n4:n5], "brake_flag": flags[:n],
+            "hard_brake_event": flags[n:n2], "equipped": equipped, "alive": flags[n2:n3],
+            "route_s_m": f[n5:n6], "stop_bar_distance_m": f[n6:n7], "next_group_index": group, "length_m": length,
+            "ego_index": 0, "signal_group_ids": scene.group_ids[b], "true_phase": phase,
+            "time_to_change_s": f[n7:n7 + g], "time_to_green_s": f[n7 + g:], "rsu_ids": rsu[0], "rsu_xy_m": rsu[1],
+            "rsu_height_m": rsu[2], "rollout": rollout})
+
+    def _rare_arrays(self, b: int, n: int, lo: int, g: int) -> tuple[np.ndarray, ...]:
+        """Row ``b``'s equipped, length, next-group and true-phase arrays: the same (read-only) arrays as
+        the last step's while the groups and phases are (they change a few times a run)."""
+        group, phase = self.tr.grp[lo:lo + n], self.phase_l[b][:g]
+        c = self._rows.get((b, n))
+        if c is None or c[0] != group or c[1] != phase:
+            scene = self.scene
+            c = self._rows[(b, n)] = (group, phase, scene.equipped[b, :n], scene.length_m[b, :n],
+                                      _readonly(group, np.int64), _readonly(phase, np.int8))
+        return c[2:]
 
 
 class Engine(Protocol):
@@ -270,13 +287,14 @@ class ScalarEngine:
         self.adj = ScalarAdjudicator(scene, programs)
         self.limit = limit
         self.n = scene.shape[1]
+        self.snapshot_rows: dict[tuple[int, int], tuple] = {}  # ScalarFrame's, kept across steps
 
     def running(self, k: int) -> list[bool]:
         alive, n = self.tr.alive, self.n
         return [alive[b * n] and k < lim for b, lim in enumerate(self.limit)]
 
     def frame(self, k: int) -> ScalarFrame:
-        return ScalarFrame(self.scene, self.tr, self.adj.signal_rows)
+        return ScalarFrame(self.scene, self.tr, self.adj.signal_rows, self.snapshot_rows)
 
     def advance(self, fr: Frame | ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
                 active: list[bool], agents: AgentControl | None = None) -> None:

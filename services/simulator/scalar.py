@@ -423,9 +423,10 @@ class ScalarTraffic:
         self.crossed, self.crossed_bar, self.crossed_grp = crossed, crossed_bar, crossed_grp
 
     # ------------------------------------------------------------------ views
-    def brake_flag(self) -> list[bool]:
+    def brake_flag(self, lo: int = 0, hi: int | None = None) -> list[bool]:
+        """The brake flags of the flat vehicles ``lo:hi`` (all by default)."""
         thr = -BRAKE_FLAG_THRESHOLD_MPS2
-        return [a <= thr and al for a, al in zip(self.a, self.alive, strict=True)]
+        return [a <= thr and al for a, al in zip(self.a[lo:hi], self.alive[lo:hi], strict=True)]
 
     def hard_brake(self) -> list[bool]:
         """:func:`traffic.hard_brake_event` on the lists."""
@@ -540,6 +541,15 @@ class ScalarAdjudicator(Adjudicator):
 
     def _proximity_one(self, tr: ScalarTraffic, bi: int, jj: int, ddx: float, ddy: float, q_d: float) -> None:
         """One candidate of :meth:`Adjudicator._proximity` (``ddx, ddy``: its offset from the ego)."""
+        # the distance itself (np.hypot) only where it can change a minimum or make a collision; the
+        # projection below only decides whether it does, so a candidate that cannot is done here already
+        agent = self.l_is_agent[bi][jj]
+        hi = q_d * (1.0 - _BAND)
+        c, m_a = self.l_closest[bi], self.l_min_agent[bi]
+        need = (hi < c * c) or (agent and hi < m_a * m_a) or (
+            self.collision[bi] is None and hi < COLLISION_DISTANCE_M * COLLISION_DISTANCE_M)
+        if not need:
+            return
         base = bi * self.N
         px, py = tr.x[base + jj], tr.y[base + jj]
         # projection on the ego route polyline: argmin over segments of np.hypot, decided on squares
@@ -576,14 +586,6 @@ class ScalarAdjudicator(Adjudicator):
         seg = segs[j]
         ahead_only = self.l_ahead_only[bi]
         if ahead_only and not (seg[5] + ts[j] * seg[6] > tr.s[base]):
-            return
-        # the distance itself (np.hypot) only where it can change a minimum or make a collision
-        agent = self.l_is_agent[bi][jj]
-        hi = q_d * (1.0 - _BAND)
-        c, m_a = self.l_closest[bi], self.l_min_agent[bi]
-        need = (hi < c * c) or (agent and hi < m_a * m_a) or (
-            self.collision[bi] is None and hi < COLLISION_DISTANCE_M * COLLISION_DISTANCE_M)
-        if not need:
             return
         d = _hypot(ddx, ddy)
         if d < c:
