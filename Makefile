@@ -59,7 +59,7 @@ bench: setup ## benchmarks that print side-by-side ratios (not part of the suite
 	$(PY) bench/bench_verifier.py
 	@echo "== bench/bench_gate.py --n 60 (the verifier gate vs paired admission)"; $(PY) bench/bench_gate.py --n 60
 	@echo "== bench/bench_search.py (yield gate on/off, minimization vs greedy, loop vs batch)"; $(PY) bench/bench_search.py --budget 150
-	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_reduce.py bench/bench_strap_faults.py bench/bench_app_contract.py bench/bench_backends.py; do \
+	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_reduce.py bench/bench_strap_faults.py bench/bench_app_contract.py bench/bench_backends.py bench/bench_maps.py; do \
 	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
 	@echo "== bench/bench_cli.py (lastv2x execute start-up, vs c21697a: before the lazy imports)"; $(PY) bench/bench_cli.py --baseline c21697a
 	@echo "== bench/bench_v2x_profile.py (where V2X-sourced paired execution spends its time, vs c21697a)"; $(PY) bench/bench_v2x_profile.py --baseline c21697a
