@@ -103,6 +103,7 @@ __all__ = [
     "blockage_db",
     "coverage_grid",
     "delivery_and_latency",
+    "delivery_and_latency_rows",
     "delivery_probability",
     "evaluate_links",
     "latency_s",
@@ -440,7 +441,7 @@ def delivery_and_latency(tx_xy: FloatArray, tx_height_m: FloatArray, rx_xy: Floa
     ok = (tx_xy.ndim == 2 and tx_xy.shape[1:] == (2,) and rx_xy.shape == tx_xy.shape
           and tx_height_m.shape == rx_height_m.shape == tx_xy.shape[:1] and tx_xy.dtype == np.float64
           and rx_xy.dtype == np.float64 and tx_height_m.dtype == np.float64 and rx_height_m.dtype == np.float64)
-    if ok and 0 < tx_xy.shape[0] <= _SMALL_LINKS:
+    if ok and 0 < tx_xy.shape[0] <= SMALL_LINKS:
         out = _small_delivery_and_latency(tx_xy, tx_height_m, rx_xy, rx_height_m, buildings, params)
         if out is not None:
             return out
@@ -455,19 +456,40 @@ def delivery_and_latency(tx_xy: FloatArray, tx_height_m: FloatArray, rx_xy: Floa
     return arrays[5], arrays[6]
 
 
-_SMALL_LINKS = 32  # up to this many links the arithmetic runs on floats (numpy only for hypot, log10, tanh)
+SMALL_LINKS = 32  # up to this many links the arithmetic runs on floats (numpy only for hypot, log10, tanh)
+
+
+def delivery_and_latency_rows(tx_x: list[float], tx_y: list[float], tx_h: list[float], rx_x: list[float],
+                              rx_y: list[float], rx_h: list[float], buildings: BuildingSet | None,
+                              params: ChannelParams) -> tuple[FloatArray, FloatArray]:
+    """:func:`delivery_and_latency` (same bits) of links given as Python float columns (transmitter x, y,
+    antenna height, receiver x, y, height): a step's few links, collected on floats, need no arrays."""
+    n = len(tx_x)
+    if 0 < n <= SMALL_LINKS:
+        out = _small_rows(tx_x, tx_y, tx_h, rx_x, rx_y, rx_h, buildings, params)
+        if out is not None:
+            return out
+    p0 = np.array([tx_x, tx_y], dtype=np.float64).T.copy()
+    p1 = np.array([rx_x, rx_y], dtype=np.float64).T.copy()
+    return delivery_and_latency(p0, np.array(tx_h, dtype=np.float64), p1, np.array(rx_h, dtype=np.float64),
+                                buildings, params)
 
 
 def _small_delivery_and_latency(p0: FloatArray, h0: FloatArray, p1: FloatArray, h1: FloatArray,
                                 buildings: BuildingSet | None, params: ChannelParams
                                 ) -> tuple[FloatArray, FloatArray] | None:
+    """:func:`_small_rows` of (N, 2) positions and (N,) heights."""
+    return _small_rows(p0[:, 0].tolist(), p0[:, 1].tolist(), h0.tolist(), p1[:, 0].tolist(), p1[:, 1].tolist(),
+                       h1.tolist(), buildings, params)
+
+
+def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[float], y1: list[float],
+                hb: list[float], buildings: BuildingSet | None, params: ChannelParams
+                ) -> tuple[FloatArray, FloatArray] | None:
     """:func:`_link_budget`'s delivery probability and latency, term by term in the same order on
     Python floats; the functions whose bits differ between numpy and ``math`` (hypot, log10, tanh)
     are still numpy's, one call for all links. None: non-finite positions or heights, or negative
     heights (inputs :func:`evaluate_links` refuses)."""
-    x0, y0 = p0[:, 0].tolist(), p0[:, 1].tolist()
-    x1, y1 = p1[:, 0].tolist(), p1[:, 1].tolist()
-    ha, hb = h0.tolist(), h1.tolist()
     if not (all(map(math.isfinite, x0 + y0 + x1 + y1 + ha + hb)) and min(ha) >= 0.0 and min(hb) >= 0.0):
         return None
     n = len(x0)
@@ -490,9 +512,12 @@ def _small_delivery_and_latency(p0: FloatArray, h0: FloatArray, p1: FloatArray, 
         pl = [at_bp + k_far * lf if d > bp else p for d, p, lf in zip(dc, pl, lg_far, strict=True)]
     blk = [0.0] * n
     if buildings is not None and len(buildings) and any(in_range):
-        idx = np.nonzero(in_range)[0]
-        for i, v in zip(idx.tolist(), _blockage(p0[idx], h0[idx], p1[idx], h1[idx], buildings, params).tolist(),
-                        strict=True):
+        idx = [i for i in range(n) if in_range[i]]
+        p0 = np.array([(x0[i], y0[i]) for i in idx], dtype=np.float64)
+        p1 = np.array([(x1[i], y1[i]) for i in idx], dtype=np.float64)
+        h0 = np.array([ha[i] for i in idx], dtype=np.float64)
+        h1 = np.array([hb[i] for i in idx], dtype=np.float64)
+        for i, v in zip(idx, _blockage(p0, h0, p1, h1, buildings, params).tolist(), strict=True):
             blk[i] = v
     floor = params.noise_floor_dbm
     head = params.tx_power_dbm + params.antenna_gain_dbi

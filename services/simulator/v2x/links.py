@@ -18,71 +18,94 @@ from services.simulator.info import (
     WorldSnapshot,
 )
 
-from .channel import delivery_and_latency
+from .channel import SMALL_LINKS, ChannelParams, delivery_and_latency, delivery_and_latency_rows
 from .faults import StepBatch
+from .geometry import BuildingSet
 from .messages import (
     BsmBatch,
     EeblBatch,
     filled,
-    message_starts,
+    message_start_rows,
 )
+from .transmit import live_equipped
 
 _SMALL_RELAY = 64  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
+_NO_ROWS = np.zeros(0, np.int64)
+_NO_ROWS.setflags(write=False)
+_NO_PAIRS = np.zeros((0, 2), np.int64)
+_NO_PAIRS.setflags(write=False)
 
 
-def _rows_of(xy: np.ndarray, n: int) -> np.ndarray:
-    """``n`` copies of one point as an (n, 2) array (``np.broadcast_to``'s values, built directly)."""
-    out = np.empty((n, 2))
-    out[:] = xy
-    return out
+Column = list[float] | np.ndarray
+
+
+class _StepLinks:
+    """The links of one step in the order they are added, as six columns (transmitter x, y, antenna height,
+    receiver x, y, height) in segments of Python floats or arrays, with the span of each kind of link.
+    A step of a few links goes to the channel on floats, a larger one on arrays."""
+
+    def __init__(self) -> None:
+        self.segments: list[tuple[Column, Column, Column, Column, Column, Column]] = []
+        self.spans: dict[str, slice] = {}
+        self.n = 0
+
+    def add(self, name: str, m: int, tx_x: Column, tx_y: Column, tx_h: Column, rx_x: Column, rx_y: Column,
+            rx_h: Column) -> None:
+        """``m`` links (every column of length ``m``)."""
+        if m == 0:
+            return
+        self.segments.append((tx_x, tx_y, tx_h, rx_x, rx_y, rx_h))
+        self.spans[name] = slice(self.n, self.n + m)
+        self.n += m
+
+    def delivery_and_latency(self, buildings: BuildingSet | None, params: ChannelParams
+                             ) -> tuple[np.ndarray, np.ndarray]:
+        """The channel's ``(delivery_prob, latency_s)`` of every link, in order."""
+        if self.n <= SMALL_LINKS:
+            rows: list[list[float]] = [[], [], [], [], [], []]
+            for seg in self.segments:
+                for out, col in zip(rows, seg, strict=True):
+                    out += col if isinstance(col, list) else col.tolist()
+            return delivery_and_latency_rows(*rows, buildings, params)
+        cols = [np.concatenate([np.asarray(seg[j], dtype=np.float64) for seg in self.segments]) for j in range(6)]
+        return delivery_and_latency(np.column_stack(cols[0:2]), cols[2], np.column_stack(cols[3:5]), cols[5],
+                                    buildings, params)
 
 
 class LinkEvaluator:
     """The channel half of the V2X source (a mixin of ``V2XInformationSource``)."""
 
-    def _links(self, snap: WorldSnapshot, t: float, bsm: BsmBatch, bsm_pos: np.ndarray,
-               steps: dict[Stream, StepBatch], alive: np.ndarray, equipped: np.ndarray) -> None:
+    def _links(self, snap: WorldSnapshot, t: float, bsm: BsmBatch, steps: dict[Stream, StepBatch]) -> None:
         """One channel evaluation for every link of the step, then queue the survivors."""
         hv = self.params.vehicle_antenna_height_m
         ego_i = snap.ego_index
-        ego_xy = np.asarray(snap.xy_m, dtype=np.float64)[ego_i]
-        tx_xy: list[np.ndarray] = []
-        tx_h: list[np.ndarray] = []
-        rx_xy: list[np.ndarray] = []
-        rx_h: list[np.ndarray] = []
-        spans: dict[str, slice] = {}
-        n = 0
-
-        def add(name: str, txy: np.ndarray, th: np.ndarray, rxy: np.ndarray, rh: np.ndarray) -> None:
-            nonlocal n
-            m = txy.shape[0]
-            if m == 0:
-                return
-            tx_xy.append(txy)
-            tx_h.append(th)
-            rx_xy.append(rxy)
-            rx_h.append(rh)
-            spans[name] = slice(n, n + m)
-            n += m
-
+        ego_x, ego_y = np.asarray(snap.xy_m, dtype=np.float64)[ego_i].tolist()
+        links = _StepLinks()
         # BSM (the EEBL events share the carrier's BSM link to the ego)
         nb = len(bsm)
-        add("bsm", bsm_pos, filled(nb, hv), _rows_of(ego_xy, nb), filled(nb, hv))
+        if nb:
+            links.add("bsm", nb, bsm.x_m, bsm.y_m, [hv] * nb, [ego_x] * nb, [ego_y] * nb, [hv] * nb)
         # RSU messages -> ego (one link per message)
         rsu_index = self.rsu_index
         msg_rows: dict[Stream, np.ndarray] = {}
+        rsu_cols: tuple[list[float], list[float], list[float]] | None = None  # RSU x, y, antenna height
         for s in (Stream.SPAT, Stream.MAP):
             b = steps[s].batch
             if len(b) == 0:
-                msg_rows[s] = np.zeros(0, np.int64)
+                msg_rows[s] = _NO_ROWS
                 continue
-            starts = np.nonzero(message_starts(b.sender, b.msg_id))[0]
-            msg_rows[s] = starts
-            ri = np.array([rsu_index[k] for k in b.sender[starts].tolist()], dtype=np.int64)
-            add(f"{s.value}_ego", self.rsu_xy[ri].reshape(-1, 2), self.rsu_h[ri], _rows_of(ego_xy, ri.size),
-                filled(ri.size, hv))
+            if rsu_cols is None:
+                rsu_cols = self.rsu_xy[:, 0].tolist(), self.rsu_xy[:, 1].tolist(), self.rsu_h.tolist()
+            rsu_x, rsu_y, rsu_h = rsu_cols
+            starts = message_start_rows(b)
+            msg_rows[s] = np.array(starts, dtype=np.int64)
+            snd = b.sender.tolist()
+            ri = [rsu_index[snd[r]] for r in starts]
+            m = len(ri)
+            links.add(f"{s.value}_ego", m, [rsu_x[i] for i in ri], [rsu_y[i] for i in ri], [rsu_h[i] for i in ri],
+                      [ego_x] * m, [ego_y] * m, [hv] * m)
         # RSU -> RSU (SPaT relay)
-        rr_pairs = np.zeros((0, 2), np.int64)
+        rr_pairs = _NO_PAIRS
         if self.spat_relay and len(self.sites) > 1 and msg_rows[Stream.SPAT].size:
             b = steps[Stream.SPAT].batch
             src = np.array([rsu_index[int(k)] for k in b.sender[msg_rows[Stream.SPAT]]], dtype=np.int64)
@@ -90,20 +113,23 @@ class LinkEvaluator:
             m_idx, dst = m_grid.ravel(), d_grid.ravel()
             keep = dst != src[m_idx]
             rr_pairs = np.stack([m_idx[keep], dst[keep]], axis=1)
-            add("spat_rsu", self.rsu_xy[src[rr_pairs[:, 0]]], self.rsu_h[src[rr_pairs[:, 0]]],
-                self.rsu_xy[rr_pairs[:, 1]], self.rsu_h[rr_pairs[:, 1]])
+            tx, rx = self.rsu_xy[src[rr_pairs[:, 0]]], self.rsu_xy[rr_pairs[:, 1]]
+            links.add("spat_rsu", rr_pairs.shape[0], tx[:, 0], tx[:, 1], self.rsu_h[src[rr_pairs[:, 0]]], rx[:, 0],
+                      rx[:, 1], self.rsu_h[rr_pairs[:, 1]])
         # EEBL carriers -> relay candidates (V2V rebroadcast)
         eb = steps[Stream.EEBL].batch
-        ev_pairs = np.zeros((0, 2), np.int64)
-        if self.eebl_relay and len(eb) and len(eb) * int(np.count_nonzero(equipped)) > _SMALL_RELAY:
+        ev_pairs = _NO_PAIRS
+        equipped = live_equipped(snap) if self.eebl_relay and len(eb) else None
+        if equipped is not None and len(eb) * int(np.count_nonzero(equipped)) > _SMALL_RELAY:
             ev_pairs = self._relay_pairs(snap, eb, equipped, ego_i)
             if ev_pairs.shape[0]:
                 xy = np.asarray(snap.xy_m, dtype=np.float64)
                 pos_of = {k: i for i, k in enumerate(self._veh_keys.tolist())}
                 carrier_i = np.array([pos_of.get(k, -1) for k in eb.sender.tolist()], dtype=np.int64)
                 m = ev_pairs.shape[0]
-                add("eebl_relay", xy[carrier_i[ev_pairs[:, 0]]], filled(m, hv), xy[ev_pairs[:, 1]], filled(m, hv))
-        elif self.eebl_relay and len(eb):  # a few pairs: the same selection on floats
+                tx, rx = xy[carrier_i[ev_pairs[:, 0]]], xy[ev_pairs[:, 1]]
+                links.add("eebl_relay", m, tx[:, 0], tx[:, 1], filled(m, hv), rx[:, 0], rx[:, 1], filled(m, hv))
+        elif equipped is not None:  # a few pairs: the same selection on floats
             eq = equipped.tolist()
             cand = [i for i, e in enumerate(eq) if e and i != ego_i]
             pos_of = {k: i for i, k in enumerate(self._veh_keys.tolist())}
@@ -128,19 +154,20 @@ class LinkEvaluator:
                             pairs.append((rec, c))
                 if pairs:
                     ev_pairs = np.array(pairs, dtype=np.int64)
-                    carrier_i = np.array(carrier, dtype=np.int64)
-                    m = ev_pairs.shape[0]
-                    add("eebl_relay", xy[carrier_i[ev_pairs[:, 0]]], filled(m, hv), xy[ev_pairs[:, 1]], filled(m, hv))
+                    m = len(pairs)
+                    links.add("eebl_relay", m, [xs[carrier[r]] for r, _ in pairs], [ys[carrier[r]] for r, _ in pairs],
+                              [hv] * m, [xs[c] for _, c in pairs], [ys[c] for _, c in pairs], [hv] * m)
         if self.backhaul_to is not None and msg_rows[Stream.SPAT].size:
             self._backhaul(steps[Stream.SPAT], msg_rows[Stream.SPAT])
+        n = links.n
         if n == 0:
             return
         t0 = time.perf_counter()
-        cat = (lambda parts: parts[0] if len(parts) == 1 else np.concatenate(parts))  # noqa: E731
-        prob, lat = delivery_and_latency(cat(tx_xy), cat(tx_h), cat(rx_xy), cat(rx_h), self.buildings, self.params)
+        prob, lat = links.delivery_and_latency(self.buildings, self.params)
         ok = self.rng.random(n) < prob  # sample_delivery: one uniform per link
         self.stats.channel_s += time.perf_counter() - t0
         self.stats.links += n
+        spans = links.spans
         self._queue_ego(steps, spans, ok, lat, bsm, msg_rows)
         if "spat_rsu" in spans:
             sl = spans["spat_rsu"]

@@ -519,6 +519,15 @@ def message_count(batch: RecordBatch) -> int:
     return 1 + sum(1 for i in range(1, n) if snd[i] != snd[i - 1] or mid[i] != mid[i - 1])
 
 
+def message_start_rows(batch: RecordBatch) -> list[int]:
+    """``np.nonzero(message_starts(batch.sender, batch.msg_id))[0]`` as a list: the first row of each message."""
+    n = len(batch)
+    if n > 16:
+        return np.nonzero(message_starts(batch.sender, batch.msg_id))[0].tolist()
+    snd, mid = batch.sender.tolist(), batch.msg_id.tolist()
+    return [i for i in range(n) if i == 0 or snd[i] != snd[i - 1] or mid[i] != mid[i - 1]]
+
+
 def row_messages(batch: RecordBatch) -> np.ndarray:
     """``np.cumsum(message_starts(batch.sender, batch.msg_id)) - 1``: the message number of each row."""
     n = len(batch)

@@ -42,29 +42,47 @@ from .messages import (
 _NO_SITES = np.zeros(0, np.int64)
 
 
+def live_equipped(snap: WorldSnapshot) -> np.ndarray:
+    """The vehicles that transmit (and may relay): equipped and alive (a fresh array)."""
+    return np.asarray(snap.equipped, dtype=bool) & np.asarray(snap.alive, dtype=bool)
+
+
 class Transmitter:
     """The transmit half of the V2X source (a mixin of ``V2XInformationSource``, whose state it reads:
     the sender and group tables, jitter, per-sender counters, RSU sites, the fault engine)."""
 
+    # the ``_prev_hb`` array last seen all False (``reset`` and new vehicles replace the array, and only
+    # ``_transmit`` writes into it): while it is, steps without a hard-braking flag skip the onset bookkeeping
+    _prev_hb_clear: np.ndarray | None = None
+    # the snapshot rows that may send a BSM (all but the ego's) and their phases, for ``_quiet_keys`` and
+    # ``_quiet_ego`` (``reset`` clears ``_quiet_keys``)
+    _quiet_ego = -1
+    _bsm_rows: np.ndarray = _NO_SITES
+    _bsm_rows_phase: np.ndarray = np.zeros(0)
+
     def _transmit(self, snap: WorldSnapshot, keys: np.ndarray, t: float) -> None:
         ego_i = snap.ego_index
-        alive = np.asarray(snap.alive, dtype=bool)
-        equipped = np.asarray(snap.equipped, dtype=bool) & alive
-        cand = equipped.copy()
-        cand[ego_i] = False
-        hb = np.asarray(snap.hard_brake_event, dtype=bool) & alive
-        # hard-braking onsets number the events of each origin (nothing to do while nobody brakes hard)
-        if np.count_nonzero(hb) or np.count_nonzero(self._prev_hb):
+        # hard-braking onsets number the events of each origin (nothing to do while nobody brakes hard and no
+        # flag is left from the last steps); hb None: no live vehicle brakes hard
+        hb: np.ndarray | None = None
+        if np.count_nonzero(snap.hard_brake_event) or self._prev_hb_clear is not self._prev_hb:
+            hb = np.asarray(snap.hard_brake_event, dtype=bool) & np.asarray(snap.alive, dtype=bool)
             onset = hb & ~self._prev_hb[keys]
             self._event_seq[keys[onset]] += 1
             self._prev_hb[keys] = hb
-        if keys is not self._quiet_keys:  # another set of vehicles: their BSM slots are checked afresh
-            self._quiet_keys, self._quiet_until_s[Stream.BSM] = keys, -math.inf
+            self._prev_hb_clear = None if np.count_nonzero(self._prev_hb) else self._prev_hb
+        if keys is not self._quiet_keys or ego_i != self._quiet_ego:
+            # another set of vehicles (or ego): their BSM slots are checked afresh. The ego sends no BSM to
+            # itself, so its slots neither make a step due nor end a quiet time (none at all with a lone ego)
+            self._quiet_keys, self._quiet_ego, self._quiet_until_s[Stream.BSM] = keys, ego_i, -math.inf
+            rows = np.arange(keys.shape[0])
+            self._bsm_rows = rows[rows != ego_i]
+            self._bsm_rows_phase = self._bsm_phase[keys[self._bsm_rows]]
         if t < self._quiet_until_s[Stream.BSM]:
             vi = _NO_SITES
         else:
-            phase = self._bsm_phase[keys]
-            vi = np.nonzero(cand & due_mask(self.t_prev, t, phase, BSM_PERIOD_S))[0]
+            rows, phase = self._bsm_rows, self._bsm_rows_phase
+            vi = rows[due_mask(self.t_prev, t, phase, BSM_PERIOD_S) & live_equipped(snap)[rows]]
             self._quiet_until_s[Stream.BSM] = quiet_until_s(t, phase, BSM_PERIOD_S)
         spat_due = self._due_sites(Stream.SPAT, SPAT_PERIOD_S, t)
         map_due = self._due_sites(Stream.MAP, MAP_PERIOD_S, t)
@@ -72,26 +90,29 @@ class Transmitter:
             return  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
             vk = keys[vi]
-            msg_id = self._bsm_count[vk].copy()
-            self._bsm_count[vk] += 1
+            msg_id = self._bsm_count[vk]  # fancy-indexed: a copy
+            self._bsm_count[vk] = msg_id + 1
             hashes = self.senders.hashes(vk)
-            bsm_pos = np.asarray(snap.xy_m, dtype=np.float64)[vi]
-            hb_vi = hb[vi]
+            xy = np.asarray(snap.xy_m, dtype=np.float64)
+            hb_vi = hb[vi] if hb is not None else None
             # make_bsms(...) on arrays that are fresh already (fancy-indexed): the same columns, fewer copies
             bsm = BsmBatch._build(dict(
                 sender=vk, msg_id=msg_id, msg_count=msg_id % MSG_COUNT_MOD,
                 tx_time_s=t + self.jitter.bus_delay_s(hashes, Stream.BSM, msg_id), timestamp_s=filled(vi.size, t),
-                x_m=bsm_pos[:, 0].copy(), y_m=bsm_pos[:, 1].copy(),
+                x_m=xy[vi, 0], y_m=xy[vi, 1],
                 speed_mps=np.asarray(snap.speed_mps, dtype=np.float64)[vi],
                 heading_rad=np.asarray(snap.heading_rad, dtype=np.float64)[vi],
                 accel_mps2=np.asarray(snap.accel_mps2, dtype=np.float64)[vi],
                 brake_flag=np.asarray(snap.brake_flag, dtype=bool)[vi],
-                event_flags=np.where(hb_vi, EVENT_HARD_BRAKING, 0).astype(np.int64, copy=False)))
-            eebl = eebl_from_bsms(bsm, self._event_seq[vk]) if np.count_nonzero(hb_vi) else EeblBatch.empty()
+                event_flags=np.zeros(vi.size, np.int64) if hb_vi is None else np.where(
+                    hb_vi, EVENT_HARD_BRAKING, 0).astype(np.int64, copy=False)))
+            eebl = EeblBatch.empty()
+            if hb_vi is not None and np.count_nonzero(hb_vi):
+                eebl = eebl_from_bsms(bsm, self._event_seq[vk])
             if self.eebl_relay:
                 eebl = EeblBatch.concat([eebl, self._relay_eebl(bsm, t)])
         else:  # no BSM this step (and so no EEBL record, own or relayed: both ride on a BSM)
-            bsm, eebl, bsm_pos = BsmBatch.empty(), EeblBatch.empty(), np.zeros((0, 2))
+            bsm, eebl = BsmBatch.empty(), EeblBatch.empty()
         # RSUs
         spat, map_ = SpatBatch.empty(), MapBatch.empty()
         if len(self.sites):
@@ -116,7 +137,7 @@ class Transmitter:
             self.trace.publish("/v2x/tx", t, {"messages": tx})
         if not sent:
             return
-        self._links(snap, t, bsm, bsm_pos, steps, alive, equipped)
+        self._links(snap, t, bsm, steps)
 
     def _relay_eebl(self, bsm: BsmBatch, t: float) -> EeblBatch:
         cfg = self.config
@@ -167,8 +188,9 @@ class Transmitter:
         if ri.size == 0:
             return None
         rk = self.rsu_keys[ri]
-        msg_id = self.rsu_count[stream][ri].copy()
-        self.rsu_count[stream][ri] += 1
+        count = self.rsu_count[stream]
+        msg_id = count[ri]  # fancy-indexed: a copy
+        count[ri] = msg_id + 1
         return ri, rk, msg_id, self.jitter.bus_delay_s(self.senders.hashes(rk), stream, msg_id)
 
     def _rsu_spat(self, snap: WorldSnapshot, t: float, ri: np.ndarray) -> SpatBatch:
@@ -212,20 +234,20 @@ class Transmitter:
             groups_l = [self.rsu_groups[i] for i in ri.tolist()]
             counts = np.array([len(g) for g in groups_l], dtype=np.int64)
             if counts.sum() == 0:
-                lay = None, None, None
+                lay = None, None, None, False
             else:
                 groups = np.concatenate([np.asarray(g, np.int64) for g in groups_l])
                 rep = np.repeat(np.arange(len(groups_l)), counts)
                 pos = {int(k): i for i, k in enumerate(self._gkeys.tolist())}
                 src = np.array([pos.get(int(g), -1) for g in groups.tolist()], dtype=np.int64)
                 groups.setflags(write=False)
-                lay = groups, rep, src
+                lay = groups, rep, src, bool(np.count_nonzero(src >= 0) == src.size)
             self._spat_layout[key] = lay
-        groups, rep, src = lay
+        groups, rep, src, all_shown = lay
         if groups is None:
             return SpatBatch.empty()
         n = groups.shape[0]
-        if np.count_nonzero(src >= 0) == src.size:
+        if all_shown:
             phase = np.asarray(snap.true_phase, dtype=np.int64)[src]
             ends = t + np.asarray(snap.time_to_change_s, dtype=np.float64)[src]
             green = t + np.asarray(snap.time_to_green_s, dtype=np.float64)[src]
@@ -235,10 +257,10 @@ class Transmitter:
             phase = np.where(ok, np.asarray(snap.true_phase, dtype=np.int64)[sc], -1)
             ends = np.where(ok, t + np.asarray(snap.time_to_change_s, dtype=np.float64)[sc], math.inf)
             green = np.where(ok, t + np.asarray(snap.time_to_green_s, dtype=np.float64)[sc], math.inf)
-        sender = rk[rep].astype(np.int64)
-        mid = msg_id[rep].astype(np.int64)
+        sender = rk[rep]  # int64 keys and counters, fancy-indexed: fresh arrays
+        mid = msg_id[rep]
         return SpatBatch._build(dict(
-            sender=sender, msg_id=mid, msg_count=(mid % MSG_COUNT_MOD).astype(np.int64), origin=sender.copy(),
+            sender=sender, msg_id=mid, msg_count=mid % MSG_COUNT_MOD, origin=sender.copy(),
             group=groups.copy(), phase=phase, min_end_time_s=ends, max_end_time_s=ends.copy(),
             green_start_time_s=green, tx_time_s=t + delay[rep], timestamp_s=filled(n, t),
             hop_count=np.zeros(n, np.int64)))

@@ -16,6 +16,7 @@ from services.simulator.v2x.channel import (
     blockage_db,
     coverage_grid,
     delivery_and_latency,
+    delivery_and_latency_rows,
     delivery_probability,
     evaluate_links,
     latency_s,
@@ -441,6 +442,10 @@ def test_input_validation():
         evaluate_links(np.zeros((2, 2)), [1.5, -1.0], np.ones((2, 2)), 1.5, None, P)
     with pytest.raises(ValueError):
         evaluate_links(np.full((1, 2), np.nan), 1.5, np.ones((1, 2)), 1.5, None, P)
+    # the float-column entry refuses what evaluate_links refuses (non-finite, negative heights)
+    for bad in ([math.nan, 0.0, 1.5], [math.inf, 0.0, 1.5], [0.0, 0.0, -1.0]):
+        with pytest.raises(ValueError):
+            delivery_and_latency_rows([bad[0]], [bad[1]], [bad[2]], [1.0], [1.0], [1.5], None, P)
 
 
 def test_link_budget_arrays_are_read_only():
@@ -518,7 +523,7 @@ _coord = st.floats(-400.0, 400.0, allow_nan=False)
 @given(st.lists(st.tuples(_coord, _coord, _coord, _coord, st.sampled_from([1.5, 1.5, 6.0, 0.0])),
                 min_size=1, max_size=40), st.sampled_from([None, 120.0]), st.booleans())
 def test_delivery_and_latency_is_evaluate_links_bit_for_bit(links, breakpoint_m, canyon):
-    """The step's fast path (floats up to _SMALL_LINKS links, one hypot when all heights match) gives
+    """The step's fast path (floats up to SMALL_LINKS links, one hypot when all heights match) gives
     evaluate_links' delivery probability and latency to the bit, with and without buildings."""
     params = ChannelParams(breakpoint_distance_m=breakpoint_m) if breakpoint_m else ChannelParams()
     tx = np.array([(a, b) for a, b, _, _, _ in links])
@@ -528,4 +533,8 @@ def test_delivery_and_latency_is_evaluate_links_bit_for_bit(links, breakpoint_m,
     buildings = synthetic_urban_canyon().buildings if canyon else None
     prob, lat = delivery_and_latency(tx, h_tx, rx, h_rx, buildings, params)
     lb = evaluate_links(tx, h_tx, rx, h_rx, buildings, params)
+    assert np.array_equal(prob, lb.delivery_prob) and np.array_equal(lat, lb.latency_s)
+    # the same links as Python float columns (how a step collects them)
+    prob, lat = delivery_and_latency_rows(tx[:, 0].tolist(), tx[:, 1].tolist(), h_tx.tolist(), rx[:, 0].tolist(),
+                                          rx[:, 1].tolist(), h_rx.tolist(), buildings, params)
     assert np.array_equal(prob, lb.delivery_prob) and np.array_equal(lat, lb.latency_s)
