@@ -248,6 +248,8 @@ class StepBatch:
     batch: RecordBatch
     keep: BoolArray
     extra_delay_s: FloatArray
+    #: True for :meth:`untouched` steps: every row kept, no delay (a reader may skip ``keep`` and ``extra_delay_s``)
+    untouched_rows: bool = field(default=False, repr=False)
 
     @classmethod
     def of(cls, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
@@ -267,7 +269,8 @@ class StepBatch:
         if n > _SHARED_ROWS:
             return cls.of(stream, t_s, batch)
         out = object.__new__(cls)
-        out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=_ALL_KEPT[:n], extra_delay_s=_NO_DELAY[:n])
+        out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=_ALL_KEPT[:n], extra_delay_s=_NO_DELAY[:n],
+                            untouched_rows=True)
         return out
 
 
