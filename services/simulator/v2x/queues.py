@@ -27,20 +27,32 @@ from .messages import (
     row_messages,
 )
 
+# a chunk in flight: (receiver key, batch, rx time, earliest rx, latest rx) -- the bounds as Python floats (NaN
+# when a rx time is NaN: neither bound test holds) decide most pops without numpy
+_Chunk = tuple[np.ndarray, RecordBatch, np.ndarray, float, float]
+
+
+def _chunk(recv: np.ndarray, batch: RecordBatch, rx: np.ndarray) -> _Chunk:
+    rx_l = rx.tolist()
+    if any(r != r for r in rx_l):
+        return recv, batch, rx, math.nan, math.nan
+    return recv, batch, rx, min(rx_l), max(rx_l)
+
 
 class Inbox:
     """Messages in flight to one kind of receiver: (receiver key, batch, rx time) chunks per stream."""
 
     def __init__(self) -> None:
-        self._pending: dict[Stream, list[tuple[np.ndarray, RecordBatch, np.ndarray]]] = {}
+        self._pending: dict[Stream, list[_Chunk]] = {}
         # earliest pending rx time per stream: pop returns early before it, and a caller may skip pop then
         # (``next_rx_s[stream] > t + 1e-12``; absent = nothing pending; NaN = check the chunks)
         self.next_rx_s: dict[Stream, float] = {}
 
     def push(self, stream: Stream, receiver: np.ndarray, batch: RecordBatch, rx: np.ndarray) -> None:
         if len(batch):
-            self._pending.setdefault(stream, []).append((receiver, batch, rx))
-            first = float(rx.min())
+            chunk = _chunk(receiver, batch, rx)
+            self._pending.setdefault(stream, []).append(chunk)
+            first = chunk[3]
             if not first >= self.next_rx_s.get(stream, math.inf):  # (a NaN disables the early return)
                 self.next_rx_s[stream] = first
 
@@ -50,28 +62,34 @@ class Inbox:
         chunks = self._pending.get(stream)
         if not chunks:
             return None
-        if self.next_rx_s[stream] > t_s + 1e-12:
+        if self.next_rx_s.get(stream, math.inf) > t_s + 1e-12:  # (absent: only rx = inf pushed)
             return None  # nothing due yet
         lim = t_s + 1e-12
-        due_parts: list[tuple[np.ndarray, RecordBatch, np.ndarray]] = []
-        rest: list[tuple[np.ndarray, RecordBatch, np.ndarray]] = []
-        for recv, batch, rx in chunks:
-            due = rx <= lim
-            nd = int(np.count_nonzero(due))
-            if nd == rx.shape[0]:
-                due_parts.append((recv, batch, rx))
-            elif nd == 0:
-                rest.append((recv, batch, rx))
+        due_parts: list[_Chunk] = []
+        rest: list[_Chunk] = []
+        for chunk in chunks:
+            if chunk[4] <= lim:  # every row due
+                due_parts.append(chunk)
+            elif chunk[3] > lim:  # none due
+                rest.append(chunk)
             else:
-                keep = ~due
-                due_parts.append((recv[due], batch.take(due), rx[due]))
-                rest.append((recv[keep], batch.take(keep), rx[keep]))
+                recv, batch, rx = chunk[:3]
+                due = rx <= lim
+                nd = int(np.count_nonzero(due))
+                if nd == rx.shape[0]:
+                    due_parts.append(chunk)
+                elif nd == 0:
+                    rest.append(chunk)
+                else:
+                    keep = ~due
+                    due_parts.append(_chunk(recv[due], batch.take(due), rx[due]))
+                    rest.append(_chunk(recv[keep], batch.take(keep), rx[keep]))
         self._pending[stream] = rest
-        self.next_rx_s[stream] = min(float(c[2].min()) for c in rest) if rest else math.inf
+        self.next_rx_s[stream] = min(c[3] for c in rest) if rest else math.inf
         if not due_parts:
             return None
         if len(due_parts) == 1:
-            recv, batch, rx = due_parts[0]
+            recv, batch, rx = due_parts[0][:3]
         else:
             recv = np.concatenate([c[0] for c in due_parts])
             batch = type(due_parts[0][1]).concat([c[1] for c in due_parts])
@@ -109,14 +127,17 @@ class Queues:
 
     def _deliver(self, t: float) -> None:
         """Relay receivers (RSUs, vehicles) take what has arrived by t."""
-        got = self.inbox_rsu.pop(Stream.SPAT, t)
+        lim = t + 1e-12  # pop is skipped when nothing is due, as in _deliver_ego
+        inbox = self.inbox_rsu
+        got = None if inbox.next_rx_s.get(Stream.SPAT, math.inf) > lim else inbox.pop(Stream.SPAT, t)
         if got is not None:
             recv, batch, rx = got
             assert isinstance(batch, SpatBatch)
             for r in np.unique(recv).tolist():
                 m = recv == r
                 self.rsu_rx[int(r)].ingest_spat(batch.take(m), rx[m])
-        got = self.inbox_relay.pop(Stream.EEBL, t)
+        inbox = self.inbox_relay
+        got = None if inbox.next_rx_s.get(Stream.EEBL, math.inf) > lim else inbox.pop(Stream.EEBL, t)
         if got is not None:
             recv, batch, rx = got
             assert isinstance(batch, EeblBatch)
