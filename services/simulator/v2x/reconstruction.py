@@ -88,13 +88,18 @@ def _not_negative(x: float) -> float:
 
 def _newest_per_key(keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> IntArray:
     """Index of the row with the largest (timestamp, rx time) per key, in key order."""
-    k = keys.tolist()
+    rows = _newest_rows(keys.tolist(), keys, timestamp, rx)
+    return np.arange(len(rows)) if isinstance(rows, range) else rows
+
+
+def _newest_rows(k: list[int], keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> range | IntArray:
+    """:func:`_newest_per_key` (``k``: ``keys`` as a list); ``range`` when every row is the newest of its key."""
     if all(a < b for a, b in zip(k, k[1:], strict=False)):  # one row per key, in key order (the usual batch)
-        return np.arange(len(k))
+        return range(len(k))
     order = np.lexsort((rx, timestamp, keys))
-    k = keys[order]
-    last = np.ones(k.shape[0], dtype=bool)
-    last[:-1] = k[1:] != k[:-1]
+    sorted_keys = keys[order]
+    last = np.ones(sorted_keys.shape[0], dtype=bool)
+    last[:-1] = sorted_keys[1:] != sorted_keys[:-1]
     return order[last]
 
 
@@ -106,9 +111,13 @@ class AoiPeaks:
     record: bool = True
 
     def add(self, stream: Stream, rx: FloatArray, keys: IntArray, peak: FloatArray) -> None:
-        if not self.record or peak.size == 0:
+        self.add_rows(stream, list(zip(rx.tolist(), keys.tolist(), peak.tolist(), strict=True)))
+
+    def add_rows(self, stream: Stream, rows: list[tuple[float, int, float]]) -> None:
+        """:meth:`add` of (rx time, key, peak) rows."""
+        if not self.record or not rows:
             return
-        self.peaks.setdefault(stream, []).extend(zip(rx.tolist(), keys.tolist(), peak.tolist(), strict=True))
+        self.peaks.setdefault(stream, []).extend(rows)
 
     def max(self, stream: Stream, key: int | None = None) -> float:
         vals = [p for _, k, p in self.peaks.get(stream, []) if key is None or k == key]
@@ -181,6 +190,36 @@ def _empty_view(cls: type, **ints: bool) -> object:
 _SignalRow = tuple[int, int, float, float, float]
 _TrackRow = tuple[int, float, float, float, float, float, float, float, float, float, bool, int, int]
 
+# a held track's fields besides (vehicle, timestamp): (speed, accel, heading, time to standstill, cos and sin of the
+# heading, x, y, brake flag, event flags, msg count); before any BSM replaced it: all zero (heading 0: cos 1)
+_TrackData = tuple[float, float, float, float, float, float, float, float, bool, int, int]
+_NO_TRACK_DATA: _TrackData = (0.0, 0.0, 0.0, math.inf, 1.0, 0.0, 0.0, 0.0, False, 0, 0)
+
+
+class _Track:
+    """One remote vehicle as the receiver knows it (kept after the track is dropped, as numpy rows were)."""
+
+    __slots__ = ("data", "held", "rx_s", "ts_s")
+
+    def __init__(self) -> None:
+        self.ts_s = -math.inf  # timestamp of the BSM in use (-inf: none, or dropped)
+        self.rx_s = -math.inf  # last reception of any BSM of the vehicle (-inf: dropped)
+        self.held = False
+        self.data = _NO_TRACK_DATA
+
+
+def _track_data(v0: float, a: float, h: float, cos_h: float, sin_h: float, x: float, y: float, brake: bool,
+                flags: int, cnt: int) -> _TrackData:
+    # constant acceleration, clamped at standstill (a braking vehicle does not reverse)
+    t_stop = v0 / max(-a, 1e-9) if a < 0.0 else math.inf
+    return v0, a, h, t_stop, cos_h, sin_h, x, y, brake, flags, cnt
+
+
+def _np_maximum(a: float, b: float) -> float:
+    """``np.maximum(a, b)`` of two floats (a NaN wins; of equal values, b: -0.0 vs 0.0 as numpy)."""
+    return a if a > b or a != a else b
+
+
 _NO_TRACKS: TrackView = _empty_view(TrackView, vehicle=True, event_flags=True, msg_count=True)  # type: ignore[assignment]
 _NO_EVENTS: EventView = _empty_view(EventView, origin=True, event_id=True, hop_count=True)  # type: ignore[assignment]
 
@@ -201,11 +240,9 @@ class Receiver:
         self._g_has = np.zeros(0, bool)
         self._g = {n: np.zeros(0) for n in ("min_end", "max_end", "green", "ts", "rx")}
         self._g_int = {n: np.zeros(0, np.int64) for n in ("phase", "hop", "origin")}
-        # tracks, by vehicle key
-        self._v_has = np.zeros(0, bool)
-        self._v = {n: np.zeros(0) for n in ("x", "y", "v", "h", "a", "ts", "rx")}
-        self._v_int = {n: np.zeros(0, np.int64) for n in ("cnt", "flags")}
-        self._v_brake = np.zeros(0, bool)
+        # tracks, by vehicle key (Python rows: a step ingests a BSM or two, for which numpy's per-call cost is
+        # most of the work)
+        self._tracks: dict[int, _Track] = {}
         # a lower bound of the held tracks' last reception times: expire has nothing to drop before
         # t - floor exceeds the timeout (inf: no track held)
         self._v_rx_floor = math.inf
@@ -262,37 +299,40 @@ class Receiver:
     def ingest_bsm(self, b: BsmBatch, rx: FloatArray) -> None:
         if len(b) == 0:
             return
-        if self.self_key in b.sender.tolist():  # its own BSMs (a relay hearing itself) are no track
+        k = b.sender.tolist()
+        if self.self_key in k:  # its own BSMs (a relay hearing itself) are no track
             mine = b.sender != self.self_key
             b, rx = b.take(mine), rx[mine]
             if len(b) == 0:
                 return
-        idx = _newest_per_key(b.sender, b.timestamp_s, rx)
-        v = b.sender[idx]
-        n = max(v.tolist()) + 1
-        if n > self._v_has.shape[0]:
-            self._v_has = _grow(self._v_has, n, False)
-            self._v_brake = _grow(self._v_brake, n, False)
-            for k in self._v:
-                self._v[k] = _grow(self._v[k], n, -math.inf if k in ("ts", "rx") else 0.0)
-            for k in self._v_int:
-                self._v_int[k] = _grow(self._v_int[k], n, 0)
+            k = b.sender.tolist()
+        rows = _newest_rows(k, b.sender, b.timestamp_s, rx)
         self._track_rows = None
-        # any reception keeps the track alive, only newer data replaces it
-        self._v["rx"][v] = np.maximum(self._v["rx"][v], rx[idx])
-        self._v_rx_floor = min(self._v_rx_floor, min(rx.tolist()))
-        sel, vs = _where(idx, v, b.timestamp_s[idx] > self._v["ts"][v])
-        self._add_peaks(Stream.BSM, self._v_has, self._v["ts"], rx[sel], vs)
-        self._v_has[v] = True
-        self._v["x"][vs] = b.x_m[sel]
-        self._v["y"][vs] = b.y_m[sel]
-        self._v["v"][vs] = b.speed_mps[sel]
-        self._v["h"][vs] = b.heading_rad[sel]
-        self._v["a"][vs] = b.accel_mps2[sel]
-        self._v["ts"][vs] = b.timestamp_s[sel]
-        self._v_int["cnt"][vs] = b.msg_count[sel]
-        self._v_int["flags"][vs] = b.event_flags[sel]
-        self._v_brake[vs] = b.brake_flag[sel]
+        rx_l, ts_l = rx.tolist(), b.timestamp_s.tolist()
+        self._v_rx_floor = min(self._v_rx_floor, min(rx_l))
+        tracks = self._tracks
+        new: list[tuple[int, _Track]] = []  # (row, track) of the rows newer than the held BSM
+        peaks: list[tuple[float, int, float]] = []
+        for i in rows.tolist() if isinstance(rows, np.ndarray) else rows:
+            key = k[i]
+            tr = tracks.get(key)
+            if tr is None:
+                tr = tracks[key] = _Track()
+            r = rx_l[i]
+            tr.rx_s = _np_maximum(tr.rx_s, r)  # any reception keeps the track alive, only newer data replaces it
+            if ts_l[i] > tr.ts_s:
+                if tr.held:  # the age the replaced BSM reached
+                    peaks.append((r, key, r - tr.ts_s))
+                tr.ts_s = ts_l[i]
+                new.append((i, tr))
+            tr.held = True
+        self.peaks.add_rows(Stream.BSM, peaks)
+        if new:
+            cos_h, sin_h = np.cos(b.heading_rad).tolist(), np.sin(b.heading_rad).tolist()
+            cols = (b.speed_mps.tolist(), b.accel_mps2.tolist(), b.heading_rad.tolist(), cos_h, sin_h,
+                    b.x_m.tolist(), b.y_m.tolist(), b.brake_flag.tolist(), b.event_flags.tolist(), b.msg_count.tolist())
+            for i, tr in new:
+                tr.data = _track_data(*(c[i] for c in cols))
 
     def ingest_map(self, b: MapBatch, rx: FloatArray) -> None:
         if len(b) == 0:
@@ -339,14 +379,18 @@ class Receiver:
         """Drop tracks and events not heard of within their timeouts."""
         # t - rx does not grow with rx (rounding is monotonic): nothing is due while the floor is not
         if t_s - self._v_rx_floor > self.track_timeout_s:
-            gone = self._v_has & (t_s - self._v["rx"] > self.track_timeout_s)
-            if gone.any():
-                self._track_rows = None
-                self._v_has[gone] = False
-                self._v["ts"][gone] = -math.inf
-                self._v["rx"][gone] = -math.inf
-            held_rx = self._v["rx"][self._v_has]
-            self._v_rx_floor = float(held_rx.min()) if held_rx.size else math.inf
+            floor, nan = math.inf, False
+            for tr in self._tracks.values():
+                if not tr.held:
+                    continue
+                if t_s - tr.rx_s > self.track_timeout_s:
+                    self._track_rows = None
+                    tr.held, tr.ts_s, tr.rx_s = False, -math.inf, -math.inf
+                elif tr.rx_s < floor:
+                    floor = tr.rx_s
+                elif tr.rx_s != tr.rx_s:
+                    nan = True
+            self._v_rx_floor = math.nan if nan else floor  # (the held tracks' min, NaN-propagating as numpy's)
         for key in [k for k, r in self._events.items() if t_s - r["rx"] > self.event_timeout_s]:
             del self._events[key]
             self._event_rows = None
@@ -383,19 +427,11 @@ class Receiver:
                           np.array([b[5] for b in beliefs], bool), hop, origin)
 
     def _held_tracks(self) -> list[_TrackRow]:
-        """The held tracks as Python rows (vehicle, timestamp, speed, accel, heading, time to standstill, cos and
-        sin of the heading, x, y, brake flag, event flags, msg count), gathered once per change of the held state."""
+        """The held tracks as Python rows (vehicle, timestamp, then :data:`_TrackData`), in vehicle order,
+        gathered once per change of the held state."""
         rows = self._track_rows
         if rows is None:
-            k = np.nonzero(self._v_has)[0]
-            h = self._v["h"][k]
-            v0, a = self._v["v"][k].tolist(), self._v["a"][k].tolist()
-            # constant acceleration, clamped at standstill (a braking vehicle does not reverse)
-            t_stop = [v / max(-acc, 1e-9) if acc < 0.0 else math.inf for v, acc in zip(v0, a, strict=True)]
-            rows = self._track_rows = list(zip(
-                k.tolist(), self._v["ts"][k].tolist(), v0, a, h.tolist(), t_stop, np.cos(h).tolist(),
-                np.sin(h).tolist(), self._v["x"][k].tolist(), self._v["y"][k].tolist(), self._v_brake[k].tolist(),
-                self._v_int["flags"][k].tolist(), self._v_int["cnt"][k].tolist(), strict=True))
+            rows = self._track_rows = [(k, tr.ts_s, *tr.data) for k, tr in sorted(self._tracks.items()) if tr.held]
         return rows
 
     def track_beliefs(self, t_s: float) -> list[tuple[int, float, float, float, float, float, float, bool, bool, int, int]]:
