@@ -187,6 +187,7 @@ def _empty_view(cls: type, **ints: bool) -> object:
 
 
 # a held group / track as Python rows (Receiver._held_signals / _held_tracks say the fields)
+_HeldSignal = tuple[int, float, float, float, float, int, int, float]  # phase, min end, max end, green, ts, hop, origin, rx
 _SignalRow = tuple[int, int, float, float, float]
 _TrackRow = tuple[int, float, float, float, float, float, float, float, float, float, bool, int, int]
 
@@ -236,10 +237,8 @@ class Receiver:
         self.event_timeout_s = float(event_timeout_s)
         self.self_key = int(self_key)
         self.peaks = AoiPeaks(record=record_peaks)
-        # signals, by group key
-        self._g_has = np.zeros(0, bool)
-        self._g = {n: np.zeros(0) for n in ("min_end", "max_end", "green", "ts", "rx")}
-        self._g_int = {n: np.zeros(0, np.int64) for n in ("phase", "hop", "origin")}
+        # signals: group key -> the SPaT row in use (a Python row, as the tracks)
+        self._signals: dict[int, _HeldSignal] = {}
         # tracks, by vehicle key (Python rows: a step ingests a BSM or two, for which numpy's per-call cost is
         # most of the work)
         self._tracks: dict[int, _Track] = {}
@@ -254,7 +253,8 @@ class Receiver:
         self._events: dict[tuple[int, int], dict[str, float]] = {}
         # the views' parts that depend on the held state only (not on t), gathered once per change of
         # that state: None = stale (every ingest / expire that changes a part clears its entry)
-        self._signal_rows: tuple[tuple[np.ndarray, ...], list[_SignalRow]] | None = None
+        self._signal_rows: list[_SignalRow] | None = None
+        self._signal_arrays: tuple[np.ndarray, ...] | None = None
         self._track_rows: list[_TrackRow] | None = None
         self._event_rows: tuple[np.ndarray, ...] | None = None
 
@@ -271,30 +271,26 @@ class Receiver:
     def ingest_spat(self, b: SpatBatch, rx: FloatArray) -> None:
         if len(b) == 0:
             return
-        idx = _newest_per_key(b.group, b.timestamp_s, rx)
-        g = b.group[idx]
-        n = max(g.tolist()) + 1
-        if n > self._g_has.shape[0]:
-            self._g_has = _grow(self._g_has, n, False)
-            for k in self._g:
-                self._g[k] = _grow(self._g[k], n, -math.inf if k in ("ts", "rx") else 0.0)
-            for k in self._g_int:
-                self._g_int[k] = _grow(self._g_int[k], n, 0)
-        ts = b.timestamp_s[idx]
-        hop = b.hop_count[idx]
-        held_ts = self._g["ts"][g]
-        sel, gs = _where(idx, g, (ts > held_ts) | ((ts == held_ts) & (hop < self._g_int["hop"][g])))
-        self._signal_rows = None
-        self._add_peaks(Stream.SPAT, self._g_has, self._g["ts"], rx[sel], gs)
-        self._g_has[gs] = True
-        self._g["min_end"][gs] = b.min_end_time_s[sel]
-        self._g["max_end"][gs] = b.max_end_time_s[sel]
-        self._g["green"][gs] = b.green_start_time_s[sel]
-        self._g["ts"][gs] = b.timestamp_s[sel]
-        self._g["rx"][gs] = rx[sel]
-        self._g_int["phase"][gs] = b.phase[sel]
-        self._g_int["hop"][gs] = b.hop_count[sel]
-        self._g_int["origin"][gs] = b.origin[sel]
+        g = b.group.tolist()
+        rows = _newest_rows(g, b.group, b.timestamp_s, rx)
+        rx_l, ts_l, hop_l = rx.tolist(), b.timestamp_s.tolist(), b.hop_count.tolist()
+        signals = self._signals
+        new: list[int] = []  # the rows that replace the held one: newer, or as new and over fewer hops
+        peaks: list[tuple[float, int, float]] = []
+        for i in rows.tolist() if isinstance(rows, np.ndarray) else rows:
+            held = signals.get(g[i])
+            held_ts, held_hop = (-math.inf, 0) if held is None else (held[4], held[5])
+            if ts_l[i] > held_ts or (ts_l[i] == held_ts and hop_l[i] < held_hop):
+                if held is not None:  # the age the replaced SPaT reached
+                    peaks.append((rx_l[i], g[i], rx_l[i] - held_ts))
+                new.append(i)
+        self._signal_rows = self._signal_arrays = None
+        self.peaks.add_rows(Stream.SPAT, peaks)
+        if new:
+            cols = (b.phase.tolist(), b.min_end_time_s.tolist(), b.max_end_time_s.tolist(),
+                    b.green_start_time_s.tolist(), ts_l, hop_l, b.origin.tolist(), rx_l)
+            for i in new:
+                signals[g[i]] = tuple(c[i] for c in cols)  # type: ignore[assignment]
 
     def ingest_bsm(self, b: BsmBatch, rx: FloatArray) -> None:
         if len(b) == 0:
@@ -395,18 +391,26 @@ class Receiver:
             del self._events[key]
             self._event_rows = None
 
-    def _held_signals(self) -> tuple[tuple[np.ndarray, ...], list[_SignalRow]]:
-        """The held groups as read-only arrays (group, phase, min end, max end, green start, timestamp, hop,
-        origin) and as Python rows (group, phase, min end, green start, timestamp): the parts of the belief
-        that do not depend on t, gathered once per change of the held state."""
+    def _held_signals(self) -> list[_SignalRow]:
+        """The held groups as Python rows (group, phase, min end, green start, timestamp), in group order: the
+        parts of the belief that do not depend on t, gathered once per change of the held state."""
         rows = self._signal_rows
         if rows is None:
-            g = np.nonzero(self._g_has)[0].astype(np.int64)
-            arrays = _frozen(
-                g, self._g_int["phase"][g], self._g["min_end"][g], self._g["max_end"][g], self._g["green"][g],
-                self._g["ts"][g], self._g_int["hop"][g], self._g_int["origin"][g])
-            rows = self._signal_rows = arrays, list(zip(*(arrays[i].tolist() for i in (0, 1, 2, 4, 5)), strict=True))
+            rows = self._signal_rows = [(g, sig[0], sig[1], sig[3], sig[4]) for g, sig in sorted(self._signals.items())]
         return rows
+
+    def _held_signal_arrays(self) -> tuple[np.ndarray, ...]:
+        """The held groups as read-only arrays (group, phase, min end, max end, green start, timestamp, hop,
+        origin), made once per change of the held state."""
+        arrays = self._signal_arrays
+        if arrays is None:
+            held = sorted(self._signals.items())
+            cols = list(zip(*(sig for _, sig in held), strict=True)) or [()] * 8
+            arrays = self._signal_arrays = _frozen(
+                np.array([g for g, _ in held], np.int64), np.array(cols[0], np.int64), np.array(cols[1], np.float64),
+                np.array(cols[2], np.float64), np.array(cols[3], np.float64), np.array(cols[4], np.float64),
+                np.array(cols[5], np.int64), np.array(cols[6], np.int64))
+        return arrays
 
     def signal_beliefs(self, t_s: float) -> list[tuple[int, int, float, float, float, bool]]:
         """(group key, phase, countdown_s, time_to_green_s, aoi_s, valid) of every held group at ``t_s``; the
@@ -414,13 +418,13 @@ class Receiver:
         receiver holds a handful of groups, for which numpy's per-call cost is most of the work."""
         budget = self.budget[Stream.SPAT]
         out = []
-        for g, phase, min_end, green, ts in self._held_signals()[1]:
+        for g, phase, min_end, green, ts in self._held_signals():
             aoi = t_s - ts
             out.append((g, phase, _not_negative(min_end - t_s), _not_negative(green - t_s), aoi, aoi <= budget))
         return out
 
     def signals(self, t_s: float) -> SignalView:
-        (g, phase, mn, mx, green, ts, hop, origin), _ = self._held_signals()
+        g, phase, mn, mx, green, ts, hop, origin = self._held_signal_arrays()
         beliefs = self.signal_beliefs(t_s)
         countdown, to_green, aoi = (np.array([b[i] for b in beliefs], np.float64) for i in (2, 3, 4))
         return SignalView(g, phase, mn, mx, green, countdown, to_green, aoi, ts,

@@ -174,3 +174,66 @@ def test_track_rows_match_the_numpy_arrays_bit_for_bit(ops):
         assert repr(r.peaks.peaks) == repr(ref.peaks.peaks)
         assert repr(r._v_rx_floor) == repr(ref.floor)
 
+
+class _NumpySignals:
+    """The signal state as numpy arrays by group key (the implementation before the Python rows), as the oracle."""
+
+    def __init__(self) -> None:
+        from services.simulator.v2x.reconstruction import AoiPeaks
+        self.peaks = AoiPeaks()
+        self.has = np.zeros(0, bool)
+        self.f = {n: np.zeros(0) for n in ("min_end", "max_end", "green", "ts", "rx")}
+        self.i = {n: np.zeros(0, np.int64) for n in ("phase", "hop", "origin")}
+
+    def ingest_spat(self, b, rx):
+        from services.simulator.v2x.reconstruction import _grow, _newest_per_key, _where
+        if len(b) == 0:
+            return
+        idx = _newest_per_key(b.group, b.timestamp_s, rx)
+        g = b.group[idx]
+        n = max(g.tolist()) + 1
+        if n > self.has.shape[0]:
+            self.has = _grow(self.has, n, False)
+            for k in self.f:
+                self.f[k] = _grow(self.f[k], n, -math.inf if k in ("ts", "rx") else 0.0)
+            for k in self.i:
+                self.i[k] = _grow(self.i[k], n, 0)
+        ts, hop, held_ts = b.timestamp_s[idx], b.hop_count[idx], self.f["ts"][g]
+        sel, gs = _where(idx, g, (ts > held_ts) | ((ts == held_ts) & (hop < self.i["hop"][g])))
+        had = self.has[gs]
+        self.peaks.add(Stream.SPAT, rx[sel][had], gs[had], rx[sel][had] - self.f["ts"][gs][had])
+        self.has[gs] = True
+        for name, col in (("min_end", b.min_end_time_s), ("max_end", b.max_end_time_s),
+                          ("green", b.green_start_time_s), ("ts", b.timestamp_s), ("rx", rx)):
+            self.f[name][gs] = col[sel]
+        for name, col in (("phase", b.phase), ("hop", b.hop_count), ("origin", b.origin)):
+            self.i[name][gs] = col[sel]
+
+    def arrays(self):
+        g = np.nonzero(self.has)[0].astype(np.int64)
+        return (g, self.i["phase"][g], self.f["min_end"][g], self.f["max_end"][g], self.f["green"][g],
+                self.f["ts"][g], self.i["hop"][g], self.i["origin"][g])
+
+
+_spat_rows = st.lists(st.tuples(st.integers(0, 4), _times, _times, st.integers(0, 2), st.integers(0, 3),
+                                st.floats(0.0, 60.0) | _odd_floats), min_size=0, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_spat_rows, max_size=10))
+def test_signal_rows_match_the_numpy_arrays_bit_for_bit(batches):
+    """Ingest (group, timestamp, rx, hop, phase, end time) rows (NaN, inf and signed zeros included): the held
+    rows and arrays and the AoI peaks equal those of the numpy arrays."""
+    r, ref = Receiver("RLVW"), _NumpySignals()
+    for op in batches:
+        col = lambda j, dt=np.float64, op=op: np.array([row[j] for row in op], dtype=dt)  # noqa: E731
+        grp = col(0, np.int64)
+        b = SpatBatch(sender=grp + 7, msg_id=grp, msg_count=grp, origin=grp + 9, group=grp, phase=col(4, np.int64),
+                      min_end_time_s=col(5), max_end_time_s=col(5) + 1.0, green_start_time_s=col(2),
+                      tx_time_s=col(1), timestamp_s=col(1), hop_count=col(3, np.int64))
+        r.ingest_spat(b, col(2))
+        ref.ingest_spat(b, col(2))
+        got, want = r._held_signal_arrays(), ref.arrays()
+        assert [(a.dtype, repr(a.tolist())) for a in got] == [(a.dtype, repr(a.tolist())) for a in want]
+        assert repr(r._held_signals()) == repr(list(zip(*(want[i].tolist() for i in (0, 1, 2, 4, 5)), strict=True)))
+        assert repr(r.peaks.peaks) == repr(ref.peaks.peaks)
