@@ -231,6 +231,8 @@ _ALL_KEPT = np.ones(_SHARED_ROWS, dtype=bool)
 _NO_DELAY = np.zeros(_SHARED_ROWS)
 _ALL_KEPT.setflags(write=False)
 _NO_DELAY.setflags(write=False)
+# (keep, extra_delay_s) of an untouched step of n rows, by n: read-only views made once
+_UNTOUCHED_COLUMNS = [(_ALL_KEPT[:n], _NO_DELAY[:n]) for n in range(_SHARED_ROWS + 1)]
 
 
 @dataclass
@@ -248,6 +250,8 @@ class StepBatch:
     batch: RecordBatch
     keep: BoolArray
     extra_delay_s: FloatArray
+    #: True for :meth:`untouched` steps: every row kept, no delay (a reader may skip ``keep`` and ``extra_delay_s``)
+    untouched_rows: bool = field(default=False, repr=False)
 
     @classmethod
     def of(cls, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
@@ -266,8 +270,9 @@ class StepBatch:
         n = len(batch)
         if n > _SHARED_ROWS:
             return cls.of(stream, t_s, batch)
+        keep, delay = _UNTOUCHED_COLUMNS[n]
         out = object.__new__(cls)
-        out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=_ALL_KEPT[:n], extra_delay_s=_NO_DELAY[:n])
+        out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=keep, extra_delay_s=delay, untouched_rows=True)
         return out
 
 

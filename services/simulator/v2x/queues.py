@@ -27,25 +27,34 @@ from .messages import (
     row_messages,
 )
 
+# a chunk in flight: (receiver key, batch, rx time, earliest rx, latest rx) -- the bounds as Python floats (NaN
+# when a rx time is NaN: neither bound test holds) decide most pops without numpy
+_Chunk = tuple[np.ndarray, RecordBatch, np.ndarray, float, float]
 
-def _keep(batch: RecordBatch, mask: np.ndarray) -> RecordBatch:
-    """``batch.take(mask)``; the batch itself when every row is kept (batches are never written to)."""
-    return batch if np.count_nonzero(mask) == mask.shape[0] else batch.take(mask)
+
+def _chunk(recv: np.ndarray, batch: RecordBatch, rx: np.ndarray) -> _Chunk:
+    rx_l = rx.tolist()
+    if any(r != r for r in rx_l):
+        return recv, batch, rx, math.nan, math.nan
+    return recv, batch, rx, min(rx_l), max(rx_l)
 
 
 class Inbox:
     """Messages in flight to one kind of receiver: (receiver key, batch, rx time) chunks per stream."""
 
     def __init__(self) -> None:
-        self._pending: dict[Stream, list[tuple[np.ndarray, RecordBatch, np.ndarray]]] = {}
-        self._next_rx: dict[Stream, float] = {}  # earliest pending rx time per stream (pop returns early before it)
+        self._pending: dict[Stream, list[_Chunk]] = {}
+        # earliest pending rx time per stream: pop returns early before it, and a caller may skip pop then
+        # (``next_rx_s[stream] > t + 1e-12``; absent = nothing pending; NaN = check the chunks)
+        self.next_rx_s: dict[Stream, float] = {}
 
     def push(self, stream: Stream, receiver: np.ndarray, batch: RecordBatch, rx: np.ndarray) -> None:
         if len(batch):
-            self._pending.setdefault(stream, []).append((receiver, batch, rx))
-            first = float(rx.min())
-            if not first >= self._next_rx.get(stream, math.inf):  # (a NaN disables the early return)
-                self._next_rx[stream] = first
+            chunk = _chunk(receiver, batch, rx)
+            self._pending.setdefault(stream, []).append(chunk)
+            first = chunk[3]
+            if not first >= self.next_rx_s.get(stream, math.inf):  # (a NaN disables the early return)
+                self.next_rx_s[stream] = first
 
     def pop(self, stream: Stream, t_s: float) -> tuple[np.ndarray, RecordBatch, np.ndarray] | None:
         """The rows due by ``t_s`` in reception order (stable: push order among equal rx times); the
@@ -53,28 +62,34 @@ class Inbox:
         chunks = self._pending.get(stream)
         if not chunks:
             return None
-        if self._next_rx[stream] > t_s + 1e-12:
+        if self.next_rx_s.get(stream, math.inf) > t_s + 1e-12:  # (absent: only rx = inf pushed)
             return None  # nothing due yet
         lim = t_s + 1e-12
-        due_parts: list[tuple[np.ndarray, RecordBatch, np.ndarray]] = []
-        rest: list[tuple[np.ndarray, RecordBatch, np.ndarray]] = []
-        for recv, batch, rx in chunks:
-            due = rx <= lim
-            nd = int(np.count_nonzero(due))
-            if nd == rx.shape[0]:
-                due_parts.append((recv, batch, rx))
-            elif nd == 0:
-                rest.append((recv, batch, rx))
+        due_parts: list[_Chunk] = []
+        rest: list[_Chunk] = []
+        for chunk in chunks:
+            if chunk[4] <= lim:  # every row due
+                due_parts.append(chunk)
+            elif chunk[3] > lim:  # none due
+                rest.append(chunk)
             else:
-                keep = ~due
-                due_parts.append((recv[due], batch.take(due), rx[due]))
-                rest.append((recv[keep], batch.take(keep), rx[keep]))
+                recv, batch, rx = chunk[:3]
+                due = rx <= lim
+                nd = int(np.count_nonzero(due))
+                if nd == rx.shape[0]:
+                    due_parts.append(chunk)
+                elif nd == 0:
+                    rest.append(chunk)
+                else:
+                    keep = ~due
+                    due_parts.append(_chunk(recv[due], batch.take(due), rx[due]))
+                    rest.append(_chunk(recv[keep], batch.take(keep), rx[keep]))
         self._pending[stream] = rest
-        self._next_rx[stream] = min(float(c[2].min()) for c in rest) if rest else math.inf
+        self.next_rx_s[stream] = min(c[3] for c in rest) if rest else math.inf
         if not due_parts:
             return None
         if len(due_parts) == 1:
-            recv, batch, rx = due_parts[0]
+            recv, batch, rx = due_parts[0][:3]
         else:
             recv = np.concatenate([c[0] for c in due_parts])
             batch = type(due_parts[0][1]).concat([c[1] for c in due_parts])
@@ -85,6 +100,25 @@ class Inbox:
         return recv, batch, rx
 
 
+# (stream, link span name) of the RSU messages to the ego, in queueing order
+_RSU_EGO_SPANS = tuple((s, f"{s.value}_ego") for s in (Stream.SPAT, Stream.MAP))
+_RECEIVER_COLUMNS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _receiver_column(key: int, n: int) -> np.ndarray:
+    """``filled(n, key, np.int64)``, read-only and shared: a receiver column is never written to."""
+    out = _RECEIVER_COLUMNS.get((key, n))
+    if out is None:
+        out = _RECEIVER_COLUMNS[(key, n)] = filled(n, key, np.int64)
+        out.setflags(write=False)
+    return out
+
+
+# the ego's streams in ingest order: (stream, Receiver method, stream value: Enum.value is a Python-level property)
+_EGO_STREAMS = tuple((s, f"ingest_{s.value.lower()}", s.value)
+                     for s in (Stream.MAP, Stream.SPAT, Stream.BSM, Stream.EEBL))
+
+
 class Queues:
     """Delivery and queueing of the V2X source (a mixin of ``V2XInformationSource``)."""
 
@@ -93,14 +127,17 @@ class Queues:
 
     def _deliver(self, t: float) -> None:
         """Relay receivers (RSUs, vehicles) take what has arrived by t."""
-        got = self.inbox_rsu.pop(Stream.SPAT, t)
+        lim = t + 1e-12  # pop is skipped when nothing is due, as in _deliver_ego
+        inbox = self.inbox_rsu
+        got = None if inbox.next_rx_s.get(Stream.SPAT, math.inf) > lim else inbox.pop(Stream.SPAT, t)
         if got is not None:
             recv, batch, rx = got
             assert isinstance(batch, SpatBatch)
             for r in np.unique(recv).tolist():
                 m = recv == r
                 self.rsu_rx[int(r)].ingest_spat(batch.take(m), rx[m])
-        got = self.inbox_relay.pop(Stream.EEBL, t)
+        inbox = self.inbox_relay
+        got = None if inbox.next_rx_s.get(Stream.EEBL, math.inf) > lim else inbox.pop(Stream.EEBL, t)
         if got is not None:
             recv, batch, rx = got
             assert isinstance(batch, EeblBatch)
@@ -126,15 +163,18 @@ class Queues:
         keep = self.keep_rx  # raw-message mode: this step's arrivals kept for arrivals()
         if keep:
             self.rx_batches = []
-        for stream, fn in ((Stream.MAP, ego.ingest_map), (Stream.SPAT, ego.ingest_spat),
-                           (Stream.BSM, ego.ingest_bsm), (Stream.EEBL, ego.ingest_eebl)):
-            got = self.inbox_ego.pop(stream, t)
+        inbox = self.inbox_ego
+        next_rx, lim = inbox.next_rx_s, t + 1e-12
+        for stream, ingest, name in _EGO_STREAMS:
+            if next_rx.get(stream, math.inf) > lim:
+                continue  # nothing due: pop would return None (most streams, most steps)
+            got = inbox.pop(stream, t)
             if got is not None:
                 _, batch, rx = got
-                fn(batch, rx)  # type: ignore[arg-type]
+                getattr(ego, ingest)(batch, rx)
                 if keep:
                     self.rx_batches.append((stream, batch, rx))
-                self.stats.delivered[stream.value] += message_count(batch)
+                self.stats.delivered[name] += message_count(batch)
                 if received is not None:
                     received += self._message_rows(stream, batch, rx)
         ego.expire(t)
@@ -144,37 +184,46 @@ class Queues:
 
     def _queue_ego(self, steps: dict[Stream, StepBatch], spans: dict[str, slice], ok: np.ndarray,
                    lat: np.ndarray, bsm: BsmBatch, msg_rows: dict[Stream, np.ndarray]) -> None:
-        ego = self.ego_key
         sl = spans.get("bsm")
         if sl is not None:
             st = steps[Stream.BSM]
             # BSM rows may have been replaced by a freeze but keep one row per message
-            if st.batch is bsm:  # untouched by faults: row i is link i (one BSM per sender and step)
-                good = ok[sl] & st.keep
-                rx = st.batch.tx_time_s + lat[sl] + st.extra_delay_s
+            if st.untouched_rows:  # row i is link i, kept, no delay (adding 0.0 would only turn a -0.0 sum to 0.0)
+                self._push_ego(Stream.BSM, st.batch, ok[sl], st.batch.tx_time_s + lat[sl])
+            elif st.batch is bsm:  # untouched by content faults: row i is link i
+                self._push_ego(Stream.BSM, st.batch, ok[sl] & st.keep, st.batch.tx_time_s + lat[sl] + st.extra_delay_s)
             else:
                 row_link = self._link_of(st.batch, bsm)
-                good = ok[sl][row_link] & st.keep
-                rx = st.batch.tx_time_s + lat[sl][row_link] + st.extra_delay_s
-            self.inbox_ego.push(Stream.BSM, filled(int(np.count_nonzero(good)), ego, np.int64), _keep(st.batch, good),
-                                rx[good])
+                self._push_ego(Stream.BSM, st.batch, ok[sl][row_link] & st.keep,
+                               st.batch.tx_time_s + lat[sl][row_link] + st.extra_delay_s)
             st = steps[Stream.EEBL]
             if len(st.batch):
                 row_link = self._link_of(st.batch, bsm)
                 has = row_link >= 0
                 good = has & ok[sl][np.maximum(row_link, 0)] & st.keep
                 rx = st.batch.tx_time_s + lat[sl][np.maximum(row_link, 0)] + st.extra_delay_s
-                self.inbox_ego.push(Stream.EEBL, filled(int(np.count_nonzero(good)), ego, np.int64),
-                                    _keep(st.batch, good), rx[good])
-        for s in (Stream.SPAT, Stream.MAP):
-            sl = spans.get(f"{s.value}_ego")
+                self._push_ego(Stream.EEBL, st.batch, good, rx)
+        for s, span in _RSU_EGO_SPANS:
+            sl = spans.get(span)
             if sl is None:
                 continue
             st = steps[s]
             msg_of_row = row_messages(st.batch)
-            good = ok[sl][msg_of_row] & st.keep
-            rx = st.batch.tx_time_s + lat[sl][msg_of_row] + st.extra_delay_s
-            self.inbox_ego.push(s, filled(int(np.count_nonzero(good)), ego, np.int64), _keep(st.batch, good), rx[good])
+            if st.untouched_rows:
+                self._push_ego(s, st.batch, ok[sl][msg_of_row], st.batch.tx_time_s + lat[sl][msg_of_row])
+            else:
+                self._push_ego(s, st.batch, ok[sl][msg_of_row] & st.keep,
+                               st.batch.tx_time_s + lat[sl][msg_of_row] + st.extra_delay_s)
+
+    def _push_ego(self, stream: Stream, batch: RecordBatch, good: np.ndarray, rx: np.ndarray) -> None:
+        """Queue the rows ``good`` of ``batch`` (received at ``rx``) for the ego."""
+        n = int(np.count_nonzero(good))
+        if n == 0:
+            return  # (push ignores an empty batch)
+        if n == good.shape[0]:  # every row delivered (the usual step): no copies
+            self.inbox_ego.push(stream, _receiver_column(self.ego_key, n), batch, rx)
+        else:
+            self.inbox_ego.push(stream, _receiver_column(self.ego_key, n), batch.take(good), rx[good])
 
     @staticmethod
     def _link_of(batch: RecordBatch, bsm: BsmBatch) -> np.ndarray:

@@ -88,13 +88,18 @@ def _not_negative(x: float) -> float:
 
 def _newest_per_key(keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> IntArray:
     """Index of the row with the largest (timestamp, rx time) per key, in key order."""
-    k = keys.tolist()
+    rows = _newest_rows(keys.tolist(), keys, timestamp, rx)
+    return np.arange(len(rows)) if isinstance(rows, range) else rows
+
+
+def _newest_rows(k: list[int], keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> range | IntArray:
+    """:func:`_newest_per_key` (``k``: ``keys`` as a list); ``range`` when every row is the newest of its key."""
     if all(a < b for a, b in zip(k, k[1:], strict=False)):  # one row per key, in key order (the usual batch)
-        return np.arange(len(k))
+        return range(len(k))
     order = np.lexsort((rx, timestamp, keys))
-    k = keys[order]
-    last = np.ones(k.shape[0], dtype=bool)
-    last[:-1] = k[1:] != k[:-1]
+    sorted_keys = keys[order]
+    last = np.ones(sorted_keys.shape[0], dtype=bool)
+    last[:-1] = sorted_keys[1:] != sorted_keys[:-1]
     return order[last]
 
 
@@ -106,9 +111,13 @@ class AoiPeaks:
     record: bool = True
 
     def add(self, stream: Stream, rx: FloatArray, keys: IntArray, peak: FloatArray) -> None:
-        if not self.record or peak.size == 0:
+        self.add_rows(stream, list(zip(rx.tolist(), keys.tolist(), peak.tolist(), strict=True)))
+
+    def add_rows(self, stream: Stream, rows: list[tuple[float, int, float]]) -> None:
+        """:meth:`add` of (rx time, key, peak) rows."""
+        if not self.record or not rows:
             return
-        self.peaks.setdefault(stream, []).extend(zip(rx.tolist(), keys.tolist(), peak.tolist(), strict=True))
+        self.peaks.setdefault(stream, []).extend(rows)
 
     def max(self, stream: Stream, key: int | None = None) -> float:
         vals = [p for _, k, p in self.peaks.get(stream, []) if key is None or k == key]
@@ -178,8 +187,39 @@ def _empty_view(cls: type, **ints: bool) -> object:
 
 
 # a held group / track as Python rows (Receiver._held_signals / _held_tracks say the fields)
+_HeldSignal = tuple[int, float, float, float, float, int, int, float]  # phase, min end, max end, green, ts, hop, origin, rx
 _SignalRow = tuple[int, int, float, float, float]
 _TrackRow = tuple[int, float, float, float, float, float, float, float, float, float, bool, int, int]
+
+# a held track's fields besides (vehicle, timestamp): (speed, accel, heading, time to standstill, cos and sin of the
+# heading, x, y, brake flag, event flags, msg count); before any BSM replaced it: all zero (heading 0: cos 1)
+_TrackData = tuple[float, float, float, float, float, float, float, float, bool, int, int]
+_NO_TRACK_DATA: _TrackData = (0.0, 0.0, 0.0, math.inf, 1.0, 0.0, 0.0, 0.0, False, 0, 0)
+
+
+class _Track:
+    """One remote vehicle as the receiver knows it (kept after the track is dropped, as numpy rows were)."""
+
+    __slots__ = ("data", "held", "rx_s", "ts_s")
+
+    def __init__(self) -> None:
+        self.ts_s = -math.inf  # timestamp of the BSM in use (-inf: none, or dropped)
+        self.rx_s = -math.inf  # last reception of any BSM of the vehicle (-inf: dropped)
+        self.held = False
+        self.data = _NO_TRACK_DATA
+
+
+def _track_data(v0: float, a: float, h: float, cos_h: float, sin_h: float, x: float, y: float, brake: bool,
+                flags: int, cnt: int) -> _TrackData:
+    # constant acceleration, clamped at standstill (a braking vehicle does not reverse)
+    t_stop = v0 / max(-a, 1e-9) if a < 0.0 else math.inf
+    return v0, a, h, t_stop, cos_h, sin_h, x, y, brake, flags, cnt
+
+
+def _np_maximum(a: float, b: float) -> float:
+    """``np.maximum(a, b)`` of two floats (a NaN wins; of equal values, b: -0.0 vs 0.0 as numpy)."""
+    return a if a > b or a != a else b
+
 
 _NO_TRACKS: TrackView = _empty_view(TrackView, vehicle=True, event_flags=True, msg_count=True)  # type: ignore[assignment]
 _NO_EVENTS: EventView = _empty_view(EventView, origin=True, event_id=True, hop_count=True)  # type: ignore[assignment]
@@ -197,15 +237,11 @@ class Receiver:
         self.event_timeout_s = float(event_timeout_s)
         self.self_key = int(self_key)
         self.peaks = AoiPeaks(record=record_peaks)
-        # signals, by group key
-        self._g_has = np.zeros(0, bool)
-        self._g = {n: np.zeros(0) for n in ("min_end", "max_end", "green", "ts", "rx")}
-        self._g_int = {n: np.zeros(0, np.int64) for n in ("phase", "hop", "origin")}
-        # tracks, by vehicle key
-        self._v_has = np.zeros(0, bool)
-        self._v = {n: np.zeros(0) for n in ("x", "y", "v", "h", "a", "ts", "rx")}
-        self._v_int = {n: np.zeros(0, np.int64) for n in ("cnt", "flags")}
-        self._v_brake = np.zeros(0, bool)
+        # signals: group key -> the SPaT row in use (a Python row, as the tracks)
+        self._signals: dict[int, _HeldSignal] = {}
+        # tracks, by vehicle key (Python rows: a step ingests a BSM or two, for which numpy's per-call cost is
+        # most of the work)
+        self._tracks: dict[int, _Track] = {}
         # a lower bound of the held tracks' last reception times: expire has nothing to drop before
         # t - floor exceeds the timeout (inf: no track held)
         self._v_rx_floor = math.inf
@@ -217,7 +253,8 @@ class Receiver:
         self._events: dict[tuple[int, int], dict[str, float]] = {}
         # the views' parts that depend on the held state only (not on t), gathered once per change of
         # that state: None = stale (every ingest / expire that changes a part clears its entry)
-        self._signal_rows: tuple[tuple[np.ndarray, ...], list[_SignalRow]] | None = None
+        self._signal_rows: list[_SignalRow] | None = None
+        self._signal_arrays: tuple[np.ndarray, ...] | None = None
         self._track_rows: list[_TrackRow] | None = None
         self._event_rows: tuple[np.ndarray, ...] | None = None
 
@@ -234,65 +271,64 @@ class Receiver:
     def ingest_spat(self, b: SpatBatch, rx: FloatArray) -> None:
         if len(b) == 0:
             return
-        idx = _newest_per_key(b.group, b.timestamp_s, rx)
-        g = b.group[idx]
-        n = max(g.tolist()) + 1
-        if n > self._g_has.shape[0]:
-            self._g_has = _grow(self._g_has, n, False)
-            for k in self._g:
-                self._g[k] = _grow(self._g[k], n, -math.inf if k in ("ts", "rx") else 0.0)
-            for k in self._g_int:
-                self._g_int[k] = _grow(self._g_int[k], n, 0)
-        ts = b.timestamp_s[idx]
-        hop = b.hop_count[idx]
-        held_ts = self._g["ts"][g]
-        sel, gs = _where(idx, g, (ts > held_ts) | ((ts == held_ts) & (hop < self._g_int["hop"][g])))
-        self._signal_rows = None
-        self._add_peaks(Stream.SPAT, self._g_has, self._g["ts"], rx[sel], gs)
-        self._g_has[gs] = True
-        self._g["min_end"][gs] = b.min_end_time_s[sel]
-        self._g["max_end"][gs] = b.max_end_time_s[sel]
-        self._g["green"][gs] = b.green_start_time_s[sel]
-        self._g["ts"][gs] = b.timestamp_s[sel]
-        self._g["rx"][gs] = rx[sel]
-        self._g_int["phase"][gs] = b.phase[sel]
-        self._g_int["hop"][gs] = b.hop_count[sel]
-        self._g_int["origin"][gs] = b.origin[sel]
+        g = b.group.tolist()
+        rows = _newest_rows(g, b.group, b.timestamp_s, rx)
+        rx_l, ts_l, hop_l = rx.tolist(), b.timestamp_s.tolist(), b.hop_count.tolist()
+        signals = self._signals
+        new: list[int] = []  # the rows that replace the held one: newer, or as new and over fewer hops
+        peaks: list[tuple[float, int, float]] = []
+        for i in rows.tolist() if isinstance(rows, np.ndarray) else rows:
+            held = signals.get(g[i])
+            held_ts, held_hop = (-math.inf, 0) if held is None else (held[4], held[5])
+            if ts_l[i] > held_ts or (ts_l[i] == held_ts and hop_l[i] < held_hop):
+                if held is not None:  # the age the replaced SPaT reached
+                    peaks.append((rx_l[i], g[i], rx_l[i] - held_ts))
+                new.append(i)
+        self._signal_rows = self._signal_arrays = None
+        self.peaks.add_rows(Stream.SPAT, peaks)
+        if new:
+            cols = (b.phase.tolist(), b.min_end_time_s.tolist(), b.max_end_time_s.tolist(),
+                    b.green_start_time_s.tolist(), ts_l, hop_l, b.origin.tolist(), rx_l)
+            for i in new:
+                signals[g[i]] = tuple(c[i] for c in cols)  # type: ignore[assignment]
 
     def ingest_bsm(self, b: BsmBatch, rx: FloatArray) -> None:
         if len(b) == 0:
             return
-        if self.self_key in b.sender.tolist():  # its own BSMs (a relay hearing itself) are no track
+        k = b.sender.tolist()
+        if self.self_key in k:  # its own BSMs (a relay hearing itself) are no track
             mine = b.sender != self.self_key
             b, rx = b.take(mine), rx[mine]
             if len(b) == 0:
                 return
-        idx = _newest_per_key(b.sender, b.timestamp_s, rx)
-        v = b.sender[idx]
-        n = max(v.tolist()) + 1
-        if n > self._v_has.shape[0]:
-            self._v_has = _grow(self._v_has, n, False)
-            self._v_brake = _grow(self._v_brake, n, False)
-            for k in self._v:
-                self._v[k] = _grow(self._v[k], n, -math.inf if k in ("ts", "rx") else 0.0)
-            for k in self._v_int:
-                self._v_int[k] = _grow(self._v_int[k], n, 0)
+            k = b.sender.tolist()
+        rows = _newest_rows(k, b.sender, b.timestamp_s, rx)
         self._track_rows = None
-        # any reception keeps the track alive, only newer data replaces it
-        self._v["rx"][v] = np.maximum(self._v["rx"][v], rx[idx])
-        self._v_rx_floor = min(self._v_rx_floor, min(rx.tolist()))
-        sel, vs = _where(idx, v, b.timestamp_s[idx] > self._v["ts"][v])
-        self._add_peaks(Stream.BSM, self._v_has, self._v["ts"], rx[sel], vs)
-        self._v_has[v] = True
-        self._v["x"][vs] = b.x_m[sel]
-        self._v["y"][vs] = b.y_m[sel]
-        self._v["v"][vs] = b.speed_mps[sel]
-        self._v["h"][vs] = b.heading_rad[sel]
-        self._v["a"][vs] = b.accel_mps2[sel]
-        self._v["ts"][vs] = b.timestamp_s[sel]
-        self._v_int["cnt"][vs] = b.msg_count[sel]
-        self._v_int["flags"][vs] = b.event_flags[sel]
-        self._v_brake[vs] = b.brake_flag[sel]
+        rx_l, ts_l = rx.tolist(), b.timestamp_s.tolist()
+        self._v_rx_floor = min(self._v_rx_floor, min(rx_l))
+        tracks = self._tracks
+        new: list[tuple[int, _Track]] = []  # (row, track) of the rows newer than the held BSM
+        peaks: list[tuple[float, int, float]] = []
+        for i in rows.tolist() if isinstance(rows, np.ndarray) else rows:
+            key = k[i]
+            tr = tracks.get(key)
+            if tr is None:
+                tr = tracks[key] = _Track()
+            r = rx_l[i]
+            tr.rx_s = _np_maximum(tr.rx_s, r)  # any reception keeps the track alive, only newer data replaces it
+            if ts_l[i] > tr.ts_s:
+                if tr.held:  # the age the replaced BSM reached
+                    peaks.append((r, key, r - tr.ts_s))
+                tr.ts_s = ts_l[i]
+                new.append((i, tr))
+            tr.held = True
+        self.peaks.add_rows(Stream.BSM, peaks)
+        if new:
+            cos_h, sin_h = np.cos(b.heading_rad).tolist(), np.sin(b.heading_rad).tolist()
+            cols = (b.speed_mps.tolist(), b.accel_mps2.tolist(), b.heading_rad.tolist(), cos_h, sin_h,
+                    b.x_m.tolist(), b.y_m.tolist(), b.brake_flag.tolist(), b.event_flags.tolist(), b.msg_count.tolist())
+            for i, tr in new:
+                tr.data = _track_data(*(c[i] for c in cols))
 
     def ingest_map(self, b: MapBatch, rx: FloatArray) -> None:
         if len(b) == 0:
@@ -339,30 +375,42 @@ class Receiver:
         """Drop tracks and events not heard of within their timeouts."""
         # t - rx does not grow with rx (rounding is monotonic): nothing is due while the floor is not
         if t_s - self._v_rx_floor > self.track_timeout_s:
-            gone = self._v_has & (t_s - self._v["rx"] > self.track_timeout_s)
-            if gone.any():
-                self._track_rows = None
-                self._v_has[gone] = False
-                self._v["ts"][gone] = -math.inf
-                self._v["rx"][gone] = -math.inf
-            held_rx = self._v["rx"][self._v_has]
-            self._v_rx_floor = float(held_rx.min()) if held_rx.size else math.inf
+            floor, nan = math.inf, False
+            for tr in self._tracks.values():
+                if not tr.held:
+                    continue
+                if t_s - tr.rx_s > self.track_timeout_s:
+                    self._track_rows = None
+                    tr.held, tr.ts_s, tr.rx_s = False, -math.inf, -math.inf
+                elif tr.rx_s < floor:
+                    floor = tr.rx_s
+                elif tr.rx_s != tr.rx_s:
+                    nan = True
+            self._v_rx_floor = math.nan if nan else floor  # (the held tracks' min, NaN-propagating as numpy's)
         for key in [k for k, r in self._events.items() if t_s - r["rx"] > self.event_timeout_s]:
             del self._events[key]
             self._event_rows = None
 
-    def _held_signals(self) -> tuple[tuple[np.ndarray, ...], list[_SignalRow]]:
-        """The held groups as read-only arrays (group, phase, min end, max end, green start, timestamp, hop,
-        origin) and as Python rows (group, phase, min end, green start, timestamp): the parts of the belief
-        that do not depend on t, gathered once per change of the held state."""
+    def _held_signals(self) -> list[_SignalRow]:
+        """The held groups as Python rows (group, phase, min end, green start, timestamp), in group order: the
+        parts of the belief that do not depend on t, gathered once per change of the held state."""
         rows = self._signal_rows
         if rows is None:
-            g = np.nonzero(self._g_has)[0].astype(np.int64)
-            arrays = _frozen(
-                g, self._g_int["phase"][g], self._g["min_end"][g], self._g["max_end"][g], self._g["green"][g],
-                self._g["ts"][g], self._g_int["hop"][g], self._g_int["origin"][g])
-            rows = self._signal_rows = arrays, list(zip(*(arrays[i].tolist() for i in (0, 1, 2, 4, 5)), strict=True))
+            rows = self._signal_rows = [(g, sig[0], sig[1], sig[3], sig[4]) for g, sig in sorted(self._signals.items())]
         return rows
+
+    def _held_signal_arrays(self) -> tuple[np.ndarray, ...]:
+        """The held groups as read-only arrays (group, phase, min end, max end, green start, timestamp, hop,
+        origin), made once per change of the held state."""
+        arrays = self._signal_arrays
+        if arrays is None:
+            held = sorted(self._signals.items())
+            cols = list(zip(*(sig for _, sig in held), strict=True)) or [()] * 8
+            arrays = self._signal_arrays = _frozen(
+                np.array([g for g, _ in held], np.int64), np.array(cols[0], np.int64), np.array(cols[1], np.float64),
+                np.array(cols[2], np.float64), np.array(cols[3], np.float64), np.array(cols[4], np.float64),
+                np.array(cols[5], np.int64), np.array(cols[6], np.int64))
+        return arrays
 
     def signal_beliefs(self, t_s: float) -> list[tuple[int, int, float, float, float, bool]]:
         """(group key, phase, countdown_s, time_to_green_s, aoi_s, valid) of every held group at ``t_s``; the
@@ -370,32 +418,24 @@ class Receiver:
         receiver holds a handful of groups, for which numpy's per-call cost is most of the work."""
         budget = self.budget[Stream.SPAT]
         out = []
-        for g, phase, min_end, green, ts in self._held_signals()[1]:
+        for g, phase, min_end, green, ts in self._held_signals():
             aoi = t_s - ts
             out.append((g, phase, _not_negative(min_end - t_s), _not_negative(green - t_s), aoi, aoi <= budget))
         return out
 
     def signals(self, t_s: float) -> SignalView:
-        (g, phase, mn, mx, green, ts, hop, origin), _ = self._held_signals()
+        g, phase, mn, mx, green, ts, hop, origin = self._held_signal_arrays()
         beliefs = self.signal_beliefs(t_s)
         countdown, to_green, aoi = (np.array([b[i] for b in beliefs], np.float64) for i in (2, 3, 4))
         return SignalView(g, phase, mn, mx, green, countdown, to_green, aoi, ts,
                           np.array([b[5] for b in beliefs], bool), hop, origin)
 
     def _held_tracks(self) -> list[_TrackRow]:
-        """The held tracks as Python rows (vehicle, timestamp, speed, accel, heading, time to standstill, cos and
-        sin of the heading, x, y, brake flag, event flags, msg count), gathered once per change of the held state."""
+        """The held tracks as Python rows (vehicle, timestamp, then :data:`_TrackData`), in vehicle order,
+        gathered once per change of the held state."""
         rows = self._track_rows
         if rows is None:
-            k = np.nonzero(self._v_has)[0]
-            h = self._v["h"][k]
-            v0, a = self._v["v"][k].tolist(), self._v["a"][k].tolist()
-            # constant acceleration, clamped at standstill (a braking vehicle does not reverse)
-            t_stop = [v / max(-acc, 1e-9) if acc < 0.0 else math.inf for v, acc in zip(v0, a, strict=True)]
-            rows = self._track_rows = list(zip(
-                k.tolist(), self._v["ts"][k].tolist(), v0, a, h.tolist(), t_stop, np.cos(h).tolist(),
-                np.sin(h).tolist(), self._v["x"][k].tolist(), self._v["y"][k].tolist(), self._v_brake[k].tolist(),
-                self._v_int["flags"][k].tolist(), self._v_int["cnt"][k].tolist(), strict=True))
+            rows = self._track_rows = [(k, tr.ts_s, *tr.data) for k, tr in sorted(self._tracks.items()) if tr.held]
         return rows
 
     def track_beliefs(self, t_s: float) -> list[tuple[int, float, float, float, float, float, float, bool, bool, int, int]]:
