@@ -229,6 +229,7 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
             ego_lane_ids=tuple(self.lanes.name(k) for k in self.ego_lane_keys),
             rsu_ids=tuple(s.rsu_id for s in self.sites), signal_onset_s=onset)
         self.faults = FaultEngine(program.faults, self.fault_ctx, self.senders, self.groups, self.lanes)
+        self._windows_open = _windows_open(self.faults)
         # receivers
         self.ego_key = self.senders.key(ego.id)
         self.ego = Receiver(self.app, track_timeout_s=cfg.track_timeout_s, event_timeout_s=cfg.event_timeout_s,
@@ -320,15 +321,18 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
             self._gidx = {g: i for i, g in enumerate(snap.signal_group_ids)}
             self._gkeys = self.groups.keys(snap.signal_group_ids)
         gidx = self._gidx
-        was = [af.window.resolved for af in self.faults]
-        self.faults.update_windows(
-            t, EgoEventInput(t, float(snap.stop_bar_distance_m[ego_i]) if math.isfinite(
-                float(snap.stop_bar_distance_m[ego_i])) else None, float(snap.speed_mps[ego_i])),
-            np.asarray(snap.true_phase), np.asarray(snap.time_to_change_s), gidx)
-        if self.trace is not None:
+        trace = self.trace
+        was = [af.window.resolved for af in self.faults] if trace is not None else []
+        if self._windows_open:
+            self.faults.update_windows(
+                t, EgoEventInput(t, float(snap.stop_bar_distance_m[ego_i]) if math.isfinite(
+                    float(snap.stop_bar_distance_m[ego_i])) else None, float(snap.speed_mps[ego_i])),
+                np.asarray(snap.true_phase), np.asarray(snap.time_to_change_s), gidx)
+            self._windows_open = _windows_open(self.faults)
+        if trace is not None:
             for af, before in zip(self.faults, was, strict=True):
                 if (af.window.resolved and not before) or (self.t_prev is None and af.window.resolved):
-                    self.trace.publish("/v2x/fault_window", t, {
+                    trace.publish("/v2x/fault_window", t, {
                         "name": af.fault.name, "operator": af.operator.name, "stream": af.stream.value,
                         "start_s": af.window.start_s,
                         "end_s": None if math.isinf(af.window.end_s or math.inf) else af.window.end_s})
@@ -481,6 +485,13 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
     @property
     def receiver(self) -> Receiver:
         return self.ego
+
+
+def _windows_open(faults: FaultEngine) -> bool:
+    """Whether a fault window may still resolve online: ``FaultWindow.update`` returns at once on a
+    window that is resolved or never will be, so once every window is, the per-step update (and the
+    ego state it reads) is skipped. Windows never un-resolve."""
+    return any(not (af.window.resolved or af.window.never) for af in faults)
 
 
 def v2x_source_factory(buildings: BuildingSet | None = None, *, road_map: RoadMap | None = None,
