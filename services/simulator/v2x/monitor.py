@@ -271,7 +271,7 @@ class DivergenceMonitor:
                 err = abs(float(bel.time_to_change_s) - true_ttc)
                 self._flag("countdown", gid, t, (not wrong) and bel_code == true_code
                            and countdown_divergent(bel.time_to_change_s, true_ttc), err, ",".join(detail))
-        else:
+        elif self._open:  # no group ahead (most steps of a conflict app): close the signal episodes, if any
             for key in [k for k in self._open if k[0] in ("signal_phase", "countdown", "signal_missing")]:
                 self._close(key, t)
         self._spat_aoi.append(spat_aoi)

@@ -212,6 +212,9 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         self.ego_lane_keys = [self.lanes.key(c.approach_lane_id or
                                              f"{c.junction_id}@{c.stop_bar_xy_m[0]:.1f},{c.stop_bar_xy_m[1]:.1f}")
                               for c in self.ego_crossings]
+        # per crossing, the front-bumper arc length up to which its approach is the ego's next (see _ego_lane)
+        self._ego_lane_limits = [(c.stop_bar_s_m + 0.5, k) for c, k in zip(self.ego_crossings, self.ego_lane_keys,
+                                                                          strict=True)]
         ego_group = program.ego_group_id
         cross = self._cross_group(ego_group)
         plans = {g.id: g for g in program.signal_groups}
@@ -304,9 +307,9 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
     def _ego_lane(self, snap: WorldSnapshot) -> int:
         """Lane key of the ego's next approach (the MAP lane whose association it needs)."""
         e = snap.ego_index
-        front = float(snap.route_s_m[e]) + 0.5 * float(snap.length_m[e])
-        for c, k in zip(self.ego_crossings, self.ego_lane_keys, strict=True):
-            if front <= c.stop_bar_s_m + 0.5:
+        front = float(snap.route_s_m.item(e)) + 0.5 * float(snap.length_m.item(e))
+        for limit_s_m, k in self._ego_lane_limits:
+            if front <= limit_s_m:
                 return k
         return NO_KEY
 
