@@ -113,11 +113,11 @@ class SignalClock:
 class ScalarFrame:
     """:class:`Frame` over a :class:`ScalarTraffic` (its lists as they are; snapshot arrays built per row).
 
-    ``rows`` (the engine's, kept across steps): per ``(row, n)`` the snapshot arrays that change a few
-    times a run (see :meth:`_rare_arrays`)."""
+    ``rows`` and ``flags`` (the engine's, kept across steps): per ``(row, n)`` the snapshot arrays that change
+    a few times a run (see :meth:`_rare_arrays`, :meth:`_flag_arrays`)."""
 
     def __init__(self, scene: Scene, tr: ScalarTraffic, signals: SignalRows,
-                 rows: dict[tuple[int, int], tuple] | None = None):
+                 rows: dict[tuple[int, int], tuple] | None = None, flags: dict[tuple[int, int], tuple] | None = None):
         self.scene, self.tr = scene, tr
         self.t = tr.t
         self.phase_l, self.ttc_l, self.ttg_l = signals.state(tr.t)
@@ -128,6 +128,7 @@ class ScalarFrame:
         self.ego_group = tr.grp[::n]
         self._hard: list[bool] | None = None
         self._rows = {} if rows is None else rows
+        self._flags = {} if flags is None else flags
 
     def gt_lists(self) -> tuple[list, ...]:
         if self._hard is None:
@@ -149,17 +150,27 @@ class ScalarFrame:
         f = _readonly(xy + tr.v[lo:hi] + tr.heading[lo:hi] + tr.a[lo:hi] + s[lo:hi]
                       + [bar[i] - (s[i] + half[i]) for i in range(lo, hi)] + self.ttc_l[b][:g] + self.ttg_l[b][:g],
                       np.float64)
-        flags = _readonly(tr.brake_flag(lo, hi) + self.gt_lists()[4][lo:hi] + tr.alive[lo:hi], bool)
+        brake, hard, alive = self._flag_arrays(b, n, tr.brake_flag(lo, hi) + self.gt_lists()[4][lo:hi]
+                                               + tr.alive[lo:hi])
         equipped, length, group, phase = self._rare_arrays(b, n, lo, g)
         n2, n3, n4, n5, n6, n7 = 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n
         return new_snapshot({
             "t_s": tr.t, "step": tr.k, "vehicle_ids": scene.vehicle_ids[b], "xy_m": f[:n2].reshape(n, 2),
-            "speed_mps": f[n2:n3], "heading_rad": f[n3:n4], "accel_mps2": f[n4:n5], "brake_flag": flags[:n],
-            "hard_brake_event": flags[n:n2], "equipped": equipped, "alive": flags[n2:n3],
+            "speed_mps": f[n2:n3], "heading_rad": f[n3:n4], "accel_mps2": f[n4:n5], "brake_flag": brake,
+            "hard_brake_event": hard, "equipped": equipped, "alive": alive,
             "route_s_m": f[n5:n6], "stop_bar_distance_m": f[n6:n7], "next_group_index": group, "length_m": length,
             "ego_index": 0, "signal_group_ids": scene.group_ids[b], "true_phase": phase,
             "time_to_change_s": f[n7:n7 + g], "time_to_green_s": f[n7 + g:], "rsu_ids": rsu[0], "rsu_xy_m": rsu[1],
             "rsu_height_m": rsu[2], "rollout": rollout})
+
+    def _flag_arrays(self, b: int, n: int, flags: list[bool]) -> tuple[np.ndarray, ...]:
+        """Row ``b``'s brake-flag, hard-braking and alive arrays (``flags``: the three lists joined): the
+        same (read-only) arrays as the last step's while the flags are (they change a few times a run)."""
+        c = self._flags.get((b, n))
+        if c is None or c[0] != flags:
+            arr = _readonly(flags, bool)
+            c = self._flags[(b, n)] = (flags, arr[:n], arr[n:2 * n], arr[2 * n:])
+        return c[1:]
 
     def _rare_arrays(self, b: int, n: int, lo: int, g: int) -> tuple[np.ndarray, ...]:
         """Row ``b``'s equipped, length, next-group and true-phase arrays: the same (read-only) arrays as
@@ -288,13 +299,14 @@ class ScalarEngine:
         self.limit = limit
         self.n = scene.shape[1]
         self.snapshot_rows: dict[tuple[int, int], tuple] = {}  # ScalarFrame's, kept across steps
+        self.snapshot_flags: dict[tuple[int, int], tuple] = {}
 
     def running(self, k: int) -> list[bool]:
         alive, n = self.tr.alive, self.n
         return [alive[b * n] and k < lim for b, lim in enumerate(self.limit)]
 
     def frame(self, k: int) -> ScalarFrame:
-        return ScalarFrame(self.scene, self.tr, self.adj.signal_rows, self.snapshot_rows)
+        return ScalarFrame(self.scene, self.tr, self.adj.signal_rows, self.snapshot_rows, self.snapshot_flags)
 
     def advance(self, fr: Frame | ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
                 active: list[bool], agents: AgentControl | None = None) -> None:

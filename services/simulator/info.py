@@ -106,7 +106,7 @@ class WorldSnapshot:
     @property
     def ego_group_id(self) -> str | None:
         """The group that truly controls the ego's next stop bar (the true MAP association)."""
-        g = int(self.next_group_index[self.ego_index])
+        g = int(self.next_group_index.item(self.ego_index))  # item(): a Python int without a numpy scalar
         return None if g < 0 else self.signal_group_ids[g]
 
     def index_of(self, vehicle_id: str) -> int:

@@ -66,6 +66,7 @@ from services.simulator.info import (
     MonitorReport,
     WorldSnapshot,
 )
+from services.simulator.scalar import _BAND, _below
 
 from .reconstruction import freshness_budget_s
 
@@ -77,6 +78,19 @@ DEFAULT_GRACE_S = 0.3  # SPaT period + latency + one step: the ordinary reportin
 LATERAL_CONFLICT_M = 2.5  # conflicts ignore traffic farther than this from the ego path
 ABSENCE_MIN_S = 0.3  # absences shorter than this (start-up, one lost message) are not evidence
 _np_hypot = np.hypot
+_TINY_M2 = 1e-290  # squared lengths below this (near the subnormals) are not compared on squares
+
+
+def _nearer(rx: float, ry: float, q: float, bx: float, by: float, bq: float) -> bool:
+    """``np.hypot(rx, ry) < np.hypot(bx, by)`` for offsets with squared lengths ``q`` and ``bq``: decided on
+    the squares outside the scalar engine's relative guard band (when both are normal numbers: a subnormal
+    square has lost its relative precision), on the two hypots inside it (and for NaN / inf)."""
+    if q > _TINY_M2 and bq > _TINY_M2:
+        if q < bq * (1.0 - _BAND):
+            return True
+        if q > bq * (1.0 + _BAND):
+            return False
+    return bool(_np_hypot(rx, ry) < _np_hypot(bx, by))
 
 
 def position_budget_m(aoi_s: float | np.ndarray) -> float | np.ndarray:
@@ -171,6 +185,7 @@ class DivergenceMonitor:
         self.budget_s = {s: freshness_budget_s(self.app, s) for s in Stream}
         self.grace_s = float(grace_s)
         self.absence_radius_m = float(absence_radius_m)
+        self._radius2_m2 = self.absence_radius_m * self.absence_radius_m  # for the squared-length decisions
         self.agent_ids = None if agent_ids is None else frozenset(agent_ids)
         self._ahead_only = self.app in (Application.FCW, Application.EEBL)  # conflicts ahead of the ego only
         self._open: dict[tuple[str, str], _Open] = {}
@@ -186,7 +201,8 @@ class DivergenceMonitor:
         self._bel_phase: list[int] = []
         self._true_phase: list[int] = []
         self._near_id: list[str | None] = []
-        self._near_d: list[float] = []
+        self._near_dx: list[float] = []  # offset of the nearest agent from the ego (inf, 0: none), see summary()
+        self._near_dy: list[float] = []
         self._near_aoi: list[float] = []  # nan = no track
 
     # ------------------------------------------------------------------ per step
@@ -255,7 +271,7 @@ class DivergenceMonitor:
                 err = abs(float(bel.time_to_change_s) - true_ttc)
                 self._flag("countdown", gid, t, (not wrong) and bel_code == true_code
                            and countdown_divergent(bel.time_to_change_s, true_ttc), err, ",".join(detail))
-        else:
+        elif self._open:  # no group ahead (most steps of a conflict app): close the signal episodes, if any
             for key in [k for k in self._open if k[0] in ("signal_phase", "countdown", "signal_missing")]:
                 self._close(key, t)
         self._spat_aoi.append(spat_aoi)
@@ -266,12 +282,12 @@ class DivergenceMonitor:
         self._t.append(t)
 
     def _observe_tracks(self, snap: WorldSnapshot, info: EgoInformation, t: float) -> None:
-        # plain floats for the per-vehicle logic; np.hypot (not math.hypot: other bits) for the distances kept,
-        # called per vehicle on floats (the array's libm hypot, the same bits, without ~6 numpy calls a step)
+        # plain floats for the per-vehicle logic (one tolist per array instead of numpy scalar reads); np.hypot
+        # (not math.hypot: other bits) for the distances kept and compared, see below
         ids = snap.vehicle_ids
-        alive = np.asarray(snap.alive, dtype=bool).tolist()
+        alive = snap.alive.tolist()
         ego = snap.ego_index
-        xy = np.asarray(snap.xy_m, dtype=np.float64).ravel().tolist()
+        xy = snap.xy_m.ravel().tolist()
         xs, ys = xy[0::2], xy[1::2]
         index = {vid: i for i, vid in enumerate(ids) if alive[i]}
         last_alive = self._last_alive
@@ -294,28 +310,31 @@ class DivergenceMonitor:
         if self._open:
             for kind, vid in [k for k in self._open if k[0] in TRACK_KINDS and k[1] not in tracks]:
                 self._close((kind, vid), t)
-        # absences and the nearest qualifying agent (the first smallest distance)
+        # absences and the nearest qualifying agent (the first smallest distance): decided on squared lengths
+        # with the scalar engine's guard band, np.hypot only inside it; the nearest distance is kept as its
+        # offset (rx, ry) and turned into np.hypot's bits in summary(), one call for the whole run
         ex, ey = xs[ego], ys[ego]
         agent_ids = self.agent_ids
         if self._ahead_only:
             h = float(snap.heading_rad[ego])
             ch, sh = math.cos(h), math.sin(h)
-        radius = self.absence_radius_m
+        radius, radius2 = self.absence_radius_m, self._radius2_m2
         near_set: set[str] = set()
-        j, best = -1, math.inf
+        j, bx, by, bq = -1, math.inf, 0.0, math.inf
         for i, vid in enumerate(ids):
             if i == ego or not alive[i]:
                 continue
             rx, ry = xs[i] - ex, ys[i] - ey
-            d = float(_np_hypot(rx, ry))
-            if d <= radius:
+            below, exact_d = _below(rx, ry, radius, radius2)  # d <= radius: below, or d computed and == radius
+            if below or (exact_d is not None and exact_d <= radius):
                 near_set.add(vid)
             if agent_ids is not None and vid not in agent_ids:
                 continue
             if self._ahead_only and not (rx * ch + ry * sh > 0.0 and abs(-rx * sh + ry * ch) <= LATERAL_CONFLICT_M):
                 continue
-            if j < 0 or d < best:
-                j, best = i, d
+            q = rx * rx + ry * ry
+            if j < 0 or _nearer(rx, ry, q, bx, by, bq):
+                j, bx, by, bq = i, rx, ry, q
         for vid in near_set:
             flag("track_missing", vid, t, vid not in tracks)
         if self._open:
@@ -325,12 +344,12 @@ class DivergenceMonitor:
             vid = ids[j]
             near_tr = tracks.get(vid)
             self._near_id.append(vid)
-            self._near_d.append(best)
             self._near_aoi.append(math.nan if near_tr is None else float(near_tr.aoi_s))
-        else:
+        else:  # (inf, 0): np.hypot gives the inf distance of "no agent"
             self._near_id.append(None)
-            self._near_d.append(math.inf)
             self._near_aoi.append(math.nan)
+        self._near_dx.append(bx)
+        self._near_dy.append(by)
 
     # ------------------------------------------------------------------ report
     def episodes(self) -> list[DivergenceEpisode]:
@@ -370,8 +389,8 @@ class DivergenceMonitor:
                                    None if self._bel_phase[i] == PHASE_UNKNOWN else PHASE_NAME[self._bel_phase[i]],
                                    None if self._true_phase[i] == PHASE_UNKNOWN else PHASE_NAME[self._true_phase[i]]))
         min_d, crit_agent, crit_t = None, None, None
-        if self._near_d:
-            nd = np.asarray(self._near_d)
+        if self._near_dx:
+            nd = self.near_distances_m()
             if np.isfinite(nd).any():
                 j = int(np.argmin(nd))
                 min_d, crit_agent, crit_t = float(nd[j]), self._near_id[j], self._t[j]
@@ -390,6 +409,11 @@ class DivergenceMonitor:
 
     def report(self, decisions: Sequence[DecisionRecord] = (), faults: Sequence[Any] = ()) -> MonitorReport:
         return self.summary(decisions, faults).to_report()
+
+    def near_distances_m(self) -> np.ndarray:
+        """Per observed step, the distance to the nearest qualifying agent (inf: none): np.hypot of the kept
+        offsets, element-wise the bits of a per-step scalar np.hypot (libm's hypot either way)."""
+        return _np_hypot(np.array(self._near_dx, dtype=np.float64), np.array(self._near_dy, dtype=np.float64))
 
     # evidence accessors used by classify_failure
     def near_status(self, t: float) -> tuple[str | None, float]:

@@ -212,6 +212,9 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         self.ego_lane_keys = [self.lanes.key(c.approach_lane_id or
                                              f"{c.junction_id}@{c.stop_bar_xy_m[0]:.1f},{c.stop_bar_xy_m[1]:.1f}")
                               for c in self.ego_crossings]
+        # per crossing, the front-bumper arc length up to which its approach is the ego's next (see _ego_lane)
+        self._ego_lane_limits = [(c.stop_bar_s_m + 0.5, k) for c, k in zip(self.ego_crossings, self.ego_lane_keys,
+                                                                          strict=True)]
         ego_group = program.ego_group_id
         cross = self._cross_group(ego_group)
         plans = {g.id: g for g in program.signal_groups}
@@ -229,6 +232,7 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
             ego_lane_ids=tuple(self.lanes.name(k) for k in self.ego_lane_keys),
             rsu_ids=tuple(s.rsu_id for s in self.sites), signal_onset_s=onset)
         self.faults = FaultEngine(program.faults, self.fault_ctx, self.senders, self.groups, self.lanes)
+        self._windows_open = _windows_open(self.faults)
         # receivers
         self.ego_key = self.senders.key(ego.id)
         self.ego = Receiver(self.app, track_timeout_s=cfg.track_timeout_s, event_timeout_s=cfg.event_timeout_s,
@@ -303,9 +307,9 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
     def _ego_lane(self, snap: WorldSnapshot) -> int:
         """Lane key of the ego's next approach (the MAP lane whose association it needs)."""
         e = snap.ego_index
-        front = float(snap.route_s_m[e]) + 0.5 * float(snap.length_m[e])
-        for c, k in zip(self.ego_crossings, self.ego_lane_keys, strict=True):
-            if front <= c.stop_bar_s_m + 0.5:
+        front = float(snap.route_s_m.item(e)) + 0.5 * float(snap.length_m.item(e))
+        for limit_s_m, k in self._ego_lane_limits:
+            if front <= limit_s_m:
                 return k
         return NO_KEY
 
@@ -320,15 +324,18 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
             self._gidx = {g: i for i, g in enumerate(snap.signal_group_ids)}
             self._gkeys = self.groups.keys(snap.signal_group_ids)
         gidx = self._gidx
-        was = [af.window.resolved for af in self.faults]
-        self.faults.update_windows(
-            t, EgoEventInput(t, float(snap.stop_bar_distance_m[ego_i]) if math.isfinite(
-                float(snap.stop_bar_distance_m[ego_i])) else None, float(snap.speed_mps[ego_i])),
-            np.asarray(snap.true_phase), np.asarray(snap.time_to_change_s), gidx)
-        if self.trace is not None:
+        trace = self.trace
+        was = [af.window.resolved for af in self.faults] if trace is not None else []
+        if self._windows_open:
+            self.faults.update_windows(
+                t, EgoEventInput(t, float(snap.stop_bar_distance_m[ego_i]) if math.isfinite(
+                    float(snap.stop_bar_distance_m[ego_i])) else None, float(snap.speed_mps[ego_i])),
+                np.asarray(snap.true_phase), np.asarray(snap.time_to_change_s), gidx)
+            self._windows_open = _windows_open(self.faults)
+        if trace is not None:
             for af, before in zip(self.faults, was, strict=True):
                 if (af.window.resolved and not before) or (self.t_prev is None and af.window.resolved):
-                    self.trace.publish("/v2x/fault_window", t, {
+                    trace.publish("/v2x/fault_window", t, {
                         "name": af.fault.name, "operator": af.operator.name, "stream": af.stream.value,
                         "start_s": af.window.start_s,
                         "end_s": None if math.isinf(af.window.end_s or math.inf) else af.window.end_s})
@@ -481,6 +488,13 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
     @property
     def receiver(self) -> Receiver:
         return self.ego
+
+
+def _windows_open(faults: FaultEngine) -> bool:
+    """Whether a fault window may still resolve online: ``FaultWindow.update`` returns at once on a
+    window that is resolved or never will be, so once every window is, the per-step update (and the
+    ego state it reads) is skipped. Windows never un-resolve."""
+    return any(not (af.window.resolved or af.window.never) for af in faults)
 
 
 def v2x_source_factory(buildings: BuildingSet | None = None, *, road_map: RoadMap | None = None,

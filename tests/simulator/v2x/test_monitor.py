@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lastv2x.core.catalogue import (
     COUNTDOWN_DIVERGENCE_S,
@@ -220,3 +224,36 @@ def test_report_carries_the_appendix_e_quantities():
                               "failure_class"}
     assert rep.extra["failure_margin"] == pytest.approx(1.0)
     assert len(rep.extra["aoi_at_decisions"]) == 1  # epochs only
+
+
+# the nearest-agent search compares squared lengths and keeps offsets (np.hypot once, in summary()):
+# pinned bit for bit against the per-vehicle np.hypot it replaced, NaN / inf / subnormals included
+_coord = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
+                   st.floats(-400.0, 400.0), st.floats(-1e-150, 1e-150), st.sampled_from([0.0, -0.0, 300.0, -300.0]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_coord, _coord), min_size=1, max_size=6), st.sampled_from([300.0, 150.0, 1e-300]))
+def test_nearest_agent_on_squares_is_np_hypot(offsets, radius):
+    from services.simulator.scalar import _below
+    from services.simulator.v2x.monitor import _nearer
+
+    # old: np.hypot per vehicle, the first smallest; membership d <= radius
+    j_old, best = -1, math.inf
+    for i, (rx, ry) in enumerate(offsets):
+        d = float(np.hypot(rx, ry))
+        below, h = _below(rx, ry, radius, radius * radius)
+        assert (below or (h is not None and h <= radius)) == (d <= radius)
+        if j_old < 0 or d < best:
+            j_old, best = i, d
+    j, bx, by, bq = -1, math.inf, 0.0, math.inf
+    for i, (rx, ry) in enumerate(offsets):
+        q = rx * rx + ry * ry
+        if j < 0 or _nearer(rx, ry, q, bx, by, bq):
+            j, bx, by, bq = i, rx, ry, q
+    assert j == j_old
+    mon = DivergenceMonitor("FCW")
+    mon._near_dx, mon._near_dy = [bx, math.inf], [by, 0.0]
+    got = mon.near_distances_m()
+    assert np.array_equal(got, np.array([best, math.inf]), equal_nan=True)
+    assert np.signbit(got[0]) == np.signbit(best)
