@@ -22,6 +22,7 @@ from services.simulator.info import (
 
 from .faults import StepBatch
 from .messages import (
+    BATCH_TYPES,
     BSM_PERIOD_S,
     EVENT_HARD_BRAKING,
     MAP_PERIOD_S,
@@ -40,6 +41,9 @@ from .messages import (
 )
 
 _NO_SITES = np.zeros(0, np.int64)
+# the step of a stream with nothing to send: what ``FaultEngine.apply`` returns for an empty batch (no operator
+# runs on it, and its zero-length columns cannot be written), shared by every step (its time is not read)
+_EMPTY_STEPS = {s: StepBatch.untouched(s, math.nan, b.empty()) for s, b in BATCH_TYPES.items()}
 
 
 def live_equipped(snap: WorldSnapshot) -> np.ndarray:
@@ -102,7 +106,7 @@ class Transmitter:
             bsm = BsmBatch._build(dict(
                 sender=vk, msg_id=msg_id, msg_count=msg_id % MSG_COUNT_MOD,
                 tx_time_s=t + self.jitter.bus_delay_s(hashes, Stream.BSM, msg_id), timestamp_s=filled(vi.size, t),
-                x_m=xy[vi, 0], y_m=xy[vi, 1],
+                x_m=xy[:, 0][vi], y_m=xy[:, 1][vi],  # (a column view, then one index: cheaper than xy[vi, 0])
                 speed_mps=np.asarray(snap.speed_mps, dtype=np.float64)[vi],
                 heading_rad=np.asarray(snap.heading_rad, dtype=np.float64)[vi],
                 accel_mps2=np.asarray(snap.accel_mps2, dtype=np.float64)[vi],
@@ -125,13 +129,17 @@ class Transmitter:
         steps: dict[Stream, StepBatch] = {}
         sent = False
         for s, b in ((Stream.BSM, bsm), (Stream.EEBL, eebl), (Stream.SPAT, spat), (Stream.MAP, map_)):
+            if not len(b):  # no fault acts on an empty batch: the shared empty step (most streams, most steps)
+                steps[s] = _EMPTY_STEPS[s]
+                continue
             st = self.faults.apply(s, t, b)
             steps[s] = st
             n = len(st.batch)
             if n:
                 sent = True
                 self.stats.tx[s.value] += message_count(st.batch)
-                self.stats.faulted[s.value] += n - int(np.count_nonzero(st.keep))
+                if not st.untouched_rows:  # (untouched: every row kept)
+                    self.stats.faulted[s.value] += n - int(np.count_nonzero(st.keep))
         if self.trace is not None and sent:
             tx: list[dict[str, Any]] = []
             for s, st in steps.items():
