@@ -267,7 +267,7 @@ class RecordBatch:
         timestamp_s: FloatArray
 
     def __len__(self) -> int:
-        return int(self.sender.shape[0])
+        return len(self.sender)  # (1-D: its length, without building the shape tuple)
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

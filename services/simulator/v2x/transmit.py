@@ -22,6 +22,7 @@ from services.simulator.info import (
 
 from .faults import StepBatch
 from .messages import (
+    BATCH_TYPES,
     BSM_PERIOD_S,
     EVENT_HARD_BRAKING,
     MAP_PERIOD_S,
@@ -40,6 +41,9 @@ from .messages import (
 )
 
 _NO_SITES = np.zeros(0, np.int64)
+# the step of a stream with nothing to send: what ``FaultEngine.apply`` returns for an empty batch (no operator
+# runs on it, and its zero-length columns cannot be written), shared by every step (its time is not read)
+_EMPTY_STEPS = {s: StepBatch.untouched(s, math.nan, b.empty()) for s, b in BATCH_TYPES.items()}
 
 
 def live_equipped(snap: WorldSnapshot) -> np.ndarray:
@@ -59,6 +63,9 @@ class Transmitter:
     _quiet_ego = -1
     _bsm_rows: np.ndarray = _NO_SITES
     _bsm_rows_phase: np.ndarray = np.zeros(0)
+    # ``_sending_sites`` per stream, for the ``rsu_phase`` table ``_sending_for``
+    _sending_for: object = None
+    _sending: dict[Stream, tuple[np.ndarray, np.ndarray]]
 
     def _transmit(self, snap: WorldSnapshot, keys: np.ndarray, t: float) -> None:
         ego_i = snap.ego_index
@@ -99,7 +106,7 @@ class Transmitter:
             bsm = BsmBatch._build(dict(
                 sender=vk, msg_id=msg_id, msg_count=msg_id % MSG_COUNT_MOD,
                 tx_time_s=t + self.jitter.bus_delay_s(hashes, Stream.BSM, msg_id), timestamp_s=filled(vi.size, t),
-                x_m=xy[vi, 0], y_m=xy[vi, 1],
+                x_m=xy[:, 0][vi], y_m=xy[:, 1][vi],  # (a column view, then one index: cheaper than xy[vi, 0])
                 speed_mps=np.asarray(snap.speed_mps, dtype=np.float64)[vi],
                 heading_rad=np.asarray(snap.heading_rad, dtype=np.float64)[vi],
                 accel_mps2=np.asarray(snap.accel_mps2, dtype=np.float64)[vi],
@@ -122,13 +129,17 @@ class Transmitter:
         steps: dict[Stream, StepBatch] = {}
         sent = False
         for s, b in ((Stream.BSM, bsm), (Stream.EEBL, eebl), (Stream.SPAT, spat), (Stream.MAP, map_)):
+            if not len(b):  # no fault acts on an empty batch: the shared empty step (most streams, most steps)
+                steps[s] = _EMPTY_STEPS[s]
+                continue
             st = self.faults.apply(s, t, b)
             steps[s] = st
             n = len(st.batch)
             if n:
                 sent = True
                 self.stats.tx[s.value] += message_count(st.batch)
-                self.stats.faulted[s.value] += n - int(np.count_nonzero(st.keep))
+                if not st.untouched_rows:  # (untouched: every row kept)
+                    self.stats.faulted[s.value] += n - int(np.count_nonzero(st.keep))
         if self.trace is not None and sent:
             tx: list[dict[str, Any]] = []
             for s, st in steps.items():
@@ -173,13 +184,31 @@ class Transmitter:
             decel_mps2=col(lambda r: r[4]["d"]))
 
     def _due_sites(self, stream: Stream, period_s: float, t: float) -> np.ndarray:
-        """Indices of the RSU sites whose ``stream`` slot falls in (t_prev, t] (none without RSUs, none
-        before the quiet time the last check left: MAP is due on one step in twenty)."""
-        if not len(self.sites) or t < self._quiet_until_s[stream]:
+        """Indices of the RSU sites that send ``stream`` and whose slot falls in (t_prev, t] (none without
+        such sites, none before the quiet time the last check left: MAP is due on one step in twenty)."""
+        if t < self._quiet_until_s[stream]:
             return _NO_SITES
-        phase = self.rsu_phase[stream]
-        self._quiet_until_s[stream] = quiet_until_s(t, phase, period_s)
-        return np.nonzero(due_mask(self.t_prev, t, phase, period_s))[0]
+        sites, phase = self._sending_sites(stream)
+        self._quiet_until_s[stream] = quiet_until_s(t, phase, period_s)  # +inf without sending sites
+        if not sites.size:
+            return _NO_SITES
+        return sites[due_mask(self.t_prev, t, phase, period_s)]
+
+    def _sending_sites(self, stream: Stream) -> tuple[np.ndarray, np.ndarray]:
+        """The RSU sites that can put a ``stream`` message on the air, and their phases: SPaT from sites
+        serving a signal group, or from every site while RSUs rebroadcast what radio or backhaul brought;
+        MAP from sites with lanes. The others would build empty batches on their slots (their counters,
+        never sent, need not advance). Computed once per ``rsu_phase`` table (``reset`` replaces it)."""
+        if self._sending_for is not self.rsu_phase:
+            relays = self.spat_relay or self.backhaul_to is not None
+            sends = {Stream.SPAT: [relays or len(g) > 0 for g in self.rsu_groups],
+                     Stream.MAP: [len(lanes[0]) > 0 for lanes in self.rsu_lanes]}
+            self._sending = {}
+            for s, ok in sends.items():
+                idx = np.array([i for i, v in enumerate(ok) if v], dtype=np.int64)
+                self._sending[s] = idx, self.rsu_phase[s][idx]
+            self._sending_for = self.rsu_phase
+        return self._sending[stream]
 
     def _due_rsus(self, stream: Stream, ri: np.ndarray, t: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
