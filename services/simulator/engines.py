@@ -113,11 +113,11 @@ class SignalClock:
 class ScalarFrame:
     """:class:`Frame` over a :class:`ScalarTraffic` (its lists as they are; snapshot arrays built per row).
 
-    ``rows`` and ``flags`` (the engine's, kept across steps): per ``(row, n)`` the snapshot arrays that change
-    a few times a run (see :meth:`_rare_arrays`, :meth:`_flag_arrays`)."""
+    ``rows`` (the engine's, kept across steps): per ``(row, n)`` the snapshot fields that change a few
+    times a run or never (see :meth:`_fixed_fields`)."""
 
     def __init__(self, scene: Scene, tr: ScalarTraffic, signals: SignalRows,
-                 rows: dict[tuple[int, int], tuple] | None = None, flags: dict[tuple[int, int], tuple] | None = None):
+                 rows: dict[tuple[int, int], _FixedFields] | None = None):
         self.scene, self.tr = scene, tr
         self.t = tr.t
         self.phase_l, self.ttc_l, self.ttg_l = signals.state(tr.t)
@@ -128,7 +128,6 @@ class ScalarFrame:
         self.ego_group = tr.grp[::n]
         self._hard: list[bool] | None = None
         self._rows = {} if rows is None else rows
-        self._flags = {} if flags is None else flags
 
     def gt_lists(self) -> tuple[list, ...]:
         if self._hard is None:
@@ -137,51 +136,80 @@ class ScalarFrame:
 
     def snapshot(self, b: int, n: int, rollout: str, rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]
                  ) -> WorldSnapshot:
-        scene, tr = self.scene, self.tr
+        tr = self.tr
         lo = b * tr.N
         hi = lo + n
-        g = len(scene.group_ids[b])
+        g = len(self.scene.group_ids[b])
         bar, s, half = tr.bar, tr.s, tr.half
         # one read-only array per dtype, built from one flat list (a nested list costs numpy a shape
         # discovery); the fields are its contiguous slices
         xy = [0.0] * (2 * n)
         xy[0::2] = tr.x[lo:hi]
         xy[1::2] = tr.y[lo:hi]
-        f = _readonly(xy + tr.v[lo:hi] + tr.heading[lo:hi] + tr.a[lo:hi] + s[lo:hi]
-                      + [bar[i] - (s[i] + half[i]) for i in range(lo, hi)] + self.ttc_l[b][:g] + self.ttg_l[b][:g],
+        f = _readonly([*xy, *tr.v[lo:hi], *tr.heading[lo:hi], *tr.a[lo:hi], *s[lo:hi],
+                       *[bar[i] - (s[i] + half[i]) for i in range(lo, hi)], *self.ttc_l[b][:g], *self.ttg_l[b][:g]],
                       np.float64)
-        brake, hard, alive = self._flag_arrays(b, n, tr.brake_flag(lo, hi) + self.gt_lists()[4][lo:hi]
-                                               + tr.alive[lo:hi])
-        equipped, length, group, phase = self._rare_arrays(b, n, lo, g)
         n2, n3, n4, n5, n6, n7 = 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n
-        return new_snapshot({
-            "t_s": tr.t, "step": tr.k, "vehicle_ids": scene.vehicle_ids[b], "xy_m": f[:n2].reshape(n, 2),
-            "speed_mps": f[n2:n3], "heading_rad": f[n3:n4], "accel_mps2": f[n4:n5], "brake_flag": brake,
-            "hard_brake_event": hard, "equipped": equipped, "alive": alive,
-            "route_s_m": f[n5:n6], "stop_bar_distance_m": f[n6:n7], "next_group_index": group, "length_m": length,
-            "ego_index": 0, "signal_group_ids": scene.group_ids[b], "true_phase": phase,
-            "time_to_change_s": f[n7:n7 + g], "time_to_green_s": f[n7 + g:], "rsu_ids": rsu[0], "rsu_xy_m": rsu[1],
-            "rsu_height_m": rsu[2], "rollout": rollout})
+        # a copy of the fixed fields' dict (the snapshot's field order) with the per-step fields stored into it:
+        # cheaper than a dict display of every field
+        fields = self._fixed_fields(b, n, lo, g, rollout, rsu).copy()
+        fields["t_s"] = tr.t
+        fields["step"] = tr.k
+        fields["xy_m"] = f[:n2].reshape(n, 2)
+        fields["speed_mps"] = f[n2:n3]
+        fields["heading_rad"] = f[n3:n4]
+        fields["accel_mps2"] = f[n4:n5]
+        fields["route_s_m"] = f[n5:n6]
+        fields["stop_bar_distance_m"] = f[n6:n7]
+        fields["time_to_change_s"] = f[n7:n7 + g]
+        fields["time_to_green_s"] = f[n7 + g:]
+        return new_snapshot(fields)
 
-    def _flag_arrays(self, b: int, n: int, flags: list[bool]) -> tuple[np.ndarray, ...]:
-        """Row ``b``'s brake-flag, hard-braking and alive arrays (``flags``: the three lists joined): the
-        same (read-only) arrays as the last step's while the flags are (they change a few times a run)."""
-        c = self._flags.get((b, n))
-        if c is None or c[0] != flags:
-            arr = _readonly(flags, bool)
-            c = self._flags[(b, n)] = (flags, arr[:n], arr[n:2 * n], arr[2 * n:])
-        return c[1:]
-
-    def _rare_arrays(self, b: int, n: int, lo: int, g: int) -> tuple[np.ndarray, ...]:
-        """Row ``b``'s equipped, length, next-group and true-phase arrays: the same (read-only) arrays as
-        the last step's while the groups and phases are (they change a few times a run)."""
-        group, phase = self.tr.grp[lo:lo + n], self.phase_l[b][:g]
+    def _fixed_fields(self, b: int, n: int, lo: int, g: int, rollout: str,
+                      rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]) -> dict[str, Any]:
+        """Row ``b``'s snapshot fields but the per-step ones (those None): the same dict as the last step's
+        while the brake-flag, hard-braking and alive flags, the next groups and the true phases are (they
+        change a few times a run); when one of them changes, the read-only arrays of the others are kept."""
+        tr = self.tr
+        hi = lo + n
+        flags = tr.brake_flag(lo, hi) + self.gt_lists()[4][lo:hi] + tr.alive[lo:hi]
+        group, phase = tr.grp[lo:hi], self.phase_l[b][:g]
         c = self._rows.get((b, n))
-        if c is None or c[0] != group or c[1] != phase:
-            scene = self.scene
-            c = self._rows[(b, n)] = (group, phase, scene.equipped[b, :n], scene.length_m[b, :n],
-                                      _readonly(group, np.int64), _readonly(phase, np.int8))
-        return c[2:]
+        if (c is not None and c.flags == flags and c.group == group and c.phase == phase and c.rollout is rollout
+                and c.rsu is rsu):
+            return c.fields
+        c = self._rows[(b, n)] = _FixedFields(self.scene, b, n, flags, group, phase, rollout, rsu, c)
+        return c.fields
+
+
+class _FixedFields:
+    """A row's snapshot fields that change a few times a run or never (:meth:`ScalarFrame._fixed_fields`), with
+    the lists they were made from."""
+
+    __slots__ = ("fields", "flags", "group", "phase", "rollout", "rsu")
+    fields: dict[str, Any]  # the snapshot fields, None where per-step
+
+    def __init__(self, scene: Scene, b: int, n: int, flags: list[bool], group: list[int], phase: list[int],
+                 rollout: str, rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray], old: _FixedFields | None):
+        self.flags, self.group, self.phase, self.rollout, self.rsu = flags, group, phase, rollout, rsu
+        if old is not None and old.flags == flags:
+            brake, hard, alive = (old.fields[k] for k in ("brake_flag", "hard_brake_event", "alive"))
+        else:
+            arr = _readonly(flags, bool)
+            brake, hard, alive = arr[:n], arr[n:2 * n], arr[2 * n:]
+        if old is not None and old.group == group and old.phase == phase:
+            equipped, length, group_arr, phase_arr = (old.fields[k] for k in ("equipped", "length_m",
+                                                                                "next_group_index", "true_phase"))
+        else:
+            equipped, length = scene.equipped[b, :n], scene.length_m[b, :n]
+            group_arr, phase_arr = _readonly(group, np.int64), _readonly(phase, np.int8)
+        self.fields = {
+            "t_s": None, "step": None, "vehicle_ids": scene.vehicle_ids[b], "xy_m": None, "speed_mps": None,
+            "heading_rad": None, "accel_mps2": None, "brake_flag": brake, "hard_brake_event": hard,
+            "equipped": equipped, "alive": alive, "route_s_m": None, "stop_bar_distance_m": None,
+            "next_group_index": group_arr, "length_m": length, "ego_index": 0, "signal_group_ids": scene.group_ids[b],
+            "true_phase": phase_arr, "time_to_change_s": None, "time_to_green_s": None, "rsu_ids": rsu[0],
+            "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2], "rollout": rollout}
 
 
 class Engine(Protocol):
@@ -298,15 +326,14 @@ class ScalarEngine:
         self.adj = ScalarAdjudicator(scene, programs)
         self.limit = limit
         self.n = scene.shape[1]
-        self.snapshot_rows: dict[tuple[int, int], tuple] = {}  # ScalarFrame's, kept across steps
-        self.snapshot_flags: dict[tuple[int, int], tuple] = {}
+        self.snapshot_rows: dict[tuple[int, int], _FixedFields] = {}  # ScalarFrame's, kept across steps
 
     def running(self, k: int) -> list[bool]:
         alive, n = self.tr.alive, self.n
         return [alive[b * n] and k < lim for b, lim in enumerate(self.limit)]
 
     def frame(self, k: int) -> ScalarFrame:
-        return ScalarFrame(self.scene, self.tr, self.adj.signal_rows, self.snapshot_rows, self.snapshot_flags)
+        return ScalarFrame(self.scene, self.tr, self.adj.signal_rows, self.snapshot_rows)
 
     def advance(self, fr: Frame | ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
                 active: list[bool], agents: AgentControl | None = None) -> None:
@@ -321,15 +348,19 @@ class ScalarEngine:
 
 def _readonly(values: list, dtype: Any) -> np.ndarray:
     arr = np.array(values, dtype=dtype)
-    arr.flags.writeable = False
+    arr.setflags(write=False)  # (cheaper than ``arr.flags.writeable = False``: no flags object)
     return arr
+
+
+_set_attr = object.__setattr__
 
 
 def new_snapshot(fields: dict[str, Any]) -> WorldSnapshot:
     """A WorldSnapshot without the frozen dataclass ``__init__`` (one ``object.__setattr__`` per field,
-    the dominant cost of a snapshot): the same object, every field set, nothing else."""
+    the dominant cost of a snapshot): ``fields`` (a dict no one else holds) becomes its ``__dict__``, not
+    copied; the same object, every field set, nothing else."""
     snap = object.__new__(WorldSnapshot)
-    snap.__dict__.update(fields)
+    _set_attr(snap, "__dict__", fields)
     return snap
 
 

@@ -239,8 +239,8 @@ class DivergenceMonitor:
         valid: bool | None = None
         if gid is not None:
             gi = snap.group_index(gid)
-            true_code = int(snap.true_phase[gi])
-            true_ttc = float(snap.time_to_change_s[gi])
+            true_code = int(snap.true_phase.item(gi))  # item(): a Python number without a numpy scalar
+            true_ttc = float(snap.time_to_change_s.item(gi))
             prev = self._phase_prev.get(gid)
             if prev is None:
                 self._phase_prev[gid] = (true_code, true_code, -math.inf)
@@ -248,13 +248,15 @@ class DivergenceMonitor:
                 self._phase_prev[gid] = (true_code, prev[0], t)
             cur, before, changed = self._phase_prev[gid]
             bel = info.ego_signal()
+            # (an episode is switched off only where one is open: the off calls are skipped while none is)
             if bel is None or bel.phase == PHASE_UNKNOWN:
                 self._flag("signal_missing", gid, t, True, 0.0,
                            "no_map" if info.ego_group_id is None else "no_spat")
                 self._flag("signal_phase", gid, t, False)
                 self._flag("countdown", gid, t, False)
             else:
-                self._flag("signal_missing", gid, t, False)
+                if self._open:
+                    self._flag("signal_missing", gid, t, False)
                 bel_code = int(bel.phase)
                 spat_aoi = float(bel.aoi_s)
                 valid = bool(bel.valid)
@@ -267,10 +269,12 @@ class DivergenceMonitor:
                 wrong = bel_code != true_code and not lag
                 # a belief stuck on the previous phase has been wrong since the true change
                 since = changed if bel_code == before and math.isfinite(changed) else None
-                self._flag("signal_phase", gid, t, wrong, 1.0, ",".join(detail), since)
+                if wrong or self._open:
+                    self._flag("signal_phase", gid, t, wrong, 1.0, ",".join(detail), since)
                 err = abs(float(bel.time_to_change_s) - true_ttc)
-                self._flag("countdown", gid, t, (not wrong) and bel_code == true_code
-                           and countdown_divergent(bel.time_to_change_s, true_ttc), err, ",".join(detail))
+                off = wrong or bel_code != true_code or not countdown_divergent(bel.time_to_change_s, true_ttc)
+                if not off or self._open:
+                    self._flag("countdown", gid, t, not off, err, ",".join(detail))
         elif self._open:  # no group ahead (most steps of a conflict app): close the signal episodes, if any
             for key in [k for k in self._open if k[0] in ("signal_phase", "countdown", "signal_missing")]:
                 self._close(key, t)
@@ -289,10 +293,12 @@ class DivergenceMonitor:
         ego = snap.ego_index
         xy = snap.xy_m.ravel().tolist()
         xs, ys = xy[0::2], xy[1::2]
-        index = {vid: i for i, vid in enumerate(ids) if alive[i]}
+        index: dict[str, int] = {}  # the live vehicles' rows
         last_alive = self._last_alive
-        for vid in index:
-            last_alive[vid] = t
+        for r, vid in enumerate(ids):  # (a loop, not a comprehension and a second loop: 1-3 vehicles a row)
+            if alive[r]:
+                index[vid] = r
+                last_alive[vid] = t
         flag = self._flag
         tracks = info.tracks
         for vid, tr in tracks.items():
@@ -305,8 +311,10 @@ class DivergenceMonitor:
             d = math.hypot(tr.xy_m[0] - xs[i], tr.xy_m[1] - ys[i])
             aoi = tr.aoi_s
             budget = POSITION_BUDGET_BASE_M + POSITION_BUDGET_PER_S_M * (aoi if (aoi > 0.0 or aoi != aoi) else 0.0)
-            flag("track_displaced", vid, t, bool(d > budget), d)
-            flag("ghost_track", vid, t, False)
+            displaced = bool(d > budget)
+            if displaced or self._open:  # (switching off only where an episode may be open)
+                flag("track_displaced", vid, t, displaced, d)
+                flag("ghost_track", vid, t, False)
         if self._open:
             for kind, vid in [k for k in self._open if k[0] in TRACK_KINDS and k[1] not in tracks]:
                 self._close((kind, vid), t)
@@ -316,7 +324,7 @@ class DivergenceMonitor:
         ex, ey = xs[ego], ys[ego]
         agent_ids = self.agent_ids
         if self._ahead_only:
-            h = float(snap.heading_rad[ego])
+            h = float(snap.heading_rad.item(ego))
             ch, sh = math.cos(h), math.sin(h)
         radius, radius2 = self.absence_radius_m, self._radius2_m2
         near_set: set[str] = set()
@@ -336,7 +344,9 @@ class DivergenceMonitor:
             if j < 0 or _nearer(rx, ry, q, bx, by, bq):
                 j, bx, by, bq = i, rx, ry, q
         for vid in near_set:
-            flag("track_missing", vid, t, vid not in tracks)
+            missing = vid not in tracks
+            if missing or self._open:
+                flag("track_missing", vid, t, missing)
         if self._open:
             for kind, vid in [k for k in self._open if k[0] == "track_missing" and k[1] not in near_set]:
                 self._close((kind, vid), t)

@@ -94,7 +94,8 @@ def _newest_per_key(keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> In
 
 def _newest_rows(k: list[int], keys: IntArray, timestamp: FloatArray, rx: FloatArray) -> range | IntArray:
     """:func:`_newest_per_key` (``k``: ``keys`` as a list); ``range`` when every row is the newest of its key."""
-    if all(a < b for a, b in zip(k, k[1:], strict=False)):  # one row per key, in key order (the usual batch)
+    # one row per key, in key order: the usual batch (most often a single row, decided without the generator)
+    if len(k) < 2 or all(a < b for a, b in zip(k, k[1:], strict=False)):
         return range(len(k))
     order = np.lexsort((rx, timestamp, keys))
     sorted_keys = keys[order]
@@ -249,6 +250,7 @@ class Receiver:
         self._l_has = np.zeros(0, bool)
         self._l = {n: np.zeros(0) for n in ("sx", "sy", "ts", "rx")}
         self._l_group = np.zeros(0, np.int64)
+        self._lane_rows: dict[int, tuple[int, float]] = {}  # lane_group's answers, until the next MAP ingest
         # events: (origin, event_id) -> row
         self._events: dict[tuple[int, int], dict[str, float]] = {}
         # the views' parts that depend on the held state only (not on t), gathered once per change of
@@ -333,6 +335,7 @@ class Receiver:
     def ingest_map(self, b: MapBatch, rx: FloatArray) -> None:
         if len(b) == 0:
             return
+        self._lane_rows = {}
         idx = _newest_per_key(b.lane, b.timestamp_s, rx)
         lane = b.lane[idx]
         n = max(lane.tolist()) + 1
@@ -480,10 +483,16 @@ class Receiver:
                        aoi, aoi <= self.budget[Stream.MAP])
 
     def lane_group(self, lane_key: int) -> tuple[int, float]:
-        """(signal group key the MAP in use gives the lane, MAP AoI at its timestamp); NO_KEY if unknown."""
-        if lane_key < 0 or lane_key >= self._l_has.shape[0] or not self._l_has[lane_key]:
-            return NO_KEY, math.inf
-        return int(self._l_group[lane_key]), float(self._l["ts"][lane_key])
+        """(signal group key the MAP in use gives the lane, MAP timestamp); NO_KEY if unknown. Read once per
+        lane and MAP ingest (the ego asks every step; MAP changes at 1 Hz at most)."""
+        row = self._lane_rows.get(lane_key)
+        if row is None:
+            if lane_key < 0 or lane_key >= self._l_has.shape[0] or not self._l_has[lane_key]:
+                row = (NO_KEY, math.inf)
+            else:
+                row = (int(self._l_group[lane_key]), float(self._l["ts"][lane_key]))
+            self._lane_rows[lane_key] = row
+        return row
 
     def held_events(self) -> list[tuple[int, int, dict[str, float]]]:
         """(origin, event_id, row) of held events (for V2V rebroadcast)."""

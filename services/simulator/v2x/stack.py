@@ -346,7 +346,8 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         info = self._information(snap, t)
         if self.monitor is not None:
             self.monitor.observe(snap, info)
-        self._trace(t, info)
+        if trace is not None:
+            self._trace(t, info)
         self.t_prev = t
         self.stats.steps += 1
         return info
@@ -428,9 +429,7 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         group_name, sender_name = self.groups.name, self.senders.name
         signals = {}
         for g, phase, countdown, to_green, aoi, valid in ego.signal_beliefs(t):
-            if phase == PHASE_GREEN:
-                to_green = 0.0
-            signals[group_name(g)] = BelievedSignal(phase, countdown, aoi, valid,
+            signals[group_name(g)] = BelievedSignal(phase, countdown, aoi, valid, 0.0 if phase == PHASE_GREEN else
                                                     to_green if math.isfinite(to_green) else None)
         lane = self._ego_lane(snap)
         gk, map_ts = ego.lane_group(lane)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from lastv2x.core.catalogue import Stream
 from services.simulator.info import PHASE_GREEN, PHASE_RED
-from services.simulator.v2x.messages import SpatBatch, make_bsms
+from services.simulator.v2x.messages import NO_KEY, MapBatch, SpatBatch, make_bsms
 from services.simulator.v2x.reconstruction import TRACK_TIMEOUT_S, Receiver, freshness_budget_s
 
 
@@ -80,6 +80,26 @@ def test_receiver_ignores_its_own_messages():
     r.ingest_bsm(bsm(0.0, 0.0, sender=1), np.array([0.01]))
     assert r.tracks(0.1).vehicle.size == 0
     assert math.isinf(r.lane_group(0)[1])
+
+
+def test_lane_group_follows_every_map_ingest():
+    """lane_group keeps its answers between MAP ingests: a newer MAP, a new lane or an older one in between must
+    still be seen (or not) as the arrays say."""
+    def map_row(t, lane, group):
+        one = lambda v, dt=np.float64: np.array([v], dtype=dt)  # noqa: E731
+        return MapBatch(sender=one(9, np.int64), msg_id=one(int(t * 10), np.int64), msg_count=one(0, np.int64),
+                        lane=one(lane, np.int64), group=one(group, np.int64), stop_x_m=one(1.0), stop_y_m=one(2.0),
+                        tx_time_s=one(t), timestamp_s=one(t))
+    r = Receiver("RLVW")
+    assert r.lane_group(0) == (NO_KEY, math.inf) and r.lane_group(-1) == (NO_KEY, math.inf)
+    r.ingest_map(map_row(1.0, 0, 3), np.array([1.01]))
+    assert r.lane_group(0) == (3, 1.0) and r.lane_group(1) == (NO_KEY, math.inf)
+    r.ingest_map(map_row(2.0, 0, 4), np.array([2.01]))  # newer: replaces
+    assert r.lane_group(0) == (4, 2.0)
+    r.ingest_map(map_row(1.5, 0, 5), np.array([2.5]))  # older: kept out
+    assert r.lane_group(0) == (4, 2.0)
+    r.ingest_map(map_row(3.0, 1, 6), np.array([3.01]))  # a new lane
+    assert r.lane_group(1) == (6, 3.0) and r.lane_group(0) == (4, 2.0)
 
 
 # ------------------------------------------------------------- tracks: Python rows == the numpy arrays they replaced
