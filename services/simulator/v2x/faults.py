@@ -235,7 +235,7 @@ _NO_DELAY.setflags(write=False)
 _UNTOUCHED_COLUMNS = [(_ALL_KEPT[:n], _NO_DELAY[:n]) for n in range(_SHARED_ROWS + 1)]
 
 
-@dataclass
+@dataclass(slots=True)
 class StepBatch:
     """One stream's messages of a step as they pass the fault stage.
 
@@ -243,6 +243,9 @@ class StepBatch:
     ``extra_delay_s``: latency a fault adds, per row. Content faults replace
     ``batch``; freeze may change the number of rows (SPaT / MAP), so ``keep`` and
     ``extra_delay_s`` always have one entry per row of the current ``batch``.
+
+    Slots: one is made per stream and step (four a step, most of them untouched and empty), and setting
+    slots costs a fraction of filling an instance ``__dict__``.
     """
 
     stream: Stream
@@ -256,23 +259,22 @@ class StepBatch:
     @classmethod
     def of(cls, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
         n = len(batch)
-        out = object.__new__(cls)  # cls(stream, t_s, batch, keep, delay) without the dataclass __init__
         if n:
-            out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=trues(n), extra_delay_s=np.zeros(n))
-        else:  # zero-length arrays: nothing can be written to them, one pair serves every empty step
-            out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=_NO_ROWS_B, extra_delay_s=_NO_ROWS_F)
-        return out
+            return cls(stream, t_s, batch, trues(n), np.zeros(n))
+        # zero-length arrays: nothing can be written to them, one pair serves every empty step
+        return cls(stream, t_s, batch, _NO_ROWS_B, _NO_ROWS_F)
 
     @classmethod
     def untouched(cls, stream: Stream, t_s: float, batch: RecordBatch) -> StepBatch:
         """:meth:`of` for a stream no fault acts on: every row kept, no delay, as read-only views of shared
         arrays (only operators write to a step, and none runs on it)."""
-        n = len(batch)
+        n = batch.sender.shape[0]  # len(batch) without the Python-level __len__ call
         if n > _SHARED_ROWS:
             return cls.of(stream, t_s, batch)
-        keep, delay = _UNTOUCHED_COLUMNS[n]
-        out = object.__new__(cls)
-        out.__dict__.update(stream=stream, t_s=t_s, batch=batch, keep=keep, extra_delay_s=delay, untouched_rows=True)
+        out = object.__new__(cls)  # cls(stream, t_s, batch, keep, delay, True) without the __init__ call
+        out.stream, out.t_s, out.batch = stream, t_s, batch
+        out.keep, out.extra_delay_s = _UNTOUCHED_COLUMNS[n]
+        out.untouched_rows = True
         return out
 
 

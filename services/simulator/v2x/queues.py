@@ -27,6 +27,10 @@ from .messages import (
     row_messages,
 )
 
+# the streams, read once: on Python 3.11 ``Stream.SPAT`` costs ~1 K instructions (EnumType has a ``__getattr__``, so
+# every class attribute read takes the slow hook), and the queues name a few streams every step
+_BSM, _SPAT, _MAP, _EEBL = Stream.BSM, Stream.SPAT, Stream.MAP, Stream.EEBL
+
 # a chunk in flight: (receiver key, batch, rx time, earliest rx, latest rx) -- the bounds as Python floats (NaN
 # when a rx time is NaN: neither bound test holds) decide most pops without numpy
 _Chunk = tuple[np.ndarray, RecordBatch, np.ndarray, float, float]
@@ -34,6 +38,8 @@ _Chunk = tuple[np.ndarray, RecordBatch, np.ndarray, float, float]
 
 def _chunk(recv: np.ndarray, batch: RecordBatch, rx: np.ndarray) -> _Chunk:
     rx_l = rx.tolist()
+    if len(rx_l) == 1:  # (most chunks: one BSM) its rx is both bounds, NaN or not
+        return recv, batch, rx, rx_l[0], rx_l[0]
     if any(r != r for r in rx_l):
         return recv, batch, rx, math.nan, math.nan
     return recv, batch, rx, min(rx_l), max(rx_l)
@@ -89,7 +95,9 @@ class Inbox:
         if not due_parts:
             return None
         if len(due_parts) == 1:
-            recv, batch, rx = due_parts[0][:3]
+            recv, batch, rx, first, last = due_parts[0]
+            if first == last:  # one rx time for every row (a SPaT's groups, a lone row): in order already
+                return recv, batch, rx
         else:
             recv = np.concatenate([c[0] for c in due_parts])
             batch = type(due_parts[0][1]).concat([c[1] for c in due_parts])
@@ -101,7 +109,7 @@ class Inbox:
 
 
 # (stream, link span name) of the RSU messages to the ego, in queueing order
-_RSU_EGO_SPANS = tuple((s, f"{s.value}_ego") for s in (Stream.SPAT, Stream.MAP))
+_RSU_EGO_SPANS = tuple((s, f"{s.value}_ego") for s in (_SPAT, _MAP))
 _RECEIVER_COLUMNS: dict[tuple[int, int], np.ndarray] = {}
 
 
@@ -116,7 +124,7 @@ def _receiver_column(key: int, n: int) -> np.ndarray:
 
 # the ego's streams in ingest order: (stream, Receiver method, stream value: Enum.value is a Python-level property)
 _EGO_STREAMS = tuple((s, f"ingest_{s.value.lower()}", s.value)
-                     for s in (Stream.MAP, Stream.SPAT, Stream.BSM, Stream.EEBL))
+                     for s in (_MAP, _SPAT, _BSM, _EEBL))
 
 
 class Queues:
@@ -129,7 +137,7 @@ class Queues:
         """Relay receivers (RSUs, vehicles) take what has arrived by t."""
         lim = t + 1e-12  # pop is skipped when nothing is due, as in _deliver_ego
         inbox = self.inbox_rsu
-        got = None if inbox.next_rx_s.get(Stream.SPAT, math.inf) > lim else inbox.pop(Stream.SPAT, t)
+        got = None if inbox.next_rx_s.get(_SPAT, math.inf) > lim else inbox.pop(_SPAT, t)
         if got is not None:
             recv, batch, rx = got
             assert isinstance(batch, SpatBatch)
@@ -137,7 +145,7 @@ class Queues:
                 m = recv == r
                 self.rsu_rx[int(r)].ingest_spat(batch.take(m), rx[m])
         inbox = self.inbox_relay
-        got = None if inbox.next_rx_s.get(Stream.EEBL, math.inf) > lim else inbox.pop(Stream.EEBL, t)
+        got = None if inbox.next_rx_s.get(_EEBL, math.inf) > lim else inbox.pop(_EEBL, t)
         if got is not None:
             recv, batch, rx = got
             assert isinstance(batch, EeblBatch)
@@ -174,7 +182,8 @@ class Queues:
                 getattr(ego, ingest)(batch, rx)
                 if keep:
                     self.rx_batches.append((stream, batch, rx))
-                self.stats.delivered[name] += message_count(batch)
+                # (a lone row is one message: message_count's list walk only for more)
+                self.stats.delivered[name] += 1 if rx.shape[0] == 1 else message_count(batch)
                 if received is not None:
                     received += self._message_rows(stream, batch, rx)
         ego.expire(t)
@@ -186,23 +195,23 @@ class Queues:
                    lat: np.ndarray, bsm: BsmBatch, msg_rows: dict[Stream, np.ndarray]) -> None:
         sl = spans.get("bsm")
         if sl is not None:
-            st = steps[Stream.BSM]
+            st = steps[_BSM]
             # BSM rows may have been replaced by a freeze but keep one row per message
             if st.untouched_rows:  # row i is link i, kept, no delay (adding 0.0 would only turn a -0.0 sum to 0.0)
-                self._push_ego(Stream.BSM, st.batch, ok[sl], st.batch.tx_time_s + lat[sl])
+                self._push_ego(_BSM, st.batch, ok[sl], st.batch.tx_time_s + lat[sl])
             elif st.batch is bsm:  # untouched by content faults: row i is link i
-                self._push_ego(Stream.BSM, st.batch, ok[sl] & st.keep, st.batch.tx_time_s + lat[sl] + st.extra_delay_s)
+                self._push_ego(_BSM, st.batch, ok[sl] & st.keep, st.batch.tx_time_s + lat[sl] + st.extra_delay_s)
             else:
                 row_link = self._link_of(st.batch, bsm)
-                self._push_ego(Stream.BSM, st.batch, ok[sl][row_link] & st.keep,
+                self._push_ego(_BSM, st.batch, ok[sl][row_link] & st.keep,
                                st.batch.tx_time_s + lat[sl][row_link] + st.extra_delay_s)
-            st = steps[Stream.EEBL]
+            st = steps[_EEBL]
             if len(st.batch):
                 row_link = self._link_of(st.batch, bsm)
                 has = row_link >= 0
                 good = has & ok[sl][np.maximum(row_link, 0)] & st.keep
                 rx = st.batch.tx_time_s + lat[sl][np.maximum(row_link, 0)] + st.extra_delay_s
-                self._push_ego(Stream.EEBL, st.batch, good, rx)
+                self._push_ego(_EEBL, st.batch, good, rx)
         for s, span in _RSU_EGO_SPANS:
             sl = spans.get(span)
             if sl is None:
@@ -249,7 +258,7 @@ class Queues:
                 continue
             dst = int(self.rsu_keys[pairs[p, 1]])
             rx = st.batch.tx_time_s[rows] + lat[p] + st.extra_delay_s[rows]
-            self.inbox_rsu.push(Stream.SPAT, np.full(int(rows.sum()), dst), st.batch.take(rows), rx)
+            self.inbox_rsu.push(_SPAT, np.full(int(rows.sum()), dst), st.batch.take(rows), rx)
 
 
 __all__ = ["Inbox", "Queues"]
