@@ -483,6 +483,12 @@ def _small_delivery_and_latency(p0: FloatArray, h0: FloatArray, p1: FloatArray, 
                        h1.tolist(), buildings, params)
 
 
+def _unary_rows(f: np.ufunc, xs: list[float]) -> list[float]:
+    """``f(xs).tolist()``; a lone element goes to the ufunc as a Python float: the same float64 loop for half
+    the call overhead of a one-element list (most steps evaluate a single link)."""
+    return [float(f(xs[0]))] if len(xs) == 1 else f(xs).tolist()
+
+
 def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[float], y1: list[float],
                 hb: list[float], buildings: BuildingSet | None, params: ChannelParams
                 ) -> tuple[FloatArray, FloatArray] | None:
@@ -502,13 +508,13 @@ def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[floa
     dc = [d if d > d0 else d0 for d in dist]  # np.maximum(dist, d0)
     k_near = 10.0 * params.path_loss_exponent
     ref = params.reference_loss_db
-    lg = np.log10([d / d0 for d in dc]).tolist()
+    lg = _unary_rows(np.log10, [d / d0 for d in dc])
     pl = [ref + k_near * v for v in lg]
     bp = params.breakpoint_distance_m
     if bp is not None:
         at_bp = ref + k_near * math.log10(bp / d0)
         k_far = 10.0 * params.path_loss_exponent_far
-        lg_far = np.log10([d / bp for d in dc]).tolist()
+        lg_far = _unary_rows(np.log10, [d / bp for d in dc])
         pl = [at_bp + k_far * lf if d > bp else p for d, p, lf in zip(dc, pl, lg_far, strict=True)]
     blk = [0.0] * n
     if buildings is not None and len(buildings) and any(in_range):
@@ -526,7 +532,7 @@ def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[floa
         rp = head - pl[i] - blk[i]
         rssi.append((rp if rp > floor else floor) if in_range[i] else floor)  # np.where(in_range, np.maximum(.))
     neg_slope, mid = -params.delivery_slope_per_db, params.delivery_midpoint_dbm
-    th = np.tanh([0.5 * (neg_slope * (r - mid)) for r in rssi]).tolist()
+    th = _unary_rows(np.tanh, [0.5 * (neg_slope * (r - mid)) for r in rssi])
     prob = [0.0 if r <= floor else 0.5 * (1.0 - v) for r, v in zip(rssi, th, strict=True)]
     knee, base, lat_slope = params.latency_knee_dbm, params.latency_base_s, params.latency_slope_s_per_db
     lat = []
