@@ -46,6 +46,10 @@ from .messages import (
     SpatBatch,
 )
 
+# the streams, read once (as in queues.py): on Python 3.11 ``Stream.SPAT`` costs ~1 K instructions, and the
+# receivers name a stream at every ingest and belief read
+_BSM, _SPAT, _MAP, _EEBL = Stream.BSM, Stream.SPAT, Stream.MAP, Stream.EEBL
+
 TRACK_TIMEOUT_S = 1.5  # < STALE_TRACK_TIMEOUT_S: a healthy receiver never shows a ghost track
 EVENT_TIMEOUT_S = 1.0  # an EEBL event not heard of for this long is over
 
@@ -287,12 +291,13 @@ class Receiver:
                     peaks.append((rx_l[i], g[i], rx_l[i] - held_ts))
                 new.append(i)
         self._signal_rows = self._signal_arrays = None
-        self.peaks.add_rows(Stream.SPAT, peaks)
+        self.peaks.add_rows(_SPAT, peaks)
         if new:
-            cols = (b.phase.tolist(), b.min_end_time_s.tolist(), b.max_end_time_s.tolist(),
-                    b.green_start_time_s.tolist(), ts_l, hop_l, b.origin.tolist(), rx_l)
+            # the rows by one zip of the columns (not a generator per row: its per-item resumes cost more)
+            held_rows = list(zip(b.phase.tolist(), b.min_end_time_s.tolist(), b.max_end_time_s.tolist(),
+                                 b.green_start_time_s.tolist(), ts_l, hop_l, b.origin.tolist(), rx_l, strict=True))
             for i in new:
-                signals[g[i]] = tuple(c[i] for c in cols)  # type: ignore[assignment]
+                signals[g[i]] = held_rows[i]
 
     def ingest_bsm(self, b: BsmBatch, rx: FloatArray) -> None:
         if len(b) == 0:
@@ -324,13 +329,14 @@ class Receiver:
                 tr.ts_s = ts_l[i]
                 new.append((i, tr))
             tr.held = True
-        self.peaks.add_rows(Stream.BSM, peaks)
+        self.peaks.add_rows(_BSM, peaks)
         if new:
             cos_h, sin_h = np.cos(b.heading_rad).tolist(), np.sin(b.heading_rad).tolist()
-            cols = (b.speed_mps.tolist(), b.accel_mps2.tolist(), b.heading_rad.tolist(), cos_h, sin_h,
-                    b.x_m.tolist(), b.y_m.tolist(), b.brake_flag.tolist(), b.event_flags.tolist(), b.msg_count.tolist())
+            rows_l = list(zip(b.speed_mps.tolist(), b.accel_mps2.tolist(), b.heading_rad.tolist(), cos_h, sin_h,
+                              b.x_m.tolist(), b.y_m.tolist(), b.brake_flag.tolist(), b.event_flags.tolist(),
+                              b.msg_count.tolist(), strict=True))  # (one zip, as in ingest_spat)
             for i, tr in new:
-                tr.data = _track_data(*(c[i] for c in cols))
+                tr.data = _track_data(*rows_l[i])
 
     def ingest_map(self, b: MapBatch, rx: FloatArray) -> None:
         if len(b) == 0:
@@ -345,7 +351,7 @@ class Receiver:
             for k in self._l:
                 self._l[k] = _grow(self._l[k], n, -math.inf if k in ("ts", "rx") else 0.0)
         sel, ls = _where(idx, lane, b.timestamp_s[idx] > self._l["ts"][lane])
-        self._add_peaks(Stream.MAP, self._l_has, self._l["ts"], rx[sel], ls)
+        self._add_peaks(_MAP, self._l_has, self._l["ts"], rx[sel], ls)
         self._l_has[ls] = True
         self._l_group[ls] = b.group[sel]
         self._l["sx"][ls] = b.stop_x_m[sel]
@@ -419,7 +425,7 @@ class Receiver:
         """(group key, phase, countdown_s, time_to_green_s, aoi_s, valid) of every held group at ``t_s``; the
         countdowns are dead-reckoned from the absolute end times and never negative. Plain Python: a
         receiver holds a handful of groups, for which numpy's per-call cost is most of the work."""
-        budget = self.budget[Stream.SPAT]
+        budget = self.budget[_SPAT]
         out = []
         for g, phase, min_end, green, ts in self._held_signals():
             aoi = t_s - ts
@@ -444,7 +450,7 @@ class Receiver:
     def track_beliefs(self, t_s: float) -> list[tuple[int, float, float, float, float, float, float, bool, bool, int, int]]:
         """(vehicle key, x, y, speed, heading, accel, aoi_s, valid, brake flag, event flags, msg count) of every
         held track, dead-reckoned to ``t_s`` (plain Python, as :meth:`signal_beliefs`)."""
-        budget = self.budget[Stream.BSM]
+        budget = self.budget[_BSM]
         out = []
         for k, ts, v0, a, h, t_stop, cos_h, sin_h, x, y, brake, flags, cnt in self._held_tracks():
             tau = min(_not_negative(t_s - ts), t_stop)
@@ -474,13 +480,13 @@ class Receiver:
         if not o.shape[0]:
             return _NO_EVENTS
         aoi = t_s - ts
-        return EventView(o, e, x, y, h, v, d, hop, aoi, aoi <= self.budget[Stream.EEBL])
+        return EventView(o, e, x, y, h, v, d, hop, aoi, aoi <= self.budget[_EEBL])
 
     def map(self, t_s: float) -> MapView:
         lane = np.nonzero(self._l_has)[0].astype(np.int64)
         aoi = t_s - self._l["ts"][lane]
         return MapView(lane, self._l_group[lane].copy(), self._l["sx"][lane].copy(), self._l["sy"][lane].copy(),
-                       aoi, aoi <= self.budget[Stream.MAP])
+                       aoi, aoi <= self.budget[_MAP])
 
     def lane_group(self, lane_key: int) -> tuple[int, float]:
         """(signal group key the MAP in use gives the lane, MAP timestamp); NO_KEY if unknown. Read once per
