@@ -22,12 +22,14 @@ from .channel import SMALL_LINKS, ChannelParams, delivery_and_latency, delivery_
 from .faults import StepBatch
 from .geometry import BuildingSet
 from .messages import (
+    EEBL_STREAM,
+    SPAT_STREAM,
     BsmBatch,
     EeblBatch,
     filled,
     message_start_rows,
 )
-from .queues import _EEBL, _RSU_EGO_SPANS, _SPAT
+from .queues import RSU_EGO_SPANS
 from .transmit import live_equipped
 
 _SMALL_RELAY = 64  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
@@ -90,7 +92,7 @@ class LinkEvaluator:
         rsu_index = self.rsu_index
         msg_rows: dict[Stream, np.ndarray] = {}
         rsu_cols: tuple[list[float], list[float], list[float]] | None = None  # RSU x, y, antenna height
-        for s, span in _RSU_EGO_SPANS:
+        for s, span in RSU_EGO_SPANS:
             b = steps[s].batch
             if len(b) == 0:
                 msg_rows[s] = _NO_ROWS
@@ -107,9 +109,9 @@ class LinkEvaluator:
                       [ego_x] * m, [ego_y] * m, [hv] * m)
         # RSU -> RSU (SPaT relay)
         rr_pairs = _NO_PAIRS
-        if self.spat_relay and len(self.sites) > 1 and msg_rows[_SPAT].size:
-            b = steps[_SPAT].batch
-            src = np.array([rsu_index[int(k)] for k in b.sender[msg_rows[_SPAT]]], dtype=np.int64)
+        if self.spat_relay and len(self.sites) > 1 and msg_rows[SPAT_STREAM].size:
+            b = steps[SPAT_STREAM].batch
+            src = np.array([rsu_index[int(k)] for k in b.sender[msg_rows[SPAT_STREAM]]], dtype=np.int64)
             m_grid, d_grid = np.meshgrid(np.arange(src.size), np.arange(len(self.sites)), indexing="ij")
             m_idx, dst = m_grid.ravel(), d_grid.ravel()
             keep = dst != src[m_idx]
@@ -118,7 +120,7 @@ class LinkEvaluator:
             links.add("spat_rsu", rr_pairs.shape[0], tx[:, 0], tx[:, 1], self.rsu_h[src[rr_pairs[:, 0]]], rx[:, 0],
                       rx[:, 1], self.rsu_h[rr_pairs[:, 1]])
         # EEBL carriers -> relay candidates (V2V rebroadcast)
-        eb = steps[_EEBL].batch
+        eb = steps[EEBL_STREAM].batch
         ev_pairs = _NO_PAIRS
         equipped = live_equipped(snap) if self.eebl_relay and len(eb) else None
         if equipped is not None and len(eb) * int(np.count_nonzero(equipped)) > _SMALL_RELAY:
@@ -158,8 +160,8 @@ class LinkEvaluator:
                     m = len(pairs)
                     links.add("eebl_relay", m, [xs[carrier[r]] for r, _ in pairs], [ys[carrier[r]] for r, _ in pairs],
                               [hv] * m, [xs[c] for _, c in pairs], [ys[c] for _, c in pairs], [hv] * m)
-        if self.backhaul_to is not None and msg_rows[_SPAT].size:
-            self._backhaul(steps[_SPAT], msg_rows[_SPAT])
+        if self.backhaul_to is not None and msg_rows[SPAT_STREAM].size:
+            self._backhaul(steps[SPAT_STREAM], msg_rows[SPAT_STREAM])
         n = links.n
         if n == 0:
             return
@@ -172,14 +174,14 @@ class LinkEvaluator:
         self._queue_ego(steps, spans, ok, lat, bsm, msg_rows)
         if "spat_rsu" in spans:
             sl = spans["spat_rsu"]
-            self._queue_rsu(steps[_SPAT], msg_rows[_SPAT], rr_pairs, ok[sl], lat[sl])
+            self._queue_rsu(steps[SPAT_STREAM], msg_rows[SPAT_STREAM], rr_pairs, ok[sl], lat[sl])
         if "eebl_relay" in spans:
             sl = spans["eebl_relay"]
-            st = steps[_EEBL]
+            st = steps[EEBL_STREAM]
             r = ev_pairs[:, 0]
             good = ok[sl] & st.keep[r]
             rx = st.batch.tx_time_s[r] + lat[sl] + st.extra_delay_s[r]
-            self.inbox_relay.push(_EEBL, self._veh_keys[ev_pairs[good, 1]], st.batch.take(r[good]), rx[good])
+            self.inbox_relay.push(EEBL_STREAM, self._veh_keys[ev_pairs[good, 1]], st.batch.take(r[good]), rx[good])
 
     def _backhaul(self, st: StepBatch, starts: np.ndarray) -> None:
         """RSU -> RSU over the wired backhaul (``v2x.backhaul``): every SPaT message of an RSU to the RSUs

@@ -52,6 +52,12 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
+# the streams and their values, read once for the per-step code of the V2X stack: on Python 3.11 an Enum member
+# read as a class attribute (``Stream.SPAT``) costs ~900 instructions (EnumType has a ``__getattr__``, so every
+# class attribute read takes the slow hook), and ``Stream.value`` is a Python-level property (~800 more)
+BSM_STREAM, SPAT_STREAM, MAP_STREAM, EEBL_STREAM = Stream.BSM, Stream.SPAT, Stream.MAP, Stream.EEBL
+STREAM_VALUE = {s: s.value for s in Stream}
+
 BSM_PERIOD_S = STREAMS[Stream.BSM].period_s
 SPAT_PERIOD_S = STREAMS[Stream.SPAT].period_s
 MAP_PERIOD_S = STREAMS[Stream.MAP].period_s

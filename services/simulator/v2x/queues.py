@@ -17,6 +17,10 @@ from lastv2x.core.catalogue import Stream
 
 from .faults import StepBatch
 from .messages import (
+    BSM_STREAM,
+    EEBL_STREAM,
+    MAP_STREAM,
+    SPAT_STREAM,
     BsmBatch,
     EeblBatch,
     RecordBatch,
@@ -26,10 +30,6 @@ from .messages import (
     message_starts,
     row_messages,
 )
-
-# the streams, read once: on Python 3.11 ``Stream.SPAT`` costs ~1 K instructions (EnumType has a ``__getattr__``, so
-# every class attribute read takes the slow hook), and the queues name a few streams every step
-_BSM, _SPAT, _MAP, _EEBL = Stream.BSM, Stream.SPAT, Stream.MAP, Stream.EEBL
 
 # a chunk in flight: (receiver key, batch, rx time, earliest rx, latest rx) -- the bounds as Python floats (NaN
 # when a rx time is NaN: neither bound test holds) decide most pops without numpy
@@ -109,7 +109,7 @@ class Inbox:
 
 
 # (stream, link span name) of the RSU messages to the ego, in queueing order
-_RSU_EGO_SPANS = tuple((s, f"{s.value}_ego") for s in (_SPAT, _MAP))
+RSU_EGO_SPANS = tuple((s, f"{s.value}_ego") for s in (SPAT_STREAM, MAP_STREAM))
 _RECEIVER_COLUMNS: dict[tuple[int, int], np.ndarray] = {}
 
 
@@ -124,7 +124,7 @@ def _receiver_column(key: int, n: int) -> np.ndarray:
 
 # the ego's streams in ingest order: (stream, Receiver method, stream value: Enum.value is a Python-level property)
 _EGO_STREAMS = tuple((s, f"ingest_{s.value.lower()}", s.value)
-                     for s in (_MAP, _SPAT, _BSM, _EEBL))
+                     for s in (MAP_STREAM, SPAT_STREAM, BSM_STREAM, EEBL_STREAM))
 
 
 class Queues:
@@ -137,7 +137,7 @@ class Queues:
         """Relay receivers (RSUs, vehicles) take what has arrived by t."""
         lim = t + 1e-12  # pop is skipped when nothing is due, as in _deliver_ego
         inbox = self.inbox_rsu
-        got = None if inbox.next_rx_s.get(_SPAT, math.inf) > lim else inbox.pop(_SPAT, t)
+        got = None if inbox.next_rx_s.get(SPAT_STREAM, math.inf) > lim else inbox.pop(SPAT_STREAM, t)
         if got is not None:
             recv, batch, rx = got
             assert isinstance(batch, SpatBatch)
@@ -145,7 +145,7 @@ class Queues:
                 m = recv == r
                 self.rsu_rx[int(r)].ingest_spat(batch.take(m), rx[m])
         inbox = self.inbox_relay
-        got = None if inbox.next_rx_s.get(_EEBL, math.inf) > lim else inbox.pop(_EEBL, t)
+        got = None if inbox.next_rx_s.get(EEBL_STREAM, math.inf) > lim else inbox.pop(EEBL_STREAM, t)
         if got is not None:
             recv, batch, rx = got
             assert isinstance(batch, EeblBatch)
@@ -195,24 +195,24 @@ class Queues:
                    lat: np.ndarray, bsm: BsmBatch, msg_rows: dict[Stream, np.ndarray]) -> None:
         sl = spans.get("bsm")
         if sl is not None:
-            st = steps[_BSM]
+            st = steps[BSM_STREAM]
             # BSM rows may have been replaced by a freeze but keep one row per message
             if st.untouched_rows:  # row i is link i, kept, no delay (adding 0.0 would only turn a -0.0 sum to 0.0)
-                self._push_ego(_BSM, st.batch, ok[sl], st.batch.tx_time_s + lat[sl])
+                self._push_ego(BSM_STREAM, st.batch, ok[sl], st.batch.tx_time_s + lat[sl])
             elif st.batch is bsm:  # untouched by content faults: row i is link i
-                self._push_ego(_BSM, st.batch, ok[sl] & st.keep, st.batch.tx_time_s + lat[sl] + st.extra_delay_s)
+                self._push_ego(BSM_STREAM, st.batch, ok[sl] & st.keep, st.batch.tx_time_s + lat[sl] + st.extra_delay_s)
             else:
                 row_link = self._link_of(st.batch, bsm)
-                self._push_ego(_BSM, st.batch, ok[sl][row_link] & st.keep,
+                self._push_ego(BSM_STREAM, st.batch, ok[sl][row_link] & st.keep,
                                st.batch.tx_time_s + lat[sl][row_link] + st.extra_delay_s)
-            st = steps[_EEBL]
+            st = steps[EEBL_STREAM]
             if len(st.batch):
                 row_link = self._link_of(st.batch, bsm)
                 has = row_link >= 0
                 good = has & ok[sl][np.maximum(row_link, 0)] & st.keep
                 rx = st.batch.tx_time_s + lat[sl][np.maximum(row_link, 0)] + st.extra_delay_s
-                self._push_ego(_EEBL, st.batch, good, rx)
-        for s, span in _RSU_EGO_SPANS:
+                self._push_ego(EEBL_STREAM, st.batch, good, rx)
+        for s, span in RSU_EGO_SPANS:
             sl = spans.get(span)
             if sl is None:
                 continue
@@ -258,7 +258,7 @@ class Queues:
                 continue
             dst = int(self.rsu_keys[pairs[p, 1]])
             rx = st.batch.tx_time_s[rows] + lat[p] + st.extra_delay_s[rows]
-            self.inbox_rsu.push(_SPAT, np.full(int(rows.sum()), dst), st.batch.take(rows), rx)
+            self.inbox_rsu.push(SPAT_STREAM, np.full(int(rows.sum()), dst), st.batch.take(rows), rx)
 
 
 __all__ = ["Inbox", "Queues"]

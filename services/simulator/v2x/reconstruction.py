@@ -36,7 +36,11 @@ import numpy as np
 from lastv2x.core.catalogue import APPLICATIONS, STREAMS, Application, Stream
 
 from .messages import (
+    BSM_STREAM,
+    EEBL_STREAM,
+    MAP_STREAM,
     NO_KEY,
+    SPAT_STREAM,
     BoolArray,
     BsmBatch,
     EeblBatch,
@@ -45,10 +49,6 @@ from .messages import (
     MapBatch,
     SpatBatch,
 )
-
-# the streams, read once (as in queues.py): on Python 3.11 ``Stream.SPAT`` costs ~1 K instructions, and the
-# receivers name a stream at every ingest and belief read
-_BSM, _SPAT, _MAP, _EEBL = Stream.BSM, Stream.SPAT, Stream.MAP, Stream.EEBL
 
 TRACK_TIMEOUT_S = 1.5  # < STALE_TRACK_TIMEOUT_S: a healthy receiver never shows a ghost track
 EVENT_TIMEOUT_S = 1.0  # an EEBL event not heard of for this long is over
@@ -291,7 +291,7 @@ class Receiver:
                     peaks.append((rx_l[i], g[i], rx_l[i] - held_ts))
                 new.append(i)
         self._signal_rows = self._signal_arrays = None
-        self.peaks.add_rows(_SPAT, peaks)
+        self.peaks.add_rows(SPAT_STREAM, peaks)
         if new:
             # the rows by one zip of the columns (not a generator per row: its per-item resumes cost more)
             held_rows = list(zip(b.phase.tolist(), b.min_end_time_s.tolist(), b.max_end_time_s.tolist(),
@@ -329,7 +329,7 @@ class Receiver:
                 tr.ts_s = ts_l[i]
                 new.append((i, tr))
             tr.held = True
-        self.peaks.add_rows(_BSM, peaks)
+        self.peaks.add_rows(BSM_STREAM, peaks)
         if new:
             cos_h, sin_h = np.cos(b.heading_rad).tolist(), np.sin(b.heading_rad).tolist()
             rows_l = list(zip(b.speed_mps.tolist(), b.accel_mps2.tolist(), b.heading_rad.tolist(), cos_h, sin_h,
@@ -351,7 +351,7 @@ class Receiver:
             for k in self._l:
                 self._l[k] = _grow(self._l[k], n, -math.inf if k in ("ts", "rx") else 0.0)
         sel, ls = _where(idx, lane, b.timestamp_s[idx] > self._l["ts"][lane])
-        self._add_peaks(_MAP, self._l_has, self._l["ts"], rx[sel], ls)
+        self._add_peaks(MAP_STREAM, self._l_has, self._l["ts"], rx[sel], ls)
         self._l_has[ls] = True
         self._l_group[ls] = b.group[sel]
         self._l["sx"][ls] = b.stop_x_m[sel]
@@ -425,7 +425,7 @@ class Receiver:
         """(group key, phase, countdown_s, time_to_green_s, aoi_s, valid) of every held group at ``t_s``; the
         countdowns are dead-reckoned from the absolute end times and never negative. Plain Python: a
         receiver holds a handful of groups, for which numpy's per-call cost is most of the work."""
-        budget = self.budget[_SPAT]
+        budget = self.budget[SPAT_STREAM]
         out = []
         for g, phase, min_end, green, ts in self._held_signals():
             aoi = t_s - ts
@@ -450,7 +450,7 @@ class Receiver:
     def track_beliefs(self, t_s: float) -> list[tuple[int, float, float, float, float, float, float, bool, bool, int, int]]:
         """(vehicle key, x, y, speed, heading, accel, aoi_s, valid, brake flag, event flags, msg count) of every
         held track, dead-reckoned to ``t_s`` (plain Python, as :meth:`signal_beliefs`)."""
-        budget = self.budget[_BSM]
+        budget = self.budget[BSM_STREAM]
         out = []
         for k, ts, v0, a, h, t_stop, cos_h, sin_h, x, y, brake, flags, cnt in self._held_tracks():
             tau = min(_not_negative(t_s - ts), t_stop)
@@ -480,13 +480,13 @@ class Receiver:
         if not o.shape[0]:
             return _NO_EVENTS
         aoi = t_s - ts
-        return EventView(o, e, x, y, h, v, d, hop, aoi, aoi <= self.budget[_EEBL])
+        return EventView(o, e, x, y, h, v, d, hop, aoi, aoi <= self.budget[EEBL_STREAM])
 
     def map(self, t_s: float) -> MapView:
         lane = np.nonzero(self._l_has)[0].astype(np.int64)
         aoi = t_s - self._l["ts"][lane]
         return MapView(lane, self._l_group[lane].copy(), self._l["sx"][lane].copy(), self._l["sy"][lane].copy(),
-                       aoi, aoi <= self.budget[_MAP])
+                       aoi, aoi <= self.budget[MAP_STREAM])
 
     def lane_group(self, lane_key: int) -> tuple[int, float]:
         """(signal group key the MAP in use gives the lane, MAP timestamp); NO_KEY if unknown. Read once per

@@ -24,10 +24,15 @@ from .faults import StepBatch
 from .messages import (
     BATCH_TYPES,
     BSM_PERIOD_S,
+    BSM_STREAM,
+    EEBL_STREAM,
     EVENT_HARD_BRAKING,
     MAP_PERIOD_S,
+    MAP_STREAM,
     MSG_COUNT_MOD,
     SPAT_PERIOD_S,
+    SPAT_STREAM,
+    STREAM_VALUE,
     BsmBatch,
     EeblBatch,
     MapBatch,
@@ -39,11 +44,7 @@ from .messages import (
     message_count,
     quiet_until_s,
 )
-from .queues import _BSM, _EEBL, _MAP, _SPAT
 
-# the streams are the module constants of ``queues`` (a ``Stream.BSM`` read costs ~1 K instructions on Python 3.11),
-# and their values are read once: ``Stream.value`` is a Python-level property
-_STREAM_VALUE = {s: s.value for s in Stream}
 _NO_SITES = np.zeros(0, np.int64)
 # the step of a stream with nothing to send: what ``FaultEngine.apply`` returns for an empty batch (no operator
 # runs on it, and its zero-length columns cannot be written), shared by every step (its time is not read)
@@ -85,18 +86,18 @@ class Transmitter:
         if keys is not self._quiet_keys or ego_i != self._quiet_ego:
             # another set of vehicles (or ego): their BSM slots are checked afresh. The ego sends no BSM to
             # itself, so its slots neither make a step due nor end a quiet time (none at all with a lone ego)
-            self._quiet_keys, self._quiet_ego, self._quiet_until_s[_BSM] = keys, ego_i, -math.inf
+            self._quiet_keys, self._quiet_ego, self._quiet_until_s[BSM_STREAM] = keys, ego_i, -math.inf
             rows = np.arange(keys.shape[0])
             self._bsm_rows = rows[rows != ego_i]
             self._bsm_rows_phase = self._bsm_phase[keys[self._bsm_rows]]
-        if t < self._quiet_until_s[_BSM]:
+        if t < self._quiet_until_s[BSM_STREAM]:
             vi = _NO_SITES
         else:
             rows, phase = self._bsm_rows, self._bsm_rows_phase
             vi = rows[due_mask(self.t_prev, t, phase, BSM_PERIOD_S) & live_equipped(snap)[rows]]
-            self._quiet_until_s[_BSM] = quiet_until_s(t, phase, BSM_PERIOD_S)
-        spat_due = self._due_sites(_SPAT, SPAT_PERIOD_S, t)
-        map_due = self._due_sites(_MAP, MAP_PERIOD_S, t)
+            self._quiet_until_s[BSM_STREAM] = quiet_until_s(t, phase, BSM_PERIOD_S)
+        spat_due = self._due_sites(SPAT_STREAM, SPAT_PERIOD_S, t)
+        map_due = self._due_sites(MAP_STREAM, MAP_PERIOD_S, t)
         if not (vi.size or spat_due.size or map_due.size):
             return  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
@@ -109,7 +110,7 @@ class Transmitter:
             # make_bsms(...) on arrays that are fresh already (fancy-indexed): the same columns, fewer copies
             bsm = BsmBatch._build(dict(
                 sender=vk, msg_id=msg_id, msg_count=msg_id % MSG_COUNT_MOD,
-                tx_time_s=t + self.jitter.bus_delay_s(hashes, _BSM, msg_id), timestamp_s=filled(vi.size, t),
+                tx_time_s=t + self.jitter.bus_delay_s(hashes, BSM_STREAM, msg_id), timestamp_s=filled(vi.size, t),
                 x_m=xy[:, 0][vi], y_m=xy[:, 1][vi],  # (a column view, then one index: cheaper than xy[vi, 0])
                 speed_mps=np.asarray(snap.speed_mps, dtype=np.float64)[vi],
                 heading_rad=np.asarray(snap.heading_rad, dtype=np.float64)[vi],
@@ -132,7 +133,7 @@ class Transmitter:
         # faults (per message, all receivers)
         steps: dict[Stream, StepBatch] = {}
         sent = False
-        for s, b in ((_BSM, bsm), (_EEBL, eebl), (_SPAT, spat), (_MAP, map_)):
+        for s, b in ((BSM_STREAM, bsm), (EEBL_STREAM, eebl), (SPAT_STREAM, spat), (MAP_STREAM, map_)):
             if not len(b):  # no fault acts on an empty batch: the shared empty step (most streams, most steps)
                 steps[s] = _EMPTY_STEPS[s]
                 continue
@@ -141,9 +142,9 @@ class Transmitter:
             n = len(st.batch)
             if n:
                 sent = True
-                self.stats.tx[_STREAM_VALUE[s]] += message_count(st.batch)
+                self.stats.tx[STREAM_VALUE[s]] += message_count(st.batch)
                 if not st.untouched_rows:  # (untouched: every row kept)
-                    self.stats.faulted[_STREAM_VALUE[s]] += n - int(np.count_nonzero(st.keep))
+                    self.stats.faulted[STREAM_VALUE[s]] += n - int(np.count_nonzero(st.keep))
         if self.trace is not None and sent:
             tx: list[dict[str, Any]] = []
             for s, st in steps.items():
@@ -205,8 +206,8 @@ class Transmitter:
         never sent, need not advance). Computed once per ``rsu_phase`` table (``reset`` replaces it)."""
         if self._sending_for is not self.rsu_phase:
             relays = self.spat_relay or self.backhaul_to is not None
-            sends = {_SPAT: [relays or len(g) > 0 for g in self.rsu_groups],
-                     _MAP: [len(lanes[0]) > 0 for lanes in self.rsu_lanes]}
+            sends = {SPAT_STREAM: [relays or len(g) > 0 for g in self.rsu_groups],
+                     MAP_STREAM: [len(lanes[0]) > 0 for lanes in self.rsu_lanes]}
             self._sending = {}
             for s, ok in sends.items():
                 idx = np.array([i for i, v in enumerate(ok) if v], dtype=np.int64)
@@ -227,7 +228,7 @@ class Transmitter:
         return ri, rk, msg_id, self.jitter.bus_delay_s(self.senders.hashes(rk), stream, msg_id)
 
     def _rsu_spat(self, snap: WorldSnapshot, t: float, ri: np.ndarray) -> SpatBatch:
-        due = self._due_rsus(_SPAT, ri, t)
+        due = self._due_rsus(SPAT_STREAM, ri, t)
         if due is None:
             return SpatBatch.empty()
         ri, rk, msg_id, delay = due
@@ -299,7 +300,7 @@ class Transmitter:
             hop_count=np.zeros(n, np.int64)))
 
     def _rsu_map(self, t: float, ri: np.ndarray) -> MapBatch:
-        due = self._due_rsus(_MAP, ri, t)
+        due = self._due_rsus(MAP_STREAM, ri, t)
         if due is None:
             return MapBatch.empty()
         ri, rk, msg_id, delay = due
