@@ -243,6 +243,16 @@ class MonitoredSource(Protocol):
     def report(self, decisions: Sequence[DecisionRecord]) -> MonitorReport: ...
 
 
+@runtime_checkable
+class BatchSource(Protocol):
+    """Optional: a source class that observes the rows of a batch together at each step.
+    ``observe_batch(sources, snapshots)`` returns what ``[s.observe(snap) for ...]`` would, bit for bit (paired
+    execution calls it for the untraced rows whose source is of the class, when a step has two or more)."""
+
+    @staticmethod
+    def observe_batch(sources: Sequence[Any], snapshots: Sequence[WorldSnapshot]) -> list[EgoInformation]: ...
+
+
 SourceFactory = Callable[[], InformationSource]
 
 

@@ -54,6 +54,7 @@ from services.simulator.engines import (
     Frame,
     PlantEngine,
     ScalarEngine,
+    ScalarFrame,
     VectorEngine,
     ground_truth_fast,
     new_snapshot,
@@ -225,6 +226,7 @@ class _Row:
     error: str = ""  # the application under test failed on this row: the rollout stops deciding
     by_sight: bool = False  # an unequipped ego (lastv2x.core.perception): nothing decides, it drives by sight
     agents: list[_AgentApp] = field(default_factory=list)  # agents that run an application in this rollout
+    observe_batch: Any = None  # the source class's BatchSource.observe_batch (an untraced row), else None
 
 
 @dataclass(slots=True)
@@ -297,6 +299,22 @@ def _apply(row: _Row, dec: Decision, t: float) -> tuple[bool, float, float]:
     row.decision = dec
     ctrl = row.ctrl = row.controller.command(dec, t)
     return ctrl
+
+
+def _observe_batches(rows: list[_Row], active: Sequence[bool], fr: Frame | ScalarFrame
+                     ) -> dict[int, tuple[WorldSnapshot, EgoInformation]]:
+    """This step's snapshot and belief of each running row whose source observes a batch
+    (:class:`~services.simulator.info.BatchSource`), one ``observe_batch`` per source class."""
+    by_class: dict[Any, list[int]] = {}
+    for b, r in enumerate(rows):
+        if r.observe_batch is not None and active[b]:
+            by_class.setdefault(r.observe_batch, []).append(b)
+    out: dict[int, tuple[WorldSnapshot, EgoInformation]] = {}
+    for observe_batch, bs in by_class.items():
+        snaps = [fr.snapshot(b, rows[b].n, rows[b].rollout, rows[b].rsu) for b in bs]
+        infos = observe_batch([rows[b].source for b in bs], snaps)
+        out.update(zip(bs, zip(snaps, infos, strict=True), strict=True))
+    return out
 
 
 def _app_step(app: ApplicationUnderTest, k: int, t: float, rows: list[StepRow]) -> list[Decision | AppFault]:
@@ -379,6 +397,10 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                                conflict_all[b])
     any_agents = any(r.agents for r in rows)
     for r in rows:
+        if not (r.fast_gt or r.by_sight or r.trace is not None):
+            r.observe_batch = getattr(type(r.source), "observe_batch", None)
+    batch_observed = sum(r.observe_batch is not None for r in rows) > 1
+    for r in rows:
         if not generic and r.decide is None:
             assert fns is not None
             r.error = f"{fns.build.label()}: {r.rollout} rollout, open: does not implement {r.program.application.value}"
@@ -418,6 +440,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
             ego_bar_d = fr.ego_bar_d
             pending: list[tuple[int, WorldSnapshot | None, EgoInformation, EgoState]] = []
             agent_ctl = _agent_controls(scene) if any_agents else None
+            observed = _observe_batches(rows, active, fr) if batch_observed else {}
             for b in range(b_all):
                 if not active[b]:
                     continue
@@ -431,6 +454,8 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                 if row.fast_gt:
                     snap = None
                     info = ground_truth(lists, fr, b, i, t, others[b], group_ids[b], row.plan, gt_cache)
+                elif b in observed:
+                    snap, info = observed[b]
                 else:
                     snap = fr.snapshot(b, row.n, row.rollout, row.rsu)
                     info = row.source.observe(snap)

@@ -66,20 +66,67 @@ class _StepLinks:
         """The channel's ``(delivery_prob, latency_s)`` of every link, in order."""
         if self.n <= SMALL_LINKS:
             rows: list[list[float]] = [[], [], [], [], [], []]
-            for seg in self.segments:
-                for out, col in zip(rows, seg, strict=True):
-                    out += col if isinstance(col, list) else col.tolist()
+            self.extend_rows(rows)
             return delivery_and_latency_rows(*rows, buildings, params)
         cols = [np.concatenate([np.asarray(seg[j], dtype=np.float64) for seg in self.segments]) for j in range(6)]
         return delivery_and_latency(np.column_stack(cols[0:2]), cols[2], np.column_stack(cols[3:5]), cols[5],
                                     buildings, params)
 
+    def extend_rows(self, rows: list[list[float]]) -> None:
+        """Append the six columns, in link order, to ``rows`` (six lists of Python floats)."""
+        for seg in self.segments:
+            for out, col in zip(rows, seg, strict=True):
+                out += col if isinstance(col, list) else col.tolist()
+
+
+class PendingLinks:
+    """The links one row's step put on the air, waiting for the channel: what :meth:`LinkEvaluator._finish_links`
+    needs to draw and queue them once their ``(delivery_prob, latency_s)`` are known. A batch of rows
+    evaluates the pending links of all its rows in one channel call (:func:`~.stack.observe_batch`)."""
+
+    __slots__ = ("bsm", "ev_pairs", "links", "msg_rows", "rr_pairs", "steps")
+
+    def __init__(self, links: _StepLinks, steps: dict[Stream, StepBatch], bsm: BsmBatch,
+                 msg_rows: dict[Stream, np.ndarray], rr_pairs: np.ndarray, ev_pairs: np.ndarray) -> None:
+        self.links, self.steps, self.bsm = links, steps, bsm
+        self.msg_rows, self.rr_pairs, self.ev_pairs = msg_rows, rr_pairs, ev_pairs
+
+    @property
+    def n(self) -> int:
+        """The number of links."""
+        return self.links.n
+
+
+def evaluate_pending(pending: list[PendingLinks], buildings: BuildingSet | None, params: ChannelParams
+                     ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(delivery_prob, latency_s)`` of each row's pending links: one channel evaluation for the links of
+    every row (the channel is elementwise, so each row gets the bits its own evaluation would give)."""
+    if len(pending) == 1:
+        return [pending[0].links.delivery_and_latency(buildings, params)]
+    rows: list[list[float]] = [[], [], [], [], [], []]
+    for p in pending:
+        p.links.extend_rows(rows)
+    if len(rows[0]) <= SMALL_LINKS:
+        prob, lat = delivery_and_latency_rows(*rows, buildings, params)
+    else:
+        tx = np.array(rows[0:2], dtype=np.float64).T.copy()
+        rx = np.array(rows[3:5], dtype=np.float64).T.copy()
+        prob, lat = delivery_and_latency(tx, np.array(rows[2], dtype=np.float64), rx,
+                                         np.array(rows[5], dtype=np.float64), buildings, params)
+    out, at = [], 0
+    for p in pending:
+        out.append((prob[at:at + p.n], lat[at:at + p.n]))
+        at += p.n
+    return out
+
 
 class LinkEvaluator:
     """The channel half of the V2X source (a mixin of ``V2XInformationSource``)."""
 
-    def _links(self, snap: WorldSnapshot, t: float, bsm: BsmBatch, steps: dict[Stream, StepBatch]) -> None:
-        """One channel evaluation for every link of the step, then queue the survivors."""
+    def _collect_links(self, snap: WorldSnapshot, t: float, bsm: BsmBatch, steps: dict[Stream, StepBatch]
+                       ) -> PendingLinks | None:
+        """Every link of the step, for one channel evaluation (None: no link). The wired backhaul, not a
+        radio link, is queued here."""
         hv = self.params.vehicle_antenna_height_m
         ego_i = snap.ego_index
         ego_x, ego_y = np.asarray(snap.xy_m, dtype=np.float64)[ego_i].tolist()
@@ -162,15 +209,25 @@ class LinkEvaluator:
                               [hv] * m, [xs[c] for _, c in pairs], [ys[c] for _, c in pairs], [hv] * m)
         if self.backhaul_to is not None and msg_rows[SPAT_STREAM].size:
             self._backhaul(steps[SPAT_STREAM], msg_rows[SPAT_STREAM])
-        n = links.n
-        if n == 0:
-            return
+        if links.n == 0:
+            return None
+        return PendingLinks(links, steps, bsm, msg_rows, rr_pairs, ev_pairs)
+
+    def _links(self, pending: PendingLinks) -> None:
+        """One channel evaluation for the step's links, then :meth:`_finish_links`."""
         t0 = time.perf_counter()
-        prob, lat = links.delivery_and_latency(self.buildings, self.params)
-        ok = self.rng.random(n) < prob  # sample_delivery: one uniform per link
+        prob, lat = pending.links.delivery_and_latency(self.buildings, self.params)
         self.stats.channel_s += time.perf_counter() - t0
+        self._finish_links(pending, prob, lat)
+
+    def _finish_links(self, pending: PendingLinks, prob: np.ndarray, lat: np.ndarray) -> None:
+        """One Bernoulli draw per link (CHANNEL substream), then queue the survivors."""
+        n = pending.n
+        ok = self.rng.random(n) < prob  # sample_delivery: one uniform per link
         self.stats.links += n
-        spans = links.spans
+        steps, bsm, msg_rows, rr_pairs, ev_pairs = (pending.steps, pending.bsm, pending.msg_rows, pending.rr_pairs,
+                                                    pending.ev_pairs)
+        spans = pending.links.spans
         self._queue_ego(steps, spans, ok, lat, bsm, msg_rows)
         if "spat_rsu" in spans:
             sl = spans["spat_rsu"]
@@ -215,4 +272,4 @@ class LinkEvaluator:
         return np.stack([r_idx[keep], c_idx[keep]], axis=1).astype(np.int64, copy=False)
 
 
-__all__ = ["LinkEvaluator"]
+__all__ = ["LinkEvaluator", "PendingLinks", "evaluate_pending"]

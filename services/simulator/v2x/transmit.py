@@ -11,7 +11,7 @@ message (same verdict for every receiver), what left the senders goes to the tra
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from .messages import (
     quiet_until_s,
 )
 
+if TYPE_CHECKING:
+    from .links import PendingLinks
+
 _NO_SITES = np.zeros(0, np.int64)
 # the step of a stream with nothing to send: what ``FaultEngine.apply`` returns for an empty batch (no operator
 # runs on it, and its zero-length columns cannot be written), shared by every step (its time is not read)
@@ -72,7 +75,8 @@ class Transmitter:
     _sending_for: object = None
     _sending: dict[Stream, tuple[np.ndarray, np.ndarray]]
 
-    def _transmit(self, snap: WorldSnapshot, keys: np.ndarray, t: float) -> None:
+    def _transmit(self, snap: WorldSnapshot, keys: np.ndarray, t: float) -> PendingLinks | None:
+        """Send what is due at ``t``; the step's radio links wait for the channel (None: no link)."""
         ego_i = snap.ego_index
         # hard-braking onsets number the events of each origin (nothing to do while nobody brakes hard and no
         # flag is left from the last steps); hb None: no live vehicle brakes hard
@@ -99,7 +103,7 @@ class Transmitter:
         spat_due = self._due_sites(SPAT_STREAM, SPAT_PERIOD_S, t)
         map_due = self._due_sites(MAP_STREAM, MAP_PERIOD_S, t)
         if not (vi.size or spat_due.size or map_due.size):
-            return  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
+            return None  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
             vk = keys[vi]
             msg_id = self._bsm_count[vk]  # fancy-indexed: a copy
@@ -152,8 +156,8 @@ class Transmitter:
                     tx += self._message_rows(s, st.batch, kept=st.keep)
             self.trace.publish("/v2x/tx", t, {"messages": tx})
         if not sent:
-            return
-        self._links(snap, t, bsm, steps)
+            return None
+        return self._collect_links(snap, t, bsm, steps)
 
     def _relay_eebl(self, bsm: BsmBatch, t: float) -> EeblBatch:
         cfg = self.config
