@@ -45,7 +45,7 @@ Column = list[float] | np.ndarray
 class _StepLinks:
     """The links of one step in the order they are added, as six columns (transmitter x, y, antenna height,
     receiver x, y, height) in segments of Python floats or arrays, with the span of each kind of link.
-    A step of a few links goes to the channel on floats, a larger one on arrays."""
+    (:func:`evaluate_pending` sends them to the channel.)"""
 
     def __init__(self) -> None:
         self.segments: list[tuple[Column, Column, Column, Column, Column, Column]] = []
@@ -61,28 +61,11 @@ class _StepLinks:
         self.spans[name] = slice(self.n, self.n + m)
         self.n += m
 
-    def delivery_and_latency(self, buildings: BuildingSet | None, params: ChannelParams
-                             ) -> tuple[np.ndarray, np.ndarray]:
-        """The channel's ``(delivery_prob, latency_s)`` of every link, in order."""
-        if self.n <= SMALL_LINKS:
-            rows: list[list[float]] = [[], [], [], [], [], []]
-            self.extend_rows(rows)
-            return delivery_and_latency_rows(*rows, buildings, params)
-        cols = [np.concatenate([np.asarray(seg[j], dtype=np.float64) for seg in self.segments]) for j in range(6)]
-        return delivery_and_latency(np.column_stack(cols[0:2]), cols[2], np.column_stack(cols[3:5]), cols[5],
-                                    buildings, params)
-
-    def extend_rows(self, rows: list[list[float]]) -> None:
-        """Append the six columns, in link order, to ``rows`` (six lists of Python floats)."""
-        for seg in self.segments:
-            for out, col in zip(rows, seg, strict=True):
-                out += col if isinstance(col, list) else col.tolist()
-
 
 class PendingLinks:
     """The links one row's step put on the air, waiting for the channel: what :meth:`LinkEvaluator._finish_links`
     needs to draw and queue them once their ``(delivery_prob, latency_s)`` are known. A batch of rows
-    evaluates the pending links of all its rows in one channel call (:func:`~.stack.observe_batch`)."""
+    evaluates the pending links of all its rows in one channel call (``V2XInformationSource.observe_batch``)."""
 
     __slots__ = ("bsm", "ev_pairs", "links", "msg_rows", "rr_pairs", "steps")
 
@@ -99,25 +82,44 @@ class PendingLinks:
 
 def evaluate_pending(pending: list[PendingLinks], buildings: BuildingSet | None, params: ChannelParams
                      ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``(delivery_prob, latency_s)`` of each row's pending links: one channel evaluation for the links of
-    every row (the channel is elementwise, so each row gets the bits its own evaluation would give)."""
-    if len(pending) == 1:
-        return [pending[0].links.delivery_and_latency(buildings, params)]
-    rows: list[list[float]] = [[], [], [], [], [], []]
-    for p in pending:
-        p.links.extend_rows(rows)
-    if len(rows[0]) <= SMALL_LINKS:
+    """``(delivery_prob, latency_s)`` of each row's pending links, in link order: one channel evaluation for
+    the links of every row (the channel is elementwise: each row gets the bits its own evaluation gives). A
+    few links go to the channel on Python floats, more on arrays."""
+    segments = [seg for p in pending for seg in p.links.segments]
+    if sum(p.n for p in pending) <= SMALL_LINKS:
+        rows: list[list[float]] = [[], [], [], [], [], []]
+        for seg in segments:
+            for out, col in zip(rows, seg, strict=True):
+                out += col if isinstance(col, list) else col.tolist()
         prob, lat = delivery_and_latency_rows(*rows, buildings, params)
     else:
-        tx = np.array(rows[0:2], dtype=np.float64).T.copy()
-        rx = np.array(rows[3:5], dtype=np.float64).T.copy()
-        prob, lat = delivery_and_latency(tx, np.array(rows[2], dtype=np.float64), rx,
-                                         np.array(rows[5], dtype=np.float64), buildings, params)
+        cols = [_column([seg[j] for seg in segments]) for j in range(6)]
+        prob, lat = delivery_and_latency(np.column_stack(cols[0:2]), cols[2], np.column_stack(cols[3:5]), cols[5],
+                                         buildings, params)
+    if len(pending) == 1:
+        return [(prob, lat)]
     out, at = [], 0
     for p in pending:
         out.append((prob[at:at + p.n], lat[at:at + p.n]))
         at += p.n
     return out
+
+
+def _column(parts: list[Column]) -> np.ndarray:
+    """One float64 column of the pieces in order (runs of Python-float pieces joined before they become arrays)."""
+    arrays: list[np.ndarray] = []
+    run: list[float] = []
+    for c in parts:
+        if isinstance(c, list):
+            run += c
+            continue
+        if run:
+            arrays.append(np.array(run, dtype=np.float64))
+            run = []
+        arrays.append(np.asarray(c, dtype=np.float64))
+    if run:
+        arrays.append(np.array(run, dtype=np.float64))
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 class LinkEvaluator:
@@ -216,7 +218,7 @@ class LinkEvaluator:
     def _links(self, pending: PendingLinks) -> None:
         """One channel evaluation for the step's links, then :meth:`_finish_links`."""
         t0 = time.perf_counter()
-        prob, lat = pending.links.delivery_and_latency(self.buildings, self.params)
+        [(prob, lat)] = evaluate_pending([pending], self.buildings, self.params)
         self.stats.channel_s += time.perf_counter() - t0
         self._finish_links(pending, prob, lat)
 
