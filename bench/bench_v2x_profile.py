@@ -5,7 +5,10 @@ reference program (the V2X stack as the message-driven source, what the RPCs run
 paired executions per CPU second, and the share of the profiled time in the V2X source's
 ``observe`` and its parts (transmit, links, delivery, belief, monitor) and in the traffic core.
 With ``--baseline REF`` the same script measures git ``REF`` first (exported tree, own process)
-and prints both side by side.
+and prints both side by side. Last, without the profiler: ExecuteBatch with its V2X rows observed
+together (``V2XInformationSource.observe_batch``: one channel evaluation per step for all rows)
+against the same rows observed one by one, interleaved in one process, at 8 (a worker's chunk) and
+``--batch`` programs.
 
 Run: ``.venv/bin/python bench/bench_v2x_profile.py [--batch 64] [--baseline c21697a]``
 """
@@ -88,6 +91,28 @@ def measure(batch: int) -> dict:
             "single_shares": _shares(prof)}
 
 
+def observe_batch_ratio(batch: int, rounds: int = 3) -> tuple[float, float]:
+    """Best-of-``rounds`` CPU ms per paired run of an ExecuteBatch of ``batch`` programs: (V2X rows observed
+    together, one by one), the two interleaved."""
+    from services.simulator.v2x.stack import V2XInformationSource
+
+    fac = v2x_source_factory()
+    programs = [reference_program(list(Application)[i % 6], seed=i) for i in range(batch)]
+    together = V2XInformationSource.observe_batch
+    best = {True: float("inf"), False: float("inf")}
+    execute_batch(programs, md_source_factory=fac)  # warm-up
+    try:
+        for _ in range(rounds):
+            for batched in (True, False):
+                V2XInformationSource.observe_batch = together if batched else None  # type: ignore[assignment]
+                c0 = time.process_time()
+                execute_batch(programs, md_source_factory=fac)
+                best[batched] = min(best[batched], time.process_time() - c0)
+    finally:
+        V2XInformationSource.observe_batch = together  # type: ignore[method-assign]
+    return best[True] * 1e3 / batch, best[False] * 1e3 / batch
+
+
 def show(name: str, r: dict) -> None:
     print(f"   [{name}] ExecuteBatch {r['batch']} (V2X source): {r['batch_cpu_s'] * 1e3:.0f} ms CPU, "
           f"{r['batch'] / r['batch_cpu_s']:.1f} paired/s per core; single V2X paired run: "
@@ -116,6 +141,10 @@ def main() -> None:
     if args.baseline:
         print(f"   per core: {base['batch'] / base['batch_cpu_s']:.1f} -> {now['batch'] / now['batch_cpu_s']:.1f} "
               f"paired/s; single run {base['single_ms']:.1f} -> {now['single_ms']:.1f} ms")
+    print("ExecuteBatch, V2X rows observed together vs one by one (no profiler, interleaved, best of 3, CPU)")
+    for b in sorted({8, args.batch}):
+        together, alone = observe_batch_ratio(b)
+        print(f"   {b:3d} programs: {alone:.1f} -> {together:.1f} ms per paired run (x{alone / together:.2f})")
 
 
 if __name__ == "__main__":
