@@ -24,10 +24,8 @@ execution, a few programs) step the traffic and adjudicate on Python floats
 
 from __future__ import annotations
 
-import gc
 import json
 import math
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from enum import Enum
@@ -79,6 +77,7 @@ from services.simulator.traffic import (
     Scene,
     initial_state,
 )
+from services.simulator.young_gc import restore_young_gc, widen_young_gc
 
 if TYPE_CHECKING:
     from services.simulator.backends.plant import Plant, PlantOptions
@@ -319,38 +318,6 @@ def _observe_batches(rows: list[_Row], active: Sequence[bool], fr: Frame | Scala
     return out
 
 
-GC_YOUNG_PER_ROW = 300  # first-generation threshold per row of a running step loop (~15 steps of a row's objects)
-_gc_lock = threading.Lock()
-_gc_loops = 0  # step loops running in this process (threads)
-_gc_saved: tuple[int, int, int] | None = None  # the thresholds before the first of them
-
-
-def _widen_young_gc(rows: int) -> None:
-    """Raise the cyclic collector's first-generation threshold to ``GC_YOUNG_PER_ROW`` per row while a step loop
-    runs (restored by :func:`_restore_young_gc` when the last loop of the process ends). A step makes a few
-    dozen short-lived objects per row (snapshots, beliefs, message batches) and a batch observed together
-    holds all its rows' at once: at the default 700 a 64-program batch ran a collection nearly every step,
-    each walking objects that reference counting frees a moment later. Never lowers a threshold, never
-    enables a collector switched off (threshold 0)."""
-    global _gc_loops, _gc_saved
-    with _gc_lock:
-        if _gc_loops == 0:
-            _gc_saved = gc.get_threshold()
-            young = GC_YOUNG_PER_ROW * rows
-            if 0 < _gc_saved[0] < young:
-                gc.set_threshold(young, *_gc_saved[1:])
-        _gc_loops += 1
-
-
-def _restore_young_gc() -> None:
-    global _gc_loops, _gc_saved
-    with _gc_lock:
-        _gc_loops -= 1
-        if _gc_loops == 0 and _gc_saved is not None:
-            gc.set_threshold(*_gc_saved)
-            _gc_saved = None
-
-
 def _app_step(app: ApplicationUnderTest, k: int, t: float, rows: list[StepRow]) -> list[Decision | AppFault]:
     """One contract step; a raised error (timeout, transport) or a wrong count faults every row."""
     try:
@@ -456,7 +423,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         if hasattr(r.source, "arrivals"):  # a message-driven source keeps its arrivals only in raw mode
             r.source.keep_rx = raw  # type: ignore[attr-defined]
     raw_msgs: dict[int, tuple[RawMessage, ...]] = {}
-    _widen_young_gc(b_all)
+    widen_young_gc(b_all)
     try:
         for k in range(n_steps):
             active = engine.running(k)
@@ -544,7 +511,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                         _trace_step(row, snap, info, ego, (bool(ctrl[0]), float(ctrl[1]), float(ctrl[2])))
             engine.advance(fr, stop, v_tgt, brake, active, agent_ctl)
     finally:
-        _restore_young_gc()
+        restore_young_gc()
         if generic:
             assert app is not None
             try:

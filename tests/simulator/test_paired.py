@@ -189,39 +189,3 @@ def test_signal_apps_decide_again_at_every_junction_of_the_route(app, first_offs
     assert epochs[0].action == "proceed" and epochs[1].action == "stop"
     assert out.gt.red_entries == () and not out.gt.failed  # it stops at the second junction's red
     assert out.gt.stops >= 1
-
-
-def test_step_loops_widen_the_young_gc_generation_and_restore_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first-generation threshold is raised while step loops run (nested loops of other threads keep it
-    until the last ends), restored after, and a collector switched off (threshold 0) stays off."""
-    import gc
-
-    from services.simulator import paired
-
-    seen: list[tuple[int, int, int]] = []
-    real = paired._restore_young_gc
-
-    def spy() -> None:
-        seen.append(gc.get_threshold())
-        real()
-
-    monkeypatch.setattr(paired, "_restore_young_gc", spy)
-    before = gc.get_threshold()
-    try:
-        gc.set_threshold(700, 10, 10)
-        execute_batch([reference_program(Application.FCW, seed=s) for s in range(3)])
-        assert seen == [(paired.GC_YOUNG_PER_ROW * 6, 10, 10)]  # 3 programs, 2 rollouts each
-        assert gc.get_threshold() == (700, 10, 10)
-        paired._widen_young_gc(4)
-        paired._widen_young_gc(100)  # a second loop: the first one's setting holds
-        assert gc.get_threshold() == (paired.GC_YOUNG_PER_ROW * 4, 10, 10)
-        real()
-        assert gc.get_threshold() == (paired.GC_YOUNG_PER_ROW * 4, 10, 10)
-        real()
-        assert gc.get_threshold() == (700, 10, 10)
-        gc.set_threshold(0, 10, 10)
-        seen.clear()
-        execute_batch([reference_program(Application.FCW)])
-        assert seen == [(0, 10, 10)] and gc.get_threshold() == (0, 10, 10)
-    finally:
-        gc.set_threshold(*before)
