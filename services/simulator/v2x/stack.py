@@ -21,6 +21,10 @@ step, in order:
 5. the ego's :class:`~.reconstruction.Receiver` is turned into ``EgoInformation``
    and the :class:`~.monitor.DivergenceMonitor` compares it with the snapshot.
 
+``observe_batch`` runs the steps of a batch's rows together: 1-2 for every row, the links of
+every row in one channel evaluation (3), then 3's draws, 4 and 5 row by row (each row's own
+CHANNEL substream): the same beliefs as each row's ``observe``.
+
 This module holds the orchestration (reset, the step, the belief, the report); the
 seams are modules of their own: ``transmit.py`` (2, with the faults of 4),
 ``links.py`` (3), ``queues.py`` (1 and the queueing of 4).
