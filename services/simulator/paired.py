@@ -302,6 +302,19 @@ def _apply(row: _Row, dec: Decision, t: float) -> tuple[bool, float, float]:
     return ctrl
 
 
+def _batch_observer(cls: type) -> Any:
+    """``cls.observe_batch`` (:class:`~services.simulator.info.BatchSource`) when it is defined where the
+    ``observe`` in force is, or below; else None: a subclass that overrides ``observe`` alone is observed row
+    by row, through its own ``observe``."""
+    def owner(name: str) -> type | None:
+        return next((c for c in cls.__mro__ if name in vars(c)), None)
+
+    batch, single = owner("observe_batch"), owner("observe")
+    if batch is None or single is None or not issubclass(batch, single):
+        return None
+    return cls.observe_batch  # type: ignore[attr-defined]
+
+
 def _observe_batches(rows: list[_Row], active: Sequence[bool], fr: Frame | ScalarFrame
                      ) -> dict[int, tuple[WorldSnapshot, EgoInformation]]:
     """This step's snapshot and belief of each running row whose source observes a batch
@@ -399,7 +412,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     any_agents = any(r.agents for r in rows)
     for r in rows:
         if not (r.fast_gt or r.by_sight or r.trace is not None):
-            r.observe_batch = getattr(type(r.source), "observe_batch", None)
+            r.observe_batch = _batch_observer(type(r.source))
     batch_observed = sum(r.observe_batch is not None for r in rows) > 1
     for r in rows:
         if not generic and r.decide is None:

@@ -92,3 +92,27 @@ def test_paired_execution_observes_v2x_rows_as_a_batch(monkeypatch: pytest.Monke
     assert not calls
     assert batched == one_by_one
 
+
+
+def test_a_subclass_that_overrides_observe_alone_is_observed_row_by_row() -> None:
+    """Its own ``observe`` runs (the inherited ``observe_batch`` would bypass it); overriding both batches."""
+    calls: list[str] = []
+
+    class Counted(V2XInformationSource):
+        def observe(self, snap):  # type: ignore[no-untyped-def]
+            calls.append("observe")
+            return super().observe(snap)
+
+    class Both(Counted):
+        @staticmethod
+        def observe_batch(sources, snaps):  # type: ignore[no-untyped-def]
+            calls.append("batch")
+            return V2XInformationSource.observe_batch(sources, snaps)
+
+    progs = [reference_program(Application.FCW, seed=s) for s in range(2)]
+    expected = [o.to_json_bytes() for o in execute_batch(progs, md_source_factory=v2x_source_factory())]
+    for cls, kind in ((Counted, "observe"), (Both, "batch")):
+        calls.clear()
+        got = [o.to_json_bytes() for o in execute_batch(progs, md_source_factory=cls)]
+        assert got == expected
+        assert calls and set(calls) == {kind}
