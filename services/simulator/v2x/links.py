@@ -27,10 +27,10 @@ from .messages import (
     BsmBatch,
     EeblBatch,
     filled,
+    live_equipped,
     message_start_rows,
 )
 from .queues import RSU_EGO_SPANS
-from .transmit import live_equipped
 
 _SMALL_RELAY = 64  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
 _NO_ROWS = np.zeros(0, np.int64)

@@ -48,6 +48,9 @@ from numpy.typing import NDArray
 from lastv2x.core.catalogue import STREAMS, Stream
 from lastv2x.core.rng import Substream, counter_uniform, stable_hash64, substream
 
+if TYPE_CHECKING:
+    from services.simulator.info import WorldSnapshot
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
@@ -145,6 +148,11 @@ _TRUES.setflags(write=False)
 def trues(n: int) -> BoolArray:
     """``np.ones(n, dtype=bool)`` (which is a Python-level function: ~1 us on tiny arrays)."""
     return _TRUES[:n].copy() if n <= 256 else np.ones(n, dtype=bool)
+
+
+def live_equipped(snap: WorldSnapshot) -> np.ndarray:
+    """The vehicles that transmit (and may relay): equipped and alive (a fresh array)."""
+    return np.asarray(snap.equipped, dtype=bool) & np.asarray(snap.alive, dtype=bool)
 
 
 def filled(n: int, value: float, dtype: Any = np.float64) -> np.ndarray:

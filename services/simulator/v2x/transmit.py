@@ -40,6 +40,7 @@ from .messages import (
     due_mask,
     eebl_from_bsms,
     filled,
+    live_equipped,
     make_map,
     message_count,
     quiet_until_s,
@@ -52,11 +53,6 @@ _NO_SITES = np.zeros(0, np.int64)
 # the step of a stream with nothing to send: what ``FaultEngine.apply`` returns for an empty batch (no operator
 # runs on it, and its zero-length columns cannot be written), shared by every step (its time is not read)
 _EMPTY_STEPS = {s: StepBatch.untouched(s, math.nan, b.empty()) for s, b in BATCH_TYPES.items()}
-
-
-def live_equipped(snap: WorldSnapshot) -> np.ndarray:
-    """The vehicles that transmit (and may relay): equipped and alive (a fresh array)."""
-    return np.asarray(snap.equipped, dtype=bool) & np.asarray(snap.alive, dtype=bool)
 
 
 class Transmitter:
