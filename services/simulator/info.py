@@ -246,8 +246,10 @@ class MonitoredSource(Protocol):
 @runtime_checkable
 class BatchSource(Protocol):
     """Optional: a source class that observes the rows of a batch together at each step.
-    ``observe_batch(sources, snapshots)`` returns what ``[s.observe(snap) for ...]`` would, bit for bit (paired
-    execution calls it for the untraced rows whose source is of the class, when a step has two or more)."""
+    ``observe_batch(sources, snapshots)`` returns what ``[s.observe(snap) for ...]`` would, bit for bit. Paired
+    execution calls it for the untraced rows whose source is of the class, when a step has two or more, and only
+    where it is defined at or below the class's ``observe`` (a subclass overriding ``observe`` alone runs row by
+    row)."""
 
     @staticmethod
     def observe_batch(sources: Sequence[Any], snapshots: Sequence[WorldSnapshot]) -> list[EgoInformation]: ...
