@@ -51,7 +51,7 @@ def test_observe_batch_is_each_rows_observe_bit_for_bit() -> None:
     assert [_state(s) for s in together] == [_state(s) for s in alone]
 
 
-def test_rows_without_links_and_a_lone_row() -> None:
+def test_rows_that_send_nothing_on_some_steps() -> None:
     """Steps where some rows put nothing on the air (10 Hz messages, 20 Hz steps), the other rows one link or two."""
     progs = [reference_program(Application.RLVW, seed=1), reference_program(Application.FCW, seed=2)]
 
