@@ -529,6 +529,8 @@ def message_count(batch: RecordBatch) -> int:
     n = len(batch)
     if n > 16:
         return int(message_starts(batch.sender, batch.msg_id).sum())
+    if n == 0:
+        return 0
     snd, mid = batch.sender.tolist(), batch.msg_id.tolist()
     return 1 + sum(1 for i in range(1, n) if snd[i] != snd[i - 1] or mid[i] != mid[i - 1])
 
