@@ -1,5 +1,5 @@
 """Raw-message mode (issue 13, item 3): an app asks for the messages as they arrived; V2V messages
-travel as ETSI CAM / DENM in UPER (asn1tools, the ETSI ASN.1 read from ../shared/data), checked by
+travel as ETSI CAM / DENM in UPER (asn1tools, the ETSI ASN.1 read from the shared data, ../shared/data or LASTV2X_SHARED_DATA), checked by
 round trips and against the published sample messages; SPaT / MAP in our encoding, or as SPATEM /
 MAPEM from a DSRC ASN.1 directory (a subset we wrote for the tests)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -27,16 +27,26 @@ from services.simulator.paired import execute_paired
 from services.simulator.reference import reference_program
 from services.simulator.v2x import wire
 from services.simulator.v2x.stack import v2x_source_factory
+from tests.conftest import shared_data_dir
 
 asn1tools = pytest.importorskip("asn1tools", reason="raw-message mode needs asn1tools (extra 'asn1')")
-ETSI = wire.default_etsi_dir()
+ETSI = shared_data_dir() / "v2x_asn1" / "etsi"
 SAMPLES = ETSI.parents[1] / "v2x_json" / "orange_its_client" / "samples"
-pytestmark = pytest.mark.skipif(not ETSI.is_dir(), reason=f"ETSI ASN.1 absent: {ETSI} (../shared/data not here)")
+pytestmark = pytest.mark.skipif(not ETSI.is_dir(), reason=f"ETSI ASN.1 absent: {ETSI} (set LASTV2X_SHARED_DATA)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _etsi_configured() -> Iterator[None]:
+    """The simulator's raw-message mode reads the ETSI ASN.1 from the tests' shared data (as the service would
+    with LASTV2X_SIMULATOR_ETSI_ASN1_DIR set to it)."""
+    wire.configure(ETSI, None)
+    yield
+    wire.configure(None, None)
 
 
 @pytest.fixture(scope="module")
 def codec() -> wire.WireCodec:
-    return wire.WireCodec()
+    return wire.WireCodec(ETSI)
 
 
 def test_cam_round_trip_within_quantization(codec: wire.WireCodec) -> None:
@@ -219,16 +229,16 @@ def test_missing_asn1_is_an_application_error_naming_the_directory(tmp_path: Pat
     try:
         out = _run_raw(RawRecorder())
     finally:
-        wire.configure(None, None)
+        wire.configure(ETSI, None)
     assert "not found" in out.app_error and "nowhere" in out.app_error and not out.admitted
 
 
 def test_a_dsrc_directory_that_is_not_one_is_named(tmp_path: Path) -> None:
     with pytest.raises(wire.Asn1Unavailable, match="not a directory"):
-        wire.WireCodec(None, tmp_path / "absent").check()
+        wire.WireCodec(ETSI, tmp_path / "absent").check()
     (tmp_path / "empty").mkdir()
     with pytest.raises(wire.Asn1Unavailable, match="no .asn file"):
-        wire.WireCodec(None, tmp_path / "empty").check()
+        wire.WireCodec(ETSI, tmp_path / "empty").check()
 
 
 def test_belief_mode_stays_the_default(codec: wire.WireCodec) -> None:
@@ -243,7 +253,7 @@ DSRC_SUBSET = Path(__file__).parent / "data" / "dsrc_subset"  # our own subset o
 
 @pytest.fixture(scope="module")
 def dsrc_codec() -> wire.WireCodec:
-    return wire.WireCodec(None, DSRC_SUBSET)
+    return wire.WireCodec(ETSI, DSRC_SUBSET)
 
 
 def _spat_body(groups: list[dict], sender: str = "rsu0", t_s: float = 12.34, msg_count: int = 130) -> dict:
