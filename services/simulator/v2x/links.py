@@ -1,4 +1,5 @@
-"""Links (step 3 of :class:`~.stack.V2XInformationSource`): one channel evaluation per step.
+"""Links (step 3 of :class:`~.stack.V2XInformationSource`): one channel evaluation per step (in a batch
+whose rows are observed together, one for the links of all its rows: :func:`evaluate_pending`).
 
 Every link of the step — sender -> ego (BSM, with the EEBL records riding on it; one
 per SPaT/MAP message), EEBL carrier -> relay candidates within range, RSU -> RSU

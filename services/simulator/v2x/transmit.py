@@ -5,7 +5,8 @@ every RSU, each on its own phase offset (BUS_JITTER); RSUs append the SPaT of ot
 junctions they hold (``v2x.spat_relay``) and vehicles rebroadcast EEBL events they
 heard about a vehicle ahead of them (``v2x.eebl_rebroadcast``). Faults act per
 message (same verdict for every receiver), what left the senders goes to the trace
-(``/v2x/tx``), and the step's links are evaluated (``links.py``).
+(``/v2x/tx``), and the step's links are collected for the channel (``links.py``; ``_transmit`` returns
+them, and ``observe`` or ``observe_batch`` evaluates them).
 """
 
 from __future__ import annotations
