@@ -8,7 +8,9 @@ With ``--baseline REF`` the same script measures git ``REF`` first (exported tre
 and prints both side by side. Last, without the profiler: ExecuteBatch with its V2X rows observed
 together (``V2XInformationSource.observe_batch``: one channel evaluation per step for all rows)
 against the same rows observed one by one, interleaved in one process, at 8 (a worker's chunk) and
-``--batch`` programs.
+``--batch`` programs. Then the floor under issue 14's targets: the same batch and single runs with
+ground-truth sources (no V2X stack at all), interleaved with the V2X-sourced ones, and what the
+targets leave the V2X stack (target minus that floor) against what it costs now.
 
 Run: ``.venv/bin/python bench/bench_v2x_profile.py [--batch 64] [--baseline c21697a]``
 """
@@ -113,6 +115,46 @@ def observe_batch_ratio(batch: int, rounds: int = 3) -> tuple[float, float]:
     return best[True] * 1e3 / batch, best[False] * 1e3 / batch
 
 
+# issue 14's targets: ExecuteBatch at 64 with V2X sources >= 100 paired/s per core; one V2X paired run <= 30 ms
+TARGET_BATCH_MS = 10.0  # per paired run (100 paired/s per core)
+TARGET_SINGLE_MS = 30.0
+
+
+def floor_and_budget(batch: int, rounds: int = 3) -> dict[str, float]:
+    """Best-of-``rounds`` CPU ms per paired run of an ExecuteBatch of ``batch`` programs and of one paired run
+    of each reference program, with ground-truth sources (the floor: traffic, applications, adjudication,
+    both rollouts, no V2X stack) and with V2X sources, the four interleaved."""
+    fac = v2x_source_factory()
+    programs = [reference_program(list(Application)[i % 6], seed=i) for i in range(batch)]
+    singles = [reference_program(a) for a in Application]
+    runs = {
+        "batch_gt": (lambda: execute_batch(programs), batch),
+        "batch_v2x": (lambda: execute_batch(programs, md_source_factory=fac), batch),
+        "single_gt": (lambda: [execute_paired(p) for p in singles], len(singles)),
+        "single_v2x": (lambda: [execute_paired(p, md_source_factory=fac) for p in singles], len(singles)),
+    }
+    for fn, _n in runs.values():  # warm-up
+        fn()
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(rounds):
+        for name, (fn, n) in runs.items():
+            c0 = time.process_time()
+            fn()
+            best[name] = min(best[name], (time.process_time() - c0) * 1e3 / n)
+    return best
+
+
+def show_budget(batch: int, best: dict[str, float]) -> None:
+    print("Issue 14's targets against the ground-truth floor (CPU ms per paired run, best of 3, interleaved)")
+    for kind, label, target in (("batch", f"ExecuteBatch {batch}", TARGET_BATCH_MS),
+                                ("single", "single paired run", TARGET_SINGLE_MS)):
+        gt, v2x = best[f"{kind}_gt"], best[f"{kind}_v2x"]
+        stack, budget = v2x - gt, target - gt
+        need = f"x{stack / budget:.1f} cheaper" if budget > 0 else "cheaper than free: the floor is over the target"
+        print(f"   {label:20s} floor (ground truth) {gt:6.1f}  V2X {v2x:6.1f}  -> the V2X stack costs {stack:6.1f} "
+              f"(x{stack / gt:.1f} the floor); target {target:.0f} leaves it {budget:6.1f}: {need}")
+
+
 def show(name: str, r: dict) -> None:
     print(f"   [{name}] ExecuteBatch {r['batch']} (V2X source): {r['batch_cpu_s'] * 1e3:.0f} ms CPU, "
           f"{r['batch'] / r['batch_cpu_s']:.1f} paired/s per core; single V2X paired run: "
@@ -145,6 +187,7 @@ def main() -> None:
     for b in sorted({8, args.batch}):
         together, alone = observe_batch_ratio(b)
         print(f"   {b:3d} programs: {alone:.1f} -> {together:.1f} ms per paired run (x{alone / together:.2f})")
+    show_budget(args.batch, floor_and_budget(args.batch))
 
 
 if __name__ == "__main__":
