@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lastv2x.core.catalogue import margin_text
 from lastv2x.core.spec import ScenarioSpec, spec_to_dict
 
 INTENT = ("Check that red-light violation warning stays safe when the SPaT feed freezes "
@@ -170,7 +171,7 @@ def _execute_stages(result: DemoResult, spec: ScenarioSpec) -> None:
         label = "message-driven ego" if name == "md" else "ground-truth ego"
         result.rows.append((f"4 paired: {label}", verdict, f"{when}; stops {r['stops']}"))
     result.rows.append(("4 paired: admission", "ADMITTED" if d["admitted"] else "not admitted",
-                        f"failure class {extra.get('failure_class') or '-'}; failure margin {d['failure_margin']:g}; "
+                        f"failure class {extra.get('failure_class') or '-'}; failure margin {margin_text(d['failure_margin'])}; "
                         f"divergence alarm {extra.get('divergence_alarm')}"))
     result.data["outcome"] = d
     result.rows.append(("5 trace (MCAP)", "written", uri))

@@ -238,6 +238,7 @@ for _o in (
 COMFORT_DECEL_MPS2 = 3.5
 REACTION_TIME_S = 1.0
 LARGE_MARGIN = 1.0e6  # failure margin when no qualifying episode or conflict occurred (proto: 1e6 = none)
+NO_MARGIN_TEXT = "none (no qualifying episode)"  # what people read for LARGE_MARGIN (margin_text)
 CONFLICT_WINDOW_S = 8.0  # arrival-overlap window for conflict timing
 PENETRATION_WARNING_BELOW = 0.2
 COUNTDOWN_DIVERGENCE_S = 1.0  # monitor: countdown error threshold
@@ -251,6 +252,12 @@ LEADER_RANGE_M = 150.0  # assumption: > AASHTO 2011 Table 3-1 stopping sight dis
 # RSU-to-RSU backhaul (spec v2x.backhaul): assumption, a wired (fibre/Ethernet) hop between signal cabinets is
 # milliseconds; 10 ms is a tenth of the SPaT period
 BACKHAUL_LATENCY_S = 0.01
+
+
+def margin_text(margin: float, fmt: str = "g") -> str:
+    """A failure margin (signal apps: s; conflict apps: m) as people read it: the ``LARGE_MARGIN``
+    sentinel is :data:`NO_MARGIN_TEXT`, any other value ``format(margin, fmt)``."""
+    return NO_MARGIN_TEXT if margin >= LARGE_MARGIN else format(margin, fmt)
 
 
 def canonical_map_name(name: str) -> str:

@@ -9,7 +9,7 @@ import json
 from html import escape
 from typing import Any
 
-from lastv2x.core.catalogue import LARGE_MARGIN  # the failure margin of "no qualifying episode"
+from lastv2x.core.catalogue import margin_text
 from lastv2x_app.report.svg import (
     EPISODE_COLOUR,
     FAULT_COLOUR,
@@ -58,7 +58,7 @@ def _table(head: list[str], rows: list[list[str]], num: set[int] | None = None) 
 
 
 def _margin(x: Any) -> str:
-    return "none (no qualifying episode)" if isinstance(x, int | float) and x >= LARGE_MARGIN else _f(x)
+    return margin_text(x, ".2f") if isinstance(x, int | float) else _f(x)
 
 
 def _f(x: Any, nd: int = 2) -> str:

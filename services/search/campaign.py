@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from lastv2x.core.catalogue import margin_text
 from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XError, Unavailable
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.rng import Substream, substream
@@ -523,7 +524,7 @@ class CampaignRunner:
                                  "failure_margin": e.failure_margin, "refused": e.refused})
         self._emit("execution", sc.index, f"{sc.source}: {cand.origin} run "
                                           f"{'ADMITTED' if e.admitted else 'refused' if e.refused else 'not admitted'}"
-                                          f" (margin {e.failure_margin:g})")
+                                          f" (margin {margin_text(e.failure_margin)})")
 
     # ── admission -> witness ──────────────────────────────────────────────
     def _admitted(self, sc: ScenarioProgress, cand: _Candidate) -> None:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from lastv2x.core.catalogue import LARGE_MARGIN, NO_MARGIN_TEXT, margin_text
 from lastv2x_app.demo import run_demo
+
+
+def test_a_failure_margin_reads_as_a_number_or_as_none_for_the_sentinel() -> None:
+    assert margin_text(0.25) == "0.25" and margin_text(-1.5, ".2f") == "-1.50"
+    assert margin_text(LARGE_MARGIN) == NO_MARGIN_TEXT and margin_text(LARGE_MARGIN, ".2f") == NO_MARGIN_TEXT
 
 
 def test_demo_runs_every_stage_on_embedded_defaults() -> None:
@@ -15,6 +21,9 @@ def test_demo_runs_every_stage_on_embedded_defaults() -> None:
     assert result.data["verification"]["ok"] and result.data["segments"]
     assert result.data["outcome"]["admitted"]  # the intent's SPaT freeze is a communication-caused failure
     assert result.data["trace_uri"].startswith("file://") and "intent:" in result.table
+    admission = dict((r[0], r[2]) for r in result.rows)["4 paired: admission"]
+    assert f"failure margin {margin_text(result.data['outcome']['failure_margin'])};" in admission
+    assert "1e+06" not in result.table  # the no-episode sentinel is said in words
     # part 2: a campaign over the demo intents, every scenario finished, at least one 1-minimal witness
     campaign = result.data["campaign"]
     assert campaign["state"] == "done", campaign["reason"]
