@@ -61,6 +61,9 @@ from services.simulator.traffic import (
 
 SCALAR_MAX_VEHICLES = 64  # B x N up to which the scalar engine beats numpy (measured: ~8 paired executions)
 _BAND = 1e-9  # relative guard band of squared-distance decisions
+# above this many segments, an ego route's projection scans them with numpy (the same element-wise float operations
+# in the same order, so the same bits; a grounded route holds hundreds of points, the reference routes a handful)
+ROUTE_SEGMENTS_NUMPY = 24
 _INF = math.inf
 _SIG_EPS = 1e-9  # services.simulator.signals._EPS
 _np_power = np.power
@@ -446,6 +449,20 @@ class ScalarTraffic:
             f(self.crossed_grp, np.int64))
 
 
+def route_segments(a: np.ndarray, ab: np.ndarray, ab2: np.ndarray, seg_s: np.ndarray
+                   ) -> tuple[list[tuple[float, ...]], tuple[np.ndarray, ...] | None]:
+    """An ego route polyline's segments (starts ``a`` and vectors ``ab``, (P, 2); squared lengths ``ab2`` and
+    start arc lengths ``seg_s``, (P,)) for :meth:`ScalarAdjudicator._route_projection`: as float rows
+    ``(ax, ay, abx, aby, ab2, seg_s, sqrt(ab2))``, and, above ``ROUTE_SEGMENTS_NUMPY`` segments, as contiguous
+    columns ``(ax, ay, abx, aby, ab2)`` (else None)."""
+    rows = list(zip(a[:, 0].tolist(), a[:, 1].tolist(), ab[:, 0].tolist(), ab[:, 1].tolist(), ab2.tolist(),
+                    seg_s.tolist(), np.sqrt(ab2).tolist(), strict=True))
+    cols = None
+    if ab2.shape[0] > ROUTE_SEGMENTS_NUMPY:
+        cols = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (a[:, 0], a[:, 1], ab[:, 0], ab[:, 1], ab2))
+    return rows, cols
+
+
 class ScalarAdjudicator(Adjudicator):
     """:meth:`Adjudicator.observe` on a :class:`ScalarTraffic` (lists); :meth:`outcome` is inherited
     (the accumulators are written back to the arrays by :meth:`sync` first)."""
@@ -471,11 +488,13 @@ class ScalarAdjudicator(Adjudicator):
         self.l_ahead_only = self.ahead_only.tolist()
         self.l_conflict = self.conflict_xy.tolist()
         self.l_length0 = scene.length_m[:, 0].tolist()
-        self.segs = []  # per row: [(ax, ay, abx, aby, ab2, seg_s, sqrt(ab2)), ...]
+        # per row, the ego route's segments (see route_segments)
+        self.segs: list[list[tuple[float, ...]]] = []
+        self.seg_cols: list[tuple[np.ndarray, ...] | None] = []
         for bi in range(b):
-            a, ab, ab2, ss = self.seg_a[bi], self.seg_ab[bi], self.seg_ab2[bi], self.seg_s[bi]
-            self.segs.append(list(zip(a[:, 0].tolist(), a[:, 1].tolist(), ab[:, 0].tolist(), ab[:, 1].tolist(),
-                                      ab2.tolist(), ss.tolist(), np.sqrt(ab2).tolist(), strict=True)))
+            segs, cols = route_segments(self.seg_a[bi], self.seg_ab[bi], self.seg_ab2[bi], self.seg_s[bi])
+            self.segs.append(segs)
+            self.seg_cols.append(cols)
 
     def observe_scalar(self, tr: ScalarTraffic, active: Sequence[bool]) -> None:
         """:meth:`Adjudicator.observe` of the step that produced ``tr``'s state."""
@@ -552,40 +571,12 @@ class ScalarAdjudicator(Adjudicator):
             return
         base = bi * self.N
         px, py = tr.x[base + jj], tr.y[base + jj]
-        # projection on the ego route polyline: argmin over segments of np.hypot, decided on squares
-        segs = self.segs[bi]
-        qs = []
-        ts = []
-        qmin = _INF
-        for ax, ay, abx, aby, ab2, _ss, _sl in segs:
-            aqx, aqy = px - ax, py - ay
-            t = (aqx * abx + aqy * aby) / ab2
-            t = t if t > 0.0 else 0.0  # np.clip
-            t = t if t < 1.0 else 1.0
-            dx, dy = aqx - t * abx, aqy - t * aby
-            q = dx * dx + dy * dy
-            qs.append(q)
-            ts.append(t)
-            if q < qmin:
-                qmin = q
-        lim = qmin * (1.0 + _BAND)
-        j = qs.index(qmin)
-        lat2 = ROUTE_LATERAL_M * ROUTE_LATERAL_M
-        if any(q <= lim for m, q in enumerate(qs) if m != j):  # near-tie: exact hypot decides
-            close = [m for m, q in enumerate(qs) if q <= lim]
-            hs = [self._seg_hypot(segs[m], px, py, ts[m]) for m in close]
-            hmin = min(hs)
-            j = close[hs.index(hmin)]
-            on_route = hmin <= ROUTE_LATERAL_M
-        elif abs(qmin - lat2) > _BAND * lat2:
-            on_route = qmin <= lat2
-        else:
-            on_route = self._seg_hypot(segs[j], px, py, ts[j]) <= ROUTE_LATERAL_M
+        j, t_j, on_route = self._route_projection(bi, px, py)
         if not on_route:
             return
-        seg = segs[j]
+        seg = self.segs[bi][j]
         ahead_only = self.l_ahead_only[bi]
-        if ahead_only and not (seg[5] + ts[j] * seg[6] > tr.s[base]):
+        if ahead_only and not (seg[5] + t_j * seg[6] > tr.s[base]):
             return
         d = _hypot(ddx, ddy)
         if d < c:
@@ -599,6 +590,63 @@ class ScalarAdjudicator(Adjudicator):
             if striking:
                 self.collision[bi] = Collision(round(tr.t, 6), self.scene.vehicle_ids[bi][jj], round(float(d), 6),
                                                round(ve, 6), round(vo, 6))
+
+    def _route_projection(self, bi: int, px: float, py: float) -> tuple[int, float, bool]:
+        """(segment, parameter t on it, within ROUTE_LATERAL_M) of the point's projection on row ``bi``'s ego route
+        polyline, as :meth:`Adjudicator._proximity` has it (argmin over segments of np.hypot, the first of equal
+        ones), decided on squared lengths with exact hypots only for near ties; a long route's squares are
+        computed by numpy (``seg_cols``), a short one's on floats."""
+        segs = self.segs[bi]
+        cols = self.seg_cols[bi]
+        q_arr = None
+        if cols is not None:
+            ax, ay, abx, aby, ab2 = cols
+            aqx, aqy = px - ax, py - ay
+            t_arr = (aqx * abx + aqy * aby) / ab2
+            t_arr = np.where(t_arr > 0.0, t_arr, 0.0)  # (the comparisons of the float path, NaN included)
+            t_arr = np.where(t_arr < 1.0, t_arr, 1.0)
+            dx, dy = aqx - t_arr * abx, aqy - t_arr * aby
+            q_arr = dx * dx + dy * dy
+            j = int(q_arr.argmin())
+            qmin = float(q_arr[j])
+            if qmin != qmin:  # a NaN square (argmin picks it, the float path skips it): the float path decides
+                q_arr = None
+        if q_arr is not None:
+            lim = qmin * (1.0 + _BAND)
+            near = q_arr <= lim
+            close = np.flatnonzero(near).tolist() if np.count_nonzero(near) > 1 else None
+            ts = t_arr.tolist() if close is not None else None
+            t_j = float(t_arr[j])
+        else:
+            qs = []
+            ts = []
+            qmin = _INF
+            for ax_, ay_, abx_, aby_, ab2_, _ss, _sl in segs:
+                aqx_, aqy_ = px - ax_, py - ay_
+                t = (aqx_ * abx_ + aqy_ * aby_) / ab2_
+                t = t if t > 0.0 else 0.0  # np.clip
+                t = t if t < 1.0 else 1.0
+                dx_, dy_ = aqx_ - t * abx_, aqy_ - t * aby_
+                q = dx_ * dx_ + dy_ * dy_
+                qs.append(q)
+                ts.append(t)
+                if q < qmin:
+                    qmin = q
+            lim = qmin * (1.0 + _BAND)
+            j = qs.index(qmin)
+            t_j = ts[j]
+            close = [m for m, q in enumerate(qs) if q <= lim] if any(
+                q <= lim for m, q in enumerate(qs) if m != j) else None
+        lat2 = ROUTE_LATERAL_M * ROUTE_LATERAL_M
+        if close is not None:  # near-tie: exact hypot decides
+            assert ts is not None
+            hs = [self._seg_hypot(segs[m], px, py, ts[m]) for m in close]
+            hmin = min(hs)
+            j = close[hs.index(hmin)]
+            return j, ts[j], hmin <= ROUTE_LATERAL_M
+        if abs(qmin - lat2) > _BAND * lat2:
+            return j, t_j, qmin <= lat2
+        return j, t_j, self._seg_hypot(segs[j], px, py, t_j) <= ROUTE_LATERAL_M
 
     @staticmethod
     def _seg_hypot(seg: tuple, px: float, py: float, t: float) -> float:
