@@ -330,7 +330,9 @@ def blockage_db(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike,
 
 
 def _blockage(p0: FloatArray, h0: FloatArray, p1: FloatArray, h1: FloatArray,
-              buildings: BuildingSet | None, params: ChannelParams) -> FloatArray:
+              buildings: BuildingSet | None, params: ChannelParams,
+              pairs: tuple[IntArray, IntArray] | None = None) -> FloatArray:
+    """Blockage (dB) per link (``pairs``: the links' building candidates, when the caller has them)."""
     n = p0.shape[0]
     out = np.zeros(n)
     if buildings is None or len(buildings) == 0 or n == 0:
@@ -338,7 +340,7 @@ def _blockage(p0: FloatArray, h0: FloatArray, p1: FloatArray, h1: FloatArray,
     if params.blockage_db_per_m == 0.0 and params.wall_loss_db == 0.0:
         return out
     sat = params.blockage_saturation_m
-    ch = buildings.chords(p0, p1)
+    ch = buildings.chords(p0, p1, pairs)
     if ch.link.size:
         dist2d = np.hypot(*(p1 - p0).T)
         li = ch.link
@@ -519,12 +521,18 @@ def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[floa
     blk = [0.0] * n
     if buildings is not None and len(buildings) and any(in_range):
         idx = [i for i in range(n) if in_range[i]]
-        p0 = np.array([(x0[i], y0[i]) for i in idx], dtype=np.float64)
-        p1 = np.array([(x1[i], y1[i]) for i in idx], dtype=np.float64)
-        h0 = np.array([ha[i] for i in idx], dtype=np.float64)
-        h1 = np.array([hb[i] for i in idx], dtype=np.float64)
-        for i, v in zip(idx, _blockage(p0, h0, p1, h1, buildings, params).tolist(), strict=True):
-            blk[i] = v
+        # the buildings a link may cross, on floats; with none, its blockage is 0.0 (what _blockage returns:
+        # min(0, blockage_cap_db >= 0)), and most steps' links cross none
+        li, bi = buildings.candidate_pairs_rows([x0[i] for i in idx], [y0[i] for i in idx], [x1[i] for i in idx],
+                                                [y1[i] for i in idx])
+        if li:
+            p0 = np.array([(x0[i], y0[i]) for i in idx], dtype=np.float64)
+            p1 = np.array([(x1[i], y1[i]) for i in idx], dtype=np.float64)
+            h0 = np.array([ha[i] for i in idx], dtype=np.float64)
+            h1 = np.array([hb[i] for i in idx], dtype=np.float64)
+            pairs = np.array(li, dtype=np.intp), np.array(bi, dtype=np.intp)
+            for i, v in zip(idx, _blockage(p0, h0, p1, h1, buildings, params, pairs).tolist(), strict=True):
+                blk[i] = v
     floor = params.noise_floor_dbm
     head = params.tx_power_dbm + params.antenna_gain_dbi
     rssi = []

@@ -30,6 +30,7 @@ degenerate (a == b) and never intersect anything.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -167,6 +168,9 @@ class BuildingSet:
         bmax = np.array([p.max(axis=0) for p in polys]).reshape(n, 2)
         self.bbox_min: FloatArray = bmin
         self.bbox_max: FloatArray = bmax
+        # the boxes as float rows (min x, min y, max x, max y), for candidate_pairs_rows
+        self._bbox_rows = list(zip(bmin[:, 0].tolist(), bmin[:, 1].tolist(), bmax[:, 0].tolist(),
+                                   bmax[:, 1].tolist(), strict=True))
 
         # Group by padded edge count: {E: (building ids, edge starts, edge ends)}.
         groups: dict[int, list[int]] = {}
@@ -289,13 +293,53 @@ class BuildingSet:
         keep = flat_ok.all(axis=1) & (t_enter <= t_exit)
         return li[keep], bi[keep]
 
-    def chords(self, p0_xy: ArrayLike, p1_xy: ArrayLike) -> Chords:
-        """All pieces of the segments ``p0 -> p1`` that lie inside a footprint."""
+    def candidate_pairs_rows(self, x0: list[float], y0: list[float], x1: list[float], y1: list[float]
+                             ) -> tuple[list[int], list[int]]:
+        """:meth:`candidate_pairs` of a few segments given as float columns (finite): the same pairs in the
+        same order (link, then building), by the same comparisons and arithmetic on floats, without numpy's
+        per-call cost (a step's one to three radio links against a map's buildings, most of them far)."""
+        links: list[int] = []
+        blds: list[int] = []
+        inf = math.inf
+        for k in range(len(x0)):
+            ox, oy, ex, ey = x0[k], y0[k], x1[k], y1[k]
+            sx0, sx1 = (ox, ex) if ox < ex else (ex, ox)  # np.minimum / np.maximum (finite: the same values)
+            sy0, sy1 = (oy, ey) if oy < ey else (ey, oy)
+            dx, dy = ex - ox, ey - oy
+            mx, my = abs(dx) > _EPS, abs(dy) > _EPS
+            ix, iy = 1.0 / (dx if mx else 1.0), 1.0 / (dy if my else 1.0)
+            for b, (lox, loy, hix, hiy) in enumerate(self._bbox_rows):
+                if not (sx0 <= hix and sx1 >= lox and sy0 <= hiy and sy1 >= loy):
+                    continue
+                # Liang-Barsky, as candidate_pairs
+                if mx:
+                    ta, tb = (lox - ox) * ix, (hix - ox) * ix
+                    near_x, far_x = (ta, tb) if ta < tb else (tb, ta)
+                elif not (lox <= ox <= hix):
+                    continue
+                else:
+                    near_x, far_x = -inf, inf
+                if my:
+                    ta, tb = (loy - oy) * iy, (hiy - oy) * iy
+                    near_y, far_y = (ta, tb) if ta < tb else (tb, ta)
+                elif not (loy <= oy <= hiy):
+                    continue
+                else:
+                    near_y, far_y = -inf, inf
+                if max(near_x, near_y, 0.0) <= min(far_x, far_y, 1.0):
+                    links.append(k)
+                    blds.append(b)
+        return links, blds
+
+    def chords(self, p0_xy: ArrayLike, p1_xy: ArrayLike,
+               pairs: tuple[IntArray, IntArray] | None = None) -> Chords:
+        """All pieces of the segments ``p0 -> p1`` that lie inside a footprint (``pairs``: the segments'
+        :meth:`candidate_pairs`, when the caller has them)."""
         p0 = as_xy(p0_xy, "p0_xy")
         p1 = as_xy(p1_xy, "p1_xy")
         if p0.shape != p1.shape:
             raise ValueError("p0_xy and p1_xy must have the same shape")
-        li, bi = self.candidate_pairs(p0, p1)
+        li, bi = self.candidate_pairs(p0, p1) if pairs is None else pairs
         out_l: list[IntArray] = []
         out_b: list[IntArray] = []
         out_t0: list[FloatArray] = []

@@ -114,3 +114,26 @@ def test_synthetic_detached_houses():
     assert not c.buildings.contains([[10 + 18 + 3, 30.0]])[0]
     with pytest.raises(ValueError):
         synthetic_urban_canyon(split=10, gap_m=10.0)
+
+
+_grid = st.integers(-6, 6).map(lambda v: 10.0 * v)  # bbox corners and edges hit exactly, axis-parallel links
+_point = st.one_of(st.tuples(_grid, _grid), st.tuples(st.floats(-70.0, 70.0), st.floats(-70.0, 70.0)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(boxes=st.lists(st.tuples(_grid, _grid, st.integers(1, 3), st.integers(1, 3)), min_size=1, max_size=12),
+       links=st.lists(st.tuples(_point, _point), min_size=1, max_size=4))
+def test_candidate_pairs_on_floats_are_the_array_pairs(boxes, links) -> None:
+    """A step's few links, as float columns, get the same (link, building) candidates in the same order as
+    candidate_pairs finds on arrays: touching, axis-parallel and zero-length links included."""
+    b = BuildingSet([(rectangle(x, y, x + 10.0 * w, y + 10.0 * h), 10.0) for x, y, w, h in boxes])
+    p0 = np.array([a for a, _ in links], dtype=np.float64)
+    p1 = np.array([c for _, c in links], dtype=np.float64)
+    li, bi = b.candidate_pairs(p0, p1)
+    rows = b.candidate_pairs_rows(p0[:, 0].tolist(), p0[:, 1].tolist(), p1[:, 0].tolist(), p1[:, 1].tolist())
+    assert rows == (li.tolist(), bi.tolist())
+    # and the chords found from those pairs are the ones found without them
+    given_pairs = b.chords(p0, p1, (np.array(rows[0], np.intp), np.array(rows[1], np.intp)))
+    found = b.chords(p0, p1)
+    for name in ("link", "building", "t0", "t1", "wall_link", "wall_building", "wall_t"):
+        assert np.array_equal(getattr(given_pairs, name), getattr(found, name)), name
