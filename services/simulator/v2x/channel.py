@@ -459,6 +459,53 @@ def delivery_and_latency(tx_xy: FloatArray, tx_height_m: FloatArray, rx_xy: Floa
 
 
 SMALL_LINKS = 32  # up to this many links the arithmetic runs on floats (numpy only for hypot, log10, tanh)
+SMALL_FOOTPRINT_EDGES = 8  # ... and their blockage too, where the footprints they may cross have this many edges
+
+
+def _blockage_rows(x0: list[float], y0: list[float], h0: list[float], x1: list[float], y1: list[float],
+                   h1: list[float], dist2d: list[float], links: list[int], blds: list[int], buildings: BuildingSet,
+                   params: ChannelParams) -> list[float]:
+    """:func:`_blockage` (same bits) of a few links as float columns, ``dist2d`` their np.hypot ground
+    lengths, ``links, blds`` their :meth:`~.geometry.BuildingSet.candidate_pairs_rows`: the chords by
+    :meth:`~.geometry.BuildingSet.chords_rows`, each link's excess lengths summed in chord order (as
+    np.bincount)."""
+    n = len(x0)
+    if params.blockage_db_per_m == 0.0 and params.wall_loss_db == 0.0:
+        return [0.0] * n
+    pieces, walls = buildings.chords_rows(x0, y0, x1, y1, links, blds)
+    out = [0.0] * n
+    heights = buildings.heights_rows
+    sat = params.blockage_saturation_m
+    if pieces:
+        eff = [0.0] * n
+        for k, b, t0, t1 in pieces:
+            dh = h1[k] - h0[k]
+            hb = heights[b]
+            eff[k] += _clipped_excess_length_row(hb - (h0[k] + dh * t0), hb - (h0[k] + dh * t1),
+                                                 (t1 - t0) * dist2d[k], sat)
+        per_m = params.blockage_db_per_m
+        out = [0.0 + per_m * e for e in eff]
+    wall_db = params.wall_loss_db
+    if wall_db > 0.0 and walls:
+        w_sum = [0.0] * n
+        for k, b, t in walls:
+            c = heights[b] - (h0[k] + (h1[k] - h0[k]) * t)
+            w_sum[k] += (c if c < sat else sat) / sat if c > 0.0 else 0.0  # np.clip(., 0, sat) / sat
+        out = [o + wall_db * w for o, w in zip(out, w_sum, strict=True)]
+    cap = params.blockage_cap_db
+    return [o if o < cap else cap for o in out]  # np.minimum(out, cap)
+
+
+def _clipped_excess_length_row(e0: float, e1: float, length: float, sat: float) -> float:
+    """:func:`_clipped_excess_length` of one chord, on floats (the branch np.where keeps, computed alone)."""
+    de = e1 - e0
+    if abs(de) <= 1e-9 * max(1.0, sat):
+        c = 0.5 * (e0 + e1)
+        return length * (c if 0.0 < c < sat else sat if c >= sat else 0.0) / sat  # np.clip(c, 0, sat)
+
+    def antideriv(e: float) -> float:
+        return 0.0 if e <= 0.0 else (e * e / (2.0 * sat) if e < sat else e - sat / 2.0)
+    return length * (antideriv(e1) - antideriv(e0)) / de
 
 
 def delivery_and_latency_rows(tx_x: list[float], tx_y: list[float], tx_h: list[float], rx_x: list[float],
@@ -502,9 +549,10 @@ def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[floa
         return None
     n = len(x0)
     d2 = np.hypot([x1[i] - x0[i] for i in range(n)], [y1[i] - y0[i] for i in range(n)])
+    d2_l = d2.tolist()
     dz = [hb[i] - ha[i] for i in range(n)]
     # hypot(x, +-0) is |x| exactly (C99 Annex F), and d2 >= 0: vehicle-to-vehicle links need no second call
-    dist = np.hypot(d2, dz).tolist() if any(dz) else d2.tolist()
+    dist = np.hypot(d2, dz).tolist() if any(dz) else d2_l
     rng_m, d0 = params.range_m, params.reference_distance_m
     in_range = [d <= rng_m for d in dist]
     dc = [d if d > d0 else d0 for d in dist]  # np.maximum(dist, d0)
@@ -525,7 +573,12 @@ def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[floa
         # min(0, blockage_cap_db >= 0)), and most steps' links cross none
         li, bi = buildings.candidate_pairs_rows([x0[i] for i in idx], [y0[i] for i in idx], [x1[i] for i in idx],
                                                 [y1[i] for i in idx])
-        if li:
+        if li and buildings.max_edges(bi) <= SMALL_FOOTPRINT_EDGES:
+            for j, v in enumerate(_blockage_rows([x0[i] for i in idx], [y0[i] for i in idx], [ha[i] for i in idx],
+                                                 [x1[i] for i in idx], [y1[i] for i in idx], [hb[i] for i in idx],
+                                                 [d2_l[i] for i in idx], li, bi, buildings, params)):
+                blk[idx[j]] = v
+        elif li:
             p0 = np.array([(x0[i], y0[i]) for i in idx], dtype=np.float64)
             p1 = np.array([(x1[i], y1[i]) for i in idx], dtype=np.float64)
             h0 = np.array([ha[i] for i in idx], dtype=np.float64)

@@ -199,6 +199,9 @@ class BuildingSet:
             self._groups.append((np.asarray(ids, dtype=np.intp), ea, eb))
         for arr in (self.heights_m, self.bbox_min, self.bbox_max):
             arr.setflags(write=False)
+        self.heights_rows: list[float] = self.heights_m.tolist()  # (the channel's float path reads them)
+        # per building, its padded edges as float rows (ax, ay, bx, by), made on first use (chords_rows)
+        self._edge_rows: dict[int, list[tuple[float, float, float, float]]] = {}
 
     # ------------------------------------------------------------------ basics
     @classmethod
@@ -330,6 +333,63 @@ class BuildingSet:
                     links.append(k)
                     blds.append(b)
         return links, blds
+
+    def max_edges(self, blds: list[int]) -> int:
+        """The most (padded) edges among the footprints ``blds``."""
+        return max(self._groups[int(self._group_of[b])][1].shape[1] for b in blds)
+
+    def chords_rows(self, x0: list[float], y0: list[float], x1: list[float], y1: list[float], links: list[int],
+                    blds: list[int]) -> tuple[list[tuple[int, int, float, float]], list[tuple[int, int, float]]]:
+        """:meth:`chords` of float columns and their :meth:`candidate_pairs_rows` (``links``, ``blds``), on
+        floats: the same pieces ``(link, building, t0, t1)`` and wall crossings ``(link, building, t)`` in the
+        same order (edge-count group, then pair, then interval) by the same arithmetic as ``_chords_block``.
+        For a step's few pairs with footprints of a few edges; numpy's per-call cost is most of ``chords``
+        there."""
+        order = range(len(links))
+        if len(self._groups) > 1:  # chords walks the groups in turn, each group's pairs in their order
+            order = sorted(order, key=lambda m: int(self._group_of[blds[m]]))
+        pieces: list[tuple[int, int, float, float]] = []
+        walls: list[tuple[int, int, float]] = []
+        for m in order:
+            k, b = links[m], blds[m]
+            edges = self._edge_rows.get(b)
+            if edges is None:
+                g, r = int(self._group_of[b]), int(self._row_in_group[b])
+                ea, eb = self._groups[g][1][r], self._groups[g][2][r]
+                edges = self._edge_rows[b] = list(zip(ea[:, 0].tolist(), ea[:, 1].tolist(), eb[:, 0].tolist(),
+                                                      eb[:, 1].tolist(), strict=True))
+            px, py = x0[k], y0[k]
+            dx, dy = x1[k] - px, y1[k] - py
+            ts = [0.0, 1.0]
+            for ax, ay, bx, by in edges:
+                ex, ey = bx - ax, by - ay
+                wx, wy = ax - px, ay - py
+                denom = dx * ey - dy * ex
+                if abs(denom) > _EPS:
+                    t = (wx * ey - wy * ex) / denom
+                    u = (wx * dy - wy * dx) / denom
+                    ts.append(t if (0.0 < t < 1.0 and 0.0 <= u <= 1.0) else 1.0)
+                else:
+                    ts.append(1.0)
+            ts.sort()
+            last_pos, prev_inside = -1, False  # the last positive interval so far, and whether it was inside
+            for i in range(len(ts) - 1):
+                lo, hi = ts[i], ts[i + 1]
+                if not hi - lo > _EPS:
+                    continue
+                mid = 0.5 * (lo + hi)
+                qx, qy = px + mid * dx, py + mid * dy
+                crossings = 0
+                for ax, ay, bx, by in edges:  # even-odd, as _points_in_polygons
+                    if (ay > qy) != (by > qy) and qx < ax + (qy - ay) * (bx - ax) / (by - ay):
+                        crossings += 1
+                inside = crossings % 2 == 1
+                if inside:
+                    pieces.append((k, b, lo, hi))
+                if last_pos >= 0 and prev_inside != inside:
+                    walls.append((k, b, lo))
+                last_pos, prev_inside = i, inside
+        return pieces, walls
 
     def chords(self, p0_xy: ArrayLike, p1_xy: ArrayLike,
                pairs: tuple[IntArray, IntArray] | None = None) -> Chords:

@@ -538,3 +538,38 @@ def test_delivery_and_latency_is_evaluate_links_bit_for_bit(links, breakpoint_m,
     prob, lat = delivery_and_latency_rows(tx[:, 0].tolist(), tx[:, 1].tolist(), h_tx.tolist(), rx[:, 0].tolist(),
                                           rx[:, 1].tolist(), h_rx.tolist(), buildings, params)
     assert np.array_equal(prob, lb.delivery_prob) and np.array_equal(lat, lb.latency_s)
+
+
+_corner = st.integers(-5, 5).map(lambda v: 12.0 * v)
+_footprint = st.one_of(
+    st.tuples(_corner, _corner).map(lambda c: rectangle(c[0], c[1], c[0] + 20.0, c[1] + 12.0)),
+    st.tuples(_corner, _corner).map(lambda c: np.array(  # an L: non-convex, six vertices (eight padded edges)
+        [(0, 0), (24, 0), (24, 8), (8, 8), (8, 24), (0, 24)], dtype=np.float64) + c),
+    st.tuples(_corner, _corner).map(lambda c: np.array([(0, 0), (18, 3), (5, 16)], dtype=np.float64) + c))
+_end = st.one_of(st.tuples(_corner, _corner),
+                 st.tuples(st.floats(-70.0, 70.0), st.floats(-70.0, 70.0)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(footprints=st.lists(st.tuples(_footprint, st.sampled_from([3.0, 6.0, 12.0, 30.0])), min_size=1, max_size=8),
+       links=st.lists(st.tuples(_end, _end, st.sampled_from([1.5, 6.0, 20.0]), st.sampled_from([1.5, 6.0])),
+                      min_size=1, max_size=4),
+       walls=st.sampled_from([0.0, 9.0]), cap=st.sampled_from([math.inf, 20.0]), sat=st.sampled_from([0.5, 10.0]))
+def test_a_steps_blockage_on_floats_is_the_array_blockage(footprints, links, walls, cap, sat) -> None:
+    """The float path of a step's few links (candidates, chords, excess lengths, walls, cap) gives
+    blockage_db's values to the bit: convex and non-convex footprints, rooftop and street antennas,
+    links along walls and through corners."""
+    from services.simulator.v2x.channel import _blockage_rows
+
+    buildings = BuildingSet(footprints)
+    params = ChannelParams(wall_loss_db=walls, blockage_cap_db=cap, blockage_saturation_m=sat)
+    p0 = np.array([a for a, *_ in links], dtype=np.float64)
+    p1 = np.array([b for _, b, *_ in links], dtype=np.float64)
+    h0 = np.array([h for *_, h, _ in links])
+    h1 = np.array([h for *_, h in links])
+    want = blockage_db(p0, h0, p1, h1, buildings, params)
+    x0, y0, x1, y1 = p0[:, 0].tolist(), p0[:, 1].tolist(), p1[:, 0].tolist(), p1[:, 1].tolist()
+    li, bi = buildings.candidate_pairs_rows(x0, y0, x1, y1)
+    dist2d = np.hypot(p1[:, 0] - p0[:, 0], p1[:, 1] - p0[:, 1]).tolist()
+    got = _blockage_rows(x0, y0, h0.tolist(), x1, y1, h1.tolist(), dist2d, li, bi, buildings, params)
+    assert np.array_equal(np.array(got), want), (got, want.tolist())
