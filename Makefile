@@ -63,6 +63,7 @@ bench: setup ## benchmarks that print side-by-side ratios (not part of the suite
 	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
 	@echo "== bench/bench_cli.py (lastv2x execute start-up, vs c21697a: before the lazy imports)"; $(PY) bench/bench_cli.py --baseline c21697a
 	@echo "== bench/bench_v2x_profile.py (where V2X-sourced paired execution spends its time, vs c21697a)"; $(PY) bench/bench_v2x_profile.py --baseline c21697a
+	@echo "== bench/bench_grounded.py (paired runs of make run's grounded programs, vs fd260f5: before the float blockage and the numpy route scan)"; $(PY) bench/bench_grounded.py --baseline fd260f5
 
 chaos: setup ## fault test: simulator replicas killed, the search service restarted; archive as a clean run
 	$(PY) -m lastv2x_app.chaos --budget 24
