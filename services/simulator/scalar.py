@@ -600,13 +600,24 @@ class ScalarAdjudicator(Adjudicator):
         cols = self.seg_cols[bi]
         q_arr = None
         if cols is not None:
+            # the float path's operations in its order, in place where they can be (numpy's per-call cost is most
+            # of the work: no reductions, no temporaries beyond three)
             ax, ay, abx, aby, ab2 = cols
-            aqx, aqy = px - ax, py - ay
-            t_arr = (aqx * abx + aqy * aby) / ab2
-            t_arr = np.where(t_arr > 0.0, t_arr, 0.0)  # (the comparisons of the float path, NaN included)
-            t_arr = np.where(t_arr < 1.0, t_arr, 1.0)
-            dx, dy = aqx - t_arr * abx, aqy - t_arr * aby
-            q_arr = dx * dx + dy * dy
+            dx, dy = px - ax, py - ay
+            t_arr = dx * abx
+            tmp = dy * aby
+            t_arr += tmp
+            t_arr /= ab2
+            np.maximum(t_arr, 0.0, out=t_arr)  # (finite: the float path's clip; a -0.0 decides as 0.0 does)
+            np.minimum(t_arr, 1.0, out=t_arr)
+            np.multiply(t_arr, abx, out=tmp)
+            dx -= tmp
+            np.multiply(t_arr, aby, out=tmp)
+            dy -= tmp
+            dx *= dx
+            dy *= dy
+            dx += dy
+            q_arr = dx
             j = int(q_arr.argmin())
             qmin = float(q_arr[j])
             if qmin != qmin:  # a NaN square (argmin picks it, the float path skips it): the float path decides
