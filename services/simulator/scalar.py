@@ -64,6 +64,10 @@ _BAND = 1e-9  # relative guard band of squared-distance decisions
 # above this many segments, an ego route's projection scans them with numpy (the same element-wise float operations
 # in the same order, so the same bits; a grounded route holds hundreds of points, the reference routes a handful)
 ROUTE_SEGMENTS_NUMPY = 24
+# a vehicle's distance to a route changes by at most how far it moved (a distance to a set is 1-Lipschitz): one
+# found off the ego route keeps off it, no projection needed, while its last distance, less what it moved since,
+# stays over ROUTE_LATERAL_M by this margin (metres; the floats' rounding is ~1e-12 m at map scales)
+OFF_ROUTE_MARGIN_M = 1e-6
 _INF = math.inf
 _SIG_EPS = 1e-9  # services.simulator.signals._EPS
 _np_power = np.power
@@ -449,6 +453,18 @@ class ScalarTraffic:
             f(self.crossed_grp, np.int64))
 
 
+def off_route_mark(x: float, y: float, q_min: float) -> tuple[float, float, float]:
+    """What :func:`still_off_route` keeps of a projection that found the point ``(x, y)`` off the route at the
+    least squared distance ``q_min``."""
+    return x, y, math.sqrt(q_min) - OFF_ROUTE_MARGIN_M
+
+
+def still_off_route(mark: tuple[float, float, float] | None, x: float, y: float) -> bool:
+    """Whether a vehicle marked off the route (:func:`off_route_mark`) is, now at ``(x, y)``, still farther from it
+    than ROUTE_LATERAL_M: its distance then, less how far it is from where it was (see OFF_ROUTE_MARGIN_M)."""
+    return mark is not None and mark[2] - math.hypot(x - mark[0], y - mark[1]) > ROUTE_LATERAL_M + OFF_ROUTE_MARGIN_M
+
+
 def route_segments(a: np.ndarray, ab: np.ndarray, ab2: np.ndarray, seg_s: np.ndarray
                    ) -> tuple[list[tuple[float, ...]], tuple[np.ndarray, ...] | None]:
     """An ego route polyline's segments (starts ``a`` and vectors ``ab``, (P, 2); squared lengths ``ab2`` and
@@ -495,6 +511,9 @@ class ScalarAdjudicator(Adjudicator):
             segs, cols = route_segments(self.seg_a[bi], self.seg_ab[bi], self.seg_ab2[bi], self.seg_s[bi])
             self.segs.append(segs)
             self.seg_cols.append(cols)
+        # (row, vehicle) -> (x, y, distance to the ego route less OFF_ROUTE_MARGIN_M) where a projection last found
+        # the vehicle off the route (see OFF_ROUTE_MARGIN_M); off: every candidate is projected
+        self.off_route: dict[tuple[int, int], tuple[float, float, float]] | None = {}
 
     def observe_scalar(self, tr: ScalarTraffic, active: Sequence[bool]) -> None:
         """:meth:`Adjudicator.observe` of the step that produced ``tr``'s state."""
@@ -571,8 +590,13 @@ class ScalarAdjudicator(Adjudicator):
             return
         base = bi * self.N
         px, py = tr.x[base + jj], tr.y[base + jj]
-        j, t_j, on_route = self._route_projection(bi, px, py)
+        off = self.off_route
+        if off is not None and still_off_route(off.get((bi, jj)), px, py):
+            return  # the projection would find it off the route
+        j, t_j, on_route, q_min = self._route_projection(bi, px, py)
         if not on_route:
+            if off is not None:
+                off[(bi, jj)] = off_route_mark(px, py, q_min)
             return
         seg = self.segs[bi][j]
         ahead_only = self.l_ahead_only[bi]
@@ -591,8 +615,9 @@ class ScalarAdjudicator(Adjudicator):
                 self.collision[bi] = Collision(round(tr.t, 6), self.scene.vehicle_ids[bi][jj], round(float(d), 6),
                                                round(ve, 6), round(vo, 6))
 
-    def _route_projection(self, bi: int, px: float, py: float) -> tuple[int, float, bool]:
-        """(segment, parameter t on it, within ROUTE_LATERAL_M) of the point's projection on row ``bi``'s ego route
+    def _route_projection(self, bi: int, px: float, py: float) -> tuple[int, float, bool, float]:
+        """(segment, parameter t on it, within ROUTE_LATERAL_M, the least squared distance) of the point's
+        projection on row ``bi``'s ego route
         polyline, as :meth:`Adjudicator._proximity` has it (argmin over segments of np.hypot, the first of equal
         ones), decided on squared lengths with exact hypots only for near ties; a long route's squares are
         computed by numpy (``seg_cols``), a short one's on floats."""
@@ -654,10 +679,10 @@ class ScalarAdjudicator(Adjudicator):
             hs = [self._seg_hypot(segs[m], px, py, ts[m]) for m in close]
             hmin = min(hs)
             j = close[hs.index(hmin)]
-            return j, ts[j], hmin <= ROUTE_LATERAL_M
+            return j, ts[j], hmin <= ROUTE_LATERAL_M, qmin
         if abs(qmin - lat2) > _BAND * lat2:
-            return j, t_j, qmin <= lat2
-        return j, t_j, self._seg_hypot(segs[j], px, py, t_j) <= ROUTE_LATERAL_M
+            return j, t_j, qmin <= lat2, qmin
+        return j, t_j, self._seg_hypot(segs[j], px, py, t_j) <= ROUTE_LATERAL_M, qmin
 
     @staticmethod
     def _seg_hypot(seg: tuple, px: float, py: float, t: float) -> float:
