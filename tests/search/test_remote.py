@@ -106,11 +106,25 @@ def test_a_replica_killed_mid_campaign_has_its_executions_retried_once_on_anothe
 def test_a_full_replica_has_executions_retried_after_its_advised_delay(grounding_target: str, tmp_path: Path) -> None:
     """A simulator that holds one call at a time (LASTV2X_MAX_CONCURRENT_RPCS=1) refuses the second of K=2
     with RESOURCE_EXHAUSTED + RetryInfo; the pipeline waits the advised delay and sends it again: the
-    campaign completes, the refusals are counted as retries, each result is recorded once."""
-    from services.simulator.servicer import register as register_simulator
+    campaign completes, the refusals are counted as retries, each result is recorded once. Each Execute is
+    held 0.25 s first, so the two calls a campaign sends together overlap however fast a run is."""
+    import time
+
+    from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
+    from services.simulator.core import SimulatorCore
+    from services.simulator.servicer import SimulatorServicer
+
+    class HoldingSimulator(SimulatorServicer):
+        def Execute(self, request, context):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+            time.sleep(0.25)
+            return super().Execute(request, context)
+
+    def register_holding(s) -> list[str]:  # noqa: ANN001  # as servicer.register, with the holding servicer
+        simulator_pb2_grpc.add_SimulatorServiceServicer_to_server(HoldingSimulator(SimulatorCore()), s)
+        return [simulator_pb2.DESCRIPTOR.services_by_name["SimulatorService"].full_name]
 
     server, port = create_server(ServerConfig("simulator", log_json=False, max_concurrent_rpcs=1, retry_after_s=0.02),
-                                 lambda s: register_simulator(s))
+                                 register_holding)
     server.start()
     target = f"127.0.0.1:{port}"
     dead = f"127.0.0.1:{_dead_port()}"
