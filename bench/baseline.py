@@ -8,6 +8,7 @@ the same thing, with the same script) and hands its figures back as JSON.
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -18,6 +19,15 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def add_baseline_arguments(ap: argparse.ArgumentParser) -> None:
+    """``--baseline REF``, and the two options :func:`run_baseline` passes the script's own process: the
+    tree to import the code from (``--code-root``) and where to write its figures (``--json``)."""
+    ap.add_argument("--baseline", metavar="REF",
+                    help="also measure git REF (e.g. HEAD) with this script and print before/after")
+    ap.add_argument("--code-root", help=argparse.SUPPRESS)  # import the code from this tree (baseline runs)
+    ap.add_argument("--json", help=argparse.SUPPRESS)  # write the figures here (baseline runs)
 
 
 def code_root_from_argv(argv: Sequence[str]) -> Path:

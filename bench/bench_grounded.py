@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from baseline import code_root_from_argv, export_tree, ratio  # noqa: E402
+from baseline import add_baseline_arguments, code_root_from_argv, export_tree, ratio  # noqa: E402
 
 sys.path.insert(0, str(code_root_from_argv(sys.argv)))
 
@@ -96,9 +96,7 @@ def show(label: str, r: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--baseline", metavar="REF")
-    ap.add_argument("--code-root", help=argparse.SUPPRESS)
-    ap.add_argument("--json", help=argparse.SUPPRESS)
+    add_baseline_arguments(ap)
     args = ap.parse_args()
     if args.json:
         Path(args.json).write_text(json.dumps(measure(args.rounds)))

@@ -26,7 +26,7 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from baseline import code_root_from_argv, ratio, run_baseline  # noqa: E402
+from baseline import add_baseline_arguments, code_root_from_argv, ratio, run_baseline  # noqa: E402
 
 sys.path.insert(0, str(code_root_from_argv(sys.argv)))
 
@@ -201,10 +201,7 @@ def compare_core(now: dict, base: dict, ref: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--baseline", metavar="REF",
-                    help="also measure git REF (e.g. HEAD) with this script and print before/after")
-    ap.add_argument("--code-root", help=argparse.SUPPRESS)  # import the code from this tree (baseline runs)
-    ap.add_argument("--json", help=argparse.SUPPRESS)  # write the figures here (baseline runs)
+    add_baseline_arguments(ap)
     args = ap.parse_args()
     base = None
     if args.baseline:

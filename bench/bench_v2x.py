@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from baseline import code_root_from_argv, ratio, run_baseline  # noqa: E402
+from baseline import add_baseline_arguments, code_root_from_argv, ratio, run_baseline  # noqa: E402
 
 sys.path.insert(0, str(code_root_from_argv(sys.argv)))
 
@@ -129,10 +129,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--seeds", type=int, default=12)
-    ap.add_argument("--baseline", metavar="REF",
-                    help="also measure git REF (e.g. HEAD) with this script and print before/after")
-    ap.add_argument("--code-root", help=argparse.SUPPRESS)  # import the code from this tree (baseline runs)
-    ap.add_argument("--json", help=argparse.SUPPRESS)  # write the figures here (baseline runs)
+    add_baseline_arguments(ap)
     args = ap.parse_args()
     base = None
     if args.baseline:

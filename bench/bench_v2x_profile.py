@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from baseline import code_root_from_argv, run_baseline  # noqa: E402
+from baseline import add_baseline_arguments, code_root_from_argv, run_baseline  # noqa: E402
 
 sys.path.insert(0, str(code_root_from_argv(sys.argv)))
 
@@ -167,9 +167,7 @@ def show(name: str, r: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--baseline", metavar="REF")
-    ap.add_argument("--code-root", help=argparse.SUPPRESS)
-    ap.add_argument("--json", help=argparse.SUPPRESS)
+    add_baseline_arguments(ap)
     args = ap.parse_args()
     print("V2X-sourced paired execution, profiled (cProfile; shares are of the profiled time)")
     if args.baseline:

@@ -303,7 +303,6 @@ class BuildingSet:
         per-call cost (a step's one to three radio links against a map's buildings, most of them far)."""
         links: list[int] = []
         blds: list[int] = []
-        inf = math.inf
         for k in range(len(x0)):
             ox, oy, ex, ey = x0[k], y0[k], x1[k], y1[k]
             sx0, sx1 = (ox, ex) if ox < ex else (ex, ox)  # np.minimum / np.maximum (finite: the same values)
@@ -315,21 +314,9 @@ class BuildingSet:
                 if not (sx0 <= hix and sx1 >= lox and sy0 <= hiy and sy1 >= loy):
                     continue
                 # Liang-Barsky, as candidate_pairs
-                if mx:
-                    ta, tb = (lox - ox) * ix, (hix - ox) * ix
-                    near_x, far_x = (ta, tb) if ta < tb else (tb, ta)
-                elif not (lox <= ox <= hix):
-                    continue
-                else:
-                    near_x, far_x = -inf, inf
-                if my:
-                    ta, tb = (loy - oy) * iy, (hiy - oy) * iy
-                    near_y, far_y = (ta, tb) if ta < tb else (tb, ta)
-                elif not (loy <= oy <= hiy):
-                    continue
-                else:
-                    near_y, far_y = -inf, inf
-                if max(near_x, near_y, 0.0) <= min(far_x, far_y, 1.0):
+                near_x, far_x = _slab(ox, mx, ix, lox, hix)
+                near_y, far_y = _slab(oy, my, iy, loy, hiy)
+                if max(near_x, near_y, 0.0) <= min(far_x, far_y, 1.0):  # (an empty slab: (inf, -inf))
                     links.append(k)
                     blds.append(b)
         return links, blds
@@ -437,6 +424,16 @@ class BuildingSet:
 
         return Chords(cat_i(out_l), cat_i(out_b), cat_f(out_t0), cat_f(out_t1),
                       cat_i(w_l), cat_i(w_b), cat_f(w_t))
+
+
+def _slab(o: float, moving: bool, inv: float, lo: float, hi: float) -> tuple[float, float]:
+    """One axis of :meth:`BuildingSet.candidate_pairs`' Liang-Barsky test on floats: the (near, far) parameters
+    of a segment from ``o`` (``inv``: 1 / its extent, ``moving``: the extent is over _EPS) inside ``[lo, hi]``;
+    a segment that does not move along the axis: all of it inside, or none, (inf, -inf)."""
+    if moving:
+        ta, tb = (lo - o) * inv, (hi - o) * inv
+        return (ta, tb) if ta < tb else (tb, ta)
+    return (-math.inf, math.inf) if lo <= o <= hi else (math.inf, -math.inf)
 
 
 def _chords_block(p0: FloatArray, p1: FloatArray, ea: FloatArray, eb: FloatArray
