@@ -460,6 +460,9 @@ def delivery_and_latency(tx_xy: FloatArray, tx_height_m: FloatArray, rx_xy: Floa
 
 SMALL_LINKS = 32  # up to this many links the arithmetic runs on floats (numpy only for hypot, log10, tanh)
 SMALL_FOOTPRINT_EDGES = 8  # ... and their blockage too, where the footprints they may cross have this many edges
+# ... where links x buildings is at most this (box tests on floats; a big map's many footprints go to numpy: measured
+# crossover 500-1,000 for one to three links)
+SMALL_BOX_TESTS = 600
 
 
 def _blockage_rows(x0: list[float], y0: list[float], h0: list[float], x1: list[float], y1: list[float],
@@ -569,22 +572,23 @@ def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[floa
     blk = [0.0] * n
     if buildings is not None and len(buildings) and any(in_range):
         idx = [i for i in range(n) if in_range[i]]
-        # the buildings a link may cross, on floats; with none, its blockage is 0.0 (what _blockage returns:
-        # min(0, blockage_cap_db >= 0)), and most steps' links cross none
-        li, bi = buildings.candidate_pairs_rows([x0[i] for i in idx], [y0[i] for i in idx], [x1[i] for i in idx],
-                                                [y1[i] for i in idx])
-        if li and buildings.max_edges(bi) <= SMALL_FOOTPRINT_EDGES:
-            for j, v in enumerate(_blockage_rows([x0[i] for i in idx], [y0[i] for i in idx], [ha[i] for i in idx],
-                                                 [x1[i] for i in idx], [y1[i] for i in idx], [hb[i] for i in idx],
-                                                 [d2_l[i] for i in idx], li, bi, buildings, params)):
+        xs0, ys0, xs1, ys1 = ([c[i] for i in idx] for c in (x0, y0, x1, y1))
+        # the buildings a link may cross, on floats where the box tests are few (else _blockage finds them)
+        pairs = (buildings.candidate_pairs_rows(xs0, ys0, xs1, ys1)
+                 if len(idx) * len(buildings) <= SMALL_BOX_TESTS else None)
+        if pairs is not None and not pairs[0]:
+            pass  # no link may cross a building (most steps): blockage 0.0, what _blockage returns (min(0, cap >= 0))
+        elif pairs is not None and buildings.max_edges(pairs[1]) <= SMALL_FOOTPRINT_EDGES:
+            for j, v in enumerate(_blockage_rows(xs0, ys0, [ha[i] for i in idx], xs1, ys1, [hb[i] for i in idx],
+                                                 [d2_l[i] for i in idx], *pairs, buildings, params)):
                 blk[idx[j]] = v
-        elif li:
-            p0 = np.array([(x0[i], y0[i]) for i in idx], dtype=np.float64)
-            p1 = np.array([(x1[i], y1[i]) for i in idx], dtype=np.float64)
+        else:
+            p0 = np.array([xs0, ys0], dtype=np.float64).T.copy()
+            p1 = np.array([xs1, ys1], dtype=np.float64).T.copy()
             h0 = np.array([ha[i] for i in idx], dtype=np.float64)
             h1 = np.array([hb[i] for i in idx], dtype=np.float64)
-            pairs = np.array(li, dtype=np.intp), np.array(bi, dtype=np.intp)
-            for i, v in zip(idx, _blockage(p0, h0, p1, h1, buildings, params, pairs).tolist(), strict=True):
+            found = None if pairs is None else (np.array(pairs[0], dtype=np.intp), np.array(pairs[1], dtype=np.intp))
+            for i, v in zip(idx, _blockage(p0, h0, p1, h1, buildings, params, found).tolist(), strict=True):
                 blk[i] = v
     floor = params.noise_floor_dbm
     head = params.tx_power_dbm + params.antenna_gain_dbi

@@ -573,3 +573,24 @@ def test_a_steps_blockage_on_floats_is_the_array_blockage(footprints, links, wal
     dist2d = np.hypot(p1[:, 0] - p0[:, 0], p1[:, 1] - p0[:, 1]).tolist()
     got = _blockage_rows(x0, y0, h0.tolist(), x1, y1, h1.tolist(), dist2d, li, bi, buildings, params)
     assert np.array_equal(np.array(got), want), (got, want.tolist())
+
+
+@pytest.mark.parametrize("box_tests", [0, 10**9])  # the big map's boxes tested by numpy / on floats
+def test_a_big_maps_links_get_the_same_blockage_either_way(box_tests: int, monkeypatch) -> None:
+    """Many footprints (a CARLA town's derived blocks: hundreds): the rows path hands the box tests to numpy
+    above SMALL_BOX_TESTS, and either way the delivery probabilities and latencies are evaluate_links'."""
+    from services.simulator.v2x import channel
+
+    monkeypatch.setattr(channel, "SMALL_BOX_TESTS", box_tests)
+    buildings = BuildingSet([(rectangle(x, y, x + 18.0, y + 12.0), 4.0 + (x + y) % 25)
+                             for x in np.arange(0.0, 900.0, 30.0) for y in np.arange(0.0, 600.0, 25.0)])
+    assert len(buildings) > channel.SMALL_BOX_TESTS or box_tests
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        tx = rng.uniform(0.0, 900.0, size=(3, 2))
+        rx = tx + rng.normal(0.0, 60.0, size=(3, 2))
+        h_tx, h_rx = np.array([1.5, 6.0, 1.5]), np.full(3, 1.5)
+        lb = evaluate_links(tx, h_tx, rx, h_rx, buildings, P)
+        prob, lat = delivery_and_latency_rows(tx[:, 0].tolist(), tx[:, 1].tolist(), h_tx.tolist(), rx[:, 0].tolist(),
+                                              rx[:, 1].tolist(), h_rx.tolist(), buildings, P)
+        assert np.array_equal(prob, lb.delivery_prob) and np.array_equal(lat, lb.latency_s)
