@@ -460,8 +460,9 @@ def delivery_and_latency(tx_xy: FloatArray, tx_height_m: FloatArray, rx_xy: Floa
 
 SMALL_LINKS = 32  # up to this many links the arithmetic runs on floats (numpy only for hypot, log10, tanh)
 SMALL_FOOTPRINT_EDGES = 8  # ... and their blockage too, where the footprints they may cross have this many edges
-# ... where links x buildings is at most this (box tests on floats; a big map's many footprints go to numpy: measured
-# crossover 500-1,000 for one to three links)
+SMALL_CHORD_PAIRS = 8  # ... for up to this many (link, footprint) pairs
+# the candidate footprints are found on floats where links x footprints is at most this (a big map's hundreds go to
+# numpy's box tests: measured crossover 500-1,000 for one to three links)
 SMALL_BOX_TESTS = 600
 
 
@@ -573,21 +574,28 @@ def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[floa
     if buildings is not None and len(buildings) and any(in_range):
         idx = [i for i in range(n) if in_range[i]]
         xs0, ys0, xs1, ys1 = ([c[i] for i in idx] for c in (x0, y0, x1, y1))
-        # the buildings a link may cross, on floats where the box tests are few (else _blockage finds them)
-        pairs = (buildings.candidate_pairs_rows(xs0, ys0, xs1, ys1)
-                 if len(idx) * len(buildings) <= SMALL_BOX_TESTS else None)
-        if pairs is not None and not pairs[0]:
-            pass  # no link may cross a building (most steps): blockage 0.0, what _blockage returns (min(0, cap >= 0))
-        elif pairs is not None and buildings.max_edges(pairs[1]) <= SMALL_FOOTPRINT_EDGES:
-            for j, v in enumerate(_blockage_rows(xs0, ys0, [ha[i] for i in idx], xs1, ys1, [hb[i] for i in idx],
-                                                 [d2_l[i] for i in idx], *pairs, buildings, params)):
-                blk[idx[j]] = v
+        p0 = p1 = None
+        # the buildings a link may cross: box tests on floats where they are few, else numpy's (a big map)
+        if len(idx) * len(buildings) <= SMALL_BOX_TESTS:
+            li, bi = buildings.candidate_pairs_rows(xs0, ys0, xs1, ys1)
         else:
             p0 = np.array([xs0, ys0], dtype=np.float64).T.copy()
             p1 = np.array([xs1, ys1], dtype=np.float64).T.copy()
+            li_a, bi_a = buildings.candidate_pairs(p0, p1)
+            li, bi = li_a.tolist(), bi_a.tolist()
+        if not li:
+            pass  # no link may cross a building (most steps): blockage 0.0, what _blockage returns (min(0, cap >= 0))
+        elif len(li) <= SMALL_CHORD_PAIRS and buildings.max_edges(bi) <= SMALL_FOOTPRINT_EDGES:
+            for j, v in enumerate(_blockage_rows(xs0, ys0, [ha[i] for i in idx], xs1, ys1, [hb[i] for i in idx],
+                                                 [d2_l[i] for i in idx], li, bi, buildings, params)):
+                blk[idx[j]] = v
+        else:
+            if p0 is None or p1 is None:
+                p0 = np.array([xs0, ys0], dtype=np.float64).T.copy()
+                p1 = np.array([xs1, ys1], dtype=np.float64).T.copy()
             h0 = np.array([ha[i] for i in idx], dtype=np.float64)
             h1 = np.array([hb[i] for i in idx], dtype=np.float64)
-            found = None if pairs is None else (np.array(pairs[0], dtype=np.intp), np.array(pairs[1], dtype=np.intp))
+            found = np.array(li, dtype=np.intp), np.array(bi, dtype=np.intp)
             for i, v in zip(idx, _blockage(p0, h0, p1, h1, buildings, params, found).tolist(), strict=True):
                 blk[i] = v
     floor = params.noise_floor_dbm

@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -126,11 +127,18 @@ class V2XStats:
         return out
 
 
+# one BuildingSet per RoadMap object (both immutable; the map loader keeps its maps): a map's sources share it
+_MAP_BUILDINGS: weakref.WeakKeyDictionary[RoadMap, BuildingSet] = weakref.WeakKeyDictionary()
+
+
 def buildings_from_map(road_map: RoadMap | None) -> BuildingSet | None:
-    """The channel's BuildingSet from a RoadMap's building footprints."""
+    """The channel's BuildingSet from a RoadMap's building footprints (made once per map object)."""
     if road_map is None or not road_map.buildings:
         return None
-    return BuildingSet((b.footprint, b.height_m) for b in road_map.buildings)
+    buildings = _MAP_BUILDINGS.get(road_map)
+    if buildings is None:
+        buildings = _MAP_BUILDINGS[road_map] = BuildingSet((b.footprint, b.height_m) for b in road_map.buildings)
+    return buildings
 
 
 def rsu_sites(program: ScenarioProgram, road_map: RoadMap | None = None) -> list[RsuSite]:

@@ -576,12 +576,15 @@ def test_a_steps_blockage_on_floats_is_the_array_blockage(footprints, links, wal
 
 
 @pytest.mark.parametrize("box_tests", [0, 10**9])  # the big map's boxes tested by numpy / on floats
-def test_a_big_maps_links_get_the_same_blockage_either_way(box_tests: int, monkeypatch) -> None:
+@pytest.mark.parametrize("chord_pairs", [0, 10**9])  # the chords of the pairs found by the arrays / on floats
+def test_a_big_maps_links_get_the_same_blockage_either_way(box_tests: int, chord_pairs: int, monkeypatch) -> None:
     """Many footprints (a CARLA town's derived blocks: hundreds): the rows path hands the box tests to numpy
-    above SMALL_BOX_TESTS, and either way the delivery probabilities and latencies are evaluate_links'."""
+    above SMALL_BOX_TESTS and the chords above SMALL_CHORD_PAIRS, and either way the delivery probabilities
+    and latencies are evaluate_links'."""
     from services.simulator.v2x import channel
 
     monkeypatch.setattr(channel, "SMALL_BOX_TESTS", box_tests)
+    monkeypatch.setattr(channel, "SMALL_CHORD_PAIRS", chord_pairs)
     buildings = BuildingSet([(rectangle(x, y, x + 18.0, y + 12.0), 4.0 + (x + y) % 25)
                              for x in np.arange(0.0, 900.0, 30.0) for y in np.arange(0.0, 600.0, 25.0)])
     assert len(buildings) > channel.SMALL_BOX_TESTS or box_tests

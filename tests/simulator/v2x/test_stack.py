@@ -289,3 +289,16 @@ def test_trace_sink_receives_belief_summaries():
     assert {s for s, _, _ in sent} >= {"SPAT", "MAP"} and got, "the RSU's SPaT and MAP are sent and received"
     assert set(got) <= sent, "the ego receives only what was transmitted"
     assert all(r["rx_s"] >= r["timestamp_s"] for m in rx for r in m["messages"])
+
+
+def test_a_maps_sources_share_one_building_set() -> None:
+    """The channel's footprints are prepared once per map object, not per source (per paired run)."""
+    from services.simulator.maps import load_map
+    from services.simulator.v2x.stack import V2XInformationSource, buildings_from_map
+
+    canyon, four_way = load_map("urban_canyon"), load_map("signalized_4way")
+    shared = buildings_from_map(canyon)
+    assert shared is not None and len(shared) == len(canyon.buildings)
+    assert V2XInformationSource(road_map=canyon).buildings is shared
+    assert V2XInformationSource(road_map=canyon).buildings is shared
+    assert buildings_from_map(four_way) is not shared and buildings_from_map(None) is None
