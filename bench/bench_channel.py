@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from services.simulator.v2x.channel import (  # noqa: E402
     ChannelParams,
-    coverage_grid,
     evaluate_links,
     parameter_table,
     sample_delivery,
 )
+from services.simulator.v2x.coverage import coverage_grid  # noqa: E402
 from services.simulator.v2x.geometry import (  # noqa: E402
     BuildingSet,
     all_pairs,

@@ -40,6 +40,13 @@ from services.simulator.traffic import Scene, TrafficState
 COLLISION_DISTANCE_M = 4.5
 MOVING_MPS = 0.5
 ROUTE_LATERAL_M = 2.5
+# above this many segments, an ego route's projection scans them with numpy (the same element-wise float operations
+# in the same order, so the same bits; a grounded route holds hundreds of points, the reference routes a handful)
+ROUTE_SEGMENTS_NUMPY = 24
+# a vehicle's distance to a route changes by at most how far it moved (a distance to a set is 1-Lipschitz): one
+# found off the ego route keeps off it, no projection needed, while its last distance, less what it moved since,
+# stays over ROUTE_LATERAL_M by this margin (metres; the floats' rounding is ~1e-12 m at map scales)
+OFF_ROUTE_MARGIN_M = 1e-6
 NEAR_RADIUS_M = 30.0  # closest approach is tracked within this radius
 CONFLICT_ZONE_M = 2.5
 STOP_MPS = 0.5
@@ -276,5 +283,35 @@ class Adjudicator:
             min_agent_distance_m=opt(self.min_agent[b]), pet_s=self._pet(b), end_t_s=round(float(self.end_t[b]), 6))
 
 
-__all__ = ["AHEAD_ONLY", "COLLISION_DISTANCE_M", "CONFLICT_ZONE_M", "MOVING_MPS", "ROUTE_LATERAL_M", "Adjudicator",
-           "Collision", "RedEntry", "RolloutOutcome"]
+# The scalar engine's adjudicator (scalar.ScalarAdjudicator) projects nearby vehicles on the ego route on floats:
+# the route's segments as it reads them, and the bound that spares it projections of vehicles off the route.
+
+def off_route_mark(x: float, y: float, q_min: float) -> tuple[float, float, float]:
+    """What :func:`still_off_route` keeps of a projection that found the point ``(x, y)`` off the route at the
+    least squared distance ``q_min``."""
+    return x, y, math.sqrt(q_min) - OFF_ROUTE_MARGIN_M
+
+
+def still_off_route(mark: tuple[float, float, float] | None, x: float, y: float) -> bool:
+    """Whether a vehicle marked off the route (:func:`off_route_mark`) is, now at ``(x, y)``, still farther from it
+    than ROUTE_LATERAL_M: its distance then, less how far it is from where it was (see OFF_ROUTE_MARGIN_M)."""
+    return mark is not None and mark[2] - math.hypot(x - mark[0], y - mark[1]) > ROUTE_LATERAL_M + OFF_ROUTE_MARGIN_M
+
+
+def route_segments(a: np.ndarray, ab: np.ndarray, ab2: np.ndarray, seg_s: np.ndarray
+                   ) -> tuple[list[tuple[float, ...]], tuple[np.ndarray, ...] | None]:
+    """An ego route polyline's segments (starts ``a`` and vectors ``ab``, (P, 2); squared lengths ``ab2`` and
+    start arc lengths ``seg_s``, (P,)) for :meth:`ScalarAdjudicator._route_projection`: as float rows
+    ``(ax, ay, abx, aby, ab2, seg_s, sqrt(ab2))``, and, above ``ROUTE_SEGMENTS_NUMPY`` segments, as contiguous
+    columns ``(ax, ay, abx, aby, ab2)`` (else None)."""
+    rows = list(zip(a[:, 0].tolist(), a[:, 1].tolist(), ab[:, 0].tolist(), ab[:, 1].tolist(), ab2.tolist(),
+                    seg_s.tolist(), np.sqrt(ab2).tolist(), strict=True))
+    cols = None
+    if ab2.shape[0] > ROUTE_SEGMENTS_NUMPY:
+        cols = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (a[:, 0], a[:, 1], ab[:, 0], ab[:, 1], ab2))
+    return rows, cols
+
+
+__all__ = ["AHEAD_ONLY", "COLLISION_DISTANCE_M", "CONFLICT_ZONE_M", "MOVING_MPS", "OFF_ROUTE_MARGIN_M", "ROUTE_LATERAL_M",
+           "ROUTE_SEGMENTS_NUMPY", "Adjudicator", "Collision", "RedEntry", "RolloutOutcome", "off_route_mark",
+           "route_segments", "still_off_route"]

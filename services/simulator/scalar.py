@@ -43,6 +43,9 @@ from services.simulator.adjudicate import (
     Adjudicator,
     Collision,
     RedEntry,
+    off_route_mark,
+    route_segments,
+    still_off_route,
 )
 from services.simulator.info import (
     BRAKE_FLAG_THRESHOLD_MPS2,
@@ -61,13 +64,6 @@ from services.simulator.traffic import (
 
 SCALAR_MAX_VEHICLES = 64  # B x N up to which the scalar engine beats numpy (measured: ~8 paired executions)
 _BAND = 1e-9  # relative guard band of squared-distance decisions
-# above this many segments, an ego route's projection scans them with numpy (the same element-wise float operations
-# in the same order, so the same bits; a grounded route holds hundreds of points, the reference routes a handful)
-ROUTE_SEGMENTS_NUMPY = 24
-# a vehicle's distance to a route changes by at most how far it moved (a distance to a set is 1-Lipschitz): one
-# found off the ego route keeps off it, no projection needed, while its last distance, less what it moved since,
-# stays over ROUTE_LATERAL_M by this margin (metres; the floats' rounding is ~1e-12 m at map scales)
-OFF_ROUTE_MARGIN_M = 1e-6
 _INF = math.inf
 _SIG_EPS = 1e-9  # services.simulator.signals._EPS
 _np_power = np.power
@@ -453,32 +449,6 @@ class ScalarTraffic:
             f(self.crossed_grp, np.int64))
 
 
-def off_route_mark(x: float, y: float, q_min: float) -> tuple[float, float, float]:
-    """What :func:`still_off_route` keeps of a projection that found the point ``(x, y)`` off the route at the
-    least squared distance ``q_min``."""
-    return x, y, math.sqrt(q_min) - OFF_ROUTE_MARGIN_M
-
-
-def still_off_route(mark: tuple[float, float, float] | None, x: float, y: float) -> bool:
-    """Whether a vehicle marked off the route (:func:`off_route_mark`) is, now at ``(x, y)``, still farther from it
-    than ROUTE_LATERAL_M: its distance then, less how far it is from where it was (see OFF_ROUTE_MARGIN_M)."""
-    return mark is not None and mark[2] - math.hypot(x - mark[0], y - mark[1]) > ROUTE_LATERAL_M + OFF_ROUTE_MARGIN_M
-
-
-def route_segments(a: np.ndarray, ab: np.ndarray, ab2: np.ndarray, seg_s: np.ndarray
-                   ) -> tuple[list[tuple[float, ...]], tuple[np.ndarray, ...] | None]:
-    """An ego route polyline's segments (starts ``a`` and vectors ``ab``, (P, 2); squared lengths ``ab2`` and
-    start arc lengths ``seg_s``, (P,)) for :meth:`ScalarAdjudicator._route_projection`: as float rows
-    ``(ax, ay, abx, aby, ab2, seg_s, sqrt(ab2))``, and, above ``ROUTE_SEGMENTS_NUMPY`` segments, as contiguous
-    columns ``(ax, ay, abx, aby, ab2)`` (else None)."""
-    rows = list(zip(a[:, 0].tolist(), a[:, 1].tolist(), ab[:, 0].tolist(), ab[:, 1].tolist(), ab2.tolist(),
-                    seg_s.tolist(), np.sqrt(ab2).tolist(), strict=True))
-    cols = None
-    if ab2.shape[0] > ROUTE_SEGMENTS_NUMPY:
-        cols = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (a[:, 0], a[:, 1], ab[:, 0], ab[:, 1], ab2))
-    return rows, cols
-
-
 class ScalarAdjudicator(Adjudicator):
     """:meth:`Adjudicator.observe` on a :class:`ScalarTraffic` (lists); :meth:`outcome` is inherited
     (the accumulators are written back to the arrays by :meth:`sync` first)."""
@@ -511,8 +481,8 @@ class ScalarAdjudicator(Adjudicator):
             segs, cols = route_segments(self.seg_a[bi], self.seg_ab[bi], self.seg_ab2[bi], self.seg_s[bi])
             self.segs.append(segs)
             self.seg_cols.append(cols)
-        # (row, vehicle) -> (x, y, distance to the ego route less OFF_ROUTE_MARGIN_M) where a projection last found
-        # the vehicle off the route (see OFF_ROUTE_MARGIN_M); off: every candidate is projected
+        # (row, vehicle) -> where a projection last found the vehicle off the route (adjudicate.off_route_mark;
+        # None: every candidate is projected)
         self.off_route: dict[tuple[int, int], tuple[float, float, float]] | None = {}
 
     def observe_scalar(self, tr: ScalarTraffic, active: Sequence[bool]) -> None:
@@ -616,11 +586,11 @@ class ScalarAdjudicator(Adjudicator):
                                                round(ve, 6), round(vo, 6))
 
     def _route_projection(self, bi: int, px: float, py: float) -> tuple[int, float, bool, float]:
-        """(segment, parameter t on it, within ROUTE_LATERAL_M, the least squared distance) of the point's
-        projection on row ``bi``'s ego route
-        polyline, as :meth:`Adjudicator._proximity` has it (argmin over segments of np.hypot, the first of equal
-        ones), decided on squared lengths with exact hypots only for near ties; a long route's squares are
-        computed by numpy (``seg_cols``), a short one's on floats."""
+        """(segment, parameter t on it, within ROUTE_LATERAL_M, the least squared distance) of the point's projection
+        on row ``bi``'s ego route polyline, as :meth:`Adjudicator._proximity` has it (argmin over segments of
+        np.hypot, the first of equal ones), decided on squared lengths with exact hypots only for near ties; a
+        long route's squares are computed by numpy (``seg_cols``, adjudicate.route_segments), a short one's on
+        floats."""
         segs = self.segs[bi]
         cols = self.seg_cols[bi]
         q_arr = None

@@ -11,9 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.simulator import scalar
-from services.simulator.adjudicate import ROUTE_LATERAL_M
-from services.simulator.scalar import ROUTE_SEGMENTS_NUMPY, ScalarAdjudicator, route_segments
+from services.simulator import adjudicate
+from services.simulator.adjudicate import (
+    ROUTE_LATERAL_M,
+    ROUTE_SEGMENTS_NUMPY,
+    off_route_mark,
+    route_segments,
+    still_off_route,
+)
+from services.simulator.scalar import ScalarAdjudicator
 
 
 def _projector(points_xy: np.ndarray, numpy_scan: bool) -> ScalarAdjudicator:
@@ -101,8 +107,8 @@ def test_a_grounded_runs_outcome_bytes_hold_with_the_float_loop_and_without_off_
     fast = execute_paired(program, 1, md_source_factory=source).to_json_bytes()
     assert scans and all(scans)  # the run projected vehicles on its route, with numpy
     projections = len(scans)
-    monkeypatch.setattr(scalar, "ROUTE_SEGMENTS_NUMPY", 10**9)
-    monkeypatch.setattr(scalar, "OFF_ROUTE_MARGIN_M", math.inf)  # no skip: every candidate projected
+    monkeypatch.setattr(adjudicate, "ROUTE_SEGMENTS_NUMPY", 10**9)
+    monkeypatch.setattr(adjudicate, "OFF_ROUTE_MARGIN_M", math.inf)  # no skip: every candidate projected
     assert execute_paired(program, 1, md_source_factory=source).to_json_bytes() == fast
     assert not any(scans[projections:])  # the second run took the float loop
     if name == "rlvw_busy":  # cross traffic: most projections of the first run were skipped
@@ -116,8 +122,6 @@ def test_a_vehicle_is_skipped_only_while_the_projection_would_find_it_off_the_ro
         seed: int, numpy_scan: bool, start: tuple[float, float], walk: list[tuple[float, float]]) -> None:
     """A vehicle wandering around and across the route, marked where a projection found it off: wherever the mark
     lets it be skipped, the projection finds it off the route too."""
-    from services.simulator.scalar import off_route_mark, still_off_route
-
     adj = _projector(_route(seed, 60, False), numpy_scan)
     x, y = start
     mark = None
@@ -131,8 +135,6 @@ def test_a_vehicle_is_skipped_only_while_the_projection_would_find_it_off_the_ro
 
 
 def test_a_vehicle_far_off_the_route_is_skipped_until_it_could_reach_it() -> None:
-    from services.simulator.scalar import off_route_mark, still_off_route
-
     adj = _projector(np.array([[float(x), 0.0] for x in range(40)]), True)  # along y = 0
     *_, on_route, q_min = adj._route_projection(0, 10.0, 20.0)
     mark = off_route_mark(10.0, 20.0, q_min)

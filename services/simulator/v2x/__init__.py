@@ -11,13 +11,12 @@ spatial channel over building footprints), ``faults`` (message-level fault opera
 from .channel import (
     COVERAGE_DELIVERY_THRESHOLD,
     ChannelParams,
-    CoverageResult,
     LinkBudget,
-    coverage_grid,
     evaluate_links,
     parameter_table,
     sample_delivery,
 )
+from .coverage import CoverageResult, coverage_grid
 from .geometry import BuildingSet, all_pairs
 
 __all__ = [

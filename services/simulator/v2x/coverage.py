@@ -2,7 +2,8 @@
 
 :func:`coverage` samples the road (a :class:`~services.simulator.maps.model.RoadMap`'s
 lanes and junction connectors, or given points, or a boolean road mask), evaluates
-every RSU -> road-point downlink through the channel's :func:`coverage_grid`, and
+every RSU -> road-point downlink through :func:`coverage_grid` (the channel's
+:func:`~.channel.evaluate_links` per RSU), and
 returns a :class:`CoverageMap`: per-cell best RSSI and covered share, the covered
 fraction of all road points, and the *in-range* fraction -- covered points among
 those within range R of some RSU, the quantity of the paper's blockage ablation
@@ -24,9 +25,96 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .channel import ChannelParams, CoverageResult, coverage_grid
-from .geometry import BuildingSet
+from .channel import COVERAGE_DELIVERY_THRESHOLD, ChannelParams, evaluate_links
+from .geometry import BoolArray, BuildingSet, FloatArray, IntArray, as_heights, as_xy
+
+
+@dataclass(frozen=True, eq=False)
+class CoverageResult:
+    """In-range road coverage of a set of RSUs.
+
+    ``fraction``: covered road points / all road points. A road point (a receiver at
+    vehicle antenna height) is *covered* when its best RSU -- the one with the highest
+    delivery probability -- has ``delivery_prob >= 0.5``, i.e. the link is within
+    range R and its RSSI is at or above the logistic midpoint. Per point:
+    ``points`` (M, 2), ``covered`` (M,), ``best_rssi_dbm`` (M,; the noise floor when
+    no RSU is in range), ``best_delivery_prob`` (M,), ``best_rsu`` (M,; -1 when no
+    RSU has a non-zero probability). Per cell: ``grid_best_rssi_dbm`` (ny, nx), the
+    best RSSI over the road points in the cell (NaN where no road), cell (iy, ix)
+    spanning ``grid_origin_xy + (ix, iy) * cell_m`` to ``+ cell_m``.
+    """
+
+    fraction: float
+    points: FloatArray
+    covered: BoolArray
+    best_rssi_dbm: FloatArray
+    best_delivery_prob: FloatArray
+    best_rsu: IntArray
+    grid_best_rssi_dbm: FloatArray
+    grid_origin_xy: FloatArray
+    cell_m: float
+
+
+def coverage_grid(rsu_xy: ArrayLike, rsu_height_m: ArrayLike, road: ArrayLike,
+                  buildings: BuildingSet | None, params: ChannelParams | None = None,
+                  cell_m: float = 5.0, *, origin_xy: ArrayLike = (0.0, 0.0),
+                  rx_height_m: float | None = None) -> CoverageResult:
+    """Road coverage of the RSUs (downlink RSU -> vehicle, the SPaT/MAP direction).
+
+    ``road`` is either road sample points, float (M, 2), or a boolean road mask
+    (ny, nx) whose cell (iy, ix) has its centre at
+    ``origin_xy + ((ix + 0.5) * cell_m, (iy + 0.5) * cell_m)``. Receivers sit at
+    ``rx_height_m`` (default: ``params.vehicle_antenna_height_m``). ``cell_m`` is the
+    mask resolution and the binning of ``grid_best_rssi_dbm``. The criterion is
+    documented on :class:`CoverageResult`.
+    """
+    params = params or ChannelParams()
+    if not (math.isfinite(cell_m) and cell_m > 0):
+        raise ValueError("cell_m must be > 0")
+    rsu = as_xy(rsu_xy, "rsu_xy")
+    n_rsu = rsu.shape[0]
+    rsu_h = as_heights(rsu_height_m, n_rsu, "rsu_height_m")
+    road_arr = np.asarray(road)
+    if road_arr.dtype == bool:
+        if road_arr.ndim != 2:
+            raise ValueError("a road mask must be 2-D (ny, nx)")
+        origin = as_xy(origin_xy, "origin_xy")[0]
+        iy, ix = np.nonzero(road_arr)
+        pts = np.column_stack([origin[0] + (ix + 0.5) * cell_m, origin[1] + (iy + 0.5) * cell_m])
+        grid_shape = road_arr.shape
+        cells = (iy, ix)
+    else:
+        pts = as_xy(road_arr, "road") if road_arr.size else np.zeros((0, 2))
+        origin = (np.floor(pts.min(axis=0) / cell_m) * cell_m if pts.shape[0]
+                  else np.zeros(2))
+        cix = np.floor((pts - origin) / cell_m).astype(np.intp)
+        grid_shape = ((int(cix[:, 1].max()) + 1, int(cix[:, 0].max()) + 1) if pts.shape[0]
+                      else (0, 0))
+        cells = (cix[:, 1], cix[:, 0])
+    m = pts.shape[0]
+    h_rx = params.vehicle_antenna_height_m if rx_height_m is None else float(rx_height_m)
+
+    best_prob = np.zeros(m)
+    best_rssi = np.full(m, params.noise_floor_dbm)
+    best_rsu = np.full(m, -1, dtype=np.intp)
+    for r in range(n_rsu):  # one RSU at a time keeps memory at O(M)
+        lb = evaluate_links(np.broadcast_to(rsu[r], (m, 2)), rsu_h[r], pts, h_rx,
+                            buildings, params)
+        better = lb.delivery_prob > best_prob
+        best_prob = np.where(better, lb.delivery_prob, best_prob)
+        best_rsu = np.where(better, r, best_rsu)
+        best_rssi = np.maximum(best_rssi, lb.rssi_dbm)
+    covered = best_prob >= COVERAGE_DELIVERY_THRESHOLD
+    grid = np.full(grid_shape, -np.inf)
+    if m:
+        np.maximum.at(grid, cells, best_rssi)
+    grid[np.isneginf(grid)] = np.nan
+    fraction = float(np.count_nonzero(covered) / m) if m else 0.0
+    return CoverageResult(fraction, pts, covered, best_rssi, best_prob, best_rsu, grid,
+                          np.asarray(origin, dtype=np.float64), float(cell_m))
+
 
 if TYPE_CHECKING:
     from services.simulator.maps.model import RoadMap
@@ -214,4 +302,5 @@ def render_png(cov: CoverageMap, path: str | Path, *, buildings: Any = None, tit
     return path
 
 
-__all__ = ["CoverageMap", "channel_params_for", "coverage", "render_png", "road_points"]
+__all__ = ["CoverageMap", "CoverageResult", "channel_params_for", "coverage", "coverage_grid", "render_png",
+           "road_points"]

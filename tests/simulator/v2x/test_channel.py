@@ -14,7 +14,6 @@ from services.simulator.v2x.channel import (
     COVERAGE_DELIVERY_THRESHOLD,
     ChannelParams,
     blockage_db,
-    coverage_grid,
     delivery_and_latency,
     delivery_and_latency_rows,
     delivery_probability,
@@ -24,6 +23,7 @@ from services.simulator.v2x.channel import (
     path_loss_db,
     sample_delivery,
 )
+from services.simulator.v2x.coverage import coverage_grid
 from services.simulator.v2x.geometry import BuildingSet, rectangle, synthetic_urban_canyon
 
 P = ChannelParams()
