@@ -468,7 +468,8 @@ def _blockage_rows(x0: list[float], y0: list[float], h0: list[float], x1: list[f
                    h1: list[float], dist2d: list[float], links: list[int], blds: list[int], buildings: BuildingSet,
                    params: ChannelParams) -> list[float]:
     """:func:`_blockage` (same bits) of a few links as float columns, ``dist2d`` their np.hypot ground
-    lengths, ``links, blds`` their :meth:`~.geometry.BuildingSet.candidate_pairs_rows`: the chords by
+    lengths, ``links, blds`` their candidate pairs as lists (:meth:`~.geometry.BuildingSet.candidate_pairs_rows`,
+    or :meth:`~.geometry.BuildingSet.candidate_pairs` on a big map): the chords by
     :meth:`~.geometry.BuildingSet.chords_rows`, each link's excess lengths summed in chord order (as
     np.bincount)."""
     n = len(x0)

@@ -327,7 +327,8 @@ class BuildingSet:
 
     def chords_rows(self, x0: list[float], y0: list[float], x1: list[float], y1: list[float], links: list[int],
                     blds: list[int]) -> tuple[list[tuple[int, int, float, float]], list[tuple[int, int, float]]]:
-        """:meth:`chords` of float columns and their :meth:`candidate_pairs_rows` (``links``, ``blds``), on
+        """:meth:`chords` of float columns and their candidate pairs as lists (``links``, ``blds``: from
+        :meth:`candidate_pairs_rows`, or :meth:`candidate_pairs` on a big map), on
         floats: the same pieces ``(link, building, t0, t1)`` and wall crossings ``(link, building, t)`` in the
         same order (edge-count group, then pair, then interval) by the same arithmetic as ``_chords_block``.
         For a step's few pairs with footprints of a few edges; numpy's per-call cost is most of ``chords``
