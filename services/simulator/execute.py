@@ -23,6 +23,7 @@ from lastv2x.core.faults import operator_field_problems
 from lastv2x.core.program import ScenarioProgram, backhaul_problems, program_sha256
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
+from services.simulator.apps.access import AppAccess
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.apps.plugin import resolve_app
 from services.simulator.backends.carla_logic import CarlaSettings
@@ -45,6 +46,7 @@ class SimulatorLimits:
     map_paths: tuple[Path, ...] = ()  # directories or .xodr files of user maps
     app_step_timeout_s: float = 1.0  # deadline of one Step of an application under test over gRPC, s
     app_connect_timeout_s: float = 5.0  # deadline of its Describe / Open / Close, s
+    app_access: AppAccess = AppAccess()  # LASTV2X_SIMULATOR_APP_*: allowed app addresses, the apps' own credentials
     max_rsus: int = 256  # RSUs per CoverageMap request
     etsi_asn1_dir: Path | None = None  # raw-message mode: the ETSI ASN.1 (None = ../shared/data/v2x_asn1/etsi)
     dsrc_asn1_dir: Path | None = None  # raw-message mode: a user-supplied ISO TS 19091 DSRC ASN.1 directory
@@ -56,7 +58,7 @@ class SimulatorLimits:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
         """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
-        ``_APP_CONNECT_TIMEOUT_S``, ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS``, ``_BACKEND`` and the shared
+        ``_APP_CONNECT_TIMEOUT_S``, ``_APP_ALLOW``, ``_APP_TOKEN_FILES``, ``_APP_TLS_*`` (AppAccess), ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS``, ``_BACKEND`` and the shared
         ``LASTV2X_MAP_PATHS`` (os.pathsep-separated) and ``LASTV2X_MAP_*`` (MapSettings), as grounding reads them."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
@@ -70,6 +72,7 @@ class SimulatorLimits:
                        app_step_timeout_s=float(env.get(p + "APP_STEP_TIMEOUT_S", default.app_step_timeout_s)),
                        app_connect_timeout_s=float(env.get(p + "APP_CONNECT_TIMEOUT_S",
                                                            default.app_connect_timeout_s)),
+                       app_access=AppAccess.from_env(env),
                        max_rsus=int(env.get(p + "MAX_RSUS", default.max_rsus)),
                        etsi_asn1_dir=Path(env[p + "ETSI_ASN1_DIR"]) if env.get(p + "ETSI_ASN1_DIR") else None,
                        dsrc_asn1_dir=Path(env[p + "DSRC_ASN1_DIR"]) if env.get(p + "DSRC_ASN1_DIR") else None,
@@ -200,7 +203,7 @@ def app_under_test(spec: str | None, limits: SimulatorLimits, field: str = "app"
 
     configure_wire(limits.etsi_asn1_dir, limits.dsrc_asn1_dir)
     return resolve_app(spec, step_timeout_s=limits.app_step_timeout_s,
-                       connect_timeout_s=limits.app_connect_timeout_s, field=field)
+                       connect_timeout_s=limits.app_connect_timeout_s, field=field, access=limits.app_access)
 
 
 MAX_SEED = 2**63 - 1  # a seed is a non-negative int64 (numpy's generators refuse negatives)

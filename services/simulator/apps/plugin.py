@@ -22,6 +22,7 @@ from importlib import metadata
 from typing import Any
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
+from services.simulator.apps.access import AppAccess
 from services.simulator.apps.contract import REFERENCE, ApplicationUnderTest
 
 ENTRY_POINT_GROUP = "lastv2x.apps"
@@ -39,18 +40,24 @@ def entry_point_names(entry_points: EntryPoints = _group_entry_points) -> list[s
 
 
 def resolve_app(spec: str | None, *, step_timeout_s: float = 1.0, connect_timeout_s: float = 5.0,
-                field: str = "app", entry_points: EntryPoints = _group_entry_points) -> ApplicationUnderTest:
-    """The application named by ``spec`` (see the module docstring)."""
+                field: str = "app", entry_points: EntryPoints = _group_entry_points,
+                access: AppAccess | None = None) -> ApplicationUnderTest:
+    """The application named by ``spec`` (see the module docstring); an address outside ``access``'s
+    allow-list (None: the default, loopback) is refused before any connection
+    (``services.simulator.apps.access``)."""
+    access = access or AppAccess()
     spec = (spec or "").strip()
     if spec in ("", "reference"):
         return REFERENCE
-    if spec.startswith(("grpc://", "grpcs://")):  # grpcs://: TLS with the simulator's client settings
+    if spec.startswith(("grpc://", "grpcs://")):  # grpcs://: TLS with the app's own credentials (access)
         if not _GRPC.match(spec) or not 0 < int(spec.rsplit(":", 1)[1]) < 65536:
             raise InvalidArgument(FieldViolation(field, f"{spec!r} is not grpc://host:port or grpcs://host:port",
                                                  "e.g. grpc://127.0.0.1:50070"))
+        access.check(spec, field)
         from services.simulator.apps.remote import RemoteApp
 
-        return RemoteApp(spec, step_timeout_s=step_timeout_s, connect_timeout_s=connect_timeout_s)
+        security = access.security_for(spec) if spec.startswith("grpcs://") else None
+        return RemoteApp(spec, step_timeout_s=step_timeout_s, connect_timeout_s=connect_timeout_s, security=security)
     found = [ep for ep in entry_points() if ep.name == spec]
     if not found:
         known = entry_point_names(entry_points)

@@ -28,7 +28,7 @@ import numpy as np
 
 from lastv2x.core.catalogue import Application
 from lastv2x.core.errors import FailedPrecondition, Unavailable
-from lastv2x.rpc.security import ClientSecurity, client_security, open_channel
+from lastv2x.rpc.security import ClientSecurity, open_channel
 from lastv2x.v1 import application_pb2 as pb
 from lastv2x.v1 import application_pb2_grpc as pb_grpc
 from lastv2x.v1 import common_pb2
@@ -178,14 +178,16 @@ class RemoteApp:
     """The contract over gRPC (see the module docstring). Thread-safe: sessions are per run."""
 
     def __init__(self, target: str, *, step_timeout_s: float = 1.0, connect_timeout_s: float = 5.0,
-                 channel: grpc.Channel | None = None):
-        self.target = target  # "grpc://host:port" (plaintext) or "grpcs://host:port" (TLS + token, as configured)
+                 channel: grpc.Channel | None = None, security: ClientSecurity | None = None):
+        self.target = target  # "grpc://host:port" (plaintext, no token) or "grpcs://host:port" (TLS)
         self.step_timeout_s, self.connect_timeout_s = step_timeout_s, connect_timeout_s
-        address = target.split("://", 1)[-1]
+        address = "dns:///" + target.split("://", 1)[-1]  # a host and port, never a unix: / vsock: target
         options = [("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
                    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
-        if channel is None and target.startswith("grpcs://"):  # never the platform's token over plaintext
-            channel = open_channel(address, options, ClientSecurity(**{**client_security().__dict__, "tls": True}))
+        if channel is None and target.startswith("grpcs://"):
+            # the app's own credentials (services.simulator.apps.access), never the platform's token or identity
+            channel = open_channel(address, options, ClientSecurity(**{**(security or ClientSecurity()).__dict__,
+                                                                       "tls": True}))
         self._channel = channel or grpc.insecure_channel(address, options=options)
         self._stub = pb_grpc.ApplicationUnderTestServiceStub(self._channel)
         self._apps: dict[str, Application] = {}
