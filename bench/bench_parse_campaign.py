@@ -1,0 +1,291 @@
+"""Campaign-intent parse benchmark: no fault dropped or swapped without a word (issue 31).
+
+Data: ``bench/data/parse_campaign_heldout.jsonl`` (118 campaign-style intents written from a
+test engineer's side without looking at the lexicon, kept apart from the dev and held-out
+sets: every application, every fault operator, paraphrases, 16 healthy intents and a few
+faults no operator expresses). One intent per line::
+
+  {"id", "kind": "fault"|"healthy", "text", "seed", "labels": {"application", "faults": [
+      {"operator", "stream", "anchor", "magnitude", "clause",
+       "duration_s"?, "target_phase"?, "alt"?: [operators], "streams"?: [streams]}],
+   "unsupported"?: [clauses]}}
+
+``clause`` quotes the words of the intent that ask for the fault; ``alt`` lists operators that
+express it equally (a sender gone silent is ``suppress_sender`` or a ``drop`` of every message);
+``unsupported`` quotes clauses no operator expresses (they must be reported).
+
+Per labelled fault, against the parser's first answer (before the verifier's deliberate repairs):
+
+* **bound**: an answer fault has its operator (or an ``alt``) and stream;
+* **exact**: bound, and the anchor event, the magnitude (10 %; drop: burst count or
+  probability), the duration (10 %) and the target phase agree where the label states them;
+* **reported**: not bound, but a ``parser.unparsed_fault`` finding quotes a clause sharing at
+  least half of the labelled clause's words;
+* **silent drop**: neither bound nor reported.
+
+An answer fault matched to no labelled fault is a **substitution** on an intent asking for
+faults (a stand-in for what the parser could not read) and an **invented fault** on a healthy
+intent. ``parser.unparsed_fault`` findings on a healthy intent are **false alarms**.
+Targets: 0 silent drops, 0 substitutions, 0 invented faults, 0 false alarms.
+
+Run: ``.venv/bin/python bench/bench_parse_campaign.py [--data FILE] [-v] [--json OUT] [--check]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_parse import UNPARSED, fault_view, load  # noqa: E402
+from lastv2x.core.errors import LastV2XError  # noqa: E402
+from services.llm.config import LlmConfig  # noqa: E402
+from services.llm.roles import LlmRoles  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data" / "parse_campaign_heldout.jsonl"
+TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
+_WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "
+                  "than be was".split())
+
+
+def _close(got: Any, want: Any) -> bool:
+    if want is None:
+        return True  # the intent states none: the parser's choice is not scored
+    if not isinstance(got, int | float) or isinstance(got, bool):
+        return False
+    return abs(got - want) <= 0.1 * abs(want) + 1e-9
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORDS.findall(text.lower()) if w not in _STOP}
+
+
+def _quoted(message: str) -> str:
+    """The clause a ``parser.unparsed_fault`` finding quotes (its first quoted string)."""
+    m = re.search(r"'((?:[^'\\]|\\.|'(?=[a-z]))*)'|\"([^\"]*)\"", message)
+    return (m.group(1) or m.group(2) or "") if m else ""
+
+
+def reported_by(clause: str, findings: list[str]) -> bool:
+    """A finding quotes (most of) the clause: it shares at least half of the clause's words."""
+    want = _words(clause)
+    return any(len(want & _words(q)) * 2 >= len(want) for q in findings) if want else False
+
+
+def _view(fault: dict[str, Any]) -> dict[str, Any]:
+    out = fault_view(fault)
+    out["duration_s"] = fault.get("duration_s")
+    out["target_phase"] = fault.get("target_phase")
+    return out
+
+
+def _binds(w: dict[str, Any], g: dict[str, Any]) -> bool:
+    return g["operator"] in (w.get("alt") or [w["operator"]]) and g["stream"] in (w.get("streams") or [w["stream"]])
+
+
+def _exact(w: dict[str, Any], g: dict[str, Any]) -> dict[str, bool]:
+    magnitude = w["magnitude"] if g["operator"] == w["operator"] else None  # an alt operator has its own magnitude
+    return {"anchor": g["anchor"] == w["anchor"], "magnitude": _close(g["magnitude"], magnitude),
+            "duration": _close(g["duration_s"], w.get("duration_s")),
+            "target_phase": w.get("target_phase") is None or g["target_phase"] == w["target_phase"]}
+
+
+def _match(want: list[dict[str, Any]], got: list[dict[str, Any]]) -> list[int | None]:
+    """For each labelled fault, the index of the answer fault binding it (a maximum matching, exact ones
+    preferred), or None."""
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int], strict: bool) -> bool:
+        for j, g in enumerate(got):
+            if j in seen or not _binds(want[i], g) or (strict and not all(_exact(want[i], g).values())):
+                continue
+            seen.add(j)
+            if j not in owner or augment(owner[j], seen, strict):
+                owner[j] = i
+                return True
+        return False
+
+    for strict in (True, False):
+        for i in range(len(want)):
+            if i not in owner.values():
+                augment(i, set(), strict)
+    by_want = {i: j for j, i in owner.items()}
+    return [by_want.get(i) for i in range(len(want))]
+
+
+def score_row(row: dict[str, Any], roles: LlmRoles) -> dict[str, Any]:
+    """One intent's verdicts: per labelled fault, per unsupported clause, the answer's extra faults."""
+    labels = row["labels"]
+    want: list[dict[str, Any]] = labels.get("faults", [])
+    unsupported: list[str] = labels.get("unsupported", [])
+    out: dict[str, Any] = {"id": row["id"], "text": row["text"], "app": labels["application"], "faults": [],
+                           "unsupported": [], "extra": [], "false_alarms": [], "refused": None}
+    try:
+        res = roles.parse_intent(row["text"], row["seed"])
+    except LastV2XError as exc:  # refused with a reason: reported, never silent
+        out["refused"] = f"{type(exc).__name__}: {str(exc)[:160]}"
+        out["app_ok"] = False
+        out["faults"] = [{"label": w, "verdict": "reported", "exact": False} for w in want]
+        out["unsupported"] = [{"clause": c, "verdict": "reported"} for c in unsupported]
+        return out
+    first = res.history[0].data if res.history and isinstance(res.history[0].data, dict) else None
+    data = first if first and isinstance(first.get("faults"), list) else res.spec.model_dump(mode="json")
+    got = [_view(f) for f in data["faults"] if isinstance(f, dict)]
+    quoted = [_quoted(f.message) for f in res.findings if f.check == UNPARSED]
+    out["app_ok"] = data.get("application") == labels["application"]
+    out["app_got"] = data.get("application")
+    used: set[int] = set()
+    for w, j in zip(want, _match(want, got), strict=True):
+        if j is not None:
+            used.add(j)
+            fields = _exact(w, got[j])
+            out["faults"].append({"label": w, "verdict": "bound", "exact": all(fields.values()), "fields": fields,
+                                  "got": got[j]})
+        else:
+            verdict = "reported" if reported_by(w["clause"], quoted) else "silent"
+            out["faults"].append({"label": w, "verdict": verdict, "exact": False, "got": None})
+    for clause in unsupported:
+        out["unsupported"].append({"clause": clause, "verdict": "reported" if reported_by(clause, quoted) else "silent"})
+    out["extra"] = [g for j, g in enumerate(got) if j not in used]
+    if not want and not unsupported:
+        out["false_alarms"] = quoted
+    out["findings"] = quoted
+    return out
+
+
+def run(rows: list[dict[str, Any]], roles: LlmRoles) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    scored = [score_row(r, roles) for r in rows]
+    c: Counter[str] = Counter()
+    per_op: dict[str, Counter[str]] = defaultdict(Counter)
+    per_app: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in scored:
+        c["intents"] += 1
+        c["app_ok"] += s["app_ok"]
+        c["refused"] += s["refused"] is not None
+        asks = bool(s["faults"] or s["unsupported"])
+        for f in s["faults"]:
+            op = f["label"]["operator"]
+            for table, key in ((per_op, op), (per_app, s["app"])):
+                table[key]["faults"] += 1
+                table[key][f["verdict"]] += 1
+                table[key]["exact"] += f["exact"]
+            c["faults"] += 1
+            c[f["verdict"]] += 1
+            c["exact"] += f["exact"]
+        for u in s["unsupported"]:
+            c["unsupported"] += 1
+            c[f"unsupported_{u['verdict']}"] += 1
+            c[u["verdict"]] += u["verdict"] == "silent"
+        if asks:
+            c["substitutions"] += len(s["extra"])
+        else:
+            c["invented"] += len(s["extra"])
+            c["false_alarms"] += bool(s["false_alarms"])
+            c["healthy"] += 1
+    return {"counts": dict(c), "per_operator": {k: dict(v) for k, v in sorted(per_op.items())},
+            "per_application": {k: dict(v) for k, v in sorted(per_app.items())}, "rows": scored,
+            "seconds": time.perf_counter() - t0}
+
+
+def summary(res: dict[str, Any]) -> dict[str, Any]:
+    c = res["counts"]
+    faults = c.get("faults", 0)
+    return {"intents": c.get("intents", 0), "application": c.get("app_ok", 0) / max(1, c.get("intents", 0)),
+            "faults": faults, "fault_exact": c.get("exact", 0) / max(1, faults),
+            "bound": c.get("bound", 0), "reported": c.get("reported", 0),
+            "unsupported": c.get("unsupported", 0), "unsupported_reported": c.get("unsupported_reported", 0),
+            "silent_drops": c.get("silent", 0), "substitutions": c.get("substitutions", 0),
+            "invented_faults": c.get("invented", 0), "healthy": c.get("healthy", 0),
+            "false_alarms": c.get("false_alarms", 0), "refused": c.get("refused", 0)}
+
+
+def _miss_lines(res: dict[str, Any]) -> list[str]:
+    lines = []
+    for s in res["rows"]:
+        problems = []
+        if not s["app_ok"]:
+            problems.append(f"app {s.get('app_got')} (want {s['app']})")
+        if s["refused"]:
+            problems.append(f"refused {s['refused']}")
+        for f in s["faults"]:
+            w = f["label"]
+            if f["verdict"] == "silent":
+                problems.append(f"SILENT DROP {w['operator']}/{w['stream']} {w['clause']!r}")
+            elif f["verdict"] == "reported":
+                problems.append(f"reported (unbound) {w['operator']}/{w['stream']} {w['clause']!r}")
+            elif not f["exact"]:
+                bad = [k for k, ok in f["fields"].items() if not ok]
+                problems.append(f"inexact {w['operator']} {bad}: got {f['got']}")
+        for u in s["unsupported"]:
+            if u["verdict"] == "silent":
+                problems.append(f"SILENT DROP (unsupported) {u['clause']!r}")
+        for g in s["extra"]:
+            kind = "SUBSTITUTION" if s["faults"] or s["unsupported"] else "INVENTED"
+            problems.append(f"{kind} {g}")
+        if s["false_alarms"]:
+            problems.append(f"false alarm {s['false_alarms']}")
+        if problems:
+            lines.append(f"{s['id']}: {s['text']}\n      " + "; ".join(problems))
+    return lines
+
+
+_COLUMNS = (("faults", 7), ("exact", 7), ("bound", 7), ("reported", 9), ("silent", 7))
+
+
+def report(name: str, res: dict[str, Any], backend: str, verbose: bool) -> bool:
+    s = summary(res)
+    ok = all(s[k] <= v for k, v in TARGETS.items())
+    print(f"\n== campaign intents, {name}: {s['intents']} intents ({s['healthy']} healthy), {s['faults']} labelled "
+          f"faults + {s['unsupported']} unsupported, backend {backend}, {res['seconds']:.2f} s ==")
+    print(f"application           {s['application']:.1%}")
+    print(f"per-fault exact       {s['fault_exact']:.1%}  ({res['counts'].get('exact', 0)} of {s['faults']})")
+    print(f"bound                 {s['bound']} of {s['faults']}")
+    print(f"reported unparsed     {s['reported']} of {s['faults']} (+ {s['unsupported_reported']} of "
+          f"{s['unsupported']} unsupported)")
+    print(f"silent drops          {s['silent_drops']}   (target 0)")
+    print(f"substitutions         {s['substitutions']}   (target 0)")
+    print(f"invented faults       {s['invented_faults']}   (healthy intents; target 0)")
+    print(f"false alarms          {s['false_alarms']} of {s['healthy']} healthy intents (target 0)")
+    print(f"refused               {s['refused']}")
+    print(f"{'operator':<24}{'faults':>7}{'exact':>7}{'bound':>7}{'reported':>9}{'silent':>7}")
+    for op, t in res["per_operator"].items():
+        print(f"{op:<24}" + "".join(f"{t.get(k, 0):>{w}}" for k, w in _COLUMNS))
+    print(f"{'application':<24}{'faults':>7}{'exact':>7}{'bound':>7}{'reported':>9}{'silent':>7}")
+    for app, t in res["per_application"].items():
+        print(f"{app:<24}" + "".join(f"{t.get(k, 0):>{w}}" for k, w in _COLUMNS))
+    lines = _miss_lines(res)
+    print(f"misses ({len(lines)} intents){':' if verbose else ' (-v lists them)'}")
+    if verbose:
+        for line in lines:
+            print("  -", line)
+    print(f"targets (0 silent drops, 0 substitutions, 0 invented, 0 false alarms): {'MET' if ok else 'MISSED'}")
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--backend", default="offline")
+    ap.add_argument("--json", type=Path, help="write the summary (and per-intent verdicts) here")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless the targets are met")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    roles = LlmRoles(config=LlmConfig(backend=args.backend))
+    res = run(load(args.data), roles)
+    ok = report(args.data.name, res, roles.backend.name, args.verbose)
+    if args.json:
+        args.json.write_text(json.dumps({"summary": summary(res), **res}, indent=2, default=str))
+    return 0 if ok or not args.check else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
