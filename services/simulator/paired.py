@@ -46,6 +46,7 @@ from services.simulator.apps.contract import (
     RawMessage,
     ReferenceApp,
     StepRow,
+    bounded_text,
     decision_problem,
     input_mode,
 )
@@ -293,7 +294,7 @@ def _apply(row: _Row, dec: Decision, t: float) -> tuple[bool, float, float]:
     if dec is prev and not dec.epoch and dec.action is not Action.STOP:
         return row.ctrl  # the decision stands: nothing to record, the same command as last step
     if not dec.same_as(prev):
-        row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, dec.reason,
+        row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, bounded_text(dec.reason),
                                           dec.after_epoch, dec.app.value, dec.known_ahead))
         if row.trace is not None:
             row.trace.publish("/app/decision", t, _decision_msg(dec, row.rollout))
@@ -336,7 +337,7 @@ def _app_step(app: ApplicationUnderTest, k: int, t: float, rows: list[StepRow]) 
     try:
         out = list(app.step(k, t, rows))
     except Exception as exc:  # the app's failure is an outcome, not a simulator crash
-        return [AppFault(f"{type(exc).__name__}: {exc}")] * len(rows)
+        return [AppFault(f"{type(exc).__name__}: {bounded_text(str(exc))}")] * len(rows)
     if len(out) != len(rows):
         return [AppFault(f"answered {len(out)} decisions for {len(rows)} rows")] * len(rows)
     return out
@@ -498,7 +499,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                     problem = f"{type(exc).__name__}: {exc}"
                 if problem is not None:
                     assert app is not None
-                    row.error = f"{app.build.label()}: {row.rollout} rollout, step {k} (t = {t:.2f} s): {problem}"
+                    row.error = f"{app.build.label()}: {row.rollout} rollout, step {k} (t = {t:.2f} s): {bounded_text(problem)}"
                     continue
                 ctrl = _apply(row, dec, t)
                 stop[b], v_tgt[b], brake[b] = ctrl
@@ -514,7 +515,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
                     row = rows[b]
                     problem = dec.message if isinstance(dec, AppFault) else decision_problem(dec)
                     if problem is not None:
-                        row.error = f"{app.build.label()}: {row.rollout} rollout, step {k} (t = {t:.2f} s): {problem}"
+                        row.error = f"{app.build.label()}: {row.rollout} rollout, step {k} (t = {t:.2f} s): {bounded_text(problem)}"
                         continue  # this step on the nominal controller; the row stops from the next step
                     assert isinstance(dec, Decision)
                     ctrl = _apply(row, dec, t)
@@ -543,7 +544,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
 
 
 def _decision_msg(dec: Decision, rollout: str) -> dict[str, Any]:
-    return {"rollout": rollout, "app": dec.app.value, "action": dec.action.value, "reason": dec.reason,
+    return {"rollout": rollout, "app": dec.app.value, "action": dec.action.value, "reason": bounded_text(dec.reason),
             "epoch": dec.epoch, "committed": dec.committed, "info_valid": dec.info_valid,
             "target_speed_mps": dec.target_speed_mps, "brake_mps2": dec.brake_mps2, "aoi_s": dec.aoi_s}
 

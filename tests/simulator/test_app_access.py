@@ -195,3 +195,48 @@ def test_serve_helper_still_binds_loopback() -> None:  # the example app's defau
         SimulatorLimits().app_access.check(f"grpc://127.0.0.1:{port}")
     finally:
         server.stop(0)
+
+
+# ── a hostile application server's answers are bounded in the outcome ──────
+BIG = "x" * (3 * 1024 * 1024)  # 3 MB per decision
+
+
+class Verbose(ContractServicer):
+    """The reference apps with a 3 MB reason on every decision (and a 3 MB build name)."""
+
+    def __init__(self, field: str = "reason") -> None:
+        super().__init__(ReferenceApp())
+        self.field = field
+
+    def Describe(self, request, context):  # type: ignore[no-untyped-def, override]
+        reply = super().Describe(request, context)
+        reply.build.name = BIG if self.field == "build" else reply.build.name
+        return reply
+
+    def Step(self, request, context):  # type: ignore[no-untyped-def, override]
+        reply = super().Step(request, context)
+        for d in reply.decisions:
+            if self.field == "error" and request.step == 5:
+                d.error = BIG
+            elif self.field == "reason":
+                d.reason = BIG + str(request.step)  # every step a new decision: recorded each time
+        return reply
+
+
+@pytest.mark.parametrize("field", ["reason", "error", "build"])
+def test_a_huge_text_from_the_app_is_truncated_in_the_outcome_not_a_resource_error(served, field) -> None:
+    from tests.simulator.conftest import served_simulator
+
+    target = served(Verbose(field))
+    with served_simulator(SimulatorLimits()) as sim:
+        reply = sim.Execute(simulator_pb2.ExecuteRequest(spec=SPEC, app=target), timeout=120)
+    assert reply.ByteSize() < 1024 * 1024
+    texts = [d.reason for ds in (reply.outcome.md_decisions, reply.outcome.gt_decisions) for d in ds]
+    if field == "reason":
+        assert texts and all(len(t) <= 1100 and t.endswith("…(truncated)") for t in texts)
+        assert not reply.outcome.app_error
+    if field == "error":
+        assert "the app reported: xxx" in reply.outcome.app_error and "…(truncated)" in reply.outcome.app_error
+        assert len(reply.outcome.app_error) <= 4096  # one bounded error per rollout, with its place
+    if field == "build":
+        assert len(reply.app_build.name) <= 1100 and reply.app_build.name.endswith("…(truncated)")

@@ -105,6 +105,16 @@ class ApplicationUnderTest(Protocol):
     def close(self, session_ids: Sequence[str]) -> None: ...
 
 
+MAX_APP_TEXT_CHARS = 1024  # of a reason, error or build name an application hands back, as outcomes carry it
+TRUNCATED = "…(truncated)"
+
+
+def bounded_text(text: str, max_chars: int = MAX_APP_TEXT_CHARS) -> str:
+    """``text`` as an outcome carries it: at most ``max_chars`` of it, then ``…(truncated)`` when cut
+    (an application's 3 MB reason per decision would otherwise make every reply too big to send)."""
+    return text if len(text) <= max_chars else text[:max_chars] + TRUNCATED
+
+
 def decision_problem(dec: Any) -> str | None:
     """Why ``dec`` is outside the contract, or None when it is a valid decision."""
     if not isinstance(dec, Decision):

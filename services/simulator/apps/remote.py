@@ -41,6 +41,7 @@ from services.simulator.apps.contract import (
     AppFault,
     RawMessage,
     StepRow,
+    bounded_text,
 )
 from services.simulator.info import BelievedSignal, EEBLEvent, EgoInformation, Track
 
@@ -136,11 +137,11 @@ def decision_from_proto(msg: pb.AppDecision, app: Application, t_s: float) -> De
     """The app's answer for one row; its ``error`` or an unknown action is an :class:`AppFault`
     (the remaining contract checks are ``contract.decision_problem``'s, as for in-process apps)."""
     if msg.error:
-        return AppFault(f"the app reported: {msg.error}")
+        return AppFault(f"the app reported: {bounded_text(msg.error)}")
     action = _ACTION_FROM.get(msg.action)
     if action is None:
         return AppFault(f"decision outside the contract: unknown action {msg.action}")
-    return Decision(app, action, t_s, msg.reason,
+    return Decision(app, action, t_s, bounded_text(msg.reason),
                     target_speed_mps=msg.target_speed_mps if msg.HasField("target_speed_mps") else None,
                     brake_mps2=msg.brake_mps2, epoch=msg.epoch, after_epoch=msg.after_epoch, committed=msg.committed,
                     aoi_s=msg.aoi_s if msg.HasField("aoi_s") else None, info_valid=not msg.info_invalid)
@@ -198,7 +199,7 @@ class RemoteApp:
             raise Unavailable(f"application under test {target} does not answer Describe within "
                               f"{connect_timeout_s:g} s ({_code(exc)}); is it running?") from None
         b = reply.build
-        self._build = AppBuild(b.name or target, b.version, b.digest, target)
+        self._build = AppBuild(bounded_text(b.name or target), bounded_text(b.version), bounded_text(b.digest), target)
         self.applications = frozenset(application_from_proto(a) for a in reply.applications)
         self.input_mode = input_mode_from_proto(reply.input_mode)  # raw-message mode when it asks
         if reply.contract_version != CONTRACT_VERSION:
@@ -230,7 +231,8 @@ class RemoteApp:
             return [AppFault(f"Step answered {len(reply.decisions)} decisions for {len(rows)} rows")] * len(rows)
         apps = self._apps
         return [decision_from_proto(d, apps[r.session_id], t_s) if d.session_id in ("", r.session_id)
-                else AppFault(f"decision for session {d.session_id!r} in the place of {r.session_id!r}")
+                else AppFault(f"decision for session {bounded_text(d.session_id, 64)!r} in the place of "
+                              f"{r.session_id!r}")
                 for d, r in zip(reply.decisions, rows, strict=True)]
 
     def close(self, session_ids: Sequence[str]) -> None:
