@@ -1,27 +1,39 @@
 # LAST-V2X. `make run` does the main job on embedded defaults; `make test` runs the suite.
-# Both install what they need first (a venv in .venv, pinned by pyproject.toml).
+# Both install what they need first: a venv in .venv with exactly what requirements.lock pins.
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := dev,carla,retrieval,llm,recordings,k8s,plots,postgres,asn1,sumo,export,viz
+UV_VERSION := 0.13.9
+UV := .tools/uv/bin/uv
+LOCK := requirements.lock
 PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
-.PHONY: help setup browser run test lint protos protos-check bench bench-parse bench-parse-live chaos fuzz llm-live-test images deploy-check up down clean
+.PHONY: help setup lock browser run test lint protos protos-check bench bench-parse bench-parse-live chaos fuzz llm-live-test images deploy-check up down clean
 
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml Makefile
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+# uv, pinned, beside the project (not in the venv: it builds the venv).
+$(UV):
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --target .tools/uv uv==$(UV_VERSION)
+
+# A stale lock stops here, in one line, before the venv is touched. The project itself is installed
+# without build isolation, from the locked setuptools, so nothing unlocked is fetched.
+$(STAMP): pyproject.toml $(LOCK) Makefile | $(UV)
+	@$(PYTHON) scripts/lock.py --check
+	test -x $(PY) || $(UV) venv --quiet --python $(PYTHON) $(VENV)
+	$(UV) pip sync --quiet --python $(PY) --require-hashes $(LOCK)
+	$(UV) pip install --quiet --python $(PY) --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-setup: $(STAMP) ## venv + dependencies (+ generated stubs are committed in lastv2x/v1)
+setup: $(STAMP) ## venv with exactly requirements.lock's versions (uv pip sync); stubs are committed in lastv2x/v1
+
+lock: $(UV) ## re-resolve requirements.lock after a pyproject.toml edit (UPGRADE=1: newest admitted versions)
+	$(PYTHON) scripts/lock.py $(if $(UPGRADE),--upgrade)
 
 run: setup ## the main path on embedded defaults, printed as a table
 	$(PY) -m lastv2x_app.cli demo
@@ -46,11 +58,8 @@ lint: setup $(BUF) ## ruff, mypy on the core and the search service, buf lint
 protos: setup ## regenerate lastv2x/v1 stubs from protos/
 	$(PY) -m grpc_tools.protoc -I protos --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
 
-protos-check: setup ## fail when the committed stubs drift from protos/
-	@tmp=$$(mktemp -d); \
-	$(PY) -m grpc_tools.protoc -I protos --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTOS) && \
-	for f in $$tmp/lastv2x/v1/*; do cmp -s $$f lastv2x/v1/$$(basename $$f) || { echo "stub drift: lastv2x/v1/$$(basename $$f) (run make protos)"; rm -rf $$tmp; exit 1; }; done; \
-	rm -rf $$tmp; echo "stubs match protos"
+protos-check: setup ## fail when the committed stubs drift from protos/ (version stamps aside)
+	@$(PY) scripts/protos_check.py
 
 $(BUF):
 	mkdir -p .tools && cd .tools && npm install --silent --no-audit --no-fund @bufbuild/buf

@@ -5,7 +5,7 @@ import warnings
 
 from lastv2x.v1 import llm_pb2 as lastv2x_dot_v1_dot_llm__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.85.4'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 
