@@ -6,8 +6,9 @@ own hardening rules (non-root, read-only root fs, dropped capabilities, gRPC pro
 resource limits, a ``sizeLimit`` on every emptyDir, the carla sidecar's read-only root),
 least-privilege RBAC (``rbac_errors``), NetworkPolicies that allow exactly the calls of
 ``CALLS`` (``network_errors``) and secrets only as read-only mounted files, with TLS probes on the
-plaintext health port (``secret_errors``; every service has TLS and the token in ``TLS_OVERLAYS``).
-No API server is contacted.
+plaintext health port (``secret_errors``; every service has TLS and the token in ``TLS_OVERLAYS``),
+and the strap pod's settings against its limits (``strap_errors``: read budget <= 50 % of its
+memory limit, its store within its emptyDir). No API server is contacted.
 """
 
 from __future__ import annotations
@@ -31,6 +32,64 @@ def render(path: Path) -> list[dict]:
         raise SystemExit("kubectl not found: it renders kustomize offline (apt install kubectl)")
     out = subprocess.run([kubectl, "kustomize", str(path)], capture_output=True, text=True, check=True)
     return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+_UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "k": 10**3, "M": 10**6, "G": 10**9,
+          "T": 10**12}
+
+
+def parse_quantity(text: str | int) -> int:
+    """A Kubernetes memory / storage quantity in bytes ("1Gi", "512Mi", "1500M", "1024")."""
+    text = str(text).strip()
+    for unit, factor in _UNITS.items():
+        if text.endswith(unit) and text[: -len(unit)].replace(".", "", 1).isdigit():
+            return int(float(text[: -len(unit)]) * factor)
+    return int(text)
+
+
+HELD_SHARE_OF_MEMORY = 0.5  # the strap read budget (inflated bytes held at once) <= 50 % of the pod's memory limit
+STORE_SHARE_OF_DISK = 0.9  # quota + one upload <= 90 % of the store's emptyDir (the rest: SQLite index, WAL)
+IMAGE_STATE_DIR = "/tmp/lastv2x"  # LASTV2X_STATE_DIR in deploy/Dockerfile
+
+
+def strap_errors(objs: list[dict]) -> list[str]:
+    """The strap pod's read budget and store against its memory limit and emptyDir (issue 41),
+    with the settings the service itself reads (``services.strap.store.StrapConfig``)."""
+    if str(ROOT.parents[1]) not in sys.path:
+        sys.path.insert(0, str(ROOT.parents[1]))
+    from services.strap.store import StrapConfig
+
+    config_maps = {o["metadata"]["name"]: o.get("data", {}) for o in objs if o["kind"] == "ConfigMap"}
+    errs = []
+    for obj in objs:
+        if obj["kind"] != "Deployment" or obj["metadata"]["name"] != "lastv2x-strap":
+            continue
+        pod = obj["spec"]["template"]["spec"]
+        c = next(c for c in pod["containers"] if c["name"] == "strap")
+        env = {"LASTV2X_STATE_DIR": IMAGE_STATE_DIR}
+        for source in c.get("envFrom", []):
+            env.update(config_maps.get(source.get("configMapRef", {}).get("name", ""), {}))
+        env.update({e["name"]: e["value"] for e in c.get("env", []) if "value" in e})
+        config = StrapConfig.from_env(env)
+        memory = parse_quantity(c.get("resources", {}).get("limits", {}).get("memory", "0"))
+        if config.max_held_bytes > HELD_SHARE_OF_MEMORY * memory:
+            errs.append(f"lastv2x-strap: LASTV2X_STRAP_MAX_HELD_BYTES = {config.max_held_bytes} is over 50 % of the "
+                        f"memory limit {memory}: lower it or raise the limit")
+        if config.max_chunk_bytes > config.max_held_bytes:
+            errs.append("lastv2x-strap: LASTV2X_STRAP_MAX_CHUNK_BYTES is over LASTV2X_STRAP_MAX_HELD_BYTES")
+        store = str(config.store_dir)
+        mounts = [m for m in c.get("volumeMounts", []) if store == m["mountPath"]
+                  or store.startswith(m["mountPath"].rstrip("/") + "/")]
+        mount = max(mounts, key=lambda m: len(m["mountPath"]), default=None)
+        volume = next((v for v in pod.get("volumes", []) if mount and v["name"] == mount["name"]), None)
+        if volume is None or "emptyDir" not in volume:
+            continue  # a persistent volume: sized by its claim
+        size_limit = parse_quantity((volume["emptyDir"] or {}).get("sizeLimit", "0"))
+        if config.quota_bytes + config.max_bytes > STORE_SHARE_OF_DISK * size_limit:
+            errs.append(f"lastv2x-strap: LASTV2X_STRAP_QUOTA_BYTES = {config.quota_bytes} + LASTV2X_STRAP_MAX_BYTES "
+                        f"= {config.max_bytes} (the store's disk) is over 90 % of emptyDir {volume['name']!r} "
+                        f"sizeLimit {size_limit}: filling the store would evict the pod")
+    return errs
 
 
 def hardening_errors(obj: dict) -> list[str]:
@@ -239,7 +298,7 @@ def main() -> int:
     for overlay in OVERLAYS:
         objs = render(ROOT / overlay)
         errs = [e for o in objs for e in hardening_errors(o) + secret_errors(o, overlay in TLS_OVERLAYS)] + \
-            rbac_errors(objs) + network_errors(objs)
+            rbac_errors(objs) + network_errors(objs) + strap_errors(objs)
         if have_validator:
             import kubernetes_validate
 

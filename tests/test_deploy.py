@@ -179,3 +179,22 @@ def test_tls_overlay_mounts_the_secrets_read_only_and_probes_the_health_port() -
     plain = [o for o in _rendered("overlays/campaign") if o["kind"] == "Deployment"]
     assert all(check.secret_errors(d) == [] for d in plain)
     assert any("LASTV2X_TLS_CERT_FILE not set" in e for e in check.secret_errors(plain[0], require_tls=True))
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (renders kustomize offline) not installed")
+def test_strap_memory_and_disk_settings_fit_the_pod() -> None:
+    """Issue 41: the strap pod's read budget is at most half its memory limit, its store's quota fits
+    the emptyDir it lives on (else filling the store evicts the pod and loses the index)."""
+    check = _check_module()
+    for overlay in ("overlays/local", "overlays/campaign", "overlays/campaign-tls"):
+        assert check.strap_errors(_rendered(overlay)) == [], overlay
+    objs = _rendered("overlays/campaign")
+    strap = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "lastv2x-strap")
+    container = strap["spec"]["template"]["spec"]["containers"][0]
+    container["resources"]["limits"]["memory"] = "768Mi"  # the default held budget (512 MiB) no longer fits
+    assert any("LASTV2X_STRAP_MAX_HELD_BYTES" in e and "50 %" in e for e in check.strap_errors(objs))
+    container["resources"]["limits"]["memory"] = "1Gi"
+    container["env"] = [e for e in container["env"] if e["name"] != "LASTV2X_STRAP_QUOTA_BYTES"]
+    errs = check.strap_errors(objs)  # the 16 GiB default quota on a 4Gi emptyDir
+    assert any("LASTV2X_STRAP_QUOTA_BYTES" in e and "sizeLimit" in e for e in errs), errs
+    assert check.parse_quantity("4Gi") == 4 << 30 and check.parse_quantity("1500M") == 1_500_000_000

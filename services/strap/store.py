@@ -65,6 +65,7 @@ _INT_SETTINGS = {"max_bytes": "LASTV2X_STRAP_MAX_BYTES",
                  "max_decompressed_bytes": "LASTV2X_STRAP_MAX_DECOMPRESSED_BYTES",
                  "max_messages": "LASTV2X_STRAP_MAX_MESSAGES",
                  "max_chunk_bytes": "LASTV2X_STRAP_MAX_CHUNK_BYTES",
+                 "max_held_bytes": "LASTV2X_STRAP_MAX_HELD_BYTES",
                  "quota_bytes": "LASTV2X_STRAP_QUOTA_BYTES"}
 
 
@@ -72,11 +73,14 @@ _INT_SETTINGS = {"max_bytes": "LASTV2X_STRAP_MAX_BYTES",
 class StrapConfig:
     """The STRaP service's settings, read once in ``main`` (``from_env``).
 
-    The read limits bound what one recording may inflate while it is read (issue 16):
-    ``max_chunk_bytes`` is memory (one chunk is inflated whole; 1/16 of the pod's limit),
-    ``max_decompressed_bytes`` and ``max_messages`` are the work of one pass (2x the pod's
-    limit in bytes; 4 M messages, ~1 h of 10 channels at 100 Hz, at ~250 B of pipeline state
-    each a pod limit's worth).
+    The read limits bound what one recording may inflate while it is read (issues 16, 41):
+    ``max_held_bytes`` and ``max_chunk_bytes`` are memory, derived from the pod's memory limit
+    (:data:`POD_MEMORY_BYTES`) by one rule, checked against the manifests by ``deploy/check.py``:
+    inflated bytes held at once across chunks <= 50 % of it (the rest is the interpreter,
+    decoded messages and the gRPC buffers), one chunk 1/16 of it; ``max_decompressed_bytes``
+    and ``max_messages`` are the work of one pass, not memory (2x the pod's limit in bytes;
+    4 M messages, ~1 h of 10 channels at 100 Hz, at ~250 B of pipeline state each a pod
+    limit's worth).
     """
 
     store_dir: Path = Path(".lastv2x/strap")  # recordings and their staging directory
@@ -84,11 +88,12 @@ class StrapConfig:
     max_decompressed_bytes: int = 2 * POD_MEMORY_BYTES  # per recording, after decompression
     max_messages: int = 4_000_000  # per recording
     max_chunk_bytes: int = POD_MEMORY_BYTES // 16  # one chunk, after decompression
+    max_held_bytes: int = POD_MEMORY_BYTES // 2  # inflated bytes held at once, across chunks
     quota_bytes: int = 16 * 1024 * 1024 * 1024  # all stored recordings together
 
     @property
     def limits(self) -> ReadLimits:
-        return ReadLimits(self.max_decompressed_bytes, self.max_messages, self.max_chunk_bytes)
+        return ReadLimits(self.max_decompressed_bytes, self.max_messages, self.max_chunk_bytes, self.max_held_bytes)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> StrapConfig:
@@ -139,6 +144,7 @@ class StrapStore:
     _recordings: dict[str, RecordingInfo] = field(default_factory=dict)
     _reductions: dict[tuple, tuple[FrameTable, Reduction]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _staged_bytes: int = 0  # bytes of uploads being staged now (they are on the store's disk too)
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -182,15 +188,32 @@ class StrapStore:
         with self._lock:
             return sum(info.size_bytes for info in self._recordings.values())
 
-    def _check_quota(self, name: str, size: int, rec_id: str | None = None) -> None:
-        """Raise when ``size`` more bytes would pass the quota (call under the lock)."""
+    def _check_quota(self, name: str, size: int, rec_id: str | None = None, staged: int = 0) -> None:
+        """Raise when ``size`` more bytes would pass the quota with what is stored and ``staged``
+        (other uploads' staging files), call under the lock."""
         if rec_id is not None and rec_id in self._recordings:
             return  # the same bytes again: one recording, nothing added
         stored = sum(info.size_bytes for info in self._recordings.values())
-        if stored + size > self.quota_bytes:
+        if stored + staged + size > self.quota_bytes:
             raise ResourceExhausted(f"recording {name!r} ({size} bytes or more) would pass the store's quota "
                                     f"quota_bytes = {self.quota_bytes} (LASTV2X_STRAP_QUOTA_BYTES; {stored} "
-                                    "bytes stored); nothing was stored")
+                                    f"bytes stored, {staged} being uploaded); nothing was stored")
+
+    def _stage(self, name: str, size: int, n: int) -> None:
+        """Count ``n`` more staged bytes of an upload now at ``size`` bytes. The store's disk holds
+        at most ``quota_bytes + max_bytes`` (what ``deploy/check.py`` fits in the pod's emptyDir):
+        the recordings, and staging files of uploads in progress (one alone always fits; the exact
+        quota check, where the same content stored again adds nothing, is at publish)."""
+        with self._lock:
+            stored = sum(info.size_bytes for info in self._recordings.values())
+            others = self._staged_bytes - size
+            if stored + others + size + n > self.quota_bytes + self.max_bytes:
+                raise ResourceExhausted(
+                    f"recording {name!r} ({size + n} bytes or more) does not fit beside {stored} bytes stored and "
+                    f"{others} being uploaded: the store holds quota_bytes = {self.quota_bytes} "
+                    f"(LASTV2X_STRAP_QUOTA_BYTES) plus one upload of max_bytes = {self.max_bytes} "
+                    "(LASTV2X_STRAP_MAX_BYTES); nothing was stored, retry when the other uploads are done")
+            self._staged_bytes += n
 
     def ingest_chunks(self, name: str, chunks: Iterable[bytes], channel_map: str = "") -> RecordingInfo:
         """Store a complete, readable recording; ``channel_map`` (built-in name or inline JSON)
@@ -205,13 +228,11 @@ class StrapStore:
         try:
             with open(tmp, "wb") as fh:
                 for chunk in chunks:
-                    size += len(chunk)
-                    if size > self.max_bytes:
+                    if size + len(chunk) > self.max_bytes:
                         raise ResourceExhausted(f"recording {name!r} exceeds the cap of {self.max_bytes} bytes "
-                                                f"(at byte {size}); nothing was stored")
-                    if size > self.quota_bytes:  # exact check (stored bytes, same content) at publish
-                        with self._lock:
-                            self._check_quota(name, size)
+                                                f"(at byte {size + len(chunk)}); nothing was stored")
+                    self._stage(name, size, len(chunk))  # exact check (same content stored) at publish
+                    size += len(chunk)
                     digest.update(chunk)
                     fh.write(chunk)
             info = self._inspect(tmp, name, size, digest.hexdigest()[:16])
@@ -220,7 +241,7 @@ class StrapStore:
             info = RecordingInfo(**{**info.__dict__, "path": final, "channel_map": channel_map,
                                     "map_name": map_name, "warnings": warnings})
             with self._lock:
-                self._check_quota(name, size, info.id)
+                self._check_quota(name, size, info.id, staged=self._staged_bytes - size)
                 os.replace(tmp, final)  # then the index: a crash between the two leaves a file swept at start
                 self._db.execute("INSERT OR REPLACE INTO recordings (id, name, format, file, channels, start_ns, "
                                  "end_ns, size_bytes, channel_map) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -230,6 +251,8 @@ class StrapStore:
                 self._recordings[info.id] = info
             return info
         finally:
+            with self._lock:
+                self._staged_bytes -= size
             if tmp.exists():
                 tmp.unlink()
 

@@ -98,22 +98,27 @@ class ReadLimits:
 
     ``max_decompressed_bytes``: chunk/message bytes after decompression, whole recording;
     ``max_messages``: messages, whole recording (all channels, selected or not, where the
-    container mixes them); ``max_chunk_bytes``: one chunk inflated in memory at once.
+    container mixes them); ``max_chunk_bytes``: one chunk inflated in memory at once;
+    ``max_held_bytes``: inflated bytes held at once, across chunks (a reader that merges chunks
+    overlapping in time, or reorders messages, holds several: issue 41's many-chunk bomb).
     """
 
     max_decompressed_bytes: int = 2 << 30
     max_messages: int = 4_000_000
     max_chunk_bytes: int = 64 << 20
+    max_held_bytes: int = 512 << 20
 
 
-UNLIMITED = ReadLimits(1 << 62, 1 << 62, 1 << 62)
+UNLIMITED = ReadLimits(1 << 62, 1 << 62, 1 << 62, 1 << 62)
 
 
 class ReadBudget:
     """What one pass has inflated so far; raises :class:`RecordingLimitError` past a limit.
 
     Backends charge as they stream: a chunk's declared size before inflating it
-    (:meth:`chunk_room`), its real size after, and every message as it is parsed.
+    (:meth:`chunk_room`), its real size after, and every message as it is parsed. What they
+    keep after a step (an inflated chunk a merge still reads, messages in a reorder window) they
+    :meth:`hold` until they :meth:`release` it: ``held_bytes`` is what the pass holds now.
     """
 
     def __init__(self, limits: ReadLimits, path: Path) -> None:
@@ -121,6 +126,7 @@ class ReadBudget:
         self.path = path
         self.bytes = 0
         self.messages = 0
+        self.held_bytes = 0
 
     def chunk_room(self, declared: int) -> int:
         """Bytes a chunk that declares ``declared`` may inflate to (raises when it cannot fit)."""
@@ -128,7 +134,22 @@ class ReadBudget:
             raise RecordingLimitError(self.path, "max_chunk_bytes", self.limits.max_chunk_bytes,
                                       f"a chunk of {declared} decompressed bytes")
         self._check_bytes(self.bytes + declared, f"{self.bytes + declared} decompressed bytes")
+        self._check_held(2 * declared)  # while it inflates, its pieces and the joined bytes are both alive
         return min(self.limits.max_chunk_bytes, self.limits.max_decompressed_bytes - self.bytes)
+
+    def hold(self, n: int) -> None:
+        """``n`` more inflated bytes kept in memory (refused past ``max_held_bytes``)."""
+        self._check_held(n)
+        self.held_bytes += n
+
+    def release(self, n: int) -> None:
+        self.held_bytes = max(0, self.held_bytes - n)
+
+    def _check_held(self, more: int) -> None:
+        if self.held_bytes + more > self.limits.max_held_bytes:
+            raise RecordingLimitError(self.path, "max_held_bytes", self.limits.max_held_bytes,
+                                      f"{self.held_bytes + more} decompressed bytes held at once "
+                                      f"({self.held_bytes} already held)")
 
     def charge_bytes(self, n: int) -> None:
         self.bytes += n

@@ -123,16 +123,21 @@ def _message_at(data: bytes, pos: int) -> Message:
 
 
 def _sorted_chunk(f, path: Path, ci, wanted, budget: ReadBudget):
-    """Messages (time-sorted, stable) of the chunk indexed by ``ci``."""
+    """Messages (time-sorted, stable) of the chunk indexed by ``ci``; the chunk is held (budget) until
+    its last message is out: a merge of chunks overlapping in time holds several."""
     import numpy as np
 
     f.seek(ci.chunk_start_offset + 1 + 8)
     data = _inflate(Chunk.read(ReadDataStream(f)), budget, path, ci.chunk_start_offset)
-    times, starts = _scan_chunk(data, wanted, budget, path, ci.chunk_start_offset)
-    order = np.argsort(times, kind="stable") if len(times) > 1 and (np.diff(times.astype(np.int64)) < 0).any() \
-        else range(len(times))
-    for i in order:
-        yield int(times[i]), _message_at(data, int(starts[i]))
+    budget.hold(len(data))
+    try:
+        times, starts = _scan_chunk(data, wanted, budget, path, ci.chunk_start_offset)
+        order = np.argsort(times, kind="stable") if len(times) > 1 and \
+            (np.diff(times.astype(np.int64)) < 0).any() else range(len(times))
+        for i in order:
+            yield int(times[i]), _message_at(data, int(starts[i]))
+    finally:
+        budget.release(len(data))
 
 
 def disjoint_chunks(summary, wanted: set[int] | None) -> list | None:
@@ -276,9 +281,13 @@ def iter_unindexed(f, path: Path, budget: ReadBudget, topics: list[str] | None,
             yield from _resolve(record, schemas, chans, topics, path)
         elif isinstance(record, Chunk):
             data = _inflate(record, budget, path, f.tell())
-            _times, starts = _scan_chunk(data, None, budget, path, f.tell(), schemas, chans)
-            for pos in starts:
-                yield from _resolve(_message_at(data, int(pos)), schemas, chans, topics, path)
+            budget.hold(len(data))
+            try:
+                _times, starts = _scan_chunk(data, None, budget, path, f.tell(), schemas, chans)
+                for pos in starts:
+                    yield from _resolve(_message_at(data, int(pos)), schemas, chans, topics, path)
+            finally:
+                budget.release(len(data))
 
 
 def _resolve(message: Message, schemas, chans, topics, path: Path):

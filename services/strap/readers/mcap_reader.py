@@ -58,7 +58,7 @@ from ..errors import (
     UnsupportedEncodingError,
     UnsupportedRecordingError,
 )
-from .base import Batch, ChannelInfo, RawSchema, RecordedMessage, Recording
+from .base import Batch, ChannelInfo, RawSchema, ReadBudget, RecordedMessage, Recording
 from .decoders import (
     Decoder,
     RosTypeDecoders,
@@ -232,7 +232,7 @@ class McapRecording(Recording):
         elif summary is not None and summary.statistics is not None and not summary.statistics.message_count:
             raw = iter(())  # indexed, no messages
         else:
-            raw = _reorder(iter_unindexed(f, path, budget, topics, {}, {}))
+            raw = _reorder(iter_unindexed(f, path, budget, topics, {}, {}), budget)
         return self._guard(idx, f, raw)
 
     def _iter_disjoint(self, idx: int, f, chunks: list) -> Iterator[RecordedMessage]:
@@ -377,12 +377,21 @@ def _chunks_disjoint(summary) -> bool:
     return bool(idx) and all(a.message_end_time <= b.message_start_time for a, b in zip(idx, idx[1:], strict=False))
 
 
-def _reorder(items: Iterator[tuple[Any, Any, Any]]) -> Iterator[tuple[Any, Any, Any]]:
-    """Bounded-memory reordering of (schema, channel, message) by ``log_time``."""
+def _reorder(items: Iterator[tuple[Any, Any, Any]], budget: ReadBudget) -> Iterator[tuple[Any, Any, Any]]:
+    """Bounded-memory reordering of (schema, channel, message) by ``log_time``: at most
+    :data:`REORDER_WINDOW` messages, whose payloads the budget holds while they wait."""
     heap: list[tuple[int, int, tuple[Any, Any, Any]]] = []
-    for seq, item in enumerate(items):
-        heapq.heappush(heap, (item[2].log_time, seq, item))
-        if len(heap) > REORDER_WINDOW:
-            yield heapq.heappop(heap)[2]
-    while heap:
-        yield heapq.heappop(heap)[2]
+    try:
+        for seq, item in enumerate(items):
+            budget.hold(len(item[2].data))
+            heapq.heappush(heap, (item[2].log_time, seq, item))
+            if len(heap) > REORDER_WINDOW:
+                out = heapq.heappop(heap)[2]
+                budget.release(len(out[2].data))
+                yield out
+        while heap:
+            out = heapq.heappop(heap)[2]
+            budget.release(len(out[2].data))
+            yield out
+    finally:
+        budget.release(sum(len(item[2].data) for _t, _s, item in heap))
