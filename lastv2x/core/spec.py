@@ -12,6 +12,7 @@ seconds of scenario time from t = 0 unless a field says otherwise.
 from __future__ import annotations
 
 import json
+import math
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -344,7 +345,11 @@ def violations_from(exc: ValidationError, prefix: str = "") -> list[FieldViolati
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if p not in ("function-after",))
         path = _path(loc)
-        out.append(FieldViolation(f"{prefix}{path}" if prefix else path, err["msg"], _hint(err)))
+        msg, hint = err["msg"], _hint(err)
+        value = err.get("input")
+        if isinstance(value, float) and not math.isfinite(value):  # NaN is not "more than 40": it is no number
+            msg, hint = f"{value} is not a finite number", f"use a finite number{'; ' + hint if hint else ''}"
+        out.append(FieldViolation(f"{prefix}{path}" if prefix else path, msg, hint))
     return out
 
 
