@@ -45,12 +45,15 @@ _NONE: frozenset[FaultOperator] = frozenset()  # described, but no operator expr
 
 # (family, pattern, needs a communication context in the clause)
 _CUES: tuple[tuple[frozenset[FaultOperator], str, bool], ...] = (
-    (_NONE, r"\bduplicat\w*|out of order|re-?order\w*|(scal|multipl)\w* by|factor of|\b(doubled|halved|tripled)\b",
-     True),
+    (_NONE, r"\bduplicat\w*|out of order|re-?order\w*|(scal|multipl)\w* by|factor of|\b(doubled|halved|tripled)\b"
+            r"|\b(arriv\w*|sent|received|delivered|comes?|shows? up) twice\b|\b(two|2|extra) copies\b", True),
+    # messages that were never sent (injection): no operator adds messages
+    (_NONE, r"\bfake (\w+ ){0,2}(alerts?|messages?|warnings?|events?|broadcasts?|bsms?|packets?|spats?)\b|\binject\w*"
+            r"|\bphantom\b|\bghost (vehicles?|cars?|messages?)", False),
     # the corruption word binds to the nearest field: no other field noun may stand between them
     (_NONE, r"\b(heading|direction|acceleration|brake status|yaw)\b(?:(?!\b(?:position|location|coordinates|speed"
             r"|velocity|timestamp|phase|countdown|timing)\b)[^.;]){0,40}\b(flip\w*|revers\w*|invert\w*|"
-            r"wrong|corrupt\w*|off|garbl\w*)|\b(flip\w*|revers\w*|invert\w*|corrupt\w*) (the |its |their )?"
+            r"wrong|corrupt\w*|off|garbl\w*|backwards?|mirrored)|\b(flip\w*|revers\w*|invert\w*|corrupt\w*) (the |its |their )?"
             r"(heading|direction|acceleration)", False),
     (_LOSS, r"\b(lost|los(e|es|ing)|loss|drop(s|ped|ping)?|discard\w*|missing|vanish\w*|disappear\w*|blocked"
             r"|jamm?\w*|outage|blackout|erased)\b", True),
@@ -58,6 +61,9 @@ _CUES: tuple[tuple[frozenset[FaultOperator], str, bool], ...] = (
     (_LOSS, r"\b(never|not|don'?t|doesn'?t|fails? to|stops?|stopped|cease\w*) (\w+ ){0,2}?(arriv\w*|reach\w*"
             r"|com(e|es|ing)( in| through)?|get(s|ting)? through|received|heard)\b|\bno (\w+ ){0,2}(messages?|data"
             r"|information|updates?|bsms?|spats?)\b (at all|from|reach|arriv)", False),
+    (_LOSS, r"\b(says|sends|transmits|broadcasts) nothing\b|\bnone of\b[^.;]{0,60}?\b(reach\w*|arriv\w*|gets? through"
+            r"|makes? it)\b|\b(do|does|did)(n'?t| not) make it\b|\bstops? getting through\b", False),
+    (_LOSS, r"\b(switched|turned|powered|shut) (off|down)\b|\b(go|goes|gone|went|going) (dark|offline)\b", True),
     (_LOSS, r"\b(silent|quiet|mute[sd]?|silenced|suppress\w*)\b|\b(never|not|stops?|stopped|ceases?|doesn'?t)"
             r" (\w+ ){0,1}(transmit\w*|broadcast\w*|send\w*)\b", False),
     (_FROZEN, r"\bfr(ee|o)z\w*|\bstuck\b|stops? updating|(repeat|replay|re-?send|keep\w* sending)\w* (\w+ ){0,2}"
@@ -88,7 +94,7 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b", _F)
 _NOT_COMM = re.compile(r"\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
-                       r"|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
+                       r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
                        r"|car)s?\b", _F)
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand)(?<!phase),?\s+\b(?:and(?! a half)|but"
                      r"|while(?! it('s| is)\b)|whereas|plus|also|then|on top of that|(?:before|after|prior to) th(?:at|is)"
@@ -127,6 +133,20 @@ class Clause:
 def clauses(text: str) -> list[tuple[str, str]]:
     """(clause, its sentence) pairs."""
     return [(c.text, sentence) for c, sentence in _split(text)]
+
+
+def read_clauses(text: str) -> list[Clause]:
+    """The clauses as :func:`detect` reads them (the parser's one-edit typo corrections applied)."""
+    return [c for c, _ in _split(correct_typos(text))]
+
+
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.|'(?=[a-z]))*)'" + r'|"((?:[^"\\]|\\.)*)"')
+
+
+def quoted_clause(finding: Finding) -> str:
+    """The clause a ``parser.unparsed_fault`` finding quotes (its first quoted string; "" when none)."""
+    m = _QUOTED.search(finding.message)
+    return (m.group(1) if m.group(1) is not None else m.group(2)) if m else ""
 
 
 def _split(text: str) -> list[tuple[Clause, str]]:
@@ -234,4 +254,5 @@ def problems(found: Sequence[Finding]) -> list[dict[str, object]]:
                      "keeping the faults already there"} for f in found]
 
 
-__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "findings", "problems", "unparsed"]
+__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "findings", "problems", "quoted_clause", "read_clauses",
+           "unparsed"]

@@ -30,7 +30,7 @@ from typing import Any
 from lastv2x.core.catalogue import APPLICATIONS, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import signal_required
-from lastv2x.core.spec import AgentRole, JunctionKind
+from lastv2x.core.spec import AgentRole, JunctionKind, SignalPlan
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
@@ -132,7 +132,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
 _DOMAIN = (r"\b(vehicles?|cars?|trucks?|traffic|intersections?|junctions?|roads?|signals?|lights?|v2x|driv\w+"
            r"|approach\w*|ego|lanes?|turn\w*|brak\w*|collision|warning|speed|stop\w*|town|map|corridor|lead"
            r"|highway|motorway|street|crash\w*|rear|crossing|platoon|queue|bus|van|motorcycle"
-           r"|rsu|obu|scenario|spats?|bsms?|mapmsg|eebl|glosa|rlvw|fcw|ima|lta)\b")
+           r"|rsu|obu|scenario|spats?|bsms?|mapmsg|eebl|glosa|rlvw|fcw|ima|lta|green[- ]wave|speed advi\w*|timing)\b")
 
 
 def _script_of(text: str) -> tuple[str | None, float]:
@@ -331,8 +331,12 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
             lead["kind"] = "hard_brake"
             p.note("lead.behaviour hard_brake (EEBL needs a braking lead)")
         if "at_time_s" not in lead:
-            lead["at_time_s"] = 4.0
-            p.note("lead.behaviour.at_time_s 4.0 s (default)")
+            # "the lead brakes at 6 s": the braking time, left free for a fault anchored to it ("goes quiet as it
+            # brakes at 4 s")
+            stated = p.has(r"\bbrak\w* (?:at|after) (?:t ?= ?)?" + Q("time"))
+            lead["at_time_s"] = p.q(stated).value if stated else 4.0
+            p.note(f"lead.behaviour.at_time_s {lead['at_time_s']:g} s " + (f"from {clean(stated.group(0))!r}" if stated
+                                                                          else "(default)"))
     cross_role = "opposing" if app is Application.LTA else "cross"
     if p.has(lx.RED_RUNNER) and (app in (Application.IMA, Application.LTA) or "cross" in agents):
         role = "cross" if "cross" in agents or app is Application.IMA else cross_role
@@ -573,7 +577,7 @@ def _scenario_duration(p: ParseState) -> float | None:
                     Q("time") + r" (?:long )?(?:scenario|run|simulation|test)\b",
                     r"(?:simulate|run) (?:it |for )?" + Q("time")):
         m = p.has(pattern)
-        if m and p.free(m):
+        if m and p.free(m) and not p.has(r"\binto the $", p.t[max(0, m.start() - 9):m.start()]):
             value = p.use(m, "duration_s")
             p.note(f"duration_s {value} from {m.group(0)!r}")
             return value
@@ -592,7 +596,23 @@ def _signal_plan(p: ParseState) -> dict[str, Any]:
                 out[key] = p.use(m, f"signal.{key}")
                 p.note(f"signal.{key} {out[key]}")
                 break
+    _signal_event_time(p, out)
     return out
+
+
+def _signal_event_time(p: ParseState, out: dict[str, Any]) -> None:
+    """ "The light turns amber at 6 s": the plan's phase offset that puts that onset at that time (the
+    fixed-time plan's green starts at t = -offset_s, amber green_s later, red amber_s after that)."""
+    m = p.has(r"(?:light|signal|lamp)s? (?:turns|changes to|goes|switches to|is) (?P<ph>amber|yellow|red|green) at "
+              r"(?:t ?= ?)?" + Q("time"))
+    if not m or not p.free(m):
+        return
+    plan = SignalPlan()
+    green, amber, cycle = (out.get(k, getattr(plan, k)) for k in ("green_s", "amber_s", "cycle_s"))
+    onset = {"green": 0.0, "amber": green, "yellow": green, "red": green + amber}
+    at = p.use(m, "signal.offset_s")
+    out["offset_s"] = round((onset[m.group("ph")] - at) % cycle, 3)
+    p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r}")
 
 
 def _arrivals(p: ParseState, app: Application, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
@@ -602,6 +622,7 @@ def _arrivals(p: ParseState, app: Application, roles: list[Mention], agents: dic
          + r" (?P<rel>after|before|later than|earlier than|ahead of|behind)", None),
         (Q("time") + r" (?P<rel>after|before|later than|earlier than|ahead of|behind) the ego", None),
         (r"(?:at the same time|simultaneously|together) (?:as|with)", 0.0),
+        (Q("time") + r" (?P<rel>gap|headway)\b", None),  # "a 3 second gap": the agent arrives that much later
     )
     for pattern, fixed in rules:
         for m in p.finditer(pattern):
@@ -613,6 +634,8 @@ def _arrivals(p: ParseState, app: Application, roles: list[Mention], agents: dic
                 continue
             if fixed is None:
                 rel = m.group("rel")
+                if rel in ("gap", "headway") and app not in (Application.IMA, Application.LTA):
+                    continue  # FCW's "2 s headway" is a following distance, not an arrival
                 value = p.use(m, f"{role}.arrival_offset_s")
                 value = -value if rel in ("before", "earlier than", "ahead of") else value
             else:

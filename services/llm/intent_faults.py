@@ -17,6 +17,7 @@ from typing import Any
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, STREAMS, Application, Stream
 from lastv2x.core.spec import MAX_FAULTS, AnchorEvent, FaultOperator
 from lastv2x.core.verifier import Finding, Severity
+from services.llm import fault_cues
 from services.llm import lexicon as lx
 from services.llm.intent_text import (
     BAR,
@@ -57,6 +58,7 @@ _STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|;"
 
 
 _FALSE_CUES = rx(r"drop\w* (its |the |their )?speed|los\w* control|stuck (in|behind)|too late|late to"
+                  r"|late (yellow|amber|red|green)s?\b"
                   r"|(signal|phase|cycle) offset|offset of the signal|relay\w* (the )?spat"
                   r"|(does not|doesn't|never|won't) (brake|stop)")
 
@@ -114,11 +116,15 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
     if not faults:
         return []
     streams = _stream_mentions(p)
+    unreadable: list[FaultDraft] = []
     for f in faults:
         _fault_stream(p, app, f, faults, streams)
         _fault_sender(p, app, f, faults, roles, agents)
         if f.operator == lx.SEMANTIC:
             refined = _refine(p, f)
+            if refined is None:  # never a default fault for one the intent does not say (issue 31)
+                unreadable.append(f)
+                continue
             f.operator = refined
             f.notes.append(f"generic corruption {f.cue!r} refined to {refined.value}")
         op = FaultOperator(f.operator)
@@ -142,6 +148,14 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             else:
                 f.target_phase = "green"
                 f.notes.append("target_phase green (default: a false green)")
+    for f in unreadable:
+        faults.remove(f)
+        clause = clean(p.n.sentence(f.sentence)).strip(" .;!?")
+        p.note(f"fault cue {f.cue!r}: no field or quantity says what is wrong; no fault built")
+        p.findings.append(Finding(fault_cues.CHECK, Severity.WARNING,
+                                  f"the intent asks for a fault the parser cannot build: {clause!r} (cue {f.cue!r}: "
+                                  f"no reported field or quantity says what is wrong on {f.stream.value if f.stream else 'the stream'}"
+                                  f"); the spec runs without it", ("faults",)))
     _anchors(p, app, faults)
     _durations(p, faults)
     return faults
@@ -192,7 +206,10 @@ def _fault_stream(p: ParseState, app: Application, f: FaultDraft, faults: list[F
     f.notes.append(f"stream {f.stream.value}: the first stream {app.value} consumes")
 
 
-def _refine(p: ParseState, f: FaultDraft) -> FaultOperator:
+def _refine(p: ParseState, f: FaultDraft) -> FaultOperator | None:
+    """The operator a generic corruption cue ("corrupted", "wrong", "spoofed") means, from a field word or
+    the kind of the quantity after it; on SPaT the phase and on MAP the association when neither is said;
+    None on a vehicle stream with neither (position or speed? the parser does not guess)."""
     s = p.n.sentence(f.sentence)
     for op, pattern in lx.FIELD_REFINEMENT:
         if op is FaultOperator.SPAT_PHASE_CORRUPT and f.stream is not Stream.SPAT:
@@ -210,7 +227,7 @@ def _refine(p: ParseState, f: FaultDraft) -> FaultOperator:
     if q and q.group("kind") == "time":
         return FaultOperator.SPAT_COUNTDOWN_OFFSET if f.stream is Stream.SPAT else FaultOperator.TIMESTAMP_OFFSET
     return {Stream.SPAT: FaultOperator.SPAT_PHASE_CORRUPT, Stream.MAP: FaultOperator.MAP_MISASSOCIATION}.get(
-        f.stream or Stream.BSM, FaultOperator.BSM_POSITION_OFFSET)
+        f.stream or Stream.BSM)
 
 
 def _default_sender(app: Application, stream: Stream | None, agents: dict[str, dict[str, Any]]) -> str:
@@ -305,11 +322,12 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
          lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
         (r"(?:at|on|upon|with) (?:the )?(?:onset|start|beginning) of (?:the )?" + _PHASE,
          lambda m: sig(m.group("ph"), 0.0)),
-        (r"(?:when|as|once) (?:the )?(?:light|signal|traffic light) (?:turns|changes to|goes|switches to) " + _PHASE,
+        (r"(?:when|as|once|the moment|as soon as) (?:the )?(?:light|signal|traffic light|lamp) (?:turns|changes to|goes"
+         r"|switches to) " + _PHASE,
          lambda m: sig(m.group("ph"), 0.0)),
         (r"(?:when|as|once) " + _PHASE + r" (?:begins|starts|comes on)", lambda m: sig(m.group("ph"), 0.0)),
         (r"\b" + _PHASE + r" onset\b", lambda m: sig(m.group("ph"), 0.0)),
-        (r"during (?:the )?" + _PHASE + r"(?: phase| interval| light)?", lambda m: sig(m.group("ph"), 0.5)),
+        (r"during (?:the )?(?:whole |entire |full )?" + _PHASE + r"(?: phase| interval| light)?", lambda m: sig(m.group("ph"), 0.5)),
         (Q("dist") + r" (?:before|from|ahead of|short of|upstream of|prior to|out from|in front of) (?:the )?" + BAR,
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
         (Q("time") + r" (?P<rel>before|after|prior to) " + _DECISION,
@@ -321,16 +339,18 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:moment|instant|time|point|when|as) (?:the ego|the car|the driver|it|the vehicle) (?:has to|must|needs to"
          r"|is about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
-        (r"(?:after|once|when|though|since) (?:it|the light|the signal)(?: has| had)? (?:already )?(?:turned|changed to"
+        (r"(?:after|once|when|while|though|since) (?:it|the light|the signal)(?: has| had)? (?:already |in fact "
+         r"|actually )*(?:turned|changed to"
          r"|gone|switched to|changed from \w+ to) " + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),
-        (r"(?:once|when|as) " + _PHASE + r" (?:begins|starts|comes on|is shown)", lambda m: sig(m.group("ph"), 0.0)),
+        (r"(?:once|when|as|the moment|as soon as) " + _PHASE + r" (?:begins|starts|comes on|is shown)",
+         lambda m: sig(m.group("ph"), 0.0)),
         (Q("time") + r" before " + _REACH,
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
         (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
         (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
          + r"(?! (?:before|after|prior|into|of|delay|late))",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
-        (Q("time") + r" into the (?:scenario|run|simulation|test)",
+        (Q("time") + r" into the (?:scenario|run|simulation|test|drive|trip|journey|approach|episode)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
     ]
     for pattern, build in rules:
@@ -348,16 +368,23 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
                                f"{clean(m.group(0))!r}")
 
 
+# "for about two seconds", "for roughly 3 s": an approximate duration is still the duration
+_ABOUT = r"(?:(?:about|roughly|around|approximately|approx\.?|nearly|almost|some|up to|just over|just under|over|under"\
+         r"|a little over|a bit over|at least|at most|maybe|perhaps|circa|ca\.) )?"
+
+
 def _durations(p: ParseState, faults: list[FaultDraft]) -> None:
     for pattern in (r"(?:for|lasting|over|during) (?:a |an |the )?(?:period of |window of |span of |duration of "
-                    r"|burst of |total of )?" + Q("time"),
-                    Q("time") + r" (?:long|window|episode|burst|outage|blackout|period|gap|silence)",
+                    r"|burst of |total of )?(?:the (?:first|next|last|final) )?" + _ABOUT + Q("time"),
+                    Q("time") + r" (?:long|window|episode|burst|outage|blackout|period|gap|silence)\b",
                     r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
                     r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time")):
         for m in p.finditer(pattern):
             owner = _owner(faults, p, m.start())
             if owner is None or owner.duration_s is not None or not p.free(m):
                 continue
+            if rx(r" (?:longer|shorter|more|less|extra|too)\b").match(p.t, m.end()):
+                continue  # "amber will last 2 s longer": a countdown offset, not the fault's duration
             value = p.use(m, "duration")
             if pattern.startswith("(?:until"):
                 start = (owner.anchor or {}).get("offset_s", 0.0) if (owner.anchor or {}).get(
@@ -368,10 +395,9 @@ def _durations(p: ParseState, faults: list[FaultDraft]) -> None:
                 owner.notes.append(f"duration {value:g} s from {clean(m.group(0))!r}")
 
 
-_MAG_KIND = {
-    FaultOperator.DELAY: "time", FaultOperator.TIMESTAMP_OFFSET: "time", FaultOperator.SPAT_COUNTDOWN_OFFSET: "time",
-    FaultOperator.BSM_POSITION_OFFSET: "dist", FaultOperator.BSM_SPEED_OFFSET: "speed",
-}
+# the quantity kind of each operator's magnitude, from the catalogue's unit ("" = no magnitude)
+_MAG_KIND = {FaultOperator(o.name): {"s": "time", "m": "dist", "m/s": "speed"}[o.magnitude_unit]
+             for o in FAULT_OPERATORS.values() if o.magnitude_unit}
 
 
 def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:

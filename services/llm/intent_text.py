@@ -105,6 +105,7 @@ def _ratios(t: str) -> str:
 
 
 _WORD = re.compile(r"[a-z]{4,}")
+_LOWER_WORD = re.compile(r"(?<![A-Za-z])[a-z]{4,}(?![A-Za-z])")  # a whole lower-case word ("Forward" stays)
 
 
 def _known_words() -> frozenset[str]:
@@ -160,7 +161,7 @@ def correct_typos(t: str) -> str:
             cands = {c for c in cands if c[-1] == w[-1]}
         return next(iter(cands)) if len(cands) == 1 else w
 
-    return _WORD.sub(fix, t)
+    return _LOWER_WORD.sub(fix, t)
 
 
 def normalize(text: str) -> Normalized:
@@ -177,12 +178,17 @@ def normalize(text: str) -> Normalized:
 
     t = re.sub(r"\btown\s*0*\d{1,2}\s*(hd)?\b|\b(signalized_4way|t_junction|urban_canyon)\b", _map, t)
     t = correct_typos(t)
+    t = re.sub(r"\btime[- ]stamp", "timestamp", t)  # "time stamps", "time-stamped"
     t = re.sub(r"\bhalf (a|one) (second|sec)\b", "0.5 s", t)
-    t = re.sub(r"\b(a|one) quarter of (a|one) (second|sec)\b", "0.25 s", t)
+    t = re.sub(r"\b(a|one) quarter (of )?(a |one )?(second|sec)\b", "0.25 s", t)
+    t = re.sub(r"\bthree quarters (of )?(a |one )?(second|sec)\b", "0.75 s", t)
+    t = re.sub(r"\b(a|one) (full|whole|single) (second|sec)\b", "1 s", t)
+    t = re.sub(r"\ba couple (of )?(?=(seconds|secs|metres|meters|messages|packets|updates|broadcasts|frames)\b)", "2 ", t)
     t = re.sub(r"\b(by|for|about|roughly|around|than|of|over|nearly|almost) (a|one) (second|sec)\b", r"\1 1 s", t)
     t = re.sub(r"\ba (second|sec)\b(?= (late|behind|old|stale|early|earlier|later|off|delay|lag|in the past))", "1 s", t)
     t = _NUMBER_SEQUENCE.sub(lambda m: _number_value(m.group(0)), t)
     t = re.sub(r"\b(\d+) point (\d+)\b", r"\1.\2", t)
+    t = re.sub(r"\b(?:plus|\+) ?(?=\d)", "+", t)  # "off by plus 4 s": a signed quantity
     t = re.sub(r"\b(\d+) and a half\b", lambda m: f"{int(m.group(1))}.5", t)
     t = re.sub(r"(\d),(\d{3})\b", r"\1\2", t)
     t = _ratios(t)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from lastv2x.core.catalogue import APPLICATIONS, Application, Stream
+from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, Application, Stream
 from lastv2x.core.spec import AgentRole, AnchorEvent, FaultOperator
 
 A = Application
@@ -31,7 +31,8 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     (A.IMA, r"\bima\b|intersection movement( assist)?|intersection assist", 10),
     (A.LTA, r"\blta\b|left[- ]turn assist", 10),
     # RLVW descriptions
-    (A.RLVW, r"\bred[- ]light\b(?![- ]runners?\b)|signal violation|\bruns? (a |the )?red\b|running (a |the )?red\b", 3),
+    (A.RLVW, r"\bred[- ]light\b(?![- ]runners?\b)|signal violation|\bruns? (a |the )?red\b|running[- ](a[- ]|the[- ])?red\b",
+     3),
     (A.RLVW, r"dilemma zone|(stop|brake) (or|vs\.?|versus) (go|proceed)|whether (to )?(stop|brake)", 3),
     (A.RLVW, r"(light|signal)s? (ahead |is |are )?(about to )?(turns?|turning|changes?|changing|goes|going|go|switch\w*) "
              r"(to )?(amber|yellow|red)|\bred (entry|violation)|about to (turn|change|go)( to)? (red|amber|yellow)", 3),
@@ -57,6 +58,7 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     (A.GLOSA, r"rsu (chain|relay)|relay\w* (the )?spat|spat (is )?relay", 2),
     # FCW descriptions
     (A.FCW, r"rear[- ]end|collision warning|tailgat\w*|time[- ]to[- ]collision|\bttc\b", 3),
+    (A.FCW, r"\b(front|forward|frontal)[- ](crash|collision|impact)", 4),
     (A.FCW, r"clos\w* (in )?(fast |quickly |rapidly )?on|follow\w* (\w+ ){0,3}?(too )?close|following distance"
             r"|safe distance", 3),
     (A.FCW, r"(slow(er)?|slow-moving|stopped|stationary|crawling|stalled|broken-down|decelerating) "
@@ -66,16 +68,21 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     (A.FCW, r"(car|vehicle|truck) (ahead|in front) (slows|decelerates|brakes)", 1),
     (A.FCW, r"\bahead\b|in front", 1),
     # EEBL descriptions
-    (A.EEBL, r"emergency[- ]brak\w*|hard[- ]brak\w*|brak\w* (hard|sharply|heavily|abruptly)|brake lights?", 3),
+    (A.EEBL, r"emergency[- ]brak\w*|hard[- ]brak\w*|brak\w* (hard|sharply|heavily|abruptly)|brake[- ]lights?", 3),
+    (A.EEBL, r"(sudden|hard|emergency)[- ]brak\w* (alert|warning|notice)|brak\w* (alert|notice)", 3),
     (A.EEBL, r"(several|multiple|two|three|few|\d) (cars|vehicles) ahead|brak\w* event", 3),
     (A.EEBL, r"hidden|obscured|out of sight|line of sight|can(no|')t see|not visible|invisible", 3),
     (A.EEBL, r"rebroadcast\w*|relay (vehicle|car)|\brelay\b(?! spat)|platoon", 3),
     # IMA descriptions
     (A.IMA, r"cross(ing)?[- ]traffic|(crossing|cross) (vehicle|car|truck)|perpendicular", 3),
+    (A.IMA, r"\b(junction |intersection )?crossing[- ](assist|path|conflict|collision|warning|alert)|cross[- ]path"
+            r"|side[- ](traffic|car|vehicle)s?\b", 4),
+    (A.IMA, r"\b(crossing|cross[- ]path|cross[- ]traffic|junction) collision (warning|alert)", 10),
     (A.IMA, r"from the (left|right|side)( street| road)?|from (its|the ego's|our) (left|right)|side[- ](street|road)", 3),
     (A.IMA, r"at (nearly |about |roughly |almost )?the same time", 3),
     (A.IMA, r"blind (intersection|junction|corner)|t-bone|broadside|side[- ]impact|angle collision", 3),
-    (A.IMA, r"stop[- ]sign|unsignali[sz]ed|uncontrolled|all-way stop|two-way stop|red[- ]light runners?\b", 3),
+    (A.IMA, r"stop[- ]sign|unsignali[sz]ed|unsignall?ed|uncontrolled|all-way stop|two-way stop|red[- ]light runners?\b",
+     3),
     # LTA descriptions
     (A.LTA, r"left[- ]turn\w*|turn\w* left|unprotected left|makes? a left|oncoming|opposing (traffic|vehicle|car|lane)"
             r"|opposite direction|(coming|from) the other way", 3),
@@ -103,13 +110,17 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
     (Stream.SPAT, r"\bspats?\b|signal phase and timing|phase[- ]and[- ]timing|signal[- ]timing|\bcountdown\b"
                   r"|(signal|traffic[- ]light|light's|light|signal's|phase) (feed|broadcasts?|messages?|data|updates?"
                   r"|information|info|packets?|frames?|timing)|timing (information|info|messages?|data|feed)"
-                  r"|(knowledge|information|info|data) (of|about) the (traffic )?(light|signal)"),
+                  r"|(knowledge|information|info|data) (of|about) the (traffic )?(light|signal)"
+                  r"|(signal|light|lamp|traffic[- ]light)[- ](status|state)|light[- ]timing|timing (packets?|updates?"
+                  r"|broadcasts?)"),
     (Stream.MAP, r"\bmapmsg\b|\bmap ?data\b|\bmap (messages?|feed|broadcasts?|updates?)\b|lane (topology|map)"
                  r"|intersection (geometry|topology) (messages?|data)"),
     (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?)\b"
                   r"|(brake|braking) (warning|event|alert)s?|hard[- ]braking (events?|messages?|warnings?|alerts?)"
                   r"|emergency[- ]brak\w* (messages?|warnings?|events?|alerts?)|\bdenms?\b|event flags?"
-                  r"|(brake|braking) (notifications?|messages?|position|location)|event messages?"),
+                  r"|(brake|braking) (notifications?|messages?|position|location)|event messages?"
+                  r"|(hazard|hard[- ]stop|danger) (alerts?|warnings?|messages?|notices?|notifications?)"
+                  r"|braking (car|vehicle)'s (alerts?|warnings?)"),
     (Stream.BSM, r"\bbsms?\b|basic safety messages?|(position|status|safety) (broadcasts?|beacons?|messages?)"
                  r"|heartbeats?|\bcams?\b|v2v (messages?|broadcasts?)|\bbeacons?\b"),
 )
@@ -117,7 +128,8 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
 COMM_CONTEXT = (r"\b(spats?|bsms?|mapmsg|map ?data|eebl|denms?|messages?|packets?|feeds?|broadcasts?|data|updates?"
                 r"|v2x|information|transmissions?|beacons?|heartbeats?|timestamps?|countdown|warnings?|alerts?"
                 r"|signal phase|phase and timing|reception|radio|learns?|knows?|knowledge|hears?|told|sees?|thinks?"
-                r"|believes?|claims?|reports?|reported|notifications?|timing|frames?|info|stamped)\b")
+                r"|believes?|claims?|reports?|reported|notifications?|timing|frames?|info|stamped|tells?|says"
+                r"|(digital|lane) map|map of the (junction|intersection))\b")
 
 # ── fault operators ────────────────────────────────────────────────────────
 # (operator, pattern, needs communication context in the sentence, priority)
@@ -133,6 +145,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.FREEZE, r"\bfr(ee|o)z\w*|\bstuck\b|stop(s|ped)? updating|\bhangs?\b"
                            r"|keeps? (repeating|re-?sending|broadcasting|sending) the (same|last|old)"
                            r"|repeat\w* the (same|last|old)|replay\w* (the )?(same|old|last)", False, 7),
+    (FaultOperator.FREEZE, r"(messages?|broadcasts?|data|feeds?|updates?|info\w*|spats?|bsms?) (\w+ )?stall\w*"
+                           r"|stops? changing|(never|no longer) changes\b|\bunchanged\b|keeps? (its|their|the) "
+                           r"(first|initial|old|last|same|previous) (content|contents|payload|values?|state|data)"
+                           r"|repeat\w* (\w+ ){0,2}?(stale|old|same|last|previous|identical)\b", True, 7),
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdowns? (is |are |runs? )?(<q\d+:time> )?(off|wrong|early|late|shifted|offset|skewed"
                                           r"|ahead|behind|in error)|(shift|offset|skew)\w* (the )?(spat )?countdown"
                                           r"|countdown (offset|error|shift|skew)|end[- ]times? (is |are )?(shifted|off|wrong)"
@@ -148,7 +164,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                      r"(reported )?speed|speed (offset|error|bias)|misreport\w* (its |the |their )?speed",
      False, 6),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"(reports?|shows?|claims?|broadcasts?|says|advertises|displays) (a |an )?"
-                                       r"(false |wrong |fake )?(green|red|amber|yellow)|(false|fake|spoofed) (green|red|amber"
+                                       r"(false |wrong |fake )?(green|red|amber|yellow)(?! (will|would|is going to) "
+                                       r"|('s|s)? (lasts?|ends?|remains?|time|countdown)\b)|(false|fake|spoofed) (green|red|amber"
                                        r"|yellow)|(phases?|spat)\w* (is |are )?(corrupt\w*|falsif\w*|flipped|spoofed|wrong"
                                        r"|inverted)|corrupt\w* (the )?(spat )?phase|wrong phase", False, 6),
     (FaultOperator.TIMESTAMP_OFFSET, r"\bstale\b|backdat\w*|outdated|timestamps?\b[^.;]{0,30}?\b(in the past|old|behind"
@@ -169,7 +186,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                     r"|sending|broadcasting)\b|no longer (sends|transmits|broadcasts)", False, 8),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(?P<shown>green|red|amber|yellow)\b( light)?( in the (messages?|broadcasts?"
                                        r"|spat|data))?[^.;]{0,30}?\b(when|while|although|though|after|but|despite)\b "
-                                       r"(it|the light|the signal|the phase)('s| is| has| was)? ?(actually |really |still "
+                                       r"(it|the (traffic )?(lights?|lamp|signal( head)?|phase))('s| is| has| was)? ?(actually |really |still "
                                        r"|already |in fact )*((has )?(turned|changed|gone|switched)( to)? )?(green|red"
                                        r"|amber|yellow)\b|(sees?|shows?|showing|keeps? \w+ing|reporting|saying) (a |an )?"
                                        r"(?P<shown2>green|red|amber|yellow)( light| phase)? in the (messages?|broadcasts?"
@@ -194,6 +211,36 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                          r" |v2x )?(information|messages|data|updates)( at all)?\b|\bdrop out\b", False, 4),
     (FaultOperator.DROP, r"vanish\w*|disappear\w*|\bblocked\b|never (make it|get) (to|through)", True, 4),
     (FaultOperator.DELAY, r"\blag\w*|show(s)? up|after (they|it) should|come in|arriv\w* <q\d+:time>", True, 4),
+    # campaign wording (issue 31): paraphrases a test engineer writes without our vocabulary
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(links?|linked|linking|ties|tied|assigns?|assigned|puts?|associates?"
+                                       r"|associated|points?|pointing|maps?|mapped)\b[^.;]{0,40}?\b(to|with|under|at) "
+                                       r"(the |a )?(light|signal|signal head|head|group|signal group|phase)s? (of|for) "
+                                       r"(the |a )?(cross|crossing|other|neighbou?r\w*|adjacent|side|opposing|wrong)\b"
+                                       r"|\b(to|with|under|at) (the |a )?(cross[- ]street|cross[- ]road|side[- ]street"
+                                       r"|neighbou?r\w*|adjacent|other|another) ?(lane|approach|street|road)?('s|s')? "
+                                       r"(signal|light|head|group)", False, 9),
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(on|in|to|into|for|with) the wrong (lane|approach)\b", True, 9),
+    (FaultOperator.SUPPRESS_SENDER, r"\bnone of\b[^.;]{0,60}?\b(reach\w*|arriv\w*|gets? through|makes? it|(is|are) "
+                                    r"(received|heard))\b", False, 8),
+    (FaultOperator.SUPPRESS_SENDER, r"\b(says|sends|transmits|broadcasts) nothing\b", False, 8),
+    (FaultOperator.SUPPRESS_SENDER, r"\b(switched|turned|powered|shut) (off|down)\b|\b(go|goes|gone|went|going) "
+                                    r"(dark|offline)\b", True, 8),
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(reported|shown|given|broadcast|sent|displayed|announced|told) as (a |an )?"
+                                       r"(green|red|amber|yellow)\b", True, 7),
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdown|time[- ]to[- ](change|red|green)|remaining[- ]time|time[- ](left"
+                                          r"|remaining|until|till|to)[- ]\w+|how long (green|amber|red|yellow) (remains"
+                                          r"|lasts|is left|will last))\b[^.;]{0,50}?\b(inflated|overstated|understated"
+                                          r"|exaggerated|cut short|shortened|lengthened|padded|deflated|overestimated"
+                                          r"|underestimated|too long|too short) by <q\d+:time>", False, 6),
+    (FaultOperator.BSM_POSITION_OFFSET, r"\b(positions?|locations?|spot|place)\b[^.;]{0,25}?<q\d+:dist> (back|behind"
+                                        r"|ahead|further|farther|closer|nearer|off|away|forward|short|out)\b", False, 6),
+    (FaultOperator.BSM_SPEED_OFFSET, r"\b(under|over)-?(stat|estimat)\w* (its |the |their )?(own )?speed", False, 6),
+    (FaultOperator.DROP, r"stop(s|ped)? getting (through|in)\b|(don'?t|do not|doesn'?t|does not|never|fails? to) "
+                         r"make it\b|(messages?|broadcasts?|data|feeds?|updates?|info\w*|packets?|stream)('s)? "
+                         r"stops?\b(?! (updating|changing|sending|transmitting|broadcasting))", False, 4),
+    (FaultOperator.DELAY, r"\bheld up\b|\bhold-?ups?\b|\bholds? up\b", True, 4),
+    (FaultOperator.DELAY, r"\btakes? <q\d+:time> to (reach|arrive|get|come)|<q\d+:time> after (it|they) (was|were|is"
+                          r"|are|has been|have been) (sent|transmitted|broadcast)", False, 4),
     (SEMANTIC, r"corrupt\w*|falsif\w*|spoof\w*|tamper\w*|misreport\w*", False, 3),
     (SEMANTIC, r"\bwrong\b|incorrect\w*|\boff by\b|\berrors?\b|\boffset\b|\bshifted\b|\bbias\w*|\berroneous\b"
                r"|\bskew\w*|displac\w*", True, 3),
@@ -202,19 +249,16 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
 # Field words that refine a generic corruption cue.
 FIELD_REFINEMENT: tuple[tuple[FaultOperator, str], ...] = (
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdown|end[- ]times?|timer|time[- ]to[- ]change|remaining (green )?time"),
+    (FaultOperator.TIMESTAMP_OFFSET, r"\btimestamps?\b|\bclocks?\b"),
     (FaultOperator.BSM_POSITION_OFFSET, r"positions?|locations?|gps|coordinates"),
     (FaultOperator.BSM_SPEED_OFFSET, r"\bspeeds?\b|velocity"),
     (FaultOperator.MAP_MISASSOCIATION, r"signal group|lane association"),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\bphases?\b|\bgreen\b|\bred\b|\bamber\b|\byellow\b"),
 )
 
-OPERATOR_STREAM = {
-    FaultOperator.SPAT_PHASE_CORRUPT: Stream.SPAT,
-    FaultOperator.SPAT_COUNTDOWN_OFFSET: Stream.SPAT,
-    FaultOperator.MAP_MISASSOCIATION: Stream.MAP,
-    FaultOperator.BSM_POSITION_OFFSET: Stream.BSM,
-    FaultOperator.BSM_SPEED_OFFSET: Stream.BSM,
-}
+# The stream an operator implies: the first of the streams the catalogue lets it target, for operators
+# that cannot act on every stream (the catalogue is the one home of operator facts).
+OPERATOR_STREAM = {FaultOperator(o.name): o.streams[0] for o in FAULT_OPERATORS.values() if set(o.streams) != set(Stream)}
 
 NEGATIVE_SIGN = {
     FaultOperator.SPAT_COUNTDOWN_OFFSET: r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b",
@@ -263,7 +307,7 @@ URBAN_CANYON = (r"urban canyon|downtown|high[- ]rise|tall buildings|skyscrapers|
                 r"|dense urban|(between|among|surrounded by) buildings|buildings? block\w*")
 FOUR_WAY = r"\bcrossroads?\b|4[- ]leg\w*"
 N_WAY = r"\b(\d+)[- ]?(way|leg|legged|arm|armed)\b(?! stop)"
-UNSIGNALIZED = (r"unsignali[sz]ed|uncontrolled|stop[- ]signs?|all[- ]way stop|two[- ]way stop"
+UNSIGNALIZED = (r"unsignali[sz]ed|unsignall?ed|uncontrolled|stop[- ]signs?|all[- ]way stop|two[- ]way stop"
                 r"|no (traffic )?(lights?|signals?)|without (a |any )?(traffic )?(lights?|signals?)")
 SIGNALIZED = r"(?<!un)signali[sz]ed|traffic (lights?|signals?)|\bspat\b|\bamber\b|\bred onset|\bgreen onset"
 BUSY = (r"\bbusy\b|heavy traffic|dense traffic|congest\w*|rush[- ]hour|peak[- ]hour|lots of traffic|crowded"
@@ -289,7 +333,7 @@ NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x )?(faults?|err
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*"
-              r"|slams? on (the |its )?brakes|(hard|sudden|emergency|panic) stop")
+              r"|slams? on (the |its )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)")
 RED_RUNNER = r"red[- ]light runn\w*|runs? (the|a) (red|stop sign|light|signal)|running (the|a) (red|stop sign)"
 NO_YIELD = r"(does not|doesn't|fails? to|won't|never|refuses? to) yield|\bno[- ]yield\b|ignores the right of way"
 YIELD = r"\byields?\b|gives way"
@@ -374,7 +418,7 @@ COMMON_WORDS = frozenset(
     "very want wants well went were whether whole whom will within would write your yours since check checks "
     "runs ran rider riders ride rides drive drives driver drivers still wait waits waiting watch reading fine "
     "route routes rural urban city town towns north south east west plan plans place model mode rain snow night "
-    "fog wet dry open opens hold holds roll rolls blow blows went gets give gives gave pass passes passed "
+    "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
     "along alongside case cases sense moment moments ends ending ended begins begin began starts start started".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first

@@ -20,6 +20,11 @@ fault the spec does not contain becomes a ``parser.unparsed_fault`` WARNING nami
 clause (``ParseResult.unparsed``). An LLM backend is first asked once more for the
 missing fault while attempts remain (the offline grammar is deterministic, so it is not);
 the best answer is returned with the finding if the fault never comes.
+
+No silent quantity (issue 31): each quantity with a unit in the intent must also be in the answer (a
+fault's field where its clause asks for a fault), else ``services.llm.quantity_guard`` reports its clause
+as a ``parser.unparsed_fault`` too. ``ParseResult.unparsed_clauses`` gives the clauses as quoted: what a
+campaign names when it stops on a partial parse.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import signal_required
 from lastv2x.core.spec import JunctionKind, ScenarioSpec, parse_spec
 from lastv2x.core.verifier import Finding, Repair, Severity, VerificationReport, verify
-from services.llm import fault_cues
+from services.llm import fault_cues, quantity_guard
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
 from services.llm.backends import (
@@ -87,13 +92,30 @@ class ParseResult:
 
     @property
     def unparsed(self) -> tuple[Finding, ...]:
-        """Clauses asking for a fault the spec does not contain (``parser.unparsed_fault``)."""
+        """Clauses asking for a fault, or holding a quantity, the spec does not contain (``parser.unparsed_fault``)."""
         return tuple(f for f in self.findings if f.check == fault_cues.CHECK)
+
+    @property
+    def unparsed_clauses(self) -> tuple[str, ...]:
+        """The clauses of :attr:`unparsed`, as quoted (what a campaign names when it stops on a partial parse)."""
+        return tuple(fault_cues.quoted_clause(f) for f in self.unparsed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"spec": self.spec.model_dump(mode="json"), "attempts_used": self.attempts_used,
                 "findings": [f.to_dict() for f in self.findings], "backend": self.backend,
                 "notes": list(self.notes)}
+
+
+def _dedupe(observed: Sequence[Finding], missing: Sequence[Finding]) -> list[Finding]:
+    """The guard's findings less those whose clause a backend's own ``parser.unparsed_fault`` finding
+    already quotes (the offline grammar reports a fault it recognised but could not build)."""
+    quoted = [fault_cues.quoted_clause(f).lower() for f in observed if f.check == fault_cues.CHECK]
+    out = []
+    for f in missing:
+        clause = fault_cues.quoted_clause(f).lower()
+        if not any(q and clause and (clause in q or q in clause) for q in quoted):
+            out.append(f)
+    return out
 
 
 def _violation_dicts(exc: InvalidArgument) -> list[dict[str, Any]]:
@@ -189,8 +211,10 @@ class LlmRoles:
             errors = [f for f in findings if f.severity is Severity.ERROR]
             problems = [f.to_dict() for f in errors]
             if not errors:
-                missing = fault_cues.findings(text, [f.operator.value for f in spec.faults],
-                                               [f.stream.value for f in spec.faults])
+                missing = _dedupe(observed, fault_cues.findings(text, [f.operator.value for f in spec.faults],
+                                                                [f.stream.value for f in spec.faults]))
+                answers = [h.data for h in history] + [data]
+                missing += quantity_guard.findings(text, answers, list(observed) + missing)
                 result = ParseResult(spec, attempt, tuple(observed) + tuple(missing) + findings, self.backend.name,
                                      tuple(notes), tuple(history) + (AttemptRecord(attempt, (), reply.notes, data),),
                                      report.decision_epoch_s, report.stop_bar_s)

@@ -1,0 +1,155 @@
+"""The no-silent-quantity guard: every quantity with a unit in an intent is in the spec, or reported.
+
+Issue 31: wording the parser has not seen lost a fault with no warning; the only trace was a
+note "unused quantity '2 seconds'". Whatever backend answered, each quantity with a unit
+("for about two seconds", "50 %", "15 km/h faster", "a run of 15 messages") is looked up
+among the values of the answer (every attempt's answer, so a verifier's deliberate repair
+does not count as a loss):
+
+* in a clause that asks for a fault (``fault_cues.detect``), the value must be one of a
+  fault's fields: magnitude, duration, probability, burst count, anchor offset or distance
+  (or an anchor offset plus a duration: "until t = 10 s");
+* in any other clause, the value must be somewhere in the answer (a speed, a gap, a range).
+
+A quantity found nowhere becomes a ``parser.unparsed_fault`` WARNING quoting its clause and
+the quantity, one per clause, exactly as a fault clause without a fault does: the spec is
+returned, ``lastv2x parse`` exits non-zero unless ``--allow-partial``, and a campaign stops
+the scenario (the clause is in ``ParseResult.unparsed``). Values are compared by magnitude
+(the sign is the parser's reading of "lower", "before") within 2 %.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from lastv2x.core.spec import SignalPlan
+from lastv2x.core.verifier import Finding, Severity
+from services.llm import fault_cues
+from services.llm.intent_text import Quantity, normalize
+
+CHECK = fault_cues.CHECK
+TOLERANCE = 0.02
+_FAULT_FIELDS = ("magnitude", "duration_s", "probability", "burst_count")
+_ANCHOR_FIELDS = ("offset_s", "distance_m")
+_NOT_VALUES = frozenset({"seed", "spec_version", "intent", "name", "id"})
+
+
+def _numbers(value: Any, key: str = "") -> Iterable[float]:
+    if key in _NOT_VALUES or isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        yield float(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _numbers(v, str(k))
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _numbers(v, key)
+
+
+def _fault_numbers(fault: dict[str, Any]) -> Iterable[float]:
+    for key in _FAULT_FIELDS:
+        if isinstance(fault.get(key), int | float):
+            yield float(fault[key])
+    anchor = fault.get("anchor") if isinstance(fault.get("anchor"), dict) else {}
+    for key in _ANCHOR_FIELDS:
+        if isinstance(anchor.get(key), int | float):
+            yield float(anchor[key])
+    if isinstance(anchor.get("offset_s"), int | float) and isinstance(fault.get("duration_s"), int | float):
+        yield float(anchor["offset_s"]) + float(fault["duration_s"])  # "from t = 4 s until t = 10 s"
+
+
+def _signal_times(data: dict[str, Any]) -> Iterable[float]:
+    """The first onsets of green, amber and red the answer's fixed-time plan implies ("amber at 6 s" is an
+    offset of the plan)."""
+    plan = data.get("signal") if isinstance(data.get("signal"), dict) else {}
+    try:
+        p = SignalPlan.model_validate(plan)
+    except ValidationError:
+        return
+    for onset in (0.0, p.green_s, p.green_s + p.amber_s):
+        yield (onset - p.offset_s) % p.cycle_s
+
+
+def values(answers: Sequence[dict[str, Any] | None]) -> tuple[list[float], list[float]]:
+    """(fault values, every value) of the answers."""
+    faults: list[float] = []
+    everything: list[float] = []
+    for data in answers:
+        if not isinstance(data, dict):
+            continue
+        everything.extend(_numbers(data))
+        everything.extend(_signal_times(data))
+        for fault in data.get("faults") or ():
+            if isinstance(fault, dict):
+                faults.extend(_fault_numbers(fault))
+    return faults, everything
+
+
+def _bound(q: Quantity, pool: Sequence[float]) -> bool:
+    return any(abs(abs(v) - abs(q.value)) <= TOLERANCE * abs(q.value) + 1e-6 for v in pool)
+
+
+# A clause's parts: a fault's own words end at a comma or where another subject begins ("RLVW at 60 km/h
+# where 12 SPaT packets are lost", "stale BSMs, with the lead braking hard at 3 s").
+_PART = re.compile(r",\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+", re.IGNORECASE)
+
+
+def _fault_part(clause: str, cue: str) -> tuple[int, int]:
+    """The span of the part of ``clause`` holding the fault cue (the whole clause if the cue is not found)."""
+    at = clause.lower().find(cue.lower())
+    if at < 0:
+        return 0, len(clause)
+    start, end = 0, len(clause)
+    for m in _PART.finditer(clause):
+        if m.end() <= at:
+            start = m.end()
+        elif m.start() >= at + len(cue):
+            end = m.start()
+            break
+    return start, end
+
+
+def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[str, list[Quantity], bool]]:
+    """(clause, its quantities found nowhere they belong, whether one of them is a fault's) for each clause
+    with any, in order. A quantity in the part of a clause that asks for a fault must be a fault's value;
+    any other quantity must be somewhere in the answers."""
+    faults, everything = values(answers)
+    asks = {c.text: c.cue for c in fault_cues.detect(text)}
+    out = []
+    for clause in fault_cues.read_clauses(text):
+        part = _fault_part(clause.text, asks[clause.text]) if clause.text in asks else (0, 0)
+        lost, fault = [], False
+        for segment, own in ((clause.text[:part[0]], False), (clause.text[part[0]:part[1]], True),
+                             (clause.text[part[1]:], False)):
+            missing = [q for q in normalize(segment).quantities if not _bound(q, faults if own else everything)]
+            lost += missing
+            fault |= own and bool(missing)
+        if lost:
+            out.append((clause.text, lost, fault))
+    return out
+
+
+def findings(text: str, answers: Sequence[dict[str, Any] | None],
+             already: Sequence[Finding] = ()) -> list[Finding]:
+    """One ``parser.unparsed_fault`` WARNING per clause holding a quantity the answers do not contain
+    (none for a clause an ``already`` finding quotes)."""
+    quoted = [fault_cues.quoted_clause(f).lower() for f in already if f.check == CHECK]
+    out = []
+    for clause, lost, fault in unbound(text, answers):
+        low = clause.lower()
+        if any(q and (low in q or q in low) for q in quoted):
+            continue
+        raws = ", ".join(repr(q.raw) for q in lost)
+        what = "no fault field" if fault else "no field of the spec"
+        out.append(Finding(CHECK, Severity.WARNING,
+                           f"the intent asks for something the spec does not contain: {clause!r} (quantity {raws} "
+                           f"is bound to {what}); the spec runs without it", ("faults",)))
+    return out
+
+
+__all__ = ["CHECK", "findings", "unbound", "values"]
