@@ -70,6 +70,9 @@ _CUES: tuple[tuple[frozenset[FaultOperator], str, bool], ...] = (
               r"(same|old|last|stale)", False),
     (_STALE, r"\b(stale|outdated|out of date|old|older|backdated|in the past)\b", True),
     (_LATE, r"\b(late|later|early|earlier|delay\w*|latency|lag\w*|behind|held back|after (they|it) should)\b", True),
+    # the lane map pointing the ego's lane at some other signal group, in whatever words
+    (_WRONG, r"\bmap\b[^.;]{0,60}\b(lane|approach)\w*\b[^.;]{0,40}\b(to|with|under|onto|at) [^.;]{0,40}\b(group|head"
+             r"|signal|light|arrow)('s|s)?\b", False),
     (_WRONG, r"\bmis-?associat\w*|wrong (signal |lane )?(group|head|signal|lane|phase|association)|scrambl\w*"
              r"|garbl\w*|links? (\w+ ){0,3}to the wrong", False),
     (_WRONG, r"\b(wrong|incorrect\w*|off|offset|shift\w*|skew\w*|bias\w*|error\w*|erroneous|false|fake|spoof\w*"
@@ -90,9 +93,10 @@ _CONTEXT = re.compile(
     r"|appearing|reads|sees|thinks|believes|told|learns|receives?|received|v2v|v2x|radio|warnings?|alerts?"
     r"|notifications?|events?|gps|position|location|speed|heading|coordinates|time-to-change|remaining"
     r"|green will|association|mapping)\b", _F)
-_HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|ok|perfect|clean)\b|\bno (faults?"
+_HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|ok|perfect|clean)\b|\b(radios?"
+                      r"|communications?|comms|v2x|messages?|links?) (fine|ok|healthy|working|nominal|clean)\b|\bno (faults?"
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b", _F)
-_NOT_COMM = re.compile(r"\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
+_NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b|\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
                        r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
                        r"|car)s?\b", _F)

@@ -156,10 +156,19 @@ def test_campaign_set_shape() -> None:
     assert not others & {r["text"].lower() for r in rows}  # kept apart from the other sets
 
 
-def test_campaign_bench_meets_its_targets(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench_parse_campaign.main(["--check"]) == 0
+@pytest.mark.parametrize("path", [bench_parse_campaign.DATA, bench_parse_campaign.FRESH])
+def test_campaign_bench_meets_its_targets(path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_parse_campaign.main(["--check", "--data", str(path)]) == 0
     out = capsys.readouterr().out
     assert "silent drops          0 " in out and "substitutions         0 " in out
+
+
+def test_a_misassociation_in_new_words_is_reported_and_healthy_radios_are_not() -> None:
+    res = ROLES.parse_intent("Red-light warning where the lane map sends our lane's signal to the left-turn arrow's "
+                             "group.", 3)
+    assert res.spec.faults or res.unparsed
+    res = ROLES.parse_intent("Crossing assist on a quiet junction, radios fine, the side car arriving 2 s after us.", 3)
+    assert res.spec.faults == () and not res.unparsed
 
 
 def test_quantities_are_read_from_campaign_wording() -> None:
