@@ -74,7 +74,8 @@ CROSS_SERVICE: dict[tuple[str, str], str] = {
 # Service modules that may speak gRPC besides every servicer.py and __main__.py (gRPC clients).
 GRPC_CLIENTS = {"services.grounding.remote_planner": "the scene planner over gRPC (LASTV2X_LLM_TARGET)",
                 "services.search.remote": "the llm, grounding and simulator services over gRPC (search targets)",
-                "services.simulator.apps.remote": "a team's application under test over gRPC (--app grpc://host:port)"}
+                "services.simulator.apps.remote": "a team's application under test over gRPC (--app grpc://host:port)",
+                "services.simulator.apps.access": "apps.remote's allow-list and an application server's own credentials"}
 # Service modules that may import carla (an optional extra, imported on first use).
 CARLA_USERS = {"services.simulator.maps.opendrive": "carla's own OpenDRIVE parser (carla.Map, offline)"}
 

@@ -74,13 +74,11 @@ class StrapConfig:
     """The STRaP service's settings, read once in ``main`` (``from_env``).
 
     The read limits bound what one recording may inflate while it is read (issues 16, 41):
-    ``max_held_bytes`` and ``max_chunk_bytes`` are memory, derived from the pod's memory limit
-    (:data:`POD_MEMORY_BYTES`) by one rule, checked against the manifests by ``deploy/check.py``:
-    inflated bytes held at once across chunks <= 50 % of it (the rest is the interpreter,
-    decoded messages and the gRPC buffers), one chunk 1/16 of it; ``max_decompressed_bytes``
-    and ``max_messages`` are the work of one pass, not memory (2x the pod's limit in bytes;
-    4 M messages, ~1 h of 10 channels at 100 Hz, at ~250 B of pipeline state each a pod
-    limit's worth).
+    ``max_held_bytes`` (inflated bytes held at once across chunks <= 50 % of the pod's memory
+    limit, :data:`POD_MEMORY_BYTES`; the rest is the interpreter, decoded messages and gRPC
+    buffers; ``deploy/check.py`` checks the manifests) and ``max_chunk_bytes`` (1/16 of it) are
+    memory; ``max_decompressed_bytes`` and ``max_messages`` are the work of one pass (2x the
+    pod's limit in bytes; 4 M messages, ~1 h of 10 channels at 100 Hz, ~250 B of state each).
     """
 
     store_dir: Path = Path(".lastv2x/strap")  # recordings and their staging directory
