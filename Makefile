@@ -12,7 +12,7 @@ PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lock browser run test lint protos protos-check bench bench-parse bench-parse-live chaos fuzz llm-live-test images deploy-check up down clean
+.PHONY: help setup lock browser run test lint protos protos-check bench bench-parse bench-parse-live chaos fuzz mutant-fuzz llm-live-test images deploy-check up down clean
 
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -77,6 +77,10 @@ bench: setup ## benchmarks that print side-by-side ratios (not part of the suite
 chaos: setup ## fault test: simulator replicas killed, the search service restarted; archive as a clean run
 	$(PY) -m lastv2x_app.chaos --budget 24
 
+mutant-fuzz: setup ## the search's own mutants (MUTANTS, default 10000) through verify, grounding, simulator validation: 0 untyped errors
+	$(PY) -m lastv2x_app.mutant_fuzz --mutants $(MUTANTS)
+
+MUTANTS ?= 10000
 FUZZ_PER_RPC ?= 10000
 fuzz: setup ## fuzz every RPC of the five services (FUZZ_PER_RPC inputs each, default 10000): crashes, hangs, leaks
 	$(PY) -m lastv2x_app.fuzz --per-rpc $(FUZZ_PER_RPC)

@@ -33,26 +33,12 @@ from services.search.pipeline import InProcessPipeline
 from services.search.settings import SearchSettings
 from services.search.shrink import CachedPredicate, Shrinker, Verdict, greedy_minimize
 from services.simulator.execute import SimulatorLimits, run_batch, run_one
-from services.simulator.reference import reference_spec
+from services.simulator.reference import faulted_reference_spec
 
 PAPER_YIELD = {"IMA": (29.0, 15.3)}  # admitted executions per 150 candidates, gate on / off (Appendix E)
 
-SEED_FAULTS: dict[str, list[dict[str, Any]]] = {
-    "IMA": [{"name": "drop_cross_bsm", "operator": "drop", "stream": "BSM", "sender": "cross",
-             "anchor": {"kind": "ego_event", "event": "decision_epoch", "offset_s": -2.0}, "duration_s": 3.0}],
-    "RLVW": [{"name": "countdown", "operator": "spat_countdown_offset", "stream": "SPAT", "magnitude": 2.0,
-              "duration_s": 4.0}],
-    "FCW": [{"name": "delay_lead", "operator": "delay", "stream": "BSM", "magnitude": 0.3}],
-    "LTA": [{"name": "delay_opp", "operator": "delay", "stream": "BSM", "magnitude": 0.2}],
-    "GLOSA": [{"name": "countdown", "operator": "spat_countdown_offset", "stream": "SPAT", "magnitude": 2.0}],
-    "EEBL": [{"name": "drop_eebl", "operator": "drop", "stream": "EEBL", "probability": 0.3}],
-}
-
-
 def seed_spec(app: str, seed: int) -> ScenarioSpec:
-    d = reference_spec(Application(app), seed=seed).model_dump(mode="json")
-    d["faults"] = SEED_FAULTS[app]
-    return parse_spec(d)
+    return faulted_reference_spec(Application(app), seed=seed)
 
 
 def campaign(core: SearchCore, spec: ScenarioSpec, budget: int, gate: bool, seed: int) -> tuple[dict[str, Any], float]:

@@ -46,7 +46,7 @@ class Progress:
             cols = shutil.get_terminal_size((120, 20)).columns
             self.stream.write(line[:cols - 1].ljust(cols - 1))
             self.stream.flush()
-        elif e.kind in ("stage", "witness", "reflection", "flaky", "failed", "done", "cancelled"):
+        elif e.kind in ("stage", "witness", "reflection", "flaky", "errored", "failed", "done", "cancelled"):
             self.stream.write(f"  {e.message}\n")
 
     def close(self) -> None:
@@ -81,7 +81,9 @@ def results_table(summary: dict[str, Any], witnesses: Iterable[dict[str, Any]], 
     line = "  ".join("-" * w for w in widths)
     out = ["  ".join(str(c).ljust(w) for c, w in zip(rows[0], widths, strict=True)), line]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows[1:]]
+    errored = summary.get("errored", 0)
     total = (f"{summary.get('executions', 0)} executions, {summary.get('admitted', 0)} admitted, "
+             + (f"{errored} candidate(s) ERRORED (journal and service log), " if errored else "") +
              f"{summary.get('distinct_keys', 0)} distinct catalogue key(s), {len(summary.get('witness_ids', []))} "
              f"witness(es) in {summary.get('elapsed_s', 0):.1f} s; campaign {state}" + (f": {reason}" if reason else ""))
     return "\n".join([*out, line, total, f"archive: {archive}"])

@@ -532,8 +532,9 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any) -> tuple[An
                           "admitted_initially": sc.admitted_initially if sc.HasField("admitted_initially") else None,
                           "first_admitted_at": sc.first_admitted_at if sc.HasField("first_admitted_at") else None,
                           "reflection_rounds": sc.reflection_rounds, "witness_ids": list(sc.witness_ids),
-                          "duplicate_keys": sc.duplicate_keys, "error": sc.error})
+                          "duplicate_keys": sc.duplicate_keys, "error": sc.error, "errored": sc.errored})
     summary = {"scenarios": scenarios, "executions": campaign.executions, "admitted": campaign.admitted,
+               "errored": campaign.errored,
                "distinct_keys": campaign.distinct_keys, "witness_ids": list(campaign.witness_ids),
                "elapsed_s": campaign.elapsed_s}
     witnesses = [witness_summary({"witness_id": w.id, "spec": message_to_dict(w.spec),

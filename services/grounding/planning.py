@@ -142,7 +142,7 @@ class BuiltinPlanner:
                 for h in options:
                     trial = {**assignment, aid: (h.id, None)}
                     try:
-                        validate_selection(spec, trial, self.cands, self.catalogue)
+                        validate_selection(spec, trial, self.cands, self.catalogue, partial=True)
                     except PlanRejected as exc:
                         reasons.extend(exc.reasons)
                         continue

@@ -84,11 +84,24 @@ def _role(spec: ScenarioSpec, agent_id: str) -> str:
 
 
 def validate_selection(spec: ScenarioSpec, assignment: Mapping[str, tuple[str, str | None]], cands: CandidateSet,
-                       catalogue: MapCatalogue) -> Selection:
-    """Check an assignment against the junction's real movements and conflicts; choose lanes."""
+                       catalogue: MapCatalogue, *, partial: bool = False) -> Selection:
+    """Check an assignment against the junction's real movements and conflicts; choose lanes.
+
+    Every agent of the spec needs an assignment, unless ``partial`` (the built-in planner places
+    agents one at a time: only the ego and the agents placed so far are checked). Whatever is
+    wrong raises PlanRejected naming the role: an agent without an assignment, a candidate id
+    that was not retrieved."""
     hits = {h.id: h for h in cands.hits}
     req = cands.requirements
     problems: list[str] = []
+    if EGO not in assignment:
+        raise PlanRejected(["ego: no assignment"])
+    unplaced = [a.id for a in spec.agents if a.id not in assignment]
+    if unplaced and not partial:
+        raise PlanRejected([f"{aid} ({_role(spec, aid)}): no assignment" for aid in unplaced])
+    unknown = [f"{aid}: {cid!r} is not a retrieved candidate" for aid, (cid, _) in assignment.items() if cid not in hits]
+    if unknown:
+        raise PlanRejected(unknown)
     ego_cid, ego_lane = assignment[EGO]
     eh = hits[ego_cid]
     j = catalogue.entry(eh.meta["map"]).junction(eh.meta["junction_id"])
@@ -102,7 +115,7 @@ def validate_selection(spec: ScenarioSpec, assignment: Mapping[str, tuple[str, s
         raise PlanRejected(problems)
     lane_rank = {lane: k for k, lane in enumerate(lane_preference(ego_app.lane_ids, turn))}
     ego_moves.sort(key=lambda m: (m.from_lane_id != ego_lane, lane_rank.get(m.from_lane_id, 99), m.id))
-    others = [a.id for a in spec.agents]  # spec order, whatever order the planner answered in
+    others = [a.id for a in spec.agents if a.id in assignment]  # spec order, whatever order the planner answered in
     for aid in others:
         h = hits[assignment[aid][0]]
         if (h.meta["map"], h.meta["junction_id"]) != (j.map_name, j.id):

@@ -9,10 +9,12 @@ Per scenario (an intent or a spec) the runner
    rank priority (smaller margin = more descendants); each child moves fault,
    timing, vehicle or penetration parameters (``mutate.py``) and must pass the
    verifier gate before it may run (gated children count toward the budget).
-   Dispatch is asynchronous: up to K children are in flight per simulator replica
-   and a new child is chosen as soon as the oldest pending result arrives (no
-   generation barrier). Results are consumed in dispatch order, so a campaign is
-   deterministic for a given seed and K;
+   The search proceeds in **generations** of ``generation_size`` children, drawn
+   from the elite set as the previous generations left it, in a fixed order; a
+   generation is dispatched with up to K executions in flight per simulator replica
+   and its results are consumed in dispatch order. So what a seeded campaign runs,
+   admits and archives does not depend on K, on the replica count, or on replicas
+   coming and going mid-campaign: only how fast it gets there does;
 4. when the search stalls (``stall_candidates`` executions in a row without a better
    margin, and nothing admitted yet) it reflects: the evidence digest of the current
    root's run goes to the reflector, and the revised prompt re-enters parse -> verify
@@ -24,6 +26,14 @@ Per scenario (an intent or a spec) the runner
 
 Near misses steer the search (the elite set) but never replace the paired admission
 test: only an admitted execution becomes a witness.
+
+**One candidate never ends a campaign.** An unexpected exception (not one of the platform's
+typed errors) while verifying, grounding, executing or shrinking one candidate marks that
+candidate *errored* (journaled with the exception's type; the traceback goes to the service
+log; counted in the summary) and the search goes on; grounding is tried twice first, as a
+remote grounding service may fail once. A scenario fails only when it cannot go on at all
+(its own spec does not parse, ground or run), a campaign only when every scenario failed or
+the simulators are gone; witnesses archived before stay archived.
 
 Every state change goes to the campaign's journal (dispatches with the RNG state,
 results, elite snapshots, parses, reflection rounds, witnesses) and every execution to
@@ -43,11 +53,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -68,6 +79,7 @@ from services.search.settings import SearchSettings
 from services.search.shrink import CachedPredicate, Shrinker, Ungroundable, Verdict
 from services.search.store import LedgerRow, Repository, WitnessRow
 
+LOG = logging.getLogger(__name__)
 MAX_REDRAWS = 8  # a child already tried in this scenario is redrawn at most this often
 GROUND_CACHE = 512  # grounded specs remembered (an LRU): a campaign's programs are not all kept in memory
 
@@ -120,6 +132,7 @@ class ScenarioProgress:
     witness_ids: list[str] = field(default_factory=list)
     duplicate_keys: int = 0  # admitted executions whose catalogue key was already archived
     flaky: int = 0
+    errored: int = 0  # candidates an unexpected exception ended (journaled, logged); the search went on
     keys: list[str] = field(default_factory=list)  # distinct catalogue keys admitted in this scenario
     faults_left: list[int] = field(default_factory=list)  # per witness: faults in the 1-minimal spec
     error: str = ""
@@ -156,6 +169,7 @@ class _Candidate:
     execution_id: str = ""
     rng_state: dict[str, Any] | None = None  # the search RNG before this child was drawn (journal)
     future: Future[Execution] | None = None
+    errored: str = ""  # why an unexpected exception ended this candidate
 
     @property
     def priority(self) -> tuple[int, float]:
@@ -167,6 +181,20 @@ class _Candidate:
 
 class Cancelled(Exception):
     pass
+
+
+class CandidateErrored(Exception):
+    """One candidate hit an unexpected (untyped) exception at ``stage``: that candidate is errored,
+    the search goes on."""
+
+    def __init__(self, stage: str, exc: BaseException):
+        super().__init__(f"{stage}: {type(exc).__name__}: {exc}"[:500])
+        self.stage = stage
+        self.error_type = type(exc).__name__
+
+
+# what ends more than one candidate: never turned into an errored candidate
+_NOT_A_CANDIDATE_ERROR = (LastV2XError, Cancelled, CandidateErrored)
 
 
 class LeaseLost(Exception):
@@ -235,7 +263,8 @@ class CampaignRunner:
         return {"scenarios": [s.to_dict() for s in self.scenarios], "executions": self.executions_done,
                 "candidates": self.candidates_done,
                 "admitted": self.admitted, "budget_total": self.budget_total,
-                "witness_ids": [w for s in self.scenarios for w in s.witness_ids],
+                "errored": sum(s.errored for s in self.scenarios),
+                "witness_ids": list(dict.fromkeys(w for s in self.scenarios for w in s.witness_ids)),
                 "distinct_keys": len({k for s in self.scenarios for k in s.keys}),
                 "elapsed_s": round(time.monotonic() - self._started, 3),
                 "execution_s": round(self._exec_seconds, 3)}  # simulator time inside the executions
@@ -299,10 +328,12 @@ class CampaignRunner:
                 try:
                     self._scenario(sc)
                 except (InvalidArgument, FailedPrecondition) as exc:
-                    sc.stage, sc.error = "failed", str(exc)
-                    failures.append(f"{sc.source}: {exc}")
-                    self._journal("scenario_failed", {"scenario": sc.index, "reason": str(exc)})
-                    self._emit("failed", sc.index, f"{sc.source}: {exc}")
+                    self._scenario_failed(sc, str(exc), failures)
+                except (Cancelled, LeaseLost, ReplayDiverged, Unavailable):
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a bug in this scenario's driving: the others still run
+                    LOG.exception("campaign %s %s: internal error", self.id, sc.source)
+                    self._scenario_failed(sc, f"internal error: {type(exc).__name__}: {exc}"[:500], failures)
         except ReplayDiverged as exc:
             return "failed", f"resume diverged from the journal: {exc}"
         except Cancelled:
@@ -317,9 +348,17 @@ class CampaignRunner:
                     sc.stage, sc.error = "failed", str(exc)
             self._journal("failed", {"reason": str(exc)})
             return "failed", str(exc)
-        if failures:
+        if failures and len(failures) == len(self.scenarios):
             return "failed", "; ".join(failures)
+        if failures:  # the others ran: the campaign is done, and says which scenarios could not
+            return "done", f"{len(failures)} of {len(self.scenarios)} scenarios failed: " + "; ".join(failures)
         return "done", ""
+
+    def _scenario_failed(self, sc: ScenarioProgress, reason: str, failures: list[str]) -> None:
+        sc.stage, sc.error = "failed", reason
+        failures.append(f"{sc.source}: {reason}")
+        self._journal("scenario_failed", {"scenario": sc.index, "reason": reason})
+        self._emit("failed", sc.index, f"{sc.source}: {reason}")
 
     def _scenario(self, sc: ScenarioProgress) -> None:
         seed = int(substream(self.request.seed, Substream.SEARCH, sc.index).integers(0, 2**62))
@@ -348,7 +387,6 @@ class CampaignRunner:
         self._journal_elite(sc, elite)
         tried = {root.spec.model_dump_json()}
         since_improvement = 0
-        pending: deque[_Candidate] = deque()
 
         def done() -> bool:
             return sc.candidates >= budget or (self.request.stop_at_first_admission and sc.admitted_executions > 0)
@@ -361,8 +399,7 @@ class CampaignRunner:
 
         while True:
             self._check_cancel()
-            # reflect when stalled, once what is in flight has settled (no new children meanwhile)
-            if stalled() and not pending:
+            if stalled():
                 new_root, prompt = self._reflect(sc, root, prompt, rng)
                 since_improvement = 0
                 if new_root is not None:
@@ -371,33 +408,52 @@ class CampaignRunner:
                     elite = [root] if root.execution else elite
                     self._journal_elite(sc, elite)
                 continue
-            # fill the window: K per replica, re-read each time (replicas come and go under an autoscaler)
-            k = self.request.in_flight * max(1, len(self.pipeline.replicas))
-            while len(pending) < k and not done() and elite and not stalled():
+            if done() or not elite:
+                return
+            # one generation: children of the elite as the previous generations left it, in draw order
+            generation: list[_Candidate] = []
+            exhausted = False
+            while len(generation) < self.settings.generation_size and sc.candidates < budget:
                 child = self._child(elite, rng, tried)
                 if child is None:
+                    exhausted = True
                     break
-                if not self._gate_and_dispatch(sc, child):
-                    continue  # gated or ungroundable: spent budget, nothing in flight
-                pending.append(child)
-            if not pending:
-                if done() or not elite:
-                    return
+                if self._prepare(sc, child):  # else gated, ungroundable or errored: budget spent, nothing to run
+                    generation.append(child)
+            for cand in self._run_generation(sc, generation):
+                if cand.execution is None:  # errored
+                    continue
+                best = min((c.priority for c in elite), default=(2, math.inf))
+                if not cand.execution.refused:
+                    elite.append(cand)
+                    elite.sort(key=lambda c: c.priority)
+                    del elite[self.settings.elite_size:]
+                    self._journal_elite(sc, elite)
+                since_improvement = 0 if cand.priority < best else since_improvement + 1
+                if cand.execution.admitted:
+                    self._admitted(sc, cand)
+            if exhausted and not generation:
                 if since_improvement < self.settings.stall_candidates:
                     since_improvement = self.settings.stall_candidates  # mutants exhausted: reflect if allowed
-                    continue
+                    if stalled():
+                        continue
                 return
+
+    def _run_generation(self, sc: ScenarioProgress, generation: list[_Candidate]) -> Iterator[_Candidate]:
+        """Journal every dispatch of the generation first (so the journal's order does not depend on K),
+        then keep up to K per replica in flight and yield the candidates settled, in dispatch order."""
+        for cand in generation:
+            self._journal_dispatch(sc, cand)
+        waiting, pending = deque(generation), deque[_Candidate]()
+        while waiting or pending:
+            k = self.request.in_flight * max(1, len(self.pipeline.replicas))  # replicas come and go
+            while waiting and len(pending) < k:
+                cand = waiting.popleft()
+                self._submit_candidate(sc, cand)
+                pending.append(cand)
             cand = pending.popleft()
             self._settle(sc, cand)
-            best = min((c.priority for c in elite), default=(2, math.inf))
-            if cand.execution is not None and not cand.execution.refused:
-                elite.append(cand)
-                elite.sort(key=lambda c: c.priority)
-                del elite[self.settings.elite_size:]
-                self._journal_elite(sc, elite)
-            since_improvement = 0 if cand.priority < best else since_improvement + 1
-            if cand.execution is not None and cand.execution.admitted:
-                self._admitted(sc, cand)
+            yield cand
 
     def _journal_elite(self, sc: ScenarioProgress, elite: list[_Candidate]) -> None:
         self._journal("elite", {"scenario": sc.index, "members": [
@@ -420,38 +476,71 @@ class CampaignRunner:
             return _Candidate(child, "search", ops, rng_state=dict(state))
         return None
 
-    def _gate_and_dispatch(self, sc: ScenarioProgress, cand: _Candidate) -> bool:
-        """Spend one candidate of the budget; dispatch it unless the gate blocks it. True = in flight."""
+    def _prepare(self, sc: ScenarioProgress, cand: _Candidate) -> bool:
+        """Spend one candidate of the budget: verify and ground it. True = ready to run; False = the gate
+        blocked it, it has no program, or it errored."""
         sc.candidates += 1
-        cand.report = verify(cand.spec)
+        try:
+            cand.report = verify(cand.spec)
+            program = self._ground(cand.spec) if not (self.request.gate and not cand.report.ok) else None
+        except _NOT_A_CANDIDATE_ERROR as exc:
+            if not isinstance(exc, CandidateErrored):
+                raise
+            self._errored(sc, cand, exc)
+            return False
+        except Exception as exc:  # noqa: BLE001 - one candidate's bug: that candidate only
+            self._errored(sc, cand, CandidateErrored("verify", exc))
+            return False
+        assert cand.report is not None
         if self.request.gate and not cand.report.ok:
             sc.gated += 1
             self._journal("gated", {"scenario": sc.index, "operators": list(cand.operators),
                                     "checks": sorted({f.check for f in cand.report.findings
                                                       if f.severity.value == "error"})})
             return False
-        program = self._ground(cand.spec)
         if isinstance(program, str):
             self._journal("ungroundable", {"scenario": sc.index, "reason": program})
             return False
         cand.program = program
-        self._dispatch(sc, cand)
         return True
+
+    def _errored(self, sc: ScenarioProgress, cand: _Candidate, exc: CandidateErrored) -> None:
+        """``cand`` hit an unexpected exception: count it, journal it, log the traceback; nothing else stops."""
+        sc.errored += 1
+        cand.errored = str(exc)
+        LOG.error("campaign %s %s: candidate %s errored at %s", self.id, sc.source, cand.execution_id or "-",
+                  exc, exc_info=exc.__cause__ or exc)
+        self._journal("errored", {"scenario": sc.index, "execution_id": cand.execution_id, "stage": exc.stage,
+                                  "error_type": exc.error_type, "error": str(exc), "operators": list(cand.operators)})
+        self._emit("errored", sc.index, f"{sc.source}: {cand.origin} candidate ERRORED ({exc}); the search goes on")
 
     def _run_candidates(self, sc: ScenarioProgress, cands: list[_Candidate]) -> list[_Candidate]:
         """Ground, dispatch and settle candidates that are not gated (initial and reflected roots)."""
         for c in cands:
             sc.candidates += 1
-            c.report = verify(c.spec)
-            program = self._ground(c.spec)
+            try:
+                c.report = verify(c.spec)
+                program = self._ground(c.spec)
+            except _NOT_A_CANDIDATE_ERROR as exc:
+                if not isinstance(exc, CandidateErrored):
+                    raise
+                self._errored(sc, c, exc)
+                raise FailedPrecondition(f"{sc.source}: its {c.origin} spec errored ({exc})",
+                                         "the service log has the traceback; report it with the spec") from None
+            except Exception as exc:  # noqa: BLE001
+                self._errored(sc, c, CandidateErrored("verify", exc))
+                raise FailedPrecondition(f"{sc.source}: its {c.origin} spec errored in the verifier "
+                                         f"({type(exc).__name__}: {exc})",
+                                         "the service log has the traceback; report it with the spec") from None
             if isinstance(program, str):
                 raise FailedPrecondition(f"{sc.source}: grounding failed: {program}",
                                          "name another map or junction kind in the intent")
             c.program = program
-            self._dispatch(sc, c)
-        for c in cands:
-            self._settle(sc, c)
-            if c.execution is not None and c.execution.admitted:
+        for c in self._run_generation(sc, cands):
+            if c.execution is None:
+                raise FailedPrecondition(f"{sc.source}: its {c.origin} run errored ({c.errored})",
+                                         "the service log has the traceback; report it with the spec")
+            if c.execution.admitted:
                 self._admitted(sc, c)
         return cands
 
@@ -463,21 +552,34 @@ class CampaignRunner:
         if text in self._ground_cache:
             self._ground_cache.move_to_end(text)
             return self._ground_cache[text]
-        try:
-            found: ScenarioProgram | str = self.pipeline.ground(spec)
-        except (InvalidArgument, FailedPrecondition) as exc:
-            found = str(exc)
+        found: ScenarioProgram | str
+        for attempt in (1, 2):  # an unexpected exception is tried once more (a remote service may fail once)
+            try:
+                found = self.pipeline.ground(spec)
+                break
+            except (InvalidArgument, FailedPrecondition) as exc:
+                found = str(exc)
+                break
+            except _NOT_A_CANDIDATE_ERROR:
+                raise
+            except Exception as exc:  # noqa: BLE001 - not cached: the same spec may ground next time
+                if attempt == 2:
+                    raise CandidateErrored("ground", exc) from exc
+                LOG.warning("campaign %s: grounding raised %s: %s; trying once more", self.id, type(exc).__name__, exc)
         self._ground_cache[text] = found
         if len(self._ground_cache) > GROUND_CACHE:
             self._ground_cache.popitem(last=False)
         return found
 
-    def _dispatch(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+    def _journal_dispatch(self, sc: ScenarioProgress, cand: _Candidate) -> None:
         assert cand.program is not None
         cand.execution_id = execution_id(cand.program, cand.program.seed, self.id)
         self._journal("dispatch", {"scenario": sc.index, "execution_id": cand.execution_id, "origin": cand.origin,
                                    "operators": list(cand.operators), "spec": spec_to_dict(cand.spec),
                                    "rng_state": cand.rng_state})
+
+    def _submit_candidate(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+        assert cand.program is not None
         cand.future = self._submit(cand.program, cand.execution_id)
         sc.in_flight += 1
 
@@ -492,12 +594,16 @@ class CampaignRunner:
         return self.pipeline.submit(ExecutionRequest(program, program.seed, app=self.request.app, **kw))
 
     def _wait(self, future: Future[Execution]) -> Execution:
+        """The execution; a transport error the adapter did not type is Unavailable (the simulators are
+        gone: every candidate would fail), any other untyped exception is this candidate's (CandidateErrored)."""
         try:
             return future.result()
         except LastV2XError:
             raise
-        except Exception as exc:  # a transport error the adapter did not type
+        except OSError as exc:
             raise Unavailable(f"simulator: {exc}") from None
+        except Exception as exc:  # noqa: BLE001
+            raise CandidateErrored("execute", exc) from exc
 
     def _record(self, sc: ScenarioProgress, exec_id: str, purpose: str, e: Execution) -> None:
         self.store.record_execution(LedgerRow(exec_id, self.id, sc.index, purpose, e.program_sha256, e.seed,
@@ -509,6 +615,9 @@ class CampaignRunner:
         assert cand.future is not None
         try:
             e = self._wait(cand.future)
+        except CandidateErrored as exc:
+            self._errored(sc, cand, exc)
+            return
         finally:
             sc.in_flight -= 1
         cand.execution = e
@@ -543,8 +652,15 @@ class CampaignRunner:
             self.store.count_in_catalogue(key.text)
             return
         self._stage(sc, "shrink", key.text)
-        witness_spec, result = self._shrink(sc, cand.spec)
-        self._archive(sc, cand, witness_spec, result)
+        try:
+            witness_spec, result = self._shrink(sc, cand.spec)
+            self._archive(sc, cand, witness_spec, result)
+        except _NOT_A_CANDIDATE_ERROR as exc:
+            if not isinstance(exc, CandidateErrored):
+                raise
+            self._errored(sc, cand, exc)
+        except Exception as exc:  # noqa: BLE001 - this witness is lost; the ones archived and the search are not
+            self._errored(sc, cand, CandidateErrored("shrink", exc))
         self._stage(sc, "search")
 
     def _catalogued(self, key: str) -> bool:
@@ -655,6 +771,9 @@ class CampaignRunner:
 
     def _witness_kept(self, sc: ScenarioProgress, witness_id: str, key: str, spec: ScenarioSpec, result: Any) -> None:
         self._kept_keys.add(key)
+        if any(witness_id in other.witness_ids for other in self.scenarios):
+            sc.duplicate_keys += 1  # another admitted candidate shrank to the same witness: listed once
+            return
         sc.witness_ids.append(witness_id)
         sc.faults_left.append(len(spec.faults))
         if key not in sc.keys:
@@ -680,6 +799,13 @@ class CampaignRunner:
         except (InvalidArgument, FailedPrecondition) as exc:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "error": str(exc)})
             return None, prompt
+        except (Cancelled, LeaseLost, ReplayDiverged, Unavailable):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a reflector bug costs this round, not the scenario
+            LOG.exception("campaign %s %s: reflection raised", self.id, sc.source)
+            self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds,
+                                         "error": f"{type(exc).__name__}: {exc}"[:500]})
+            return None, prompt
         self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "prompt": prompt,
                                      "diagnosis": reflected.diagnosis, "revised_prompt": reflected.revised_prompt,
                                      "rule_ids": list(reflected.rule_ids)})
@@ -703,4 +829,4 @@ class CampaignRunner:
         return cand, reflected.revised_prompt
 
 
-__all__ = ["CampaignRequest", "CampaignRunner", "Event", "LeaseLost", "ScenarioProgress"]
+__all__ = ["CampaignRequest", "CampaignRunner", "CandidateErrored", "Event", "LeaseLost", "ScenarioProgress"]

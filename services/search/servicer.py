@@ -52,7 +52,7 @@ def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
         executions=s.get("executions", 0), admitted=s.get("admitted", 0), witness_ids=s.get("witness_ids", []),
         reason=view.reason, candidates=s.get("candidates", 0), budget_total=s.get("budget_total", 0),
         distinct_keys=s.get("distinct_keys", 0), created_unix_s=view.created_unix_s,
-        elapsed_s=s.get("elapsed_s", 0.0))
+        elapsed_s=s.get("elapsed_s", 0.0), errored=s.get("errored", 0))
     for sc in s.get("scenarios", []):
         p = msg.scenarios.add(
             index=sc["index"], source=sc["source"], intent=sc["intent"], application=_app(sc["application"]),
@@ -60,7 +60,7 @@ def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
             shrink_executions=sc["shrink_executions"], gated=sc["gated"],
             admitted_executions=sc["admitted_executions"], reflection_rounds=sc["reflection_rounds"],
             witness_ids=sc["witness_ids"], faults_left=sc["faults_left"], distinct_keys=len(sc["keys"]),
-            duplicate_keys=sc["duplicate_keys"], flaky=sc["flaky"], error=sc["error"])
+            duplicate_keys=sc["duplicate_keys"], flaky=sc["flaky"], error=sc["error"], errored=sc.get("errored", 0))
         if sc["admitted_initially"] is not None:
             p.admitted_initially = sc["admitted_initially"]
         if sc["best_margin"] is not None and math.isfinite(sc["best_margin"]):

@@ -40,8 +40,14 @@ class SearchSettings:
         "reflect when this many executed candidates in a row did not improve the best failure margin; "
         "chosen so that five rounds fit in the paper's 120-candidate budget")
     mutations_per_child: int = _param(2, "operators", "at most this many mutation operators per child (1..n, uniform)")
+    generation_size: int = _param(
+        4, "candidates", "children drawn per generation, from the elite set the previous generations left: what a "
+        "seeded campaign runs depends on it, not on K or the replica count. 4 = the window one in-process "
+        "simulator had before generations (K = 4), which keeps a 16-candidate search adaptive; on a cluster, "
+        "K x replicas keeps every replica busy")
     in_flight_per_replica: int = _param(
-        4, "executions", "K: executions in flight per simulator replica (asynchronous dispatch, no generation barrier)")
+        4, "executions", "K: executions in flight per simulator replica within a generation (speed only: results "
+        "are consumed in dispatch order)")
     max_intents: int = _param(64, "scenarios", "cap on intents + specs in one campaign request")
     max_campaigns_running: int = _param(4, "campaigns", "campaigns executed at once by one search replica")
     shrink_max_calls: int = _param(

@@ -7,6 +7,8 @@ faults or test doubles on top.
 
 from __future__ import annotations
 
+from typing import Any
+
 from lastv2x.core.catalogue import Application
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import (
@@ -19,6 +21,7 @@ from lastv2x.core.spec import (
     MapQuery,
     ScenarioSpec,
     SignalPlan,
+    parse_spec,
 )
 from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 
@@ -43,8 +46,31 @@ def reference_spec(app: Application, seed: int = 0) -> ScenarioSpec:
     return specs[app]
 
 
+# One fault per application that its reference scene can feel: the search benchmarks' seeds and the
+# mutant robustness sweep's (lastv2x_app.mutant_fuzz) starting points.
+REFERENCE_FAULTS: dict[Application, tuple[dict[str, Any], ...]] = {
+    Application.IMA: ({"name": "drop_cross_bsm", "operator": "drop", "stream": "BSM", "sender": "cross",
+                       "anchor": {"kind": "ego_event", "event": "decision_epoch", "offset_s": -2.0},
+                       "duration_s": 3.0},),
+    Application.RLVW: ({"name": "countdown", "operator": "spat_countdown_offset", "stream": "SPAT",
+                        "magnitude": 2.0, "duration_s": 4.0},),
+    Application.FCW: ({"name": "delay_lead", "operator": "delay", "stream": "BSM", "magnitude": 0.3},),
+    Application.LTA: ({"name": "delay_opp", "operator": "delay", "stream": "BSM", "magnitude": 0.2},),
+    Application.GLOSA: ({"name": "countdown", "operator": "spat_countdown_offset", "stream": "SPAT",
+                         "magnitude": 2.0},),
+    Application.EEBL: ({"name": "drop_eebl", "operator": "drop", "stream": "EEBL", "probability": 0.3},),
+}
+
+
+def faulted_reference_spec(app: Application, seed: int = 0) -> ScenarioSpec:
+    """The reference scene with its application's fault of ``REFERENCE_FAULTS``."""
+    d = reference_spec(app, seed=seed).model_dump(mode="json")
+    d["faults"] = [dict(f) for f in REFERENCE_FAULTS[app]]
+    return parse_spec(d)
+
+
 def reference_program(app: Application, seed: int = 0) -> ScenarioProgram:
     return program_from_spec_on_straight_roads(reference_spec(app, seed))
 
 
-__all__ = ["AMBER_BEFORE_EPOCH", "reference_program", "reference_spec"]
+__all__ = ["AMBER_BEFORE_EPOCH", "REFERENCE_FAULTS", "faulted_reference_spec", "reference_program", "reference_spec"]
