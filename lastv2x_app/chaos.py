@@ -85,7 +85,7 @@ class Cluster:
                 "LASTV2X_SEARCH_GROUNDING_TARGET": self.address("grounding"),
                 "LASTV2X_SEARCH_SIMULATOR_TARGETS": f"{self.address('sim0')},{self.address('sim1')}",
                 "LASTV2X_SEARCH_DATA_DIR": str(data_dir), "LASTV2X_SEARCH_RPC_TIMEOUT_S": "30",
-                "LASTV2X_SEARCH_EXECUTION_ATTEMPTS": "6"}
+                "LASTV2X_SEARCH_EXECUTION_RETRY_S": "120"}
 
 
 def _stub(address: str) -> search_pb2_grpc.SearchServiceStub:

@@ -465,19 +465,25 @@ def cmd_campaign(args: argparse.Namespace) -> int:
 
     kw = _campaign_kwargs(args)
     progress = Progress() if not args.json else None
+    if args.resume and (args.intents or args.spec):
+        raise InvalidArgument(FieldViolation("--resume", "a resumed campaign runs its own intents and specs",
+                                             "give --resume ID alone"))
     if args.target:
-        summary, witnesses, state, reason, cid = _remote_campaign(args.target, kw, progress)
+        summary, witnesses, state, reason, cid = _remote_campaign(args.target, kw, progress, args.resume)
         archive = f"search service {args.target}"
     else:
         from lastv2x_app.campaigns import local_core
         from services.search.core import validate_request
         from services.simulator.execute import SimulatorLimits, app_under_test
 
-        app_under_test(kw["app"], SimulatorLimits.from_env())  # an app that does not answer fails here, named
         core = local_core(Path(args.out))
         try:
-            request = validate_request(settings=core.settings, **kw)
-            cid = core.start(request).id
+            if args.resume:  # a failed or cancelled campaign of this archive, run on from its journal
+                cid = core.resume(args.resume).id
+            else:
+                app_under_test(kw["app"], SimulatorLimits.from_env())  # an app that does not answer fails here
+                request = validate_request(settings=core.settings, **kw)
+                cid = core.start(request).id
             for event, _ in core.watch(cid):
                 if progress:
                     progress(event)
@@ -496,7 +502,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     return 0 if state == "done" else 1
 
 
-def _remote_campaign(target: str, kw: dict[str, Any], progress: Any) -> tuple[Any, ...]:
+def _remote_campaign(target: str, kw: dict[str, Any], progress: Any, resume: str | None = None) -> tuple[Any, ...]:
 
     from lastv2x.core.spec import parse_spec
     from lastv2x.rpc.convert import message_to_dict, spec_to_proto
@@ -513,7 +519,10 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any) -> tuple[An
                                               specs=[spec_to_proto(parse_spec(t)) for t in kw["specs"]])
     with _channel(target) as channel:
         stub = search_pb2_grpc.SearchServiceStub(channel)
-        cid = stub.StartCampaign(request, timeout=30).campaign.id
+        if resume:
+            cid = stub.ResumeCampaign(search_pb2.ResumeCampaignRequest(campaign_id=resume), timeout=30).campaign.id
+        else:
+            cid = stub.StartCampaign(request, timeout=30).campaign.id
         campaign = None
         for reply in stub.WatchCampaign(search_pb2.WatchCampaignRequest(campaign_id=cid)):
             campaign = reply.campaign
@@ -784,6 +793,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=DEFAULT_ARCHIVE, help="archive directory (in-process)")
     p.add_argument("--app", default=None, help="application under test: reference (default), grpc://host:port, "
                                                "or a lastv2x.apps entry point; witnesses record its build")
+    p.add_argument("--resume", default=None, metavar="ID",
+                   help="run a failed or cancelled campaign on from its journal (ResumeCampaign)")
     p.set_defaults(fn=cmd_campaign)
     p = sub.add_parser("regress", parents=[common],
                        help="re-run archived witnesses against a new app build: fixed / still / newly failing / errored")

@@ -101,6 +101,18 @@ class CancelCampaignResponse(_message.Message):
     campaign: _common_pb2.Campaign
     def __init__(self, campaign: _Optional[_Union[_common_pb2.Campaign, _Mapping]] = ...) -> None: ...
 
+class ResumeCampaignRequest(_message.Message):
+    __slots__ = ("campaign_id",)
+    CAMPAIGN_ID_FIELD_NUMBER: _ClassVar[int]
+    campaign_id: str
+    def __init__(self, campaign_id: _Optional[str] = ...) -> None: ...
+
+class ResumeCampaignResponse(_message.Message):
+    __slots__ = ("campaign",)
+    CAMPAIGN_FIELD_NUMBER: _ClassVar[int]
+    campaign: _common_pb2.Campaign
+    def __init__(self, campaign: _Optional[_Union[_common_pb2.Campaign, _Mapping]] = ...) -> None: ...
+
 class ListCampaignsRequest(_message.Message):
     __slots__ = ("limit",)
     LIMIT_FIELD_NUMBER: _ClassVar[int]

@@ -54,6 +54,11 @@ class SearchServiceStub:
                 request_serializer=lastv2x_dot_v1_dot_search__pb2.CancelCampaignRequest.SerializeToString,
                 response_deserializer=lastv2x_dot_v1_dot_search__pb2.CancelCampaignResponse.FromString,
                 _registered_method=True)
+        self.ResumeCampaign = channel.unary_unary(
+                '/lastv2x.v1.SearchService/ResumeCampaign',
+                request_serializer=lastv2x_dot_v1_dot_search__pb2.ResumeCampaignRequest.SerializeToString,
+                response_deserializer=lastv2x_dot_v1_dot_search__pb2.ResumeCampaignResponse.FromString,
+                _registered_method=True)
         self.ListCampaigns = channel.unary_unary(
                 '/lastv2x.v1.SearchService/ListCampaigns',
                 request_serializer=lastv2x_dot_v1_dot_search__pb2.ListCampaignsRequest.SerializeToString,
@@ -103,6 +108,15 @@ class SearchServiceServicer:
 
     def CancelCampaign(self, request, context):
         """Stop a campaign between executions. Safe at any moment; witnesses already archived stay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeCampaign(self, request, context):
+        """Run a FAILED or CANCELLED campaign on from its journal and ledger (what it recorded is served, not
+        redone; witnesses archived stay). NOT_FOUND for an unknown id; FAILED_PRECONDITION for one that
+        is queued, running or done, or driven by another search replica.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -158,6 +172,11 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.CancelCampaign,
                     request_deserializer=lastv2x_dot_v1_dot_search__pb2.CancelCampaignRequest.FromString,
                     response_serializer=lastv2x_dot_v1_dot_search__pb2.CancelCampaignResponse.SerializeToString,
+            ),
+            'ResumeCampaign': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeCampaign,
+                    request_deserializer=lastv2x_dot_v1_dot_search__pb2.ResumeCampaignRequest.FromString,
+                    response_serializer=lastv2x_dot_v1_dot_search__pb2.ResumeCampaignResponse.SerializeToString,
             ),
             'ListCampaigns': grpc.unary_unary_rpc_method_handler(
                     servicer.ListCampaigns,
@@ -288,6 +307,33 @@ class SearchService:
             '/lastv2x.v1.SearchService/CancelCampaign',
             lastv2x_dot_v1_dot_search__pb2.CancelCampaignRequest.SerializeToString,
             lastv2x_dot_v1_dot_search__pb2.CancelCampaignResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeCampaign(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lastv2x.v1.SearchService/ResumeCampaign',
+            lastv2x_dot_v1_dot_search__pb2.ResumeCampaignRequest.SerializeToString,
+            lastv2x_dot_v1_dot_search__pb2.ResumeCampaignResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -321,6 +321,8 @@ class CampaignRunner:
     # ── the campaign ──────────────────────────────────────────────────────
     def run(self) -> tuple[str, str]:
         """Run every scenario; returns (final state, reason)."""
+        # ResumeCampaign of a failed or cancelled campaign: how it ended (and the resume marks) is no step to retrace
+        self._recorded = [(k, p) for k, p in self._recorded if k not in ("failed", "cancelled", "resumed")]
         failures: list[str] = []
         try:
             for sc in self.scenarios:

@@ -175,6 +175,26 @@ class SearchCore:
             resumed.append(row.id)
         return resumed
 
+    def resume(self, campaign_id: str) -> CampaignView:
+        """Run a FAILED or CANCELLED campaign on (``ResumeCampaign``): the runner retraces its journal and
+        serves what the ledger holds, so only what it had not done runs; witnesses archived stay archived.
+        FAILED_PRECONDITION for a campaign that is not failed or cancelled, or that another replica drives."""
+        row = self.store.get_campaign(campaign_id)  # NotFound for an unknown id
+        live = self._live.get(campaign_id)
+        state = live.state if live is not None else row.state
+        if state not in ("failed", "cancelled") or (live is not None and live.thread is not None
+                                                    and live.thread.is_alive()):
+            raise FailedPrecondition(f"campaign {campaign_id} is {state}: only a failed or cancelled campaign "
+                                     "resumes", "watch it with WatchCampaign" if state not in TERMINAL else
+                                     "start a new campaign to search again")
+        if not self.store.acquire_lease(campaign_id, self.holder, self.settings.lease_ttl_s):
+            raise FailedPrecondition(f"campaign {campaign_id} is driven by {self.store.lease_holder(campaign_id)}",
+                                     "ask that search replica, or wait for its lease to expire")
+        self.store.append_journal(campaign_id, "resumed", {"from": state, "reason": row.reason})
+        self.store.update_campaign(campaign_id, state="queued", reason="")
+        self._launch(campaign_id, CampaignRequest.from_dict(row.request), resume=True)
+        return self.get(campaign_id)
+
     def take_over_periodically(self) -> threading.Thread:
         """Every lease TTL, resume campaigns whose driving replica stopped renewing (several search
         replicas sharing one PostgreSQL archive)."""

@@ -7,10 +7,13 @@ expands (the pods of a headless Service) and balances with ``round_robin``. Each
 execution is one ``Execute`` call made with ``.future()``, so K of them are in flight per
 replica without threads of our own; both rollouts of a pair run in that one call, on one
 replica. A replica that is unavailable or past the deadline has its execution retried on
-the next one with a doubling backoff; a replica that refuses it as full (RESOURCE_EXHAUSTED with a
-``google.rpc.RetryInfo``: its ``LASTV2X_MAX_CONCURRENT_RPCS`` are taken) has it retried after the
-advised delay on the next replica (the same one when there is one). Both kinds of retry share the
-``attempts`` budget and are counted in ``retries``.
+the next one with a doubling backoff (capped at ``max_backoff_s``); a replica that refuses it as full
+(RESOURCE_EXHAUSTED with a ``google.rpc.RetryInfo``: its ``LASTV2X_MAX_CONCURRENT_RPCS`` are taken) has
+it retried after the advised delay on the next replica (the same one when there is one). Retries are
+bounded by **time**, not by a count: an execution is re-sent while less than ``retry_window_s`` has
+passed since it was submitted, so a campaign waits for a killed replica (the only one, say) to be
+restarted instead of spending its attempts in a second. ``attempts`` (optional) still caps the calls.
+Both kinds of retry are counted in ``retries``.
 
 Replicas may change at runtime (``set_replicas``: what EndpointSlice discovery, in
 ``services.search.discovery``, reports as pods come and go): an added target gets a channel
@@ -58,7 +61,10 @@ from lastv2x.v1 import (
 )
 from services.search.pipeline import Execution, ExecutionRequest, Parsed, Reflected
 
-_CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+# a restarted replica is reconnected within ~2 s (gRPC's default backoff grows to 120 s between tries)
+_CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+                    ("grpc.initial_reconnect_backoff_ms", 250), ("grpc.min_reconnect_backoff_ms", 250),
+                    ("grpc.max_reconnect_backoff_ms", 2000)]
 
 
 def _error(exc: grpc.RpcError, target: str, what: str) -> LastV2XError:
@@ -91,13 +97,16 @@ class _Replica:
 
 class GrpcPipeline:
     def __init__(self, llm_target: str, grounding_target: str, simulator_targets: str, timeout_s: float = 120.0,
-                 attempts: int = 3, backoff_s: float = 0.25):
+                 attempts: int | None = None, backoff_s: float = 0.25, retry_window_s: float = 60.0,
+                 max_backoff_s: float = 2.0):
         targets = split_targets(simulator_targets)
         if not (llm_target and grounding_target and targets):
             raise ValueError("GrpcPipeline needs an llm, a grounding and at least one simulator target")
         self._timeout_s = timeout_s
-        self._attempts = attempts
+        self._attempts = attempts  # None = no count: the time window alone bounds retries
         self._backoff_s = backoff_s
+        self._max_backoff_s = max_backoff_s
+        self._retry_window_s = retry_window_s
         self.retries = 0  # executions re-sent to another replica
         self.replica_server_name: str | None = None  # TLS name of replicas added as bare IP addresses
         self._llm_target, self._grounding_target = llm_target, grounding_target
@@ -191,9 +200,10 @@ class GrpcPipeline:
 
     def submit(self, request: ExecutionRequest) -> Future[Execution]:
         """One paired execution on a replica; a replica that is unavailable or past the deadline has the
-        execution retried on the next replica, after a doubling backoff, and one that refuses it with retry
-        advice (RESOURCE_EXHAUSTED + ``google.rpc.RetryInfo``) after the advised delay, up to ``attempts``
-        calls in all. The caller records the result once (the ledger's execution id), so a retry never
+        execution retried on the next replica, after a doubling backoff (at most ``max_backoff_s``), and one
+        that refuses it with retry advice (RESOURCE_EXHAUSTED + ``google.rpc.RetryInfo``) after the advised
+        delay, while less than ``retry_window_s`` has passed since submission (and, if given, up to
+        ``attempts`` calls). The caller records the result once (the ledger's execution id), so a retry never
         counts twice."""
         with self._lock:
             first = request.replica if request.replica is not None else next(self._next)
@@ -202,6 +212,11 @@ class GrpcPipeline:
                                                write_trace=request.write_trace, app=request.app,
                                                backend=request.backend)
         start = time.perf_counter()
+
+        def may_retry(attempt: int, delay: float) -> bool:
+            if self._attempts is not None and attempt + 1 >= self._attempts:
+                return False
+            return time.perf_counter() + delay - start < self._retry_window_s
 
         def launch(replica: _Replica, attempt: int) -> None:
             try:
@@ -220,19 +235,23 @@ class GrpcPipeline:
             except grpc.RpcError as exc:
                 err = _error(exc, target, "Execute")
                 advised = retry_delay_s(exc) if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED else None
-                if advised is not None and attempt + 1 < self._attempts:  # the replica is full: as it advises
+                if advised is not None and may_retry(attempt, advised):  # the replica is full: as it advises
                     with self._lock:
                         self.retries += 1
                     threading.Timer(max(0.0, advised), lambda: launch(self._pick_after(replica), attempt + 1)).start()
                 elif isinstance(err, InvalidArgument):
                     out.set_result(Execution(program_sha256(request.program), request.seed, False, 1e6, refused=str(err),
                                              refused_violations=tuple(err.violations), replica=target))
-                elif isinstance(err, Unavailable) and attempt + 1 < self._attempts:
+                elif isinstance(err, Unavailable) and may_retry(
+                        attempt, delay := min(self._max_backoff_s, self._backoff_s * 2 ** min(attempt, 30))):
                     with self._lock:
                         self.retries += 1
-                    delay = self._backoff_s * 2 ** attempt
                     threading.Timer(delay, lambda: launch(self._pick_after(replica), attempt + 1)).start()
                 else:
+                    if isinstance(err, Unavailable):
+                        err = Unavailable(f"{err} (after {attempt + 1} call(s) in "
+                                          f"{time.perf_counter() - start:.1f} s; no replica came back within the "
+                                          f"{self._retry_window_s:g} s retry window)")
                     out.set_exception(err)
                 return
             o = reply.outcome

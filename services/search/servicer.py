@@ -134,6 +134,11 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         return search_pb2.CancelCampaignResponse(
             campaign=campaign_to_proto(self._core.cancel(_id(request.campaign_id))))
 
+    def ResumeCampaign(self, request: search_pb2.ResumeCampaignRequest, context: grpc.ServicerContext
+                       ) -> search_pb2.ResumeCampaignResponse:
+        return search_pb2.ResumeCampaignResponse(
+            campaign=campaign_to_proto(self._core.resume(_id(request.campaign_id))))
+
     def ListCampaigns(self, request: search_pb2.ListCampaignsRequest, context: grpc.ServicerContext
                       ) -> search_pb2.ListCampaignsResponse:
         if request.limit < 0:
@@ -206,7 +211,7 @@ def pipeline_for(settings: SearchSettings) -> Pipeline:
         from services.search.remote import GrpcPipeline
 
         pipeline = GrpcPipeline(settings.llm_target, settings.grounding_target, settings.simulator_targets,
-                                timeout_s=settings.rpc_timeout_s, attempts=settings.execution_attempts)
+                                timeout_s=settings.rpc_timeout_s, retry_window_s=settings.execution_retry_s)
         if settings.simulator_endpointslices:
             watch_simulator_replicas(pipeline, settings)
         return pipeline

@@ -75,10 +75,13 @@ class SearchSettings:
         "", "namespace/service", "in a cluster: watch this Service's EndpointSlices (kubernetes client, extra 'k8s', "
         "in-cluster service account allowed get/list/watch on endpointslices) and add / drain a channel per ready "
         "simulator pod as pods come and go; SIMULATOR_TARGETS serves while none is ready; empty = off")
-    execution_attempts: int = _param(3, "attempts", "an execution whose replica is unavailable or past the deadline "
-                                     "is re-sent to the next replica (doubling backoff from 0.25 s) up to this often")
+    execution_retry_s: int = _param(
+        60, "s", "an execution whose replica is unavailable, past the deadline or full is re-sent to the next "
+        "replica (doubling backoff from 0.25 s, at most 2 s apart) while less than this has passed since it was "
+        "submitted: a killed simulator restarted within it (a supervisor, a Deployment) costs the campaign "
+        "nothing; bounded by time, not by a count of attempts")
     rpc_timeout_s: int = _param(120, "s", "deadline of each call to another service; an execution past it is "
-                                "UNAVAILABLE and fails the campaign with the reason")
+                                "UNAVAILABLE (retried within execution_retry_s, then it fails the campaign with the reason)")
     verify_backend: str = _param("", "backend name", "re-verify every new witness on this simulator backend "
                                  "(ExecuteRequest.backend, e.g. sumo) and store the verdict with it "
                                  "(record cross_check); empty = off")

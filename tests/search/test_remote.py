@@ -145,3 +145,102 @@ def test_a_full_replica_has_executions_retried_after_its_advised_delay(grounding
     finally:
         core.close()
         server.stop(0)
+
+
+def _simulator(port: int = 0) -> tuple[object, str]:
+    from services.simulator.servicer import register as register_simulator
+
+    server, bound = create_server(ServerConfig("simulator", port=port, log_json=False), lambda s: register_simulator(s))
+    server.start()
+    return server, f"127.0.0.1:{bound}"
+
+
+def test_the_only_simulator_killed_and_restarted_mid_campaign_costs_nothing(grounding_target: str,
+                                                                            tmp_path: Path) -> None:
+    """Issue 41: the only replica dies mid-campaign and comes back ~3 s later on its address (a supervisor
+    restarting it). Retries are bounded by time (LASTV2X_SEARCH_EXECUTION_RETRY_S), not spent in ~1 s: the
+    campaign waits for it and ends DONE, each result recorded once."""
+    import threading
+    import time
+
+    server, target = _simulator()
+    port = int(target.rsplit(":", 1)[1])
+    dead = f"127.0.0.1:{_dead_port()}"
+    pipeline = GrpcPipeline(dead, grounding_target, target, timeout_s=20, retry_window_s=30)
+    core = SearchCore(pipeline, SearchSettings(data_dir=tmp_path))
+    restarted: list[object] = []
+    try:
+        req = validate_request(settings=core.settings, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=8,
+                               reflection_rounds=0, in_flight=2)
+        cid = core.start(req).id
+        for event, _ in core.watch(cid):
+            if event.kind == "execution":
+                server.stop(0)  # type: ignore[attr-defined]  # the only replica dies with executions in flight
+                killed = time.monotonic()
+
+                def restart() -> None:
+                    time.sleep(3.0)
+                    restarted.append(_simulator(port)[0])
+
+                threading.Thread(target=restart, daemon=True).start()
+                break
+        view = core.wait(cid, timeout_s=300)
+        assert view.state == "done", view.reason
+        assert restarted and pipeline.retries >= 1
+        assert time.monotonic() - killed > 3.0
+        results = [p["execution_id"] for _, k, p in core.store.journal(cid) if k == "result"]
+        assert results and len(results) == len(set(results))
+    finally:
+        core.close()
+        for s in restarted:
+            s.stop(0)  # type: ignore[attr-defined]
+
+
+def test_a_failed_campaign_resumes_when_the_simulator_is_back(grounding_target: str, tmp_path: Path) -> None:
+    """No replica within the retry window: the campaign fails naming it and how long it waited. ResumeCampaign
+    (gRPC, over the real servicer) runs it on once a simulator answers there: DONE, with the archive of an
+    uninterrupted run and each result recorded once; a DONE campaign does not resume."""
+    import grpc
+
+    from lastv2x.v1 import search_pb2, search_pb2_grpc
+    from services.search.servicer import register as register_search
+
+    port = _dead_port()
+    target = f"127.0.0.1:{port}"
+    dead = f"127.0.0.1:{_dead_port()}"
+    core = SearchCore(GrpcPipeline(dead, grounding_target, target, timeout_s=5, retry_window_s=1.5),
+                      SearchSettings(data_dir=tmp_path / "a"))
+    search, search_port = create_server(ServerConfig("search", log_json=False), lambda s: register_search(s, core=core))
+    search.start()
+    sim = None
+    clean = SearchCore(GrpcPipeline(dead, grounding_target, target, timeout_s=20),
+                       SearchSettings(data_dir=tmp_path / "clean"))
+    try:
+        req = validate_request(settings=core.settings, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=6,
+                               reflection_rounds=0, in_flight=2)
+        cid = core.start(req).id
+        view = core.wait(cid, timeout_s=120)
+        assert view.state == "failed" and target in view.reason and "retry window" in view.reason, view.reason
+        sim, _ = _simulator(port)
+        stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(f"127.0.0.1:{search_port}"))
+        stub.ResumeCampaign(search_pb2.ResumeCampaignRequest(campaign_id=cid), timeout=10)
+        view = core.wait(cid, timeout_s=300)
+        assert view.state == "done", view.reason
+        with pytest.raises(grpc.RpcError) as err:
+            stub.ResumeCampaign(search_pb2.ResumeCampaignRequest(campaign_id=cid), timeout=10)
+        assert err.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+        with pytest.raises(grpc.RpcError) as err:
+            stub.ResumeCampaign(search_pb2.ResumeCampaignRequest(campaign_id="c-nosuch"), timeout=10)
+        assert err.value.code() is grpc.StatusCode.NOT_FOUND
+        results = [p["execution_id"] for _, k, p in core.store.journal(cid) if k == "result"]
+        assert results and len(results) == len(set(results))
+        other = clean.wait(clean.start(req).id, timeout_s=300)
+        assert other.state == "done"
+        assert [w.outcome_json for w in core.witnesses(cid)] == [w.outcome_json for w in clean.witnesses(other.id)]
+        assert view.summary["executions"] == other.summary["executions"]
+    finally:
+        search.stop(0)
+        core.close()
+        clean.close()
+        if sim is not None:
+            sim.stop(0)  # type: ignore[attr-defined]
