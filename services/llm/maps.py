@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lastv2x.core.catalogue import Application, canonical_map_name  # noqa: F401 - re-exported
-from lastv2x.core.map_hosting import MapHosting
+from lastv2x.core.map_hosting import JunctionFacts, MapHosting
 from lastv2x.core.spec import JunctionKind
 
 CARLA_TOWNS = ("Town01", "Town02", "Town03", "Town04", "Town05", "Town06", "Town07", "Town10HD")
-BUILTIN_MAPS = ("signalized_4way", "t_junction", "corridor", "urban_canyon")
+BUILTIN_MAPS = ("signalized_4way", "t_junction", "unsignalized_4way", "corridor", "urban_canyon")
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,24 @@ def _facts(name: str, *kinds: JunctionKind, max_approaches: int = 4) -> MapFacts
     return MapFacts(name, frozenset(kinds), max_approaches)
 
 
+def _builtin(name: str, *junctions: tuple[tuple[str, ...], int, bool]) -> MapFacts:
+    """A built-in map's junctions as grounding catalogues them (kind tags, approaches, signalized):
+    known exactly, so hosting is judged per junction (tests/llm compares them with the catalogue)."""
+    hosting = MapHosting(name, tuple(JunctionFacts(frozenset(kinds), n, signalized) for kinds, n, signalized in junctions))
+    values = {k.value for k in JunctionKind}
+    return MapFacts(name, frozenset(JunctionKind(k) for k in hosting.kinds if k in values), hosting.max_approaches,
+                    hosting.signalized_junctions > 0, hosting)
+
+
 _J = JunctionKind
+_SIGNALIZED_4WAY = (("signalized_4way",), 4, True)
 DEFAULT_MAPS: tuple[MapFacts, ...] = (
-    _facts("signalized_4way", _J.SIGNALIZED_4WAY),
-    _facts("t_junction", _J.T_JUNCTION, max_approaches=3),
-    _facts("corridor", _J.CORRIDOR, _J.SIGNALIZED_4WAY),
-    _facts("urban_canyon", _J.URBAN_CANYON, _J.SIGNALIZED_4WAY),
+    _builtin("signalized_4way", _SIGNALIZED_4WAY),
+    _builtin("t_junction", (("t_junction",), 3, False)),
+    _builtin("unsignalized_4way", (("unsignalized_4way", "urban_canyon"), 4, False)),
+    _builtin("corridor", *[(("signalized_4way", "corridor"), 4, True)] * 5),
+    _builtin("urban_canyon", *[(("signalized_4way", "urban_canyon", "corridor"), 4, True)] * 8,
+             (("signalized_4way", "urban_canyon"), 4, True)),
     *(_facts(town, _J.SIGNALIZED_4WAY, _J.T_JUNCTION) for town in CARLA_TOWNS),
 )
 

@@ -26,6 +26,7 @@ EXPECTED_BUILTIN = {  # name: (junctions, signalized junctions, kind every junct
     "signalized_4way": (1, 1, "signalized_4way"),
     "signalized_4way_1lane": (1, 1, "signalized_4way"),
     "t_junction": (1, 0, "t_junction"),
+    "unsignalized_4way": (1, 0, "unsignalized_4way"),
     "corridor": (5, 5, "corridor"),
     "urban_canyon": (9, 9, "urban_canyon"),
 }

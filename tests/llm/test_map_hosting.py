@@ -75,3 +75,23 @@ def test_assigned_town_grounds(catalogue_dir: Path, shared_data: Path, tmp_path:
                                              map_cache_dir=tmp_path))
     program = GroundingCore(catalogue=catalogue).ground(spec)
     assert program.map_name == spec.map.town
+
+
+def test_the_parsers_builtin_map_facts_are_the_grounding_catalogues(tmp_path):
+    """The parser knows the built-in maps' junctions without the catalogue (no I/O): the same facts."""
+    from collections import Counter
+
+    from services.grounding.core import GroundingConfig, GroundingCore
+    from services.grounding.entries import entry_to_dict
+    from services.llm.maps import BUILTIN_MAPS, DEFAULT_MAPS
+
+    core = GroundingCore(GroundingConfig(cache_dir=tmp_path))
+    static = {m.name: m.hosting for m in DEFAULT_MAPS if m.hosting is not None}
+    assert set(static) == set(BUILTIN_MAPS)
+
+    def facts(h: MapHosting) -> Counter:
+        return Counter((tuple(sorted(j.kinds)), j.approaches, j.signalized) for j in h.junctions)
+
+    for name, hosting in static.items():
+        real = MapHosting.from_entry(entry_to_dict(core.catalogue.entry(name)))
+        assert facts(hosting) == facts(real), name

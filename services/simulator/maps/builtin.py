@@ -8,6 +8,9 @@ deterministic building footprints (numpy RNG seeded from the map name).
   (2 resp. 1 lanes per direction), 12 movements, one signal group per approach;
 * ``t_junction``: an unsignalized 3-arm junction (priority / stop control), 6
   movements;
+* ``unsignalized_4way``: an all-way-stop 4-arm junction, 1 lane per direction,
+  between 25-45 m buildings at the kerb (cross traffic is out of sight and
+  out of radio line of sight: where IMA and LTA need V2X);
 * ``corridor``: 5 signalized junctions 250 m apart on a 2+2-lane arterial with
   1+1-lane side streets (an RSU chain along the arterial);
 * ``urban_canyon``: a 3 x 3 signalized grid, 160 m blocks, 30-90 m towers.
@@ -89,6 +92,22 @@ def signalized_4way_1lane() -> tuple[Layout, list[Building]]:
     return _four_way("signalized_4way_1lane", 1)
 
 
+def unsignalized_4way() -> tuple[Layout, list[Building]]:
+    """An all-way-stop crossroads between tall buildings: the four corner blocks reach the sidewalk
+    and rise 25-45 m, so the junction's catalogue entry is tagged ``unsignalized_4way`` and
+    ``urban_canyon`` (built-up share and mean height within 60 m of the centre)."""
+    name, lanes = "unsignalized_4way", 1
+    arms = tuple(Arm("c", d, lanes, None, 150.0) for d in "ENWS")
+    layout = Layout(name, {"c": (0.0, 0.0)}, arms, frozenset(), LANE_WIDTH_M)
+    rng, c, far = _rng(name), _clear(lanes), 90.0
+    out: list[Building] = []
+    for sx, sy, tag in ((1, 1, "ne"), (-1, 1, "nw"), (-1, -1, "sw"), (1, -1, "se")):
+        xs, ys = sorted((sx * c, sx * far)), sorted((sy * c, sy * far))
+        out += fill_block(rng, xs[0], ys[0], xs[1], ys[1], nx=2, ny=2, alley_m=4.0,
+                          heights_m=(25.0, 45.0), prefix=f"{tag}-")
+    return layout, out
+
+
 def t_junction() -> tuple[Layout, list[Building]]:
     name = "t_junction"
     arms = (Arm("c", "E", 1, None, 150.0), Arm("c", "W", 1, None, 150.0),
@@ -155,6 +174,8 @@ _BUILTINS: dict[str, BuiltinMap] = {m.name: m for m in (
     BuiltinMap("signalized_4way_1lane", "signalized 4-way, 1 lane per direction",
                signalized_4way_1lane),
     BuiltinMap("t_junction", "unsignalized T-junction, 1 lane per direction", t_junction),
+    BuiltinMap("unsignalized_4way", "all-way-stop 4-way between tall buildings, 1 lane per direction",
+               unsignalized_4way),
     BuiltinMap("corridor", "5 signalized junctions, 250 m apart", corridor),
     BuiltinMap("urban_canyon", "3x3 signalized grid with towers", urban_canyon),
 )}
