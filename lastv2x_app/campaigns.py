@@ -86,7 +86,10 @@ def results_table(summary: dict[str, Any], witnesses: Iterable[dict[str, Any]], 
              + (f"{errored} candidate(s) ERRORED (journal and service log), " if errored else "") +
              f"{summary.get('distinct_keys', 0)} distinct catalogue key(s), {len(summary.get('witness_ids', []))} "
              f"witness(es) in {summary.get('elapsed_s', 0):.1f} s; campaign {state}" + (f": {reason}" if reason else ""))
-    return "\n".join([*out, line, total, f"archive: {archive}"])
+    partial = [f"{sc['source']} ran without what the parser could not read: "
+               + "; ".join(repr(c) for c in sc["unparsed_clauses"])
+               for sc in summary.get("scenarios", []) if sc.get("unparsed_clauses")]
+    return "\n".join([*out, line, total, *partial, f"archive: {archive}"])
 
 
 def witness_summary(record: dict[str, Any]) -> dict[str, Any]:

@@ -457,7 +457,7 @@ def _campaign_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     specs = [_read_spec_text(f) for f in args.spec or []]
     return {"intents": list(args.intents), "specs": specs, "seed": args.seed, "budget_per_scenario": args.budget,
             "reflection_rounds": args.reflection_rounds, "in_flight": args.concurrency, "gate": not args.no_gate,
-            "stop_at_first_admission": args.stop_at_first, "app": args.app or ""}
+            "stop_at_first_admission": args.stop_at_first, "app": args.app or "", "allow_partial": args.allow_partial}
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
@@ -511,7 +511,8 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any, resume: str
     from services.search.campaign import Event
 
     options = search_pb2.CampaignOptions(disable_gate=not kw["gate"], concurrency=kw["in_flight"], app=kw["app"],
-                                         stop_at_first_admission=kw["stop_at_first_admission"])
+                                         stop_at_first_admission=kw["stop_at_first_admission"],
+                                         allow_partial=kw["allow_partial"])
     if kw["reflection_rounds"] is not None:
         options.reflection_rounds = kw["reflection_rounds"]
     request = search_pb2.StartCampaignRequest(intents=kw["intents"], seed=kw["seed"],
@@ -541,7 +542,8 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any, resume: str
                           "admitted_initially": sc.admitted_initially if sc.HasField("admitted_initially") else None,
                           "first_admitted_at": sc.first_admitted_at if sc.HasField("first_admitted_at") else None,
                           "reflection_rounds": sc.reflection_rounds, "witness_ids": list(sc.witness_ids),
-                          "duplicate_keys": sc.duplicate_keys, "error": sc.error, "errored": sc.errored})
+                          "duplicate_keys": sc.duplicate_keys, "error": sc.error, "errored": sc.errored,
+                          "unparsed_clauses": list(sc.unparsed_clauses)})
     summary = {"scenarios": scenarios, "executions": campaign.executions, "admitted": campaign.admitted,
                "errored": campaign.errored,
                "distinct_keys": campaign.distinct_keys, "witness_ids": list(campaign.witness_ids),
@@ -790,6 +792,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int, default=0, help="executions in flight per simulator replica (0 = 4)")
     p.add_argument("--no-gate", action="store_true", help="ablation: run mutants the verifier would block")
     p.add_argument("--stop-at-first", action="store_true", help="end each scenario at its first admitted failure")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="run intents the parser read only in part (the table and witnesses name the unread clause); "
+                        "default: such a scenario fails, naming it")
     p.add_argument("--out", default=DEFAULT_ARCHIVE, help="archive directory (in-process)")
     p.add_argument("--app", default=None, help="application under test: reference (default), grpc://host:port, "
                                                "or a lastv2x.apps entry point; witnesses record its build")

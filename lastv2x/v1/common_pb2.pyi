@@ -865,7 +865,7 @@ class Campaign(_message.Message):
     def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[CampaignState, str]] = ..., intents: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., budget_per_scenario: _Optional[int] = ..., reflection_rounds: _Optional[int] = ..., executions: _Optional[int] = ..., admitted: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., scenarios: _Optional[_Iterable[_Union[ScenarioProgress, _Mapping]]] = ..., candidates: _Optional[int] = ..., budget_total: _Optional[int] = ..., distinct_keys: _Optional[int] = ..., created_unix_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., errored: _Optional[int] = ...) -> None: ...
 
 class ScenarioProgress(_message.Message):
-    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at", "errored")
+    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at", "errored", "unparsed_clauses")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
@@ -887,6 +887,7 @@ class ScenarioProgress(_message.Message):
     BEST_MARGIN_FIELD_NUMBER: _ClassVar[int]
     FIRST_ADMITTED_AT_FIELD_NUMBER: _ClassVar[int]
     ERRORED_FIELD_NUMBER: _ClassVar[int]
+    UNPARSED_CLAUSES_FIELD_NUMBER: _ClassVar[int]
     index: int
     source: str
     intent: str
@@ -908,7 +909,8 @@ class ScenarioProgress(_message.Message):
     best_margin: float
     first_admitted_at: int
     errored: int
-    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ..., errored: _Optional[int] = ...) -> None: ...
+    unparsed_clauses: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ..., errored: _Optional[int] = ..., unparsed_clauses: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RecordingChannel(_message.Message):
     __slots__ = ("name", "encoding", "message_count")

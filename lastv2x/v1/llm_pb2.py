@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from lastv2x.v1 import common_pb2 as lastv2x_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14lastv2x/v1/llm.proto\x12\nlastv2x.v1\x1a\x17lastv2x/v1/common.proto\"F\n\x12ParseIntentRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x03\x12\x14\n\x0cmax_attempts\x18\x03 \x01(\x05\"\xa4\x01\n\x13ParseIntentResponse\x12&\n\x04spec\x18\x01 \x01(\x0b\x32\x18.lastv2x.v1.ScenarioSpec\x12\x15\n\rattempts_used\x18\x02 \x01(\x05\x12.\n\x06report\x18\x03 \x01(\x0b\x32\x1e.lastv2x.v1.VerificationReport\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\x12\r\n\x05notes\x18\x05 \x03(\t\"\xab\x01\n\x11\x41pproachCandidate\x12\x14\n\x0c\x63\x61ndidate_id\x18\x01 \x01(\t\x12\x10\n\x08map_name\x18\x02 \x01(\t\x12\x13\n\x0bjunction_id\x18\x03 \x01(\t\x12\x13\n\x0b\x61pproach_id\x18\x04 \x01(\t\x12\x13\n\x0bheading_rad\x18\x05 \x01(\x01\x12\x11\n\tmovements\x18\x06 \x03(\t\x12\r\n\x05score\x18\x07 \x01(\x01\x12\r\n\x05lanes\x18\x08 \x03(\t\"m\n\x10PlanSceneRequest\x12&\n\x04spec\x18\x01 \x01(\x0b\x32\x18.lastv2x.v1.ScenarioSpec\x12\x31\n\ncandidates\x18\x02 \x03(\x0b\x32\x1d.lastv2x.v1.ApproachCandidate\"\xab\x01\n\x0eRoleAssignment\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x14\n\x0c\x63\x61ndidate_id\x18\x02 \x01(\t\x12&\n\x08maneuver\x18\x03 \x01(\x0e\x32\x14.lastv2x.v1.Maneuver\x12\x10\n\x08\x61gent_id\x18\x04 \x01(\t\x12\x0f\n\x07lane_id\x18\x05 \x01(\t\x12\x19\n\x0csignal_group\x18\x06 \x01(\tH\x00\x88\x01\x01\x42\x0f\n\r_signal_group\"\x9e\x01\n\x11PlanSceneResponse\x12/\n\x0b\x61ssignments\x18\x01 \x03(\x0b\x32\x1a.lastv2x.v1.RoleAssignment\x12\x11\n\trationale\x18\x02 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x03 \x01(\t\x12\x10\n\x08map_name\x18\x04 \x01(\t\x12\x13\n\x0bjunction_id\x18\x05 \x01(\t\x12\r\n\x05score\x18\x06 \x01(\x01\">\n\x0eReflectRequest\x12\x0e\n\x06prompt\x18\x01 \x01(\t\x12\x1c\n\x14\x65vidence_digest_json\x18\x02 \x01(\t\"_\n\x0fReflectResponse\x12\x11\n\tdiagnosis\x18\x01 \x01(\t\x12\x16\n\x0erevised_prompt\x18\x02 \x01(\t\x12\x10\n\x08rule_ids\x18\x03 \x03(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\"]\n\rVerifyRequest\x12(\n\x04spec\x18\x01 \x01(\x0b\x32\x18.lastv2x.v1.ScenarioSpecH\x00\x12\x13\n\tspec_json\x18\x02 \x01(\tH\x00\x42\r\n\x0bspec_source\"@\n\x0eVerifyResponse\x12.\n\x06report\x18\x01 \x01(\x0b\x32\x1e.lastv2x.v1.VerificationReport2\xab\x02\n\nLlmService\x12N\n\x0bParseIntent\x12\x1e.lastv2x.v1.ParseIntentRequest\x1a\x1f.lastv2x.v1.ParseIntentResponse\x12H\n\tPlanScene\x12\x1c.lastv2x.v1.PlanSceneRequest\x1a\x1d.lastv2x.v1.PlanSceneResponse\x12\x42\n\x07Reflect\x12\x1a.lastv2x.v1.ReflectRequest\x1a\x1b.lastv2x.v1.ReflectResponse\x12?\n\x06Verify\x12\x19.lastv2x.v1.VerifyRequest\x1a\x1a.lastv2x.v1.VerifyResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14lastv2x/v1/llm.proto\x12\nlastv2x.v1\x1a\x17lastv2x/v1/common.proto\"F\n\x12ParseIntentRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x03\x12\x14\n\x0cmax_attempts\x18\x03 \x01(\x05\"\xbe\x01\n\x13ParseIntentResponse\x12&\n\x04spec\x18\x01 \x01(\x0b\x32\x18.lastv2x.v1.ScenarioSpec\x12\x15\n\rattempts_used\x18\x02 \x01(\x05\x12.\n\x06report\x18\x03 \x01(\x0b\x32\x1e.lastv2x.v1.VerificationReport\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\x12\r\n\x05notes\x18\x05 \x03(\t\x12\x18\n\x10unparsed_clauses\x18\x06 \x03(\t\"\xab\x01\n\x11\x41pproachCandidate\x12\x14\n\x0c\x63\x61ndidate_id\x18\x01 \x01(\t\x12\x10\n\x08map_name\x18\x02 \x01(\t\x12\x13\n\x0bjunction_id\x18\x03 \x01(\t\x12\x13\n\x0b\x61pproach_id\x18\x04 \x01(\t\x12\x13\n\x0bheading_rad\x18\x05 \x01(\x01\x12\x11\n\tmovements\x18\x06 \x03(\t\x12\r\n\x05score\x18\x07 \x01(\x01\x12\r\n\x05lanes\x18\x08 \x03(\t\"m\n\x10PlanSceneRequest\x12&\n\x04spec\x18\x01 \x01(\x0b\x32\x18.lastv2x.v1.ScenarioSpec\x12\x31\n\ncandidates\x18\x02 \x03(\x0b\x32\x1d.lastv2x.v1.ApproachCandidate\"\xab\x01\n\x0eRoleAssignment\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x14\n\x0c\x63\x61ndidate_id\x18\x02 \x01(\t\x12&\n\x08maneuver\x18\x03 \x01(\x0e\x32\x14.lastv2x.v1.Maneuver\x12\x10\n\x08\x61gent_id\x18\x04 \x01(\t\x12\x0f\n\x07lane_id\x18\x05 \x01(\t\x12\x19\n\x0csignal_group\x18\x06 \x01(\tH\x00\x88\x01\x01\x42\x0f\n\r_signal_group\"\x9e\x01\n\x11PlanSceneResponse\x12/\n\x0b\x61ssignments\x18\x01 \x03(\x0b\x32\x1a.lastv2x.v1.RoleAssignment\x12\x11\n\trationale\x18\x02 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x03 \x01(\t\x12\x10\n\x08map_name\x18\x04 \x01(\t\x12\x13\n\x0bjunction_id\x18\x05 \x01(\t\x12\r\n\x05score\x18\x06 \x01(\x01\">\n\x0eReflectRequest\x12\x0e\n\x06prompt\x18\x01 \x01(\t\x12\x1c\n\x14\x65vidence_digest_json\x18\x02 \x01(\t\"_\n\x0fReflectResponse\x12\x11\n\tdiagnosis\x18\x01 \x01(\t\x12\x16\n\x0erevised_prompt\x18\x02 \x01(\t\x12\x10\n\x08rule_ids\x18\x03 \x03(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\"]\n\rVerifyRequest\x12(\n\x04spec\x18\x01 \x01(\x0b\x32\x18.lastv2x.v1.ScenarioSpecH\x00\x12\x13\n\tspec_json\x18\x02 \x01(\tH\x00\x42\r\n\x0bspec_source\"@\n\x0eVerifyResponse\x12.\n\x06report\x18\x01 \x01(\x0b\x32\x1e.lastv2x.v1.VerificationReport2\xab\x02\n\nLlmService\x12N\n\x0bParseIntent\x12\x1e.lastv2x.v1.ParseIntentRequest\x1a\x1f.lastv2x.v1.ParseIntentResponse\x12H\n\tPlanScene\x12\x1c.lastv2x.v1.PlanSceneRequest\x1a\x1d.lastv2x.v1.PlanSceneResponse\x12\x42\n\x07Reflect\x12\x1a.lastv2x.v1.ReflectRequest\x1a\x1b.lastv2x.v1.ReflectResponse\x12?\n\x06Verify\x12\x19.lastv2x.v1.VerifyRequest\x1a\x1a.lastv2x.v1.VerifyResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,23 +35,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PARSEINTENTREQUEST']._serialized_start=61
   _globals['_PARSEINTENTREQUEST']._serialized_end=131
   _globals['_PARSEINTENTRESPONSE']._serialized_start=134
-  _globals['_PARSEINTENTRESPONSE']._serialized_end=298
-  _globals['_APPROACHCANDIDATE']._serialized_start=301
-  _globals['_APPROACHCANDIDATE']._serialized_end=472
-  _globals['_PLANSCENEREQUEST']._serialized_start=474
-  _globals['_PLANSCENEREQUEST']._serialized_end=583
-  _globals['_ROLEASSIGNMENT']._serialized_start=586
-  _globals['_ROLEASSIGNMENT']._serialized_end=757
-  _globals['_PLANSCENERESPONSE']._serialized_start=760
-  _globals['_PLANSCENERESPONSE']._serialized_end=918
-  _globals['_REFLECTREQUEST']._serialized_start=920
-  _globals['_REFLECTREQUEST']._serialized_end=982
-  _globals['_REFLECTRESPONSE']._serialized_start=984
-  _globals['_REFLECTRESPONSE']._serialized_end=1079
-  _globals['_VERIFYREQUEST']._serialized_start=1081
-  _globals['_VERIFYREQUEST']._serialized_end=1174
-  _globals['_VERIFYRESPONSE']._serialized_start=1176
-  _globals['_VERIFYRESPONSE']._serialized_end=1240
-  _globals['_LLMSERVICE']._serialized_start=1243
-  _globals['_LLMSERVICE']._serialized_end=1542
+  _globals['_PARSEINTENTRESPONSE']._serialized_end=324
+  _globals['_APPROACHCANDIDATE']._serialized_start=327
+  _globals['_APPROACHCANDIDATE']._serialized_end=498
+  _globals['_PLANSCENEREQUEST']._serialized_start=500
+  _globals['_PLANSCENEREQUEST']._serialized_end=609
+  _globals['_ROLEASSIGNMENT']._serialized_start=612
+  _globals['_ROLEASSIGNMENT']._serialized_end=783
+  _globals['_PLANSCENERESPONSE']._serialized_start=786
+  _globals['_PLANSCENERESPONSE']._serialized_end=944
+  _globals['_REFLECTREQUEST']._serialized_start=946
+  _globals['_REFLECTREQUEST']._serialized_end=1008
+  _globals['_REFLECTRESPONSE']._serialized_start=1010
+  _globals['_REFLECTRESPONSE']._serialized_end=1105
+  _globals['_VERIFYREQUEST']._serialized_start=1107
+  _globals['_VERIFYREQUEST']._serialized_end=1200
+  _globals['_VERIFYRESPONSE']._serialized_start=1202
+  _globals['_VERIFYRESPONSE']._serialized_end=1266
+  _globals['_LLMSERVICE']._serialized_start=1269
+  _globals['_LLMSERVICE']._serialized_end=1568
 # @@protoc_insertion_point(module_scope)

@@ -18,18 +18,20 @@ class ParseIntentRequest(_message.Message):
     def __init__(self, text: _Optional[str] = ..., seed: _Optional[int] = ..., max_attempts: _Optional[int] = ...) -> None: ...
 
 class ParseIntentResponse(_message.Message):
-    __slots__ = ("spec", "attempts_used", "report", "backend", "notes")
+    __slots__ = ("spec", "attempts_used", "report", "backend", "notes", "unparsed_clauses")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_USED_FIELD_NUMBER: _ClassVar[int]
     REPORT_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
+    UNPARSED_CLAUSES_FIELD_NUMBER: _ClassVar[int]
     spec: _common_pb2.ScenarioSpec
     attempts_used: int
     report: _common_pb2.VerificationReport
     backend: str
     notes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., attempts_used: _Optional[int] = ..., report: _Optional[_Union[_common_pb2.VerificationReport, _Mapping]] = ..., backend: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
+    unparsed_clauses: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, spec: _Optional[_Union[_common_pb2.ScenarioSpec, _Mapping]] = ..., attempts_used: _Optional[int] = ..., report: _Optional[_Union[_common_pb2.VerificationReport, _Mapping]] = ..., backend: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ..., unparsed_clauses: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ApproachCandidate(_message.Message):
     __slots__ = ("candidate_id", "map_name", "junction_id", "approach_id", "heading_rad", "movements", "score", "lanes")

@@ -8,20 +8,22 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CampaignOptions(_message.Message):
-    __slots__ = ("disable_gate", "reflection_rounds", "concurrency", "stop_at_first_admission", "skip_minimization", "app")
+    __slots__ = ("disable_gate", "reflection_rounds", "concurrency", "stop_at_first_admission", "skip_minimization", "app", "allow_partial")
     DISABLE_GATE_FIELD_NUMBER: _ClassVar[int]
     REFLECTION_ROUNDS_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     STOP_AT_FIRST_ADMISSION_FIELD_NUMBER: _ClassVar[int]
     SKIP_MINIMIZATION_FIELD_NUMBER: _ClassVar[int]
     APP_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_PARTIAL_FIELD_NUMBER: _ClassVar[int]
     disable_gate: bool
     reflection_rounds: int
     concurrency: int
     stop_at_first_admission: bool
     skip_minimization: bool
     app: str
-    def __init__(self, disable_gate: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., concurrency: _Optional[int] = ..., stop_at_first_admission: _Optional[bool] = ..., skip_minimization: _Optional[bool] = ..., app: _Optional[str] = ...) -> None: ...
+    allow_partial: bool
+    def __init__(self, disable_gate: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., concurrency: _Optional[int] = ..., stop_at_first_admission: _Optional[bool] = ..., skip_minimization: _Optional[bool] = ..., app: _Optional[str] = ..., allow_partial: _Optional[bool] = ...) -> None: ...
 
 class StartCampaignRequest(_message.Message):
     __slots__ = ("intents", "seed", "budget_per_scenario", "specs", "options")

@@ -38,7 +38,7 @@ class LlmServicer(llm_pb2_grpc.LlmServiceServicer):
         result = self._roles.parse_intent(request.text, request.seed, request.max_attempts or None)
         return llm_pb2.ParseIntentResponse(spec=spec_to_proto(result.spec), attempts_used=result.attempts_used,
                                            report=report_to_proto(result.report), backend=result.backend,
-                                           notes=list(result.notes))
+                                           notes=list(result.notes), unparsed_clauses=list(result.unparsed_clauses))
 
     def PlanScene(self, request: llm_pb2.PlanSceneRequest, context: grpc.ServicerContext
                   ) -> llm_pb2.PlanSceneResponse:

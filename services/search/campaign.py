@@ -98,6 +98,7 @@ class CampaignRequest:
     stop_at_first_admission: bool = False
     minimize: bool = True
     app: str = ""  # application under test (ExecuteRequest.app): "" = the reference apps
+    allow_partial: bool = False  # run intents the parser read in part (else such a scenario fails, naming the clause)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -136,6 +137,7 @@ class ScenarioProgress:
     keys: list[str] = field(default_factory=list)  # distinct catalogue keys admitted in this scenario
     faults_left: list[int] = field(default_factory=list)  # per witness: faults in the 1-minimal spec
     error: str = ""
+    unparsed_clauses: list[str] = field(default_factory=list)  # what the parser could not read (allow_partial)
     in_flight: int = 0  # executions dispatched and not yet settled
 
     def to_dict(self) -> dict[str, Any]:
@@ -296,12 +298,18 @@ class CampaignRunner:
         return next((p for k, p in self._recorded if k == kind and all(p.get(f) == v for f, v in match.items())),
                     None)
 
-    def _parse(self, sc: ScenarioProgress, prompt: str, seed: int) -> ScenarioSpec:
-        """The parser role, answered from the journal when the crashed run already asked."""
+    def _parse(self, sc: ScenarioProgress, prompt: str, seed: int) -> tuple[ScenarioSpec, tuple[str, ...]]:
+        """The parser role, answered from the journal when the crashed run already asked: the spec and the
+        clauses of the prompt it does not hold (``parser.unparsed_fault``)."""
         recorded = self._recorded_entry("parsed", scenario=sc.index, prompt=prompt, seed=seed)
-        spec = parse_spec(recorded["spec"]) if recorded else self.pipeline.parse(prompt, seed, self.id).spec
-        self._journal("parsed", {"scenario": sc.index, "prompt": prompt, "seed": seed, "spec": spec_to_dict(spec)})
-        return spec
+        if recorded:
+            spec, unparsed = parse_spec(recorded["spec"]), tuple(recorded.get("unparsed", ()))
+        else:
+            parsed = self.pipeline.parse(prompt, seed, self.id)
+            spec, unparsed = parsed.spec, tuple(parsed.unparsed)
+        self._journal("parsed", {"scenario": sc.index, "prompt": prompt, "seed": seed, "spec": spec_to_dict(spec),
+                                 "unparsed": list(unparsed)})
+        return spec, unparsed
 
     def _stage(self, sc: ScenarioProgress, stage: str, message: str = "") -> None:
         sc.stage = stage
@@ -369,7 +377,14 @@ class CampaignRunner:
         self._stage(sc, "parse")
         given = self._specs[sc.index]
         if given is None:
-            spec = self._parse(sc, prompt, seed)
+            spec, unparsed = self._parse(sc, prompt, seed)
+            if unparsed and not self.request.allow_partial:  # never a run of something else than was asked
+                quoted = "; ".join(repr(c) for c in unparsed)
+                raise FailedPrecondition(f"{sc.source}: the parser could not read {quoted}, so the spec would test "
+                                         "less than the intent asks", "rephrase that clause (e.g. name the "
+                                         "message, the fault and its size), or allow_partial (--allow-partial) to "
+                                         "run the rest")
+            sc.unparsed_clauses = list(unparsed)
         else:
             spec = given
         sc.application = spec.application.value
@@ -727,7 +742,8 @@ class CampaignRunner:
         cross_check = self._cross_check(sc, exec_id, program) if self.settings.verify_backend else None
         record = {
             "witness_id": witness_id, "campaign_id": self.id, "scenario": sc.index, "source": sc.source,
-            "intent": sc.intent, "key": key.to_dict(), "spec": spec_to_dict(spec),
+            "intent": sc.intent, "unparsed_clauses": list(sc.unparsed_clauses), "key": key.to_dict(),
+            "spec": spec_to_dict(spec),
             "found_spec": spec_to_dict(found.spec), "program": json.loads(program.model_dump_json()),
             # the exact text: the outcome's program hash is over it, and the record's JSON sorts keys
             "program_json": program.model_dump_json(),
@@ -817,7 +833,7 @@ class CampaignRunner:
             return None, prompt
         seed = int(rng.integers(0, 2**62))
         try:
-            spec = self._parse(sc, reflected.revised_prompt, seed)
+            spec, _ = self._parse(sc, reflected.revised_prompt, seed)
         except (InvalidArgument, FailedPrecondition) as exc:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "parse_error": str(exc)})
             return None, reflected.revised_prompt

@@ -38,7 +38,8 @@ MAX_APP_CHARS = 256  # CampaignOptions.app (resolved by the simulator: reference
 def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpec | dict[str, Any] | str] = (),
                      seed: int = 0, budget_per_scenario: int = 0, reflection_rounds: int | None = None,
                      in_flight: int = 0, gate: bool = True, stop_at_first_admission: bool = False,
-                     minimize: bool = True, app: str = "", settings: SearchSettings) -> CampaignRequest:
+                     minimize: bool = True, app: str = "", allow_partial: bool = False,
+                     settings: SearchSettings) -> CampaignRequest:
     """Build a CampaignRequest or raise InvalidArgument naming every bad field (0 = the default)."""
     bad: list[FieldViolation] = []
     if not intents and not specs:
@@ -87,7 +88,7 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
     return CampaignRequest(tuple(cleaned), tuple(parsed), int(seed),
                            budget_per_scenario or settings.candidates_per_scenario, rounds,
                            in_flight or settings.in_flight_per_replica, bool(gate), bool(stop_at_first_admission),
-                           bool(minimize), app)
+                           bool(minimize), app, bool(allow_partial))
 
 
 @dataclass

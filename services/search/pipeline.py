@@ -44,6 +44,7 @@ class Parsed:
     spec: ScenarioSpec
     attempts: int
     backend: str
+    unparsed: tuple[str, ...] = ()  # clauses of the intent the spec does not hold (parser.unparsed_fault), as quoted
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ class InProcessPipeline:
 
     def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
         result = self._roles.parse_intent(intent, seed, campaign=campaign)
-        return Parsed(result.spec, result.attempts_used, result.backend)
+        return Parsed(result.spec, result.attempts_used, result.backend, result.unparsed_clauses)
 
     def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
         if self._grounding is None:

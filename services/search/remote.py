@@ -179,7 +179,7 @@ class GrpcPipeline:
             reply = self._llm.ParseIntent(llm_pb2.ParseIntentRequest(text=intent, seed=seed), timeout=self._timeout_s)
         except grpc.RpcError as exc:
             raise _error(exc, self._llm_target, "ParseIntent") from None
-        return Parsed(spec_from_proto(reply.spec), reply.attempts_used, reply.backend)
+        return Parsed(spec_from_proto(reply.spec), reply.attempts_used, reply.backend, tuple(reply.unparsed_clauses))
 
     def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
         try:

@@ -60,7 +60,8 @@ def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
             shrink_executions=sc["shrink_executions"], gated=sc["gated"],
             admitted_executions=sc["admitted_executions"], reflection_rounds=sc["reflection_rounds"],
             witness_ids=sc["witness_ids"], faults_left=sc["faults_left"], distinct_keys=len(sc["keys"]),
-            duplicate_keys=sc["duplicate_keys"], flaky=sc["flaky"], error=sc["error"], errored=sc.get("errored", 0))
+            duplicate_keys=sc["duplicate_keys"], flaky=sc["flaky"], error=sc["error"], errored=sc.get("errored", 0),
+            unparsed_clauses=sc.get("unparsed_clauses", []))
         if sc["admitted_initially"] is not None:
             p.admitted_initially = sc["admitted_initially"]
         if sc["best_margin"] is not None and math.isfinite(sc["best_margin"]):
@@ -114,7 +115,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
             budget_per_scenario=request.budget_per_scenario,
             reflection_rounds=o.reflection_rounds if o.HasField("reflection_rounds") else None,
             in_flight=o.concurrency, gate=not o.disable_gate, stop_at_first_admission=o.stop_at_first_admission,
-            minimize=not o.skip_minimization, app=o.app, settings=self._core.settings)
+            minimize=not o.skip_minimization, app=o.app, allow_partial=o.allow_partial, settings=self._core.settings)
         return search_pb2.StartCampaignResponse(campaign=campaign_to_proto(self._core.start(req)))
 
     def WatchCampaign(self, request: search_pb2.WatchCampaignRequest, context: grpc.ServicerContext

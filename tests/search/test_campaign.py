@@ -156,3 +156,29 @@ def test_a_stalled_search_reflects_and_the_revised_prompt_re_enters_the_pipeline
     # the revised prompt was parsed, grounded and executed under the same admission test
     origins = [p["origin"] for _, k, p in search_core.store.journal(view.id) if k == "dispatch"]
     assert "reflection" in origins
+
+
+PARTIAL = ("Red-light violation warning when the SPaT feed freezes just before amber, "
+           "while the roadside unit's clock drifts by 3 seconds")
+
+
+def test_a_partly_parsed_intent_stops_its_scenario_naming_the_clause(search_core: SearchCore) -> None:
+    """Issue 31: never a run of something else than was asked: the clause the parser could not read
+    fails the scenario (FAILED_PRECONDITION's text names it), unless allow_partial."""
+    view = _run(search_core, intents=[PARTIAL], seed=1, budget_per_scenario=2)
+    assert view.state == "failed"
+    assert "the roadside unit's clock drifts by 3 seconds" in view.reason and "allow_partial" in view.reason
+    assert view.summary["executions"] == 0
+
+
+def test_allow_partial_runs_the_rest_and_every_record_names_the_clause(search_core: SearchCore) -> None:
+    from lastv2x_app.campaigns import results_table
+
+    view = _run(search_core, intents=[PARTIAL], seed=1, budget_per_scenario=2, allow_partial=True,
+                stop_at_first_admission=True)
+    assert view.state == "done", view.reason
+    (sc,) = view.summary["scenarios"]
+    assert sc["unparsed_clauses"] == ["the roadside unit's clock drifts by 3 seconds"]
+    assert all(w.record["unparsed_clauses"] == sc["unparsed_clauses"] for w in search_core.witnesses(view.id))
+    assert "intents[0] ran without what the parser could not read: \"the roadside unit's clock drifts by 3 " \
+           "seconds\"" in results_table(view.summary, [], "archive")
