@@ -360,6 +360,11 @@ class CampaignRunner:
             return "failed", str(exc)
         if failures and len(failures) == len(self.scenarios):
             return "failed", "; ".join(failures)
+        ran = sum(s.executions for s in self.scenarios)
+        if ran and sum(s.refused for s in self.scenarios) == ran:  # a campaign that tested nothing did not succeed
+            self._journal("failed", {"reason": "every execution was refused"})
+            return "failed", (f"the simulator refused all {ran} executions (the ledger's 'refused' column says why): "
+                              "nothing was tested" + ("; " + "; ".join(failures) if failures else ""))
         if failures:  # the others ran: the campaign is done, and says which scenarios could not
             return "done", f"{len(failures)} of {len(self.scenarios)} scenarios failed: " + "; ".join(failures)
         return "done", ""

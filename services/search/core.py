@@ -20,7 +20,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lastv2x.core.errors import FailedPrecondition, FieldViolation, InvalidArgument
+from lastv2x.core.errors import (
+    FailedPrecondition,
+    FieldViolation,
+    InvalidArgument,
+    ResourceExhausted,
+    Unavailable,
+)
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec, parse_spec
 from services.search.campaign import CampaignRequest, CampaignRunner, Event, LeaseLost
@@ -81,8 +87,14 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
     if app in ("reference",):
         app = ""
     if len(app) > MAX_APP_CHARS or any(c.isspace() or not c.isprintable() for c in app):
-        bad.append(FieldViolation("app", f"{app[:40]!r}... is not an application name or grpc://host:port",
+        bad.append(FieldViolation("options.app", f"{app[:40]!r}... is not an application name or grpc://host:port",
                                   "reference, grpc://host:port or a lastv2x.apps entry point name"))
+    total = (budget_per_scenario or settings.candidates_per_scenario) * (len(intents) + len(specs))
+    if total > settings.max_campaign_candidates and not any(v.field in ("intents", "budget_per_scenario") for v in bad):
+        bad.append(FieldViolation(
+            "budget_per_scenario", f"{len(intents) + len(specs)} scenarios x {budget_per_scenario or settings.candidates_per_scenario} "
+            f"candidates = {total} executions exceed the campaign cap LASTV2X_SEARCH_MAX_CAMPAIGN_CANDIDATES = "
+            f"{settings.max_campaign_candidates}", "lower the budget or split the intents over several campaigns"))
     if bad:
         raise InvalidArgument(bad)
     return CampaignRequest(tuple(cleaned), tuple(parsed), int(seed),
@@ -148,14 +160,57 @@ class SearchCore:
         self._live: dict[str, _Live] = {}
         self._lock = threading.Lock()
         self._slots = threading.Semaphore(self.settings.max_campaigns_running)
+        self._callers: dict[str, str] = {}  # campaign id -> who started it (the per-caller cap)
 
     # ── campaigns ─────────────────────────────────────────────────────────
-    def start(self, request: CampaignRequest) -> CampaignView:
+    def start(self, request: CampaignRequest, caller: str = "") -> CampaignView:
+        """Queue a validated campaign: refused first (nothing stored, nothing run) when ``caller``'s queued and
+        running campaigns would hold more than ``max_caller_candidates`` (RESOURCE_EXHAUSTED naming it), or
+        when the application it names is unknown, not allowed or does not answer (INVALID_ARGUMENT at
+        ``options.app``)."""
+        total = request.budget_per_scenario * (len(request.intents) + len(request.specs))
+        with self._lock:
+            held = sum(x.runner.budget_total for cid, x in self._live.items()
+                       if x.state not in TERMINAL and self._callers.get(cid) == caller)
+        cap = self.settings.max_caller_candidates
+        if held + total > cap:
+            raise ResourceExhausted(f"caller {caller or '(in-process)'} has campaigns of {held} candidates queued or "
+                                    f"running; {total} more exceed LASTV2X_SEARCH_MAX_CALLER_CANDIDATES = {cap} "
+                                    "(wait for one to end, or cancel one)")
+        if request.app:
+            self.check_app(request.app)
         campaign_id = "c-" + uuid.uuid4().hex[:12]
+        with self._lock:
+            self._callers[campaign_id] = caller
         self.store.create_campaign(campaign_id, request.to_dict())
         self.store.acquire_lease(campaign_id, self.holder, self.settings.lease_ttl_s)
         self._launch(campaign_id, request)
         return self.get(campaign_id)
+
+    def check_app(self, app: str) -> None:
+        """The application a campaign names must resolve where it will run, before anything is stored or
+        run: an unknown entry point, an address outside the simulator's allow-list
+        (``LASTV2X_SIMULATOR_APP_ALLOW``), a scheme that is none of ours (``file:///etc/passwd``) or a server
+        that does not answer is INVALID_ARGUMENT at ``options.app``. Over gRPC the simulator resolves it
+        (``GrpcPipeline.check_app``: nothing runs); in-process it is resolved here, as the simulator core would."""
+        check = getattr(self.pipeline, "check_app", None)
+        if check is not None:
+            check(app, "options.app")
+            return
+        from services.simulator.execute import SimulatorLimits, app_under_test
+
+        hint = "reference, grpc://host:port on LASTV2X_SIMULATOR_APP_ALLOW, or an installed lastv2x.apps entry point"
+        try:
+            resolved = app_under_test(app, SimulatorLimits.from_env(), field="options.app")
+        except InvalidArgument as exc:
+            raise InvalidArgument([FieldViolation("options.app", v.description, v.hint or hint)
+                                   for v in exc.violations]) from None
+        except (Unavailable, FailedPrecondition) as exc:
+            raise InvalidArgument(FieldViolation("options.app", f"application {app!r} cannot be used: {exc}",
+                                                 "start the application server first, or check its address")) from None
+        shutdown = getattr(resolved, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
 
     def resume_unfinished(self, *, at_start: bool = False) -> list[str]:
         """Take over every campaign the store says is queued or running whose lease is free or expired

@@ -198,6 +198,39 @@ class GrpcPipeline:
             raise _error(exc, self._llm_target, "Reflect") from None
         return Reflected(reply.diagnosis, reply.revised_prompt, tuple(reply.rule_ids))
 
+    def check_app(self, app: str, field: str = "app") -> None:
+        """Ask a simulator replica to resolve ``app`` (its entry points, its allow-list, the server's Describe)
+        without running anything: an Execute of a tiny spec with an out-of-range seed, which the simulator
+        refuses at ``seed`` only after it resolved the application (INVALID_ARGUMENT at ``app`` when it cannot,
+        UNAVAILABLE / FAILED_PRECONDITION naming the application when it does not answer). Those become
+        INVALID_ARGUMENT at ``field``; a simulator that cannot be reached is not the application's fault (the
+        campaign waits for it as any execution does)."""
+        from lastv2x.core.spec import parse_spec
+
+        probe = simulator_pb2.ExecuteRequest(
+            spec=spec_to_proto(parse_spec({"application": "RLVW", "seed": 1, "signal": {"offset_s": 22.0}})),
+            seed=-1, write_trace=True, app=app)
+        replica = self._pick(0)
+        hint = "reference, grpc://host:port on the simulator's LASTV2X_SIMULATOR_APP_ALLOW, or an installed " \
+               "lastv2x.apps entry point"
+        try:
+            replica.stub.Execute(probe, timeout=min(self._timeout_s, 30.0))
+        except grpc.RpcError as exc:
+            code, details = exc.code(), exc.details() or ""
+            named = [(f, d) for f, d in field_violations(exc)]
+            if code is grpc.StatusCode.INVALID_ARGUMENT and any(f == "app" for f, _ in named):
+                raise InvalidArgument([FieldViolation(field, d, hint) for f, d in named if f == "app"]) from None
+            if code is grpc.StatusCode.INVALID_ARGUMENT:
+                return  # refused at the seed: the application resolved
+            if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION,
+                        grpc.StatusCode.DEADLINE_EXCEEDED) and "application" in details.lower():
+                raise InvalidArgument(FieldViolation(field, f"application {app!r} cannot be used: {details}",
+                                                     "start the application server first, or check its address")
+                                      ) from None
+            return  # the simulator itself is away: executions wait for it within the retry window
+        finally:
+            self._finished(replica)
+
     def submit(self, request: ExecutionRequest) -> Future[Execution]:
         """One paired execution on a replica; a replica that is unavailable or past the deadline has the
         execution retried on the next replica, after a doubling backoff (at most ``max_backoff_s``), and one

@@ -116,7 +116,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
             reflection_rounds=o.reflection_rounds if o.HasField("reflection_rounds") else None,
             in_flight=o.concurrency, gate=not o.disable_gate, stop_at_first_admission=o.stop_at_first_admission,
             minimize=not o.skip_minimization, app=o.app, allow_partial=o.allow_partial, settings=self._core.settings)
-        return search_pb2.StartCampaignResponse(campaign=campaign_to_proto(self._core.start(req)))
+        return search_pb2.StartCampaignResponse(campaign=campaign_to_proto(self._core.start(req, _caller(context))))
 
     def WatchCampaign(self, request: search_pb2.WatchCampaignRequest, context: grpc.ServicerContext
                       ) -> Iterator[search_pb2.WatchCampaignResponse]:
@@ -164,6 +164,18 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         return search_pb2.ReplayWitnessResponse(outcome=outcome_json_to_proto(r.outcome_json), identical=r.identical,
                                                 admitted=r.admitted, archived_outcome_sha256=r.archived_sha256,
                                                 archived=outcome_json_to_proto(r.archived_json), backend=r.backend)
+
+
+def _caller(context: grpc.ServicerContext) -> str:
+    """Who asks, for the per-caller cap: the mTLS client certificate's common name, else the peer's host."""
+    try:
+        names = context.auth_context().get("x509_common_name") or []
+    except Exception:  # noqa: BLE001 - a context without an auth context (tests' fakes)
+        names = []
+    if names:
+        return "cn:" + names[0].decode(errors="replace")
+    peer = context.peer() or ""
+    return peer.rsplit(":", 1)[0] if peer.startswith(("ipv4:", "ipv6:")) else peer
 
 
 def _application(value: int) -> str:

@@ -50,6 +50,13 @@ class SearchSettings:
         "are consumed in dispatch order)")
     max_intents: int = _param(64, "scenarios", "cap on intents + specs in one campaign request")
     max_campaigns_running: int = _param(4, "campaigns", "campaigns executed at once by one search replica")
+    max_campaign_candidates: int = _param(
+        4000, "candidates", "cap on one campaign's total budget, scenarios x budget_per_scenario (each is capped on "
+        "its own, the product was not: 64 x 120 = 7,680 executions); 4000 = 33 intents at the paper's 120")
+    max_caller_candidates: int = _param(
+        8000, "candidates", "cap on the total budget of one caller's queued and running campaigns on a search "
+        "replica (the caller: its mTLS certificate's common name, else its address); a request past it is "
+        "RESOURCE_EXHAUSTED naming this limit until one ends")
     shrink_max_calls: int = _param(
         200, "predicate calls", "stall budget of delta debugging per witness (the result is 1-minimal only if "
         "it finishes below it; the certificate says which)")

@@ -1,6 +1,6 @@
 """Campaigns against a team's application: over loopback gRPC (the example server), witnesses
 record the build; an app that fails a step is an application error and the campaign goes on;
-an app that does not answer fails the campaign naming it."""
+an app that does not answer is refused at StartCampaign naming it."""
 
 from __future__ import annotations
 
@@ -53,13 +53,15 @@ def test_application_errors_are_outcomes_and_the_campaign_goes_on(search_core, s
     assert view.summary["admitted"] == 0 and not search_core.witnesses(view.id)
 
 
-def test_an_app_that_does_not_answer_fails_the_campaign_naming_it(search_core) -> None:
-    view = _run(search_core, specs=[rlvw_failing_spec(0)], seed=1, budget_per_scenario=2,
-                app="grpc://127.0.0.1:1")
-    assert view.state == "failed" and "grpc://127.0.0.1:1" in view.reason
+def test_an_app_that_does_not_answer_is_refused_at_start_naming_it(search_core) -> None:
+    with pytest.raises(InvalidArgument) as err:
+        _run(search_core, specs=[rlvw_failing_spec(0)], seed=1, budget_per_scenario=2, app="grpc://127.0.0.1:1")
+    (v,) = err.value.violations
+    assert v.field == "options.app" and "grpc://127.0.0.1:1" in v.description
+    assert search_core.list_campaigns() == []  # nothing stored, nothing run
 
 
 def test_a_malformed_app_is_refused_before_anything_is_stored(search_core) -> None:
     with pytest.raises(InvalidArgument) as err:
         validate_request(settings=search_core.settings, specs=[rlvw_failing_spec(0)], app="grpc://a b")
-    assert err.value.violations[0].field == "app"
+    assert err.value.violations[0].field == "options.app"
