@@ -6,10 +6,12 @@
 
 The lock is written by `uv pip compile --universal --generate-hashes` from pyproject.toml's
 dependencies, every extra and the build backend (setuptools, wheel: `make setup` installs the
-project itself without build isolation, so nothing unlocked is fetched). Its header records a
-SHA-256 of those requirement tables; `--check` recomputes it from pyproject.toml with the
-standard library alone (no uv, no network), so `make setup` can refuse a stale lock before it
-touches the virtualenv, and the test suite fails on a dependency edit that was not re-locked.
+project itself without build isolation, so nothing unlocked is fetched), with pyproject.toml's
+`[tool.uv] override-dependencies` passed as `--override` (a requirement that replaces every
+package's requirement on that name). Its header records a SHA-256 of those requirement tables;
+`--check` recomputes it from pyproject.toml with the standard library alone (no uv, no
+network), so `make setup` can refuse a stale lock before it touches the virtualenv, and the
+test suite fails on a dependency edit that was not re-locked.
 
 Why a hashed requirements file and not `uv.lock`: `uv.lock` records the index's host and every
 artifact's download address; this file records names, versions, markers and hashes only, so the
@@ -45,6 +47,7 @@ def requirement_tables(pyproject: Path = PYPROJECT) -> dict:
         "dependencies": project.get("dependencies", []),
         "optional-dependencies": project.get("optional-dependencies", {}),
         "build-system.requires": data.get("build-system", {}).get("requires", []),
+        "tool.uv.override-dependencies": data.get("tool", {}).get("uv", {}).get("override-dependencies", []),
     }
 
 
@@ -82,12 +85,15 @@ def lock(upgrade: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         build_in = Path(tmp) / "build-system.in"
         build_in.write_text("\n".join(tables["build-system.requires"]) + "\n")
+        overrides = Path(tmp) / "overrides.txt"  # explicit, whichever folder uv reads its settings from
+        overrides.write_text("\n".join(tables["tool.uv.override-dependencies"]) + "\n")
         out = Path(tmp) / "requirements.lock"
         if LOCK.exists() and not upgrade:
             out.write_text(LOCK.read_text())  # uv keeps the pins of an existing output file it still admits
         cmd = [
             str(UV), "pip", "compile", str(PYPROJECT), str(build_in),
             "--all-extras", "--universal", "--python-version", LOCK_PYTHON,
+            "--override", str(overrides),
             "--generate-hashes", "--no-header", "--quiet", "--output-file", str(out),
         ]
         if upgrade:

@@ -81,6 +81,11 @@ def test_a_dependency_edit_without_relock_is_refused_in_one_line(tmp_path):
     reformatted = tmp_path / "reformatted.toml"
     reformatted.write_text(lock.PYPROJECT.read_text().replace("[project]\n", "[project]\n# a comment\n"))
     assert lock.check(reformatted, lock.LOCK) is None
+    # an override is a requirement: dropping the numpy override the ASAM bundles need is a stale lock
+    overridden = tmp_path / "overridden.toml"
+    overridden.write_text(lock.PYPROJECT.read_text().replace('override-dependencies = ["numpy>=1.26,<3"]',
+                                                             "override-dependencies = []"))
+    assert overridden.read_text() != lock.PYPROJECT.read_text() and lock.check(overridden, lock.LOCK) is not None
 
 
 def test_stale_lock_stops_the_script_with_exit_1(tmp_path):
