@@ -671,7 +671,7 @@ class CampaignRunner:
             return
         if self._catalogued(key.text):
             sc.duplicate_keys += 1
-            self.store.count_in_catalogue(key.text)
+            self.store.count_in_catalogue(key.text, cand.execution_id)  # once, also when a resume retraces it
             return
         self._stage(sc, "shrink", key.text)
         try:
@@ -723,6 +723,9 @@ class CampaignRunner:
         key = catalog_key(spec)
         witness_id = "w-" + hashlib.sha256(f"{program_sha256(program)}|{program.seed}".encode()).hexdigest()[:16]
         if self.store.has_witness(witness_id, self.id):  # resuming: archived before the crash
+            # its re-check (and cross-check) ran then and are in the ledger: count them as the first run did
+            sc.shrink_executions += sum(self.store.get_execution(exec_id + s) is not None
+                                        for s in (":recheck", ":cross_check"))
             self._witness_kept(sc, witness_id, key.text, spec, result)
             return
         # re-check on another replica where one exists; this run also writes the trace
@@ -769,7 +772,7 @@ class CampaignRunner:
             staged = Path(unquote(urlparse(recheck.trace_uri).path))
             staged = staged if staged.parent == self.store.staging_dir.resolve() else None
         row = WitnessRow(witness_id, self.id, key.text, spec.application.value, time.time(), outcome_json, record, "")
-        if self.store.archive_witness(row, key.to_dict(), staged):
+        if self.store.archive_witness(row, key.to_dict(), staged, hit=found.execution_id):
             self._witness_kept(sc, witness_id, key.text, spec, result)
         else:
             sc.duplicate_keys += 1

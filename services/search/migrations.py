@@ -72,6 +72,9 @@ SQLITE: tuple[Migration, ...] = (
         """CREATE TABLE leases (
           campaign_id TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at REAL NOT NULL)""",
     )),
+    Migration(3, "catalogue hits: each admission counted once, also when a resumed campaign retraces it", (
+        "CREATE TABLE catalogue_hits (key TEXT NOT NULL, hit TEXT NOT NULL, PRIMARY KEY (key, hit))",
+    )),
 )
 
 POSTGRES: tuple[Migration, ...] = (
@@ -105,6 +108,9 @@ POSTGRES: tuple[Migration, ...] = (
     Migration(2, "campaign leases", (
         """CREATE TABLE leases (
           campaign_id TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
+    )),
+    Migration(3, "catalogue hits: each admission counted once, also when a resumed campaign retraces it", (
+        "CREATE TABLE catalogue_hits (key TEXT NOT NULL, hit TEXT NOT NULL, PRIMARY KEY (key, hit))",
     )),
 )
 

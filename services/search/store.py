@@ -11,7 +11,9 @@ What it keeps, and why each table exists:
   ``hash(canonical program, seed, campaign)``. A second write of the same id is
   ignored (``INSERT OR IGNORE``): a retried or replayed execution is recorded once.
 - ``catalogue``: one row per witness key (application × fault family × penetration
-  band × conflict geometry), so equivalent failures are counted, not stored twice.
+  band × conflict geometry), so equivalent failures are counted, not stored twice;
+  ``catalogue_hits`` names what was counted (the admitted execution's id), so an admission
+  a resumed campaign retraces is not counted again.
 - ``witnesses``: the archived 1-minimal witnesses (spec, program, grounding record,
   seed, outcome bytes with both rollouts and the monitor report, certificate) and
   ``flaky``: admissions that flipped when re-run.
@@ -124,9 +126,10 @@ class Repository(Protocol):
     # catalogue + witnesses
     def catalogue_entry(self, key: str) -> dict[str, Any] | None: ...
     def has_witness(self, witness_id: str, campaign_id: str) -> bool: ...
-    def count_in_catalogue(self, key: str) -> None: ...
+    def count_in_catalogue(self, key: str, hit: str = "") -> None: ...
     def catalogue(self, key: str | None = None) -> list[dict[str, Any]]: ...
-    def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None) -> bool: ...
+    def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None,
+                        hit: str = "") -> bool: ...
     def get_witness(self, witness_id: str) -> WitnessRow: ...
     def list_witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]: ...
     def record_flaky(self, program_sha256: str, seed: int, campaign_id: str, detail: dict[str, Any]) -> None: ...
@@ -284,9 +287,11 @@ class Store(TraceFiles):
                                  (witness_id, campaign_id)).fetchone()
         return r is not None
 
-    def count_in_catalogue(self, key: str) -> None:
+    def count_in_catalogue(self, key: str, hit: str = "") -> None:
+        """One more admission of ``key``; ``hit`` (the admitted execution's id) is counted once, however often
+        it is reported (a resumed campaign retraces its admissions)."""
         with self._tx() as db:
-            db.execute("UPDATE catalogue SET count = count + 1 WHERE key = ?", (key,))
+            _count(db, key, hit)
 
     def catalogue(self, key: str | None = None) -> list[dict[str, Any]]:
         """Every catalogue row (or the one of ``key``), ordered by key."""
@@ -298,14 +303,18 @@ class Store(TraceFiles):
                  "count", "first_campaign")
         return [dict(zip(names, r, strict=True)) for r in rows]
 
-    def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None) -> bool:
+    def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None,
+                        hit: str = "") -> bool:
         """Move the staged trace into ``traces/`` (atomic rename), then commit the witness and its catalogue
-        row in one transaction. False when the catalogue already holds this key (the count goes up)."""
+        row in one transaction. False when the catalogue already holds this key (the count goes up, once per
+        ``hit``)."""
         trace_path = self._place_trace(witness.id, staged_trace)
         with self._tx() as db:
             if db.execute("SELECT 1 FROM catalogue WHERE key = ?", (witness.key,)).fetchone():
-                db.execute("UPDATE catalogue SET count = count + 1 WHERE key = ?", (witness.key,))
+                _count(db, witness.key, hit)
                 return False
+            if hit:
+                db.execute("INSERT OR IGNORE INTO catalogue_hits VALUES (?, ?)", (witness.key, hit))
             record = dict(witness.record, trace_path=trace_path)
             db.execute("INSERT OR REPLACE INTO witnesses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        (witness.id, witness.campaign_id, witness.key, witness.application, witness.created_unix_s,
@@ -390,6 +399,12 @@ class _Tx:
             self._store._db.execute("ROLLBACK" if exc_type else "COMMIT")
         finally:
             self._store._lock.release()
+
+
+def _count(db: sqlite3.Connection, key: str, hit: str) -> None:
+    if hit and db.execute("INSERT OR IGNORE INTO catalogue_hits VALUES (?, ?)", (key, hit)).rowcount == 0:
+        return  # counted already
+    db.execute("UPDATE catalogue SET count = count + 1 WHERE key = ?", (key,))
 
 
 def _campaign(r: tuple[Any, ...]) -> CampaignRow:

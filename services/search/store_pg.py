@@ -235,8 +235,10 @@ class PostgresStore(TraceFiles):
     def has_witness(self, witness_id: str, campaign_id: str) -> bool:
         return bool(self._rows("SELECT 1 FROM witnesses WHERE id = %s AND campaign_id = %s", (witness_id, campaign_id)))
 
-    def count_in_catalogue(self, key: str) -> None:
-        self._rowcount("UPDATE catalogue SET count = count + 1 WHERE key = %s", (key,))
+    def count_in_catalogue(self, key: str, hit: str = "") -> None:
+        """One more admission of ``key``, ``hit`` (the admitted execution's id) counted once."""
+        with self._tx() as cur:
+            _count(cur, key, hit)
 
     def catalogue(self, key: str | None = None) -> list[dict[str, Any]]:
         """Every catalogue row (or the one of ``key``), ordered by key."""
@@ -247,7 +249,8 @@ class PostgresStore(TraceFiles):
                  "count", "first_campaign")
         return [dict(zip(names, (*r[:6], int(r[6]), r[7]), strict=True)) for r in rows]
 
-    def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None) -> bool:
+    def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None,
+                        hit: str = "") -> bool:
         """Move the staged trace into ``traces/`` (atomic rename), then claim the catalogue key and write the
         witness in one transaction. False when the catalogue already holds this key (the count goes up)."""
         trace_path = self._place_trace(witness.id, staged_trace)
@@ -259,8 +262,10 @@ class PostgresStore(TraceFiles):
                          key_fields["penetration_band"], key_fields["conflict_geometry"], witness.id,
                          witness.campaign_id))
             if cur.rowcount == 0:
-                cur.execute("UPDATE catalogue SET count = count + 1 WHERE key = %s", (witness.key,))
+                _count(cur, witness.key, hit)
                 return False
+            if hit:
+                cur.execute("INSERT INTO catalogue_hits VALUES (%s, %s) ON CONFLICT DO NOTHING", (witness.key, hit))
             record = dict(witness.record, trace_path=trace_path)
             cur.execute(f"INSERT INTO witnesses ({WITNESS_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
                         "ON CONFLICT (id) DO UPDATE SET campaign_id = EXCLUDED.campaign_id, key = EXCLUDED.key, "
@@ -320,6 +325,14 @@ class PostgresStore(TraceFiles):
 
 CAMPAIGN_COLUMNS = "id, created_unix_s, updated_unix_s, state, reason, request_json, summary_json"
 WITNESS_COLUMNS = "id, campaign_id, key, application, created_unix_s, outcome_json, record_json, trace_path"
+
+
+def _count(cur: psycopg.Cursor[Any], key: str, hit: str) -> None:
+    if hit:
+        cur.execute("INSERT INTO catalogue_hits VALUES (%s, %s) ON CONFLICT DO NOTHING", (key, hit))
+        if cur.rowcount == 0:
+            return  # counted already
+    cur.execute("UPDATE catalogue SET count = count + 1 WHERE key = %s", (key,))
 
 
 def _campaign(r: tuple[Any, ...]) -> CampaignRow:

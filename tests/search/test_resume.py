@@ -107,3 +107,47 @@ def test_another_replica_takes_over_once_the_lease_expires(tmp_path: Path) -> No
     finally:
         survivor.close()
         dying.close()
+
+
+def _counts(core: SearchCore, cid: str) -> dict[str, object]:
+    view = core.get(cid)
+    return {"catalogue": [(e["key"], e["count"]) for e in core.store.catalogue()],
+            "ledger": sum(core.store.count_executions(cid).values()), "summary_executions": view.summary["executions"],
+            "shrink": [s["shrink_executions"] for s in view.summary["scenarios"]],
+            "duplicates": [s["duplicate_keys"] for s in view.summary["scenarios"]]}
+
+
+def test_a_resumed_campaign_counts_its_catalogue_and_executions_as_a_clean_run(tmp_path: Path) -> None:
+    """Issue 41: killed after witnesses were archived and duplicates counted, the resumed campaign counted
+    every admission again (catalogue 110/3/1/22 against a clean 56/2/1/22) and skipped the re-checks the
+    crashed run had recorded (summary 201 executions against 204 ledger rows)."""
+    def request(core: SearchCore):  # type: ignore[no-untyped-def]
+        return validate_request(settings=core.settings, specs=[rlvw_failing_spec(0)], seed=1, budget_per_scenario=16,
+                                 in_flight=2, reflection_rounds=0)  # 9 admissions of 2 keys: 3 + 6
+
+    clean = _core(tmp_path / "clean", _CountingPipeline(synthetic_grounding=True, trace_dir=tmp_path / "t1"))
+    try:
+        cid = clean.start(request(clean)).id
+        assert clean.wait(cid, 300).state == "done"
+        expected, clean_submits = _counts(clean, cid), clean.pipeline.submits  # type: ignore[attr-defined]
+    finally:
+        clean.close()
+    assert any(n > 1 for _, n in expected["catalogue"]), expected  # type: ignore[attr-defined]
+
+    hook, threading.excepthook = threading.excepthook, lambda args: None
+    try:
+        first = _core(tmp_path / "crash", _CountingPipeline(kill_after=clean_submits - 3, synthetic_grounding=True,
+                                                            trace_dir=tmp_path / "t2"))
+        cid = first.start(request(first)).id
+        first.wait(cid, 300)
+        assert first.witnesses(cid), "a witness was archived before the kill"
+        first.close()
+    finally:
+        threading.excepthook = hook
+    restarted = _core(tmp_path / "crash", _CountingPipeline(synthetic_grounding=True, trace_dir=tmp_path / "t3"))
+    try:
+        assert restarted.resume_unfinished(at_start=True) == [cid]
+        assert restarted.wait(cid, 300).state == "done"
+        assert _counts(restarted, cid) == expected
+    finally:
+        restarted.close()
