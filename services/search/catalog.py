@@ -4,13 +4,25 @@ Two admitted failures with the same key are *equivalent* for a user: the same
 application broken by the same kind of fault, at the same level of V2X deployment, in
 the same interaction. The catalogue keeps one witness per key and counts the rest
 (LAST-V2X §2.5: "to discourage repeated discovery of equivalent failures").
+
+A key holds only what the failure can depend on: the penetration band only where there is
+background traffic for it to equip (``map.busy``), else ``n/a``. Two witnesses with
+different keys are still one failure when their minimized runs give the same
+:func:`failure_signature` (the ego's decision sequence and how it failed, against whom).
+
+:func:`admission_class` says what an admitted failure *is*: a ``fault`` (the spec injects
+one), a ``declared_gap`` (no fault, but the intent took communication away: no RSUs, an
+unequipped vehicle, a changed channel or a lossy backhaul) or a ``coverage_gap`` (the
+default world's own radio did not reach: no fault and nothing declared). Only the first
+two are communication-fault witnesses; a coverage gap is reported apart.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from lastv2x.core.spec import AgentRole, ScenarioSpec
+from lastv2x.core.spec import AgentRole, Channel, RsuPlacement, ScenarioSpec
 
 # Penetration bands: the verifier's 0.2 warning threshold, then halves of the rest.
 PENETRATION_BANDS: tuple[tuple[float, float, str], ...] = (
@@ -33,8 +45,17 @@ class CatalogKey:
                 "penetration_band": self.penetration_band, "conflict_geometry": self.conflict_geometry}
 
 
+NO_BACKGROUND = "n/a"  # the penetration band of a scene with no background traffic: nothing to equip
+
+
 def penetration_band(penetration: float) -> str:
     return next(name for lo, hi, name in PENETRATION_BANDS if lo <= penetration < hi)
+
+
+def has_background_traffic(spec: ScenarioSpec) -> bool:
+    """Does the scene hold background vehicles, the only ones ``v2x.penetration`` equips?"""
+    count = spec.variation.background_vehicles if spec.variation is not None else None
+    return spec.map.busy and (count is None or count.max > 0)
 
 
 def catalog_key(spec: ScenarioSpec) -> CatalogKey:
@@ -42,7 +63,32 @@ def catalog_key(spec: ScenarioSpec) -> CatalogKey:
     roles = sorted(f"{a.role.value}{'' if a.equipped else '!'}" for a in spec.agents
                    if a.role is not AgentRole.BACKGROUND)
     geometry = "-".join([spec.ego.maneuver.value, *roles])
-    return CatalogKey(spec.application.value, family, penetration_band(spec.v2x.penetration), geometry)
+    band = penetration_band(spec.v2x.penetration) if has_background_traffic(spec) else NO_BACKGROUND
+    return CatalogKey(spec.application.value, family, band, geometry)
 
 
-__all__ = ["PENETRATION_BANDS", "CatalogKey", "catalog_key", "penetration_band"]
+def admission_class(spec: ScenarioSpec) -> str:
+    """``fault``, ``declared_gap`` or ``coverage_gap``: see the module docstring."""
+    if spec.faults:
+        return "fault"
+    v2x = spec.v2x
+    declared = (v2x.rsu_placement is RsuPlacement.NONE or not spec.ego.equipped
+                or any(not a.equipped for a in spec.agents) or v2x.channel != Channel()
+                or (v2x.backhaul is not None and v2x.backhaul.loss > 0))
+    return "declared_gap" if declared else "coverage_gap"
+
+
+def failure_signature(outcome: dict[str, Any]) -> str:
+    """What a user sees of a failure: the application, the message-driven ego's decisions (runs of the
+    same action collapsed), how it failed (contact, red or amber entry, near miss) and against whom."""
+    md = outcome.get("md") or {}
+    actions = [str(d.get("action", "")) for d in md.get("decisions") or ()]
+    collapsed = [a for i, a in enumerate(actions) if i == 0 or a != actions[i - 1]]
+    how = ("contact" if md.get("collision") else "red_entry" if md.get("red_entries")
+           else "amber_entry" if md.get("amber_entries") else "near_miss")
+    return "|".join((str(outcome.get("application", "")), ">".join(collapsed), how,
+                     str(md.get("closest_vehicle_id") or "")))
+
+
+__all__ = ["NO_BACKGROUND", "PENETRATION_BANDS", "CatalogKey", "admission_class", "catalog_key",
+           "failure_signature", "has_background_traffic", "penetration_band"]
