@@ -163,8 +163,8 @@ class Rewriter:
     def set_anchor(self, index: int, phrase: str, drop_duration: bool = True) -> None:
         self._remove_in_sentence(index, ANCHOR_PHRASES + (DURATION_PHRASES if drop_duration else ()))
         _a, _b, cue = self._fault_sentence(index)
-        if cue is None:
-            self.append(f"The fault starts {phrase}.")
+        if cue is None:  # one such sentence, revised in place round after round
+            self.replace_or_append(r"The fault starts\b[^.]*\.", f"The fault starts {phrase}.", f"The fault starts {phrase}.")
         else:
             self.text = self.text[:cue[1]] + f" {phrase}" + self.text[cue[1]:]
         self._tidy()
@@ -202,7 +202,8 @@ class Rewriter:
         elif cue is not None:
             self.text = self.text[:cue[1]] + phrase + self.text[cue[1]:]
         else:
-            self.append(f"The fault magnitude is {new}.")
+            self.replace_or_append(r"The fault magnitude is\b[^.]*\.", f"The fault magnitude is {new}.",
+                                   f"The fault magnitude is {new}.")
         self._tidy()
 
     def equip(self) -> None:
@@ -222,6 +223,9 @@ class Rewriter:
         self._tidy()
 
     def append(self, sentence: str) -> None:
+        """Add ``sentence`` unless the prompt already says it (a round must not repeat the last one's words)."""
+        if " ".join(sentence.split()).lower() in self.text.lower():
+            return
         self.text = self.text.rstrip()
         if self.text and self.text[-1] not in ".!?":
             self.text += "."

@@ -19,6 +19,8 @@ Per scenario (an intent or a spec) the runner
    margin, and nothing admitted yet) it reflects: the evidence digest of the current
    root's run goes to the reflector, and the revised prompt re-enters parse -> verify
    -> ground -> execute under the same admission test (at most ``reflection_rounds``);
+   the reflected spec keeps the root's application and map query (reflection changes
+   how hard and when, never what or where);
 5. for every admitted execution whose catalogue key is new, it shrinks the spec to a
    1-minimal witness (``shrink.py``), re-checks the witness's admission on another
    replica (a flip is recorded as flaky, not archived), and archives it with its
@@ -847,6 +849,8 @@ class CampaignRunner:
             return None, reflected.revised_prompt
         if spec.application.value != sc.application:
             return None, prompt  # reflection may not change what is tested
+        if spec.map != root.spec.map:  # nor where: it edits how hard and when (a re-parse may draw another town)
+            spec = parse_spec({**spec_to_dict(spec), "map": root.spec.map.model_dump(mode="json")})
         try:
             cand = self._run_candidates(sc, [_Candidate(spec, "reflection")])[0]
         except FailedPrecondition:

@@ -162,3 +162,33 @@ def test_fault_cues_follow_the_parser_grouping() -> None:
     assert len(fault_cues("stale, frozen SPaT")) == 2
     assert len(fault_cues("stale BSMs, timestamps 1.5 s in the past")) == 1
     assert len(fault_cues("the SPaT feed freezes")) == 1
+
+
+@pytest.mark.parametrize("prompt, evidence", [
+    ("RLVW with a corrupted SPaT feed.", digest(faults=[fault(window_start_s=30.0, captured_phase="red")])),
+    ("RLVW with SPaT delayed by 300 ms starting at 4 s.",
+     digest(decision_epoch_s=6.0, decision_epoch_aoi_s={"SPAT": 0.4},
+            faults=[fault(operator="delay", magnitude=0.3, window_start_s=4.0)])),
+])
+def test_rounds_of_reflection_revise_in_place_never_repeat(roles: LlmRoles, prompt: str,
+                                                           evidence: EvidenceDigest) -> None:
+    """Issue 31: each round used to append its sentence again ("The fault starts. The fault starts. ...")."""
+    texts = [prompt]
+    for _ in range(5):
+        texts.append(roles.reflect(texts[-1], evidence).revised_prompt)
+    final = texts[-1]
+    sentences = [s.strip().lower() for s in final.split(".") if s.strip()]
+    assert len(sentences) == len(set(sentences)), final
+    assert len(final) <= len(texts[1]) + 40, texts  # no growth round after round
+
+
+def test_a_prompt_without_fault_words_gets_one_revised_sentence_not_one_per_round() -> None:
+    from services.llm.reflector import Rewriter
+
+    r = Rewriter("Check that the warning stays safe at the crossing.")
+    for phrase in ("just before amber", "at the decision epoch", "at the decision epoch"):
+        r.set_anchor(0, phrase)
+    assert r.text == "Check that the warning stays safe at the crossing. The fault starts at the decision epoch."
+    r.append("The radio range is 300 m.")
+    r.append("The radio range is 300 m.")
+    assert r.text.count("The radio range is 300 m.") == 1

@@ -156,6 +156,10 @@ def test_a_stalled_search_reflects_and_the_revised_prompt_re_enters_the_pipeline
     # the revised prompt was parsed, grounded and executed under the same admission test
     origins = [p["origin"] for _, k, p in search_core.store.journal(view.id) if k == "dispatch"]
     assert "reflection" in origins
+    # reflection edits how hard and when, never where: the reflected spec keeps the initial map query
+    dispatched = [p for _, k, p in search_core.store.journal(view.id) if k == "dispatch"]
+    initial = next(p for p in dispatched if p["origin"] == "initial")
+    assert all(p["spec"]["map"] == initial["spec"]["map"] for p in dispatched if p["origin"] == "reflection")
 
 
 PARTIAL = ("Red-light violation warning when the SPaT feed freezes just before amber, "
