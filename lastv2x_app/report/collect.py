@@ -193,11 +193,11 @@ def witness_data(w: Any, archive: str) -> dict[str, Any]:
                     "failure_class": ((outcome.get("monitor") or {}).get("extra") or {}).get("failure_class"),
                     "sha256": hashlib.sha256(w.outcome_json).hexdigest()},
         "episodes": episodes, "decision_epochs_s": epoch_times, "trace": trace,
-        "trace_path": str(trace_path.resolve()),
+        "trace_path": f"traces/{trace_path.name}",  # archive-relative: the report names no server path
         "coverage": scene_coverage(program, paths), "strap": strap_segments(trace_path),
         "commands": [f"lastv2x witness replay {w.id}{arch}", f"lastv2x witness show {w.id}{arch}",
                      f"lastv2x witness export {w.id} --xosc{arch}",
-                     f"lastv2x strap reduce {trace_path.resolve()} --module application",
+                     f"lastv2x strap reduce {Path(archive or '.') / 'traces' / trace_path.name} --module application",
                      f"lastv2x regress --app reference --witness {w.id}" + (f" --archive {archive}" if archive else "")],
     }
 

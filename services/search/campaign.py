@@ -73,7 +73,7 @@ from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.rng import Substream, substream
 from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
 from lastv2x.core.verifier import VerificationReport, verify
-from services.search.catalog import catalog_key
+from services.search.catalog import admission_class, catalog_key, failure_signature
 from services.search.evidence import evidence_digest
 from services.search.mutate import mutate
 from services.search.pipeline import Execution, ExecutionRequest, Pipeline, Reflected, execution_id
@@ -136,6 +136,7 @@ class ScenarioProgress:
     duplicate_keys: int = 0  # admitted executions whose catalogue key was already archived
     flaky: int = 0
     errored: int = 0  # candidates an unexpected exception ended (journaled, logged); the search went on
+    coverage_gaps: int = 0  # failures with no fault and nothing declared (catalog.admission_class): not witnesses
     keys: list[str] = field(default_factory=list)  # distinct catalogue keys admitted in this scenario
     faults_left: list[int] = field(default_factory=list)  # per witness: faults in the 1-minimal spec
     error: str = ""
@@ -236,6 +237,7 @@ class CampaignRunner:
         self._reflection_spent: set[int] = set()  # scenarios whose reflector had nothing new to say
         self._holder = holder  # our name in the campaign's lease ("" = no lease: tests, single process)
         self._lease_renewed = time.monotonic()  # catalogue keys this run archived (or kept, on resume)
+        self._signatures: dict[str, str] = {}  # failure_signature of each witness's minimized run -> its key
 
     # ── bookkeeping ───────────────────────────────────────────────────────
     @property
@@ -268,6 +270,8 @@ class CampaignRunner:
                 "candidates": self.candidates_done,
                 "admitted": self.admitted, "budget_total": self.budget_total,
                 "errored": sum(s.errored for s in self.scenarios),
+                "coverage_gaps": sum(s.coverage_gaps for s in self.scenarios),
+                "distinct_failures": len(self._signatures),
                 "witness_ids": list(dict.fromkeys(w for s in self.scenarios for w in s.witness_ids)),
                 "distinct_keys": len({k for s in self.scenarios for k in s.keys}),
                 "elapsed_s": round(time.monotonic() - self._started, 3),
@@ -661,6 +665,13 @@ class CampaignRunner:
 
     # ── admission -> witness ──────────────────────────────────────────────
     def _admitted(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+        if admission_class(cand.spec) == "coverage_gap":  # no fault, nothing declared: the world's own radio
+            sc.coverage_gaps += 1
+            self._journal("coverage_gap", {"scenario": sc.index, "execution_id": cand.execution_id})
+            self._emit("coverage_gap", sc.index, f"{sc.source}: a failure with no fault injected and no coverage "
+                                                 "taken away: a coverage gap of the scene, reported apart (not a "
+                                                 "fault witness)")
+            return
         sc.admitted_executions += 1
         if sc.first_admitted_at is None:
             sc.first_admitted_at = sc.candidates
@@ -678,7 +689,8 @@ class CampaignRunner:
         self._stage(sc, "shrink", key.text)
         try:
             witness_spec, result = self._shrink(sc, cand.spec)
-            self._archive(sc, cand, witness_spec, result)
+            if not self._same_failure_as_a_witness(sc, cand, witness_spec, key.text):
+                self._archive(sc, cand, witness_spec, result)
         except _NOT_A_CANDIDATE_ERROR as exc:
             if not isinstance(exc, CandidateErrored):
                 raise
@@ -686,6 +698,27 @@ class CampaignRunner:
         except Exception as exc:  # noqa: BLE001 - this witness is lost; the ones archived and the search are not
             self._errored(sc, cand, CandidateErrored("shrink", exc))
         self._stage(sc, "search")
+
+    def _same_failure_as_a_witness(self, sc: ScenarioProgress, cand: _Candidate, spec: ScenarioSpec,
+                                   key: str) -> bool:
+        """Is the minimized run the same failure (``failure_signature``: decisions, how, against whom) as a
+        witness this campaign already holds under another key? Then it is counted there, not archived."""
+        program = self._ground(spec)
+        row = None if isinstance(program, str) else self.store.get_execution(
+            execution_id(program, program.seed, self.id))
+        row = row or self.store.get_execution(cand.execution_id)
+        if row is None or not row.outcome_json:
+            return False
+        signature = failure_signature(json.loads(row.outcome_json))
+        first = self._signatures.setdefault(signature, key)
+        if first == key:
+            return False
+        sc.duplicate_keys += 1
+        self._journal("same_failure", {"scenario": sc.index, "execution_id": cand.execution_id, "key": key,
+                                       "as_key": first})
+        self._emit("same_failure", sc.index, f"{sc.source}: the same failure as the witness of {first}: counted, "
+                                             "not archived again")
+        return True
 
     def _catalogued(self, key: str) -> bool:
         """Is an equivalent failure archived already: by another campaign, or by this one earlier in
@@ -761,7 +794,7 @@ class CampaignRunner:
             "seed": program.seed, "outcome_sha256": recheck.outcome_sha256,
             "identical_on_recheck": archived is None or archived.outcome_json == outcome_json,
             "replicas": [first.replica, recheck.replica], "certificate": result.certificate_dict(),
-            "trace_uri": recheck.trace_uri,
+            "trace_uri": "",  # the archive's own copy: trace_path, archive-relative (never a replica's path)
             # the application build it was found on (name, version, digest; how it was plugged in)
             "app": {**recheck.app_build, "target": recheck.app_build.get("target") or self.request.app or "reference"},
         }
@@ -773,6 +806,13 @@ class CampaignRunner:
             from urllib.parse import unquote, urlparse
             staged = Path(unquote(urlparse(recheck.trace_uri).path))
             staged = staged if staged.parent == self.store.staging_dir.resolve() else None
+        if staged is None:  # written on a remote replica, in its own folder: write the archive's copy here
+            from services.search.traces import write_witness_trace
+
+            staged, why = write_witness_trace(program, program.seed, self.request.app, self.store.staging_dir,
+                                              outcome_json)
+            if why:
+                record["trace_error"] = why
         row = WitnessRow(witness_id, self.id, key.text, spec.application.value, time.time(), outcome_json, record, "")
         if self.store.archive_witness(row, key.to_dict(), staged, hit=found.execution_id):
             self._witness_kept(sc, witness_id, key.text, spec, result)

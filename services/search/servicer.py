@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -52,7 +53,8 @@ def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
         executions=s.get("executions", 0), admitted=s.get("admitted", 0), witness_ids=s.get("witness_ids", []),
         reason=view.reason, candidates=s.get("candidates", 0), budget_total=s.get("budget_total", 0),
         distinct_keys=s.get("distinct_keys", 0), created_unix_s=view.created_unix_s,
-        elapsed_s=s.get("elapsed_s", 0.0), errored=s.get("errored", 0))
+        elapsed_s=s.get("elapsed_s", 0.0), errored=s.get("errored", 0), coverage_gaps=s.get("coverage_gaps", 0),
+        distinct_failures=s.get("distinct_failures", 0))
     for sc in s.get("scenarios", []):
         p = msg.scenarios.add(
             index=sc["index"], source=sc["source"], intent=sc["intent"], application=_app(sc["application"]),
@@ -61,7 +63,7 @@ def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
             admitted_executions=sc["admitted_executions"], reflection_rounds=sc["reflection_rounds"],
             witness_ids=sc["witness_ids"], faults_left=sc["faults_left"], distinct_keys=len(sc["keys"]),
             duplicate_keys=sc["duplicate_keys"], flaky=sc["flaky"], error=sc["error"], errored=sc.get("errored", 0),
-            unparsed_clauses=sc.get("unparsed_clauses", []))
+            unparsed_clauses=sc.get("unparsed_clauses", []), coverage_gaps=sc.get("coverage_gaps", 0))
         if sc["admitted_initially"] is not None:
             p.admitted_initially = sc["admitted_initially"]
         if sc["best_margin"] is not None and math.isfinite(sc["best_margin"]):
@@ -78,7 +80,7 @@ def witness_to_proto(w: WitnessRow) -> common_pb2.Witness:
     msg = common_pb2.Witness(
         id=w.id, spec=spec_to_proto(parse_spec(r["spec"])),
         program=program_to_proto(witness_program(w)),
-        outcome=outcome_json_to_proto(w.outcome_json, r.get("trace_uri", "")),
+        outcome=outcome_json_to_proto(w.outcome_json, _archive_id(w.trace_path)),
         catalog_key=common_pb2.CatalogKey(application=_app(key["application"]),  # type: ignore[arg-type]
                                           fault_family=key["fault_family"],
                                           penetration_band=key["penetration_band"],
@@ -86,11 +88,17 @@ def witness_to_proto(w: WitnessRow) -> common_pb2.Witness:
         reduction_steps=cert["steps"], created_unix_s=int(w.created_unix_s), campaign_id=w.campaign_id,
         seed=r["seed"], intent=r.get("intent", ""), found_spec=spec_to_proto(parse_spec(r["found_spec"])),
         certificate_complete=cert["complete"],
-        trace_uri=("file://" + w.trace_path) if w.trace_path else r.get("trace_uri", ""),
+        trace_uri=_archive_id(w.trace_path),
         grounding_json=json.dumps(r.get("grounding")), replicas=r.get("replicas", []))
     for e in cert["weakenings"]:
         msg.certificate.add(pass_name=e["pass"], description=e["weakening"], verdict=e["verdict"])
     return msg
+
+
+def _archive_id(trace_path: str) -> str:
+    """A witness trace as replies name it: its id in the archive (``traces/<sha256>.mcap``), never a path on
+    the server (``lastv2x report`` / ``regress`` resolve it under the archive folder)."""
+    return f"traces/{PurePosixPath(trace_path.replace(chr(92), '/')).name}" if trace_path else ""
 
 
 def _event(e: Event) -> search_pb2.ProgressEvent:

@@ -35,13 +35,14 @@ files under ``data_dir/traces`` for both. Nothing outside these modules writes S
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -130,7 +131,8 @@ class Repository(Protocol):
     def catalogue(self, key: str | None = None) -> list[dict[str, Any]]: ...
     def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None,
                         hit: str = "") -> bool: ...
-    def get_witness(self, witness_id: str) -> WitnessRow: ...
+    def get_witness(self, witness_id: str) -> WitnessRow: ...  # trace_path: where the trace lies on this host
+    def trace_file(self, trace_path: str) -> str: ...
     def list_witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]: ...
     def record_flaky(self, program_sha256: str, seed: int, campaign_id: str, detail: dict[str, Any]) -> None: ...
     def list_flaky(self, campaign_id: str) -> list[dict[str, Any]]: ...
@@ -153,12 +155,28 @@ class TraceFiles:
             d.mkdir(parents=True, exist_ok=True)
 
     def _place_trace(self, witness_id: str, staged_trace: Path | None) -> str:
-        """Rename the staged trace into ``traces/`` (atomic on one filesystem); its final path or ''."""
+        """Rename the staged trace into ``traces/`` under its content hash (atomic on one filesystem; the same
+        bytes twice are stored once); its archive-relative id ``traces/<sha256>.mcap`` or ''."""
         if staged_trace is None or not staged_trace.is_file():
             return ""
-        final = self.traces_dir / f"{witness_id}.mcap"
+        digest = hashlib.sha256()
+        with open(staged_trace, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        final = self.traces_dir / f"{digest.hexdigest()}.mcap"
+        os.chmod(staged_trace, 0o600)
         os.replace(staged_trace, final)
-        return str(final)
+        return final.relative_to(self.data_dir).as_posix()
+
+    def trace_file(self, trace_path: str) -> str:
+        """Where an archived trace lies on this host: an archive-relative id resolved under ``data_dir``
+        (rows written before content addressing hold absolute paths: kept as they are)."""
+        if not trace_path or Path(trace_path).is_absolute():
+            return trace_path
+        return str(self.data_dir / trace_path)
+
+    def _located(self, w: WitnessRow) -> WitnessRow:
+        return replace(w, trace_path=self.trace_file(w.trace_path))
 
 
 def check_ttl(ttl_s: float) -> float:
@@ -330,7 +348,7 @@ class Store(TraceFiles):
             r = self._db.execute("SELECT * FROM witnesses WHERE id = ?", (witness_id,)).fetchone()
         if r is None:
             raise NotFound(f"no witness {witness_id!r}")
-        return _witness(r)
+        return self._located(_witness(r))
 
     def list_witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]:
         sql, args = "SELECT * FROM witnesses WHERE 1=1", []
@@ -342,7 +360,7 @@ class Store(TraceFiles):
             args.append(application)
         with self._lock:
             rows = self._db.execute(sql + " ORDER BY created_unix_s, id", args).fetchall()
-        return [_witness(r) for r in rows]
+        return [self._located(_witness(r)) for r in rows]
 
     def record_flaky(self, program_sha256: str, seed: int, campaign_id: str, detail: dict[str, Any]) -> None:
         with self._tx() as db:

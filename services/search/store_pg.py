@@ -280,7 +280,7 @@ class PostgresStore(TraceFiles):
         rows = self._rows(f"SELECT {WITNESS_COLUMNS} FROM witnesses WHERE id = %s", (witness_id,))
         if not rows:
             raise NotFound(f"no witness {witness_id!r}")
-        return _witness(rows[0])
+        return self._located(_witness(rows[0]))
 
     def list_witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]:
         sql, args = f"SELECT {WITNESS_COLUMNS} FROM witnesses WHERE true", []
@@ -290,7 +290,7 @@ class PostgresStore(TraceFiles):
         if application:
             sql += " AND application = %s"
             args.append(application)
-        return [_witness(r) for r in self._rows(sql + " ORDER BY created_unix_s, id", args)]
+        return [self._located(_witness(r)) for r in self._rows(sql + " ORDER BY created_unix_s, id", args)]
 
     def record_flaky(self, program_sha256: str, seed: int, campaign_id: str, detail: dict[str, Any]) -> None:
         self._rowcount("INSERT INTO flaky (program_sha256, seed, campaign_id, detail_json, created_unix_s) "
