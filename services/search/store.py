@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lastv2x.core.errors import NotFound
+from lastv2x.core.files import private_dir, private_file
 from services.search import migrations
 
 
@@ -152,7 +153,7 @@ class TraceFiles:
         self.traces_dir = self.data_dir / "traces"
         self.staging_dir = self.data_dir / "staging"  # traces being written; renamed into traces/
         for d in (self.data_dir, self.traces_dir, self.staging_dir):
-            d.mkdir(parents=True, exist_ok=True)
+            private_dir(d)  # 0700: witnesses and traces are the platform team's
 
     def _place_trace(self, witness_id: str, staged_trace: Path | None) -> str:
         """Rename the staged trace into ``traces/`` under its content hash (atomic on one filesystem; the same
@@ -192,7 +193,7 @@ class Store(TraceFiles):
 
     def __init__(self, data_dir: Path):
         super().__init__(data_dir)
-        self.path = self.data_dir / "search.db"
+        self.path = private_file(self.data_dir / "search.db")  # 0600; SQLite gives -wal / -shm the same mode
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._lock = threading.RLock()
         with self._lock:

@@ -39,6 +39,7 @@ from lastv2x.core.errors import (
     NotFound,
     ResourceExhausted,
 )
+from lastv2x.core.files import open_private, private_dir, private_file
 
 from .errors import (
     MessageDecodeError,
@@ -146,8 +147,8 @@ class StrapStore:
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.root / "strap.db", check_same_thread=False, isolation_level=None)
+        private_dir(self.root)  # 0700, the index and recordings 0600: recordings are the team's
+        self._db = sqlite3.connect(private_file(self.root / "strap.db"), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
@@ -220,11 +221,11 @@ class StrapStore:
         if channel_map:
             _map(channel_map, "", ())  # a bad map fails before any byte is stored
         staging = self.root / ".incoming"
-        staging.mkdir(parents=True, exist_ok=True)
+        private_dir(staging)
         tmp = staging / f"{uuid.uuid4().hex}{suffix}"
         digest, size = hashlib.sha256(), 0
         try:
-            with open(tmp, "wb") as fh:
+            with open_private(tmp, "wb") as fh:
                 for chunk in chunks:
                     if size + len(chunk) > self.max_bytes:
                         raise ResourceExhausted(f"recording {name!r} exceeds the cap of {self.max_bytes} bytes "
