@@ -167,6 +167,72 @@ def validate_map_json(raw: Any, schema: SceneSchema, origin: str) -> None:
     raise map_error(origin, path, err.message, "see `lastv2x strap schema` for the allowed form")
 
 
+#: limits of a channel map, checked before it is parsed (text) and before it is validated (rules, paths);
+#: the built-in maps are at most 6.4 KB, 10 levels, 31 rules and 7 path segments deep
+MAX_MAP_BYTES = 256 * 1024
+MAX_MAP_DEPTH = 32
+MAX_MAP_RULES = 1000
+MAX_PATH_SEGMENTS = 32
+_PATH_KEYS = ("path", "select", "by", "classify")
+
+
+def check_map_text(text: str, origin: str) -> None:
+    """Refuse a map text over MAX_MAP_BYTES or nested deeper than MAX_MAP_DEPTH before ``json.loads``
+    builds anything (one pass over the characters, strings skipped)."""
+    size = len(text.encode("utf-8", "surrogatepass")) if len(text) * 4 > MAX_MAP_BYTES else len(text)
+    if size > MAX_MAP_BYTES:
+        raise map_error(origin, "$", f"{size} bytes exceed the channel map limit of {MAX_MAP_BYTES} bytes "
+                                     "(MAX_MAP_BYTES)", "a channel map is a few KB; the built-in ones are under 7 KB")
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_MAP_DEPTH:
+                raise map_error(origin, "$", f"nested deeper than the channel map limit of {MAX_MAP_DEPTH} "
+                                             "levels (MAX_MAP_DEPTH)",
+                                "a channel map is about 10 levels deep (see `lastv2x strap schema`)")
+        elif ch in "]}":
+            depth -= 1
+
+
+def check_map_limits(raw: Mapping[str, Any], origin: str) -> None:
+    """Refuse more than MAX_MAP_RULES rules in all, or a field path of more than MAX_PATH_SEGMENTS segments,
+    before the JSON Schema validation and compilation (whose cost grows with both)."""
+    channels = raw.get("channels")
+    if not isinstance(channels, Mapping):
+        return
+    total = 0
+    for name, channel in channels.items():
+        rules = channel.get("rules") if isinstance(channel, Mapping) else None
+        if not isinstance(rules, list):
+            continue
+        total += len(rules)
+        if total > MAX_MAP_RULES:
+            raise map_error(origin, json_path(["channels", name, "rules"]),
+                            f"{sum(len(c.get('rules') or []) for c in channels.values() if isinstance(c, Mapping))}"
+                            f" rules in all exceed the channel map limit of {MAX_MAP_RULES} (MAX_MAP_RULES)",
+                            "map only the features a module reads; the built-in maps have at most 31 rules")
+        for i, rule in enumerate(rules):
+            if not isinstance(rule, Mapping):
+                continue
+            for key in _PATH_KEYS:
+                value = rule.get(key)
+                if isinstance(value, str) and value.count(".") + value.count("[") + 1 > MAX_PATH_SEGMENTS:
+                    raise map_error(origin, json_path(["channels", name, "rules", i, key]),
+                                    f"a path of {value.count('.') + value.count('[') + 1} segments exceeds the "
+                                    f"limit of {MAX_PATH_SEGMENTS} (MAX_PATH_SEGMENTS)",
+                                    "name the field by a shorter path (the built-in maps use at most 7 segments)")
+
+
 def check_label(origin: str, path: str, label: Any, vocab: Mapping[str, int], feature: str) -> None:
     """A label of a rule must be in its feature's vocabulary (or null)."""
     if label is not None and label not in vocab:

@@ -62,7 +62,7 @@ from .extract import (
     context_names,
 )
 from .json_structs import StructDecoder, channel_decoders
-from .map_schema import json_path, map_error, validate_map_json
+from .map_schema import check_map_limits, check_map_text, json_path, map_error, validate_map_json
 
 SCHEMA_DIR = Path(__file__).with_name("schemas")
 PRESENT = ("present",)
@@ -272,6 +272,7 @@ def compile_channel_map(raw: Any, origin: str = "inline channel map") -> Channel
     if not isinstance(scene, str) or not scene.isidentifier() or not (SCHEMA_DIR / f"{scene}.json").is_file():
         raise map_error(origin, "$.schema", f"unknown scene schema {scene!r}", "use \"driving_scene\" or omit it")
     schema = load_schema(scene)
+    check_map_limits(raw, origin)  # before the JSON Schema walks 20,000 rules
     validate_map_json(raw, schema, origin)
     producer: dict[str, str] = {}
     rules: dict[str, tuple] = {}
@@ -343,14 +344,12 @@ def resolve_channel_map(spec: str | Mapping[str, Any] | ChannelMap, *, allow_fil
         return compile_channel_map(spec)
     text = spec.strip()
     if text.startswith("{"):
+        check_map_text(text, "inline channel map")  # size and depth before json.loads allocates anything
         try:
             return compile_channel_map(json.loads(text))
         except json.JSONDecodeError as exc:
             raise map_error("inline channel map", f"line {exc.lineno} column {exc.colno}",
                             f"invalid JSON: {exc.msg}", "send one JSON object (see `lastv2x strap schema`)") from None
-        except RecursionError:
-            raise map_error("inline channel map", "$", "nested too deeply", "a channel map is a few levels deep "
-                            "(see `lastv2x strap schema`)") from None
     if text in BUILTIN_MAPS:
         return load_channel_map(text)
     if allow_files and (text.endswith(".json") or "/" in text):
