@@ -85,10 +85,16 @@ def results_table(summary: dict[str, Any], witnesses: Iterable[dict[str, Any]], 
     total = (f"{summary.get('executions', 0)} executions, {summary.get('admitted', 0)} admitted, "
              + (f"{errored} candidate(s) ERRORED (journal and service log), " if errored else "") +
              f"{summary.get('distinct_keys', 0)} distinct catalogue key(s), {len(summary.get('witness_ids', []))} "
-             f"witness(es) in {summary.get('elapsed_s', 0):.1f} s; campaign {state}" + (f": {reason}" if reason else ""))
+             + (f"witness(es) of {summary['distinct_failures']} distinct failure(s)"
+                if "distinct_failures" in summary else "witness(es)") +
+             f" in {summary.get('elapsed_s', 0):.1f} s; campaign {state}" + (f": {reason}" if reason else ""))
     partial = [f"{sc['source']} ran without what the parser could not read: "
                + "; ".join(repr(c) for c in sc["unparsed_clauses"])
                for sc in summary.get("scenarios", []) if sc.get("unparsed_clauses")]
+    gaps = summary.get("coverage_gaps", 0)
+    if gaps:
+        partial.append(f"{gaps} coverage gap(s): failures with no fault injected and no coverage taken away (the "
+                       "scene's own radio did not reach); reported apart, not fault witnesses")
     return "\n".join([*out, line, total, *partial, f"archive: {archive}"])
 
 

@@ -543,9 +543,10 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any, resume: str
                           "first_admitted_at": sc.first_admitted_at if sc.HasField("first_admitted_at") else None,
                           "reflection_rounds": sc.reflection_rounds, "witness_ids": list(sc.witness_ids),
                           "duplicate_keys": sc.duplicate_keys, "error": sc.error, "errored": sc.errored,
-                          "unparsed_clauses": list(sc.unparsed_clauses)})
+                          "unparsed_clauses": list(sc.unparsed_clauses), "coverage_gaps": sc.coverage_gaps})
     summary = {"scenarios": scenarios, "executions": campaign.executions, "admitted": campaign.admitted,
-               "errored": campaign.errored,
+               "errored": campaign.errored, "coverage_gaps": campaign.coverage_gaps,
+               "distinct_failures": campaign.distinct_failures,
                "distinct_keys": campaign.distinct_keys, "witness_ids": list(campaign.witness_ids),
                "elapsed_s": campaign.elapsed_s}
     witnesses = [witness_summary({"witness_id": w.id, "spec": message_to_dict(w.spec),

@@ -827,7 +827,7 @@ class Weakening(_message.Message):
     def __init__(self, pass_name: _Optional[str] = ..., description: _Optional[str] = ..., verdict: _Optional[str] = ...) -> None: ...
 
 class Campaign(_message.Message):
-    __slots__ = ("id", "state", "intents", "seed", "budget_per_scenario", "reflection_rounds", "executions", "admitted", "witness_ids", "reason", "scenarios", "candidates", "budget_total", "distinct_keys", "created_unix_s", "elapsed_s", "errored")
+    __slots__ = ("id", "state", "intents", "seed", "budget_per_scenario", "reflection_rounds", "executions", "admitted", "witness_ids", "reason", "scenarios", "candidates", "budget_total", "distinct_keys", "created_unix_s", "elapsed_s", "errored", "coverage_gaps", "distinct_failures")
     ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     INTENTS_FIELD_NUMBER: _ClassVar[int]
@@ -845,6 +845,8 @@ class Campaign(_message.Message):
     CREATED_UNIX_S_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_S_FIELD_NUMBER: _ClassVar[int]
     ERRORED_FIELD_NUMBER: _ClassVar[int]
+    COVERAGE_GAPS_FIELD_NUMBER: _ClassVar[int]
+    DISTINCT_FAILURES_FIELD_NUMBER: _ClassVar[int]
     id: str
     state: CampaignState
     intents: _containers.RepeatedScalarFieldContainer[str]
@@ -862,10 +864,12 @@ class Campaign(_message.Message):
     created_unix_s: float
     elapsed_s: float
     errored: int
-    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[CampaignState, str]] = ..., intents: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., budget_per_scenario: _Optional[int] = ..., reflection_rounds: _Optional[int] = ..., executions: _Optional[int] = ..., admitted: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., scenarios: _Optional[_Iterable[_Union[ScenarioProgress, _Mapping]]] = ..., candidates: _Optional[int] = ..., budget_total: _Optional[int] = ..., distinct_keys: _Optional[int] = ..., created_unix_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., errored: _Optional[int] = ...) -> None: ...
+    coverage_gaps: int
+    distinct_failures: int
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[CampaignState, str]] = ..., intents: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., budget_per_scenario: _Optional[int] = ..., reflection_rounds: _Optional[int] = ..., executions: _Optional[int] = ..., admitted: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., scenarios: _Optional[_Iterable[_Union[ScenarioProgress, _Mapping]]] = ..., candidates: _Optional[int] = ..., budget_total: _Optional[int] = ..., distinct_keys: _Optional[int] = ..., created_unix_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., errored: _Optional[int] = ..., coverage_gaps: _Optional[int] = ..., distinct_failures: _Optional[int] = ...) -> None: ...
 
 class ScenarioProgress(_message.Message):
-    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at", "errored", "unparsed_clauses")
+    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at", "errored", "unparsed_clauses", "coverage_gaps")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
@@ -888,6 +892,7 @@ class ScenarioProgress(_message.Message):
     FIRST_ADMITTED_AT_FIELD_NUMBER: _ClassVar[int]
     ERRORED_FIELD_NUMBER: _ClassVar[int]
     UNPARSED_CLAUSES_FIELD_NUMBER: _ClassVar[int]
+    COVERAGE_GAPS_FIELD_NUMBER: _ClassVar[int]
     index: int
     source: str
     intent: str
@@ -910,7 +915,8 @@ class ScenarioProgress(_message.Message):
     first_admitted_at: int
     errored: int
     unparsed_clauses: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ..., errored: _Optional[int] = ..., unparsed_clauses: _Optional[_Iterable[str]] = ...) -> None: ...
+    coverage_gaps: int
+    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ..., errored: _Optional[int] = ..., unparsed_clauses: _Optional[_Iterable[str]] = ..., coverage_gaps: _Optional[int] = ...) -> None: ...
 
 class RecordingChannel(_message.Message):
     __slots__ = ("name", "encoding", "message_count")

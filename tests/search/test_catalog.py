@@ -55,3 +55,64 @@ def test_failure_signature_is_the_decision_sequence_and_how_it_failed():
     assert failure_signature(_outcome(["proceed", "yield", "yield", "proceed"])) == failure_signature(a)
     assert failure_signature(_outcome(["proceed", "yield", "proceed"], collision={"t_s": 9.0})) != failure_signature(a)
     assert failure_signature(_outcome(["proceed"])) != failure_signature(a)
+
+
+def _core(tmp_path, pipeline=None):  # type: ignore[no-untyped-def]
+    from services.search.core import SearchCore
+    from services.search.pipeline import InProcessPipeline
+    from services.search.settings import SearchSettings
+
+    return SearchCore(pipeline or InProcessPipeline(synthetic_grounding=True, trace_dir=tmp_path / "t"),
+                      SearchSettings(data_dir=tmp_path / "s", stall_candidates=3))
+
+
+def _run(core, **kw):  # type: ignore[no-untyped-def]
+    from services.search.core import validate_request
+
+    return core.wait(core.start(validate_request(settings=core.settings, **kw)).id, timeout_s=300)
+
+
+def test_a_failure_with_no_fault_and_nothing_declared_is_a_coverage_gap_not_a_witness(tmp_path):
+    """Issue 31, item 3: on a healthy spec every admission is the scene's own radio: reported apart."""
+    from concurrent.futures import Future
+    from dataclasses import replace
+
+    from services.search.pipeline import Execution, ExecutionRequest, InProcessPipeline
+
+    class EveryRunFails(InProcessPipeline):  # the real runs, each reported admitted
+        def submit(self, request: ExecutionRequest) -> Future[Execution]:
+            out: Future[Execution] = Future()
+            super().submit(request).add_done_callback(lambda f: out.set_result(replace(f.result(), admitted=True)))
+            return out
+
+    core = _core(tmp_path, EveryRunFails(synthetic_grounding=True, trace_dir=tmp_path / "t"))
+    try:
+        view = _run(core, specs=[reference_spec(Application.RLVW, seed=3)], seed=1, budget_per_scenario=5)
+        (sc,) = view.summary["scenarios"]
+        assert view.summary["admitted"] == 0 and sc["coverage_gaps"] == sc["executions"] == 5
+        assert not core.witnesses(view.id) and view.summary["coverage_gaps"] == 5
+        kinds = [k for _, k, _ in core.store.journal(view.id)]
+        assert kinds.count("coverage_gap") == 5 and "admitted" not in kinds
+    finally:
+        core.close()
+
+
+def test_two_keys_that_shrink_to_the_same_failure_are_one_witness(tmp_path):
+    """Issue 31, item 4: the same failure found under two keys (an extra harmless fault, another window)."""
+    from tests.search.conftest import FREEZE_BEFORE_AMBER, HARMLESS_MAP_DROP
+
+    base = reference_spec(Application.RLVW, seed=7).model_dump(mode="json")
+    first = parse_spec({**base, "faults": [FREEZE_BEFORE_AMBER]})
+    later = {**FREEZE_BEFORE_AMBER, "anchor": {**FREEZE_BEFORE_AMBER["anchor"], "offset_s": -0.6}}
+    second = parse_spec({**base, "faults": [later, HARMLESS_MAP_DROP]})
+    assert catalog_key(first) != catalog_key(second)
+    core = _core(tmp_path)
+    try:
+        view = _run(core, specs=[first, second], seed=3, budget_per_scenario=1)
+        assert view.state == "done", view.reason
+        assert len(core.witnesses(view.id)) == 1 and view.summary["distinct_failures"] == 1
+        (same,) = [p for _, k, p in core.store.journal(view.id) if k == "same_failure"]
+        assert same["key"] == catalog_key(second).text and same["as_key"] == catalog_key(first).text
+        assert view.summary["scenarios"][1]["duplicate_keys"] == 1
+    finally:
+        core.close()
