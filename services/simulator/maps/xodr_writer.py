@@ -1,4 +1,9 @@
-"""Write OpenDRIVE 1.4 text for axis-aligned grid layouts (pure Python, no carla).
+"""Write OpenDRIVE 1.7 text for axis-aligned grid layouts (pure Python, no carla).
+
+The header declares 1.7 (``revMinor="7"``): the files are valid against the OpenDRIVE 1.7
+schema and pass every rule of ASAM's OpenDRIVE checker bundle at 1.7, and the rules for 1.8
+too (``tests/app/test_asam_qc.py``). A tool or checker that switches on the declared version
+then applies the 1.7 rules, not 1.4's.
 
 A ``Layout`` is a set of junction nodes and arms (E/N/W/S). An arm either
 links two nodes (one road, both directions) or is a dangling stub. Roads are
@@ -23,6 +28,7 @@ from xml.sax.saxutils import quoteattr
 
 DIRS: dict[str, tuple[int, int]] = {"E": (1, 0), "N": (0, 1), "W": (-1, 0), "S": (0, -1)}
 OPPOSITE = {"E": "W", "W": "E", "N": "S", "S": "N"}
+REV_MAJOR, REV_MINOR = 1, 7  # the OpenDRIVE version the written files declare (and conform to)
 GEO_REFERENCE = "+proj=tmerc +lat_0=0 +lon_0=0 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m +no_defs"
 
 
@@ -223,7 +229,7 @@ def write_xodr(layout: Layout) -> str:
     xs = [r.x for r in roads]
     ys = [r.y for r in roads]
     out = ['<?xml version="1.0" encoding="UTF-8"?>', "<OpenDRIVE>",
-           f'<header revMajor="1" revMinor="4" name={quoteattr(layout.name)} version="1" '
+           f'<header revMajor="{REV_MAJOR}" revMinor="{REV_MINOR}" name={quoteattr(layout.name)} version="1" '
            f'north="{_f(max(ys))}" south="{_f(min(ys))}" east="{_f(max(xs))}" '
            f'west="{_f(min(xs))}" vendor="lastv2x-builtin">'
            f"<geoReference><![CDATA[{GEO_REFERENCE}]]></geoReference></header>"]
