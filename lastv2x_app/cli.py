@@ -16,7 +16,7 @@
   lastv2x regress --app NEW [--archive DIR] [--witness ID] [--budget N]   re-run the archive on a new build (STRaP order)
   lastv2x witness list | show ID | replay ID [--out DIR]   the witness archive
   lastv2x witness verify ID [--backend sumo]   replay a witness on another simulator: admitted again?
-  lastv2x witness export ID --xosc [--dest DIR]   a witness as OpenSCENARIO + OpenDRIVE (+ V2X sidecar JSON)
+  lastv2x witness export ID --xosc [--dest DIR] [--check]   a witness as OpenSCENARIO + OpenDRIVE (+ V2X sidecar JSON)
   lastv2x report CAMPAIGN [--archive DIR] [--out DIR]   the campaign as HTML pages (offline) + report.json
   lastv2x demo [--json]                 make run: one intent stage by stage, then a short campaign
 
@@ -676,10 +676,18 @@ def _witness_export(args: argparse.Namespace, core: Any) -> int:
         raise InvalidArgument(FieldViolation("--xosc", "witness export needs a format", "add --xosc"))
     result = export_witness(core.witness(args.id), Path(args.dest), osc_minor=args.osc_minor, archive=args.out)
     data = result.to_dict()
-    _print(data, args.json, f"{result.witness_id}: {result.xosc} (valid against {result.xosc_schema}), "
-                            f"{result.xodr} (OpenDRIVE 1.7: {'valid' if result.xodr_valid else 'NOT valid'}), "
-                            f"V2X faults in {result.sidecar}")
-    return 0
+    text = (f"{result.witness_id}: {result.xosc} (valid against {result.xosc_schema}), "
+            f"{result.xodr} (OpenDRIVE 1.7: {'valid' if result.xodr_valid else 'NOT valid'}), "
+            f"V2X faults in {result.sidecar}")
+    if not args.check:
+        _print(data, args.json, text)
+        return 0
+    from lastv2x_app.export.qc import check_export
+
+    check = check_export(result.xosc, result.xodr, result.sidecar)  # after the XSD gate, on the files as written
+    data["asam_qc"] = check.to_dict()
+    _print(data, args.json, text + "\n" + check.text())
+    return 0 if check.status == "passed" else 1
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -822,6 +830,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--xosc", action="store_true", help="export: OpenSCENARIO 1.x + OpenDRIVE + V2X sidecar JSON")
     p.add_argument("--dest", default=".lastv2x/export", help="export: output folder")
     p.add_argument("--osc-minor", type=int, default=2, help="export: OpenSCENARIO minor version 0..3 (default 2)")
+    p.add_argument("--check", action="store_true", help="export: also run ASAM's Quality Checker bundles on the "
+                                                         "files (report printed, FILE.xqar beside each; exit 1 "
+                                                         "on an issue or when they cannot run)")
     p.add_argument("--campaign", default=None, help="list: only this campaign's witnesses")
     p.add_argument("--out", default=DEFAULT_ARCHIVE, help="archive directory")
     p.set_defaults(fn=cmd_witness)

@@ -12,7 +12,8 @@ What is written, per witness ``W`` into one folder:
                 ``TrafficSignalController`` phases over the map's OpenDRIVE signal ids; the
                 stop trigger at the scenario's duration. Checked against the schema of the
                 minor version it declares, before it is put in place;
-``W.v2x.json``  the sidecar: what OpenSCENARIO has no element for.
+``W.v2x.json``  the sidecar: what OpenSCENARIO has no element for (and, as ``asam_qc``, the
+                verdict of ASAM's checker bundles when ``--check`` ran them: ``qc.py``).
 
 The V2X faults (and the V2X settings: penetration, channel, RSUs) have no OpenSCENARIO form.
 They are carried as ``ParameterDeclarations`` named ``V2X_*`` (``V2X_fault<i>_operator``,
@@ -306,6 +307,7 @@ def export_witness(witness: Any, out_dir: Path, *, osc_minor: int = DEFAULT_OSC_
     """Write ``<id>.xodr``, ``<id>.v2x.json`` and ``<id>.xosc`` (last) of an archived witness
     (a ``services.search.store.WitnessRow``) into ``out_dir``; both XML files are validated."""
     from lastv2x_app.export.asam import XOSC_SCHEMAS, validate_xodr, validate_xosc
+    from lastv2x_app.export.qc import UNCHECKED
 
     if osc_minor not in XOSC_SCHEMAS:
         raise InvalidArgument(FieldViolation("--osc-minor", f"OpenSCENARIO 1.{osc_minor} is not supported",
@@ -334,6 +336,7 @@ def export_witness(witness: Any, out_dir: Path, *, osc_minor: int = DEFAULT_OSC_
     side = sidecar(program, witness.record, witness.outcome_json, names["xosc"], archive)
     side["opendrive"] = {"file": names["xodr"], "valid_1_7": not xodr_errors, "errors": xodr_errors[:20]}
     side["openscenario"] = {"file": names["xosc"], "schema": schema}
+    side["asam_qc"] = dict(UNCHECKED)  # export --check: ASAM's checker bundles' verdict (lastv2x_app.export.qc)
     _atomic_write(out_dir / names["xodr"], xodr)
     _atomic_write(out_dir / names["sidecar"], (json.dumps(side, indent=1) + "\n").encode())
     _atomic_write(out_dir / names["xosc"], xml)
