@@ -1,15 +1,15 @@
-"""``make chaos``: a campaign survives simulator replicas killed and the search service restarted;
-a simulator killed mid-ExecuteBatch and STRaP killed mid-Ingest lose nothing and leave nothing
-half-written.
+"""``make chaos``: a campaign survives every service killed in turn; a simulator killed
+mid-ExecuteBatch and STRaP killed mid-Ingest lose nothing and leave nothing half-written.
 
 Real processes on loopback: llm, grounding, two simulator replicas and the search service
 (composing them over gRPC). A clean campaign runs first with its own archive. Then the same
-campaign runs against a second archive while this harness SIGKILLs simulator replica 0,
-restarts it, SIGKILLs replica 1, restarts it, and SIGKILLs the search service and starts it
-again (it resumes the campaign from its journal). The report checks what the issue asks:
-0 lost results (every journal result has its ledger row), 0 duplicates (one ledger row per
-execution id, one result per id), and an archive identical to the clean run's (same witness
-ids, same outcome bytes).
+campaign runs against a second archive while this harness SIGKILLs and restarts, one after the
+other, the llm service, the grounding service, simulator replica 0, replica 1, and the search
+service (which resumes the campaign from its journal); then a third archive runs it on **one**
+simulator replica, killed and restarted 3 s later (the campaign waits for it). Each archive is
+compared with the clean one (issue 41): witnesses (ids, outcome bytes), their traces (content
+hashes), the ledger and the journal (campaign ids aside), catalogue counts and the campaign
+summary; plus 0 lost results and 0 duplicates. The harness's temp folder is removed at the end.
 
     python -m lastv2x_app.chaos [--budget 24] [--json]
 """
@@ -20,19 +20,21 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from lastv2x.v1 import search_pb2, search_pb2_grpc
+from lastv2x.v1 import common_pb2, search_pb2, search_pb2_grpc
 from lastv2x_app.stack import health_status
 
 INTENTS = ["Check that red-light violation warning stays safe when the SPaT feed freezes just before amber at a "
@@ -128,8 +130,53 @@ def _ledger_check(data_dir: Path, campaign_id: str) -> dict[str, int]:
             "lost_results": len(set(results) - ledger), "ledger_rows": len(ledger)}
 
 
+def archive_state(data_dir: Path, campaign_id: str) -> dict[str, Any]:
+    """What must equal a clean run's: witnesses, traces, ledger, journal, catalogue counts, summary (execution
+    ids hash the campaign id, so the ledger and journal are compared by what they record, not their ids)."""
+    db = sqlite3.connect(data_dir / "search.db")
+    try:
+        witnesses = sorted((wid, hashlib.sha256(o.encode()).hexdigest()) for wid, o in db.execute(
+            "SELECT id, outcome_json FROM witnesses WHERE campaign_id = ?", (campaign_id,)))
+        traces = sorted((wid, Path(t).name if t else "") for wid, t in db.execute(
+            "SELECT id, trace_path FROM witnesses WHERE campaign_id = ?", (campaign_id,)))
+        ledger = sorted((p, sha, seed, adm, hashlib.sha256(o.encode()).hexdigest())
+                        for p, sha, seed, adm, o in db.execute(
+                            "SELECT purpose, program_sha256, seed, admitted, outcome_json FROM ledger "
+                            "WHERE campaign_id = ?", (campaign_id,)))
+        journal = []
+        for kind, payload in db.execute("SELECT kind, payload_json FROM journal WHERE campaign_id = ? ORDER BY seq",
+                                        (campaign_id,)):
+            if kind in ("resumed", "failed", "cancelled"):
+                continue
+            d = json.loads(payload)
+            journal.append((kind, json.dumps({k: v for k, v in d.items() if k not in ("execution_id", "members")},
+                                             sort_keys=True)))
+        catalogue = sorted(db.execute("SELECT key, count FROM catalogue"))
+        (summary_json,) = db.execute("SELECT summary_json FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+    finally:
+        db.close()
+    s = json.loads(summary_json)
+    summary = {k: s.get(k) for k in ("executions", "admitted", "candidates", "distinct_keys", "witness_ids",
+                                     "errored", "budget_total")}
+    return {"witnesses": witnesses, "traces": traces, "ledger": ledger, "journal": journal,
+            "catalogue": catalogue, "summary": summary}
+
+
+def _differences(clean: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    return [k for k in clean if clean[k] != other.get(k)]
+
+
 def run_chaos(budget: int = 24, root: Path | None = None) -> dict[str, Any]:
+    made = root is None
     root = root or Path(tempfile.mkdtemp(prefix="lastv2x-chaos-"))
+    try:
+        return _run_chaos(budget, root)
+    finally:
+        if made:
+            shutil.rmtree(root, ignore_errors=True)  # chaos leaves no temp folders
+
+
+def _run_chaos(budget: int, root: Path) -> dict[str, Any]:
     cluster = Cluster(root)
     try:
         for name in ("llm", "grounding", "sim0", "sim1"):
@@ -147,21 +194,19 @@ def run_chaos(budget: int = 24, root: Path | None = None) -> dict[str, Any]:
         events = {"n": 0}
         kills: list[str] = []
 
+        order = ["llm", "grounding", "sim0", "sim1"]  # then the search service itself
+
         def disrupt(reply: Any) -> bool:
             if reply.progress.kind != "execution":
                 return False
             events["n"] += 1
-            if events["n"] == 1:
-                cluster.kill("sim0")
-                kills.append("sim0")
-                cluster.start("sim0")
-            elif events["n"] == 2:
-                cluster.kill("sim1")
-                kills.append("sim1")
-                cluster.start("sim1")
-            elif events["n"] == 3:
-                return True  # time to kill the search service itself
-            return False
+            if events["n"] <= len(order):
+                name = order[events["n"] - 1]
+                cluster.kill(name)
+                kills.append(name)
+                cluster.start(name)
+                return False
+            return True  # time to kill the search service itself
 
         t0 = time.monotonic()
         final = _wait(cluster.address("search"), campaign_id, disrupt)
@@ -171,13 +216,39 @@ def run_chaos(budget: int = 24, root: Path | None = None) -> dict[str, Any]:
             cluster.start("search", cluster.search_env(chaos_dir))  # resumes its unfinished campaigns
             final = _wait(cluster.address("search"), campaign_id)
         chaos_s = time.monotonic() - t0
+        cluster.kill("search")
+
+        # one simulator replica, killed and restarted 3 s later: the campaign waits for it
+        single_dir = root / "single"
+        cluster.start("search", {**cluster.search_env(single_dir),
+                                 "LASTV2X_SEARCH_SIMULATOR_TARGETS": cluster.address("sim0")})
+        single_id = _start(cluster.address("search"), budget)
+        seen = {"n": 0}
+
+        def kill_only_replica(reply: Any) -> bool:
+            if reply.progress.kind == "execution":
+                seen["n"] += 1
+                if seen["n"] == 2:
+                    cluster.kill("sim0")
+                    kills.append("sim0 (the only replica)")
+                    threading.Timer(3.0, lambda: cluster.start("sim0")).start()
+            return False
+
+        single = _wait(cluster.address("search"), single_id, kill_only_replica)
+        clean_state = archive_state(clean_dir, clean_id)
+        chaos_state, single_state = archive_state(chaos_dir, campaign_id), archive_state(single_dir, single_id)
         report = {"budget_per_scenario": budget, "kills": kills,
                   "clean": {"state": clean.state, "executions": clean.executions, "seconds": round(clean_s, 1)},
                   "chaos": {"state": final.state, "reason": final.reason, "executions": final.executions,
                             "seconds": round(chaos_s, 1)},
                   "ledger": _ledger_check(chaos_dir, campaign_id),
                   "clean_witnesses": sorted(_archive(clean_dir)), "chaos_witnesses": sorted(_archive(chaos_dir))}
-        report["archive_identical"] = _archive(clean_dir) == _archive(chaos_dir)
+        report["single_replica"] = {"state": single.state, "reason": single.reason,
+                                    "differs_in": _differences(clean_state, single_state)}
+        report["differs_in"] = _differences(clean_state, chaos_state)
+        report["catalogue"] = {"clean": clean_state["catalogue"], "chaos": chaos_state["catalogue"]}
+        report["archive_identical"] = (not report["differs_in"] and not report["single_replica"]["differs_in"]
+                                       and final.state == single.state == clean.state == common_pb2.CAMPAIGN_STATE_DONE)
         return report
     finally:
         cluster.stop_all()
@@ -192,6 +263,7 @@ def run_service_kills(root: Path | None = None) -> dict[str, Any]:
     from services.simulator.execute import SimulatorLimits, run_one
     from services.simulator.reference import reference_program
 
+    made = root is None
     root = root or Path(tempfile.mkdtemp(prefix="lastv2x-chaos-"))
     cluster = Cluster(root)
     report: dict[str, Any] = {}
@@ -253,6 +325,8 @@ def run_service_kills(root: Path | None = None) -> dict[str, Any]:
         return report
     finally:
         cluster.stop_all()
+        if made:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> int:
@@ -268,6 +342,7 @@ def main() -> int:
     else:
         led = r["ledger"]
         print(f"killed: {', '.join(r['kills'])}\nclean run: {r['clean']}\nchaos run: {r['chaos']}\n"
+              f"one replica: {r['single_replica']}\ndiffers from the clean archive in: {r['differs_in'] or 'nothing'}\n"
               f"results {led['results']}, lost {led['lost_results']}, duplicates {led['duplicate_results']}; "
               f"archive identical to the clean run: {r['archive_identical']} ({len(r['chaos_witnesses'])} witnesses)")
         sim, strap = kills["simulator"], kills["strap"]

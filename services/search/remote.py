@@ -174,28 +174,39 @@ class GrpcPipeline:
         """Run ``callback`` first in ``close`` (e.g. stop the replica discovery feeding this pipeline)."""
         self._on_close.append(callback)
 
+    def _unary(self, method: Any, request: Any, target: str, what: str) -> Any:
+        """One call to the llm or grounding service, re-sent while it is UNAVAILABLE (a restart) within the
+        retry window, as executions are."""
+        start, attempt = time.perf_counter(), 0
+        while True:
+            try:
+                return method(request, timeout=self._timeout_s)
+            except grpc.RpcError as exc:
+                delay = min(self._max_backoff_s, self._backoff_s * 2 ** min(attempt, 30))
+                if exc.code() is not grpc.StatusCode.UNAVAILABLE or \
+                        time.perf_counter() + delay - start >= self._retry_window_s:
+                    raise _error(exc, target, what) from None
+            with self._lock:
+                self.retries += 1
+            attempt += 1
+            time.sleep(delay)
+
     def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
-        try:
-            reply = self._llm.ParseIntent(llm_pb2.ParseIntentRequest(text=intent, seed=seed), timeout=self._timeout_s)
-        except grpc.RpcError as exc:
-            raise _error(exc, self._llm_target, "ParseIntent") from None
+        reply = self._unary(self._llm.ParseIntent, llm_pb2.ParseIntentRequest(text=intent, seed=seed),
+                            self._llm_target, "ParseIntent")
         return Parsed(spec_from_proto(reply.spec), reply.attempts_used, reply.backend, tuple(reply.unparsed_clauses))
 
     def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
-        try:
-            reply = self._grounding.Ground(grounding_pb2.GroundRequest(spec=spec_to_proto(spec)), timeout=self._timeout_s)
-        except grpc.RpcError as exc:
-            raise _error(exc, self._grounding_target, "Ground") from None
+        reply = self._unary(self._grounding.Ground, grounding_pb2.GroundRequest(spec=spec_to_proto(spec)),
+                            self._grounding_target, "Ground")
         return program_from_proto(reply.program)  # type: ignore[no-any-return]
 
     def reflect(self, prompt: str, digest: dict[str, Any], campaign: str) -> Reflected:
         import json
 
-        try:
-            reply = self._llm.Reflect(llm_pb2.ReflectRequest(prompt=prompt, evidence_digest_json=json.dumps(digest)),
-                                      timeout=self._timeout_s)
-        except grpc.RpcError as exc:
-            raise _error(exc, self._llm_target, "Reflect") from None
+        reply = self._unary(self._llm.Reflect,
+                            llm_pb2.ReflectRequest(prompt=prompt, evidence_digest_json=json.dumps(digest)),
+                            self._llm_target, "Reflect")
         return Reflected(reply.diagnosis, reply.revised_prompt, tuple(reply.rule_ids))
 
     def check_app(self, app: str, field: str = "app") -> None:
