@@ -91,6 +91,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     _chain(p, agents, v2x)
     fault_magnitudes(p, app, faults)
     _speeds(p, roles, ego, agents)
+    _fcw_hazard(p, app, agents)
     for q in n.quantities:
         if q.used is None:
             p.note(f"unused quantity {q.raw!r}")
@@ -297,6 +298,30 @@ def _maneuvers(p: ParseState, app: Application, roles: list[Mention], ego: dict[
         ego["maneuver"] = info.ego_maneuvers[0]
     elif "maneuver" in ego:
         p.note(f"ego.maneuver {want}")
+
+
+STOPPED_LEAD_MPS = 0.5  # "a stopped car ahead": the slowest a vehicle may drive (speeds are > 0), m/s
+SLOW_LEAD_MPS = 4.0  # "a slow car ahead", m/s
+FCW_LEAD_BRAKE_AT_S = 4.0  # the default hazard's onset: a lead braking hard, as EEBL's default
+
+
+def _fcw_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:
+    """FCW warns of a closing lead. A stopped or slow lead when the intent says so; else, unless it gave the
+    lead a speed or a behaviour, a lead braking hard (the reference scene's hazard): a lead cruising at
+    the ego's speed hosts no mechanism, so no communication fault could ever matter."""
+    if app is not Application.FCW:
+        return
+    lead = agent_for(agents, "lead")
+    if "speed_mps" in lead or (lead.get("behaviour") or {}).get("kind", "none") != "none":
+        return
+    for pattern, speed, words in ((lx.STOPPED_LEAD, STOPPED_LEAD_MPS, "stopped"), (lx.SLOW_LEAD, SLOW_LEAD_MPS, "slow")):
+        hit = p.has(pattern)
+        if hit:
+            lead["speed_mps"] = speed
+            p.note(f"lead.speed_mps {speed} (a {words} lead) from {clean(hit.group(0))!r}")
+            return
+    lead["behaviour"] = {"kind": "hard_brake", "at_time_s": FCW_LEAD_BRAKE_AT_S}
+    p.note(f"lead.behaviour hard_brake at {FCW_LEAD_BRAKE_AT_S:g} s (FCW needs a closing lead; the intent named none)")
 
 
 def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict[str, Any],

@@ -334,6 +334,11 @@ NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x )?(faults?|err
 # ── behaviours and profiles ────────────────────────────────────────────────
 HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*"
               r"|slams? on (the |its )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)")
+_VEHICLE = r"(?:car|vehicle|truck|van|bus|lead|leader|lorry)"
+STOPPED_LEAD = (rf"\b(?:stopped|stationary|parked|broken[- ]down|stalled|halted|standing)\s+(?:\w+\s+)?{_VEHICLE}"
+                rf"|\b{_VEHICLE}\s+(?:ahead\s+|in front\s+)?(?:is\s+|sits\s+|stands\s+)?(?:stopped|stationary|at a standstill)"
+                r"|(?:stopped|standing) traffic|traffic jam|end of (?:a |the )?queue|tail of (?:a |the )?(?:jam|queue)")
+SLOW_LEAD = rf"\b(?:slow(?:er)?|slow-moving|crawling)\s+(?:\w+\s+)?{_VEHICLE}|\b{_VEHICLE}\s+(?:ahead\s+)?(?:crawls|creeps)"
 RED_RUNNER = r"red[- ]light runn\w*|runs? (the|a) (red|stop sign|light|signal)|running (the|a) (red|stop sign)"
 NO_YIELD = r"(does not|doesn't|fails? to|won't|never|refuses? to) yield|\bno[- ]yield\b|ignores the right of way"
 YIELD = r"\byields?\b|gives way"
