@@ -7,7 +7,9 @@ resource limits, a ``sizeLimit`` on every emptyDir, the carla sidecar's read-onl
 least-privilege RBAC (``rbac_errors``), NetworkPolicies that allow exactly the calls of
 ``CALLS`` (``network_errors``) and secrets only as read-only mounted files, with TLS probes on the
 plaintext health port (``secret_errors``; every service has TLS and the token in ``TLS_OVERLAYS``),
-and the strap pod's settings against its limits (``strap_errors``: read budget <= 50 % of its
+cert-manager Certificates for the TLS Secrets (``cert_errors``: in ``CERT_MANAGER_OVERLAYS`` every
+service mounts its own Certificate's Secret, which names the Services it is dialled by, serves and
+authenticates as a client, and has an issuer), no TLS in the dev overlay (``plaintext_errors``), and the strap pod's settings against its limits (``strap_errors``: read budget <= 50 % of its
 memory limit, its store within its emptyDir). No API server is contacted.
 """
 
@@ -21,8 +23,14 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent / "k8s"
-OVERLAYS = ["overlays/local", "overlays/campaign", "overlays/campaign-gpu", "overlays/campaign-tls"]
-TLS_OVERLAYS = {"overlays/campaign-tls"}  # every service serves TLS and asks for the token (component tls-auth)
+OVERLAYS = ["overlays/local", "overlays/campaign", "overlays/campaign-gpu", "overlays/campaign-tls",
+            "overlays/production"]
+# every service serves TLS and asks for the token (component tls-auth)
+TLS_OVERLAYS = {"overlays/campaign-tls", "overlays/production"}
+# ... from its own cert-manager Certificate's Secret (the TLS default: overlays/production)
+CERT_MANAGER_OVERLAYS = {"overlays/production"}
+PLAINTEXT_OVERLAYS = {"overlays/local"}  # the dev overlay: no TLS, no token (as `lastv2x up` on loopback)
+CRD_GROUPS = ("cert-manager.io/",)  # not in kubernetes-validate's schemas: checked by cert_errors
 K8S_VERSION = "1.33.0"
 
 
@@ -158,6 +166,13 @@ def secret_errors(obj: dict, require_tls: bool = False) -> list[str]:
             for var in SECRET_FILE_ENV:
                 if var not in env:
                     errs.append(f"{who}: {var} not set (this overlay serves TLS with the token)")
+                    continue
+                path = env[var].get("value", "")
+                mount = next((m for m in mounts if path.startswith(m["mountPath"].rstrip("/") + "/")), None)
+                volume = next((v for v in pod["volumes"] if mount and v["name"] == mount["name"]), None)
+                if volume and volume["secret"].get("optional"):
+                    errs.append(f"{who}: Secret volume {volume['name']!r} ({var}) is optional: without the "
+                                "Secret the pod would start without TLS or the token")
         for var in SECRET_FILE_ENV:
             path = env.get(var, {}).get("value", "")
             if var in env and not any(m.get("readOnly") and path.startswith(m["mountPath"].rstrip("/") + "/")
@@ -172,6 +187,91 @@ def secret_errors(obj: dict, require_tls: bool = False) -> list[str]:
                 if str(port) != health:
                     errs.append(f"{who}: {probe} on port {port} under TLS (kubelet's gRPC probes are plaintext:"
                                 f" LASTV2X_HEALTH_PORT {health or 'unset'})")
+    return errs
+
+
+def plaintext_errors(objs: list[dict]) -> list[str]:
+    """The dev overlay stays plaintext: no lastv2x container sets a TLS or token setting."""
+    return [f"{o['metadata']['name']}/{c['name']}: {e['name']} set in the plaintext dev overlay"
+            for o in objs if o["kind"] == "Deployment" for c in o["spec"]["template"]["spec"]["containers"]
+            for e in c.get("env", []) if e["name"] in SECRET_FILE_ENV or e["name"] == "LASTV2X_TLS_CLIENT_AUTH"]
+
+
+CERT_USAGES = {"server auth", "client auth"}  # a service's certificate is its client certificate to its peers
+ISSUER_KINDS = {"Issuer", "ClusterIssuer"}
+
+
+def _selects(service: dict, pod_labels: dict) -> bool:
+    selector = service.get("spec", {}).get("selector") or {}
+    return bool(selector) and all(pod_labels.get(k) == v for k, v in selector.items())
+
+
+def cert_errors(objs: list[dict], require_certificates: bool = False) -> list[str]:
+    """cert-manager Certificates (``cert-manager.io/v1``) well formed: a secretName, DNS names, an
+    ``issuerRef`` (name; kind Issuer or ClusterIssuer), usages ``server auth`` and ``client auth``.
+    ``require_certificates``: every lastv2x container serving TLS reads ``LASTV2X_TLS_CERT_FILE`` from a
+    Secret that a Certificate of its namespace issues, its own (no two Deployments share a key pair),
+    whose DNS names cover every Service that selects its pods, short and ``<name>.<namespace>.svc``."""
+    ns = lambda o: o["metadata"].get("namespace", "default")  # noqa: E731
+    errs = []
+    certs: dict[tuple[str, str], dict] = {}
+    for o in objs:
+        if o["kind"] != "Certificate" or not o.get("apiVersion", "").startswith("cert-manager.io/"):
+            continue
+        name, spec = o["metadata"]["name"], o.get("spec", {})
+        if not spec.get("secretName"):
+            errs.append(f"Certificate/{name}: no secretName")
+            continue
+        certs[(ns(o), spec["secretName"])] = o
+        if not spec.get("dnsNames") or not all(isinstance(n, str) and n for n in spec["dnsNames"]):
+            errs.append(f"Certificate/{name}: dnsNames (the Services its peers dial)")
+        issuer = spec.get("issuerRef") or {}
+        if not issuer.get("name") or issuer.get("kind", "Issuer") not in ISSUER_KINDS \
+                or issuer.get("group", "cert-manager.io") != "cert-manager.io":
+            errs.append(f"Certificate/{name}: issuerRef needs a name and kind Issuer or ClusterIssuer "
+                        f"(the operator's private CA), got {issuer or 'none'}")
+        missing = CERT_USAGES - set(spec.get("usages", []))
+        if missing:
+            errs.append(f"Certificate/{name}: usages lack {sorted(missing)} (it serves and is its service's "
+                        "client certificate)")
+    if not require_certificates:
+        return errs
+    services = [o for o in objs if o["kind"] == "Service"]
+    owners: dict[tuple[str, str], str] = {}
+    for o in objs:
+        if o["kind"] != "Deployment":
+            continue
+        name, pod = o["metadata"]["name"], o["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        for c in pod["containers"]:
+            env = {e["name"]: e.get("value", "") for e in c.get("env", [])}
+            if c["name"] == "carla":
+                continue
+            who, path = f"{name}/{c['name']}", env.get("LASTV2X_TLS_CERT_FILE", "")
+            mount = next((m for m in c.get("volumeMounts", []) if path
+                          and path.startswith(m["mountPath"].rstrip("/") + "/")), None)
+            secret = (volumes.get(mount["name"], {}) if mount else {}).get("secret", {}).get("secretName")
+            if not secret:
+                errs.append(f"{who}: LASTV2X_TLS_CERT_FILE={path!r} is not in a mounted certificate Secret")
+                continue
+            for var in ("LASTV2X_TLS_KEY_FILE", "LASTV2X_TLS_CA_FILE"):
+                if not env.get(var, "").startswith(mount["mountPath"].rstrip("/") + "/"):
+                    errs.append(f"{who}: {var} is not in the certificate's Secret {secret!r}")
+            cert = certs.get((ns(o), secret))
+            if cert is None:
+                errs.append(f"{who}: Secret {secret!r} is issued by no cert-manager Certificate in {ns(o)}")
+                continue
+            owner = owners.setdefault((ns(o), secret), name)
+            if owner != name:
+                errs.append(f"{who}: shares the key pair of Secret {secret!r} with {owner} (one Certificate each)")
+            labels = o["spec"]["template"].get("metadata", {}).get("labels", {})
+            names = set(cert["spec"].get("dnsNames", []))
+            for svc in services:
+                if ns(svc) == ns(o) and _selects(svc, labels):
+                    for dns in (svc["metadata"]["name"], f"{svc['metadata']['name']}.{ns(o)}.svc"):
+                        if dns not in names:
+                            errs.append(f"{who}: Certificate/{cert['metadata']['name']} does not name {dns!r} "
+                                        f"(Service {svc['metadata']['name']} selects its pods; peers dial it)")
     return errs
 
 
@@ -298,11 +398,15 @@ def main() -> int:
     for overlay in OVERLAYS:
         objs = render(ROOT / overlay)
         errs = [e for o in objs for e in hardening_errors(o) + secret_errors(o, overlay in TLS_OVERLAYS)] + \
-            rbac_errors(objs) + network_errors(objs) + strap_errors(objs)
+            rbac_errors(objs) + network_errors(objs) + strap_errors(objs) + \
+            cert_errors(objs, overlay in CERT_MANAGER_OVERLAYS) + \
+            (plaintext_errors(objs) if overlay in PLAINTEXT_OVERLAYS else [])
         if have_validator:
             import kubernetes_validate
 
             for o in objs:
+                if o.get("apiVersion", "").startswith(CRD_GROUPS):
+                    continue
                 try:
                     kubernetes_validate.validate(o, K8S_VERSION, strict=True)
                 except kubernetes_validate.ValidationError as exc:

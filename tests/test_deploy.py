@@ -198,3 +198,70 @@ def test_strap_memory_and_disk_settings_fit_the_pod() -> None:
     errs = check.strap_errors(objs)  # the 16 GiB default quota on a 4Gi emptyDir
     assert any("LASTV2X_STRAP_QUOTA_BYTES" in e and "sizeLimit" in e for e in errs), errs
     assert check.parse_quantity("4Gi") == 4 << 30 and check.parse_quantity("1500M") == 1_500_000_000
+
+
+def _deployment(objs: list[dict], name: str) -> dict:
+    return next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == name)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (renders kustomize offline) not installed")
+def test_production_overlay_serves_tls_and_the_token_from_cert_manager_certificates() -> None:
+    """Issue 41: TLS and the token are on by default in overlays/production: every service mounts its
+    own cert-manager Certificate's Secret read-only and sets the settings the services read
+    (LASTV2X_TLS_*_FILE, LASTV2X_AUTH_TOKEN_FILE); each Certificate names the Services its peers dial,
+    serves and authenticates as a client, and has an issuer; the dev overlay (local) stays plaintext."""
+    import copy
+
+    check = _check_module()
+    assert "overlays/production" in check.OVERLAYS and "overlays/production" in check.TLS_OVERLAYS
+    assert "overlays/local" in check.PLAINTEXT_OVERLAYS
+    objs = _rendered("overlays/production")
+    deployments = [o for o in objs if o["kind"] == "Deployment"]
+    certificates = {o["spec"]["secretName"]: o for o in objs if o["kind"] == "Certificate"}
+    assert {d["metadata"]["name"] for d in deployments} == {f"lastv2x-{s}" for s in
+                                                            ("llm", "grounding", "simulator", "search", "strap")}
+    assert check.cert_errors(objs, require_certificates=True) == []
+    for d in deployments:
+        assert check.secret_errors(d, require_tls=True) == []
+        pod = d["spec"]["template"]["spec"]
+        env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+        assert set(check.SECRET_FILE_ENV) <= set(env)
+        own = f"{d['metadata']['name']}-tls"
+        assert {v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v} >= {own, "lastv2x-token"}
+        cert = certificates[own]
+        assert {"server auth", "client auth"} <= set(cert["spec"]["usages"])
+        assert cert["spec"]["issuerRef"]["name"] and cert["spec"]["issuerRef"]["kind"] in ("Issuer", "ClusterIssuer")
+    assert "lastv2x-simulator-pods.lastv2x.svc" in certificates["lastv2x-simulator-tls"]["spec"]["dnsNames"]
+
+    def broken(change) -> list[str]:  # type: ignore[no-untyped-def]
+        changed = copy.deepcopy(objs)
+        change(changed)
+        return check.cert_errors(changed, require_certificates=True)
+
+    def cert(o: list[dict], secret: str) -> dict:
+        return next(c for c in o if c["kind"] == "Certificate" and c["spec"]["secretName"] == secret)
+
+    assert any("lastv2x-simulator-pods" in e for e in broken(lambda o: cert(o, "lastv2x-simulator-tls")["spec"].update(
+        dnsNames=["lastv2x-simulator", "lastv2x-simulator.lastv2x.svc"])))
+    assert any("issuerRef" in e for e in broken(lambda o: cert(o, "lastv2x-llm-tls")["spec"].pop("issuerRef")))
+    assert any("client auth" in e for e in broken(lambda o: cert(o, "lastv2x-search-tls")["spec"].update(
+        usages=["server auth"])))
+    assert any("no cert-manager Certificate" in e for e in broken(
+        lambda o: o.remove(cert(o, "lastv2x-strap-tls"))))
+
+    def shared(o: list[dict]) -> None:  # the llm pod mounts the search service's key pair
+        for v in _deployment(o, "lastv2x-llm")["spec"]["template"]["spec"]["volumes"]:
+            if v["name"] == "lastv2x-tls":
+                v["secret"]["secretName"] = "lastv2x-search-tls"
+    assert any("shares" in e for e in broken(shared))
+
+    sim = copy.deepcopy(_deployment(objs, "lastv2x-simulator"))  # a missing token Secret: a pod without one
+    next(v for v in sim["spec"]["template"]["spec"]["volumes"] if v["name"] == "lastv2x-token")["secret"][
+        "optional"] = True
+    assert any("'lastv2x-token'" in e and "optional" in e for e in check.secret_errors(sim, require_tls=True))
+    # the dev overlay: plaintext (a TLS setting there is reported)
+    local = _rendered("overlays/local")
+    assert check.plaintext_errors(local) == []
+    assert check.cert_errors(local) == []
+    tls = [o for o in _rendered("overlays/campaign-tls") if o["kind"] == "Deployment"]
+    assert any("LASTV2X_TLS_CERT_FILE" in e for e in check.plaintext_errors(tls))
