@@ -589,9 +589,9 @@ def cmd_regress(args: argparse.Namespace) -> int:
     lines += [f"  {r.rank + 1:>3}. {r.witness_id}  {r.application:<5} {r.verdict:<14} "
               f"before: {'ADMITTED' if r.before['admitted'] else 'ok':<8} (md {'fail' if r.before['md_failed'] else 'safe'}"
               f", gt {'fail' if r.before['gt_failed'] else 'safe'})  now: "
-              f"{'ADMITTED' if r.after['admitted'] else 'ERROR' if r.verdict == 'errored' else 'ok':<8} "
-              f"(md {'fail' if r.after['md_failed'] else 'safe'}, gt {'fail' if r.after['gt_failed'] else 'safe'})"
-              + (f"  {r.after.get('app_error') or r.after.get('refused')}" if r.verdict == "errored" else "")
+              + (f"ERROR    {r.after.get('app_error') or r.after.get('refused')}" if r.verdict == "errored" else
+                 f"{'ADMITTED' if r.after['admitted'] else 'ok':<8} "
+                 f"(md {'fail' if r.after['md_failed'] else 'safe'}, gt {'fail' if r.after['gt_failed'] else 'safe'})")
               for r in report.rows]
     lines.append("  " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()))
     fmt = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731

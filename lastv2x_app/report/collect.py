@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lastv2x.core.errors import FailedPrecondition
+from lastv2x_app.report.explain import causal_chain
 
 SERIES_STEP_S = 0.1  # time-series resolution kept in the report (the trace has 0.05 s)
 COVERAGE_CELL_M = 6.0
@@ -192,6 +193,7 @@ def witness_data(w: Any, archive: str) -> dict[str, Any]:
                     "md": _rollout(outcome["md"]), "gt": _rollout(outcome["gt"]),
                     "failure_class": ((outcome.get("monitor") or {}).get("extra") or {}).get("failure_class"),
                     "sha256": hashlib.sha256(w.outcome_json).hexdigest()},
+        "explanation": causal_chain(outcome, without_fault(program, record)),
         "episodes": episodes, "decision_epochs_s": epoch_times, "trace": trace,
         "trace_path": f"traces/{trace_path.name}",  # archive-relative: the report names no server path
         "coverage": scene_coverage(program, paths), "strap": strap_segments(trace_path),
@@ -200,6 +202,18 @@ def witness_data(w: Any, archive: str) -> dict[str, Any]:
                      f"lastv2x strap reduce {Path(archive or '.') / 'traces' / trace_path.name} --module application",
                      f"lastv2x regress --app reference --witness {w.id}" + (f" --archive {archive}" if archive else "")],
     }
+
+
+def without_fault(program: Any, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The counterfactual: the same program and seed with its faults removed, on the reference applications
+    (None for a witness found on a team's application: the report does not call it)."""
+    if (record.get("app") or {}).get("target", "reference") not in ("reference", ""):
+        return None
+    from services.simulator.execute import SimulatorLimits, run_one
+
+    clean = program.model_copy(update={"faults": ()})
+    outcome, _ = run_one(clean, clean.seed, SimulatorLimits.from_env())
+    return json.loads(outcome.to_json_bytes())  # type: ignore[no-any-return]
 
 
 def _rollout(r: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import json
 from html import escape
 from typing import Any
 
-from lastv2x.core.catalogue import margin_text
+from lastv2x_app.report.explain import margin_clause
 from lastv2x_app.report.svg import (
     EPISODE_COLOUR,
     FAULT_COLOUR,
@@ -55,10 +55,6 @@ def _table(head: list[str], rows: list[list[str]], num: set[int] | None = None) 
     body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in num else f"<td>{c}</td>"
                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
     return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _margin(x: Any) -> str:
-    return margin_text(x, ".2f") if isinstance(x, int | float) else _f(x)
 
 
 def _f(x: Any, nd: int = 2) -> str:
@@ -109,8 +105,10 @@ def campaign_page(d: dict[str, Any], generated: str) -> str:
         wrows.append([f'<a href="{escape(w["witness_id"])}.html">{escape(w["witness_id"])}</a>',
                       escape(w["application"]), escape(", ".join(f"{f['operator']} on {f['stream']}" for f in w["faults"])),
                       '<span class="ok">1-minimal</span>' if c["complete"] else '<span class="bad">budget hit</span>',
-                      _margin(w["outcome"]["failure_margin"]), escape(str(w["outcome"].get("failure_class") or "—"))])
+                      escape(margin_clause(w["outcome"])), escape(str(w["outcome"].get("failure_class") or "—"))])
     wtab = _table(["witness", "app", "fault set", "certificate", "failure margin", "failure class"], wrows)
+    wtab += "<ul>" + "".join(f'<li><a href="{escape(w["witness_id"])}.html">{escape(w["witness_id"])}</a>: '
+                             f'{escape(w.get("explanation", ""))}</li>' for w in d["witnesses"]) + "</ul>"
     crows = [[escape(r["key"]), escape(r["application"]), escape(r["fault_family"]), escape(r["penetration_band"]),
               escape(r["conflict_geometry"]), f'<a href="{escape(r["witness_id"])}.html">{escape(r["witness_id"])}</a>'
               if any(w["witness_id"] == r["witness_id"] for w in d["witnesses"]) else escape(r["witness_id"]),
@@ -220,7 +218,7 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
            f"{escape(w['map'])} · seed {w['seed']} · key <code>{escape(w['key'])}</code>")
     verdict = (f'<p><span class="{"bad" if o["admitted"] else "ok"}">{"ADMITTED" if o["admitted"] else "not admitted"}'
                f"</span>: the message-driven ego {'FAILED' if o['md']['failed'] else 'stayed safe'}, the ground-truth "
-               f"ego {'FAILED' if o['gt']['failed'] else 'stayed safe'}; failure margin {_margin(o['failure_margin'])}; "
+               f"ego {'FAILED' if o['gt']['failed'] else 'stayed safe'}; failure margin {escape(margin_clause(o))}; "
                f"failure class {escape(str(o.get('failure_class') or '—'))}; outcome sha256 "
                f"<code>{o['sha256'][:16]}</code></p>")
     faults = _table(["name", "operator", "stream", "anchor", "duration (s)", "magnitude", "sender"],
@@ -252,7 +250,8 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
             if x and "xosc" in x else f'<p class=muted>No OpenSCENARIO export: {escape(x["error"])}.</p>' if x
             else '<p class=muted>No OpenSCENARIO export here (the export extra is not installed).</p>')
     spec = escape(json.dumps(w["spec"], indent=1))
-    body = (f"<section><h2>Outcome</h2>{verdict}<p class=muted>Intent: {escape(w['intent'] or '—')}</p></section>"
+    body = (f"<section><h2>Outcome</h2><p class=chain>{escape(w.get('explanation', ''))}</p>{verdict}"
+            f"<p class=muted>Intent: {escape(w['intent'] or '—')}</p></section>"
             f"<section><h2>Time–distance of both egos</h2>{time_distance_chart(w)}"
             f"<p class=muted>Shaded: the ego group's true signal phase (strip at the stop bar), fault windows "
             f"(orange), divergence episodes (purple). Diamonds: decision epochs (hover for the action and AoI).</p>"

@@ -59,6 +59,13 @@ def test_the_report_holds_every_witness_with_its_evidence(witness_archive, repor
     assert rlvw["trace"]["fault_windows"] and rlvw["coverage"]["cells"] and rlvw["coverage"]["rsus"]
     # the MD ego crossed the stop bar (red entry), its ground-truth twin stopped before it
     assert max(rlvw["trace"]["egos"]["md"]["d_m"]) > 0 > max(rlvw["trace"]["egos"]["gt"]["d_m"])
+    # one sentence per witness chains fault -> belief beside the truth -> decision -> outcome, with both
+    # counterfactuals (issue 31, item 6); never "failure margin none" on an admitted failure
+    chain = rlvw["explanation"]
+    assert "on SPAT" in chain and "believed" in chain and "while the light was" in chain
+    assert "entered on red" in chain and "ground-truth ego decided stop" in chain and "without the fault" in chain
+    page = (folder / f"{rlvw['witness_id']}.html").read_text()
+    assert "failure margin none" not in page and "failure margin crossed" in page
 
 
 def test_the_pages_reference_nothing_outside_the_folder(report) -> None:

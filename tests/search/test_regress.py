@@ -71,3 +71,27 @@ def test_lastv2x_regress_prints_the_outcomes_side_by_side(archive: SearchCore, c
     out = capsys.readouterr().out
     assert rc == 1  # still failing
     assert "still_failing" in out and "before: ADMITTED" in out and "now: ADMITTED" in out and "APFD" in out
+
+
+def test_an_erroring_build_is_labelled_error_not_with_a_safe_outcome(archive: SearchCore, capsys) -> None:
+    """Issue 31: an application error is ERROR and its text, never 'now: ok (md safe, gt safe)'."""
+    from lastv2x.v1 import application_pb2 as pb
+    from lastv2x_app.cli import main
+    from lastv2x_app.example_app import MinimalRlvw
+
+    class Crashes(MinimalRlvw):
+        def Step(self, request, context):  # type: ignore[no-untyped-def]
+            return pb.StepResponse(decisions=[pb.AppDecision(session_id=r.session_id, error="segfault in decide()")
+                                              for r in request.rows])
+
+    server, port = serve(Crashes())
+    try:
+        rc = main(["regress", "--app", f"grpc://127.0.0.1:{port}", "--archive", str(archive.settings.data_dir),
+                   "--budget", "1"])
+    finally:
+        server.stop(0)
+    out = capsys.readouterr().out
+    assert rc == 1 and "errored" in out
+    (line,) = [ln for ln in out.splitlines() if "now:" in ln]
+    now = line.split("now:", 1)[1]
+    assert now.strip().startswith("ERROR") and "segfault in decide()" in now and "safe" not in now
