@@ -156,6 +156,7 @@ def main() -> None:
     print("   more (harmless) fault, as a parsed intent often carries")
     print(f"{'app':<6} {'variant':<12} {'n':>3} {'ours runs med/p90':>18} {'calls med':>10} {'hit rate':>9} "
           f"{'+bisect runs med':>17} {'greedy runs med/p90':>20} {'ours/greedy':>12}")
+    calls_of: list[tuple[str, str, list[int], list[int]]] = []
     for app, specs in to_shrink.items():
         if not specs:
             print(f"{app:<6} (no admitted failure to minimize)")
@@ -174,6 +175,11 @@ def main() -> None:
                   f"{statistics.median([r for _, r, _ in bis]):>17.1f} "
                   f"{statistics.median(greedy):>12.1f} / {p90(greedy):<5.0f} "
                   f"{statistics.median(runs) / max(1e-9, statistics.median(greedy)):>11.2f}x")
+            calls_of.append((app, name, [c for c, _, _ in ours], [c for c, _, _ in bis]))
+    print("\n== predicate calls per witness (issue 39: must not rise when the shrinker changes)")
+    for app, name, calls, bis_calls in calls_of:
+        print(f"{app:<6} {name:<12} ours {calls} (total {sum(calls)}, mean {statistics.mean(calls):.2f}); "
+              f"+bisect {bis_calls} (total {sum(bis_calls)})")
 
     print("\n== orchestration overhead: campaign loop vs the simulator's batch on the same programs")
     for rate, order, busy in loop_rates:

@@ -76,6 +76,18 @@ class ApplicationInfo:
 
 
 @dataclass(frozen=True)
+class StrengthKnob:
+    """One spec field of a fault that says how hard it pushes: *weaker* = a smaller ``|value|`` (the sign of a
+    signed field is kept). The shrinker halves and bisects it, its total order reads it."""
+
+    field: str  # the Fault field: "magnitude", "probability", "burst_count"
+    weakest: float  # the smallest |value| worth sending (a shrink stops there)
+    strongest: float  # the |value| that counts as full strength (fault strength = |value| / strongest)
+    integer: bool = False  # the field takes whole numbers
+    clamp: bool = True  # strength capped at 1
+
+
+@dataclass(frozen=True)
 class FaultOperatorInfo:
     name: str
     kind: FaultKind
@@ -86,6 +98,19 @@ class FaultOperatorInfo:
     magnitude_range: tuple[float, float] | None  # inclusive, None = no magnitude
     requires_sender: bool
     description: str
+    # what "weaker" means, in the order they are read (the first field the fault sets counts); empty = the
+    # magnitude, when the operator takes one (see ``knobs``); an operator with no knob is weakened only by
+    # removing it or shortening its window
+    strength: tuple[StrengthKnob, ...] = ()
+
+    @property
+    def knobs(self) -> tuple[StrengthKnob, ...]:
+        """The strength knobs: ``strength`` as given, else the magnitude over ``magnitude_range`` (weakest: the
+        range's lower end when positive, else 0.05 of the unit; strongest: the largest |bound|)."""
+        if self.strength or self.magnitude_range is None:
+            return self.strength
+        lo, hi = self.magnitude_range
+        return (StrengthKnob("magnitude", lo if lo > 0 else 0.05, max(abs(lo), abs(hi))),)
 
 
 K = TypeVar("K")
@@ -210,7 +235,9 @@ for _a in (
 ALL = tuple(Stream)
 for _o in (
     FaultOperatorInfo("drop", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "*", "",
-                      None, False, "Drop messages: with `probability` per message, or `burst_count` consecutive ones."),
+                      None, False, "Drop messages: with `probability` per message, or `burst_count` consecutive ones.",
+                      strength=(StrengthKnob("probability", 0.01, 1.0),
+                                StrengthKnob("burst_count", 1.0, 10000.0, integer=True, clamp=False))),
     FaultOperatorInfo("delay", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "*", "s",
                       (0.02, 10.0), False, "Add `magnitude` seconds of latency to each delivered message."),
     FaultOperatorInfo("freeze", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, ALL, "*", "",

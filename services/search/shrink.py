@@ -18,10 +18,13 @@ The design, after Hypothesis's ``internal/conjecture/shrinker.py``:
   campaign — so two specs that ground to the same program share one execution and no
   (program, seed) is ever executed twice.
 * **Passes are objects with counters** (:class:`ShrinkPass`): each yields the
-  weakenings of the current spec it knows. A sweep runs the passes, most useful first
-  (re-ordered by accepted weakenings, as Hypothesis re-orders its passes); a pass
-  that succeeds keeps going on the new spec. Sweeps repeat to a fixed point: a full
-  sweep that accepts nothing.
+  weakenings of the current spec it knows, each named structurally by ``(pass, index)``
+  (the element it weakens; nothing is ever matched by its description). A sweep runs
+  the passes, most useful first (re-ordered by accepted weakenings, as Hypothesis
+  re-orders its passes); a pass that succeeds keeps its place: it goes on from the
+  element it just weakened, on the new spec, rather than starting over. Sweeps repeat
+  to a fixed point: a full sweep that accepts nothing. The order key of the current
+  spec (every candidate is compared with it) is computed once per spec.
 * **Coarse first, then fine**: the weakenings of the paper (remove, halve, shorten)
   plus dropping an agent behaviour are the *basic* passes and define 1-minimality;
   once they reach a fixed point, binary search on the numeric fields (magnitude,
@@ -43,7 +46,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from lastv2x.core.catalogue import FAULT_OPERATORS
+from lastv2x.core.catalogue import FAULT_OPERATORS, StrengthKnob
 from lastv2x.core.errors import InvalidArgument
 from lastv2x.core.spec import BehaviourKind, Fault, ScenarioSpec, parse_spec, spec_to_dict
 from lastv2x.core.timeline import fault_window_s
@@ -62,17 +65,14 @@ class Verdict(StrEnum):
 
 # ── the total order ───────────────────────────────────────────────────────
 def fault_strength(fault: Fault) -> float:
-    """How hard a fault pushes, in [0, 1]: magnitude over the operator's largest, drop probability,
-    burst length over its cap; 1 for operators without a magnitude (freeze, phase corruption, ...)."""
-    info = FAULT_OPERATORS[fault.operator.value]
-    if info.magnitude_range is not None and fault.magnitude is not None:
-        lo, hi = info.magnitude_range
-        return min(1.0, abs(fault.magnitude) / max(abs(lo), abs(hi)))
-    if fault.operator.value == "drop":
-        if fault.probability is not None:
-            return float(fault.probability)
-        if fault.burst_count is not None:
-            return fault.burst_count / 10000.0
+    """How hard a fault pushes, in [0, 1]: the first strength knob the fault sets (the catalogue's
+    ``FaultOperatorInfo.knobs``: magnitude over the operator's largest, drop probability, burst length over
+    its cap); 1 for operators without one (freeze, phase corruption, ...)."""
+    for knob in FAULT_OPERATORS[fault.operator.value].knobs:
+        value = getattr(fault, knob.field)
+        if value is not None:
+            ratio = abs(value) / knob.strongest
+            return min(1.0, ratio) if knob.clamp else ratio
     return 1.0
 
 
@@ -142,7 +142,11 @@ class Ungroundable(Exception):
 # ── passes ────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class Weakening:
+    """One candidate, named structurally: ``(pass_name, index)`` says which pass made it and which element it
+    weakens (``faults[index]``, or ``agents[index]`` for ``drop_behaviour``); ``description`` is for people."""
+
     pass_name: str
+    index: int
     description: str
     spec: ScenarioSpec
 
@@ -162,28 +166,23 @@ def _remove_fault(spec: ScenarioSpec) -> Iterator[Weakening]:
             d["faults"].pop(i)
         out = _with(spec, edit)
         if out is not None:
-            yield Weakening("remove_fault", f"remove faults[{i}] ({f.name}: {f.operator.value} on {f.stream.value})", out)
+            yield Weakening("remove_fault", i, f"remove faults[{i}] ({f.name}: {f.operator.value} on {f.stream.value})", out)
 
 
-def _magnitude_field(fault: Fault) -> tuple[str, float, float] | None:
-    """(field, current value, weakest legal value) of a fault's strength knob."""
-    info = FAULT_OPERATORS[fault.operator.value]
-    if info.magnitude_range is not None and fault.magnitude is not None:
-        lo, _hi = info.magnitude_range
-        floor = lo if lo > 0 else 0.05  # signed operators: the smallest |magnitude| worth sending
-        return "magnitude", fault.magnitude, math.copysign(floor, fault.magnitude)
-    if fault.operator.value == "drop" and fault.probability is not None:
-        return "probability", fault.probability, 0.01
-    if fault.operator.value == "drop" and fault.burst_count is not None:
-        return "burst_count", float(fault.burst_count), 1.0
+def _magnitude_field(fault: Fault) -> tuple[StrengthKnob, float, float] | None:
+    """(knob, current value, weakest legal value) of a fault's strength knob (the catalogue's)."""
+    for knob in FAULT_OPERATORS[fault.operator.value].knobs:
+        value = getattr(fault, knob.field)
+        if value is not None:
+            return knob, float(value), math.copysign(knob.weakest, value)
     return None
 
 
-def _set_field(spec: ScenarioSpec, i: int, name: str, value: float) -> ScenarioSpec | None:
-    v: float | int = int(round(value)) if name == "burst_count" else round(value, 4)
+def _set_field(spec: ScenarioSpec, i: int, knob: StrengthKnob, value: float) -> ScenarioSpec | None:
+    v: float | int = int(round(value)) if knob.integer else round(value, 4)
 
     def edit(d: dict[str, Any]) -> None:
-        d["faults"][i][name] = v
+        d["faults"][i][knob.field] = v
     return _with(spec, edit)
 
 
@@ -192,15 +191,15 @@ def _halve_magnitude(spec: ScenarioSpec) -> Iterator[Weakening]:
         knob = _magnitude_field(f)
         if knob is None:
             continue
-        name, cur, floor = knob
+        k, cur, floor = knob
         new = cur / 2.0
         if abs(new) < abs(floor):
             new = floor
         if abs(new) >= abs(cur) - 1e-9:
             continue
-        out = _set_field(spec, i, name, new)
+        out = _set_field(spec, i, k, new)
         if out is not None:
-            yield Weakening("halve_magnitude", f"halve faults[{i}].{name} ({cur:g} -> {new:g})", out)
+            yield Weakening("halve_magnitude", i, f"halve faults[{i}].{k.field} ({cur:g} -> {new:g})", out)
 
 
 def _set_duration(spec: ScenarioSpec, i: int, duration_s: float) -> ScenarioSpec | None:
@@ -217,7 +216,7 @@ def _shorten_window(spec: ScenarioSpec) -> Iterator[Weakening]:
             continue
         out = _set_duration(spec, i, new)
         if out is not None:
-            yield Weakening("shorten_window", f"shorten faults[{i}] window ({length:.3g} s -> {new:.3g} s)", out)
+            yield Weakening("shorten_window", i, f"shorten faults[{i}] window ({length:.3g} s -> {new:.3g} s)", out)
 
 
 def _drop_behaviour(spec: ScenarioSpec) -> Iterator[Weakening]:
@@ -229,7 +228,7 @@ def _drop_behaviour(spec: ScenarioSpec) -> Iterator[Weakening]:
             d["agents"][j]["behaviour"] = {"kind": "none", "at_time_s": None, "decel_mps2": 6.0}
         out = _with(spec, edit)
         if out is not None:
-            yield Weakening("drop_behaviour", f"drop agents[{j}] ({a.id}) behaviour {a.behaviour.kind.value}", out)
+            yield Weakening("drop_behaviour", j, f"drop agents[{j}] ({a.id}) behaviour {a.behaviour.kind.value}", out)
 
 
 Generator = Callable[[ScenarioSpec], Iterator[Weakening]]
@@ -334,6 +333,8 @@ class Shrinker:
         self._bisect_specs = {name: (knobs, build) for name, knobs, build in BISECT_PASSES} if bisect else {}
         self.passes += [ShrinkPass(name, basic=False) for name in self._bisect_specs]
         self.steps = 0
+        self._target: ScenarioSpec | None = None  # the spec candidates are compared with, and its order key
+        self._target_key: tuple[Any, ...] = ()
         self._calls0 = predicate.calls
         self._runs0 = predicate.runs
         self._hits0 = predicate.hits
@@ -342,9 +343,15 @@ class Shrinker:
     def _out_of_budget(self) -> bool:
         return self.predicate.calls - self._calls0 >= self.max_calls
 
+    def _order(self, spec: ScenarioSpec) -> tuple[Any, ...]:
+        """``spec_order`` of the current spec, computed once per spec (every candidate is compared with it)."""
+        if self._target is not spec:
+            self._target, self._target_key = spec, spec_order(spec)
+        return self._target_key
+
     def _try(self, p: ShrinkPass, current: ScenarioSpec, candidate: ScenarioSpec) -> bool:
         """Evaluate a strictly smaller candidate; True when it keeps the admission."""
-        if not spec_order(candidate) < spec_order(current):
+        if not spec_order(candidate) < self._order(current):
             return False
         runs = self.predicate.runs
         verdict = self.predicate(candidate)
@@ -353,20 +360,29 @@ class Shrinker:
         if verdict is Verdict.ADMITTED:
             p.accepted += 1
             self.steps += 1
+            self._target, self._target_key = candidate, spec_order(candidate)  # the accepted one is the target now
             return True
         return False
 
     def _run_basic(self, p: ShrinkPass, spec: ScenarioSpec) -> ScenarioSpec:
+        """One pass over the elements of ``spec``, in index order. After a success the pass keeps its place:
+        it resumes at the element it just weakened (on the smaller spec: after a removal the next element now
+        has that index) instead of starting over; the elements before it are tried again by the next sweep."""
         assert p.generate is not None
-        progress = True
-        while progress and not self._out_of_budget:
-            progress = False
+        start = 0
+        while not self._out_of_budget:
+            accepted: Weakening | None = None
             for w in p.generate(spec):
+                if w.index < start:
+                    continue
                 if self._out_of_budget:
                     break
                 if self._try(p, spec, w.spec):
-                    spec, progress = w.spec, True
-                    break  # regenerate against the smaller spec
+                    accepted = w
+                    break
+            if accepted is None:
+                break
+            spec, start = accepted.spec, accepted.index
         return spec
 
     def _run_bisect(self, p: ShrinkPass, spec: ScenarioSpec) -> ScenarioSpec:
@@ -430,7 +446,7 @@ def greedy_minimize(spec: ScenarioSpec, admits: Callable[[ScenarioSpec], bool], 
         changed = False
         i = 0
         while i < len(spec.faults) and calls < max_calls:
-            removed = next((w for w in _remove_fault(spec) if w.description.startswith(f"remove faults[{i}]")), None)
+            removed = next((w for w in _remove_fault(spec) if w.index == i), None)
             if removed is not None:
                 calls += 1
                 if admits(removed.spec):
@@ -438,7 +454,7 @@ def greedy_minimize(spec: ScenarioSpec, admits: Callable[[ScenarioSpec], bool], 
                     continue  # the next fault now has index i
             for gen in (_halve_magnitude, _shorten_window):
                 while calls < max_calls:
-                    w = next((w for w in gen(spec) if f"faults[{i}]" in w.description), None)
+                    w = next((w for w in gen(spec) if w.index == i), None)
                     if w is None:
                         break
                     calls += 1

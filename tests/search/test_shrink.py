@@ -167,3 +167,54 @@ def test_greedy_baseline_reaches_a_one_minimal_result_with_more_calls() -> None:
     assert not any(admits(w.spec) for w in single_weakenings(greedy_spec) if w.pass_name != "drop_behaviour")
     ours = Shrinker(_predicate(admits, Counter()), bisect=False).run(spec)
     assert ours.runs <= greedy_calls
+
+
+def test_weakenings_are_named_structurally() -> None:
+    """Each weakening says (pass, index): the element it weakens, never left to its description text."""
+    spec = _spec([1, 2, 3])
+    for w in single_weakenings(spec):
+        if w.pass_name == "remove_fault":
+            assert [f.name for f in w.spec.faults] == [f.name for k, f in enumerate(spec.faults) if k != w.index]
+        elif w.pass_name == "drop_behaviour":
+            assert w.spec.agents[w.index].behaviour.kind.value == "none"
+        else:  # halve_magnitude, shorten_window: only faults[index] changed
+            changed = [k for k, (a, b) in enumerate(zip(spec.faults, w.spec.faults, strict=True)) if a != b]
+            assert changed == [w.index], (w.pass_name, w.index, changed)
+
+
+def test_greedy_baseline_does_not_read_descriptions(monkeypatch) -> None:
+    import services.search.shrink as shrink
+
+    spec = _spec([0, 1, 2, 3])
+    admits = _oracle({"countdown": (2.0, 1.0)})
+    expected = greedy_minimize(spec, admits)
+    for name in ("_remove_fault", "_halve_magnitude", "_shorten_window"):
+        gen = getattr(shrink, name)
+        monkeypatch.setattr(shrink, name, lambda s, gen=gen: (
+            shrink.Weakening(w.pass_name, w.index, "", w.spec) for w in gen(s)))
+    assert greedy_minimize(spec, admits) == expected
+
+
+def test_a_pass_keeps_its_place_after_a_success() -> None:
+    """Fault 0's magnitude is needed as it is, the others can be halved: after halving faults[1] the pass
+    goes on at faults[1], it does not try faults[0] again (the next sweep does, once)."""
+    spec = _spec([1, 2, 4])  # delay 4 s, countdown -12 s, stale 3 s
+    shrinker = Shrinker(_predicate(_oracle({"delay_spat": (4.0, 0.0)}), Counter()), max_calls=500)
+    halve = next(p for p in shrinker.passes if p.name == "halve_magnitude")
+    assert halve.generate is not None
+    generate, index_of, tried = halve.generate, {}, []
+
+    def logged(s: ScenarioSpec):
+        for w in generate(s):
+            index_of[id(w.spec)] = w.index
+            yield w
+    halve.generate = logged
+    try_ = shrinker._try
+
+    def spy(p, current, candidate) -> bool:
+        tried.append(index_of[id(candidate)])
+        return try_(p, current, candidate)
+    shrinker._try = spy  # type: ignore[method-assign]
+    out = shrinker._run_basic(halve, spec)
+    assert tried == sorted(tried) and tried.count(0) == 1 and len(set(tried)) == 3
+    assert out.faults[0].magnitude == 4.0 and abs(out.faults[1].magnitude or 0) < 12.0
