@@ -30,7 +30,12 @@ port that has the health service and nothing else (no business RPC, no reflectio
 
 Deadlines: a call waiting for a worker stops when its deadline passes or its client goes away;
 a server-streaming handler is stopped between responses; long handlers check
-``call_ended(context)`` between units of work and raise ``Cancelled``.
+``call_ended(context)`` between units of work and raise ``Cancelled``. Under load a unary call is
+not admitted to work it cannot finish in time: each method's run time is learned (an exponentially
+weighted mean of its admitted calls' handler times), and a call that would have to wait for a worker
+is refused at once (RESOURCE_EXHAUSTED with RetryInfo) when the queue ahead of it plus its own run
+time would pass its deadline; one that got a worker later than that estimate allows is refused then,
+before it runs. A call that finds a worker free is always run (that is how the estimate stays true).
 """
 
 from __future__ import annotations
@@ -172,33 +177,82 @@ def check_call(context: grpc.ServicerContext) -> None:
 
 
 class _Admission:
-    """At most ``limit`` calls held, ``running`` of them in their handlers; the rest wait for a worker."""
+    """At most ``limit`` calls held, ``running`` of them in their handlers; the rest wait for a worker.
+
+    A unary call (``method`` given) with a deadline is also refused, under load, when it cannot finish
+    in time: ``expected_s(method)`` learns each method's run time (handler time once it had a worker,
+    an exponentially weighted mean); a call that must queue is refused at arrival when the calls waiting
+    ahead of it (``waiting / running`` rounds of the method's run time) plus its own run time exceed
+    its remaining time, and again when it gets a worker with less time left than its run time."""
+
+    SMOOTHING = 0.3  # weight of the newest run time in the mean
 
     def __init__(self, limit: int, running: int, retry_after_s: float):
         self.limit = limit
+        self.running = max(1, running)
         self.retry_after_s = retry_after_s
         self._lock = threading.Lock()
         self._held = 0
-        self._work = threading.BoundedSemaphore(max(1, running))
+        self._busy = 0  # calls in their handlers
+        self._work = threading.BoundedSemaphore(self.running)
+        self._run_s: dict[str, float] = {}  # method -> mean run time (s) of its admitted calls
 
-    def enter(self, context: grpc.ServicerContext) -> int:
-        """0: refused (the call is aborted); 1: held but not yet running; 2: running."""
+    def expected_s(self, method: str) -> float:
+        with self._lock:
+            return self._run_s.get(method, 0.0)
+
+    def observe(self, method: str, run_s: float) -> None:
+        """A call of ``method`` ran ``run_s`` seconds in its handler (from the worker to its end)."""
+        with self._lock:
+            old = self._run_s.get(method)
+            self._run_s[method] = run_s if old is None else old + self.SMOOTHING * (run_s - old)
+
+    def _refuse(self, context: grpc.ServicerContext, message: str) -> None:
+        context.abort_with_status(exhausted_status(message, self.retry_after_s))
+
+    def enter(self, context: grpc.ServicerContext, method: str | None = None) -> int:
+        """0: refused (the call is aborted); 1: held but not yet running; 2: running. ``method``: a
+        unary call whose run time is learned and checked against its deadline."""
+        remaining = context.time_remaining() if method else None
         with self._lock:
             full = self._held >= self.limit
-            if not full:
+            late = ""
+            if not full and remaining is not None and self._busy >= self.running:  # it would have to wait
+                run_s = self._run_s.get(method or "", 0.0)
+                wait_s = (self._held - self._busy + 1) / self.running * run_s
+                if run_s and wait_s + run_s > remaining:
+                    late = (f"the service is busy: {self._held - self._busy} calls wait for its {self.running} "
+                            f"workers, about {wait_s:.2f} s, and {method} runs about {run_s:.2f} s, past this "
+                            f"call's deadline ({remaining:.2f} s left); retry after {self.retry_after_s:g} s")
+            if not full and not late:
                 self._held += 1
         if full:
-            context.abort_with_status(exhausted_status(
-                f"the service holds {self.limit} calls already (LASTV2X_MAX_CONCURRENT_RPCS); retry after "
-                f"{self.retry_after_s:g} s", self.retry_after_s))
+            self._refuse(context, f"the service holds {self.limit} calls already (LASTV2X_MAX_CONCURRENT_RPCS); "
+                                  f"retry after {self.retry_after_s:g} s")
+        if late:
+            self._refuse(context, late)
+        waited = False
         while not self._work.acquire(timeout=WAIT_POLL_S):
+            waited = True
             if call_ended(context):
                 self.leave(1)
                 raise Cancelled("the call ended while it waited for a worker")
+        with self._lock:
+            self._busy += 1
+            run_s = self._run_s.get(method or "", 0.0)
+        if waited and method and run_s:
+            remaining = context.time_remaining()
+            if remaining is not None and run_s > remaining:
+                self.leave(2)
+                self._refuse(context, f"the service was busy: this call waited for a worker until {remaining:.2f} s "
+                                      f"of its deadline were left, and {method} runs about {run_s:.2f} s; retry after "
+                                      f"{self.retry_after_s:g} s")
         return 2
 
     def leave(self, state: int) -> None:
         if state >= 2:
+            with self._lock:
+                self._busy -= 1
             self._work.release()
         if state >= 1:
             with self._lock:
@@ -322,23 +376,31 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
         admission = None if method.startswith(OPEN_METHODS) else self.admission
         token = self._token
 
+        # unary calls: their run time is learned and weighed against their deadline at admission (a
+        # stream's length is the client's to choose: a watch runs until its deadline by design)
+        estimated = method if not (streaming or client_streaming) else None
+
         def enter(context: grpc.ServicerContext) -> int:
             if token is not None and not token.allows(method, context.invocation_metadata()):
                 context.abort(grpc.StatusCode.UNAUTHENTICATED,
                               "missing or wrong bearer token (metadata 'authorization: Bearer <token>')")
-            return admission.enter(context) if admission else 0
+            return admission.enter(context, estimated) if admission else 0
 
         def unary(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
             extra: dict[str, str] = {}
             held = 0
+            running_since = None
             try:
                 held = enter(context)
+                running_since = time.perf_counter()
                 return behaviour(prepare(request), context)
             except Exception as exc:  # noqa: BLE001 - every failure leaves with a status
                 self._fail(method, context, exc, extra)
             finally:
                 if admission:
+                    if running_since is not None and estimated:
+                        admission.observe(method, time.perf_counter() - running_since)
                     admission.leave(held)
                 self._record(method, context, start, extra)
 

@@ -81,33 +81,64 @@ class _Coalescer:
     """Concurrent ``Execute`` calls run as one vectorized batch.
 
     The simulator is CPU-bound Python: K calls in flight on one replica (a campaign's fan-out)
-    would only take turns on the GIL, each slower than alone. Instead the first caller runs
-    every call that queued while it was busy as one ``run_batch`` (per program the same outcome
-    bytes as a single run), then the next queue, until none is left; the others wait for their
-    result. A batch the limits refuse is re-run call by call, so each caller gets its own error
-    with its own field paths.
+    would only take turns on the GIL, each slower than alone. Instead one caller, the lead, runs
+    every call that queued while the last batch ran as one ``run_batch`` (per program the same
+    outcome bytes as a single run); the others wait for their result. A batch the limits refuse is
+    re-run call by call, so each caller gets its own error with its own field paths.
+
+    Deadlines (issue 41): the lead runs batches only until its own call has its result, then hands
+    the queue to a waiting caller, so no call's handler serves other callers' work past its own
+    end; a call whose ``stop()`` says it ended (deadline passed, client gone) leaves at once with
+    ``Cancelled``, its program dropped from the queue if it has not started; a batch is formed only
+    of calls still wanted.
     """
 
-    def __init__(self, limits: SimulatorLimits):
+    def __init__(self, limits: SimulatorLimits, poll_s: float = 0.02):
         self._limits = limits
-        self._lock = threading.Lock()
+        self._poll_s = poll_s
+        self._lock = threading.Condition()
         self._queue: list[tuple[ScenarioProgram, int | None, ApplicationUnderTest | None,
-                                Future[PairedOutcome]]] = []
+                                Future[PairedOutcome], Callable[[], bool] | None]] = []
         self._busy = False
 
-    def run(self, program: ScenarioProgram, seed: int | None, app: ApplicationUnderTest | None) -> PairedOutcome:
+    def run(self, program: ScenarioProgram, seed: int | None, app: ApplicationUnderTest | None,
+            stop: Callable[[], bool] | None = None) -> PairedOutcome:
         future: Future[PairedOutcome] = Future()
+        item = (program, seed, app, future, stop)
         with self._lock:
-            self._queue.append((program, seed, app, future))
-            lead, self._busy = not self._busy, True
-        while lead:
+            self._queue.append(item)
+        while True:
             with self._lock:
-                batch, self._queue = self._queue[: self._limits.max_batch], self._queue[self._limits.max_batch:]
-                if not batch:
-                    self._busy = False
+                while not future.done() and self._busy:
+                    if stop is not None and stop():
+                        self._abandon(item)
+                    self._lock.wait(self._poll_s)
+                if future.done():
                     break
-            self._run(batch)
+                if stop is not None and stop():
+                    self._abandon(item)
+                # lead: the calls still wanted, up to the batch cap, in arrival order (this one among them)
+                batch: list = []
+                for queued in self._queue:
+                    if queued[4] is not None and queued is not item and queued[4]():
+                        queued[3].set_exception(Cancelled("the call ended before its program ran"))
+                    else:
+                        batch.append(queued)
+                batch, self._queue = batch[: self._limits.max_batch], batch[self._limits.max_batch:]
+                self._busy = True
+            try:
+                self._run([b[:4] for b in batch])
+            finally:
+                with self._lock:
+                    self._busy = False
+                    self._lock.notify_all()
         return future.result()
+
+    def _abandon(self, item: tuple) -> None:
+        """(under the lock) The caller's call ended: its program leaves the queue if it is still there."""
+        if item in self._queue:
+            self._queue.remove(item)
+        raise Cancelled("the call ended while its program waited in the simulator's queue")
 
     def _run(self, batch: list[tuple[ScenarioProgram, int | None, ApplicationUnderTest | None,
                                      Future[PairedOutcome]]]) -> None:
@@ -157,13 +188,15 @@ class SimulatorCore:
         return resolve_backend(name, self.limits.backend, field)
 
     def execute(self, program: ScenarioProgram, seed: int | None = None, write_trace: bool = False,
-                app: ApplicationUnderTest | None = None, backend: str = "") -> tuple[PairedOutcome, str]:
+                app: ApplicationUnderTest | None = None, backend: str = "",
+                stop: Callable[[], bool] | None = None) -> tuple[PairedOutcome, str]:
         """One paired execution; calls that arrive together run as one batch (a trace, or a run on
-        another backend than the builtin one, runs alone)."""
+        another backend than the builtin one, runs alone). ``stop()`` true: the caller is gone, so a
+        program still queued is not run and the call raises ``Cancelled``."""
         backend = self.backend(backend)
         if write_trace or backend != BUILTIN:
             return run_one(program, seed, self.limits, write_trace, app, backend)
-        return self._coalescer.run(program, seed, app), ""
+        return self._coalescer.run(program, seed, app, stop), ""
 
     def execute_batch(self, programs: Sequence[ScenarioProgram], seeds: Sequence[int | None],
                       app: ApplicationUnderTest | None = None, stop: Callable[[], bool] | None = None,

@@ -66,7 +66,8 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
         app = self._core.app(request.app)
         start = time.perf_counter()
         try:
-            outcome, uri = self._core.execute(program, seed, request.write_trace, app, backend)
+            outcome, uri = self._core.execute(program, seed, request.write_trace, app, backend,
+                                              stop=lambda: call_ended(context))
         finally:
             _release(app)
         return simulator_pb2.ExecuteResponse(outcome=outcome_to_proto(outcome, uri),
