@@ -269,7 +269,17 @@ def cmd_execute(args: argparse.Namespace) -> int:
         with _channel(args.target) as channel:
             reply = simulator_pb2_grpc.SimulatorServiceStub(channel).Execute(req, timeout=120)
         outcome = json.loads(reply.outcome.outcome_json)
-        outcome["trace_uri"] = reply.outcome.trace_uri
+        outcome["trace_uri"] = reply.outcome.trace_uri  # an id in the simulator's trace folder, not a path
+        if reply.outcome.trace_uri:
+            from services.simulator.execute import SimulatorLimits
+            from services.simulator.trace import trace_file
+
+            try:  # the simulator on this machine (lastv2x up): its folder is the one these settings name
+                local = trace_file(reply.outcome.trace_uri, SimulatorLimits.from_env().trace_dir)
+            except ValueError:
+                local = None
+            if local is not None and local.is_file():
+                outcome["trace_path"] = str(local)
     else:
         from services.simulator.execute import SimulatorLimits, app_under_test, program_for, run_one
 
@@ -280,7 +290,10 @@ def cmd_execute(args: argparse.Namespace) -> int:
                               args.backend or "")
         outcome = result.to_dict()
         outcome["trace_uri"] = uri
-    lines = _outcome_lines(outcome) + ([f"  trace: {outcome['trace_uri']}"] if outcome.get("trace_uri") else [])
+    trace = outcome.get("trace_path") or outcome.get("trace_uri")
+    if args.target and trace and "trace_path" not in outcome:
+        trace += " (in the simulator's trace folder, its LASTV2X_SIMULATOR_TRACE_DIR)"
+    lines = _outcome_lines(outcome) + ([f"  trace: {trace}"] if trace else [])
     _print(outcome, args.json, "\n".join(lines))
     return 0
 

@@ -28,6 +28,7 @@ from services.simulator.core import RowFailed, SimulatorCore
 from services.simulator.coverage_service import RsuPlacement, grid_values
 from services.simulator.execute import SimulatorLimits
 from services.simulator.paired import PairedOutcome
+from services.simulator.trace import trace_id
 
 
 def outcome_to_proto(outcome: PairedOutcome, trace_uri: str = "") -> common_pb2.PairedOutcome:
@@ -70,6 +71,8 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
                                               stop=lambda: call_ended(context))
         finally:
             _release(app)
+        # the trace by its id in the simulator's trace folder: a reply names no server path (issue 41)
+        uri = trace_id(uri, self._core.limits.trace_dir)
         return simulator_pb2.ExecuteResponse(outcome=outcome_to_proto(outcome, uri),
                                              wall_time_s=time.perf_counter() - start, app_build=_build(app))
 

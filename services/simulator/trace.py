@@ -92,6 +92,30 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+def trace_id(uri: str | Path, trace_dir: Path) -> str:
+    """What a reply names a written trace by: its path relative to the simulator's trace folder
+    (``LASTV2X_SIMULATOR_TRACE_DIR``), never a server path (issue 41). ``uri``: the ``file://`` URI or
+    path ``run_one`` returned; "" stays ""."""
+    if not uri:
+        return ""
+    from urllib.parse import unquote, urlparse
+
+    text = str(uri)
+    path = Path(unquote(urlparse(text).path)) if text.startswith("file://") else Path(text)
+    return path.resolve().relative_to(Path(trace_dir).resolve()).as_posix()
+
+
+def trace_file(trace: str, trace_dir: Path) -> Path:
+    """The file a trace id (``trace_id``) names under ``trace_dir``; ValueError for an id that is
+    absolute or leaves the folder."""
+    rel = Path(trace)
+    folder = Path(trace_dir).resolve()
+    path = (folder / rel).resolve()
+    if not trace or rel.is_absolute() or not path.is_relative_to(folder):
+        raise ValueError(f"{trace!r} is not a trace id (a path relative to the simulator's trace folder)")
+    return path
+
+
 class TraceWriter:
     """An MCAP writer implementing :class:`services.simulator.info.TraceSink`.
 

@@ -22,8 +22,13 @@ FREEZE_BEFORE_AMBER = {
 
 
 @pytest.fixture(scope="module")
-def sim(tmp_path_factory):
-    with served_simulator(SimulatorLimits(max_duration_s=60.0, trace_dir=tmp_path_factory.mktemp("traces"))) as stub:
+def trace_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("traces")
+
+
+@pytest.fixture(scope="module")
+def sim(trace_dir):
+    with served_simulator(SimulatorLimits(max_duration_s=60.0, trace_dir=trace_dir)) as stub:
         yield stub
 
 
@@ -31,13 +36,17 @@ def _spec(data: dict) -> common_pb2.ScenarioSpec:
     return spec_to_proto(parse_spec(data))
 
 
-def test_freeze_before_amber_is_admitted_and_replays_bit_for_bit(sim) -> None:
+def test_freeze_before_amber_is_admitted_and_replays_bit_for_bit(sim, trace_dir) -> None:
+    from services.simulator.trace import trace_file
+
     req = simulator_pb2.ExecuteRequest(spec=_spec(FREEZE_BEFORE_AMBER), write_trace=True)
     a = sim.Execute(req, timeout=60).outcome
     assert a.admitted and a.md.failed and not a.gt.failed
     assert [v.kind for v in a.md.violations] == ["red_entry"]
     assert a.failure_class == common_pb2.FAILURE_CLASS_FRESH_BUT_WRONG
-    assert a.trace_uri.startswith("file://") and a.trace_uri.endswith(".mcap")
+    # issue 41: a trace id relative to the simulator's trace folder, never a server path
+    assert a.trace_uri.endswith(".mcap") and "/" not in a.trace_uri and str(trace_dir) not in a.trace_uri
+    assert trace_file(a.trace_uri, trace_dir).is_file()
     b = sim.Execute(simulator_pb2.ExecuteRequest(spec=_spec(FREEZE_BEFORE_AMBER)), timeout=60).outcome
     assert a.outcome_json == b.outcome_json and a.outcome_sha256 == b.outcome_sha256
 
@@ -169,3 +178,31 @@ def test_a_bad_call_in_a_coalesced_batch_fails_alone() -> None:
     assert all(results[f"g{i}"] is False for i in range(3))
     with pytest.raises(InvalidArgument):
         core.execute(bad)
+
+
+def test_cli_execute_over_grpc_finds_the_trace_by_its_id(trace_dir, tmp_path, monkeypatch, capsys) -> None:
+    """Issue 41: `lastv2x execute --target --trace` gets a trace id, not a server path, and finds the
+    file under the simulator's trace folder (LASTV2X_SIMULATOR_TRACE_DIR) when it is on this machine."""
+    import json
+
+    from lastv2x.rpc.server import ServerConfig, create_server
+    from lastv2x_app import cli
+    from services.simulator.servicer import register
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(FREEZE_BEFORE_AMBER))
+    server, port = create_server(ServerConfig("simulator", log_json=False),
+                                 lambda s: register(s, SimulatorLimits(max_duration_s=60.0, trace_dir=trace_dir)))
+    server.start()
+    try:
+        monkeypatch.setenv("LASTV2X_SIMULATOR_TRACE_DIR", str(trace_dir))
+        assert cli.main(["execute", str(spec), "--target", f"127.0.0.1:{port}", "--trace", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["trace_uri"].endswith(".mcap") and "/" not in out["trace_uri"]
+        assert out["trace_path"] == str(trace_dir.resolve() / out["trace_uri"])
+        monkeypatch.setenv("LASTV2X_SIMULATOR_TRACE_DIR", str(tmp_path / "elsewhere"))  # another machine's folder
+        assert cli.main(["execute", str(spec), "--target", f"127.0.0.1:{port}", "--trace"]) == 0
+        text = capsys.readouterr().out
+        assert f"trace: {out['trace_uri']} (in the simulator's trace folder" in text
+    finally:
+        server.stop(0)
