@@ -12,7 +12,7 @@ PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lock browser run test lint protos protos-check bench bench-parse bench-parse-live chaos fuzz mutant-fuzz llm-live-test images deploy-check up down clean
+.PHONY: help setup lock browser run test lint protos protos-check bench docs bench-parse bench-parse-live chaos fuzz mutant-fuzz llm-live-test images deploy-check up down clean
 
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -64,15 +64,12 @@ protos-check: setup ## fail when the committed stubs drift from protos/ (version
 $(BUF):
 	mkdir -p .tools && cd .tools && npm install --silent --no-audit --no-fund @bufbuild/buf
 
-bench: setup ## benchmarks that print side-by-side ratios (not part of the suite)
-	$(PY) bench/bench_verifier.py
-	@echo "== bench/bench_gate.py --n 60 (the verifier gate vs paired admission)"; $(PY) bench/bench_gate.py --n 60
-	@echo "== bench/bench_search.py (yield gate on/off, minimization vs greedy, loop vs batch)"; $(PY) bench/bench_search.py --budget 150
-	@for b in bench/bench_simulator.py bench/bench_channel.py bench/bench_v2x.py bench/bench_grounding.py bench/bench_strap.py bench/bench_strap_reduce.py bench/bench_strap_faults.py bench/bench_app_contract.py bench/bench_backends.py bench/bench_maps.py; do \
-	  if [ -f $$b ]; then echo "== $$b"; $(PY) $$b || exit 1; fi; done
-	@echo "== bench/bench_cli.py (lastv2x execute start-up, vs c21697a: before the lazy imports)"; $(PY) bench/bench_cli.py --baseline c21697a
-	@echo "== bench/bench_v2x_profile.py (where V2X-sourced paired execution spends its time, vs c21697a)"; $(PY) bench/bench_v2x_profile.py --baseline c21697a
-	@echo "== bench/bench_grounded.py (paired runs of make run's grounded programs, vs fd260f5: before the float blockage and the numpy route scan)"; $(PY) bench/bench_grounded.py --baseline fd260f5
+bench: setup ## benchmarks that print side-by-side ratios (not part of the suite); writes docs/benchmarks.md
+	$(PY) bench/report.py
+
+docs: setup ## the documentation site: regenerate docs/reference/ from the code, mkdocs build --strict into site/
+	$(PY) scripts/docs_reference.py
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 chaos: setup ## fault test: simulator replicas killed, the search service restarted; archive as a clean run
 	$(PY) -m lastv2x_app.chaos --budget 24
