@@ -15,9 +15,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Generic, TypeVar
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def extension_member(cls: type[E], value: str) -> E:
+    """A member of a closed enum for a name registered in the catalogue after the enum was written (an
+    application or fault operator added as a plug-in): made once, then found by value as any other member
+    (``cls(value)``, pydantic validation). It is not listed by ``iter(cls)``: the catalogue's registries are
+    the list of what exists."""
+    found = cls._value2member_map_.get(value)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    member = str.__new__(cls, value)
+    member._name_ = value.upper()
+    member._value_ = value
+    cls._value2member_map_[value] = member
+    return member
 
 
 class Application(StrEnum):
@@ -27,6 +44,11 @@ class Application(StrEnum):
     EEBL = "EEBL"  # emergency electronic brake lights
     IMA = "IMA"  # intersection movement assist
     LTA = "LTA"  # left turn assist
+
+    @classmethod
+    def _missing_(cls, value: object) -> Application | None:
+        """An application registered in :data:`APPLICATIONS` under a name of its own (a plug-in)."""
+        return extension_member(cls, value) if isinstance(value, str) and value in _EXTENSION_APPS else None
 
 
 class Stream(StrEnum):
@@ -61,8 +83,15 @@ class StreamInfo:
     description: str
 
 
+ROUTE_LATERAL_BAND_M = 2.5  # conflicts ignore traffic farther than this from the ego route (LAST-V2X Appendix D) [m]
+
+
 @dataclass(frozen=True)
 class ApplicationInfo:
+    """Everything the platform knows about one application: the parser, verifier, adjudicator, monitor,
+    reflector and map choice read it from here (one decide function in ``services/simulator/apps`` is
+    the rest of an application)."""
+
     name: Application
     title: str
     kind: AppKind
@@ -72,7 +101,30 @@ class ApplicationInfo:
     ego_maneuvers: tuple[str, ...]  # admissible ego manoeuvres
     decision_rule: str
     violation: str
-    synonyms: tuple[str, ...] = ()
+    synonyms: tuple[str, ...] = ()  # wording cues: names and phrases that select it in an intent
+    # conflicts (collisions, failure margin, monitor) count only vehicles ahead on the ego route, the ego striking
+    ahead_only: bool = False
+    # conflicts ignore traffic farther than this from the ego route [m]; the adjudicator implements one band
+    # for every application, so registration refuses another value
+    lateral_band_m: float = ROUTE_LATERAL_BAND_M
+    # the junction a town must offer when the intent leaves the town open (a spec JunctionKind value)
+    junction_kind: str = "signalized_4way"
+    # the decision rule's constants, the unit in each name (FCW: ttc_s, release_ttc_s, ...)
+    thresholds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def follows_lead(self) -> bool:
+        """The scene is the ego behind a lead vehicle (the lead must close on the ego: FCW, EEBL)."""
+        return "lead" in self.required_roles
+
+    def threshold(self, name: str) -> float:
+        try:
+            return self.thresholds[name]
+        except KeyError:
+            raise KeyError(f"{self.name.value} has no threshold {name!r}; known: {sorted(self.thresholds)}") from None
+
+
+UNIT_QUANTITY = {"s": "time", "m": "dist", "m/s": "speed"}  # magnitude unit -> the parser's quantity kind
 
 
 @dataclass(frozen=True)
@@ -102,6 +154,25 @@ class FaultOperatorInfo:
     # magnitude, when the operator takes one (see ``knobs``); an operator with no knob is weakened only by
     # removing it or shortening its window
     strength: tuple[StrengthKnob, ...] = ()
+    # wording cues (regular expressions over the parser's normalized intent, see services/llm/intent_text):
+    # words that make a signed magnitude negative ("3 s early", "under-reports its speed")
+    negative_words: str = ""
+    # phrases that name the operator; the built-in ten keep theirs in the offline grammar's ordered table
+    # (services/llm/lexicon.FAULT_CUES, where the order settles overlapping cues), an added operator brings its own
+    cues: tuple[str, ...] = ()
+    # the magnitude the parser writes when the intent gives none, for an added operator (the built-in ones derive
+    # theirs from the application's tolerance); None: the lower end of the range
+    default_magnitude: float | None = None
+
+    @property
+    def magnitude_quantity(self) -> str | None:
+        """The kind of quantity the magnitude is ("time", "dist", "speed"), from its unit; None: no magnitude."""
+        return UNIT_QUANTITY[self.magnitude_unit] if self.magnitude_unit else None
+
+    @property
+    def signed(self) -> bool:
+        """The magnitude may be negative (its range goes below 0)."""
+        return self.magnitude_range is not None and self.magnitude_range[0] < 0.0
 
     @property
     def knobs(self) -> tuple[StrengthKnob, ...]:
@@ -152,6 +223,23 @@ class Registry(Generic[K, V]):
 STREAMS: Registry[Stream, StreamInfo] = Registry("stream")
 APPLICATIONS: Registry[Application, ApplicationInfo] = Registry("application")
 FAULT_OPERATORS: Registry[str, FaultOperatorInfo] = Registry("fault operator")
+_EXTENSION_APPS: set[str] = set()  # application names registered beyond the enum's own members
+
+
+def register_application(info: ApplicationInfo) -> ApplicationInfo:
+    """Add an application (duplicates refused). Its name may be a new one, made with
+    ``extension_member(Application, "NAME")``: ``Application("NAME")`` and spec validation then resolve it."""
+    if info.lateral_band_m != ROUTE_LATERAL_BAND_M:
+        raise ValueError(f"{info.name}: lateral band {info.lateral_band_m} m; the adjudicator implements "
+                         f"{ROUTE_LATERAL_BAND_M} m for every application")
+    if info.name not in list(Application):
+        _EXTENSION_APPS.add(info.name.value)
+    return APPLICATIONS.register(info.name, info)
+
+
+def register_fault_operator(info: FaultOperatorInfo) -> FaultOperatorInfo:
+    """Add a fault operator (duplicates refused); the spec's ``FaultOperator`` resolves its name from here."""
+    return FAULT_OPERATORS.register(info.name, info)
 
 for _s in (
     StreamInfo(Stream.BSM, 0.1, "vehicle",
@@ -198,6 +286,10 @@ for _a in (
         "falls below 2.5 s.",
         "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking.",
         ("forward collision", "rear-end", "rear end", "fcw", "collision warning"),
+        ahead_only=True, junction_kind="any",
+        # services.simulator.apps.conflict: brake below ttc_s, hold while TTC < release_ttc_s; the verifier's
+        # epochs start caring when TTC falls to release_ttc_s
+        thresholds={"ttc_s": 2.5, "release_ttc_s": 4.0, "brake_mps2": 6.0, "range_m": 150.0},
     ),
     ApplicationInfo(
         Application.EEBL, "Emergency electronic brake lights", AppKind.CONFLICT,
@@ -208,6 +300,8 @@ for _a in (
         "route within 300 m.",
         "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking.",
         ("emergency brake", "electronic brake light", "hard braking", "eebl", "brake lights"),
+        ahead_only=True, junction_kind="any",
+        thresholds={"range_m": 300.0, "brake_mps2": 5.0, "hold_s": 1.0},
     ),
     ApplicationInfo(
         Application.IMA, "Intersection movement assist", AppKind.CONFLICT,
@@ -228,9 +322,10 @@ for _a in (
         "the gap-acceptance time (4 s) of the ego.",
         "Collision with opposing traffic moving > 0.5 m/s within 2.5 m of the ego route.",
         ("left turn", "left-turn", "lta", "turning left", "unprotected left"),
+        thresholds={"gap_s": 4.0},
     ),
 ):
-    APPLICATIONS.register(_a.name, _a)
+    register_application(_a)
 
 ALL = tuple(Stream)
 for _o in (
@@ -247,19 +342,21 @@ for _o in (
     FaultOperatorInfo("spat_phase_corrupt", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
                       "phase", "", None, False, "Report `target_phase` instead of the true phase."),
     FaultOperatorInfo("spat_countdown_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
-                      "min_end_time", "s", (-60.0, 60.0), False, "Shift min/max end times by `magnitude` seconds."),
+                      "min_end_time", "s", (-60.0, 60.0), False, "Shift min/max end times by `magnitude` seconds.",
+                      negative_words=r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b"),
     FaultOperatorInfo("bsm_position_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG,
                       (Stream.BSM, Stream.EEBL), "position", "m", (0.1, 100.0), False,
                       "Displace the reported position `magnitude` metres backwards along the heading."),
     FaultOperatorInfo("bsm_speed_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,),
-                      "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed."),
+                      "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed.",
+                      negative_words=r"\b(under-?\w*|lower|slower|less|below|minus|low)\b"),
     FaultOperatorInfo("map_misassociation", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.MAP,),
                       "lane_signal_group", "", None, False,
                       "Associate the ego lane with another signal group (`target_group`, default the cross group)."),
     FaultOperatorInfo("suppress_sender", FaultKind.TEMPORAL, FailureClass.SILENT_BY_ABSENCE, ALL, "*", "",
                       None, True, "The named sender transmits nothing on the stream (silent by absence)."),
 ):
-    FAULT_OPERATORS.register(_o.name, _o)
+    register_fault_operator(_o)
 
 # Decision-epoch constants (LAST-V2X Appendix D).
 COMFORT_DECEL_MPS2 = 3.5

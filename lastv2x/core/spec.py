@@ -20,10 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from lastv2x.core.catalogue import (
     BACKHAUL_LATENCY_S,
+    FAULT_OPERATORS,
     LEADER_RANGE_M,
     SIGNAL_SIGHT_DISTANCE_M,
     Application,
     Stream,
+    extension_member,
 )
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 
@@ -71,6 +73,12 @@ class FaultOperator(StrEnum):
     BSM_SPEED_OFFSET = "bsm_speed_offset"
     MAP_MISASSOCIATION = "map_misassociation"
     SUPPRESS_SENDER = "suppress_sender"
+
+    @classmethod
+    def _missing_(cls, value: object) -> FaultOperator | None:
+        """An operator registered in the catalogue under a name of its own (a plug-in); the catalogue's
+        ``FAULT_OPERATORS`` is the list of operators, this enum names the built-in ones."""
+        return extension_member(cls, value) if isinstance(value, str) and value in FAULT_OPERATORS else None
 
 
 class AnchorKind(StrEnum):

@@ -280,7 +280,7 @@ def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
                               desired_speed_mps=speed, **kw)
 
     ego_kw: dict[str, Any] = {}
-    if spec.application in (Application.FCW, Application.EEBL):
+    if APPLICATIONS[spec.application].follows_lead:  # FCW, EEBL
         ego_kw["reaction_time_s"] = INATTENTIVE_REACTION_S
     ego = make("ego", VehicleRole.EGO, "S", ego_turn, ego_back_m, v_e, profile=spec.ego.profile, equipped=True,
                **ego_kw)

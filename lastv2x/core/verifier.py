@@ -289,7 +289,7 @@ def _anchor_reachability(ctx: _Ctx) -> Iterator[Finding]:
 # 9 timing ────────────────────────────────────────────────────────────────────
 def _timing(ctx: _Ctx) -> Iterator[Finding]:
     spec = ctx.spec
-    if ctx.app.name in (cat.Application.FCW, cat.Application.EEBL):
+    if ctx.app.follows_lead:  # FCW, EEBL (the catalogue's required roles)
         for i, a in enumerate(spec.agents):
             t_b = a.behaviour.at_time_s
             if a.behaviour.kind is BehaviourKind.HARD_BRAKE and t_b is not None and t_b >= spec.duration_s:

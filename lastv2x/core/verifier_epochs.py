@@ -60,7 +60,8 @@ from lastv2x.core.verifier_repairs import (
 DECISION_SLACK_S = 0.15  # an epoch falls on a simulation step just after its closed-form time [s]
 INSTANT_STEP_S = 0.1  # decision instants are sampled this finely (a message period; the ends always) [s]
 STOP_SLACK_S = 0.5  # the ego may stand (v < STOPPED_MPS) this much before the closed-form stop time [s]
-FCW_RELEASE_TTC_S = 4.0  # services.simulator.apps.conflict: FCW starts caring when TTC falls to this [s]
+# FCW starts caring when TTC falls to this [s] (the catalogue's threshold, read by services.simulator.apps.conflict too)
+FCW_RELEASE_TTC_S = cat.APPLICATIONS[cat.Application.FCW].threshold("release_ttc_s")
 CROSSING_CLEAR_S = 1.0  # an ego yielding to an agent at the conflict point moves on this soon after it [s]
 CONFLICT_CHECKS_S = 8.0  # FCW / EEBL: checks this long after the brake (the ego may still strike the stopped lead) [s]
 
@@ -103,7 +104,7 @@ def _signal_epochs(ctx: _Ctx) -> DecisionEpochs:
 
 def _conflict_epochs(ctx: _Ctx) -> DecisionEpochs:
     spec, ego = ctx.spec, ctx.ego
-    if ctx.app.name in (cat.Application.FCW, cat.Application.EEBL):
+    if ctx.app.follows_lead:  # FCW, EEBL (the catalogue's required roles)
         leads = [a for a in spec.agents if a.role in (AgentRole.LEAD, AgentRole.RELAY)]
         braking = [a for a in leads if a.behaviour.kind is BehaviourKind.HARD_BRAKE]
         t_b = min((a.behaviour.at_time_s or 0.0 for a in braking), default=0.0)

@@ -82,7 +82,7 @@ def _scene_repairs(ctx: _Ctx, i: int) -> list[Repair]:
     lead = 0.2 if FAULT_OPERATORS[fault.operator.value].kind is cat.FaultKind.SEMANTIC else \
         _budget(ctx, fault.stream) + 0.2
     t_target = start + lead if start + lead < end else (start + end) / 2.0
-    if ctx.app.name in (cat.Application.FCW, cat.Application.EEBL):
+    if ctx.app.follows_lead:  # FCW, EEBL (the catalogue's required roles)
         for k, a in enumerate(spec.agents):
             if a.behaviour.kind is BehaviourKind.HARD_BRAKE:
                 out.append(Repair("brake while the fault is active",
