@@ -280,10 +280,25 @@ def build_xosc(program: ScenarioProgram, *, witness_id: str, xodr_name: str, sid
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(element, encoding="utf-8") + b"\n"
 
 
+REPLAY_IN = "the witness archive folder (the campaign's --out): the commands name paths relative to it"
+
+
+def archive_ref(archive: str | Path, folder: str | Path) -> str:
+    """Where the archive lies as seen from ``folder`` (the folder of the file that names it): a
+    relative path, never an absolute one (issue 41); just the archive folder's name when the two share
+    nothing below the filesystem root."""
+    a, f = os.path.abspath(archive), os.path.abspath(folder)
+    if os.path.commonpath([a, f]) != os.sep:
+        return Path(os.path.relpath(a, f)).as_posix()
+    return Path(a).name
+
+
 def sidecar(program: ScenarioProgram, record: dict[str, Any], outcome_json: bytes, xosc_name: str,
             archive: str = "") -> dict[str, Any]:
     """What the ``.xosc`` cannot hold: the faults as the platform resolved them, the V2X settings,
-    the RSUs, and how to replay the communication failure."""
+    the RSUs, and how to replay the communication failure: ``replay`` is archive-relative (run in
+    the archive folder, ``replay_in``); ``archive``: where that folder lies from this file's folder
+    (``archive_ref``), when the export knows it."""
     wid = record.get("witness_id", "")
     return {
         "format": "lastv2x.witness-v2x/1",
@@ -298,7 +313,8 @@ def sidecar(program: ScenarioProgram, record: dict[str, Any], outcome_json: byte
         "faults": [json.loads(f.model_dump_json()) for f in program.faults],
         "certificate": {k: record.get("certificate", {}).get(k) for k in ("complete", "steps", "executions")},
         "outcome_sha256": hashlib.sha256(outcome_json).hexdigest(),
-        "replay": f"lastv2x witness replay {wid}" + (f" --out {archive}" if archive else ""),
+        "replay": f"lastv2x witness replay {wid} --out .", "replay_in": REPLAY_IN,
+        **({"archive": archive} if archive else {}),
     }
 
 
@@ -333,7 +349,8 @@ def export_witness(witness: Any, out_dir: Path, *, osc_minor: int = DEFAULT_OSC_
     if errors:  # our writer's bug, never the user's: nothing is written
         raise FailedPrecondition(f"the OpenSCENARIO export of {wid} does not validate against {schema}: "
                                  + "; ".join(errors[:5]))
-    side = sidecar(program, witness.record, witness.outcome_json, names["xosc"], archive)
+    side = sidecar(program, witness.record, witness.outcome_json, names["xosc"],
+                   archive_ref(archive, out_dir) if archive else "")
     side["opendrive"] = {"file": names["xodr"], "valid_1_7": not xodr_errors, "errors": xodr_errors[:20]}
     side["openscenario"] = {"file": names["xosc"], "schema": schema}
     side["asam_qc"] = dict(UNCHECKED)  # export --check: ASAM's checker bundles' verdict (lastv2x_app.export.qc)

@@ -61,11 +61,14 @@ def write_report(core: Any, campaign_id: str, out_dir: Path | str = DEFAULT_REPO
                  out_field: str = "--out") -> ReportResult:
     """Write the report of ``campaign_id`` (from ``core``: a ``services.search.core.SearchCore``)
     to ``out_dir/<campaign_id>/``; returns where."""
+    from lastv2x_app.export.xosc import archive_ref
     from lastv2x_app.report.collect import campaign_data
     from lastv2x_app.report.html import campaign_page, witness_page
 
     parent = _writable_parent(Path(out_dir), out_field)
     data = campaign_data(core, campaign_id, archive)  # NotFound / FailedPrecondition before anything is written
+    # the archive as seen from the report's folder: the report names no absolute path (issue 41)
+    data["archive"] = archive_ref(archive, parent / campaign_id) if archive else ""
     generated = dt.datetime.now(tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     data["generated"] = generated
     final = parent / campaign_id

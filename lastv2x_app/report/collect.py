@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lastv2x.core.errors import FailedPrecondition
+from lastv2x_app.export.xosc import REPLAY_IN
 from lastv2x_app.report.explain import causal_chain
 
 SERIES_STEP_S = 0.1  # time-series resolution kept in the report (the trace has 0.05 s)
@@ -182,7 +183,6 @@ def witness_data(w: Any, archive: str) -> dict[str, Any]:
         ep["hazard_slack_s"] = slacks[k] if has_next and k < len(slacks) else None
         k += int(has_next)
     paths = [list(zip(trace["egos"][r]["x"], trace["egos"][r]["y"], strict=True)) for r in ("md", "gt")]
-    arch = f" --out {archive}" if archive else ""
     return {
         "witness_id": w.id, "campaign_id": w.campaign_id, "application": w.application, "key": w.key,
         "key_fields": record["key"],
@@ -197,10 +197,12 @@ def witness_data(w: Any, archive: str) -> dict[str, Any]:
         "episodes": episodes, "decision_epochs_s": epoch_times, "trace": trace,
         "trace_path": f"traces/{trace_path.name}",  # archive-relative: the report names no server path
         "coverage": scene_coverage(program, paths), "strap": strap_segments(trace_path),
-        "commands": [f"lastv2x witness replay {w.id}{arch}", f"lastv2x witness show {w.id}{arch}",
-                     f"lastv2x witness export {w.id} --xosc{arch}",
-                     f"lastv2x strap reduce {Path(archive or '.') / 'traces' / trace_path.name} --module application",
-                     f"lastv2x regress --app reference --witness {w.id}" + (f" --archive {archive}" if archive else "")],
+        # archive-relative (issue 41): run in the archive folder, whatever path this machine has for it
+        "commands": [f"lastv2x witness replay {w.id} --out .", f"lastv2x witness show {w.id} --out .",
+                     f"lastv2x witness export {w.id} --xosc --out .",
+                     f"lastv2x strap reduce traces/{trace_path.name} --module application",
+                     f"lastv2x regress --app reference --witness {w.id} --archive ."],
+        "commands_in": REPLAY_IN,
     }
 
 

@@ -85,7 +85,8 @@ def campaign_page(d: dict[str, Any], generated: str) -> str:
     sub = (f'<span class="{state_cls}">{escape(d["state"])}</span>'
            + (f" ({escape(d['reason'])})" if d["reason"] else "")
            + f" · started {_when(d['created_unix_s'])} · seed {escape(str(req.get('seed')))} · budget "
-             f"{escape(str(req.get('budget_per_scenario')))} per scenario · archive <code>{escape(d['archive'])}</code>")
+             f"{escape(str(req.get('budget_per_scenario')))} per scenario · archive "
+             f"<code>{escape(d['archive'])}</code> (from this report's folder)")
     totals = (f"<p>{s.get('executions', 0)} executions, {s.get('admitted', 0)} admitted, "
               f"{s.get('distinct_keys', 0)} distinct catalogue key(s), {len(d['witnesses'])} witness(es), "
               f"{s.get('elapsed_s', 0):.1f} s.</p>")
@@ -269,7 +270,7 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
             + _table(["segment", "start (s)", "end (s)", "frames", "features that changed"], seg_rows, {1, 2, 3})
             + (f"<p class=muted>{st['segments_total'] - len(st['segments'])} more segment(s) in report.json.</p>"
                if st["segments_total"] > len(st["segments"]) else "")
-            + f"</section><section><h2>Replay it</h2><pre>{cmds}</pre>{xosc}<p class=muted>Trace: "
+            + f"</section><section><h2>Replay it</h2><p class=muted>Run in {escape(w.get('commands_in', ''))}.</p><pre>{cmds}</pre>{xosc}<p class=muted>Trace: "
               f"<code>{escape(w['trace_path'])}</code> (MCAP; opens in Foxglove)</p></section>"
               f"<section><h2>Spec (1-minimal)</h2><pre>{spec}</pre></section>")
     return _page(f"Witness {w['witness_id']}", sub, body, generated)

@@ -107,6 +107,15 @@ def test_lastv2x_witness_export_writes_the_three_files(witness_archive, tmp_path
     data = json.loads(capsys.readouterr().out)
     assert sorted(p.name for p in dest.iterdir()) == sorted([f"{w.id}.v2x.json", f"{w.id}.xodr", f"{w.id}.xosc"])
     assert data["xosc_schema"] == "OpenSCENARIO_1_2.xsd" and data["xodr_valid"]
+    # issue 41: the sidecar's replay command is archive-relative (run in the archive folder), and no
+    # absolute path of this machine is in it
+    text = (dest / f"{w.id}.v2x.json").read_text()
+    sidecar = json.loads(text)
+    assert sidecar["replay"] == f"lastv2x witness replay {w.id} --out ."
+    assert "archive folder" in sidecar["replay_in"]
+    assert str(tmp_path) not in text and str(core.settings.data_dir) not in text
+    assert not Path(sidecar["archive"]).is_absolute()
+    assert (dest / sidecar["archive"]).resolve() == core.settings.data_dir.resolve()
 
 
 def test_bad_input_is_refused_and_leaves_nothing(witness_archive, tmp_path: Path, capsys) -> None:

@@ -48,12 +48,20 @@ def test_the_report_holds_every_witness_with_its_evidence(witness_archive, repor
         assert {d["rollout"] for d in epochs} == {"md", "gt"}
         assert w["strap"]["segments"] and w["strap"]["kept_frames"] <= w["strap"]["frames"]
         assert any(c.startswith(f"lastv2x witness replay {w['witness_id']}") for c in w["commands"])
+        # issue 41: commands are archive-relative (run in the archive folder), never an absolute path
+        assert all(not any(Path(part).is_absolute() for part in c.split()) for c in w["commands"])
+        assert f"lastv2x witness replay {w['witness_id']} --out ." in w["commands"]
+        assert f"lastv2x strap reduce {w['trace_path']} --module application" in w["commands"]
         assert (folder / w["xosc"]["xosc"]).is_file()
         assert f'href="{w["xosc"]["xosc"]}"' in (folder / f"{w['witness_id']}.html").read_text()
         # each episode that a decision follows carries the outcome's hazard slack, in order
         slacks = [e["hazard_slack_s"] for e in w["episodes"] if e["hazard_slack_s"] is not None]
         assert slacks == [pytest.approx(s) for s in json.loads(core.witness(w["witness_id"]).outcome_json)
                           ["hazard_slack_s"]]
+    archive = core.settings.data_dir
+    for f in [folder / "report.json", *report.pages, *(folder / "xosc").glob("*.v2x.json")]:
+        assert str(archive) not in f.read_text() and str(folder) not in f.read_text(), f
+    assert not Path(data["archive"]).is_absolute() and (folder / data["archive"]).resolve() == archive.resolve()
     rlvw = next(w for w in data["witnesses"] if w["application"] == "RLVW")
     assert {p[2] for p in rlvw["trace"]["phases"]} == {0, 1, 2}  # green, amber, red of the ego group
     assert rlvw["trace"]["fault_windows"] and rlvw["coverage"]["cells"] and rlvw["coverage"]["rsus"]
