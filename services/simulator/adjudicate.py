@@ -32,14 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
+from lastv2x.core.catalogue import APPLICATIONS, ROUTE_LATERAL_BAND_M, AppKind
 from lastv2x.core.program import ScenarioProgram, VehicleRole
 from services.simulator.info import PHASE_AMBER, PHASE_RED
 from services.simulator.traffic import Scene, TrafficState
 
 COLLISION_DISTANCE_M = 4.5
 MOVING_MPS = 0.5
-ROUTE_LATERAL_M = 2.5
+ROUTE_LATERAL_M = ROUTE_LATERAL_BAND_M  # the catalogue's lateral band (Appendix D)
 # above this many segments, an ego route's projection scans them with numpy (the same element-wise float operations
 # in the same order, so the same bits; a grounded route holds hundreds of points, the reference routes a handful)
 ROUTE_SEGMENTS_NUMPY = 24
@@ -51,7 +51,6 @@ NEAR_RADIUS_M = 30.0  # closest approach is tracked within this radius
 CONFLICT_ZONE_M = 2.5
 STOP_MPS = 0.5
 RESTART_MPS = 2.0
-AHEAD_ONLY = (Application.FCW, Application.EEBL)
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,7 @@ class Adjudicator:
         b, n = scene.shape
         self.apps = [p.application for p in programs]
         self.signal_app = np.array([APPLICATIONS[a].kind is AppKind.SIGNAL for a in self.apps])
-        self.ahead_only = np.array([a in AHEAD_ONLY for a in self.apps])
+        self.ahead_only = np.array([APPLICATIONS[a].ahead_only for a in self.apps])  # the catalogue says which
         self.is_agent = np.zeros((b, n), bool)
         for bi, p in enumerate(programs):
             for ni, v in enumerate(p.vehicles):
@@ -312,6 +311,6 @@ def route_segments(a: np.ndarray, ab: np.ndarray, ab2: np.ndarray, seg_s: np.nda
     return rows, cols
 
 
-__all__ = ["AHEAD_ONLY", "COLLISION_DISTANCE_M", "CONFLICT_ZONE_M", "MOVING_MPS", "OFF_ROUTE_MARGIN_M", "ROUTE_LATERAL_M",
+__all__ = ["COLLISION_DISTANCE_M", "CONFLICT_ZONE_M", "MOVING_MPS", "OFF_ROUTE_MARGIN_M", "ROUTE_LATERAL_M",
            "ROUTE_SEGMENTS_NUMPY", "Adjudicator", "Collision", "RedEntry", "RolloutOutcome", "off_route_mark",
            "route_segments", "still_off_route"]

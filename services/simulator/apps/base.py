@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from lastv2x.core.catalogue import APPLICATIONS, STREAMS, Application, Stream
+from lastv2x.core.catalogue import APPLICATIONS, ROUTE_LATERAL_BAND_M, STREAMS, Application, Stream
 from services.simulator.fastinit import fast_init
 from services.simulator.info import BelievedSignal, EgoInformation, Track
 from services.simulator.routes import project_polyline
 
-ROUTE_LATERAL_M = 2.5  # a track farther than this from the ego route is not on it (Appendix D)
+ROUTE_LATERAL_M = ROUTE_LATERAL_BAND_M  # a track farther than this from the ego route is not on it (the catalogue's)
 SAME_DIRECTION_RAD = math.radians(45.0)  # a track "ahead" travels within this of the ego's heading
 START_ACCEL_MPS2 = 1.5  # a stopped ego's assumed launch when predicting its conflict-point arrival
 MAP_BUDGET_S = 10.0 * STREAMS[Stream.MAP].period_s  # as the verifier's MAP budget

@@ -51,6 +51,7 @@ from lastv2x.core.catalogue import (
     LARGE_MARGIN,
     POSITION_BUDGET_BASE_M,
     POSITION_BUDGET_PER_S_M,
+    ROUTE_LATERAL_BAND_M,
     STALE_TRACK_TIMEOUT_S,
     AppKind,
     Application,
@@ -75,7 +76,7 @@ SIGNAL_KINDS = ("signal_phase", "countdown")
 TRACK_KINDS = ("track_displaced", "ghost_track")
 ABSENCE_KINDS = ("signal_missing", "track_missing")
 DEFAULT_GRACE_S = 0.3  # SPaT period + latency + one step: the ordinary reporting lag
-LATERAL_CONFLICT_M = 2.5  # conflicts ignore traffic farther than this from the ego path
+LATERAL_CONFLICT_M = ROUTE_LATERAL_BAND_M  # conflicts ignore traffic farther than this from the ego path
 ABSENCE_MIN_S = 0.3  # absences shorter than this (start-up, one lost message) are not evidence
 _np_hypot = np.hypot
 _TINY_M2 = 1e-290  # squared lengths below this (near the subnormals) are not compared on squares
@@ -187,7 +188,7 @@ class DivergenceMonitor:
         self.absence_radius_m = float(absence_radius_m)
         self._radius2_m2 = self.absence_radius_m * self.absence_radius_m  # for the squared-length decisions
         self.agent_ids = None if agent_ids is None else frozenset(agent_ids)
-        self._ahead_only = self.app in (Application.FCW, Application.EEBL)  # conflicts ahead of the ego only
+        self._ahead_only = self.app is not None and APPLICATIONS[self.app].ahead_only  # conflicts ahead of the ego only (the catalogue's)
         self._open: dict[tuple[str, str], _Open] = {}
         self._episodes: list[DivergenceEpisode] = []
         self._phase_prev: dict[str, tuple[int, int, float]] = {}  # group -> (phase, prev phase, change t)
