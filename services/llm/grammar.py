@@ -331,7 +331,7 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
             continue
         subj = subject(p, roles, m.start(), 60)
         role = subj.what if subj and subj.what in ("lead", "cross", "opposing", "relay") else "lead"
-        if role == "lead" and app not in (Application.FCW, Application.EEBL) and not subj:
+        if role == "lead" and not APPLICATIONS[app].follows_lead and not subj:
             continue
         agent = agent_for(agents, role)
         behaviour: dict[str, Any] = agent.setdefault("behaviour", {})

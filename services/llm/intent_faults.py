@@ -78,7 +78,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
         return []
     context = rx(lx.COMM_CONTEXT)
     cues: list[tuple[int, int, int, FaultOperator | str, str]] = []
-    for op, pattern, needs_context, prio in lx.FAULT_CUES:
+    for op, pattern, needs_context, prio in lx.fault_cue_table():
         for m in p.finditer(pattern):
             s = p.n.sentence_of(m.start())
             if needs_context and not context.search(p.n.sentence(s)):
@@ -128,7 +128,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.operator = refined
             f.notes.append(f"generic corruption {f.cue!r} refined to {refined.value}")
         op = FaultOperator(f.operator)
-        implied = lx.OPERATOR_STREAM.get(op)
+        implied = lx.operator_stream(op)
         if implied and f.stream is not implied and (not f.stream_named or f.stream not in FAULT_OPERATORS[op.value].streams):
             f.notes.append(f"stream {implied.value} implied by {op.value}")
             f.stream = implied
@@ -395,11 +395,6 @@ def _durations(p: ParseState, faults: list[FaultDraft]) -> None:
                 owner.notes.append(f"duration {value:g} s from {clean(m.group(0))!r}")
 
 
-# the quantity kind of each operator's magnitude, from the catalogue's unit ("" = no magnitude)
-_MAG_KIND = {FaultOperator(o.name): {"s": "time", "m": "dist", "m/s": "speed"}[o.magnitude_unit]
-             for o in FAULT_OPERATORS.values() if o.magnitude_unit}
-
-
 def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
     for f in faults:
         op = FaultOperator(f.operator)
@@ -415,7 +410,8 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                     f.probability = float(m.group("bare")) if m.groupdict().get("bare") else p.use(m, "probability")
                     f.notes.append(f"probability {f.probability:g}")
             continue
-        kind = _MAG_KIND.get(op)
+        info = FAULT_OPERATORS[op.value]
+        kind = info.magnitude_quantity  # the quantity kind of the magnitude, from the catalogue's unit
         if kind is None:
             continue
         m = None
@@ -425,7 +421,7 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                     m = cand
         if m is not None:
             value = p.use(m, "magnitude")
-            neg = lx.NEGATIVE_SIGN.get(op)
+            neg = info.negative_words
             after = p.t[m.end():m.end() + 30]
             if neg and value > 0 and not rx(lx.POSITIVE_SIGN).search(after) and (
                     rx(r"^\W*(too )?(lower|slower|less|shorter|earlier|early|below|under|low|short|fewer)\b").search(after)
@@ -450,7 +446,10 @@ def _default_magnitude(app: Application, op: FaultOperator, stream: Stream) -> f
         FaultOperator.SPAT_COUNTDOWN_OFFSET: 3.0,
         FaultOperator.BSM_POSITION_OFFSET: 5.0,
         FaultOperator.BSM_SPEED_OFFSET: -3.0,
-    }[op]
+    }.get(op)
+    if value is None:  # an operator added to the catalogue
+        value = FAULT_OPERATORS[op.value].default_magnitude
+        value = lo if value is None else value
     return round(min(max(value, lo), hi), 3)
 
 

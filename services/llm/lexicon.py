@@ -256,14 +256,22 @@ FIELD_REFINEMENT: tuple[tuple[FaultOperator, str], ...] = (
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\bphases?\b|\bgreen\b|\bred\b|\bamber\b|\byellow\b"),
 )
 
-# The stream an operator implies: the first of the streams the catalogue lets it target, for operators
-# that cannot act on every stream (the catalogue is the one home of operator facts).
-OPERATOR_STREAM = {FaultOperator(o.name): o.streams[0] for o in FAULT_OPERATORS.values() if set(o.streams) != set(Stream)}
 
-NEGATIVE_SIGN = {
-    FaultOperator.SPAT_COUNTDOWN_OFFSET: r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b",
-    FaultOperator.BSM_SPEED_OFFSET: r"\b(under-?\w*|lower|slower|less|below|minus|low)\b",
-}
+
+def operator_stream(op: FaultOperator | str) -> Stream | None:
+    """The stream an operator implies: the first of the streams the catalogue lets it target, for operators
+    that cannot act on every stream (the catalogue is the one home of operator facts); read when asked, so
+    an operator registered later counts."""
+    info = FAULT_OPERATORS[str(op)]
+    return info.streams[0] if set(info.streams) != set(Stream) else None
+
+
+def fault_cue_table() -> tuple[tuple[FaultOperator | str, str, bool, int], ...]:
+    """``FAULT_CUES`` and, after them, the cues an operator's catalogue entry brings (priority 5, no
+    communication context needed): an added operator is parsed from its entry alone."""
+    extra = tuple((FaultOperator(o.name), pattern, False, 5) for o in FAULT_OPERATORS.values() for pattern in o.cues)
+    return FAULT_CUES + extra if extra else FAULT_CUES
+
 # The sign right after a magnitude wins over the sentence's words ("3 m/s lower", "4 s longer").
 POSITIVE_SIGN = r"^\W*(too )?(higher|faster|more|longer|later|above|over|high|plus|extra)\b"
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lastv2x.core.catalogue import Application, canonical_map_name  # noqa: F401 - re-exported
+from lastv2x.core.catalogue import APPLICATIONS, Application, canonical_map_name  # noqa: F401 - re-exported
 from lastv2x.core.map_hosting import JunctionFacts, MapHosting
 from lastv2x.core.spec import JunctionKind
 
@@ -78,8 +78,9 @@ def junction_kind_for(kind: JunctionKind, application: object) -> JunctionKind:
     perpendicular approach and LTA an opposing straight, which a T-junction lacks."""
     if kind is not JunctionKind.ANY:
         return kind
-    return JunctionKind.ANY if application in (Application.FCW, Application.EEBL, "FCW", "EEBL") \
-        else JunctionKind.SIGNALIZED_4WAY
+    info = APPLICATIONS[Application(application)] if isinstance(application, str) and application in APPLICATIONS \
+        else None
+    return JunctionKind(info.junction_kind) if info is not None else JunctionKind.SIGNALIZED_4WAY
 
 
 @dataclass(frozen=True)

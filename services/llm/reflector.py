@@ -118,7 +118,7 @@ def fault_cues(text: str) -> list[tuple[int, int]]:
     lies between them (a comma separates different operators, not repeats of one).
     """
     spans: list[tuple[int, int, str]] = []
-    for op, pattern, _ctx, _prio in lx.FAULT_CUES:
+    for op, pattern, _ctx, _prio in lx.fault_cue_table():
         for m in re.finditer(pattern, text, _I):
             if not any(a < m.end() and m.start() < b for a, b, _o in spans):
                 spans.append((m.start(), m.end(), str(op)))
@@ -182,8 +182,8 @@ class Rewriter:
             new = str(int(value))
             phrase = f" {new} consecutive messages"
         else:
-            unit = {FaultOperator.BSM_POSITION_OFFSET: _DIST,
-                    FaultOperator.BSM_SPEED_OFFSET: rf"{_NUM}\s*(?:km/h|kph|mph|m/s)"}.get(op, _TIME)
+            info = cat.FAULT_OPERATORS[op.value]  # the magnitude's unit and quantity kind: the catalogue's
+            unit = {"dist": _DIST, "speed": rf"{_NUM}\s*(?:km/h|kph|mph|m/s)"}.get(info.magnitude_quantity or "", _TIME)
             m = None
             for cand in re.finditer(unit, sentence, _I):
                 after = sentence[cand.end():cand.end() + 12]
@@ -193,7 +193,7 @@ class Rewriter:
                     continue
                 m = cand
                 break
-            u = {FaultOperator.BSM_POSITION_OFFSET: "m", FaultOperator.BSM_SPEED_OFFSET: "m/s"}.get(op, "s")
+            u = info.magnitude_unit if info.magnitude_quantity in ("dist", "speed") else "s"
             new = f"{value:g} {u}"
             phrase = f" by {new}"
         if m is not None:
@@ -320,7 +320,7 @@ def _rule_gt_unsafe(c: _Ctx) -> bool:
     app = c.d.application
     if c.signal_app:
         c.rw.append("The ego approaches at 30 km/h.")  # the last ego speed in a prompt wins
-    elif app in (Application.FCW, Application.EEBL):
+    elif cat.APPLICATIONS[app].follows_lead:  # FCW, EEBL
         c.rw.replace_or_append(_GAP, "a gap of 60 m", "The lead keeps a gap of 60 m.")
     else:
         c.rw.replace_or_append(_ARRIVAL, "arrives 3 s after the ego",
