@@ -247,9 +247,9 @@ def _geometry(p: ParseState) -> dict[str, Any]:
 
 def _application_scores(t: str) -> tuple[dict[Application, int], dict[Application, list[str]]]:
     """Cue score of each application in the normalized text ``t``, with the phrases that scored."""
-    scores = {a: 0 for a in Application}
-    hits: dict[Application, list[str]] = {a: [] for a in Application}
-    for app, pattern, weight in lx.APP_CUES:
+    scores = {a: 0 for a in APPLICATIONS}  # the catalogue's applications, in registration order
+    hits: dict[Application, list[str]] = {a: [] for a in APPLICATIONS}
+    for app, pattern, weight in lx.app_cue_table():
         found = list(dict.fromkeys(m.group(0) for m in rx(pattern).finditer(t)))[:2]  # distinct phrases, at most 2
         for phrase in found:
             scores[app] += weight
@@ -261,13 +261,13 @@ def stated_applications(text: str) -> tuple[Application, ...]:
     """The applications the intent names: the best-scoring ones (several on a tie); none when it names none."""
     scores, _ = _application_scores(normalize(text).text)
     best = max(scores.values())
-    return tuple(a for a in Application if scores[a] == best) if best > 0 else ()
+    return tuple(a for a in APPLICATIONS if scores[a] == best) if best > 0 else ()
 
 
 def _application(p: ParseState) -> Application:
     scores, hits = _application_scores(p.t)
     best = max(scores.values())
-    tied = [a for a in Application if scores[a] == best]
+    tied = [a for a in APPLICATIONS if scores[a] == best]
     if best == 0:
         app = p.assigner.application(tuple(Application))
         p.note(f"application {app.value} assigned from seed (the intent names none)")

@@ -103,7 +103,14 @@ def _synonym_cues() -> tuple[tuple[Application, str, int], ...]:
     return tuple(out)
 
 
+_DESCRIBED_APP_CUES = APP_CUES
 APP_CUES = APP_CUES + _synonym_cues()
+
+
+def app_cue_table() -> tuple[tuple[Application, str, int], ...]:
+    """The application cues, read when asked: the descriptions above, then every registered application's
+    catalogue synonyms (an application added to the catalogue is named by its own entry)."""
+    return _DESCRIBED_APP_CUES + _synonym_cues()
 
 # ── streams ────────────────────────────────────────────────────────────────
 STREAM_CUES: tuple[tuple[Stream, str], ...] = (

@@ -1,0 +1,110 @@
+"""Adding a fault operator or an application = one implementation + one catalogue entry (issue 39).
+
+A throwaway operator (``zz_spat_lag``: SPaT held back by ``magnitude`` seconds, named "zzblurred" in an
+intent) and a throwaway application (``ZZGLOW``: a signal application named "zz glow warning", deciding
+with RLVW's rule) are registered here, in this test alone (every registry is restored afterwards), and
+one intent that names both runs the whole chain: parse (offline grammar) -> verify -> ground (the
+synthetic crossing the search's bench uses) -> execute (paired run, admitted) -> shrink (1-minimal, the
+operator's magnitude halved as its catalogue entry says). No other file names either of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Iterator
+
+import pytest
+
+from lastv2x.core import catalogue as cat
+from lastv2x.core.catalogue import (
+    APPLICATIONS,
+    FAULT_OPERATORS,
+    Application,
+    Stream,
+    extension_member,
+)
+from lastv2x.core.spec import FaultOperator, ScenarioSpec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
+from lastv2x.core.verifier import verify
+from services.llm.config import LlmConfig
+from services.llm.roles import LlmRoles
+from services.search.shrink import CachedPredicate, Shrinker, Verdict
+from services.simulator import apps
+from services.simulator.apps import signal
+from services.simulator.execute import SimulatorLimits, run_one
+from services.simulator.v2x import faults as sim_faults
+
+OPERATOR = "zz_spat_lag"
+APP = "ZZGLOW"
+INTENT = "Check that zz glow warning stays safe when the SPaT feed gets zzblurred by 4 s just before amber."
+
+
+class _Lag:
+    """The operator's one class: every matching row is held back by the fault's magnitude."""
+
+    name = OPERATOR
+
+    def apply(self, fault: sim_faults.ActiveFault, step: sim_faults.StepBatch, rows: sim_faults.BoolArray) -> int:
+        return sim_faults.OPERATORS["delay"].apply(fault, step, rows)
+
+
+@pytest.fixture
+def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Application]:
+    for registry in (FAULT_OPERATORS, APPLICATIONS, sim_faults.OPERATORS, apps.APPS):
+        monkeypatch.setattr(registry, "_items", dict(registry._items))
+    monkeypatch.setattr(cat, "_EXTENSION_APPS", set())
+    for enum in (Application, FaultOperator):
+        monkeypatch.setattr(enum, "_value2member_map_", dict(enum._value2member_map_))
+    # the operator: one catalogue entry + one class
+    cat.register_fault_operator(cat.FaultOperatorInfo(
+        OPERATOR, cat.FaultKind.TEMPORAL, cat.FailureClass.STALE_BUT_DETECTABLE, (Stream.SPAT,), "*", "s",
+        (0.05, 20.0), False, "Hold every SPaT message back by `magnitude` seconds (a test operator).",
+        cues=(r"\bzzblur\w*",), default_magnitude=3.0))
+    sim_faults.register_operator(_Lag())
+    # the application: one catalogue entry + one decide function
+    app = extension_member(Application, APP)
+    cat.register_application(dataclasses.replace(
+        APPLICATIONS[Application.RLVW], name=app, title="ZZ glow warning", synonyms=("zz glow warning",)))
+    apps.register(app, signal.rlvw)
+    yield app
+
+
+def test_a_registered_operator_and_application_run_the_whole_chain(plugins: Application) -> None:
+    # parse (the offline grammar reads the operator's and the application's wording from the catalogue)
+    parsed = LlmRoles(config=LlmConfig()).parse_intent(INTENT, seed=3)
+    assert parsed.ok, parsed.findings
+    spec = parsed.spec
+    assert spec.application is plugins
+    (fault,) = spec.faults
+    assert (fault.operator.value, fault.stream, fault.magnitude) == (OPERATOR, Stream.SPAT, 4.0)
+    assert fault.anchor is not None and fault.anchor.event is not None and fault.anchor.event.value == "amber_onset"
+    # verify
+    report = verify(spec)
+    assert report.ok, report.findings
+    # ground
+    program = program_from_spec_on_straight_roads(spec)
+    assert program.application is plugins and program.faults[0].fault.operator.value == OPERATOR
+    # execute: the message-driven ego enters on red, its ground-truth twin does not
+    outcome, _ = run_one(program, None, SimulatorLimits())
+    assert outcome.admitted and "red_entry" in outcome.md.violations and not outcome.gt.violations
+
+    # shrink: what "weaker" means for the operator comes from its catalogue entry (its magnitude range)
+    def key(s: ScenarioSpec) -> Hashable:
+        p = program_from_spec_on_straight_roads(s)
+        return p.model_dump_json(), p.seed
+
+    def run(s: ScenarioSpec, _k: Hashable) -> Verdict:
+        o, _ = run_one(program_from_spec_on_straight_roads(s), None, SimulatorLimits())
+        return Verdict.ADMITTED if o.admitted else Verdict.NOT_ADMITTED
+
+    result = Shrinker(CachedPredicate(key, run), max_calls=40).run(spec)
+    assert result.complete and run(result.spec, None) is Verdict.ADMITTED
+    assert [f.operator.value for f in result.spec.faults] == [OPERATOR]
+    passes = {e.pass_name for e in result.certificate}
+    assert {"remove_fault", "halve_magnitude"} <= passes, passes
+
+
+def test_the_registries_are_the_builtin_ones_again() -> None:
+    assert OPERATOR not in FAULT_OPERATORS and APP not in [a.value for a in APPLICATIONS]
+    with pytest.raises(ValueError):
+        FaultOperator(OPERATOR)
