@@ -112,8 +112,9 @@ class JunctionKind(StrEnum):
 
 class RsuPlacement(StrEnum):
     NONE = "none"
-    JUNCTION = "junction"  # one RSU at the ego junction
+    JUNCTION = "junction"  # an RSU at the ego junction and at every signalized junction the ego route crosses
     CHAIN = "chain"  # one per junction along a corridor
+    SINGLE = "single"  # one RSU at the ego junction only: the junctions ahead on its route are not covered
 
 
 SIGNAL_EVENTS = (AnchorEvent.GREEN_ONSET, AnchorEvent.AMBER_ONSET, AnchorEvent.RED_ONSET)

@@ -111,6 +111,7 @@ class RsuPlacement(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RSU_PLACEMENT_NONE: _ClassVar[RsuPlacement]
     RSU_PLACEMENT_JUNCTION: _ClassVar[RsuPlacement]
     RSU_PLACEMENT_CHAIN: _ClassVar[RsuPlacement]
+    RSU_PLACEMENT_SINGLE: _ClassVar[RsuPlacement]
 
 class Severity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -212,6 +213,7 @@ RSU_PLACEMENT_UNSPECIFIED: RsuPlacement
 RSU_PLACEMENT_NONE: RsuPlacement
 RSU_PLACEMENT_JUNCTION: RsuPlacement
 RSU_PLACEMENT_CHAIN: RsuPlacement
+RSU_PLACEMENT_SINGLE: RsuPlacement
 SEVERITY_UNSPECIFIED: Severity
 SEVERITY_ERROR: Severity
 SEVERITY_WARNING: Severity

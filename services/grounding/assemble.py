@@ -333,7 +333,9 @@ class ProgramAssembler:
             notes.append(f"the ego route crosses {len(crossed)} signalized junctions: {', '.join(crossed)}")
 
         # RSUs
-        rsus = self._rsus(spec, rm, j, rsu_junctions, ego_pick.approach)
+        placement = spec.v2x.rsu_placement
+        rsus = self._rsus(spec, rm, j, rsu_junctions if placement is RsuPlacement.CHAIN else
+                          [j.id] if placement is RsuPlacement.SINGLE else [j.id, *crossed], ego_pick.approach)
         # cross group for faults: the cross agent's group, else the first cross-axis group at the junction
         cross_group = None
         if signalized:
@@ -432,7 +434,7 @@ class ProgramAssembler:
         if spec.v2x.rsu_placement is RsuPlacement.NONE:
             return ()
         entry = self.catalogue.entry(j.map_name)
-        chosen = list(dict.fromkeys(junctions)) if spec.v2x.rsu_placement is RsuPlacement.CHAIN else [j.id]
+        chosen = list(dict.fromkeys(junctions))
         out = []
         for k, jid in enumerate(chosen):
             info = entry.junction(jid)

@@ -446,7 +446,10 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego
         if p.free(m):
             channel["blockage_db_per_m"] = p.use(m, "v2x.channel.blockage_db_per_m")
             p.note(f"v2x.channel.blockage_db_per_m {channel['blockage_db_per_m']}")
-    if p.has(lx.NO_RSU):
+    if p.has(lx.SINGLE_RSU):
+        v2x["rsu_placement"] = "single"
+        p.note("v2x.rsu_placement single (the junctions ahead uncovered)")
+    elif p.has(lx.NO_RSU):
         v2x["rsu_placement"] = "none"
         p.note("v2x.rsu_placement none")
     elif p.has(lx.RSU_CHAIN):

@@ -331,6 +331,9 @@ QUIET = r"light traffic|\bempty\b|\bquiet\b|no other traffic|sparse traffic|free
 
 # ── V2X ────────────────────────────────────────────────────────────────────
 NO_RSU = r"\bno rsus?\b|without (an? |any )?(rsus?|roadside units?)|\bno roadside units?"
+SINGLE_RSU = (r"\b(only|just) (one|1|a single) (rsu|roadside unit)|\ba single (rsu|roadside unit)"
+              r"|\b(one|1) (rsu|roadside unit) only|(no|without) (rsus?|roadside units?) (at|on) the (next|following|other) "
+              r"(junctions?|intersections?|signals?)")
 RSU_CHAIN = (r"rsu chain|chain of rsus|rsus? (at|on) (every|each) (junction|intersection|signal)|rsu relay"
              r"|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu")
 SPAT_RELAY = r"rsu relay|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu|relay between rsus"

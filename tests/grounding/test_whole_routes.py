@@ -41,20 +41,24 @@ def test_the_route_lists_every_signalized_junction_it_crosses(builtin_grounder, 
         seg = program.ego.route.segments[seg_ids.index(lane.id)]
         assert c.stop_bar_s_m == pytest.approx(seg.start_s_m + seg.length_m, abs=0.01)
     assert program.ego.route.primary.junction_id == program.grounding.details["chosen_junction_id"]
-    assert [r.junction_id for r in program.rsus] == [crossings[0].junction_id]  # placement: one junction
+    # placement "junction": an RSU at every signalized junction the ego route crosses, its own junction first
+    # (issue 31: a healthy corridor must not lose the SPaT of the signals ahead)
+    assert [r.junction_id for r in program.rsus] == [c.junction_id for c in crossings]
     listed = program.grounding.details["ego_crossings"]  # each crossing with its plan's group and its RSU
     assert [x["junction_id"] for x in listed] == [c.junction_id for c in crossings]
-    assert [x["rsu_id"] for x in listed] == [program.rsus[0].id] + [None] * (len(crossings) - 1)
+    assert [x["rsu_id"] for x in listed] == [r.id for r in program.rsus]
     chain = builtin_grounder.ground(parse_spec(_corridor(placement="chain")))
     assert {c.junction_id for c in chain.ego.route.crossings} <= {r.junction_id for r in chain.rsus}
     assert all(x["rsu_id"] for x in chain.grounding.details["ego_crossings"])
+    single = builtin_grounder.ground(parse_spec(_corridor(placement="single")))  # "only one roadside unit"
+    assert [r.junction_id for r in single.rsus] == [single.ego.route.crossings[0].junction_id]
 
 
 def test_junction_by_junction_and_no_spat_where_no_rsu(builtin_grounder, corridor_map):
     from services.simulator.paired import execute_paired
     from services.simulator.v2x.stack import v2x_source_factory
 
-    program = builtin_grounder.ground(parse_spec(_corridor(offset_s=6.0)))
+    program = builtin_grounder.ground(parse_spec(_corridor(offset_s=6.0, placement="single")))  # one RSU only
     first, second = program.ego.route.crossings[:2]
     o = execute_paired(program, program.seed, md_source_factory=v2x_source_factory(road_map=corridor_map))
     epochs = [d for d in o.md.decisions if d.epoch]

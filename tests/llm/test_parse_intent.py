@@ -196,3 +196,17 @@ def test_report_carries_every_finding(roles: LlmRoles) -> None:
     checks = {f.check for f in res.report.findings}
     assert {"intent.injection", "penetration"} <= checks and res.report.ok
     assert res.report.decision_epoch_s == verify(res.spec).decision_epoch_s
+
+
+@pytest.mark.parametrize("text, placement", [
+    ("GLOSA along a corridor of three signals with only one roadside unit, at the first junction", "single"),
+    ("RLVW on a corridor with a single RSU and no roadside units at the next junctions", "single"),
+    ("Speed suggestions for hitting green along a corridor of three signals, all roadside units working.", "junction"),
+    ("RLVW at a junction without roadside units", "none"),
+])
+def test_rsu_placement_words(text: str, placement: str) -> None:
+    """Issue 31: healthy or unsaid roadside units cover every signal on the route ('junction'); a single
+    RSU is said in words ('single')."""
+    from services.llm.roles import LlmRoles
+
+    assert LlmRoles().parse_intent(text, seed=1).spec.v2x.rsu_placement.value == placement
