@@ -145,7 +145,8 @@ def test_gate_off_runs_what_the_gate_would_block(search_core: SearchCore) -> Non
 
 
 def test_a_stalled_search_reflects_and_the_revised_prompt_re_enters_the_pipeline(search_core: SearchCore) -> None:
-    intent = "Forward collision warning when the lead vehicle's BSMs are dropped for 2 s"
+    # a lead cruising at a stated speed: no hazard for the drop to hide (a lead left unsaid brakes hard by default)
+    intent = "Forward collision warning when the lead vehicle, cruising at 14 m/s, has its BSMs dropped for 2 s"
     view = _run(search_core, intents=[intent], seed=2, budget_per_scenario=9, reflection_rounds=2)
     (sc,) = view.summary["scenarios"]
     assert sc["reflection_rounds"] >= 1
