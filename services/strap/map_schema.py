@@ -2,7 +2,7 @@
 validation of a map against it with errors that name the JSON path.
 
 A channel map is JSON (documented in :mod:`services.strap.scene_schema` and
-:mod:`services.strap.extract`; the README has a worked example). Its JSON Schema
+:mod:`services.strap.extract`; docs/guides/channel-maps.md has a worked example). Its JSON Schema
 (draft 2020-12) is *generated* here from the scene schema so that feature and
 object names are enumerations: ``lastv2x strap schema`` prints it and
 ``schemas/channel_map.schema.json`` is the published copy (a test keeps the two

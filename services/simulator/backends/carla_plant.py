@@ -20,7 +20,7 @@ after the other on the same world):
 
 ``drives_background`` is False: CARLA has no traffic model of ours, so the paired runner drives
 every program vehicle (background ones included) by speed. Nothing here runs without a server; the
-decisions are in ``carla_logic.py`` and tested there (README, "CARLA backend").
+decisions are in ``carla_logic.py`` and tested there (docs/guides/backends.md, "CARLA backend").
 """
 
 from __future__ import annotations
