@@ -1,5 +1,6 @@
-"""The search repository, on SQLite and on PostgreSQL (the same tests): idempotent ledger, ordered
-journal, catalogue dedup, atomic witness archive, campaign leases, versioned migrations.
+"""The search repository, on SQLite and on PostgreSQL (the same tests, the same code: ``store.SqlRepository``):
+idempotent ledger, ordered journal, catalogue dedup, atomic witness archive, campaign leases, versioned
+migrations. Databases written before issue 39: ``test_store_compat.py``.
 
 The PostgreSQL runs start one real server for the session (``bench/postgres_local.py``: initdb in
 a temp directory, as ``nobody`` when root, on a free loopback port) and give each test its own
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +60,7 @@ class Engine:
     data_dir: Path
     open_repo: Callable[[], Repository]
     execute: Callable[[str], None]  # one SQL statement on the database, behind the repository's back
+    begin: Callable[[], Any]  # another connection in a transaction: .execute(sql), .commit()
     url: str = ""
     opened: list[Repository] = field(default_factory=list)
 
@@ -74,6 +77,12 @@ def _sqlite_execute(path: Path) -> Callable[[str], None]:
     return execute
 
 
+def _sqlite_begin(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    return db
+
+
 def _postgres_execute(url: str) -> Callable[[str], None]:
     def execute(sql: str) -> None:
         import psycopg
@@ -87,13 +96,17 @@ def _postgres_execute(url: str) -> Callable[[str], None]:
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     data_dir = tmp_path / "search"
     if request.param == "sqlite":
-        e = Engine("sqlite", data_dir, lambda: Store(data_dir), _sqlite_execute(data_dir / "search.db"))
+        path = data_dir / "search.db"
+        e = Engine("sqlite", data_dir, lambda: Store(data_dir), _sqlite_execute(path), lambda: _sqlite_begin(path))
     else:
+        import psycopg
+
         from services.search.store_pg import PostgresStore
 
         pg: LocalPostgres = request.getfixturevalue("postgres")
         url = pg.create_database(f"t_{uuid.uuid4().hex[:16]}")
-        e = Engine("postgresql", data_dir, lambda: PostgresStore(url, data_dir), _postgres_execute(url), url)
+        e = Engine("postgresql", data_dir, lambda: PostgresStore(url, data_dir), _postgres_execute(url),
+                   lambda: psycopg.connect(url), url)
     yield e
     for repo in e.opened:
         repo.close()
@@ -158,6 +171,46 @@ def test_catalogue_counts_equivalent_failures_once(store: Repository) -> None:
     assert entry["count"] == 3 and entry["witness_id"] == "w-1" and entry["first_campaign"] == "c-1"
 
 
+def test_catalogue_entry_is_the_row_of_exactly_that_key(store: Repository) -> None:
+    """Difference 1 of issue 39, resolved as SQLite had it: the row whose key equals ``key``, else None. PostgreSQL
+    returned the first row ``catalogue(key)`` gave, and ``catalogue(None)`` is the whole catalogue: a key that was
+    not a string got another key's witness (SQLite re-filtered on the key in Python). Now the query itself is on
+    the key, on both engines, and a non-string names no row."""
+    assert store.archive_witness(_witness("w-1", key="k1"), KEY, None)
+    assert store.archive_witness(_witness("w-2", key="k2"), dict(KEY, conflict_geometry="left_turn"), None)
+    entry = store.catalogue_entry("k2")
+    assert entry is not None and (entry["witness_id"], entry["conflict_geometry"], entry["count"]) == \
+        ("w-2", "left_turn", 1)
+    assert store.catalogue_entry(None) is None  # type: ignore[arg-type]  # PostgreSQL gave k1's row
+    for other in ("", "k", "K1", "k1 ", "k3"):
+        assert store.catalogue_entry(other) is None, other
+
+
+def test_a_witness_claims_its_key_and_waits_for_a_concurrent_claim(engine: Engine) -> None:
+    """Difference 2 of issue 39, resolved as PostgreSQL had it: ``archive_witness`` claims the catalogue key with
+    ``INSERT ... ON CONFLICT DO NOTHING`` first, instead of SQLite's SELECT-then-INSERT, which was only right
+    because SQLite serializes writers: on PostgreSQL another replica's uncommitted claim is invisible to a
+    SELECT, so the INSERT would follow, wait for it and fail on the key. The claim waits and counts."""
+    store = engine.open()
+    other = engine.begin()  # another replica, between claiming k1 and committing
+    other.execute("INSERT INTO catalogue VALUES ('k1', 'RLVW', 'f', 'b', 'g', 'w-other', 1, 'c-0')")
+    done: list[bool] = []
+    archiving = threading.Thread(target=lambda: done.append(store.archive_witness(_witness("w-1"), KEY, None,
+                                                                                   hit="e-1")))
+    archiving.start()
+    time.sleep(0.3)
+    assert archiving.is_alive() and not done  # waiting for the other claim
+    other.commit()
+    other.close()
+    archiving.join(timeout=10)
+    assert done == [False]  # counted under the other replica's witness, not archived
+    entry = store.catalogue_entry("k1")
+    assert entry is not None and (entry["witness_id"], entry["count"]) == ("w-other", 2)
+    assert store.list_witnesses() == []
+    store.count_in_catalogue("k1", hit="e-1")  # the hit was recorded with the count: not counted twice
+    assert store.catalogue()[0]["count"] == 2
+
+
 def test_witnesses_filter_by_campaign_and_application(store: Repository) -> None:
     store.archive_witness(_witness("w-1", key="k1"), KEY, None)
     store.archive_witness(WitnessRow("w-2", "c-2", "k2", "FCW", 2.0, b"{}", {}, ""), dict(KEY, application="FCW"),
@@ -201,11 +254,12 @@ def test_unknown_ids_are_not_found(store: Repository) -> None:
 # several replicas on one database ---------------------------------------------------------
 def _together(n: int, work: Callable[[int], object]) -> list[object]:
     """Run ``work(i)`` for i < n on n threads released at once."""
-    barrier, out = threading.Barrier(n), [None] * n
+    barrier = threading.Barrier(n)
+    out: list[object] = [None] * n
 
     def run(i: int) -> None:
         barrier.wait()
-        out[i] = work(i)  # type: ignore[call-overload]
+        out[i] = work(i)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in threads:
@@ -273,25 +327,6 @@ def test_a_schema_newer_than_the_code_is_refused_naming_both_versions(engine: En
     assert f"schema version {newer}" in str(err.value)
     assert f"this code's version {migrations.SCHEMA_VERSION}" in str(err.value)
     assert err.value.database_version == newer and err.value.code_version == migrations.SCHEMA_VERSION
-
-
-def test_migrations_are_numbered_alike_on_both_engines() -> None:
-    for engine in (migrations.SQLITE, migrations.POSTGRES):
-        assert [m.version for m in engine] == list(range(1, migrations.SCHEMA_VERSION + 1))
-    assert [m.name for m in migrations.SQLITE] == [m.name for m in migrations.POSTGRES]
-
-
-def test_a_database_from_before_versioning_adopts_version_one(tmp_path: Path) -> None:
-    """A search part-1 SQLite database (its tables, no schema_version) keeps its rows."""
-    tmp_path.mkdir(exist_ok=True)
-    with sqlite3.connect(tmp_path / "search.db") as db:
-        for statement in migrations.SQLITE[0].statements:
-            db.execute(statement)
-        db.execute("INSERT INTO journal VALUES ('c-1', 0, 'started', '{}', 0)")
-    store = Store(tmp_path)
-    assert store.schema_version == migrations.SCHEMA_VERSION
-    assert [s for s, _, _ in store.journal("c-1")] == [0] and store.append_journal("c-1", "x", {}) == 1
-    assert store.acquire_lease("c-1", "a", 30)
 
 
 # choosing and reaching the engine ----------------------------------------------------------

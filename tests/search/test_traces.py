@@ -50,7 +50,7 @@ def test_a_remote_campaign_archives_content_addressed_traces_and_replies_name_no
         trace = Path(w.trace_path)
         assert trace.is_file() and trace.parent == data / "traces"
         assert trace.name == hashlib.sha256(trace.read_bytes()).hexdigest() + ".mcap"  # content-addressed
-        stored = core.store._db.execute("SELECT trace_path FROM witnesses").fetchone()[0]  # type: ignore[attr-defined]
+        stored = core.store.dialect.rows("SELECT trace_path FROM witnesses")[0][0]  # type: ignore[attr-defined]
         assert stored == f"traces/{trace.name}"  # archive-relative in the database
         stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
         reply = stub.GetWitness(search_pb2.GetWitnessRequest(witness_id=w.id), timeout=30).witness
