@@ -109,6 +109,9 @@ class ApplicationInfo:
     lateral_band_m: float = ROUTE_LATERAL_BAND_M
     # the junction a town must offer when the intent leaves the town open (a spec JunctionKind value)
     junction_kind: str = "signalized_4way"
+    # the junction control it needs when the intent says nothing (None: either): IMA's cross traffic only
+    # meets the ego where no signal separates them
+    junction_signalized: bool | None = None
     # the decision rule's constants, the unit in each name (FCW: ttc_s, release_ttc_s, ...)
     thresholds: dict[str, float] = field(default_factory=dict)
 
@@ -312,6 +315,7 @@ for _a in (
         "within the 8 s arrival-overlap window of the ego.",
         "Collision with a crossing vehicle moving > 0.5 m/s within 2.5 m of the ego route.",
         ("intersection movement", "cross traffic", "crossing traffic", "ima", "intersection assist"),
+        junction_signalized=False,
     ),
     ApplicationInfo(
         Application.LTA, "Left turn assist", AppKind.CONFLICT,

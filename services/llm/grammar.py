@@ -97,6 +97,15 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
             p.note(f"unused quantity {q.raw!r}")
 
     junction = geometry.pop("__kind")
+    control = APPLICATIONS[app].junction_signalized
+    if "signalized" not in geometry and p.has(lx.RED_RUNNER):
+        geometry["signalized"] = True  # a red-light runner needs a red light
+        p.note("map.signalized true (a red-light runner needs a signal)")
+    if "signalized" not in geometry and control is not None \
+            and junction.value in ("any", APPLICATIONS[app].junction_kind, "urban_canyon"):
+        geometry["signalized"] = control  # the application's junction when the intent says nothing
+        p.note(f"map.signalized {str(control).lower()} ({app.value} needs a junction "
+               f"{'without' if control is False else 'with'} signals; the intent names none)")
     town = geometry.get("town")
     if town is None:
         needed = junction_kind_for(junction, app)

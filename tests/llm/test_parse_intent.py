@@ -210,3 +210,22 @@ def test_rsu_placement_words(text: str, placement: str) -> None:
     from services.llm.roles import LlmRoles
 
     assert LlmRoles().parse_intent(text, seed=1).spec.v2x.rsu_placement.value == placement
+
+
+@pytest.mark.parametrize("text, signalized, town", [
+    ("Crossing-path warning with the side vehicle's packets held up 700 ms.", False, "unsignalized_4way"),
+    ("Intersection movement assist between tall buildings when the crossing car's BSMs are dropped for 2 s",
+     False, "unsignalized_4way"),
+    ("IMA when a red-light runner's BSMs are dropped", True, None),
+    ("IMA at a signalized junction where the cross vehicle's BSMs are delayed by 1 s", True, None),
+])
+def test_ima_meets_its_cross_traffic_where_no_signal_separates_them(text: str, signalized: bool,
+                                                                    town: str | None) -> None:
+    """Issue 31: an IMA intent that names no signal got a signalized map, whose cross traffic waits at red
+    and never meets the ego: no fault could matter (margin 'none' for a whole campaign)."""
+    from services.llm.roles import LlmRoles
+
+    spec = LlmRoles().parse_intent(text, seed=1).spec
+    assert spec.map.signalized is signalized
+    if town:
+        assert spec.map.town == town
