@@ -272,6 +272,7 @@ def seed_requests() -> dict[str, list[Message]]:
         "search.WatchCampaign": [search_pb2.WatchCampaignRequest(campaign_id="c-0")],
         "search.GetCampaign": [search_pb2.GetCampaignRequest(campaign_id="c-0")],
         "search.CancelCampaign": [search_pb2.CancelCampaignRequest(campaign_id="c-0")],
+        "search.ResumeCampaign": [search_pb2.ResumeCampaignRequest(campaign_id="c-0")],
         "search.ListCampaigns": [search_pb2.ListCampaignsRequest(limit=5)],
         "search.ListWitnesses": [search_pb2.ListWitnessesRequest()],
         "search.GetWitness": [search_pb2.GetWitnessRequest(witness_id="w-0")],

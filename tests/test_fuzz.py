@@ -20,7 +20,7 @@ EXAMPLES_PER_RPC = 25
 
 def test_every_rpc_is_enumerated_from_the_descriptors() -> None:
     labels = {r.label for r in fuzz.rpcs()}
-    assert len(labels) == 23
+    assert len(labels) == 24
     assert {"llm.Verify", "grounding.Ground", "simulator.ExecuteBatch", "search.WatchCampaign",
             "strap.Ingest"} <= labels
     assert set(fuzz.seed_requests()) == labels  # every RPC has a valid request to mutate
@@ -47,7 +47,7 @@ def test_classification() -> None:
 
 def test_short_fuzz_run_finds_no_crash_hang_or_leak(tmp_path: Path) -> None:
     results = fuzz.fuzz_all(EXAMPLES_PER_RPC, root=tmp_path)
-    assert len(results) == 23
+    assert len(results) == 24
     failures = {label: t.samples for label, t in results.items() if t.failures}
     assert not failures, fuzz.table(results)
     for label, tally in results.items():

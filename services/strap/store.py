@@ -1,9 +1,8 @@
 """Recordings the STRaP service holds: ingest to a staging file, validate, then publish.
 
-A recording becomes visible only after its bytes are complete, under the size cap,
-and its reader opens it and iterates it to the end; a partial or corrupt upload is
-deleted and never becomes a recording. Ids are the first 16 hex digits of the
-content's SHA-256, so the same bytes ingested twice are one recording.
+A recording becomes visible only after its bytes are complete, under the size cap, and its
+reader opens it and iterates it to the end; a partial or corrupt upload is deleted and never
+becomes a recording. Ids are the first 16 hex digits of the content's SHA-256 (same bytes: one).
 
 Reductions are cached per (recording, module, parameters) because RSC needs the
 recording's frame vectors at prioritization time.
