@@ -72,15 +72,17 @@ def _clear(lanes: int) -> float:
     return lanes * LANE_WIDTH_M + SIDEWALK_M
 
 
-def _four_way(name: str, lanes: int) -> tuple[Layout, list[Building]]:
+def _four_way(name: str, lanes: int, *, signalized: bool = True, far_m: float = 80.0, alley_m: float = 6.0,
+              heights_m: tuple[float, float] = (12.0, 30.0)) -> tuple[Layout, list[Building]]:
+    """One 4-arm junction with a 2 x 2 block of buildings in each corner, from the sidewalk to ``far_m``."""
     arms = tuple(Arm("c", d, lanes, None, 150.0) for d in "ENWS")
-    layout = Layout(name, {"c": (0.0, 0.0)}, arms, frozenset({"c"}), LANE_WIDTH_M)
-    rng, c, far = _rng(name), _clear(lanes), 80.0
+    layout = Layout(name, {"c": (0.0, 0.0)}, arms, frozenset({"c"}) if signalized else frozenset(), LANE_WIDTH_M)
+    rng, c = _rng(name), _clear(lanes)
     out: list[Building] = []
     for sx, sy, tag in ((1, 1, "ne"), (-1, 1, "nw"), (-1, -1, "sw"), (1, -1, "se")):
-        xs, ys = sorted((sx * c, sx * far)), sorted((sy * c, sy * far))
-        out += fill_block(rng, xs[0], ys[0], xs[1], ys[1], nx=2, ny=2, alley_m=6.0,
-                          heights_m=(12.0, 30.0), prefix=f"{tag}-")
+        xs, ys = sorted((sx * c, sx * far_m)), sorted((sy * c, sy * far_m))
+        out += fill_block(rng, xs[0], ys[0], xs[1], ys[1], nx=2, ny=2, alley_m=alley_m,
+                          heights_m=heights_m, prefix=f"{tag}-")
     return layout, out
 
 
@@ -96,16 +98,7 @@ def unsignalized_4way() -> tuple[Layout, list[Building]]:
     """An all-way-stop crossroads between tall buildings: the four corner blocks reach the sidewalk
     and rise 25-45 m, so the junction's catalogue entry is tagged ``unsignalized_4way`` and
     ``urban_canyon`` (built-up share and mean height within 60 m of the centre)."""
-    name, lanes = "unsignalized_4way", 1
-    arms = tuple(Arm("c", d, lanes, None, 150.0) for d in "ENWS")
-    layout = Layout(name, {"c": (0.0, 0.0)}, arms, frozenset(), LANE_WIDTH_M)
-    rng, c, far = _rng(name), _clear(lanes), 90.0
-    out: list[Building] = []
-    for sx, sy, tag in ((1, 1, "ne"), (-1, 1, "nw"), (-1, -1, "sw"), (1, -1, "se")):
-        xs, ys = sorted((sx * c, sx * far)), sorted((sy * c, sy * far))
-        out += fill_block(rng, xs[0], ys[0], xs[1], ys[1], nx=2, ny=2, alley_m=4.0,
-                          heights_m=(25.0, 45.0), prefix=f"{tag}-")
-    return layout, out
+    return _four_way("unsignalized_4way", 1, signalized=False, far_m=90.0, alley_m=4.0, heights_m=(25.0, 45.0))
 
 
 def t_junction() -> tuple[Layout, list[Building]]:
