@@ -12,7 +12,7 @@ PROTOS := $(wildcard protos/lastv2x/v1/*.proto)
 BUF := .tools/node_modules/.bin/buf
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lock browser run test lint protos protos-check bench docs bench-parse bench-parse-live chaos fuzz mutant-fuzz llm-live-test images deploy-check up down clean
+.PHONY: help setup lock browser run test lint protos protos-check bench docs bench-parse bench-parse-live chaos fuzz mutant-fuzz llm-live-test images deploy-check up down clean experiments
 
 help: ## this list
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -81,6 +81,13 @@ MUTANTS ?= 10000
 FUZZ_PER_RPC ?= 10000
 fuzz: setup ## fuzz every RPC of the five services (FUZZ_PER_RPC inputs each, default 10000): crashes, hangs, leaks
 	$(PY) -m lastv2x_app.fuzz --per-rpc $(FUZZ_PER_RPC)
+
+# The papers' experiments (issue 33): every row's paper figure beside ours, into EXPERIMENTS.md. CARLA towns from
+# ../shared/data/opendrive/carla unless LASTV2X_MAP_PATHS says otherwise; a row that cannot run says why.
+QUICK ?=
+EXPERIMENTS_MAP_PATHS ?= $(or $(LASTV2X_MAP_PATHS),../shared/data/opendrive/carla)
+experiments: setup ## the papers' experiments, ours beside theirs, into EXPERIMENTS.md (QUICK=1: minutes)
+	LASTV2X_MAP_PATHS=$(EXPERIMENTS_MAP_PATHS) $(PY) -m lastv2x_app.experiments $(if $(QUICK),--quick)
 
 bench-parse: setup ## parser benchmark: in-sample field accuracy, then the held-out set scored exactly (misses listed)
 	$(PY) bench/bench_parse.py --heldout
