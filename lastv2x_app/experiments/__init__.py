@@ -26,6 +26,7 @@ ROWS: dict[str, str] = {
     "corridor": "corridor",
     "eebl-relay": "eebl_relay",
     "ima-yield": "ima_yield",
+    "gate": "gate",
 }
 
 
