@@ -27,6 +27,8 @@ ROWS: dict[str, str] = {
     "eebl-relay": "eebl_relay",
     "ima-yield": "ima_yield",
     "gate": "gate",
+    "paired-ablation": "paired_ablation",
+    "strap": "strap",
 }
 
 
