@@ -27,6 +27,7 @@ ROWS: dict[str, str] = {
     "eebl-relay": "eebl_relay",
     "ima-yield": "ima_yield",
     "gate": "gate",
+    "refinement": "refinement",
     "paired-ablation": "paired_ablation",
     "strap": "strap",
 }

@@ -10,7 +10,7 @@ import pytest
 from lastv2x_app.experiments import ROWS, Row
 from lastv2x_app.experiments.__main__ import main, render, run_row
 
-TINY = ["coverage", "normal-traffic", "corridor", "eebl-relay", "ima-yield", "gate", "strap", "paired-ablation"]
+TINY = ["coverage", "normal-traffic", "corridor", "eebl-relay", "ima-yield", "gate", "strap", "paired-ablation", "refinement"]
 
 
 @pytest.mark.parametrize("row_id", TINY)
