@@ -31,9 +31,9 @@ from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec, parse_spec
 from services.search.campaign import CampaignRequest, CampaignRunner, Event, LeaseLost
 from services.search.pipeline import ExecutionRequest, Pipeline
-from services.search.repository import open_store
 from services.search.settings import SearchSettings
 from services.search.store import CampaignRow, Repository, WitnessRow
+from services.search.stores import open_store
 
 TERMINAL = ("done", "failed", "cancelled")
 MAX_IN_FLIGHT = 64

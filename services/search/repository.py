@@ -24,7 +24,7 @@ What it keeps, and why each table exists:
 One implementation, ``store.SqlRepository``, writes the SQL for both engines over a small
 dialect: ``store.Store`` (SQLite under ``LASTV2X_SEARCH_DATA_DIR``, the default) and
 ``store_pg.PostgresStore`` (``LASTV2X_SEARCH_DB=postgresql://...``, several search replicas
-sharing one archive); :func:`open_store` picks one from the settings. Witness traces are files
+sharing one archive); ``services.search.stores.open_store`` picks one from the settings. Witness traces are files
 under ``data_dir/traces`` for both (:class:`TraceFiles`). Nothing outside these modules writes SQL.
 """
 
@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lastv2x.core.files import private_dir
-from services.search.settings import SearchSettings
 
 
 @dataclass(frozen=True)
@@ -176,16 +175,4 @@ def check_ttl(ttl_s: float) -> float:
     return float(ttl_s)
 
 
-def open_store(settings: SearchSettings) -> Repository:
-    """The repository the settings name: PostgreSQL when ``settings.db`` is a URL (psycopg is imported only
-    then), else SQLite under ``settings.data_dir``."""
-    if settings.db:
-        from services.search.store_pg import PostgresStore
-
-        return PostgresStore(settings.db, settings.data_dir)
-    from services.search.store import Store
-
-    return Store(settings.data_dir)
-
-
-__all__ = ["CampaignRow", "LedgerRow", "Repository", "TraceFiles", "WitnessRow", "check_ttl", "open_store"]
+__all__ = ["CampaignRow", "LedgerRow", "Repository", "TraceFiles", "WitnessRow", "check_ttl"]

@@ -26,9 +26,9 @@ from bench.postgres_local import LocalPostgres, PostgresUnavailable, throwaway_p
 from lastv2x.core.errors import NotFound
 from services.search import migrations
 from services.search.migrations import SchemaTooNew
-from services.search.repository import open_store
 from services.search.settings import SearchSettings
 from services.search.store import LedgerRow, Repository, Store, WitnessRow
+from services.search.stores import open_store
 
 KEY = {"application": "RLVW", "fault_family": "freeze@SPAT", "penetration_band": "[0.8,1.0]",
        "conflict_geometry": "straight"}
