@@ -71,7 +71,7 @@ docs: setup ## the documentation site: regenerate docs/reference/ from the code,
 	$(PY) scripts/docs_reference.py
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
-chaos: setup ## fault test: simulator replicas killed, the search service restarted; archive as a clean run
+chaos: setup ## fault test: every service killed in turn mid-campaign (then a one-replica run); archive as a clean run
 	$(PY) -m lastv2x_app.chaos --budget 24
 
 mutant-fuzz: setup ## the search's own mutants (MUTANTS, default 10000) through verify, grounding, simulator validation: 0 untyped errors
@@ -111,4 +111,4 @@ down: ## stop the local stack
 	$(PY) -m lastv2x_app.cli down
 
 clean: ## remove the venv and caches
-	rm -rf $(VENV) .tools .lastv2x build *.egg-info
+	rm -rf $(VENV) .tools .lastv2x build site *.egg-info
