@@ -664,13 +664,17 @@ class CampaignRunner:
                                           f" (margin {margin_text(e.failure_margin)})")
 
     # ── admission -> witness ──────────────────────────────────────────────
+    def _coverage_gap(self, sc: ScenarioProgress, cand: _Candidate, when: str) -> None:
+        """A failure with no fault injected and no coverage taken away: the scene's own radio, reported apart."""
+        sc.coverage_gaps += 1
+        self._journal("coverage_gap", {"scenario": sc.index, "execution_id": cand.execution_id, "when": when})
+        self._emit("coverage_gap", sc.index, f"{sc.source}: a failure with no fault injected and no coverage taken "
+                                             f"away ({when}): a coverage gap of the scene, reported apart (not a "
+                                             "fault witness)")
+
     def _admitted(self, sc: ScenarioProgress, cand: _Candidate) -> None:
         if admission_class(cand.spec) == "coverage_gap":  # no fault, nothing declared: the world's own radio
-            sc.coverage_gaps += 1
-            self._journal("coverage_gap", {"scenario": sc.index, "execution_id": cand.execution_id})
-            self._emit("coverage_gap", sc.index, f"{sc.source}: a failure with no fault injected and no coverage "
-                                                 "taken away: a coverage gap of the scene, reported apart (not a "
-                                                 "fault witness)")
+            self._coverage_gap(sc, cand, "as run")
             return
         sc.admitted_executions += 1
         if sc.first_admitted_at is None:
@@ -689,7 +693,9 @@ class CampaignRunner:
         self._stage(sc, "shrink", key.text)
         try:
             witness_spec, result = self._shrink(sc, cand.spec)
-            if not self._same_failure_as_a_witness(sc, cand, witness_spec, key.text):
+            if admission_class(witness_spec) == "coverage_gap":  # every fault shrank away: it never needed one
+                self._coverage_gap(sc, cand, "its faults shrank away")
+            elif not self._same_failure_as_a_witness(sc, cand, witness_spec, key.text):
                 self._archive(sc, cand, witness_spec, result)
         except _NOT_A_CANDIDATE_ERROR as exc:
             if not isinstance(exc, CandidateErrored):

@@ -97,6 +97,30 @@ def test_a_failure_with_no_fault_and_nothing_declared_is_a_coverage_gap_not_a_wi
         core.close()
 
 
+def test_a_failure_whose_faults_all_shrink_away_is_a_coverage_gap_not_a_witness(tmp_path):
+    """A witness with 0 faults left never needed one: the scene's own radio failed (issue 31, item 3)."""
+    from concurrent.futures import Future
+    from dataclasses import replace
+
+    from services.search.pipeline import Execution, ExecutionRequest, InProcessPipeline
+
+    class EveryRunFails(InProcessPipeline):
+        def submit(self, request: ExecutionRequest) -> Future[Execution]:
+            out: Future[Execution] = Future()
+            super().submit(request).add_done_callback(lambda f: out.set_result(replace(f.result(), admitted=True)))
+            return out
+
+    core = _core(tmp_path, EveryRunFails(synthetic_grounding=True, trace_dir=tmp_path / "t"))
+    try:
+        view = _run(core, specs=[faulted_reference_spec(Application.RLVW, seed=3)], seed=1, budget_per_scenario=1)
+        (sc,) = view.summary["scenarios"]
+        assert sc["admitted_executions"] == 1 and sc["coverage_gaps"] == 1 and not core.witnesses(view.id)
+        (gap,) = [p for _, k, p in core.store.journal(view.id) if k == "coverage_gap"]
+        assert gap["when"] == "its faults shrank away"
+    finally:
+        core.close()
+
+
 def test_two_keys_that_shrink_to_the_same_failure_are_one_witness(tmp_path):
     """Issue 31, item 4: the same failure found under two keys (an extra harmless fault, another window)."""
     from tests.search.conftest import FREEZE_BEFORE_AMBER, HARMLESS_MAP_DROP
