@@ -212,7 +212,7 @@ def _load_program_or_spec(path: str) -> tuple[str, Any]:
 def _outcome_lines(d: dict[str, Any]) -> list[str]:
     from lastv2x.core.catalogue import margin_text
 
-    lines = [f"{'ADMITTED' if d['admitted'] else 'not admitted'}: failure margin {margin_text(d['failure_margin'])}"]
+    lines = [f"{'ADMITTED' if d['admitted'] else 'not admitted'}: failure margin {margin_text(d['failure_margin'], admitted=d['admitted'])}"]
     if d.get("app_error"):
         lines.insert(0, f"APPLICATION ERROR: {d['app_error']}")
     for name in ("md", "gt"):

@@ -171,7 +171,7 @@ def _execute_stages(result: DemoResult, spec: ScenarioSpec) -> None:
         label = "message-driven ego" if name == "md" else "ground-truth ego"
         result.rows.append((f"4 paired: {label}", verdict, f"{when}; stops {r['stops']}"))
     result.rows.append(("4 paired: admission", "ADMITTED" if d["admitted"] else "not admitted",
-                        f"failure class {extra.get('failure_class') or '-'}; failure margin {margin_text(d['failure_margin'])}; "
+                        f"failure class {extra.get('failure_class') or '-'}; failure margin {margin_text(d['failure_margin'], admitted=d['admitted'])}; "
                         f"divergence alarm {extra.get('divergence_alarm')}"))
     result.data["outcome"] = d
     result.rows.append(("5 trace (MCAP)", "written", uri))

@@ -382,9 +382,15 @@ LEADER_RANGE_M = 150.0  # assumption: > AASHTO 2011 Table 3-1 stopping sight dis
 BACKHAUL_LATENCY_S = 0.01
 
 
-def margin_text(margin: float, fmt: str = "g") -> str:
-    """A failure margin (signal apps: s; conflict apps: m) as people read it: the ``LARGE_MARGIN``
-    sentinel is :data:`NO_MARGIN_TEXT`, any other value ``format(margin, fmt)``."""
+ADMITTED_MARGIN_TEXT = "crossed (the failure happened)"  # an admitted run's margin: never "none"
+
+
+def margin_text(margin: float, fmt: str = "g", *, admitted: bool = False) -> str:
+    """A failure margin (signal apps: s; conflict apps: m) as people read it: an admitted run's is
+    :data:`ADMITTED_MARGIN_TEXT`, the ``LARGE_MARGIN`` sentinel :data:`NO_MARGIN_TEXT`, any other value
+    ``format(margin, fmt)``."""
+    if admitted:
+        return ADMITTED_MARGIN_TEXT
     return NO_MARGIN_TEXT if margin >= LARGE_MARGIN else format(margin, fmt)
 
 

@@ -86,9 +86,7 @@ def causal_chain(outcome: dict[str, Any], without_fault: dict[str, Any] | None =
 
 def margin_clause(outcome: dict[str, Any]) -> str:
     """The failure margin as a page says it: never 'none' on an admitted failure (the failure happened)."""
-    if outcome.get("admitted"):
-        return "crossed (the failure happened)"
-    return margin_text(outcome.get("failure_margin", 1e6), ".2f")
+    return margin_text(outcome.get("failure_margin", 1e6), ".2f", admitted=bool(outcome.get("admitted")))
 
 
 __all__ = ["belief_clause", "causal_chain", "fault_clause", "margin_clause", "outcome_clause"]

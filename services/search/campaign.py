@@ -661,7 +661,7 @@ class CampaignRunner:
                                  "failure_margin": e.failure_margin, "refused": e.refused})
         self._emit("execution", sc.index, f"{sc.source}: {cand.origin} run "
                                           f"{'ADMITTED' if e.admitted else 'refused' if e.refused else 'not admitted'}"
-                                          f" (margin {margin_text(e.failure_margin)})")
+                                          f" (margin {margin_text(e.failure_margin, admitted=e.admitted)})")
 
     # ── admission -> witness ──────────────────────────────────────────────
     def _coverage_gap(self, sc: ScenarioProgress, cand: _Candidate, when: str) -> None:

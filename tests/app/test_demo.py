@@ -9,6 +9,7 @@ from lastv2x_app.demo import run_demo
 def test_a_failure_margin_reads_as_a_number_or_as_none_for_the_sentinel() -> None:
     assert margin_text(0.25) == "0.25" and margin_text(-1.5, ".2f") == "-1.50"
     assert margin_text(LARGE_MARGIN) == NO_MARGIN_TEXT and margin_text(LARGE_MARGIN, ".2f") == NO_MARGIN_TEXT
+    assert margin_text(LARGE_MARGIN, admitted=True) == margin_text(0.3, admitted=True) == "crossed (the failure happened)"
 
 
 def test_demo_runs_every_stage_on_embedded_defaults() -> None:
@@ -22,7 +23,8 @@ def test_demo_runs_every_stage_on_embedded_defaults() -> None:
     assert result.data["outcome"]["admitted"]  # the intent's SPaT freeze is a communication-caused failure
     assert result.data["trace_uri"].startswith("file://") and "intent:" in result.table
     admission = dict((r[0], r[2]) for r in result.rows)["4 paired: admission"]
-    assert f"failure margin {margin_text(result.data['outcome']['failure_margin'])};" in admission
+    assert f"failure margin {margin_text(result.data['outcome']['failure_margin'], admitted=True)};" in admission
+    assert "failure margin none" not in admission  # never 'none' on an admitted failure (issue 31)
     assert "1e+06" not in result.table  # the no-episode sentinel is said in words
     # part 2: a campaign over the demo intents, every scenario finished, at least one 1-minimal witness
     campaign = result.data["campaign"]
