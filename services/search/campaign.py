@@ -460,12 +460,10 @@ class CampaignRunner:
                 since_improvement = 0 if cand.priority < best else since_improvement + 1
                 if cand.execution.admitted:
                     self._admitted(sc, cand)
-            if exhausted and not generation:
-                if since_improvement < self.settings.stall_candidates:
-                    since_improvement = self.settings.stall_candidates  # mutants exhausted: reflect if allowed
-                    if stalled():
-                        continue
-                return
+            if exhausted and not generation:  # mutants exhausted: reflect if a round is left, else the search ends
+                since_improvement = max(since_improvement, self.settings.stall_candidates)
+                if not stalled():
+                    return
 
     def _run_generation(self, sc: ScenarioProgress, generation: list[_Candidate]) -> Iterator[_Candidate]:
         """Journal every dispatch of the generation first (so the journal's order does not depend on K),
