@@ -49,6 +49,8 @@ entries already written are checked against the replay instead of written twice,
 witness already archived is kept. Because the loop is deterministic for a seed and K,
 the resumed campaign ends with the same journal and the same archive as an
 uninterrupted one.
+
+The request, progress, event and candidate types live in ``services.search.campaign_types``.
 """
 
 from __future__ import annotations
@@ -62,7 +64,6 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,18 @@ from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XErro
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.rng import Substream, substream
 from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
-from lastv2x.core.verifier import VerificationReport, verify
+from lastv2x.core.verifier import verify
+from services.search.campaign_types import (
+    NOT_A_CANDIDATE_ERROR,
+    CampaignRequest,
+    Cancelled,
+    Candidate,
+    CandidateErrored,
+    Event,
+    LeaseLost,
+    ReplayDiverged,
+    ScenarioProgress,
+)
 from services.search.catalog import admission_class, catalog_key, failure_signature
 from services.search.evidence import evidence_digest
 from services.search.mutate import mutate
@@ -84,130 +96,6 @@ from services.search.store import LedgerRow, Repository, WitnessRow
 LOG = logging.getLogger(__name__)
 MAX_REDRAWS = 8  # a child already tried in this scenario is redrawn at most this often
 GROUND_CACHE = 512  # grounded specs remembered (an LRU): a campaign's programs are not all kept in memory
-
-
-@dataclass(frozen=True)
-class CampaignRequest:
-    """A validated StartCampaign request (``core.validate_request`` builds it)."""
-
-    intents: tuple[str, ...] = ()
-    specs: tuple[ScenarioSpec, ...] = ()
-    seed: int = 0
-    budget_per_scenario: int = 120  # candidates per scenario, gated and reflected ones included
-    reflection_rounds: int = 5
-    in_flight: int = 4  # K per replica
-    gate: bool = True
-    stop_at_first_admission: bool = False
-    minimize: bool = True
-    app: str = ""  # application under test (ExecuteRequest.app): "" = the reference apps
-    allow_partial: bool = False  # run intents the parser read in part (else such a scenario fails, naming the clause)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["specs"] = [spec_to_dict(s) for s in self.specs]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> CampaignRequest:
-        """The request as stored with its campaign (``to_dict``), to resume it."""
-        return cls(**{**d, "intents": tuple(d["intents"]), "specs": tuple(parse_spec(x) for x in d["specs"])})
-
-
-@dataclass
-class ScenarioProgress:
-    """What a user sees of one scenario: its stage, counts and results."""
-
-    index: int
-    source: str  # "intents[0]" or "specs[0]"
-    intent: str
-    application: str = ""
-    stage: str = "queued"  # queued, parse, search, reflect, shrink, done, failed, cancelled
-    candidates: int = 0  # budget spent: executed + gated + ungroundable
-    executions: int = 0  # search executions (initial, search, reflection)
-    shrink_executions: int = 0  # delta-debugging and re-check executions
-    gated: int = 0
-    refused: int = 0
-    admitted_executions: int = 0
-    admitted_initially: bool | None = None  # the parsed spec's own run
-    first_admitted_at: int | None = None  # candidate number of the first admission
-    reflection_rounds: int = 0
-    best_margin: float = math.inf
-    witness_ids: list[str] = field(default_factory=list)
-    duplicate_keys: int = 0  # admitted executions whose catalogue key was already archived
-    flaky: int = 0
-    errored: int = 0  # candidates an unexpected exception ended (journaled, logged); the search went on
-    coverage_gaps: int = 0  # failures with no fault and nothing declared (catalog.admission_class): not witnesses
-    keys: list[str] = field(default_factory=list)  # distinct catalogue keys admitted in this scenario
-    faults_left: list[int] = field(default_factory=list)  # per witness: faults in the 1-minimal spec
-    error: str = ""
-    unparsed_clauses: list[str] = field(default_factory=list)  # what the parser could not read (allow_partial)
-    in_flight: int = 0  # executions dispatched and not yet settled
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["best_margin"] = None if math.isinf(self.best_margin) else self.best_margin
-        return d
-
-
-@dataclass(frozen=True)
-class Event:
-    """One progress event of a campaign."""
-
-    kind: str  # stage, execution, admitted, witness, reflection, done, failed, cancelled
-    scenario: int  # -1 = the campaign
-    message: str
-    candidates_done: int  # budget spent so far (executed, gated and ungroundable candidates)
-    budget_total: int  # candidates per scenario x scenarios
-    executions_done: int  # paired executions so far, delta debugging and re-checks included
-    admitted: int  # admitted executions so far
-    eta_s: float | None  # estimated seconds to the end of the budget
-
-
-@dataclass
-class _Candidate:
-    spec: ScenarioSpec
-    origin: str  # initial, search, reflection
-    operators: tuple[str, ...] = ()
-    report: VerificationReport | None = None
-    program: ScenarioProgram | None = None
-    execution: Execution | None = None
-    execution_id: str = ""
-    rng_state: dict[str, Any] | None = None  # the search RNG before this child was drawn (journal)
-    future: Future[Execution] | None = None
-    errored: str = ""  # why an unexpected exception ended this candidate
-
-    @property
-    def priority(self) -> tuple[int, float]:
-        e = self.execution
-        if e is None:
-            return (2, math.inf)
-        return (0 if e.admitted else 1, e.failure_margin)
-
-
-class Cancelled(Exception):
-    pass
-
-
-class CandidateErrored(Exception):
-    """One candidate hit an unexpected (untyped) exception at ``stage``: that candidate is errored,
-    the search goes on."""
-
-    def __init__(self, stage: str, exc: BaseException):
-        super().__init__(f"{stage}: {type(exc).__name__}: {exc}"[:500])
-        self.stage = stage
-        self.error_type = type(exc).__name__
-
-
-# what ends more than one candidate: never turned into an errored candidate
-_NOT_A_CANDIDATE_ERROR = (LastV2XError, Cancelled, CandidateErrored)
-
-
-class LeaseLost(Exception):
-    """Another search replica holds this campaign's lease: stop driving it (it resumes from the journal)."""
-
-
-class ReplayDiverged(Exception):
-    """A resumed campaign did not retrace its journal (the code or a peer changed in between)."""
 
 
 class CampaignRunner:
@@ -400,7 +288,7 @@ class CampaignRunner:
             spec = given
         sc.application = spec.application.value
         self._journal("scenario", {"scenario": sc.index, "seed": seed, "spec": spec_to_dict(spec)})
-        root = self._run_candidates(sc, [_Candidate(spec, "initial")])[0]
+        root = self._run_candidates(sc, [Candidate(spec, "initial")])[0]
         sc.admitted_initially = bool(root.execution and root.execution.admitted)
         self._stage(sc, "search", f"initial run {'ADMITTED' if sc.admitted_initially else 'not admitted'}")
         self._search(sc, root, rng, prompt)
@@ -409,9 +297,9 @@ class CampaignRunner:
                                       f"{len(sc.witness_ids)} witness(es))")
 
     # ── search ────────────────────────────────────────────────────────────
-    def _search(self, sc: ScenarioProgress, root: _Candidate, rng: np.random.Generator, prompt: str) -> None:
+    def _search(self, sc: ScenarioProgress, root: Candidate, rng: np.random.Generator, prompt: str) -> None:
         budget = self.request.budget_per_scenario
-        elite: list[_Candidate] = [root] if root.execution else []
+        elite: list[Candidate] = [root] if root.execution else []
         self._journal_elite(sc, elite)
         tried = {root.spec.model_dump_json()}
         since_improvement = 0
@@ -439,7 +327,7 @@ class CampaignRunner:
             if done() or not elite:
                 return
             # one generation: children of the elite as the previous generations left it, in draw order
-            generation: list[_Candidate] = []
+            generation: list[Candidate] = []
             exhausted = False
             while len(generation) < self.settings.generation_size and sc.candidates < budget:
                 child = self._child(elite, rng, tried)
@@ -465,12 +353,12 @@ class CampaignRunner:
                 if not stalled():
                     return
 
-    def _run_generation(self, sc: ScenarioProgress, generation: list[_Candidate]) -> Iterator[_Candidate]:
+    def _run_generation(self, sc: ScenarioProgress, generation: list[Candidate]) -> Iterator[Candidate]:
         """Journal every dispatch of the generation first (so the journal's order does not depend on K),
         then keep up to K per replica in flight and yield the candidates settled, in dispatch order."""
         for cand in generation:
             self._journal_dispatch(sc, cand)
-        waiting, pending = deque(generation), deque[_Candidate]()
+        waiting, pending = deque(generation), deque[Candidate]()
         while waiting or pending:
             k = self.request.in_flight * max(1, len(self.pipeline.replicas))  # replicas come and go
             while waiting and len(pending) < k:
@@ -481,11 +369,11 @@ class CampaignRunner:
             self._settle(sc, cand)
             yield cand
 
-    def _journal_elite(self, sc: ScenarioProgress, elite: list[_Candidate]) -> None:
+    def _journal_elite(self, sc: ScenarioProgress, elite: list[Candidate]) -> None:
         self._journal("elite", {"scenario": sc.index, "members": [
             {"execution_id": c.execution_id, "priority": list(c.priority)} for c in elite]})
 
-    def _child(self, elite: list[_Candidate], rng: np.random.Generator, tried: set[str]) -> _Candidate | None:
+    def _child(self, elite: list[Candidate], rng: np.random.Generator, tried: set[str]) -> Candidate | None:
         """Sample a parent by rank priority (weight elite_size - rank) and mutate it."""
         weights = np.arange(len(elite), 0, -1, dtype=float)
         for _ in range(MAX_REDRAWS):
@@ -499,17 +387,17 @@ class CampaignRunner:
             if text in tried:
                 continue
             tried.add(text)
-            return _Candidate(child, "search", ops, rng_state=dict(state))
+            return Candidate(child, "search", ops, rng_state=dict(state))
         return None
 
-    def _prepare(self, sc: ScenarioProgress, cand: _Candidate) -> bool:
+    def _prepare(self, sc: ScenarioProgress, cand: Candidate) -> bool:
         """Spend one candidate of the budget: verify and ground it. True = ready to run; False = the gate
         blocked it, it has no program, or it errored."""
         sc.candidates += 1
         try:
             cand.report = verify(cand.spec)
             program = self._ground(cand.spec) if not (self.request.gate and not cand.report.ok) else None
-        except _NOT_A_CANDIDATE_ERROR as exc:
+        except NOT_A_CANDIDATE_ERROR as exc:
             if not isinstance(exc, CandidateErrored):
                 raise
             self._errored(sc, cand, exc)
@@ -530,7 +418,7 @@ class CampaignRunner:
         cand.program = program
         return True
 
-    def _errored(self, sc: ScenarioProgress, cand: _Candidate, exc: CandidateErrored) -> None:
+    def _errored(self, sc: ScenarioProgress, cand: Candidate, exc: CandidateErrored) -> None:
         """``cand`` hit an unexpected exception: count it, journal it, log the traceback; nothing else stops."""
         sc.errored += 1
         cand.errored = str(exc)
@@ -540,14 +428,14 @@ class CampaignRunner:
                                   "error_type": exc.error_type, "error": str(exc), "operators": list(cand.operators)})
         self._emit("errored", sc.index, f"{sc.source}: {cand.origin} candidate ERRORED ({exc}); the search goes on")
 
-    def _run_candidates(self, sc: ScenarioProgress, cands: list[_Candidate]) -> list[_Candidate]:
+    def _run_candidates(self, sc: ScenarioProgress, cands: list[Candidate]) -> list[Candidate]:
         """Ground, dispatch and settle candidates that are not gated (initial and reflected roots)."""
         for c in cands:
             sc.candidates += 1
             try:
                 c.report = verify(c.spec)
                 program = self._ground(c.spec)
-            except _NOT_A_CANDIDATE_ERROR as exc:
+            except NOT_A_CANDIDATE_ERROR as exc:
                 if not isinstance(exc, CandidateErrored):
                     raise
                 self._errored(sc, c, exc)
@@ -586,7 +474,7 @@ class CampaignRunner:
             except (InvalidArgument, FailedPrecondition) as exc:
                 found = str(exc)
                 break
-            except _NOT_A_CANDIDATE_ERROR:
+            except NOT_A_CANDIDATE_ERROR:
                 raise
             except Exception as exc:  # noqa: BLE001 - not cached: the same spec may ground next time
                 if attempt == 2:
@@ -597,14 +485,14 @@ class CampaignRunner:
             self._ground_cache.popitem(last=False)
         return found
 
-    def _journal_dispatch(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+    def _journal_dispatch(self, sc: ScenarioProgress, cand: Candidate) -> None:
         assert cand.program is not None
         cand.execution_id = execution_id(cand.program, cand.program.seed, self.id)
         self._journal("dispatch", {"scenario": sc.index, "execution_id": cand.execution_id, "origin": cand.origin,
                                    "operators": list(cand.operators), "spec": spec_to_dict(cand.spec),
                                    "rng_state": cand.rng_state})
 
-    def _submit_candidate(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+    def _submit_candidate(self, sc: ScenarioProgress, cand: Candidate) -> None:
         assert cand.program is not None
         cand.future = self._submit(cand.program, cand.execution_id)
         sc.in_flight += 1
@@ -637,7 +525,7 @@ class CampaignRunner:
         self._exec_count += 1
         self._exec_seconds += e.wall_time_s
 
-    def _settle(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+    def _settle(self, sc: ScenarioProgress, cand: Candidate) -> None:
         assert cand.future is not None
         try:
             e = self._wait(cand.future)
@@ -662,7 +550,7 @@ class CampaignRunner:
                                           f" (margin {margin_text(e.failure_margin, admitted=e.admitted)})")
 
     # ── admission -> witness ──────────────────────────────────────────────
-    def _coverage_gap(self, sc: ScenarioProgress, cand: _Candidate, when: str) -> None:
+    def _coverage_gap(self, sc: ScenarioProgress, cand: Candidate, when: str) -> None:
         """A failure with no fault injected and no coverage taken away: the scene's own radio, reported apart."""
         sc.coverage_gaps += 1
         self._journal("coverage_gap", {"scenario": sc.index, "execution_id": cand.execution_id, "when": when})
@@ -670,7 +558,7 @@ class CampaignRunner:
                                              f"away ({when}): a coverage gap of the scene, reported apart (not a "
                                              "fault witness)")
 
-    def _admitted(self, sc: ScenarioProgress, cand: _Candidate) -> None:
+    def _admitted(self, sc: ScenarioProgress, cand: Candidate) -> None:
         if admission_class(cand.spec) == "coverage_gap":  # no fault, nothing declared: the world's own radio
             self._coverage_gap(sc, cand, "as run")
             return
@@ -695,7 +583,7 @@ class CampaignRunner:
                 self._coverage_gap(sc, cand, "its faults shrank away")
             elif not self._same_failure_as_a_witness(sc, cand, witness_spec, key.text):
                 self._archive(sc, cand, witness_spec, result)
-        except _NOT_A_CANDIDATE_ERROR as exc:
+        except NOT_A_CANDIDATE_ERROR as exc:
             if not isinstance(exc, CandidateErrored):
                 raise
             self._errored(sc, cand, exc)
@@ -703,7 +591,7 @@ class CampaignRunner:
             self._errored(sc, cand, CandidateErrored("shrink", exc))
         self._stage(sc, "search")
 
-    def _same_failure_as_a_witness(self, sc: ScenarioProgress, cand: _Candidate, spec: ScenarioSpec,
+    def _same_failure_as_a_witness(self, sc: ScenarioProgress, cand: Candidate, spec: ScenarioSpec,
                                    key: str) -> bool:
         """Is the minimized run the same failure (``failure_signature``: decisions, how, against whom) as a
         witness this campaign already holds under another key? Then it is counted there, not archived."""
@@ -752,7 +640,7 @@ class CampaignRunner:
         result = Shrinker(predicate, max_calls=self.settings.shrink_max_calls, bisect=self.settings.shrink_bisect).run(spec)
         return result.spec, result
 
-    def _archive(self, sc: ScenarioProgress, found: _Candidate, spec: ScenarioSpec, result: Any) -> None:
+    def _archive(self, sc: ScenarioProgress, found: Candidate, spec: ScenarioSpec, result: Any) -> None:
         program = self._ground(spec)
         assert not isinstance(program, str)
         exec_id = execution_id(program, program.seed, self.id)
@@ -856,8 +744,8 @@ class CampaignRunner:
                                         f"after {result.steps} weakening(s), {result.runs} run(s)")
 
     # ── reflection ────────────────────────────────────────────────────────
-    def _reflect(self, sc: ScenarioProgress, root: _Candidate, prompt: str, rng: np.random.Generator
-                 ) -> tuple[_Candidate | None, str]:
+    def _reflect(self, sc: ScenarioProgress, root: Candidate, prompt: str, rng: np.random.Generator
+                 ) -> tuple[Candidate | None, str]:
         sc.reflection_rounds += 1
         self._stage(sc, "reflect", f"round {sc.reflection_rounds}")
         report = root.report or verify(root.spec)
@@ -896,7 +784,7 @@ class CampaignRunner:
         if spec.map != root.spec.map:  # nor where: it edits how hard and when (a re-parse may draw another town)
             spec = parse_spec({**spec_to_dict(spec), "map": root.spec.map.model_dump(mode="json")})
         try:
-            cand = self._run_candidates(sc, [_Candidate(spec, "reflection")])[0]
+            cand = self._run_candidates(sc, [Candidate(spec, "reflection")])[0]
         except FailedPrecondition:
             return None, reflected.revised_prompt
         self._stage(sc, "search", f"after reflection {sc.reflection_rounds}")
