@@ -72,20 +72,25 @@ def _run(core, **kw):  # type: ignore[no-untyped-def]
     return core.wait(core.start(validate_request(settings=core.settings, **kw)).id, timeout_s=300)
 
 
-def test_a_failure_with_no_fault_and_nothing_declared_is_a_coverage_gap_not_a_witness(tmp_path):
-    """Issue 31, item 3: on a healthy spec every admission is the scene's own radio: reported apart."""
+def _every_run_fails(tmp_path):  # type: ignore[no-untyped-def]
+    """The real in-process pipeline, every run reported admitted."""
     from concurrent.futures import Future
     from dataclasses import replace
 
     from services.search.pipeline import Execution, ExecutionRequest, InProcessPipeline
 
-    class EveryRunFails(InProcessPipeline):  # the real runs, each reported admitted
+    class EveryRunFails(InProcessPipeline):
         def submit(self, request: ExecutionRequest) -> Future[Execution]:
             out: Future[Execution] = Future()
             super().submit(request).add_done_callback(lambda f: out.set_result(replace(f.result(), admitted=True)))
             return out
 
-    core = _core(tmp_path, EveryRunFails(synthetic_grounding=True, trace_dir=tmp_path / "t"))
+    return EveryRunFails(synthetic_grounding=True, trace_dir=tmp_path / "t")
+
+
+def test_a_failure_with_no_fault_and_nothing_declared_is_a_coverage_gap_not_a_witness(tmp_path):
+    """Issue 31, item 3: on a healthy spec every admission is the scene's own radio: reported apart."""
+    core = _core(tmp_path, _every_run_fails(tmp_path))
     try:
         view = _run(core, specs=[reference_spec(Application.RLVW, seed=3)], seed=1, budget_per_scenario=5)
         (sc,) = view.summary["scenarios"]
@@ -99,18 +104,7 @@ def test_a_failure_with_no_fault_and_nothing_declared_is_a_coverage_gap_not_a_wi
 
 def test_a_failure_whose_faults_all_shrink_away_is_a_coverage_gap_not_a_witness(tmp_path):
     """A witness with 0 faults left never needed one: the scene's own radio failed (issue 31, item 3)."""
-    from concurrent.futures import Future
-    from dataclasses import replace
-
-    from services.search.pipeline import Execution, ExecutionRequest, InProcessPipeline
-
-    class EveryRunFails(InProcessPipeline):
-        def submit(self, request: ExecutionRequest) -> Future[Execution]:
-            out: Future[Execution] = Future()
-            super().submit(request).add_done_callback(lambda f: out.set_result(replace(f.result(), admitted=True)))
-            return out
-
-    core = _core(tmp_path, EveryRunFails(synthetic_grounding=True, trace_dir=tmp_path / "t"))
+    core = _core(tmp_path, _every_run_fails(tmp_path))
     try:
         view = _run(core, specs=[faulted_reference_spec(Application.RLVW, seed=3)], seed=1, budget_per_scenario=1)
         (sc,) = view.summary["scenarios"]
