@@ -581,8 +581,8 @@ class CampaignRunner:
             witness_spec, result = self._shrink(sc, cand.spec)
             if admission_class(witness_spec) == "coverage_gap":  # every fault shrank away: it never needed one
                 self._coverage_gap(sc, cand, "its faults shrank away")
-            elif not self._same_failure_as_a_witness(sc, cand, witness_spec, key.text):
-                self._archive(sc, cand, witness_spec, result)
+            elif (signature := self._new_failure(sc, cand, witness_spec, key.text)) is not None:
+                self._archive(sc, cand, witness_spec, result, signature)
         except NOT_A_CANDIDATE_ERROR as exc:
             if not isinstance(exc, CandidateErrored):
                 raise
@@ -591,26 +591,32 @@ class CampaignRunner:
             self._errored(sc, cand, CandidateErrored("shrink", exc))
         self._stage(sc, "search")
 
-    def _same_failure_as_a_witness(self, sc: ScenarioProgress, cand: Candidate, spec: ScenarioSpec,
-                                   key: str) -> bool:
-        """Is the minimized run the same failure (``failure_signature``: decisions, how, against whom) as a
-        witness this campaign already holds under another key? Then it is counted there, not archived."""
+    def _new_failure(self, sc: ScenarioProgress, cand: Candidate, spec: ScenarioSpec, key: str) -> str | None:
+        """The failure signature of the minimized run (``failure_signature``: decisions, how, against whom), or
+        None when it is the same failure as a witness this campaign holds under another key, or as one another
+        campaign archived (the catalogue keeps each witness's signature): then it is counted there, not archived.
+        "" when the run is not in the ledger: nothing to compare."""
         program = self._ground(spec)
         row = None if isinstance(program, str) else self.store.get_execution(
             execution_id(program, program.seed, self.id))
         row = row or self.store.get_execution(cand.execution_id)
         if row is None or not row.outcome_json:
-            return False
+            return ""
         signature = failure_signature(json.loads(row.outcome_json))
-        first = self._signatures.setdefault(signature, key)
+        first = self._signatures.get(signature)
+        if first is None:
+            elsewhere = self.store.catalogue_entry_for_failure(signature)
+            first = elsewhere["key"] if elsewhere is not None and elsewhere["first_campaign"] != self.id else key
+            self._signatures[signature] = first
         if first == key:
-            return False
+            return signature
         sc.duplicate_keys += 1
+        self.store.count_in_catalogue(first, cand.execution_id)  # once, also when a resume retraces it
         self._journal("same_failure", {"scenario": sc.index, "execution_id": cand.execution_id, "key": key,
                                        "as_key": first})
         self._emit("same_failure", sc.index, f"{sc.source}: the same failure as the witness of {first}: counted, "
                                              "not archived again")
-        return True
+        return None
 
     def _catalogued(self, key: str) -> bool:
         """Is an equivalent failure archived already: by another campaign, or by this one earlier in
@@ -640,7 +646,8 @@ class CampaignRunner:
         result = Shrinker(predicate, max_calls=self.settings.shrink_max_calls, bisect=self.settings.shrink_bisect).run(spec)
         return result.spec, result
 
-    def _archive(self, sc: ScenarioProgress, found: Candidate, spec: ScenarioSpec, result: Any) -> None:
+    def _archive(self, sc: ScenarioProgress, found: Candidate, spec: ScenarioSpec, result: Any,
+                 signature: str) -> None:
         program = self._ground(spec)
         assert not isinstance(program, str)
         exec_id = execution_id(program, program.seed, self.id)
@@ -706,7 +713,7 @@ class CampaignRunner:
             if why:
                 record["trace_error"] = why
         row = WitnessRow(witness_id, self.id, key.text, spec.application.value, time.time(), outcome_json, record, "")
-        if self.store.archive_witness(row, key.to_dict(), staged, hit=found.execution_id):
+        if self.store.archive_witness(row, key.to_dict(), staged, hit=found.execution_id, signature=signature):
             self._witness_kept(sc, witness_id, key.text, spec, result)
         else:
             sc.duplicate_keys += 1

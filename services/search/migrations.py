@@ -84,6 +84,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "catalogue hits: each admission counted once, also when a resumed campaign retraces it", (
         "CREATE TABLE catalogue_hits (key TEXT NOT NULL, hit TEXT NOT NULL, PRIMARY KEY (key, hit))",
     )),
+    Migration(4, "catalogue failure signatures: one entry per failure across campaigns, whatever its key", (
+        "ALTER TABLE catalogue ADD COLUMN failure_signature TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX catalogue_signature ON catalogue (failure_signature)",
+    )),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)  # what this code writes

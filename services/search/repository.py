@@ -11,8 +11,9 @@ What it keeps, and why each table exists:
   ``hash(canonical program, seed, campaign)``. A second write of the same id is
   ignored: a retried or replayed execution is recorded once.
 - ``catalogue``: one row per witness key (application × fault family × penetration
-  band × conflict geometry), so equivalent failures are counted, not stored twice;
-  ``catalogue_hits`` names what was counted (the admitted execution's id), so an admission
+  band × conflict geometry), so equivalent failures are counted, not stored twice, with the
+  failure signature of its witness's run, so the same failure found under another key (by
+  another campaign) is counted there too; ``catalogue_hits`` names what was counted (the admitted execution's id), so an admission
   a resumed campaign retraces is not counted again.
 - ``witnesses``: the archived 1-minimal witnesses (spec, program, grounding record,
   seed, outcome bytes with both rollouts and the monitor report, certificate) and
@@ -116,11 +117,12 @@ class Repository(Protocol):
 
     # catalogue + witnesses
     def catalogue_entry(self, key: str) -> dict[str, Any] | None: ...  # the row whose key is exactly ``key``
+    def catalogue_entry_for_failure(self, signature: str) -> dict[str, Any] | None: ...  # same failure, any key
     def has_witness(self, witness_id: str, campaign_id: str) -> bool: ...
     def count_in_catalogue(self, key: str, hit: str = "") -> None: ...
     def catalogue(self, key: str | None = None) -> list[dict[str, Any]]: ...
     def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None,
-                        hit: str = "") -> bool: ...
+                        hit: str = "", signature: str = "") -> bool: ...
     def get_witness(self, witness_id: str) -> WitnessRow: ...  # trace_path: where the trace lies on this host
     def trace_file(self, trace_path: str) -> str: ...
     def list_witnesses(self, campaign_id: str = "", application: str = "") -> list[WitnessRow]: ...

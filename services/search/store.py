@@ -181,6 +181,16 @@ class SqlRepository(TraceFiles):
         rows = self.dialect.rows(f"SELECT {CATALOGUE_COLUMNS} FROM catalogue WHERE key = ?", (key,))
         return _catalogue(rows[0]) if rows else None
 
+    def catalogue_entry_for_failure(self, signature: str) -> dict[str, Any] | None:
+        """The first catalogued entry (by key) whose witness's minimized run gave the failure ``signature``
+        (``catalog.failure_signature``), if any; an empty signature names no entry (rows archived before
+        signatures were kept have none)."""
+        if not signature:
+            return None
+        rows = self.dialect.rows(f"SELECT {CATALOGUE_COLUMNS} FROM catalogue WHERE failure_signature = ? "
+                                 "ORDER BY key LIMIT 1", (signature,))
+        return _catalogue(rows[0]) if rows else None
+
     def has_witness(self, witness_id: str, campaign_id: str) -> bool:
         return bool(self.dialect.rows("SELECT 1 FROM witnesses WHERE id = ? AND campaign_id = ?",
                                       (witness_id, campaign_id)))
@@ -199,17 +209,18 @@ class SqlRepository(TraceFiles):
         return [_catalogue(r) for r in rows]
 
     def archive_witness(self, witness: WitnessRow, key_fields: dict[str, str], staged_trace: Path | None,
-                        hit: str = "") -> bool:
+                        hit: str = "", signature: str = "") -> bool:
         """Move the staged trace into ``traces/`` (atomic rename), then claim the catalogue key and write the
         witness in one transaction. False when the catalogue already holds this key (the count goes up, once per
-        ``hit``)."""
+        ``hit``). ``signature`` is the failure signature of the witness's run (see
+        :meth:`catalogue_entry_for_failure`)."""
         trace_path = self._place_trace(witness.id, staged_trace)
         with self.dialect.tx() as db:
             claimed = db.execute(
-                f"INSERT INTO catalogue ({CATALOGUE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, 1, ?) "
+                f"INSERT INTO catalogue ({CATALOGUE_COLUMNS}, failure_signature) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?) "
                 "ON CONFLICT (key) DO NOTHING",
                 (witness.key, key_fields["application"], key_fields["fault_family"], key_fields["penetration_band"],
-                 key_fields["conflict_geometry"], witness.id, witness.campaign_id)).rowcount
+                 key_fields["conflict_geometry"], witness.id, witness.campaign_id, signature)).rowcount
             if claimed == 0:
                 _count(db, witness.key, hit)
                 return False

@@ -134,3 +134,27 @@ def test_two_keys_that_shrink_to_the_same_failure_are_one_witness(tmp_path):
         assert view.summary["scenarios"][1]["duplicate_keys"] == 1
     finally:
         core.close()
+
+
+def test_the_same_failure_found_by_a_later_campaign_is_counted_under_the_first_witness(tmp_path):
+    """Issue 31, item 4, across campaigns: the catalogue keeps each witness's failure signature, so a later
+    campaign that finds the same failure under another key counts it there instead of archiving it again."""
+    from tests.search.conftest import FREEZE_BEFORE_AMBER, HARMLESS_MAP_DROP
+
+    base = reference_spec(Application.RLVW, seed=7).model_dump(mode="json")
+    first = parse_spec({**base, "faults": [FREEZE_BEFORE_AMBER]})
+    later = {**FREEZE_BEFORE_AMBER, "anchor": {**FREEZE_BEFORE_AMBER["anchor"], "offset_s": -0.6}}
+    second = parse_spec({**base, "faults": [later, HARMLESS_MAP_DROP]})
+    core = _core(tmp_path)
+    try:
+        one = _run(core, specs=[first], seed=3, budget_per_scenario=1)
+        two = _run(core, specs=[second], seed=3, budget_per_scenario=1)
+        assert (one.state, two.state) == ("done", "done"), (one.reason, two.reason)
+        assert len(core.witnesses(one.id)) == 1 and not core.witnesses(two.id)
+        (same,) = [p for _, k, p in core.store.journal(two.id) if k == "same_failure"]
+        assert same["key"] == catalog_key(second).text and same["as_key"] == catalog_key(first).text
+        entry = core.store.catalogue_entry(catalog_key(first).text)
+        assert entry is not None and entry["count"] == 2 and entry["first_campaign"] == one.id
+        assert core.store.catalogue_entry(catalog_key(second).text) is None
+    finally:
+        core.close()

@@ -186,6 +186,22 @@ def test_catalogue_entry_is_the_row_of_exactly_that_key(store: Repository) -> No
         assert store.catalogue_entry(other) is None, other
 
 
+def test_the_same_failure_is_found_under_any_key_by_its_signature(store: Repository) -> None:
+    """Issue 31: a witness's failure signature goes with its catalogue row, so a later campaign that finds the
+    same failure under another key (another penetration band, say) counts it there instead of archiving it again."""
+    assert store.archive_witness(_witness("w-1", key="k1"), KEY, None, signature="RLVW|proceed|red_entry|")
+    assert store.archive_witness(_witness("w-2", key="k2"), dict(KEY, penetration_band="[0.2,0.5)"), None,
+                                 signature="RLVW|stop|near_miss|")
+    assert store.archive_witness(_witness("w-3", key="k0"), KEY, None, signature="RLVW|proceed|red_entry|")
+    entry = store.catalogue_entry_for_failure("RLVW|proceed|red_entry|")
+    assert entry is not None and (entry["key"], entry["witness_id"]) == ("k0", "w-3")  # the first by key
+    assert store.catalogue_entry_for_failure("RLVW|stop|near_miss|")["key"] == "k2"  # type: ignore[index]
+    assert store.catalogue_entry_for_failure("RLVW|proceed|contact|") is None
+    assert store.catalogue_entry_for_failure("") is None  # no signature names no row
+    assert store.archive_witness(_witness("w-4", key="k4"), KEY, None)  # archived without one
+    assert store.catalogue_entry_for_failure("") is None
+
+
 def test_a_witness_claims_its_key_and_waits_for_a_concurrent_claim(engine: Engine) -> None:
     """Difference 2 of issue 39, resolved as PostgreSQL had it: ``archive_witness`` claims the catalogue key with
     ``INSERT ... ON CONFLICT DO NOTHING`` first, instead of SQLite's SELECT-then-INSERT, which was only right
@@ -193,7 +209,7 @@ def test_a_witness_claims_its_key_and_waits_for_a_concurrent_claim(engine: Engin
     SELECT, so the INSERT would follow, wait for it and fail on the key. The claim waits and counts."""
     store = engine.open()
     other = engine.begin()  # another replica, between claiming k1 and committing
-    other.execute("INSERT INTO catalogue VALUES ('k1', 'RLVW', 'f', 'b', 'g', 'w-other', 1, 'c-0')")
+    other.execute("INSERT INTO catalogue VALUES ('k1', 'RLVW', 'f', 'b', 'g', 'w-other', 1, 'c-0', '')")
     done: list[bool] = []
     archiving = threading.Thread(target=lambda: done.append(store.archive_witness(_witness("w-1"), KEY, None,
                                                                                    hit="e-1")))
