@@ -23,10 +23,12 @@ from lastv2x.core.catalogue import (
     Stream,
     extension_member,
 )
-from lastv2x.core.spec import FaultOperator, ScenarioSpec
+from lastv2x.core.spec import FaultOperator, ScenarioSpec, spec_json_schema
 from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from lastv2x.core.verifier import verify
-from services.llm.config import LlmConfig
+from services.llm.backends.openai_compat import OpenAIBackend
+from services.llm.config import LlmConfig, OpenAIConfig
+from services.llm.fake_openai_server import FakeOpenAIServer, offline_model
 from services.llm.roles import LlmRoles
 from services.search.shrink import CachedPredicate, Shrinker, Verdict
 from services.simulator import apps
@@ -104,7 +106,27 @@ def test_a_registered_operator_and_application_run_the_whole_chain(plugins: Appl
     assert {"remove_fault", "halve_magnitude"} <= passes, passes
 
 
+def test_the_openai_prompt_and_schema_offer_the_registered_ones(plugins: Application) -> None:
+    """The parser prompt's lists and the ScenarioSpec schema's enums are read from the registries when a
+    request is made, so the plug-ins registered after import are offered like the built-in ones."""
+    schema = spec_json_schema()["$defs"]
+    assert OPERATOR in schema["FaultOperator"]["enum"] and APP in schema["Application"]["enum"]
+    with FakeOpenAIServer(offline_model) as server:
+        backend = OpenAIBackend(OpenAIConfig(base_url=server.url, model="fake-gpt", timeout_s=5.0),
+                                sleep=lambda _s: None, environ={"OPENAI_API_KEY": "sk-test"})
+        parsed = LlmRoles(backend).parse_intent(INTENT, seed=3)
+        body = server.requests[0]
+    assert parsed.ok and parsed.spec.application is plugins, parsed.findings
+    system = body["messages"][0]["content"]
+    assert f"{OPERATOR} (SPAT; s)" in system and f"{APP} (ZZ glow warning)" in system
+    sent = body["response_format"]["json_schema"]["schema"]["$defs"]
+    assert OPERATOR in sent["FaultOperator"]["enum"] and APP in sent["Application"]["enum"]
+
+
 def test_the_registries_are_the_builtin_ones_again() -> None:
     assert OPERATOR not in FAULT_OPERATORS and APP not in [a.value for a in APPLICATIONS]
+    schema = spec_json_schema()["$defs"]
+    assert OPERATOR not in schema["FaultOperator"]["enum"] and APP not in schema["Application"]["enum"]
     with pytest.raises(ValueError):
         FaultOperator(OPERATOR)
+

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lastv2x.core.catalogue import (
+    APPLICATIONS,
     BACKHAUL_LATENCY_S,
     FAULT_OPERATORS,
     LEADER_RANGE_M,
@@ -409,5 +410,14 @@ def spec_to_dict(spec: ScenarioSpec) -> dict[str, Any]:
 
 
 def spec_json_schema() -> dict[str, Any]:
-    """JSON Schema of ScenarioSpec, for LLM structured output and for docs."""
-    return ScenarioSpec.model_json_schema()
+    """JSON Schema of ScenarioSpec, for LLM structured output and for docs. The ``FaultOperator`` and
+    ``Application`` enums list every name registered in the catalogue when it is called (the built-in
+    members first, in enum order, then any plug-in), not only the enums' own members."""
+    schema = ScenarioSpec.model_json_schema()
+    defs = schema.get("$defs", {})
+    for name, registered in (("FaultOperator", [str(k) for k in FAULT_OPERATORS]),
+                             ("Application", [str(k) for k in APPLICATIONS])):
+        node = defs.get(name)
+        if isinstance(node, dict) and isinstance(node.get("enum"), list):
+            node["enum"] = node["enum"] + [v for v in registered if v not in node["enum"]]
+    return schema
