@@ -93,6 +93,18 @@ def witness_trace_data(program: Any, trace: dict[str, list[tuple[float, dict[str
             "decisions": decisions, "fault_windows": faults}
 
 
+def episode_matters(episode: dict[str, Any], fault_windows: list[dict[str, Any]], duration_s: float) -> bool:
+    """An episode a reader needs: a decision followed it (it has a hazard slack), or it overlaps a fault window
+    (what the fault did to the belief). The rest (a track diverging long after the decision, say) stay in
+    report.json but not on the page."""
+    if episode.get("hazard_slack_s") is not None:
+        return True
+    start = episode["start_s"]
+    end = episode["end_s"] if episode.get("end_s") is not None else duration_s
+    return any((f["start_s"] or 0.0) <= end and start <= (f["end_s"] if f["end_s"] is not None else duration_s)
+               for f in fault_windows)
+
+
 def strap_segments(trace_path: Path) -> dict[str, Any]:
     """STRaP's reduction of the trace for the 'application' module (as ``lastv2x strap reduce``)."""
     from services.strap.pipeline import ingest, reduce_table
@@ -182,6 +194,7 @@ def witness_data(w: Any, archive: str) -> dict[str, Any]:
                                                               if d.get("epoch") or d.get("after_epoch")])
         ep["hazard_slack_s"] = slacks[k] if has_next and k < len(slacks) else None
         k += int(has_next)
+        ep["matters"] = episode_matters(ep, trace["fault_windows"], program.duration_s)
     paths = [list(zip(trace["egos"][r]["x"], trace["egos"][r]["y"], strict=True)) for r in ("md", "gt")]
     return {
         "witness_id": w.id, "campaign_id": w.campaign_id, "application": w.application, "key": w.key,

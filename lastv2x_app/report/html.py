@@ -138,11 +138,7 @@ def time_distance_chart(w: dict[str, Any]) -> str:
     c = Chart(f"Time–distance: both egos ({'0 = ' + ref['kind']}{', group ' + ref['signal_group_id'] if ref['signal_group_id'] else ''})",
               "scenario time (s)", f"distance to the {ref['kind']} (m)", (0.0, float(w["duration_s"])),
               (lo - pad, hi + pad), height=380)
-    for f in tr["fault_windows"]:
-        end = f["end_s"] if f["end_s"] is not None else w["duration_s"]
-        c.band_x(f["start_s"] or 0.0, end, FAULT_COLOUR, 0.16, "fault window",
-                 tip=f"{f['operator']} on {f['stream']} ({f['name']}): {f['start_s']:.2f}–{end:.2f} s")
-    for ep in w["episodes"]:
+    for ep in _shown_episodes(w):
         end = ep["end_s"] if ep["end_s"] is not None else w["duration_s"]
         c.band_x(ep["start_s"], end, EPISODE_COLOUR, 0.10, "divergence episode",
                  tip=f"{ep['kind']} {ep.get('subject', '')}: {ep['start_s']:.2f}–{end:.2f} s, hazard slack "
@@ -151,6 +147,12 @@ def time_distance_chart(w: dict[str, Any]) -> str:
     for a, b, ph in tr["phases"]:
         c.band_x(a, b, PHASE_COLOURS[ph], 0.6, f"signal {PHASE_NAMES[ph]}", y0=-band_h, y1=band_h,
                  tip=f"true phase {PHASE_NAMES[ph]} {a:.2f}–{b:.2f} s")
+    top = hi + pad
+    for f in tr["fault_windows"]:  # drawn last: a faint full-height band and a solid strip along the top
+        end = f["end_s"] if f["end_s"] is not None else w["duration_s"]
+        tip = f"{f['operator']} on {f['stream']} ({f['name']}): {(f['start_s'] or 0.0):.2f}–{end:.2f} s"
+        c.band_x(f["start_s"] or 0.0, end, FAULT_COLOUR, 0.08, tip=tip)
+        c.band_x(f["start_s"] or 0.0, end, FAULT_COLOUR, 0.75, "fault window", y0=top - 3 * band_h, y1=top, tip=tip)
     c.hline(0.0, "#333", ref["kind"])
     for r, dash in (("gt", "6 4"), ("md", "")):
         c.series(egos[r]["t_s"], egos[r]["d_m"], ROLLOUT_COLOURS[r], ROLLOUT_NAMES[r], width=2.4, dash=dash)
@@ -165,6 +167,11 @@ def time_distance_chart(w: dict[str, Any]) -> str:
                      tip=f"{ROLLOUT_NAMES[dec['rollout']]}: {dec['action']} ({dec['reason']}) at {dec['t_s']:.2f} s, "
                          f"AoI {_f(dec['aoi_s'])} s")
     return c.svg()
+
+
+def _shown_episodes(w: dict[str, Any]) -> list[dict[str, Any]]:
+    """The divergence episodes the page shows (``collect.episode_matters``); report.json keeps them all."""
+    return [e for e in w["episodes"] if e.get("matters", True)]
 
 
 def slack_chart(w: dict[str, Any]) -> str:
@@ -239,7 +246,8 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
     ep_rows = [[escape(e["kind"]), escape(str(e.get("subject", ""))), _f(e["start_s"]), _f(e["end_s"]),
                 escape(str(e.get("detail") or "")),
                 (f'<span class="{"bad" if e["hazard_slack_s"] < 0 else "ok"}">{e["hazard_slack_s"]:+.2f}</span>'
-                 if e.get("hazard_slack_s") is not None else "—")] for e in w["episodes"]]
+                 if e.get("hazard_slack_s") is not None else "—")] for e in _shown_episodes(w)]
+    hidden = len(w["episodes"]) - len(ep_rows)
     st = w["strap"]
     seg_rows = [[f"#{s['index']}", _f(s["start_s"]), _f(s["end_s"]), str(s["frames"]),
                  escape(", ".join(f"{k}={v}" for k, v in s["changed"].items()) or "—")] for s in st["segments"]]
@@ -262,6 +270,8 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
             + _table(["rollout", "t (s)", "action", "reason", "AoI (s)", "info valid"], dec_rows, {1, 4})
             + f"<h3>Divergence episodes and hazard slack</h3>{slack_chart(w)}"
             + _table(["kind", "subject", "start (s)", "end (s)", "detail", "hazard slack (s)"], ep_rows, {2, 3, 5})
+            + (f"<p class=muted>{hidden} more episode(s), outside every fault window and followed by no decision, "
+               "in report.json.</p>" if hidden else "")
             + f"</section><section><h2>Channel coverage of the scene</h2>{coverage_svg(w['coverage'], w)}"
             f"<p class=muted>The scene's RSUs on {escape(w['map'])} with its channel settings (range "
             f"{w['coverage']['range_m']:g} m, blockage {w['coverage']['blockage_db_per_m']:g} dB/m), buildings grey, "

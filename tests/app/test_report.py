@@ -14,6 +14,7 @@ import pytest
 from lastv2x.core.errors import FailedPrecondition, InvalidArgument, NotFound
 from lastv2x_app.cli import main
 from lastv2x_app.report import write_report
+from lastv2x_app.report.svg import EPISODE_COLOUR, FAULT_COLOUR
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -74,6 +75,17 @@ def test_the_report_holds_every_witness_with_its_evidence(witness_archive, repor
     assert "entered on red" in chain and "ground-truth ego decided stop" in chain and "without the fault" in chain
     page = (folder / f"{rlvw['witness_id']}.html").read_text()
     assert "failure margin none" not in page and "failure margin crossed" in page
+    # the fault window is drawn over every other band (a solid strip along the top), and the page shows only
+    # the episodes that matter: a decision followed them or they overlap the fault window (issue 31, item 6)
+    chart = page[page.index("Time–distance"):]
+    strip = chart.index(f'fill="{FAULT_COLOUR}" fill-opacity="0.75"')
+    assert f'fill="{EPISODE_COLOUR}" fill-opacity="0.1"' not in chart[strip:chart.index("</svg>")]
+    for w in data["witnesses"]:
+        for e in w["episodes"]:
+            assert e["matters"] == (e["hazard_slack_s"] is not None or any(
+                (f["start_s"] or 0.0) <= (e["end_s"] if e["end_s"] is not None else w["duration_s"])
+                and e["start_s"] <= (f["end_s"] if f["end_s"] is not None else w["duration_s"])
+                for f in w["trace"]["fault_windows"]))
 
 
 def test_the_pages_reference_nothing_outside_the_folder(report) -> None:
