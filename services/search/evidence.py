@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from lastv2x.core.catalogue import Stream
-from lastv2x.core.spec import AgentRole, ScenarioSpec
+from lastv2x.core.spec import AgentRole, FaultOperator, ScenarioSpec
 from lastv2x.core.timeline import fault_window_s, phase_at
 from lastv2x.core.verifier import VerificationReport
 
@@ -70,7 +70,8 @@ def evidence_digest(spec: ScenarioSpec, report: VerificationReport, outcome: dic
         if fault.name in affected:
             f["messages_affected"] = affected[fault.name].get("messages_affected")
             f["delivered_in_window"] = affected[fault.name].get("messages_affected")
-        if fault.operator.value == "freeze" and fault.stream is Stream.SPAT:
+        # freeze's own behaviour: it replays the payload captured when its window opens (the phase then)
+        if fault.operator is FaultOperator.FREEZE and fault.stream is Stream.SPAT:
             f["captured_phase"] = phase_at(spec.signal, start).value
         faults.append({k: v for k, v in f.items() if v is not None})
     digest["faults"] = faults

@@ -84,14 +84,18 @@ def _pick(items: list[Any], rng: np.random.Generator) -> Any:
 # ── fault family ───────────────────────────────────────────────────────────
 @_op("fault_magnitude", Family.FAULT)
 def _fault_magnitude(d: SpecDict, rng: np.random.Generator) -> SpecDict | None:
-    """Scale a fault's strength: magnitude within the operator's range, drop probability or burst length."""
+    """Scale a fault's strength: magnitude within the operator's range, else the probability or burst length
+    its catalogue strength knobs name (drop's)."""
     options = []
     for i, f in enumerate(d["faults"]):
         info = FAULT_OPERATORS[f["operator"]]
         if info.magnitude_range is not None:
             options.append((i, "magnitude"))
-        if f["operator"] == "drop":
-            options.append((i, "probability" if f.get("probability") is not None else "burst_count"))
+        # a knob other than the magnitude (drop's probability / burst_count): the first one the fault sets
+        # (the catalogue's order, as the fault's strength reads it), else the last
+        knobs = [k.field for k in info.strength if k.field in ("probability", "burst_count")]
+        if knobs:
+            options.append((i, next((k for k in knobs if f.get(k) is not None), knobs[-1])))
     if not options:
         return None
     i, key = _pick(options, rng)
