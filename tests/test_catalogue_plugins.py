@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Hashable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,9 @@ from lastv2x.core.catalogue import (
 from lastv2x.core.spec import FaultOperator, ScenarioSpec, spec_json_schema
 from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from lastv2x.core.verifier import verify
+from services.grounding.catalogue import CatalogueConfig, MapCatalogue
+from services.grounding.index import RetrievalIndex
+from services.grounding.knowledge import load_knowledge
 from services.llm.backends.openai_compat import OpenAIBackend
 from services.llm.config import LlmConfig, OpenAIConfig
 from services.llm.fake_openai_server import FakeOpenAIServer, offline_model
@@ -106,6 +110,27 @@ def test_a_registered_operator_and_application_run_the_whole_chain(plugins: Appl
     assert {"remove_fault", "halve_magnitude"} <= passes, passes
 
 
+@pytest.fixture
+def index_before(tmp_path: Path) -> RetrievalIndex:
+    """A retrieval index over the built-in maps, built before the plug-ins are registered."""
+    cat_ = MapCatalogue(CatalogueConfig(cache_dir=tmp_path / "cache", map_cache_dir=tmp_path / "maps"))
+    return RetrievalIndex(cat_)
+
+
+def test_grounding_knowledge_has_an_entry_for_each_registered_one(index_before: RetrievalIndex,
+                                                                   plugins: Application) -> None:
+    """The knowledge notes come from the catalogue entries (no prose file names the plug-ins), and an index
+    built before they were registered retrieves them at its next search."""
+    kb = load_knowledge()
+    op_note, app_note = kb.get(f"fault:{OPERATOR}"), kb.get(f"app:{APP}")
+    assert "Hold every SPaT message back" in op_note.text and "zzblur" in op_note.text
+    assert op_note.facts["streams"] == ["SPAT"] and op_note.facts["magnitude_unit"] == "s"
+    assert "zz glow warning" in app_note.text and app_note.facts["decision_rule"] == APPLICATIONS[plugins].decision_rule
+    hits = index_before.search("knowledge", "zzblurred SPaT", 3)
+    assert hits[0].id == f"fault:{OPERATOR}", hits
+    assert index_before.search("knowledge", "zz glow warning application", 3)[0].id == f"app:{APP}"
+
+
 def test_the_openai_prompt_and_schema_offer_the_registered_ones(plugins: Application) -> None:
     """The parser prompt's lists and the ScenarioSpec schema's enums are read from the registries when a
     request is made, so the plug-ins registered after import are offered like the built-in ones."""
@@ -127,6 +152,7 @@ def test_the_registries_are_the_builtin_ones_again() -> None:
     assert OPERATOR not in FAULT_OPERATORS and APP not in [a.value for a in APPLICATIONS]
     schema = spec_json_schema()["$defs"]
     assert OPERATOR not in schema["FaultOperator"]["enum"] and APP not in schema["Application"]["enum"]
+    assert not {f"fault:{OPERATOR}", f"app:{APP}"} & {n.id for n in load_knowledge().notes}
     with pytest.raises(ValueError):
         FaultOperator(OPERATOR)
 

@@ -336,11 +336,14 @@ class CandidateSet:
 
 
 class RetrievalIndex:
-    """The three indexes over a catalogue + knowledge base, rebuilt when the catalogue changes."""
+    """The three indexes over a catalogue + knowledge base, rebuilt when the catalogue changes or, with no
+    knowledge base given, when the core catalogue's registered applications or fault operators do (a plug-in
+    registered after the index was built is retrievable at the next search)."""
 
     def __init__(self, catalogue: MapCatalogue, knowledge: KnowledgeBase | None = None,
                  embedder: Embedder | str | None = None, *, embedding_cache: Path | None = None):
         self.catalogue = catalogue
+        self._own_knowledge = knowledge is None  # follow the registries (load_knowledge) at each refresh
         self.knowledge = knowledge or load_knowledge()
         self._base = make_embedder(embedder) if isinstance(embedder, str) else (embedder or make_embedder(DEFAULT_EMBEDDER))
         self.embedding_cache = embedding_cache
@@ -389,13 +392,15 @@ class RetrievalIndex:
         return arr
 
     def refresh(self) -> None:
-        """(Re)build the indexes if the catalogue's version changed."""
+        """(Re)build the indexes if the catalogue's version or the knowledge base changed."""
         import time
 
         with self._lock:
             version = self.catalogue.version
-            if version == self._version:
+            knowledge = load_knowledge(self.knowledge.version) if self._own_knowledge else self.knowledge
+            if version == self._version and knowledge is self.knowledge:
                 return
+            self.knowledge = knowledge
             t0 = time.perf_counter()
             docs = self._docs()
             corpus = [d.text for ds in docs.values() for d in ds]

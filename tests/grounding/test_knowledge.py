@@ -67,3 +67,22 @@ def test_behaviour_profiles_equal_the_simulators_idm_parameters():
             params.desired_speed_factor, params.time_gap_s, params.min_gap_m, params.accel_max_mps2,
             params.decel_comfort_mps2, params.reaction_time_s)
     assert kb.get("profile:normal").sources
+
+
+def test_a_note_needs_no_prose_but_prose_needs_a_registered_name():
+    """Each registered operator and application has a note built from its catalogue entry alone; prose for a
+    name the catalogue does not register is refused."""
+    import pytest
+
+    from services.grounding import knowledge
+
+    pkg = resources.files("services.grounding.knowledge")
+    faults = json.loads(pkg.joinpath("faults.v1.json").read_text())
+    notes = {n.id: n for n in knowledge._faults({**faults, "operators": []})}
+    for o, info in ((o, FAULT_OPERATORS[o]) for o in FAULT_OPERATORS):
+        assert info.description in notes[f"fault:{o}"].text and "anchor" not in notes[f"fault:{o}"].facts
+    apps = {n.id: n for n in knowledge._apps({"applications": []})}
+    assert {f"app:{a.value}" for a in Application} == set(apps)
+    assert all(APPLICATIONS[a].decision_rule in apps[f"app:{a.value}"].text for a in Application)
+    with pytest.raises(ValueError, match="does not register"):
+        knowledge._faults({**faults, "operators": [{"id": "no_such_operator"}]})

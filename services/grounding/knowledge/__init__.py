@@ -6,7 +6,10 @@ per stream), ``behaviours`` (IDM parameters per driver profile), ``concepts``
 (decision epoch, admission, blockage, ...). Every figure that also lives in
 ``lastv2x.core.catalogue`` (consumed streams and fields, freshness budgets,
 decision rules, operator kinds, stream periods) is taken from there at load time,
-never from the files, so the knowledge base cannot disagree with the verifier.
+never from the files, so the knowledge base cannot disagree with the verifier. Every
+registered application and fault operator has a note built from its catalogue entry
+(a plug-in registered after import included: ``load_knowledge`` is keyed on the
+registries); the files only add prose by name, and a name with none still has a note.
 
 ``load_knowledge()`` returns a :class:`KnowledgeBase` of :class:`Note` documents,
 each with the text the retrieval index embeds and structured ``facts``.
@@ -15,8 +18,9 @@ each with the text the retrieval index embeds and structured ``facts``.
 from __future__ import annotations
 
 import json
+import re
+import threading
 from dataclasses import dataclass, field
-from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -24,7 +28,6 @@ from lastv2x.core.catalogue import (
     APPLICATIONS,
     FAULT_OPERATORS,
     STREAMS,
-    Application,
     FailureClass,
     Stream,
 )
@@ -76,49 +79,73 @@ def _read(name: str, version: str) -> dict[str, Any]:
     return json.loads(text)
 
 
+def _prose(entries: list[dict[str, Any]], registered: list[str], what: str) -> dict[str, dict[str, Any]]:
+    """The data file's prose by name: optional per registered name (a plug-in has none), refused for a name
+    the catalogue does not register (a typo or a removed entry)."""
+    prose = {e["id"]: e for e in entries}
+    extra = sorted(set(prose) - set(registered))
+    if extra:
+        raise ValueError(f"{what} knowledge names what the catalogue does not register: {extra}")
+    return prose
+
+
+def _cue_words(cue: str) -> str:
+    """A wording cue (a regular expression) as the words it matches: ``\\bzzblur\\w*`` -> ``zzblur``."""
+    return " ".join(re.sub(r"\\[bBwWsSdD][*+?]?|\(\?:|[()\[\]{}^$*+?|.]", " ", cue).split())
+
+
 def _apps(data: dict[str, Any]) -> list[Note]:
-    prose = {a["id"]: a for a in data["applications"]}
-    missing = sorted(set(map(str, APPLICATIONS)) - set(prose))
-    extra = sorted(set(prose) - set(map(str, APPLICATIONS)))
-    if missing or extra:
-        raise ValueError(f"applications knowledge out of step with the catalogue: missing {missing}, unknown {extra}")
+    """One note per registered application, built from its catalogue entry; the file adds prose (summary,
+    geometry, what breaks it, grounding advice, sources) where it has some."""
+    prose = _prose(data["applications"], [a.value for a in APPLICATIONS], "applications")
     out = []
-    for app in Application:
-        info, p = APPLICATIONS[app], prose[app.value]
+    for info in APPLICATIONS.values():
+        name = info.name.value
+        p = prose.get(name, {})
         consumes = {s.value: list(f) for s, f in info.consumes.items()}
         streams = ", ".join(f"{s} ({', '.join(f)})" for s, f in consumes.items())
-        text = (f"{info.title} ({app.value}), a {info.kind.value} application. {p['summary']} "
+        summary = f" {p['summary']}" if "summary" in p else ""
+        extra = "".join(f" {label}: {p[key]}" for label, key in (("Geometry", "geometry"),
+                                                                  ("What breaks it", "what_breaks_it")) if key in p)
+        text = (f"{info.title} ({name}), a {info.kind.value} application.{summary} "
                 f"Consumes {streams}. Freshness budget {info.freshness_budget_s} s. Decision rule: {info.decision_rule} "
-                f"Violation: {info.violation} Geometry: {p['geometry']} What breaks it: {p['what_breaks_it']} "
+                f"Violation: {info.violation}{extra} "
                 f"Also called: {', '.join(info.synonyms)}.")
-        facts = {"application": app.value, "kind": info.kind.value, "consumes": consumes,
+        facts = {"application": name, "kind": info.kind.value, "consumes": consumes,
                  "freshness_budget_s": info.freshness_budget_s, "decision_rule": info.decision_rule,
                  "violation": info.violation, "required_roles": list(info.required_roles),
-                 "ego_maneuvers": list(info.ego_maneuvers), "grounding": p["grounding"]}
-        out.append(Note(f"app:{app.value}", "knowledge", info.title, text, facts, tuple(p.get("sources", ()))))
+                 "ego_maneuvers": list(info.ego_maneuvers)}
+        if "grounding" in p:
+            facts["grounding"] = p["grounding"]
+        out.append(Note(f"app:{name}", "knowledge", info.title, text, facts, tuple(p.get("sources", ()))))
     return out
 
 
 def _faults(data: dict[str, Any]) -> list[Note]:
-    prose = {o["id"]: o for o in data["operators"]}
-    missing = sorted(set(FAULT_OPERATORS) - set(prose))
-    extra = sorted(set(prose) - set(FAULT_OPERATORS))
-    if missing or extra:
-        raise ValueError(f"fault knowledge out of step with the catalogue: missing {missing}, unknown {extra}")
+    """One note per registered fault operator, built from its catalogue entry (kind, failure class,
+    description, streams, field, magnitude, wording cues); the file adds prose (what it breaks, how to
+    anchor it, an example) where it has some. Then one note per failure class."""
+    prose = _prose(data["operators"], list(FAULT_OPERATORS), "fault")
     sources = tuple(data.get("sources", ()))
     out = []
-    for name in FAULT_OPERATORS:
-        info, p = FAULT_OPERATORS[name], prose[name]
+    for info in FAULT_OPERATORS.values():
+        name, p = info.name, prose.get(info.name, {})
         unit = f" magnitude in {info.magnitude_unit} over {list(info.magnitude_range)}" if info.magnitude_range else ""
+        extra = "".join(f" {label}: {p[key]}" for label, key in (("What it breaks", "breaks"),
+                                                                  ("How to anchor it", "anchor")) if key in p)
+        extra += f" Example: {p['example']}." if "example" in p else ""
+        extra += f" Also called: {', '.join(_cue_words(c) for c in info.cues)}." if info.cues else ""
         text = (f"Fault operator {name.replace('_', ' ')} ({info.kind.value}, {info.failure_class.value.replace('_', ' ')}): "
-                f"{info.description} Targets {', '.join(s.value for s in info.streams)}, field {info.default_field}.{unit} "
-                f"What it breaks: {p['breaks']} How to anchor it: {p['anchor']} Example: {p['example']}.")
+                f"{info.description} Targets {', '.join(s.value for s in info.streams)}, field {info.default_field}.{unit}"
+                f"{extra}")
         facts = {"operator": name, "kind": info.kind.value, "failure_class": info.failure_class.value,
                  "streams": [s.value for s in info.streams], "default_field": info.default_field,
                  "magnitude_unit": info.magnitude_unit,
                  "magnitude_range": list(info.magnitude_range) if info.magnitude_range else None,
-                 "requires_sender": info.requires_sender, "breaks": p["breaks"], "anchor": p["anchor"]}
-        out.append(Note(f"fault:{name}", "knowledge", f"Fault operator {name}", text, facts, sources))
+                 "requires_sender": info.requires_sender}
+        facts.update({key: p[key] for key in ("breaks", "anchor") if key in p})
+        out.append(Note(f"fault:{name}", "knowledge", f"Fault operator {name}", text, facts,
+                        sources if p else ()))
     fam = {f["id"]: f for f in data["families"]}
     if set(fam) != {c.value for c in FailureClass}:
         raise ValueError("fault families must be exactly the failure classes of the catalogue")
@@ -176,8 +203,27 @@ def _behaviours(data: dict[str, Any]) -> tuple[list[Note], dict[str, BehaviourPr
     return notes, profiles
 
 
-@cache
+_LOADED: dict[tuple[str, tuple[str, ...]], tuple[tuple[object, ...], KnowledgeBase]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
 def load_knowledge(version: str = DEFAULT_VERSION) -> KnowledgeBase:
+    """The knowledge base for the catalogue as registered now: built once per set of registered applications
+    and fault operators (the same entry objects give the same :class:`KnowledgeBase` object), so one
+    registered later (a plug-in) gets its notes and the built-in set gets its own base back afterwards."""
+    entries: tuple[object, ...] = (*APPLICATIONS.values(), *FAULT_OPERATORS.values())
+    key = (version, tuple(map(str, APPLICATIONS)) + ("|",) + tuple(FAULT_OPERATORS))
+    with _LOAD_LOCK:
+        hit = _LOADED.get(key)
+        if hit is not None and len(hit[0]) == len(entries) and all(
+                a is b for a, b in zip(hit[0], entries, strict=True)):
+            return hit[1]
+        kb = _build(version)
+        _LOADED[key] = (entries, kb)
+        return kb
+
+
+def _build(version: str) -> KnowledgeBase:
     notes = _apps(_read("applications", version)) + _faults(_read("faults", version))
     notes += _messages(_read("messages", version)) + _concepts(_read("concepts", version))
     bnotes, profiles = _behaviours(_read("behaviours", version))
