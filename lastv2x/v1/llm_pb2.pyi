@@ -94,24 +94,38 @@ class PlanSceneResponse(_message.Message):
     def __init__(self, assignments: _Optional[_Iterable[_Union[RoleAssignment, _Mapping]]] = ..., rationale: _Optional[str] = ..., backend: _Optional[str] = ..., map_name: _Optional[str] = ..., junction_id: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
 
 class ReflectRequest(_message.Message):
-    __slots__ = ("prompt", "evidence_digest_json")
+    __slots__ = ("prompt", "evidence_digest_json", "spec_json")
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_DIGEST_JSON_FIELD_NUMBER: _ClassVar[int]
+    SPEC_JSON_FIELD_NUMBER: _ClassVar[int]
     prompt: str
     evidence_digest_json: str
-    def __init__(self, prompt: _Optional[str] = ..., evidence_digest_json: _Optional[str] = ...) -> None: ...
+    spec_json: str
+    def __init__(self, prompt: _Optional[str] = ..., evidence_digest_json: _Optional[str] = ..., spec_json: _Optional[str] = ...) -> None: ...
+
+class SpecEdit(_message.Message):
+    __slots__ = ("path", "value_json", "rule")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    value_json: str
+    rule: str
+    def __init__(self, path: _Optional[str] = ..., value_json: _Optional[str] = ..., rule: _Optional[str] = ...) -> None: ...
 
 class ReflectResponse(_message.Message):
-    __slots__ = ("diagnosis", "revised_prompt", "rule_ids", "backend")
+    __slots__ = ("diagnosis", "revised_prompt", "rule_ids", "backend", "edits")
     DIAGNOSIS_FIELD_NUMBER: _ClassVar[int]
     REVISED_PROMPT_FIELD_NUMBER: _ClassVar[int]
     RULE_IDS_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
+    EDITS_FIELD_NUMBER: _ClassVar[int]
     diagnosis: str
     revised_prompt: str
     rule_ids: _containers.RepeatedScalarFieldContainer[str]
     backend: str
-    def __init__(self, diagnosis: _Optional[str] = ..., revised_prompt: _Optional[str] = ..., rule_ids: _Optional[_Iterable[str]] = ..., backend: _Optional[str] = ...) -> None: ...
+    edits: _containers.RepeatedCompositeFieldContainer[SpecEdit]
+    def __init__(self, diagnosis: _Optional[str] = ..., revised_prompt: _Optional[str] = ..., rule_ids: _Optional[_Iterable[str]] = ..., backend: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[SpecEdit, _Mapping]]] = ...) -> None: ...
 
 class VerifyRequest(_message.Message):
     __slots__ = ("spec", "spec_json")

@@ -1,10 +1,15 @@
 """Prompt reflection (LLM role 3): why did the intended mechanism not bite?
 
-Input: the prompt that produced an ineffective test and the evidence digest of its
-paired run. Output: a diagnosis, a revised prompt and the knowledge-base rule ids
-the diagnosis rests on. The revised prompt re-enters parse -> verify -> ground ->
-execute under the same admission test, so reflection can never touch simulator
-state or force a violation: it can only ask for a different test.
+Input: the prompt that produced an ineffective test, the evidence digest of its
+paired run and (when the caller has it) the spec that ran. Output: a diagnosis, the
+**field edits** to that spec (``edits``: dotted spec paths and new values, the
+verifier's repair format, each with the rule that made it), the revised prompt that
+says the same in words (a record for people) and the knowledge-base rule ids the
+diagnosis rests on. The campaign applies the edits to the spec, never re-parses the
+prose: the edited spec re-enters verify -> ground -> execute under the same admission
+test, with the same application, map, fault operators and streams (:data:`FIXED_PATHS`
+are refused), so reflection can never touch simulator state or force a violation: it
+can only ask for a different test of the same thing.
 
 The offline reflector is a rule engine over the knowledge base (the same notes for
 every scenario, ``knowledge/reflection_notes.v1.json``). Rules run in a fixed
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lastv2x.core import catalogue as cat
@@ -62,15 +67,37 @@ DURATION_PHRASES = (
 
 
 @dataclass(frozen=True)
+class SpecEdit:
+    """One field of the reflected spec: ``path`` in the verifier's dotted form (``faults[0].anchor``), the new
+    ``value`` (JSON; None resets the field to its default) and the rule id that asked for it."""
+
+    path: str
+    value: Any
+    rule: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "value": self.value, "rule": self.rule}
+
+
+# what a reflection may never change: what is tested and where (the application, the map query, each fault's
+# operator, stream, field and sender); a path equal to one of these or below it is refused
+FIXED_PATHS = re.compile(r"^(application|map(\..*)?|intent|seed|spec_version|faults(\[\d+\])?|agents(\[\d+\])?"
+                         r"|faults\[\d+\]\.(operator|stream|field|sender|name)|agents\[\d+\]\.(id|role))$")
+EDIT_PATH = re.compile(r"^[a-z_][a-z0-9_]*(\[\d+\])?(\.[a-z_][a-z0-9_]*(\[\d+\])?)*$")
+MAX_EDITS = 16
+
+
+@dataclass(frozen=True)
 class Reflection:
     diagnosis: str
     revised_prompt: str
     rule_ids: tuple[str, ...]
     backend: str = "offline"
+    edits: tuple[SpecEdit, ...] = ()  # empty: the backend gave words only (the campaign then re-parses them)
 
     def to_dict(self) -> dict[str, Any]:
         return {"diagnosis": self.diagnosis, "revised_prompt": self.revised_prompt,
-                "rule_ids": list(self.rule_ids), "backend": self.backend}
+                "rule_ids": list(self.rule_ids), "backend": self.backend, "edits": [e.to_dict() for e in self.edits]}
 
 
 def validate_reflection(data: dict[str, Any], notes: tuple[KnowledgeNote, ...], max_chars: int,
@@ -92,12 +119,41 @@ def validate_reflection(data: dict[str, Any], notes: tuple[KnowledgeNote, ...], 
         for i, r in enumerate(rules):
             if r not in known:
                 errors.add(f"rule_ids[{i}]", f"{r!r} is not a knowledge-base rule", f"known: {sorted(known)}")
-    extra = set(data) - {"diagnosis", "revised_prompt", "rule_ids"}
+    edits = _validate_edits(data.get("edits", []), known, errors)
+    extra = set(data) - {"diagnosis", "revised_prompt", "rule_ids", "edits"}
     if extra:
-        errors.add(sorted(extra)[0], "not a field of the reflection schema", "diagnosis, revised_prompt, rule_ids")
+        errors.add(sorted(extra)[0], "not a field of the reflection schema",
+                   "diagnosis, revised_prompt, rule_ids, edits")
     errors.raise_if_any()
     return Reflection(str(diagnosis).strip(), " ".join(str(revised).split()),
-                      tuple(dict.fromkeys(str(r) for r in rules or ())), backend)
+                      tuple(dict.fromkeys(str(r) for r in rules or ())), backend, edits)
+
+
+def _validate_edits(raw: Any, known: set[str], errors: ErrorCollector) -> tuple[SpecEdit, ...]:
+    """The ``edits`` list: each an object {path, value, rule} whose path is a spec field a reflection may change."""
+    if not isinstance(raw, list):
+        errors.add("edits", "a list of {path, value, rule} objects is required", "[] when only the prompt changes")
+        return ()
+    if len(raw) > MAX_EDITS:
+        errors.add("edits", f"{len(raw)} edits; at most {MAX_EDITS}")
+        return ()
+    out = []
+    for i, e in enumerate(raw):
+        if not isinstance(e, dict) or set(e) - {"path", "value", "rule"} or "path" not in e:
+            errors.add(f"edits[{i}]", "an object with path, value and rule is required",
+                       '{"path": "faults[0].anchor.offset_s", "value": -0.5, "rule": "window_after_decision"}')
+            continue
+        path, rule = e["path"], e.get("rule", "")
+        if not isinstance(path, str) or not EDIT_PATH.match(path):
+            errors.add(f"edits[{i}].path", f"{path!r} is not a dotted spec path", "e.g. v2x.channel.range_m")
+        elif FIXED_PATHS.match(path):
+            errors.add(f"edits[{i}].path", f"{path} is what the test is about: a reflection may not change it",
+                       "edit timing, magnitude, geometry or the channel instead")
+        elif rule not in known:
+            errors.add(f"edits[{i}].rule", f"{rule!r} is not a knowledge-base rule", f"known: {sorted(known)}")
+        else:
+            out.append(SpecEdit(path, e.get("value"), rule))
+    return tuple(out)
 
 
 # ── prompt rewriting ───────────────────────────────────────────────────────
@@ -248,6 +304,19 @@ class _Ctx:
     fired: list[str]
     why: list[str]
     timing_fixed: set[int]
+    spec: dict[str, Any] | None = None  # the spec that ran (JSON data); None: words only, no field edits
+    edits: dict[str, SpecEdit] = field(default_factory=dict)  # by path: a later rule's value for a path wins
+
+    def edit(self, path: str, value: Any, rule: str) -> None:
+        """Ask for ``path`` = ``value`` in the reflected spec (only when the caller gave the spec)."""
+        if self.spec is not None:
+            self.edits.pop(path, None)
+            self.edits[path] = SpecEdit(path, value, rule)
+
+    def agents(self, *roles: str) -> list[tuple[int, dict[str, Any]]]:
+        """(index, agent) of the spec's agents with one of ``roles`` (all when none is named)."""
+        found = (self.spec or {}).get("agents") or []
+        return [(i, a) for i, a in enumerate(found) if not roles or a.get("role") in roles]
 
     @property
     def app(self) -> cat.ApplicationInfo:
@@ -293,16 +362,30 @@ def _conflict_role(app: Application) -> str:
     return "oncoming" if app is Application.LTA else "cross"
 
 
-def _align_phrase(c: _Ctx, f: FaultEvidence) -> str:
+JUST_BEFORE_AMBER = ("just before amber", {"kind": "signal_event", "event": "amber_onset", "offset_s": -0.5})
+
+
+def _align(c: _Ctx, f: FaultEvidence) -> tuple[str, dict[str, Any]]:
+    """Where a fault must start to meet the decision: the words, and the spec anchor they parse to."""
     if c.signal_app:
         if f.operator is FaultOperator.FREEZE and f.stream is Stream.SPAT:
-            return "just before amber"
+            return JUST_BEFORE_AMBER
         lead = 1.5 + (c.app.freshness_budget_s if FAULT_KIND[f.operator] == "temporal" else 0.0)
-        return f"{lead:g} s before the decision point"
+        return (f"{lead:g} s before the decision point",
+                {"kind": "ego_event", "event": "decision_epoch", "offset_s": -lead})
     if c.d.application in (Application.IMA, Application.LTA):
-        return "2 s before the ego reaches the intersection"
+        return ("2 s before the ego reaches the intersection",
+                {"kind": "ego_event", "event": "stop_bar_distance", "offset_s": -2.0, "distance_m": 0.0})
     t = max(0.0, (c.d.decision_epoch_s or 4.0) - 1.0)
-    return f"starting at {t:g} s"
+    return f"starting at {t:g} s", {"kind": "scenario_time", "offset_s": t}
+
+
+def _set_anchor(c: _Ctx, i: int, where: tuple[str, dict[str, Any]], rule: str) -> None:
+    """Move fault ``i``'s window to ``where`` (words and anchor), active to the end (the shrinker shortens it)."""
+    phrase, anchor = where
+    c.rw.set_anchor(i, phrase)
+    c.edit(f"faults[{i}].anchor", anchor, rule)
+    c.edit(f"faults[{i}].duration_s", None, rule)
 
 
 _ARRIVAL = r"arriv\w* (?:\d+(?:\.\d+)?\s*s (?:after|before) the ego|at the same time as the ego)"
@@ -320,11 +403,15 @@ def _rule_gt_unsafe(c: _Ctx) -> bool:
     app = c.d.application
     if c.signal_app:
         c.rw.append("The ego approaches at 30 km/h.")  # the last ego speed in a prompt wins
+        c.edit("ego.speed_mps", round(30 / 3.6, 2), "gt_unsafe")
     elif cat.APPLICATIONS[app].follows_lead:  # FCW, EEBL
         c.rw.replace_or_append(_GAP, "a gap of 60 m", "The lead keeps a gap of 60 m.")
+        for i, _a in c.agents("lead"):
+            c.edit(f"agents[{i}].gap_m", 60.0, "gt_unsafe")
     else:
         c.rw.replace_or_append(_ARRIVAL, "arrives 3 s after the ego",
                                f"The {_conflict_role(app)} vehicle arrives 3 s after the ego.")
+        _arrival(c, 3.0, "gt_unsafe")
     c.fire("gt_unsafe", f"the ground-truth twin also violated ({', '.join(c.d.gt_violations)})")
     return True
 
@@ -335,19 +422,32 @@ def _rule_verifier(c: _Ctx) -> None:
         c.fire("verifier_error", "; ".join(f"{f.check}: {f.message}" for f in errors[:3]))
 
 
+def _arrival(c: _Ctx, offset_s: float, rule: str) -> None:
+    """The conflicting vehicle (cross traffic, or oncoming for LTA) arrives ``offset_s`` after the ego."""
+    role = "opposing" if c.d.application is Application.LTA else "cross"
+    for i, _a in c.agents(role):
+        c.edit(f"agents[{i}].arrival_offset_s", offset_s, rule)
+
+
 def _rule_faults(c: _Ctx) -> None:
     d = c.d
     t_dec = d.decision_epoch_s
     for i, f in enumerate(d.faults):
         if f.sender_equipped is False:
             c.rw.equip()
+            for k, a in c.agents():
+                if a.get("equipped") is False and (f.sender is None or a.get("id") == f.sender):
+                    c.edit(f"agents[{k}].equipped", True, "unequipped_sender")
             c.fire("unequipped_sender", f"{f.name} targets {f.sender or 'a sender'}, which is unequipped")
             continue  # equipping is not a timing fix: the magnitude rule still applies
         if f.delivered_in_window == 0 or (d.ego_in_range_fraction is not None and d.ego_in_range_fraction < 0.5
                                            and not d.divergence_episodes):
             c.rw.replace_or_append(_RANGE, "a radio range of 300 m", "The radio range is 300 m.")
+            c.edit("v2x.channel.range_m", 300.0, "no_exposure")
             if c.signal_app and not re.search(lx.SPAT_RELAY, c.rw.text, _I):
                 c.rw.append("SPaT is relayed between RSUs.")
+            if c.signal_app:
+                c.edit("v2x.spat_relay", True, "no_exposure")
             c.fire("no_exposure", f"the ego received no {f.stream} in the window of {f.name}"
                    if f.delivered_in_window == 0 else
                    f"the ego was in range for only {100 * (d.ego_in_range_fraction or 0):.0f} % of the approach")
@@ -355,19 +455,19 @@ def _rule_faults(c: _Ctx) -> None:
             continue
         end = f.window_end_s
         if t_dec is not None and f.window_start_s >= t_dec:
-            c.rw.set_anchor(i, _align_phrase(c, f))
+            _set_anchor(c, i, _align(c, f), "window_after_decision")
             c.fire("window_after_decision", f"{f.name} opens at {f.window_start_s:g} s, after the decision epoch at "
                                             f"{t_dec:g} s; no magnitude fixes timing")
             c.timing_fixed.add(i)
             continue
         if t_dec is not None and end is not None and end < t_dec - _budget(c.app, f.stream):
-            c.rw.set_anchor(i, _align_phrase(c, f))
+            _set_anchor(c, i, _align(c, f), "window_before_decision")
             c.fire("window_before_decision", f"{f.name} ends at {end:g} s, before the decision epoch at {t_dec:g} s")
             c.timing_fixed.add(i)
             continue
         if f.operator is FaultOperator.FREEZE and f.stream is Stream.SPAT and f.captured_phase in (Phase.AMBER,
                                                                                                     Phase.RED):
-            c.rw.set_anchor(i, "just before amber")
+            _set_anchor(c, i, JUST_BEFORE_AMBER, "freeze_captures_onset_phase")
             c.fire("freeze_captures_onset_phase", f"{f.name} captured {f.captured_phase} when it opened, so the ego "
                                                   "believed a stopping phase and stopped safely")
             c.timing_fixed.add(i)
@@ -376,7 +476,7 @@ def _rule_faults(c: _Ctx) -> None:
         budget = _budget(c.app, f.stream)
         th = _threshold(c.app, f)
         if FAULT_KIND[f.operator] == "temporal" and aoi is not None and aoi <= budget and not (th and th[0]):
-            c.rw.set_anchor(i, _align_phrase(c, f))
+            _set_anchor(c, i, _align(c, f), "aoi_fresh_at_decision")
             c.fire("aoi_fresh_at_decision", f"{f.stream} AoI at the decision epoch was {aoi:g} s, within the "
                                             f"{budget:g} s budget: the window missed the decision")
             c.timing_fixed.add(i)
@@ -386,6 +486,11 @@ def _rule_faults(c: _Ctx) -> None:
         th = _threshold(c.app, f)
         if th and th[0]:
             c.rw.set_magnitude(i, f, th[1])
+            if f.operator is FaultOperator.DROP:
+                c.edit(f"faults[{i}].burst_count", int(th[1]), "magnitude_below_threshold")
+                c.edit(f"faults[{i}].probability", None, "magnitude_below_threshold")
+            else:
+                c.edit(f"faults[{i}].magnitude", th[1], "magnitude_below_threshold")
             c.fire("magnitude_below_threshold", f"{f.name} magnitude {f.magnitude if f.magnitude is not None else f.messages_affected} "
                                                 f"stays within the {c.d.application} tolerance; raised to {th[1]:g}")
 
@@ -396,6 +501,7 @@ def _rule_conflict(c: _Ctx) -> None:
         return
     c.rw.replace_or_append(_ARRIVAL, "arrives 1 s after the ego",
                            f"The {_conflict_role(c.d.application)} vehicle arrives 1 s after the ego.")
+    _arrival(c, 1.0, "conflict_outside_window")
     c.fire("conflict_outside_window", f"the conflicting arrival is {gap:+g} s from the ego, outside the "
                                       f"{cat.CONFLICT_WINDOW_S:g} s window")
 
@@ -407,11 +513,12 @@ def _rule_benign(c: _Ctx) -> None:
     if c.signal_app:
         for i, f in enumerate(c.d.faults):
             if f.stream is Stream.SPAT:
-                c.rw.set_anchor(i, "just before amber")
+                _set_anchor(c, i, JUST_BEFORE_AMBER, "belief_wrong_decision_same")
                 break
     else:
         c.rw.replace_or_append(_ARRIVAL, "arrives at the same time as the ego",
                                f"The {_conflict_role(c.d.application)} vehicle arrives at the same time as the ego.")
+        _arrival(c, 0.0, "belief_wrong_decision_same")
     c.fire("belief_wrong_decision_same", f"{len(negative)} episode(s) overlapped the decision but the action "
                                          "did not change")
 
@@ -420,6 +527,7 @@ def _rule_penetration(c: _Ctx) -> None:
     p = c.d.penetration
     if p is not None and p < cat.PENETRATION_WARNING_BELOW:
         c.rw.replace_or_append(_PENETRATION, "80 % penetration", "V2X penetration is 80 %.")
+        c.edit("v2x.penetration", 0.8, "low_penetration")
         c.fire("low_penetration", f"penetration {p:g} < {cat.PENETRATION_WARNING_BELOW:g}")
 
 
@@ -427,10 +535,12 @@ RULES: tuple[Callable[[_Ctx], Any], ...] = (_rule_verifier, _rule_faults, _rule_
                                              _rule_penetration)
 
 
-def reflect_offline(prompt: str, digest: EvidenceDigest, notes: tuple[KnowledgeNote, ...]) -> dict[str, Any]:
-    """Rule-based reflection; returns the reflection JSON (diagnosis, revised_prompt, rule_ids)."""
+def reflect_offline(prompt: str, digest: EvidenceDigest, notes: tuple[KnowledgeNote, ...],
+                    spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Rule-based reflection; returns the reflection JSON (diagnosis, revised_prompt, rule_ids, and the field
+    edits to ``spec``, the spec that ran, when it is given)."""
     by_id = {n.id: n for n in notes}
-    ctx = _Ctx(prompt, digest, by_id, Rewriter(prompt), [], [], set())
+    ctx = _Ctx(prompt, digest, by_id, Rewriter(prompt), [], [], set(), spec)
     if digest.admitted:
         ctx.fire("admitted", "the failure is already admitted; minimize it instead")
     elif not _rule_gt_unsafe(ctx):
@@ -441,7 +551,9 @@ def reflect_offline(prompt: str, digest: EvidenceDigest, notes: tuple[KnowledgeN
     unknown = [r for r in ctx.fired if r not in by_id]
     if unknown:
         raise ValueError(f"knowledge base lacks rules {unknown}")
-    return {"diagnosis": "; ".join(ctx.why) + ".", "revised_prompt": ctx.rw.text, "rule_ids": ctx.fired}
+    return {"diagnosis": "; ".join(ctx.why) + ".", "revised_prompt": ctx.rw.text, "rule_ids": ctx.fired,
+            "edits": [e.to_dict() for e in ctx.edits.values()]}
 
 
-__all__ = ["RULES", "Reflection", "Rewriter", "fault_cues", "reflect_offline", "validate_reflection"]
+__all__ = ["FIXED_PATHS", "RULES", "Reflection", "Rewriter", "SpecEdit", "fault_cues", "reflect_offline",
+           "validate_reflection"]

@@ -309,9 +309,11 @@ class LlmRoles:
 
     # ── role 3: reflector ─────────────────────────────────────────────────
     def reflect(self, prompt: str, evidence_digest: EvidenceDigest | dict[str, Any], *,
-                campaign: str = "default") -> Reflection:
-        """Diagnose an ineffective test from its evidence digest and revise the prompt."""
+                campaign: str = "default", spec: ScenarioSpec | dict[str, Any] | None = None) -> Reflection:
+        """Diagnose an ineffective test from its evidence digest: the field edits to ``spec`` (the spec that ran;
+        none without it) and the revised prompt that says them in words."""
         prompt = self.check_text(prompt, "prompt")
+        spec_data = spec.model_dump(mode="json") if isinstance(spec, ScenarioSpec) else spec
         digest = evidence_digest if isinstance(evidence_digest, EvidenceDigest) else \
             EvidenceDigest.from_dict(evidence_digest)
         previous: dict[str, Any] | None = None
@@ -319,7 +321,7 @@ class LlmRoles:
         for _attempt in range(self.config.reflect_attempts):
             try:
                 reply = self.backend.reflect(ReflectRequest(prompt, digest, self.notes, previous, tuple(problems),
-                                                            campaign))
+                                                            campaign, spec_data))
             except MalformedOutput as exc:
                 previous, problems = None, [{"field": "<root>", "description": exc.description}]
                 continue
@@ -347,8 +349,8 @@ def plan_scene(spec: ScenarioSpec, candidates: Sequence[ApproachCandidate], *,
 
 
 def reflect(prompt: str, evidence_digest: EvidenceDigest | dict[str, Any], *,
-            backend: Backend | None = None) -> Reflection:
-    return LlmRoles(backend).reflect(prompt, evidence_digest)
+            backend: Backend | None = None, spec: ScenarioSpec | dict[str, Any] | None = None) -> Reflection:
+    return LlmRoles(backend).reflect(prompt, evidence_digest, spec=spec)
 
 
 __all__ = ["AttemptRecord", "LlmRoles", "ParseResult", "parse_intent", "plan_scene", "reflect"]

@@ -8,6 +8,8 @@ OpenAI-compatible endpoint); Verify is the analytic verifier of
 
 from __future__ import annotations
 
+import json
+
 import grpc
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
@@ -56,9 +58,11 @@ class LlmServicer(llm_pb2_grpc.LlmServiceServicer):
     def Reflect(self, request: llm_pb2.ReflectRequest, context: grpc.ServicerContext) -> llm_pb2.ReflectResponse:
         if not request.evidence_digest_json:
             raise InvalidArgument(FieldViolation("evidence_digest_json", "empty", "send the evidence digest as JSON"))
-        r = self._roles.reflect(request.prompt, request.evidence_digest_json)
-        return llm_pb2.ReflectResponse(diagnosis=r.diagnosis, revised_prompt=r.revised_prompt,
-                                       rule_ids=list(r.rule_ids), backend=r.backend)
+        spec = spec_from_json(request.spec_json, "spec_json") if request.spec_json else None
+        r = self._roles.reflect(request.prompt, request.evidence_digest_json, spec=spec)
+        return llm_pb2.ReflectResponse(
+            diagnosis=r.diagnosis, revised_prompt=r.revised_prompt, rule_ids=list(r.rule_ids), backend=r.backend,
+            edits=[llm_pb2.SpecEdit(path=e.path, value_json=json.dumps(e.value), rule=e.rule) for e in r.edits])
 
     def Verify(self, request: llm_pb2.VerifyRequest, context: grpc.ServicerContext) -> llm_pb2.VerifyResponse:
         source = request.WhichOneof("spec_source")

@@ -192,3 +192,72 @@ def test_a_prompt_without_fault_words_gets_one_revised_sentence_not_one_per_roun
     r.append("The radio range is 300 m.")
     r.append("The radio range is 300 m.")
     assert r.text.count("The radio range is 300 m.") == 1
+
+
+# ── field edits (issue 31, item 5): reflection edits the spec that ran, the prose is their record ──────────
+def _edited(roles: LlmRoles, prompt: str, d: EvidenceDigest) -> tuple[object, object, object]:
+    """(the spec that ran, the spec the edits give, the spec the revised words parse to)."""
+    from lastv2x.core.repair import apply_patch
+    from lastv2x.core.spec import parse_spec
+
+    ran = roles.parse_intent(prompt, 1).spec
+    ref = roles.reflect(prompt, d, spec=ran)
+    edited = parse_spec(apply_patch(ran.model_dump(mode="json"), [(e.path, e.value) for e in ref.edits]))
+    return ran, edited, roles.parse_intent(ref.revised_prompt, 1).spec
+
+
+def test_a_misplaced_freeze_is_moved_by_a_field_edit_that_keeps_what_is_tested(roles: LlmRoles) -> None:
+    d = digest(faults=[fault(window_start_s=30.0, captured_phase="red")])
+    ran, edited, worded = _edited(roles, FREEZE_RED, d)
+    ref = roles.reflect(FREEZE_RED, d, spec=ran)
+    assert {e.path: e.rule for e in ref.edits} == {"faults[0].anchor": "window_after_decision",
+                                                   "faults[0].duration_s": "window_after_decision"}
+    (f,), (w,) = edited.faults, worded.faults  # type: ignore[attr-defined]
+    assert (f.anchor.event, f.anchor.offset_s) == (AnchorEvent.AMBER_ONSET, -0.5) == (w.anchor.event, w.anchor.offset_s)
+    assert edited.map == ran.map and edited.application is ran.application  # type: ignore[attr-defined]
+    assert (f.operator, f.stream) == (ran.faults[0].operator, ran.faults[0].stream)  # type: ignore[attr-defined]
+
+
+def test_edits_say_what_the_revised_words_say(roles: LlmRoles) -> None:
+    cases = [
+        ("RLVW with SPaT delayed by 200 ms at 9 s.", digest(faults=[fault(operator="delay", magnitude=0.2,
+                                                                             window_start_s=9.0)])),
+        ("RLVW with SPaT delayed by 300 ms starting at 4 s.",
+         digest(decision_epoch_s=6.0, decision_epoch_aoi_s={"SPAT": 0.4},
+                faults=[fault(operator="delay", magnitude=0.3, window_start_s=4.0)])),
+        ("IMA with an unequipped cross vehicle whose BSMs are delayed by 1 s; the cross vehicle arrives 12 s after "
+         "the ego.", EvidenceDigest.from_dict({
+             "application": "IMA", "admitted": False, "decision_epoch_s": 9.0, "conflict_arrival_gap_s": 12.0,
+             "faults": [{"name": "delay_bsm", "operator": "delay", "stream": "BSM", "window_start_s": 0.0,
+                         "magnitude": 1.0, "sender": "cross", "sender_equipped": False}]})),
+    ]
+    for prompt, d in cases:
+        ran, edited, worded = _edited(roles, prompt, d)
+        for a, b in zip(edited.faults, worded.faults, strict=True):  # type: ignore[attr-defined]
+            assert (a.anchor, a.magnitude, a.burst_count) == (b.anchor, b.magnitude, b.burst_count), prompt
+        for a, b in zip(edited.agents, worded.agents, strict=True):  # type: ignore[attr-defined]
+            assert (a.equipped, a.arrival_offset_s) == (b.equipped, b.arrival_offset_s), prompt
+        assert edited.v2x.channel.range_m == worded.v2x.channel.range_m, prompt  # type: ignore[attr-defined]
+
+
+def test_without_the_spec_there_are_no_edits_only_words(roles: LlmRoles) -> None:
+    ref = roles.reflect(FREEZE_RED, digest(faults=[fault(window_start_s=30.0, captured_phase="red")]))
+    assert ref.edits == () and "just before amber" in ref.revised_prompt
+
+
+@pytest.mark.parametrize(("path", "why"), [("application", "what the test is about"),
+                                           ("map.town", "what the test is about"),
+                                           ("faults[0].operator", "what the test is about"),
+                                           ("faults[0]", "what the test is about"),
+                                           ("agents[1].role", "what the test is about"),
+                                           ("faults[0]..anchor", "not a dotted spec path")])
+def test_an_edit_of_what_is_tested_is_refused_naming_the_path(path: str, why: str) -> None:
+    from services.llm.reflector import validate_reflection
+
+    notes = load_notes()
+    data = {"diagnosis": "d", "revised_prompt": "p", "rule_ids": ["no_diagnosis"],
+            "edits": [{"path": path, "value": 1, "rule": "no_diagnosis"}]}
+    with pytest.raises(InvalidArgument) as err:
+        validate_reflection(data, notes, 4000, "offline")
+    (v,) = err.value.violations
+    assert v.field == "edits[0].path" and why in v.description

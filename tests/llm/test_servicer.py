@@ -7,6 +7,7 @@ import json
 import grpc
 import pytest
 
+from lastv2x.rpc.convert import spec_from_proto
 from lastv2x.rpc.errors import field_violations
 from lastv2x.rpc.server import ServerConfig, create_server
 from lastv2x.rpc.services import SERVICES
@@ -58,6 +59,22 @@ def test_reflect_diagnoses_a_late_fault_window(llm) -> None:
     reply = llm.Reflect(llm_pb2.ReflectRequest(prompt=prompt, evidence_digest_json=json.dumps(digest)), timeout=30)
     assert reply.backend == "offline" and "window_after_decision" in reply.rule_ids
     assert "decision" in reply.diagnosis.lower() and reply.revised_prompt != prompt
+    assert not reply.edits  # no spec_json: words only
+    spec = llm.ParseIntent(llm_pb2.ParseIntentRequest(text=prompt, seed=1), timeout=30).spec
+    with_spec = llm.Reflect(llm_pb2.ReflectRequest(prompt=prompt, evidence_digest_json=json.dumps(digest),
+                                                   spec_json=spec_from_proto(spec).model_dump_json()), timeout=30)
+    edits = {e.path: (json.loads(e.value_json), e.rule) for e in with_spec.edits}
+    assert edits["faults[0].anchor"][1] == "window_after_decision"
+    assert edits["faults[0].anchor"][0]["event"] == "amber_onset" and edits["faults[0].duration_s"][0] is None
+
+
+def test_reflect_rejects_a_bad_spec_naming_the_field(llm) -> None:
+    with pytest.raises(grpc.RpcError) as info:
+        llm.Reflect(llm_pb2.ReflectRequest(prompt=INTENT, evidence_digest_json='{"application": "RLVW", '
+                                           '"admitted": false}', spec_json='{"application": "RLVW", "seed": -1}'),
+                    timeout=30)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert any(f.startswith("spec_json") for f, _ in field_violations(info.value))
 
 
 def test_reflect_rejects_a_bad_digest_naming_the_field(llm) -> None:

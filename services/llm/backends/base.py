@@ -64,6 +64,7 @@ class ReflectRequest:
     previous: dict[str, Any] | None = None
     problems: tuple[dict[str, Any], ...] = ()
     campaign: str = "default"
+    spec: dict[str, Any] | None = None  # the spec that ran (JSON data): what the edits apply to
 
 
 @dataclass(frozen=True)

@@ -135,4 +135,5 @@ class OfflineBackend:
         return RoleReply(solve(request.spec, request.candidates), ("constraint-satisfying planner",))
 
     def reflect(self, request: ReflectRequest) -> RoleReply:
-        return RoleReply(reflect_offline(request.prompt, request.digest, request.notes), ("rule-based reflector",))
+        return RoleReply(reflect_offline(request.prompt, request.digest, request.notes, request.spec),
+                         ("rule-based reflector",))
