@@ -5,7 +5,8 @@ intent) and a throwaway application (``ZZGLOW``: a signal application named "zz 
 with RLVW's rule) are registered here, in this test alone (every registry is restored afterwards), and
 one intent that names both runs the whole chain: parse (offline grammar) -> verify -> ground (the
 synthetic crossing the search's bench uses) -> execute (paired run, admitted) -> shrink (1-minimal, the
-operator's magnitude halved as its catalogue entry says). No other file names either of them.
+operator's magnitude halved as its catalogue entry says). The OpenAI backend's parser prompt and the spec
+schema offer both, and grounding's knowledge index retrieves their notes. No other file names either of them.
 """
 
 from __future__ import annotations
