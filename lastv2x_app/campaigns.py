@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from services.search.campaign import Event
+from services.search.campaign import Event, repair_text
 from services.search.core import SearchCore
 from services.search.pipeline import InProcessPipeline
 from services.search.settings import SearchSettings
@@ -46,7 +46,7 @@ class Progress:
             cols = shutil.get_terminal_size((120, 20)).columns
             self.stream.write(line[:cols - 1].ljust(cols - 1))
             self.stream.flush()
-        elif e.kind in ("stage", "witness", "reflection", "flaky", "errored", "failed", "done", "cancelled"):
+        elif e.kind in ("stage", "repair", "witness", "reflection", "flaky", "errored", "failed", "done", "cancelled"):
             self.stream.write(f"  {e.message}\n")
 
     def close(self) -> None:
@@ -91,6 +91,8 @@ def results_table(summary: dict[str, Any], witnesses: Iterable[dict[str, Any]], 
     partial = [f"{sc['source']} ran without what the parser could not read: "
                + "; ".join(repr(c) for c in sc["unparsed_clauses"])
                for sc in summary.get("scenarios", []) if sc.get("unparsed_clauses")]
+    partial += [f"{sc['source']} {repair_text(r)}" for sc in summary.get("scenarios", [])
+                for r in sc.get("repairs", [])]
     gaps = summary.get("coverage_gaps", 0)
     if gaps:
         partial.append(f"{gaps} coverage gap(s): failures with no fault injected and no coverage taken away (the "

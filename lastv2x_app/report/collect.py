@@ -200,6 +200,8 @@ def witness_data(w: Any, archive: str) -> dict[str, Any]:
         "witness_id": w.id, "campaign_id": w.campaign_id, "application": w.application, "key": w.key,
         "key_fields": record["key"],
         "intent": record.get("intent") or "", "seed": record["seed"], "app": record.get("app") or {},
+        # the verifier's repairs of the scenario's spec, applied or reported (issue 31 item 2; older records: none)
+        "repairs": list(record.get("repairs") or []),
         "spec": record["spec"], "faults": record["spec"]["faults"], "certificate": record["certificate"],
         "map": program.map_name, "duration_s": program.duration_s,
         "outcome": {"admitted": outcome.get("admitted"), "failure_margin": outcome.get("failure_margin"),

@@ -2,7 +2,11 @@
 
 Per scenario (an intent or a spec) the runner
 
-1. compiles the intent into a verified spec (parser role; its repair loop runs the verifier);
+1. compiles the intent into a verified spec (parser role; its repair loop runs the verifier), then
+   applies the verifier's repairs that make the fault's mechanism observable without touching it
+   (``observability_repairs``: e.g. a radio range short enough that the relay of a relay chain matters),
+   as ``make run`` applies its repairs; each is recorded (journal, scenario summary, witness records), and
+   one that would change what was asked (the fault, a field the intent states) is reported, not applied;
 2. runs it once (the *initial* execution): admitted here = found before refinement;
 3. searches the specification space (Appendix E): an elite set of the best
    candidates by (admitted first, then smallest failure margin); parents sampled by
@@ -59,6 +63,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 import threading
 import time
 from collections import OrderedDict, deque
@@ -71,9 +76,10 @@ import numpy as np
 from lastv2x.core.catalogue import margin_text
 from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XError, Unavailable
 from lastv2x.core.program import ScenarioProgram, program_sha256
+from lastv2x.core.repair import apply_patch
 from lastv2x.core.rng import Substream, substream
 from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
-from lastv2x.core.verifier import verify
+from lastv2x.core.verifier import Finding, Severity, verify
 from services.search.campaign_types import (
     NOT_A_CANDIDATE_ERROR,
     CampaignRequest,
@@ -96,6 +102,89 @@ from services.search.store import LedgerRow, Repository, WitnessRow
 LOG = logging.getLogger(__name__)
 MAX_REDRAWS = 8  # a child already tried in this scenario is redrawn at most this often
 GROUND_CACHE = 512  # grounded specs remembered (an LRU): a campaign's programs are not all kept in memory
+
+# The verifier's checks whose repairs make the mechanism of a fault observable (issue 31, item 2): the radio
+# baseline (a relay chain whose lead the ego hears directly, an agent or RSU out of range). A campaign
+# applies them to the parsed spec when they set only the fields below: range, RSU placement, where the
+# vehicles are. Never the fault, the stream or the application: a repair that touches them is reported.
+OBSERVABILITY_CHECKS = frozenset({"channel_baseline"})
+_OBSERVABILITY_FIELD = re.compile(r"v2x\.channel\.range_m|v2x\.rsu_placement|agents\[\d+\]\.gap_m"
+                                  r"|ego\.start_distance_m")
+_ASKED_FIELD = re.compile(r"faults\b.*|application|.*\.stream")  # what the user asked to test
+MAX_REPAIRS = 3  # repairs applied to one spec (each one re-verified)
+GIVEN = "*"  # stated fields of a given spec: all of them
+
+
+def _value_at(data: Any, path: str) -> Any:
+    """The value of a verifier path (``agents[1].gap_m``) in spec JSON data; None where it is unset."""
+    for name, index in re.findall(r"([a-z_][a-z0-9_]*)|\[(\d+)\]", path):
+        try:
+            data = data[name] if name else data[int(index)]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def observability_repairs(spec: ScenarioSpec, stated: frozenset[str] = frozenset()
+                          ) -> tuple[ScenarioSpec, list[dict[str, Any]]]:
+    """The spec with the verifier's observability repairs applied (``OBSERVABILITY_CHECKS``, fields
+    ``_OBSERVABILITY_FIELD`` only), and a record of every repair considered: applied, or why not
+    (it would change the fault asked for, a field in ``stated`` — the intent's own words; ``GIVEN``:
+    every field — or it leaves a verifier error). Each applied repair is re-verified before the next;
+    a pure function of the spec: the same spec gives the same repairs."""
+    records: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for _ in range(MAX_REPAIRS):
+        report = verify(spec)
+        data = spec_to_dict(spec)
+        applied = False
+        for f in report.findings:
+            r = f.repair
+            if r is None or not r.patch or f.severity is Severity.ERROR or (f.check, f.message) in seen:
+                continue
+            paths = [path for path, _ in r.patch]
+            asked = [path for path in paths if _ASKED_FIELD.fullmatch(path)]
+            if not asked and f.check not in OBSERVABILITY_CHECKS:
+                continue  # neither observability nor the fault: the finding stays a finding
+            seen.add((f.check, f.message))
+            record = _repair_record(f, data)
+            given = [path for path in paths if GIVEN in stated or path in stated]
+            if asked:
+                record["reason"] = (f"it would change the fault asked for ({', '.join(asked)}): the fault stays as "
+                                    "written")
+            elif not all(_OBSERVABILITY_FIELD.fullmatch(path) for path in paths):
+                record["reason"] = "it sets more than range and geometry"
+            elif given:
+                record["reason"] = (f"the given spec sets {', '.join(given)}" if GIVEN in stated else
+                                    f"the intent states {', '.join(given)}")
+            else:
+                try:
+                    patched = parse_spec(apply_patch(data, r.patch))
+                except InvalidArgument as exc:
+                    record["reason"] = f"the repaired spec is invalid: {exc}"[:300]
+                else:
+                    if _errors(verify(patched)) <= _errors(report):
+                        spec, applied = patched, True
+                        record["applied"] = True
+                    else:
+                        record["reason"] = "the repaired spec fails verification"
+            records.append(record)
+            if applied:
+                break  # re-verify the repaired spec
+        if not applied:
+            break
+    return spec, records
+
+
+def _errors(report: Any) -> set[tuple[str, tuple[str, ...]]]:
+    return {(f.check, f.fields) for f in report.findings if f.severity is Severity.ERROR}
+
+
+def _repair_record(f: Finding, data: dict[str, Any]) -> dict[str, Any]:
+    assert f.repair is not None
+    return {"check": f.check, "message": f.message, "description": f.repair.description,
+            "patch": [{"field": path, "from": _value_at(data, path), "value": value} for path, value in f.repair.patch],
+            "applied": False, "reason": ""}
 
 
 class CampaignRunner:
@@ -192,18 +281,38 @@ class CampaignRunner:
         return next((p for k, p in self._recorded if k == kind and all(p.get(f) == v for f, v in match.items())),
                     None)
 
-    def _parse(self, sc: ScenarioProgress, prompt: str, seed: int) -> tuple[ScenarioSpec, tuple[str, ...]]:
-        """The parser role, answered from the journal when the crashed run already asked: the spec and the
-        clauses of the prompt it does not hold (``parser.unparsed_fault``)."""
+    def _parse(self, sc: ScenarioProgress, prompt: str, seed: int, origin: str = "initial"
+               ) -> tuple[ScenarioSpec, tuple[str, ...]]:
+        """The parser role, answered from the journal when the crashed run already asked: the spec, with the
+        verifier's observability repairs applied (``_repaired``), and the clauses of the prompt it does not
+        hold (``parser.unparsed_fault``)."""
         recorded = self._recorded_entry("parsed", scenario=sc.index, prompt=prompt, seed=seed)
         if recorded:
             spec, unparsed = parse_spec(recorded["spec"]), tuple(recorded.get("unparsed", ()))
+            stated = tuple(recorded.get("stated", ()))
         else:
             parsed = self.pipeline.parse(prompt, seed, self.id)
-            spec, unparsed = parsed.spec, tuple(parsed.unparsed)
+            spec, unparsed, stated = parsed.spec, tuple(parsed.unparsed), tuple(parsed.stated)
         self._journal("parsed", {"scenario": sc.index, "prompt": prompt, "seed": seed, "spec": spec_to_dict(spec),
-                                 "unparsed": list(unparsed)})
-        return spec, unparsed
+                                 "unparsed": list(unparsed), "stated": list(stated)})
+        return self._repaired(sc, spec, frozenset(stated), origin), unparsed
+
+    def _repaired(self, sc: ScenarioProgress, spec: ScenarioSpec, stated: frozenset[str], origin: str
+                  ) -> ScenarioSpec:
+        """``observability_repairs`` of a scenario's spec, each journaled, kept with the scenario (the summary,
+        the results table and its witness records show them) and announced (event ``repair``)."""
+        spec, records = observability_repairs(spec, stated)
+        if not records:
+            return spec
+        for r in records:
+            r["origin"] = origin
+        self._journal("repairs", {"scenario": sc.index, "origin": origin, "repairs": records})
+        for r in records:
+            if any({**r, "origin": ""} == {**k, "origin": ""} for k in sc.repairs):
+                continue  # a reflected spec repaired as the initial one was: recorded once
+            sc.repairs.append(r)
+            self._emit("repair", sc.index, f"{sc.source}: {repair_text(r)}")
+        return spec
 
     def _stage(self, sc: ScenarioProgress, stage: str, message: str = "") -> None:
         sc.stage = stage
@@ -285,7 +394,7 @@ class CampaignRunner:
                                          "run the rest")
             sc.unparsed_clauses = list(unparsed)
         else:
-            spec = given
+            spec = self._repaired(sc, given, frozenset({GIVEN}), "initial")  # reported, never applied
         sc.application = spec.application.value
         self._journal("scenario", {"scenario": sc.index, "seed": seed, "spec": spec_to_dict(spec)})
         root = self._run_candidates(sc, [Candidate(spec, "initial")])[0]
@@ -685,6 +794,7 @@ class CampaignRunner:
         record = {
             "witness_id": witness_id, "campaign_id": self.id, "scenario": sc.index, "source": sc.source,
             "intent": sc.intent, "unparsed_clauses": list(sc.unparsed_clauses), "key": key.to_dict(),
+            "repairs": [dict(r) for r in sc.repairs],  # the verifier's repairs of the scenario's spec
             "spec": spec_to_dict(spec),
             "found_spec": spec_to_dict(found.spec), "program": json.loads(program.model_dump_json()),
             # the exact text: the outcome's program hash is over it, and the record's JSON sorts keys
@@ -782,7 +892,7 @@ class CampaignRunner:
             return None, prompt
         seed = int(rng.integers(0, 2**62))
         try:
-            spec, _ = self._parse(sc, reflected.revised_prompt, seed)
+            spec, _ = self._parse(sc, reflected.revised_prompt, seed, f"reflection {sc.reflection_rounds}")
         except (InvalidArgument, FailedPrecondition) as exc:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "parse_error": str(exc)})
             return None, reflected.revised_prompt
@@ -798,4 +908,13 @@ class CampaignRunner:
         return cand, reflected.revised_prompt
 
 
-__all__ = ["CampaignRequest", "CampaignRunner", "CandidateErrored", "Event", "LeaseLost", "ScenarioProgress"]
+def repair_text(r: dict[str, Any]) -> str:
+    """One line for a repair record: what was applied (field old -> new), or what was not and why."""
+    change = ", ".join(f"{p['field']} {p.get('from')} -> {p['value']}" for p in r["patch"])
+    if r["applied"]:
+        return f"repaired ({r['check']}): {r['description']}: {change}"
+    return f"repair not applied ({r['check']}): {r['description']} ({change}): {r['reason']}"
+
+
+__all__ = ["OBSERVABILITY_CHECKS", "CampaignRequest", "CampaignRunner", "CandidateErrored", "Event", "LeaseLost",
+           "ScenarioProgress", "observability_repairs", "repair_text"]

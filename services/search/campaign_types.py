@@ -73,6 +73,9 @@ class ScenarioProgress:
     faults_left: list[int] = field(default_factory=list)  # per witness: faults in the 1-minimal spec
     error: str = ""
     unparsed_clauses: list[str] = field(default_factory=list)  # what the parser could not read (allow_partial)
+    # the verifier's repairs of the scenario's spec (``campaign.observability_repairs``): check, message,
+    # description, patch [{field, from, value}], applied, reason (why not applied), origin (initial, reflection N)
+    repairs: list[dict[str, Any]] = field(default_factory=list)
     in_flight: int = 0  # executions dispatched and not yet settled
 
     def to_dict(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
+import re
 import threading
 import time
 from concurrent.futures import Future
@@ -45,6 +46,29 @@ class Parsed:
     attempts: int
     backend: str
     unparsed: tuple[str, ...] = ()  # clauses of the intent the spec does not hold (parser.unparsed_fault), as quoted
+    stated: tuple[str, ...] = ()  # spec fields the intent's own words set (``stated_fields``): no repair moves them
+
+
+# a parser note "<path> <value>[ from '<words>']" names a field the intent's words set; "(default ...)" and
+# "assigned from seed" notes name fields the parser filled in, and "relay chain: ..." ones derived geometry
+_NOTE = re.compile(r"([a-z][a-z0-9_]*)((?:\.[a-z_][a-z0-9_]*)+) (\S+)(.*)")
+_SPEC_ROOTS = frozenset({"ego", "v2x", "signal", "map", "variation", "perception", "duration_s"})
+
+
+def stated_fields(notes: tuple[str, ...] | list[str], spec: ScenarioSpec) -> tuple[str, ...]:
+    """The spec fields (verifier paths: ``v2x.channel.range_m``, ``agents[1].gap_m``) the parser's notes say
+    the intent's words set, in note order; an agent's fields are named by its id in the notes."""
+    ids = {a.id: k for k, a in enumerate(spec.agents)}
+    out: list[str] = []
+    for note in notes:
+        m = _NOTE.fullmatch(note)
+        if m is None or "(default" in m.group(4) or "assigned from seed" in m.group(4):
+            continue
+        root, rest = m.group(1), m.group(2)
+        path = root + rest if root in _SPEC_ROOTS else f"agents[{ids[root]}]{rest}" if root in ids else ""
+        if path and path not in out:
+            out.append(path)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -158,7 +182,8 @@ class InProcessPipeline:
 
     def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
         result = self._roles.parse_intent(intent, seed, campaign=campaign)
-        return Parsed(result.spec, result.attempts_used, result.backend, result.unparsed_clauses)
+        return Parsed(result.spec, result.attempts_used, result.backend, result.unparsed_clauses,
+                      stated_fields(result.notes, result.spec))
 
     def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
         if self._grounding is None:
@@ -269,4 +294,5 @@ def execution_id(program: ScenarioProgram, seed: int, campaign_id: str) -> str:
     return hashlib.sha256(f"{program_sha256(program)}|{int(seed)}|{campaign_id}".encode()).hexdigest()[:32]
 
 
-__all__ = ["Execution", "ExecutionRequest", "InProcessPipeline", "Parsed", "Pipeline", "Reflected", "execution_id"]
+__all__ = ["Execution", "ExecutionRequest", "InProcessPipeline", "Parsed", "Pipeline", "Reflected", "execution_id",
+           "stated_fields"]

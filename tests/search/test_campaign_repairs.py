@@ -1,0 +1,124 @@
+"""Issue 31, item 2: a campaign applies the verifier's repairs that make a fault's mechanism observable
+(radio range, geometry) to the parsed spec, as ``make run``'s parse-repair loop applies its repairs,
+and records each one (journal, scenario summary, results table, witness record); a repair that would
+change what the user asked for (the fault, a field the intent states, a given spec) is reported, never
+applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lastv2x.core.catalogue import Application
+from lastv2x.core.spec import parse_spec, spec_to_dict
+from services.search.campaign import observability_repairs
+from services.search.core import SearchCore, validate_request
+from services.search.pipeline import InProcessPipeline, Parsed, stated_fields
+from services.search.settings import SearchSettings
+from services.simulator.reference import reference_spec
+from tests.search.conftest import rlvw_failing_spec
+
+RELAY_INTENT = ("A car brakes hard three vehicles ahead; the middle car relays the EEBL warning. "
+                "Check the ego still stops safely when the relay's messages are lost.")
+
+
+def _run(core: SearchCore, **kw: Any) -> Any:
+    return core.wait(core.start(validate_request(settings=core.settings, **kw)).id, timeout_s=300)
+
+
+def test_the_relay_range_repair_is_applied_recorded_and_run(search_core: SearchCore) -> None:
+    from lastv2x_app.campaigns import results_table
+
+    view = _run(search_core, intents=[RELAY_INTENT], seed=1, budget_per_scenario=2)
+    assert view.state == "done", view.reason
+    (sc,) = view.summary["scenarios"]
+    (rep,) = sc["repairs"]
+    assert rep["applied"] and rep["check"] == "channel_baseline" and rep["origin"] == "initial"
+    assert rep["patch"] == [{"field": "v2x.channel.range_m", "from": 150.0, "value": 45.0}]
+    journal = search_core.store.journal(view.id)
+    parsed = next(p for _, k, p in journal if k == "parsed")
+    assert parsed["spec"]["v2x"]["channel"]["range_m"] == 150.0  # what the parser gave, journaled as it was
+    assert next(p for _, k, p in journal if k == "repairs")["repairs"] == sc["repairs"]
+    # the scenario ran the repaired spec: its initial dispatch holds the 45 m range
+    initial = next(p for _, k, p in journal if k == "dispatch" and p["origin"] == "initial")
+    assert initial["spec"]["v2x"]["channel"]["range_m"] == 45.0
+    table = results_table(view.summary, [], "archive")
+    assert "intents[0] repaired (channel_baseline): shorten the range" in table
+    assert "v2x.channel.range_m 150.0 -> 45.0" in table
+
+
+def test_repairs_are_deterministic_and_never_touch_the_fault() -> None:
+    d = reference_spec(Application.RLVW, seed=7).model_dump(mode="json")
+    # a probabilistic drop that breaches the budget with probability < 0.5: freshness_budget WARNING whose
+    # repair lengthens or strengthens the fault the user asked for
+    d["faults"] = [{"name": "drop_spat", "operator": "drop", "stream": "SPAT", "probability": 0.5,
+                    "duration_s": 8.0}]
+    spec = parse_spec(d)
+    out, records = observability_repairs(spec)
+    assert out == spec  # nothing applied
+    (rep,) = records
+    assert rep["check"] == "freshness_budget" and not rep["applied"]
+    assert "fault" in rep["reason"] and rep["patch"][0]["field"].startswith("faults[0].")
+    assert observability_repairs(spec) == (out, records)
+
+
+def test_a_range_the_intent_states_is_reported_not_changed() -> None:
+    spec = reference_spec(Application.EEBL, seed=7)
+    repaired, applied = observability_repairs(spec)
+    assert applied and applied[0]["applied"] and repaired.v2x.channel.range_m != spec.v2x.channel.range_m
+    out, records = observability_repairs(spec, stated=frozenset({"v2x.channel.range_m"}))
+    assert out == spec
+    (rep,) = records
+    assert not rep["applied"] and "v2x.channel.range_m" in rep["reason"]
+
+
+def test_stated_fields_come_from_the_parser_notes() -> None:
+    spec = reference_spec(Application.EEBL, seed=7)
+    lead = next(i for i, a in enumerate(spec.agents) if a.id == "lead")
+    notes = ("v2x.channel.range_m 150.0", "lead.behaviour.at_time_s 4 s (default)", "ego.speed_mps 13.4 assigned "
+             "from seed", "relay chain: relay.gap_m 30, lead.gap_m 60 (default chain)", "lead.gap_m 60.0 from '60 m'")
+    assert stated_fields(notes, spec) == ("v2x.channel.range_m", f"agents[{lead}].gap_m")
+
+
+def test_a_given_spec_is_run_as_given_and_its_repairs_reported(search_core: SearchCore) -> None:
+    """A spec file states every field: its observability finding is reported (summary, journal, witness
+    record), never applied."""
+    view = _run(search_core, specs=[rlvw_failing_spec(extra_faults=0)], seed=3, budget_per_scenario=1)
+    (sc,) = view.summary["scenarios"]
+    assert sc["repairs"] == []
+    for w in search_core.witnesses(view.id):
+        assert w.record["repairs"] == []
+    eebl = reference_spec(Application.EEBL, seed=7)
+    view = _run(search_core, specs=[eebl], seed=3, budget_per_scenario=1)
+    (sc,) = view.summary["scenarios"]
+    (rep,) = sc["repairs"]
+    assert not rep["applied"] and "given spec" in rep["reason"]
+    initial = next(p for _, k, p in search_core.store.journal(view.id) if k == "dispatch")
+    assert initial["spec"]["v2x"]["channel"]["range_m"] == eebl.v2x.channel.range_m
+
+
+class ShortRangeParser(InProcessPipeline):
+    """A parser that answers every intent with the admitted RLVW freeze, its RSU out of the ego's range at the
+    decision epoch (channel_baseline: the pristine channel already breaches the budget)."""
+
+    def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
+        d = spec_to_dict(rlvw_failing_spec(extra_faults=0))
+        d["v2x"]["channel"]["range_m"] = 40.0
+        return Parsed(parse_spec(d), 1, "test")
+
+
+def test_the_witness_record_and_report_carry_the_applied_repair(tmp_path: Path) -> None:
+    core = SearchCore(ShortRangeParser(synthetic_grounding=True, trace_dir=tmp_path / "traces"),
+                      SearchSettings(data_dir=tmp_path / "search", stall_candidates=3))
+    try:
+        view = _run(core, intents=["RLVW when SPaT freezes before amber"], seed=3, budget_per_scenario=1,
+                    stop_at_first_admission=True)
+        assert view.state == "done", view.reason
+        (sc,) = view.summary["scenarios"]
+        (rep,) = sc["repairs"]
+        assert rep["applied"] and rep["patch"][0]["field"] == "v2x.channel.range_m" and rep["patch"][0]["from"] == 40.0
+        (w,) = core.witnesses(view.id)
+        assert w.record["repairs"] == sc["repairs"]
+        assert w.record["found_spec"]["v2x"]["channel"]["range_m"] == rep["patch"][0]["value"]
+    finally:
+        core.close()
