@@ -3,9 +3,11 @@
 The problem: an admitted spec usually carries more than its failure needs — extra
 faults, magnitudes larger than necessary, windows longer than the decision needs,
 agent behaviours that do not matter. A *witness* should carry only what is causal:
-no single weakening (remove a fault, halve its magnitude, shorten its window, drop an
+no single weakening (remove a fault, halve its magnitude, shorten its window from the
+end, move its window's start later by half the window with the end kept, drop an
 agent's optional behaviour) may keep the paired admission. That is 1-minimality
-(LAST-V2X §2.5).
+(LAST-V2X §2.5; moving the start is ours: a freeze anchored before amber may need only
+amber +0 .. +1 s, which shortening from the end never finds).
 
 The design, after Hypothesis's ``internal/conjecture/shrinker.py``:
 
@@ -26,12 +28,21 @@ The design, after Hypothesis's ``internal/conjecture/shrinker.py``:
   to a fixed point: a full sweep that accepts nothing. The order key of the current
   spec (every candidate is compared with it) is computed once per spec.
 * **Coarse first, then fine**: the weakenings of the paper (remove, halve, shorten)
-  plus dropping an agent behaviour are the *basic* passes and define 1-minimality;
-  once they reach a fixed point, binary search on the numeric fields (magnitude,
-  window length; optional, ``bisect=True``) narrows each value between the failed
-  halving and the admitted value in a few calls, then the basic passes run again.
-  Off by default: it buys smaller magnitudes for more executions, and campaigns pay
-  per execution (``bench/bench_search.py`` measures both).
+  plus moving a window's start later and dropping an agent behaviour are the *basic*
+  passes and define 1-minimality; once they reach a fixed point, binary search on the
+  numeric fields (magnitude, window length; optional, ``bisect=True``) narrows each
+  value between the failed halving and the admitted value in a few calls, then the
+  basic passes run again. Off by default: it buys smaller magnitudes for more
+  executions, and campaigns pay per execution (``bench/bench_search.py`` measures both).
+* **Refinement** (``refine=True``, the default), once, after that: bounded finer steps
+  where halving overshoots. Each strength knob steps down by a round 5 % of its value
+  (:func:`refine_step`: 2.0 -> 1.9 -> 1.8), at most ``REFINE_STEPS`` accepted steps,
+  stopping at the first that loses the admission; each window's start moves to the
+  latest admitting start (end kept) by binary search between its start and the one
+  ``delay_start`` failed with, ``START_PROBES`` probes to ``START_RESOLUTION_S``, on a
+  ``START_GRID_S`` grid of anchor offsets. When it changed anything the basic passes
+  run again, so the certificate is about the refined spec. A knob that is already at
+  its threshold costs one call.
 * **A certificate**: when the fixed point is reached, every basic weakening of the
   final spec has been tried against it; the certificate lists each with its verdict
   (from the cache, no extra run). A shrink stopped by its call budget says so
@@ -49,10 +60,16 @@ from typing import Any
 from lastv2x.core.catalogue import FAULT_OPERATORS, StrengthKnob
 from lastv2x.core.errors import InvalidArgument
 from lastv2x.core.spec import BehaviourKind, Fault, ScenarioSpec, parse_spec, spec_to_dict
-from lastv2x.core.timeline import fault_window_s
+from lastv2x.core.timeline import anchor_time_s, fault_window_s
 
 MIN_WINDOW_S = 0.1  # shortest window a shrink produces
 BISECT_PROBES = 4  # binary-search probes per numeric field and visit
+# Refinement (on by default; see the module docstring): bounded, after the basic fixed point.
+REFINE_STEP = 0.05  # a magnitude step is the 1-2-5 value nearest below this fraction of |value| (2.0 -> 0.1)
+REFINE_STEPS = 2  # at most this many accepted magnitude steps per knob (each try is one predicate call)
+START_PROBES = 3  # binary-search probes for the latest admitting start of a window, per fault
+START_RESOLUTION_S = 0.1  # ... stopped once the admitted and the failed start are this close
+START_GRID_S = 0.05  # probed starts are anchor offsets on this grid (the simulator's default step, dt)
 
 
 class Verdict(StrEnum):
@@ -219,6 +236,44 @@ def _shorten_window(spec: ScenarioSpec) -> Iterator[Weakening]:
             yield Weakening("shorten_window", i, f"shorten faults[{i}] window ({length:.3g} s -> {new:.3g} s)", out)
 
 
+def _set_start(spec: ScenarioSpec, i: int, start_s: float) -> ScenarioSpec | None:
+    """``faults[i]`` opening at ``start_s`` with its end kept: the anchor's offset moves (snapped to
+    ``START_GRID_S``) and a set duration loses what the start gained (an open window stays open to the end)."""
+    f = spec.faults[i]
+    t_anchor = anchor_time_s(spec, f)
+    if not math.isfinite(t_anchor):
+        return None
+    _, end = fault_window_s(spec, f)
+    offset = round(round((start_s - t_anchor) / START_GRID_S) * START_GRID_S, 3)
+    new_start = max(0.0, t_anchor + offset)
+    if end - new_start < MIN_WINDOW_S - 1e-9:
+        return None
+
+    def edit(d: dict[str, Any]) -> None:
+        d["faults"][i]["anchor"]["offset_s"] = offset
+        if f.duration_s is not None:
+            d["faults"][i]["duration_s"] = round(end - new_start, 3)
+    return _with(spec, edit)
+
+
+def _delay_start(spec: ScenarioSpec) -> Iterator[Weakening]:
+    """Shorten a window from the front: its start moves later by half its length, its end stays (a freeze
+    anchored before amber may need only the seconds after it)."""
+    for i, f in enumerate(spec.faults):
+        length = window_length_s(spec, f)
+        new = max(MIN_WINDOW_S, length / 2.0)
+        if length <= 0.0 or new >= length - 1e-9:
+            continue
+        start, end = fault_window_s(spec, f)
+        out = _set_start(spec, i, end - new)
+        if out is None:
+            continue
+        later = fault_window_s(out, out.faults[i])[0]
+        if later > start + 1e-9:
+            yield Weakening("delay_start", i, f"delay faults[{i}] window start ({start:.4g} s -> {later:.4g} s, "
+                                              f"end {end:.4g} s kept)", out)
+
+
 def _drop_behaviour(spec: ScenarioSpec) -> Iterator[Weakening]:
     for j, a in enumerate(spec.agents):
         if a.behaviour.kind is BehaviourKind.NONE:
@@ -251,7 +306,7 @@ class ShrinkPass:
 
 BASIC_PASSES: tuple[tuple[str, Generator], ...] = (
     ("remove_fault", _remove_fault), ("halve_magnitude", _halve_magnitude),
-    ("shorten_window", _shorten_window), ("drop_behaviour", _drop_behaviour))
+    ("shorten_window", _shorten_window), ("delay_start", _delay_start), ("drop_behaviour", _drop_behaviour))
 
 
 def single_weakenings(spec: ScenarioSpec) -> Iterator[Weakening]:
@@ -289,6 +344,25 @@ def _window_knobs(spec: ScenarioSpec) -> list[tuple[int, float, float]]:
 
 BISECT_PASSES: tuple[tuple[str, Knobs, Build], ...] = (
     ("bisect_magnitude", _magnitude_knobs, _set_magnitude), ("bisect_window", _window_knobs, _set_duration))
+REFINE_PASSES = ("refine_magnitude", "refine_start")
+
+
+def refine_step(value: float, integer: bool = False) -> float:
+    """The magnitude step of the refinement: the largest 1, 2 or 5 x 10^k that is at most ``REFINE_STEP`` of
+    ``|value|`` (2.0 -> 0.1, 12 -> 0.5, 0.3 -> 0.01); at least 1 for a whole-number knob; 0 for 0."""
+    target = abs(value) * REFINE_STEP
+    if target <= 0.0:
+        return 0.0
+    base = 10.0 ** math.floor(math.log10(target))
+    step = next(base * m for m in (5.0, 2.0, 1.0) if base * m <= target * (1.0 + 1e-9))
+    return max(1.0, float(math.floor(step))) if integer else step
+
+
+def _step_below(value: float, step: float) -> float:
+    """The largest multiple of ``step`` strictly below ``|value|``."""
+    q = abs(value) / step
+    n = round(q) if abs(q - round(q)) < 1e-6 else math.ceil(q)
+    return (n - 1) * step
 
 
 # ── the shrinker ─────────────────────────────────────────────────────────
@@ -326,12 +400,15 @@ class ShrinkResult:
 class Shrinker:
     """Minimize an admitted spec under ``predicate`` (see the module docstring)."""
 
-    def __init__(self, predicate: CachedPredicate, *, max_calls: int = 200, bisect: bool = False):
+    def __init__(self, predicate: CachedPredicate, *, max_calls: int = 200, bisect: bool = False,
+                 refine: bool = True):
         self.predicate = predicate
         self.max_calls = max_calls
         self.passes = [ShrinkPass(n, g) for n, g in BASIC_PASSES]
         self._bisect_specs = {name: (knobs, build) for name, knobs, build in BISECT_PASSES} if bisect else {}
         self.passes += [ShrinkPass(name, basic=False) for name in self._bisect_specs]
+        self.refine = refine
+        self.passes += [ShrinkPass(name, basic=False) for name in (REFINE_PASSES if refine else ())]
         self.steps = 0
         self._target: ScenarioSpec | None = None  # the spec candidates are compared with, and its order key
         self._target_key: tuple[Any, ...] = ()
@@ -406,6 +483,54 @@ class Shrinker:
                     lo = mid
         return spec
 
+    def _run_refine_magnitude(self, p: ShrinkPass, spec: ScenarioSpec) -> ScenarioSpec:
+        """Per strength knob: step its |value| down to the next multiple of :func:`refine_step` (taken from the
+        value it starts at, 2.0 -> 1.9 -> 1.8), at most ``REFINE_STEPS`` accepted steps, until one loses the
+        admission or the knob's weakest value is reached."""
+        for i in range(len(spec.faults)):
+            first = _magnitude_field(spec.faults[i])
+            if first is None:
+                continue
+            step = refine_step(first[1], first[0].integer)
+            for _ in range(REFINE_STEPS):
+                knob = _magnitude_field(spec.faults[i])
+                if knob is None or step <= 0.0 or self._out_of_budget:
+                    break
+                k, cur, floor = knob
+                new = max(_step_below(cur, step), abs(floor))
+                if new >= abs(cur) - 1e-9:
+                    break
+                cand = _set_field(spec, i, k, math.copysign(new, cur))
+                if cand is None or not self._try(p, spec, cand):
+                    break
+                spec = cand
+        return spec
+
+    def _run_refine_start(self, p: ShrinkPass, spec: ScenarioSpec) -> ScenarioSpec:
+        """Per window: binary search for the latest admitting start (end kept) between the start it has
+        (admitted) and the one ``delay_start`` tried (known not to admit, from the cache), ``START_PROBES``
+        probes at most, until the two are ``START_RESOLUTION_S`` apart."""
+        for i in range(len(spec.faults)):
+            halved = next((w for w in _delay_start(spec) if w.index == i), None)
+            if halved is None or self.predicate.known(halved.spec) in (None, Verdict.ADMITTED):
+                continue
+            lo = fault_window_s(spec, spec.faults[i])[0]
+            hi = fault_window_s(halved.spec, halved.spec.faults[i])[0]
+            for _ in range(START_PROBES):
+                if self._out_of_budget or hi - lo <= START_RESOLUTION_S + 1e-9:
+                    break
+                cand = _set_start(spec, i, (lo + hi) / 2.0)
+                if cand is None:
+                    break
+                mid = fault_window_s(cand, cand.faults[i])[0]
+                if not lo + 1e-9 < mid < hi - 1e-9:
+                    break
+                if self._try(p, spec, cand):
+                    spec, lo = cand, mid
+                else:
+                    hi = mid
+        return spec
+
     def _fixed_point(self, spec: ScenarioSpec) -> ScenarioSpec:
         """Sweep the basic passes, most useful first, until a whole sweep accepts nothing."""
         while not self._out_of_budget:
@@ -422,11 +547,18 @@ class Shrinker:
         current = self._fixed_point(spec)
         while self._bisect_specs and not self._out_of_budget:
             before = current
-            for p in (q for q in self.passes if not q.basic):
+            for p in (q for q in self.passes if q.name in self._bisect_specs):
                 current = self._run_bisect(p, current)
             if current == before:
                 break
             current = self._fixed_point(current)
+        if self.refine and not self._out_of_budget:  # once: bounded, then the basic passes certify the result
+            before = current
+            for p in (q for q in self.passes if q.name in REFINE_PASSES):
+                run = self._run_refine_magnitude if p.name == "refine_magnitude" else self._run_refine_start
+                current = run(p, current)
+            if current != before:
+                current = self._fixed_point(current)
         certificate = tuple(CertificateEntry(w.pass_name, w.description, self.predicate.known(w.spec))
                             for w in single_weakenings(current))
         complete = all(e.verdict not in (None, Verdict.ADMITTED) for e in certificate)
@@ -465,6 +597,6 @@ def greedy_minimize(spec: ScenarioSpec, admits: Callable[[ScenarioSpec], bool], 
     return spec, calls
 
 
-__all__ = ["BASIC_PASSES", "BISECT_PASSES", "CachedPredicate", "CertificateEntry", "ShrinkPass", "ShrinkResult",
+__all__ = ["BASIC_PASSES", "BISECT_PASSES", "REFINE_PASSES", "CachedPredicate", "CertificateEntry", "ShrinkPass", "ShrinkResult",
            "Shrinker", "Ungroundable", "Verdict", "Weakening", "fault_strength", "greedy_minimize",
-           "single_weakenings", "spec_order", "window_length_s"]
+           "refine_step", "single_weakenings", "spec_order", "window_length_s"]

@@ -10,12 +10,15 @@ from hypothesis import strategies as st
 
 from lastv2x.core.catalogue import Application
 from lastv2x.core.spec import ScenarioSpec, parse_spec
+from lastv2x.core.timeline import fault_window_s
 from services.search.shrink import (
+    START_RESOLUTION_S,
     CachedPredicate,
     Shrinker,
     Ungroundable,
     Verdict,
     greedy_minimize,
+    refine_step,
     single_weakenings,
     spec_order,
     window_length_s,
@@ -39,14 +42,18 @@ def _spec(fault_ids: list[int]) -> ScenarioSpec:
     return parse_spec(base)
 
 
-def _oracle(need: dict[str, tuple[float, float]]):
-    """Admits iff, for some named fault present, its strength knob >= a and its window >= w seconds."""
+def _oracle(need: dict[str, tuple[float, ...]]):
+    """Admits iff, for some named fault present, its strength knob >= a, its window >= w seconds and (when a
+    third figure is given) its window starts no later than s and ends no earlier than e."""
     def admits(spec: ScenarioSpec) -> bool:
         for f in spec.faults:
             if f.name in need:
-                min_value, min_window = need[f.name]
+                min_value, min_window, *when = need[f.name]
                 value = abs(f.magnitude) if f.magnitude is not None else (f.probability or 1.0)
-                if value >= min_value and window_length_s(spec, f) >= min_window:
+                start, end = fault_window_s(spec, f)
+                latest_start, earliest_end = (when + [float("inf"), 0.0])[:2]
+                if value >= min_value and window_length_s(spec, f) >= min_window and start <= latest_start \
+                        and end >= earliest_end:
                     return True
         return False
     return admits
@@ -64,20 +71,25 @@ def _predicate(admits, runs: Counter[Hashable]) -> CachedPredicate:
 
 scenes = st.lists(st.integers(0, len(FAULTS) - 1), min_size=1, max_size=4, unique=True)
 needs = st.dictionaries(st.sampled_from([f["name"] for f in FAULTS]),
-                        st.tuples(st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.0]), st.sampled_from([0.0, 0.5, 2.0, 5.0])),
+                        st.tuples(st.sampled_from([0.0, 0.1, 0.5, 1.0, 2.0, 2.9]),
+                                  st.sampled_from([0.0, 0.5, 2.0, 5.0]),
+                                  st.sampled_from([float("inf"), 0.3, 1.0, 5.0]),  # latest admitting start, s
+                                  st.sampled_from([0.0, 6.0])),  # earliest admitting end, s
                         min_size=1, max_size=3)
 
 
-@settings(max_examples=40, deadline=None)
-@given(scenes, needs, st.booleans())
-def test_result_is_one_minimal_and_admitted(fault_ids: list[int], need: dict[str, tuple[float, float]],
-                                            bisect: bool) -> None:
+@settings(max_examples=60, deadline=None)
+@given(scenes, needs, st.booleans(), st.booleans())
+def test_result_is_one_minimal_and_admitted(fault_ids: list[int], need: dict[str, tuple[float, ...]],
+                                            bisect: bool, refine: bool) -> None:
+    """1-minimal w.r.t. every basic weakening, delaying a window's start included, with or without the
+    binary search and the refinement steps."""
     spec = _spec(fault_ids)
     admits = _oracle(need)
     if not admits(spec):
         return
     runs: Counter[Hashable] = Counter()
-    result = Shrinker(_predicate(admits, runs), max_calls=500, bisect=bisect).run(spec)
+    result = Shrinker(_predicate(admits, runs), max_calls=500, bisect=bisect, refine=refine).run(spec)
     assert admits(result.spec)
     assert result.complete
     # 1-minimal: no single weakening keeps the admission, and the certificate lists every one of them
@@ -108,8 +120,10 @@ def test_magnitude_binary_search_finds_the_threshold_region() -> None:
     assert 3.0 <= m < 6.0  # halving 12 -> 6 admits, 3 admits, 1.5 does not; bisection cannot go below 3
     plain = Shrinker(_predicate(_oracle({"countdown": (2.2, 0.0)}), Counter())).run(spec)
     bisected = Shrinker(_predicate(_oracle({"countdown": (2.2, 0.0)}), Counter()), bisect=True).run(spec)
-    assert abs(plain.spec.faults[0].magnitude or 0) == 3.0  # halving stops at a power of two
+    halved = Shrinker(_predicate(_oracle({"countdown": (2.2, 0.0)}), Counter()), refine=False).run(spec)
+    assert abs(halved.spec.faults[0].magnitude or 0) == 3.0  # halving stops at a power of two
     assert 2.2 <= abs(bisected.spec.faults[0].magnitude or 0) < 3.0  # bisection gets closer to the threshold
+    assert 2.2 <= abs(plain.spec.faults[0].magnitude or 0) < 3.0  # so do the (default) refinement steps
 
 
 def test_budget_exhaustion_is_reported_not_hidden() -> None:
@@ -164,8 +178,9 @@ def test_greedy_baseline_reaches_a_one_minimal_result_with_more_calls() -> None:
     admits = _oracle({"countdown": (2.0, 1.0)})
     greedy_spec, greedy_calls = greedy_minimize(spec, admits)
     assert admits(greedy_spec)
-    assert not any(admits(w.spec) for w in single_weakenings(greedy_spec) if w.pass_name != "drop_behaviour")
-    ours = Shrinker(_predicate(admits, Counter()), bisect=False).run(spec)
+    assert not any(admits(w.spec) for w in single_weakenings(greedy_spec)
+                   if w.pass_name in ("remove_fault", "halve_magnitude", "shorten_window"))  # the paper's three
+    ours = Shrinker(_predicate(admits, Counter()), bisect=False, refine=False).run(spec)
     assert ours.runs <= greedy_calls
 
 
@@ -177,7 +192,7 @@ def test_weakenings_are_named_structurally() -> None:
             assert [f.name for f in w.spec.faults] == [f.name for k, f in enumerate(spec.faults) if k != w.index]
         elif w.pass_name == "drop_behaviour":
             assert w.spec.agents[w.index].behaviour.kind.value == "none"
-        else:  # halve_magnitude, shorten_window: only faults[index] changed
+        else:  # halve_magnitude, shorten_window, delay_start: only faults[index] changed
             changed = [k for k, (a, b) in enumerate(zip(spec.faults, w.spec.faults, strict=True)) if a != b]
             assert changed == [w.index], (w.pass_name, w.index, changed)
 
@@ -218,3 +233,68 @@ def test_a_pass_keeps_its_place_after_a_success() -> None:
     out = shrinker._run_basic(halve, spec)
     assert tried == sorted(tried) and tried.count(0) == 1 and len(set(tried)) == 3
     assert out.faults[0].magnitude == 4.0 and abs(out.faults[1].magnitude or 0) < 12.0
+
+
+# ── the window's start moves later; finer magnitude steps (issue 31) ─────────────────────────────────
+def _freeze_needing_amber_to_plus_one() -> tuple[ScenarioSpec, object]:
+    """The RLVW freeze anchored 0.5 s before amber (amber onset at t = 5 s, the window open to the end), under
+    an oracle that needs only amber +0 .. +1.0 s frozen: it admits iff the window covers [5.0, 6.0)."""
+    return _spec([0]), _oracle({"freeze_spat": (0.0, 0.0, 5.0, 6.0)})
+
+
+def test_window_start_moves_later_to_the_latest_admitting_start() -> None:
+    spec, admits = _freeze_needing_amber_to_plus_one()
+    assert fault_window_s(spec, spec.faults[0]) == (4.5, 30.0)
+    result = Shrinker(_predicate(admits, Counter())).run(spec)
+    start, end = fault_window_s(result.spec, result.spec.faults[0])
+    assert 5.0 - START_RESOLUTION_S < start <= 5.0  # the latest admitting start, to the resolution
+    assert result.spec.faults[0].anchor.offset_s == 0.0  # here exactly: "amber +0"
+    assert 6.0 <= end < 6.5  # the end the halvings left is kept
+    assert result.complete and admits(result.spec)
+    # the certificate covers moving the start later (by half the window): it no longer admits
+    delayed = [e for e in result.certificate if e.pass_name == "delay_start"]
+    assert len(delayed) == 1 and delayed[0].verdict is Verdict.NOT_ADMITTED
+    refine = next(p for p in result.passes if p["pass"] == "refine_start")
+    assert 0 < int(refine["tried"]) <= 3
+    # without the refinement the start stays where it was (halving it overshoots amber)
+    coarse = Shrinker(_predicate(admits, Counter()), refine=False).run(spec)
+    assert fault_window_s(coarse.spec, coarse.spec.faults[0])[0] == 4.5
+    assert result.calls - coarse.calls <= 6
+
+
+def test_delay_start_keeps_the_end_of_a_window_with_a_duration() -> None:
+    spec = _spec([4])  # stale SPaT, magnitude 3 s, [0, 9)
+    (w,) = [w for w in single_weakenings(spec) if w.pass_name == "delay_start"]
+    assert fault_window_s(w.spec, w.spec.faults[0]) == (4.5, 9.0)
+    assert w.spec.faults[0].duration_s == 4.5 and w.spec.faults[0].anchor.offset_s == 4.5
+    assert spec_order(w.spec) < spec_order(spec)
+
+
+def test_finer_magnitude_steps_reach_the_admitting_value_below_a_halving_fixed_point() -> None:
+    """GLOSA's countdown fault still admits at 1.9 s where halving keeps 2.0 s (1.0 does not admit)."""
+    d = reference_spec(Application.GLOSA).model_dump(mode="json")
+    d["faults"] = [{"name": "countdown", "operator": "spat_countdown_offset", "stream": "SPAT", "magnitude": 2.0}]
+    spec = parse_spec(d)
+    admits = _oracle({"countdown": (1.9, 0.0)})
+    coarse = Shrinker(_predicate(admits, Counter()), refine=False).run(spec)
+    fine = Shrinker(_predicate(admits, Counter())).run(spec)
+    assert coarse.spec.faults[0].magnitude == 2.0
+    assert fine.spec.faults[0].magnitude == 1.9 and fine.complete
+    assert fine.calls - coarse.calls <= 5  # 1.9 admits, 1.8 does not, then the basic passes certify 1.9
+    # signed knobs keep their sign; the step count per knob is bounded (REFINE_STEPS accepted steps)
+    signed = Shrinker(_predicate(_oracle({"countdown": (9.0, 0.0)}), Counter())).run(_spec([2]))
+    assert signed.spec.faults[0].magnitude == -11.0  # -12 -> -11.5 -> -11 (step 0.5), then it stops
+
+
+def test_refine_step_is_a_round_fraction_of_the_value() -> None:
+    assert refine_step(2.0) == 0.1 and refine_step(-12.0) == 0.5 and refine_step(0.3) == 0.01
+    assert refine_step(5, integer=True) == 1.0 and refine_step(0.0) == 0.0
+
+
+def test_same_spec_same_witness() -> None:
+    spec = _spec([0, 1, 2, 4])
+    admits = _oracle({"freeze_spat": (0.0, 0.0, 5.0, 6.0), "countdown": (1.7, 1.0)})
+    a = Shrinker(_predicate(admits, Counter())).run(spec)
+    b = Shrinker(_predicate(admits, Counter())).run(spec)
+    assert a.spec.model_dump_json() == b.spec.model_dump_json() and a.calls == b.calls
+    assert a.certificate == b.certificate
