@@ -225,7 +225,7 @@ def offline_model(body: dict[str, Any]) -> dict[str, Any]:
         cands = tuple(ApproachCandidate.from_dict(c) for c in user["candidates"])
         return backend.plan(PlanRequest(spec, cands)).data
     digest = EvidenceDigest.from_dict(user["evidence_digest"])
-    return backend.reflect(ReflectRequest(user["prompt"], digest, load_notes())).data
+    return backend.reflect(ReflectRequest(user["prompt"], digest, load_notes(), spec=user.get("spec"))).data
 
 
 def main(argv: list[str] | None = None) -> int:

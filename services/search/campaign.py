@@ -21,10 +21,13 @@ Per scenario (an intent or a spec) the runner
    coming and going mid-campaign: only how fast it gets there does;
 4. when the search stalls (``stall_candidates`` executions in a row without a better
    margin, and nothing admitted yet) it reflects: the evidence digest of the current
-   root's run goes to the reflector, and the revised prompt re-enters parse -> verify
-   -> ground -> execute under the same admission test (at most ``reflection_rounds``);
-   the reflected spec keeps the root's application and map query (reflection changes
-   how hard and when, never what or where);
+   root's run and the root's spec go to the reflector, whose **field edits** (anchor,
+   magnitude, range, arrival, ...) are applied to that spec, which re-enters verify ->
+   ground -> execute under the same admission test (at most ``reflection_rounds``). The
+   edited spec keeps the root's application, map query and each fault's operator and
+   stream (reflection changes how hard and when, never what or where); only a
+   reflector that gives words alone, or edits that do not verify, has its revised
+   prompt parsed instead (with the root's map kept);
 5. for every admitted execution whose catalogue key is new, it shrinks the spec to a
    1-minimal witness (``shrink.py``), re-checks the witness's admission on another
    replica (a flip is recorded as flaky, not archived), and archives it with its
@@ -735,7 +738,12 @@ class CampaignRunner:
 
     def _shrink(self, sc: ScenarioProgress, spec: ScenarioSpec) -> tuple[ScenarioSpec, Any]:
         def key(s: ScenarioSpec) -> tuple[str, int]:
-            program = self._ground(s)
+            try:
+                program = self._ground(s)
+            except CandidateErrored as exc:  # a weakening that failed to ground twice: not a witness, the
+                # shrink goes on (the admitted spec itself grounded before it got here)
+                self._journal("shrink_ground_error", {"scenario": sc.index, "error": str(exc)[:300]})
+                raise Ungroundable(str(exc)) from exc
             if isinstance(program, str):
                 raise Ungroundable(program)
             return execution_id(program, program.seed, self.id), program.seed
@@ -870,9 +878,10 @@ class CampaignRunner:
         digest = evidence_digest(root.spec, report, outcome)
         recorded = self._recorded_entry("reflection", scenario=sc.index, round=sc.reflection_rounds)
         try:
-            reflected = (Reflected(recorded["diagnosis"], recorded["revised_prompt"], tuple(recorded["rule_ids"]))
+            reflected = (Reflected(recorded["diagnosis"], recorded["revised_prompt"], tuple(recorded["rule_ids"]),
+                                   tuple((e["path"], e["value"], e["rule"]) for e in recorded.get("edits", ())))
                          if recorded and "revised_prompt" in recorded else
-                         self.pipeline.reflect(prompt, digest, self.id))
+                         self.pipeline.reflect(prompt, digest, self.id, root.spec))
         except (InvalidArgument, FailedPrecondition) as exc:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "error": str(exc)})
             return None, prompt
@@ -883,19 +892,27 @@ class CampaignRunner:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds,
                                          "error": f"{type(exc).__name__}: {exc}"[:500]})
             return None, prompt
-        self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "prompt": prompt,
-                                     "diagnosis": reflected.diagnosis, "revised_prompt": reflected.revised_prompt,
-                                     "rule_ids": list(reflected.rule_ids)})
-        self._emit("reflection", sc.index, f"{sc.source}: reflection {sc.reflection_rounds}: {reflected.diagnosis}")
-        if reflected.revised_prompt.strip() == prompt.strip() or sc.candidates >= self.request.budget_per_scenario:
+        entry = {"scenario": sc.index, "round": sc.reflection_rounds, "prompt": prompt,
+                 "diagnosis": reflected.diagnosis, "revised_prompt": reflected.revised_prompt,
+                 "rule_ids": list(reflected.rule_ids)}
+        if reflected.edits:
+            entry["edits"] = [{"path": p, "value": v, "rule": r} for p, v, r in reflected.edits]
+        self._journal("reflection", entry)
+        self._emit("reflection", sc.index, f"{sc.source}: reflection {sc.reflection_rounds}: {reflected.diagnosis}"
+                   + "".join(f"; {p} -> {json.dumps(v)}" for p, v, _r in reflected.edits))
+        if (reflected.revised_prompt.strip() == prompt.strip() and not reflected.edits) \
+                or sc.candidates >= self.request.budget_per_scenario:
             self._reflection_spent.add(sc.index)  # nothing new to try: stop reflecting
             return None, prompt
-        seed = int(rng.integers(0, 2**62))
-        try:
-            spec, _ = self._parse(sc, reflected.revised_prompt, seed, f"reflection {sc.reflection_rounds}")
-        except (InvalidArgument, FailedPrecondition) as exc:
-            self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "parse_error": str(exc)})
-            return None, reflected.revised_prompt
+        seed = int(rng.integers(0, 2**62))  # drawn in both cases: the search's draws do not depend on the path
+        spec = self._edited(sc, root.spec, reflected.edits) if reflected.edits else None
+        if spec is None:  # words only (or edits that do not verify): the revised prompt, parsed
+            try:
+                spec, _ = self._parse(sc, reflected.revised_prompt, seed, f"reflection {sc.reflection_rounds}")
+            except (InvalidArgument, FailedPrecondition) as exc:
+                self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds,
+                                             "parse_error": str(exc)})
+                return None, reflected.revised_prompt
         if spec.application.value != sc.application:
             return None, prompt  # reflection may not change what is tested
         if spec.map != root.spec.map:  # nor where: it edits how hard and when (a re-parse may draw another town)
@@ -906,6 +923,30 @@ class CampaignRunner:
             return None, reflected.revised_prompt
         self._stage(sc, "search", f"after reflection {sc.reflection_rounds}")
         return cand, reflected.revised_prompt
+
+
+    def _edited(self, sc: ScenarioProgress, spec: ScenarioSpec, edits: tuple[tuple[str, Any, str], ...]
+                ) -> ScenarioSpec | None:
+        """The root spec with the reflector's field edits, when it is the same test (application, map, each
+        fault's operator and stream) and verifies without an error; else None (journaled: the words are parsed
+        instead)."""
+        why = ""
+        try:
+            edited = parse_spec(apply_patch(spec_to_dict(spec), [(p, v) for p, v, _r in edits]))
+        except InvalidArgument as exc:
+            edited, why = None, f"the edited spec is invalid: {exc}"
+        if edited is not None and ((edited.application, edited.map) != (spec.application, spec.map) or
+                                   [(f.operator, f.stream) for f in edited.faults]
+                                   != [(f.operator, f.stream) for f in spec.faults]):
+            edited, why = None, "the edits change what is tested (application, map or a fault's operator/stream)"
+        if edited is not None:
+            errors = [f for f in verify(edited).findings if f.severity is Severity.ERROR]
+            if errors:
+                edited, why = None, "the edited spec does not verify: " + "; ".join(
+                    f"{f.check}: {f.message}" for f in errors[:3])
+        if edited is None:
+            self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "edits_refused": why})
+        return edited
 
 
 def repair_text(r: dict[str, Any]) -> str:

@@ -73,11 +73,13 @@ def stated_fields(notes: tuple[str, ...] | list[str], spec: ScenarioSpec) -> tup
 
 @dataclass(frozen=True)
 class Reflected:
-    """The reflector's diagnosis of an ineffective test and the prompt to try next."""
+    """The reflector's diagnosis of an ineffective test, its field edits to the spec that ran (path, value, rule)
+    and the prompt that says them in words."""
 
     diagnosis: str
     revised_prompt: str
     rule_ids: tuple[str, ...] = ()
+    edits: tuple[tuple[str, Any, str], ...] = ()  # empty: words only (a reflector that gave no edits)
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,8 @@ class Pipeline(Protocol):
 
     def submit(self, request: ExecutionRequest) -> Future[Execution]: ...
 
-    def reflect(self, prompt: str, digest: dict[str, Any], campaign: str) -> Reflected: ...
+    def reflect(self, prompt: str, digest: dict[str, Any], campaign: str,
+                spec: ScenarioSpec | None = None) -> Reflected: ...
 
     def close(self) -> None: ...
 
@@ -280,9 +283,11 @@ class InProcessPipeline:
                          outcome.to_json_bytes(), self.replicas[0], uri, wall_time_s=time.perf_counter() - start,
                          app_build=app.build.to_dict())
 
-    def reflect(self, prompt: str, digest: dict[str, Any], campaign: str) -> Reflected:
-        r = self._roles.reflect(prompt, digest, campaign=campaign)
-        return Reflected(r.diagnosis, r.revised_prompt, tuple(r.rule_ids))
+    def reflect(self, prompt: str, digest: dict[str, Any], campaign: str,
+                spec: ScenarioSpec | None = None) -> Reflected:
+        r = self._roles.reflect(prompt, digest, campaign=campaign, spec=spec)
+        return Reflected(r.diagnosis, r.revised_prompt, tuple(r.rule_ids),
+                         tuple((e.path, e.value, e.rule) for e in r.edits))
 
     def close(self) -> None:
         self._queue.put(None)

@@ -201,13 +201,16 @@ class GrpcPipeline:
                             self._grounding_target, "Ground")
         return program_from_proto(reply.program)  # type: ignore[no-any-return]
 
-    def reflect(self, prompt: str, digest: dict[str, Any], campaign: str) -> Reflected:
+    def reflect(self, prompt: str, digest: dict[str, Any], campaign: str,
+                spec: ScenarioSpec | None = None) -> Reflected:
         import json
 
         reply = self._unary(self._llm.Reflect,
-                            llm_pb2.ReflectRequest(prompt=prompt, evidence_digest_json=json.dumps(digest)),
+                            llm_pb2.ReflectRequest(prompt=prompt, evidence_digest_json=json.dumps(digest),
+                                                   spec_json=spec.model_dump_json() if spec is not None else ""),
                             self._llm_target, "Reflect")
-        return Reflected(reply.diagnosis, reply.revised_prompt, tuple(reply.rule_ids))
+        return Reflected(reply.diagnosis, reply.revised_prompt, tuple(reply.rule_ids),
+                         tuple((e.path, json.loads(e.value_json), e.rule) for e in reply.edits))
 
     def check_app(self, app: str, field: str = "app") -> None:
         """Ask a simulator replica to resolve ``app`` (its entry points, its allow-list, the server's Describe)

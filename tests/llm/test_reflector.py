@@ -261,3 +261,16 @@ def test_an_edit_of_what_is_tested_is_refused_naming_the_path(path: str, why: st
         validate_reflection(data, notes, 4000, "offline")
     (v,) = err.value.violations
     assert v.field == "edits[0].path" and why in v.description
+
+
+def test_the_openai_backend_answers_field_edits_too(fake_server: FakeOpenAIServer) -> None:
+    """The spec goes to the model in the user message; the schema offers ``edits``; they come back validated."""
+    fake_server.responder = offline_model
+    ran = LlmRoles().parse_intent(FREEZE_RED, 1).spec
+    ref = LlmRoles(openai_backend(fake_server)).reflect(
+        FREEZE_RED, digest(faults=[fault(window_start_s=30.0, captured_phase="red")]), spec=ran)
+    assert {e.path for e in ref.edits} == {"faults[0].anchor", "faults[0].duration_s"}
+    assert ref.backend.startswith("openai:")
+    (request,) = fake_server.requests
+    assert json.loads(request["messages"][-1]["content"])["spec"] == ran.model_dump(mode="json")
+    assert "edits" in request["response_format"]["json_schema"]["schema"]["properties"]

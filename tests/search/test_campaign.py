@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from lastv2x.core.errors import InvalidArgument, Unavailable
+from lastv2x.core.spec import parse_spec
 from services.search.core import SearchCore, validate_request
 from services.search.pipeline import Execution, ExecutionRequest, InProcessPipeline
 from services.search.settings import SearchSettings
@@ -144,7 +145,7 @@ def test_gate_off_runs_what_the_gate_would_block(search_core: SearchCore) -> Non
     assert b["executions"] == 12 and a["executions"] == 12 - a["gated"]
 
 
-def test_a_stalled_search_reflects_and_the_revised_prompt_re_enters_the_pipeline(search_core: SearchCore) -> None:
+def test_a_stalled_search_reflects_and_its_field_edits_re_enter_the_pipeline(search_core: SearchCore) -> None:
     # a lead cruising at a stated speed: no hazard for the drop to hide (a lead left unsaid brakes hard by default)
     intent = "Forward collision warning when the lead vehicle, cruising at 14 m/s, has its BSMs dropped for 2 s"
     view = _run(search_core, intents=[intent], seed=2, budget_per_scenario=9, reflection_rounds=2)
@@ -154,13 +155,18 @@ def test_a_stalled_search_reflects_and_the_revised_prompt_re_enters_the_pipeline
     first = rounds[0]
     assert first["prompt"] == intent and first["revised_prompt"] != intent
     assert "window_before_decision" in first["rule_ids"]  # the drop heals before the decision epoch
-    # the revised prompt was parsed, grounded and executed under the same admission test
-    origins = [p["origin"] for _, k, p in search_core.store.journal(view.id) if k == "dispatch"]
-    assert "reflection" in origins
-    # reflection edits how hard and when, never where: the reflected spec keeps the initial map query
+    # issue 31, item 5: the reflector edited fields of the spec that ran (the window), not the prose
+    assert {e["path"] for e in first["edits"]} == {"faults[0].anchor", "faults[0].duration_s"}
+    assert all(e["rule"] == "window_before_decision" for e in first["edits"])
+    # the edited spec was grounded and executed under the same admission test
     dispatched = [p for _, k, p in search_core.store.journal(view.id) if k == "dispatch"]
     initial = next(p for p in dispatched if p["origin"] == "initial")
-    assert all(p["spec"]["map"] == initial["spec"]["map"] for p in dispatched if p["origin"] == "reflection")
+    reflected = [p for p in dispatched if p["origin"] == "reflection"]
+    assert reflected
+    # reflection edits how hard and when, never what or where: the root spec with the edits, nothing else
+    edited = {**initial["spec"], "faults": [{**initial["spec"]["faults"][0], "anchor": first["edits"][0]["value"]}]}
+    edited["faults"][0].pop("duration_s", None)
+    assert parse_spec(reflected[0]["spec"]) == parse_spec(edited)
 
 
 PARTIAL = ("Red-light violation warning when the SPaT feed freezes just before amber, "

@@ -134,9 +134,12 @@ def plan_schema(agent_ids: list[str], candidate_ids: list[str]) -> dict[str, Any
 
 
 def reflection_schema(rule_ids: list[str]) -> dict[str, Any]:
+    edit = {"type": "object", "additionalProperties": False, "required": ["path", "value", "rule"],
+            "properties": {"path": {"type": "string"}, "value": {}, "rule": {"type": "string", "enum": rule_ids}}}
     return {"type": "object", "additionalProperties": False, "required": ["diagnosis", "revised_prompt", "rule_ids"],
             "properties": {"diagnosis": {"type": "string"}, "revised_prompt": {"type": "string"},
-                           "rule_ids": {"type": "array", "items": {"type": "string", "enum": rule_ids}}}}
+                           "rule_ids": {"type": "array", "items": {"type": "string", "enum": rule_ids}},
+                           "edits": {"type": "array", "items": edit}}}
 
 
 class OpenAIBackend:
@@ -201,6 +204,8 @@ class OpenAIBackend:
         system = load_prompt("reflector", self.prompt_version).render(
             notes=render_notes(request.notes), problems=_problems_text(request.problems))
         user: dict[str, Any] = {"prompt": request.prompt, "evidence_digest": request.digest.to_dict()}
+        if request.spec is not None:
+            user["spec"] = request.spec
         if request.previous is not None:
             user["previous_answer"] = request.previous
         return self._complete("reflector", system, user, reflection_schema([n.id for n in request.notes]),
