@@ -77,20 +77,25 @@ def _splitmix_int(x: int) -> int:
     return z ^ (z >> 31)
 
 
+def counter_uniform_rows(base: int, *columns: Sequence[int]) -> list[float]:
+    """:func:`counter_uniform` (same bits) of a few elements given as columns of Python ints (each in
+    [0, 2**64): a negative counter must be reduced mod 2**64 first, as ``astype(np.uint64)`` does)."""
+    b0 = base & _MASK64
+    out = []
+    for vals in zip(*columns, strict=True):
+        zi = b0
+        for v in vals:
+            zi = _splitmix_int(zi ^ v)
+        out.append(float(zi >> 11) * (1.0 / 9007199254740992.0))
+    return out
+
+
 def counter_uniform(base: int, *counters: Any) -> NDArray[np.float64]:
     """U[0, 1) per element from a base key and integer counters (order independent)."""
     arrs = [np.asarray(c).astype(np.uint64, copy=False) for c in counters]
     shapes = {a.shape for a in arrs}
     if len(shapes) == 1 and arrs[0].ndim == 1 and arrs[0].shape[0] <= _SMALL:
-        b0 = base & _MASK64
-        cols = [a.tolist() for a in arrs]
-        out = []
-        for vals in zip(*cols, strict=True):
-            zi = b0
-            for v in vals:
-                zi = _splitmix_int(zi ^ v)
-            out.append(float(zi >> 11) * (1.0 / 9007199254740992.0))
-        return np.array(out, dtype=np.float64)
+        return np.array(counter_uniform_rows(base, *(a.tolist() for a in arrs)), dtype=np.float64)
     if len(shapes) > 1:
         arrs = list(np.broadcast_arrays(*arrs))
     z = np.full(arrs[0].shape, np.uint64(base & 0xFFFFFFFFFFFFFFFF), dtype=np.uint64)

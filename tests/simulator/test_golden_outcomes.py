@@ -12,6 +12,10 @@ A deliberate behaviour change regenerates them::
     .venv/bin/python -m tests.simulator.test_golden_outcomes
 
 and must say why in the change that updates the hashes below.
+
+Changes so far: issue 32 keyed every link's delivery draw by (seed, stream, sender, message, receiver) instead
+of its place in the step (``messages.LinkDraws``): IMA/v2x/2 and the canyon beliefs moved, every admission
+verdict stayed (``tests/simulator/v2x/test_link_draws.py``).
 """
 
 from __future__ import annotations
@@ -172,7 +176,7 @@ GOLDEN_PAIRED: dict[str, str] = {
     "IMA/gt/3": "9669cc4741db9d2d54beaa6a87bf986873f496b7010d1365674a481c80068a3f",
     "IMA/v2x/0": "996b6d126b790df9d80a86224838a67b262839f39cc47acde2934adc1d5d3407",
     "IMA/v2x/1": "3ec65efc0ed5d88d46967ebbf49160f0c2f1abc8aadb8905e3a14f6fc2c96f73",
-    "IMA/v2x/2": "280c1888deb670914292c05f0149495eae604988a9558086614fc4991327c6de",
+    "IMA/v2x/2": "87339047f2e3101f35ce23f896f32b1c17d6fdb0a4f877b5fe58c414cfcfd528",
     "IMA/v2x/3": "cb8c54f47aea70416718217a2e1eb85f85e68d093d143aa001f118516c658a53",
     "LTA/gt/0": "d79271a5c3e923c96e27be2e980db6e9c1279c8da4e131b72a0c261a7c344d83",
     "LTA/gt/1": "7ecb38952c481929e06052407920391df0ef466b2495fbf9556db5574fb2b3d3",
@@ -206,7 +210,7 @@ GOLDEN_TRACE: dict[str, str] = {  # over floats rounded to TRACE_DECIMALS (the s
     "IMA": "614ef9f8b8224cd80b569c67b3d56fd0fa2aeeea2f245be714adfd266e5bf6bc",
     "LTA": "d30a90959b2f18c94a796b2f5c1a201d68041dec3fa663906add5d0235d250de",
 }
-GOLDEN_CANYON = "c366627ee6b733a25a77440d3645d6f94dba0596357352cf4588411b7246481d"
+GOLDEN_CANYON = "bbe1c4328f4842549be8d6641fef765f113bbfcf8b45c9ce82e8ca3bd300dae4"
 
 
 @pytest.mark.parametrize("name, src, seed", paired_cases())

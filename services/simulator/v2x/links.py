@@ -4,8 +4,10 @@ whose rows are observed together, one for the links of all its rows: :func:`eval
 Every link of the step — sender -> ego (BSM, with the EEBL records riding on it; one
 per SPaT/MAP message), EEBL carrier -> relay candidates within range, RSU -> RSU
 (SPaT relay over the radio) — goes through one vectorized ``delivery_and_latency`` and one Bernoulli
-draw each (CHANNEL substream); the survivors are queued (``queues.py``). RSU -> RSU over the wired
-backhaul (``v2x.backhaul``) is not a radio link: its latency and loss are the spec's (BACKHAUL substream).
+draw each, its uniform keyed by (stream, sender, message, receiver) under the CHANNEL substream
+(``messages.LinkDraws``); the survivors are queued (``queues.py``). RSU -> RSU over the wired
+backhaul (``v2x.backhaul``) is not a radio link: its latency and loss are the spec's (loss drawn the same
+way under the BACKHAUL substream).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .channel import SMALL_LINKS, ChannelParams, delivery_and_latency, delivery_
 from .faults import StepBatch
 from .geometry import BuildingSet
 from .messages import (
+    BSM_STREAM,
     EEBL_STREAM,
     SPAT_STREAM,
     BsmBatch,
@@ -224,9 +227,10 @@ class LinkEvaluator:
         self._finish_links(pending, prob, lat)
 
     def _finish_links(self, pending: PendingLinks, prob: np.ndarray, lat: np.ndarray) -> None:
-        """One Bernoulli draw per link (CHANNEL substream), then queue the survivors."""
+        """One Bernoulli draw per link (its own counter-based uniform, :meth:`_link_uniforms`), then queue the
+        survivors."""
         n = pending.n
-        ok = self.rng.random(n) < prob  # sample_delivery: one uniform per link
+        ok = self._link_uniforms(pending) < prob
         self.stats.links += n
         steps, bsm, msg_rows, rr_pairs, ev_pairs = (pending.steps, pending.bsm, pending.msg_rows, pending.rr_pairs,
                                                     pending.ev_pairs)
@@ -243,6 +247,67 @@ class LinkEvaluator:
             rx = st.batch.tx_time_s[r] + lat[sl] + st.extra_delay_s[r]
             self.inbox_relay.push(EEBL_STREAM, self._veh_keys[ev_pairs[good, 1]], st.batch.take(r[good]), rx[good])
 
+    def _link_uniforms(self, pending: PendingLinks) -> np.ndarray:
+        """The uniform of every link of the step, in link order, each keyed by (stream, sender, message,
+        receiver) (:class:`~.messages.LinkDraws`): a BSM (its EEBL records ride on it) and each SPaT/MAP message
+        to the ego, a SPaT message to another RSU, an EEBL record to a relay candidate. A few links are keyed
+        on Python ints, more on arrays (the same bits)."""
+        if pending.n <= SMALL_LINKS:
+            return np.array(self._link_uniform_rows(pending), dtype=np.float64)
+        return self._link_uniforms_arrays(pending, ("bsm", *(span for _s, span in RSU_EGO_SPANS), "spat_rsu",
+                                                    "eebl_relay"))
+
+    def _link_uniforms_arrays(self, pending: PendingLinks, kinds: tuple[str, ...]) -> np.ndarray:
+        """:meth:`_link_uniforms` of the links of the spans named in ``kinds`` (the others are left unset)."""
+        u = np.empty(pending.n)
+        spans, steps, draws, hashes = pending.links.spans, pending.steps, self.link_draws, self.senders.hashes
+        sl = spans.get("bsm") if "bsm" in kinds else None
+        if sl is not None:
+            b = pending.bsm
+            u[sl] = draws.uniform(BSM_STREAM, hashes(b.sender), b.msg_id, self._ego_hash(len(b)))
+        for s, span in RSU_EGO_SPANS:
+            sl = spans.get(span) if span in kinds else None
+            if sl is not None:
+                b, rows = steps[s].batch, pending.msg_rows[s]
+                u[sl] = draws.uniform(s, hashes(b.sender[rows]), b.msg_id[rows], self._ego_hash(rows.size))
+        sl = spans.get("spat_rsu") if "spat_rsu" in kinds else None
+        if sl is not None:
+            b, rows = steps[SPAT_STREAM].batch, pending.msg_rows[SPAT_STREAM][pending.rr_pairs[:, 0]]
+            u[sl] = draws.uniform(SPAT_STREAM, hashes(b.sender[rows]), b.msg_id[rows],
+                                  hashes(self.rsu_keys[pending.rr_pairs[:, 1]]))
+        sl = spans.get("eebl_relay") if "eebl_relay" in kinds else None
+        if sl is not None:
+            b, rows = steps[EEBL_STREAM].batch, pending.ev_pairs[:, 0]
+            u[sl] = draws.uniform(EEBL_STREAM, hashes(b.sender[rows]), b.msg_id[rows],
+                                  hashes(self._veh_keys[pending.ev_pairs[:, 1]]))
+        return u
+
+    def _link_uniform_rows(self, pending: PendingLinks) -> list[float]:
+        """:meth:`_link_uniforms` (same bits) of a step's few links, on Python ints (spans in link order)."""
+        spans, steps, draws, hashes = pending.links.spans, pending.steps, self.link_draws, self.senders.hash_rows
+        ego = hashes([self.ego_key])[0]
+        parts: list[tuple[int, list[float]]] = []
+        sl = spans.get("bsm")
+        if sl is not None:
+            b = pending.bsm
+            parts.append((sl.start, draws.uniform_rows(BSM_STREAM, hashes(b.sender.tolist()), b.msg_id.tolist(),
+                                                       [ego] * len(b))))
+        for s, span in RSU_EGO_SPANS:
+            sl = spans.get(span)
+            if sl is not None:
+                b, rows = steps[s].batch, pending.msg_rows[s].tolist()
+                snd, mid = b.sender.tolist(), b.msg_id.tolist()
+                parts.append((sl.start, draws.uniform_rows(s, hashes([snd[r] for r in rows]), [mid[r] for r in rows],
+                                                           [ego] * len(rows))))
+        if "spat_rsu" in spans or "eebl_relay" in spans:  # rare at this size: the array path's bits, per span
+            u = self._link_uniforms_arrays(pending, ("spat_rsu", "eebl_relay"))
+            parts += [(spans[k].start, u[spans[k]].tolist()) for k in ("spat_rsu", "eebl_relay") if k in spans]
+        return [v for _start, values in sorted(parts, key=lambda p: p[0]) for v in values]
+
+    def _ego_hash(self, n: int) -> np.ndarray:
+        """The ego's id hash, ``n`` times (a link's receiver)."""
+        return np.full(n, self.senders.hashes(np.array([self.ego_key]))[0], dtype=np.uint64)
+
     def _backhaul(self, st: StepBatch, starts: np.ndarray) -> None:
         """RSU -> RSU over the wired backhaul (``v2x.backhaul``): every SPaT message of an RSU to the RSUs
         joined to it, after the backhaul's latency, each lost with its loss probability (own substream:
@@ -253,7 +318,13 @@ class LinkEvaluator:
         if not pairs.shape[0]:
             return
         m = pairs.shape[0]
-        ok = self.backhaul_rng.random(m) >= self.backhaul_loss if self.backhaul_loss > 0.0 else np.ones(m, bool)
+        if self.backhaul_loss > 0.0:
+            rows = starts[pairs[:, 0]]
+            ok = self.backhaul_draws.uniform(SPAT_STREAM, self.senders.hashes(st.batch.sender[rows]),
+                                             st.batch.msg_id[rows],
+                                             self.senders.hashes(self.rsu_keys[pairs[:, 1]])) >= self.backhaul_loss
+        else:
+            ok = np.ones(m, bool)
         self._queue_rsu(st, starts, pairs, ok, filled(m, self.backhaul_latency_s))
 
     def _relay_pairs(self, snap: WorldSnapshot, eb: EeblBatch, equipped: np.ndarray, ego_i: int) -> np.ndarray:

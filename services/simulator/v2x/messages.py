@@ -46,7 +46,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lastv2x.core.catalogue import STREAMS, Stream
-from lastv2x.core.rng import Substream, counter_uniform, stable_hash64, substream
+from lastv2x.core.rng import (
+    Substream,
+    counter_uniform,
+    counter_uniform_rows,
+    stable_hash64,
+    substream,
+)
 
 if TYPE_CHECKING:
     from services.simulator.info import WorldSnapshot
@@ -125,6 +131,11 @@ class KeyTable:
 
     def names(self, keys: Iterable[int]) -> list[str]:
         return [self._names[int(k)] for k in keys]
+
+    def hash_rows(self, keys: list[int]) -> list[int]:
+        """:meth:`hashes` of a few keys as Python ints."""
+        table = self._hash
+        return [table[k] for k in keys]
 
     def hashes(self, keys: IntArray) -> NDArray[np.uint64]:
         table = self._hash_arr
@@ -214,6 +225,33 @@ class BusJitter:
         u = counter_uniform(self.base ^ _stream_key(stream), np.full(_DELAY_BLOCK, sender_hash, np.uint64), index + 1)
         values = self._blocks[(stream, sender_hash, block)] = (self.bus_delay_max_s * u).tolist()
         return values
+
+
+@dataclass(frozen=True)
+class LinkDraws:
+    """The uniform of each link's Bernoulli draw, keyed by what the link carries, never by where it sits in a
+    step or a batch: (scenario seed, stream, sender, message index, receiver) through a counter-based
+    generator (``counter_uniform``) under the seed's CHANNEL (radio) or BACKHAUL (wired) substream. So adding a
+    sender, an RSU or another row to a batch moves no other link's draw, and any engine that keys its draws
+    the same way replays the same deliveries."""
+
+    base: int
+
+    @classmethod
+    def from_seed(cls, seed: int, name: Substream = Substream.CHANNEL) -> LinkDraws:
+        return cls(int(substream(seed, name).integers(0, 2**63 - 1)))
+
+    def uniform(self, stream: Stream, sender_hash: NDArray[np.uint64], msg_id: IntArray,
+                receiver_hash: NDArray[np.uint64]) -> FloatArray:
+        """U[0, 1) per link from its sender's and receiver's id hashes and the sender-local message index."""
+        return counter_uniform(self.base ^ _stream_key(stream), sender_hash,
+                               np.asarray(msg_id, dtype=np.int64) + 1, receiver_hash)
+
+    def uniform_rows(self, stream: Stream, sender_hash: list[int], msg_id: list[int],
+                     receiver_hash: list[int]) -> list[float]:
+        """:meth:`uniform` (same bits) of a few links given as Python ints (message indices >= 0)."""
+        return counter_uniform_rows(self.base ^ _stream_key(stream), sender_hash, [m + 1 for m in msg_id],
+                                    receiver_hash)
 
 
 def due_mask(t_prev: float | None, t_now: float, phase_s: FloatArray, period_s: float) -> BoolArray:

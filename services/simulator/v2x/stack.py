@@ -15,7 +15,7 @@ step, in order:
    ``V2XConfig.eebl_max_hops``);
 3. every link of the step (sender -> ego, EEBL carrier -> relay candidates, RSU ->
    RSU) goes through one vectorized channel evaluation and one Bernoulli draw each
-   (CHANNEL substream);
+   (``messages.LinkDraws``: keyed by stream, sender, message and receiver under the CHANNEL substream);
 4. faults act per message (same verdict for every receiver) and survivors are
    queued with ``rx = tx + channel latency + fault delay``;
 5. the ego's :class:`~.reconstruction.Receiver` is turned into ``EgoInformation``
@@ -23,7 +23,7 @@ step, in order:
 
 ``observe_batch`` runs the steps of a batch's rows together: 1-2 for every row, the links of
 every row in one channel evaluation (3), then 3's draws, 4 and 5 row by row (each row's own
-CHANNEL substream): the same beliefs as each row's ``observe``.
+seed): the same beliefs as each row's ``observe``.
 
 This module holds the orchestration (reset, the step, the belief, the report); the
 seams are modules of their own: ``transmit.py`` (2, with the faults of 4),
@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lastv2x.core.catalogue import Stream
-from lastv2x.core.rng import Substream, substream
+from lastv2x.core.rng import Substream
 from lastv2x.core.spec import AnchorEvent
 from services.simulator.info import (
     PHASE_AMBER,
@@ -76,6 +76,7 @@ from .messages import (
     SPAT_PERIOD_S,
     BusJitter,
     KeyTable,
+    LinkDraws,
     MapLane,
     RsuSite,
     message_starts,
@@ -210,7 +211,7 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
                            np.array([ln.stop_bar_xy for ln in s.lanes], dtype=np.float64).reshape(-1, 2))
                           for s in self.sites]
         self.jitter = BusJitter.from_seed(self.seed, cfg.bus_delay_max_s)
-        self.rng = substream(self.seed, Substream.CHANNEL)
+        self.link_draws = LinkDraws.from_seed(self.seed, Substream.CHANNEL)
         rsu_hash = self.senders.hashes(self.rsu_keys) if len(self.rsu_keys) else np.zeros(0, np.uint64)
         self.rsu_phase = {Stream.SPAT: self.jitter.phase_s(rsu_hash, Stream.SPAT, SPAT_PERIOD_S),
                           Stream.MAP: self.jitter.phase_s(rsu_hash, Stream.MAP, MAP_PERIOD_S)}
@@ -276,7 +277,7 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
             self.backhaul_to = [sorted({b for a, b in pairs if a == i} | {a for a, b in pairs if b == i} - {i})
                                 for i in range(len(self.sites))]
             self.backhaul_latency_s, self.backhaul_loss = float(bh.latency_s), float(bh.loss)
-            self.backhaul_rng = substream(self.seed, Substream.BACKHAUL)
+            self.backhaul_draws = LinkDraws.from_seed(self.seed, Substream.BACKHAUL)
         self._spat_layout: dict[tuple, tuple] = {}
         self.t_prev: float | None = None
         self._last_trace = -math.inf
