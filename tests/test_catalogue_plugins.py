@@ -66,7 +66,7 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Application]:
     cat.register_fault_operator(cat.FaultOperatorInfo(
         OPERATOR, cat.FaultKind.TEMPORAL, cat.FailureClass.STALE_BUT_DETECTABLE, (Stream.SPAT,), "*", "s",
         (0.05, 20.0), False, "Hold every SPaT message back by `magnitude` seconds (a test operator).",
-        cues=(r"\bzzblur\w*",), default_magnitude=3.0))
+        cues=(r"\bzzblur\w*",), default_magnitude=3.0, cue_families=("late",)))
     sim_faults.register_operator(_Lag())
     # the application: one catalogue entry + one decide function
     app = extension_member(Application, APP)
@@ -147,6 +147,17 @@ def test_the_openai_prompt_and_schema_offer_the_registered_ones(plugins: Applica
     assert f"{OPERATOR} (SPAT; s)" in system and f"{APP} (ZZ glow warning)" in system
     sent = body["response_format"]["json_schema"]["schema"]["$defs"]
     assert OPERATOR in sent["FaultOperator"]["enum"] and APP in sent["Application"]["enum"]
+
+
+def test_the_no_silent_drop_guard_accepts_the_operator_for_the_words_its_entry_declares(plugins: Application) -> None:
+    """Its catalogue entry says "late" words describe it: a clause saying the SPaT comes in late is covered by it
+    as by delay (the guard's vocabulary is its own; only the operator families come from the catalogue)."""
+    from services.llm import fault_cues
+
+    text = "Check the zz glow warning when SPaT messages arrive 4 s late."
+    (cue,) = fault_cues.detect(text)
+    assert {OPERATOR, "delay"} <= cue.operators
+    assert fault_cues.unparsed(text, [OPERATOR]) == []  # covered by its own family, not only by the fallback
 
 
 def test_the_registries_are_the_builtin_ones_again() -> None:

@@ -128,6 +128,10 @@ class ApplicationInfo:
 
 
 UNIT_QUANTITY = {"s": "time", "m": "dist", "m/s": "speed"}  # magnitude unit -> the parser's quantity kind
+# the families of words a person uses for a degraded message (FaultOperatorInfo.cue_families)
+CUE_FAMILIES = {"loss": "lost, dropped, missing, out of range", "late": "late, lagging, delayed",
+                "stale": "stale, old, outdated", "frozen": "frozen, stuck, not updating",
+                "wrong": "wrong, off by, corrupted, misreported"}
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,10 @@ class FaultOperatorInfo:
     # the magnitude the parser writes when the intent gives none, for an added operator (the built-in ones derive
     # theirs from the application's tolerance); None: the lower end of the range
     default_magnitude: float | None = None
+    # the families of degradation words a person uses for what it does (CUE_FAMILIES): the parser's no-silent-drop
+    # guard (services/llm/fault_cues) accepts this operator for a clause that says e.g. "lost" (loss) or "2 s old"
+    # (stale); empty: no clause wording counts as this operator's (only the fallback match covers it)
+    cue_families: tuple[str, ...] = ()
 
     @property
     def magnitude_quantity(self) -> str | None:
@@ -242,7 +250,15 @@ def register_application(info: ApplicationInfo) -> ApplicationInfo:
 
 def register_fault_operator(info: FaultOperatorInfo) -> FaultOperatorInfo:
     """Add a fault operator (duplicates refused); the spec's ``FaultOperator`` resolves its name from here."""
+    unknown = set(info.cue_families) - set(CUE_FAMILIES)
+    if unknown:
+        raise ValueError(f"{info.name}: unknown cue families {sorted(unknown)}; known: {sorted(CUE_FAMILIES)}")
     return FAULT_OPERATORS.register(info.name, info)
+
+
+def operators_in_family(family: str) -> frozenset[str]:
+    """The registered operators whose ``cue_families`` hold ``family`` (read when asked: plug-ins count)."""
+    return frozenset(o.name for o in FAULT_OPERATORS.values() if family in o.cue_families)
 
 for _s in (
     StreamInfo(Stream.BSM, 0.1, "vehicle",
@@ -336,29 +352,39 @@ for _o in (
     FaultOperatorInfo("drop", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "*", "",
                       None, False, "Drop messages: with `probability` per message, or `burst_count` consecutive ones.",
                       strength=(StrengthKnob("probability", 0.01, 1.0),
-                                StrengthKnob("burst_count", 1.0, 10000.0, integer=True, clamp=False))),
+                                StrengthKnob("burst_count", 1.0, 10000.0, integer=True, clamp=False)),
+                      cue_families=("loss",)),
     FaultOperatorInfo("delay", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "*", "s",
-                      (0.02, 10.0), False, "Add `magnitude` seconds of latency to each delivered message."),
+                      (0.02, 10.0), False, "Add `magnitude` seconds of latency to each delivered message.",
+                      cue_families=("late", "stale")),
     FaultOperatorInfo("freeze", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, ALL, "*", "",
-                      None, False, "Keep sending the payload captured when the window opens, with fresh timestamps."),
+                      None, False, "Keep sending the payload captured when the window opens, with fresh timestamps.",
+                      cue_families=("stale", "frozen")),
     FaultOperatorInfo("timestamp_offset", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "timestamp",
-                      "s", (0.05, 30.0), False, "Stamp messages `magnitude` seconds in the past (stale)."),
+                      "s", (0.05, 30.0), False, "Stamp messages `magnitude` seconds in the past (stale).",
+                      cue_families=("late", "stale", "frozen", "wrong")),
     FaultOperatorInfo("spat_phase_corrupt", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
-                      "phase", "", None, False, "Report `target_phase` instead of the true phase."),
+                      "phase", "", None, False, "Report `target_phase` instead of the true phase.",
+                      cue_families=("wrong",)),
     FaultOperatorInfo("spat_countdown_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
                       "min_end_time", "s", (-60.0, 60.0), False, "Shift min/max end times by `magnitude` seconds.",
-                      negative_words=r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b"),
+                      negative_words=r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b",
+                      cue_families=("late", "wrong")),
     FaultOperatorInfo("bsm_position_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG,
                       (Stream.BSM, Stream.EEBL), "position", "m", (0.1, 100.0), False,
-                      "Displace the reported position `magnitude` metres backwards along the heading."),
+                      "Displace the reported position `magnitude` metres backwards along the heading.",
+                      cue_families=("wrong",)),
     FaultOperatorInfo("bsm_speed_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,),
                       "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed.",
-                      negative_words=r"\b(under-?\w*|lower|slower|less|below|minus|low)\b"),
+                      negative_words=r"\b(under-?\w*|lower|slower|less|below|minus|low)\b",
+                      cue_families=("wrong",)),
     FaultOperatorInfo("map_misassociation", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.MAP,),
                       "lane_signal_group", "", None, False,
-                      "Associate the ego lane with another signal group (`target_group`, default the cross group)."),
+                      "Associate the ego lane with another signal group (`target_group`, default the cross group).",
+                      cue_families=("wrong",)),
     FaultOperatorInfo("suppress_sender", FaultKind.TEMPORAL, FailureClass.SILENT_BY_ABSENCE, ALL, "*", "",
-                      None, True, "The named sender transmits nothing on the stream (silent by absence)."),
+                      None, True, "The named sender transmits nothing on the stream (silent by absence).",
+                      cue_families=("loss",)),
 ):
     register_fault_operator(_o)
 

@@ -27,24 +27,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lastv2x.core.spec import FaultOperator
+from lastv2x.core.catalogue import operators_in_family
 from lastv2x.core.verifier import Finding, Severity
 from services.llm.intent_text import correct_typos
 
 CHECK = "parser.unparsed_fault"
 
 _F = re.IGNORECASE
-_O = FaultOperator
-_LOSS = frozenset({_O.DROP, _O.SUPPRESS_SENDER})
-_LATE = frozenset({_O.DELAY, _O.TIMESTAMP_OFFSET, _O.SPAT_COUNTDOWN_OFFSET})
-_STALE = frozenset({_O.TIMESTAMP_OFFSET, _O.DELAY, _O.FREEZE})
-_FROZEN = frozenset({_O.FREEZE, _O.TIMESTAMP_OFFSET})
-_WRONG = frozenset({_O.SPAT_PHASE_CORRUPT, _O.SPAT_COUNTDOWN_OFFSET, _O.BSM_POSITION_OFFSET,
-                    _O.BSM_SPEED_OFFSET, _O.MAP_MISASSOCIATION, _O.TIMESTAMP_OFFSET})
-_NONE: frozenset[FaultOperator] = frozenset()  # described, but no operator expresses it
+# operator families by the words people use (the catalogue's FaultOperatorInfo.cue_families): resolved when a
+# clause is matched, so an operator registered later that declares a family is accepted for its clauses
+_LOSS, _LATE, _STALE, _FROZEN, _WRONG = "loss", "late", "stale", "frozen", "wrong"
+_NONE = ""  # described, but no operator expresses it
 
 # (family, pattern, needs a communication context in the clause)
-_CUES: tuple[tuple[frozenset[FaultOperator], str, bool], ...] = (
+_CUES: tuple[tuple[str, str, bool], ...] = (
     (_NONE, r"\bduplicat\w*|out of order|re-?order\w*|(scal|multipl)\w* by|factor of|\b(doubled|halved|tripled)\b"
             r"|\b(arriv\w*|sent|received|delivered|comes?|shows? up) twice\b|\b(two|2|extra) copies\b", True),
     # messages that were never sent (injection): no operator adds messages
@@ -78,7 +74,7 @@ _CUES: tuple[tuple[frozenset[FaultOperator], str, bool], ...] = (
     (_WRONG, r"\b(wrong|incorrect\w*|off|offset|shift\w*|skew\w*|bias\w*|error\w*|erroneous|false|fake|spoof\w*"
              r"|corrupt\w*|falsif\w*|tamper\w*|bogus|lies|lying|misreport\w*|(under|over)-?report\w*|flip\w*"
              r"|invert\w*|revers\w*|displac\w*|jumps?)\b", True),
-    (_WRONG | _FROZEN, r"\bkeeps? (report\w*|say\w*|show\w*|tell\w*|claim\w*|broadcast\w*|send\w*)\b", True),
+    (f"{_WRONG}|{_FROZEN}", r"\bkeeps? (report\w*|say\w*|show\w*|tell\w*|claim\w*|broadcast\w*|send\w*)\b", True),
     (_WRONG, r"\b(higher|lower|faster|slower|further|farther|closer|more|less|longer|shorter|earlier|later)\b"
              r"[^.;]{0,25}? than\b[^.;]{0,30}?\b(real\w*|actual\w*|true|truth|it|its|they|should)\b"
              r"|\btoo (high|low|fast|slow|long|short|early|far)\b|\b(when|while|although|though|after|but) (it|the light|the signal|the phase)('s| is| has)? "
@@ -120,7 +116,12 @@ class CueClause:
     """A clause of the intent that asks for a fault."""
 
     text: str
-    operators: frozenset[FaultOperator]  # the fault operators that express it (empty: none does)
+    family: str  # the catalogue's cue families of the words, "|"-joined (loss, late, stale, frozen, wrong; "": none)
+
+    @property
+    def operators(self) -> frozenset[str]:
+        """The fault operators that express it (empty: none does), from the catalogue's cue families."""
+        return frozenset().union(*(operators_in_family(f) for f in self.family.split("|") if f))
     cue: str
     stream: str | None = None  # the stream the clause names, or the one its "they"/"its" refers back to
 
@@ -242,7 +243,7 @@ def findings(text: str, operators: Sequence[str], streams: Sequence[str | None] 
     out = []
     for cue in unparsed(text, operators, streams):
         why = ("no fault operator expresses it" if not cue.operators else
-               f"expected one of {sorted(o.value for o in cue.operators)}"
+               f"expected one of {sorted(cue.operators)}"
                + (f" on {cue.stream}" if cue.stream else ""))
         out.append(Finding(CHECK, Severity.WARNING,
                            f"the intent asks for a fault the spec does not contain: {cue.text!r} "
