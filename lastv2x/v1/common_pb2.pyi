@@ -871,7 +871,7 @@ class Campaign(_message.Message):
     def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[CampaignState, str]] = ..., intents: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., budget_per_scenario: _Optional[int] = ..., reflection_rounds: _Optional[int] = ..., executions: _Optional[int] = ..., admitted: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., scenarios: _Optional[_Iterable[_Union[ScenarioProgress, _Mapping]]] = ..., candidates: _Optional[int] = ..., budget_total: _Optional[int] = ..., distinct_keys: _Optional[int] = ..., created_unix_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., errored: _Optional[int] = ..., coverage_gaps: _Optional[int] = ..., distinct_failures: _Optional[int] = ...) -> None: ...
 
 class ScenarioProgress(_message.Message):
-    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at", "errored", "unparsed_clauses", "coverage_gaps")
+    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at", "errored", "unparsed_clauses", "coverage_gaps", "repairs")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
@@ -895,6 +895,7 @@ class ScenarioProgress(_message.Message):
     ERRORED_FIELD_NUMBER: _ClassVar[int]
     UNPARSED_CLAUSES_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_GAPS_FIELD_NUMBER: _ClassVar[int]
+    REPAIRS_FIELD_NUMBER: _ClassVar[int]
     index: int
     source: str
     intent: str
@@ -918,7 +919,36 @@ class ScenarioProgress(_message.Message):
     errored: int
     unparsed_clauses: _containers.RepeatedScalarFieldContainer[str]
     coverage_gaps: int
-    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ..., errored: _Optional[int] = ..., unparsed_clauses: _Optional[_Iterable[str]] = ..., coverage_gaps: _Optional[int] = ...) -> None: ...
+    repairs: _containers.RepeatedCompositeFieldContainer[SpecRepair]
+    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ..., errored: _Optional[int] = ..., unparsed_clauses: _Optional[_Iterable[str]] = ..., coverage_gaps: _Optional[int] = ..., repairs: _Optional[_Iterable[_Union[SpecRepair, _Mapping]]] = ...) -> None: ...
+
+class SpecRepair(_message.Message):
+    __slots__ = ("check", "message", "description", "changes", "applied", "reason", "origin")
+    CHECK_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    check: str
+    message: str
+    description: str
+    changes: _containers.RepeatedCompositeFieldContainer[SpecRepairChange]
+    applied: bool
+    reason: str
+    origin: str
+    def __init__(self, check: _Optional[str] = ..., message: _Optional[str] = ..., description: _Optional[str] = ..., changes: _Optional[_Iterable[_Union[SpecRepairChange, _Mapping]]] = ..., applied: _Optional[bool] = ..., reason: _Optional[str] = ..., origin: _Optional[str] = ...) -> None: ...
+
+class SpecRepairChange(_message.Message):
+    __slots__ = ("field", "from_json", "value_json")
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    FROM_JSON_FIELD_NUMBER: _ClassVar[int]
+    VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    field: str
+    from_json: str
+    value_json: str
+    def __init__(self, field: _Optional[str] = ..., from_json: _Optional[str] = ..., value_json: _Optional[str] = ...) -> None: ...
 
 class RecordingChannel(_message.Message):
     __slots__ = ("name", "encoding", "message_count")

@@ -59,7 +59,7 @@ from lastv2x.v1 import (
     simulator_pb2,
     simulator_pb2_grpc,
 )
-from services.search.pipeline import Execution, ExecutionRequest, Parsed, Reflected
+from services.search.pipeline import Execution, ExecutionRequest, Parsed, Reflected, stated_fields
 
 # a restarted replica is reconnected within ~2 s (gRPC's default backoff grows to 120 s between tries)
 _CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.max_receive_message_length", 64 * 1024 * 1024),
@@ -194,7 +194,9 @@ class GrpcPipeline:
     def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
         reply = self._unary(self._llm.ParseIntent, llm_pb2.ParseIntentRequest(text=intent, seed=seed),
                             self._llm_target, "ParseIntent")
-        return Parsed(spec_from_proto(reply.spec), reply.attempts_used, reply.backend, tuple(reply.unparsed_clauses))
+        spec = spec_from_proto(reply.spec)
+        return Parsed(spec, reply.attempts_used, reply.backend, tuple(reply.unparsed_clauses),
+                      stated_fields(tuple(reply.notes), spec))
 
     def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
         reply = self._unary(self._grounding.Ground, grounding_pb2.GroundRequest(spec=spec_to_proto(spec)),

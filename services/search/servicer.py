@@ -45,6 +45,23 @@ def _app(name: str) -> int:
     return common_pb2.Application.Value(f"APPLICATION_{name}") if name else 0
 
 
+def repair_to_proto(r: dict[str, Any]) -> common_pb2.SpecRepair:
+    """A repair record of a scenario (``campaign.observability_repairs``) as its message; values as JSON."""
+    return common_pb2.SpecRepair(
+        check=r["check"], message=r.get("message", ""), description=r["description"], applied=bool(r["applied"]),
+        reason=r.get("reason", ""), origin=r.get("origin", ""),
+        changes=[common_pb2.SpecRepairChange(field=p["field"], from_json=json.dumps(p.get("from")),
+                                             value_json=json.dumps(p["value"])) for p in r["patch"]])
+
+
+def repair_from_proto(m: common_pb2.SpecRepair) -> dict[str, Any]:
+    """The repair record ``repair_to_proto`` sent: what ``campaign.repair_text`` and the tables read."""
+    return {"check": m.check, "message": m.message, "description": m.description,
+            "patch": [{"field": c.field, "from": json.loads(c.from_json or "null"),
+                       "value": json.loads(c.value_json or "null")} for c in m.changes],
+            "applied": m.applied, "reason": m.reason, "origin": m.origin}
+
+
 def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
     req, s = view.request, view.summary
     msg = common_pb2.Campaign(
@@ -63,7 +80,8 @@ def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
             admitted_executions=sc["admitted_executions"], reflection_rounds=sc["reflection_rounds"],
             witness_ids=sc["witness_ids"], faults_left=sc["faults_left"], distinct_keys=len(sc["keys"]),
             duplicate_keys=sc["duplicate_keys"], flaky=sc["flaky"], error=sc["error"], errored=sc.get("errored", 0),
-            unparsed_clauses=sc.get("unparsed_clauses", []), coverage_gaps=sc.get("coverage_gaps", 0))
+            unparsed_clauses=sc.get("unparsed_clauses", []), coverage_gaps=sc.get("coverage_gaps", 0),
+            repairs=[repair_to_proto(r) for r in sc.get("repairs", [])])
         if sc["admitted_initially"] is not None:
             p.admitted_initially = sc["admitted_initially"]
         if sc["best_margin"] is not None and math.isfinite(sc["best_margin"]):

@@ -244,3 +244,68 @@ def test_a_failed_campaign_resumes_when_the_simulator_is_back(grounding_target: 
         clean.close()
         if sim is not None:
             sim.stop(0)  # type: ignore[attr-defined]
+
+
+RELAY_INTENT = ("A car brakes hard three vehicles ahead; the middle car relays the EEBL warning. "
+                "Check the ego still stops safely when the relay's messages are lost.")
+# the lead 60 m ahead, within the stated 150 m: the verifier's range repair is proposed and must be refused
+RELAY_INTENT_STATED = ("A car brakes hard 60 m ahead with a 150 m radio range; the middle car relays the EEBL "
+                       "warning. Check the ego still stops safely when the relay's messages are lost.")
+
+
+def test_a_remote_campaign_reports_its_repairs_and_keeps_the_ranges_the_intent_states(
+        grounding_target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every stage a gRPC peer (llm, grounding, simulator; the search service behind its servicer): the parser's
+    notes travel with ParseIntent, so the fields the intent states are known remotely as in-process; the
+    applied range repair comes back through GetCampaign and under the CLI's remote results table; a range the
+    intent states is reported, not changed."""
+    import grpc
+
+    from lastv2x.v1 import search_pb2, search_pb2_grpc
+    from lastv2x_app import cli
+    from services.llm.servicer import register as register_llm
+    from services.search.servicer import register as register_search
+
+    llm, llm_port = create_server(ServerConfig("llm", log_json=False), lambda s: register_llm(s))
+    llm.start()
+    sim, sim_target = _simulator()
+    pipeline = GrpcPipeline(f"127.0.0.1:{llm_port}", grounding_target, sim_target, timeout_s=60)
+    parsed = pipeline.parse(RELAY_INTENT_STATED, 1, "c-test")
+    assert "v2x.channel.range_m" in parsed.stated  # the notes crossed the wire
+    assert "v2x.channel.range_m" not in pipeline.parse(RELAY_INTENT, 1, "c-test").stated
+    core = SearchCore(pipeline, SearchSettings(data_dir=tmp_path, stall_candidates=3))
+    search, search_port = create_server(ServerConfig("search", log_json=False), lambda s: register_search(s, core=core))
+    search.start()
+    target = f"127.0.0.1:{search_port}"
+    try:
+        assert cli.main(["campaign", RELAY_INTENT, "--target", target, "--seed", "1", "--budget", "2",
+                         "--reflection-rounds", "0"]) in (0, 1)
+        table = capsys.readouterr().out
+        assert "intents[0] repaired (channel_baseline): shorten the range" in table, table
+        assert "v2x.channel.range_m 150.0 -> 45.0" in table, table
+        with grpc.insecure_channel(target) as channel:
+            stub = search_pb2_grpc.SearchServiceStub(channel)
+            (cid,) = [c.id for c in stub.ListCampaigns(search_pb2.ListCampaignsRequest(), timeout=10).campaigns]
+            (sc,) = stub.GetCampaign(search_pb2.GetCampaignRequest(campaign_id=cid), timeout=10).campaign.scenarios
+            (rep,) = sc.repairs
+            assert rep.applied and rep.check == "channel_baseline" and rep.origin == "initial" and not rep.reason
+            (change,) = rep.changes
+            assert (change.field, change.from_json, change.value_json) == ("v2x.channel.range_m", "150.0", "45.0")
+            assert core.get(cid).summary["scenarios"][0]["repairs"][0]["patch"] == \
+                [{"field": "v2x.channel.range_m", "from": 150.0, "value": 45.0}]
+
+            start = search_pb2.StartCampaignRequest(intents=[RELAY_INTENT_STATED], seed=1, budget_per_scenario=1,
+                                                    options=search_pb2.CampaignOptions(reflection_rounds=0))
+            cid = stub.StartCampaign(start, timeout=30).campaign.id
+            view = core.wait(cid, timeout_s=300)
+            assert view.state == "done", view.reason
+            (sc,) = stub.GetCampaign(search_pb2.GetCampaignRequest(campaign_id=cid), timeout=10).campaign.scenarios
+            (rep,) = sc.repairs
+            assert not rep.applied and "the intent states v2x.channel.range_m" in rep.reason
+            dispatch = next(p for _, k, p in core.store.journal(cid) if k == "dispatch")
+            assert dispatch["spec"]["v2x"]["channel"]["range_m"] == 150.0  # run as stated
+    finally:
+        search.stop(0)
+        core.close()
+        sim.stop(0)  # type: ignore[attr-defined]
+        llm.stop(0)

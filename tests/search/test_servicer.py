@@ -121,3 +121,18 @@ def test_metrics_export_pending_in_flight_executions_admitted(search_core: Searc
         assert after["lastv2x_search_in_flight_executions"] == 0
     finally:
         server.stop(0)
+
+
+def test_repair_records_round_trip_through_their_message() -> None:
+    """A scenario's repair records (``campaign.observability_repairs``) travel as SpecRepair, values as JSON (an
+    unset field's old value too): the CLI's remote table reads back what the local one shows."""
+    from services.search.campaign import repair_text
+    from services.search.servicer import repair_from_proto, repair_to_proto
+
+    records = [{"check": "channel_baseline", "message": "the relay is not needed", "description": "shorten the range",
+                "patch": [{"field": "v2x.channel.range_m", "from": 150.0, "value": 45.0},
+                          {"field": "v2x.rsu_placement", "from": None, "value": {"x_m": 1.5}}],
+                "applied": False, "reason": "the intent states v2x.channel.range_m", "origin": "reflection 2"}]
+    back = [repair_from_proto(common_pb2.SpecRepair.FromString(repair_to_proto(r).SerializeToString()))
+            for r in records]
+    assert back == records and [repair_text(r) for r in back] == [repair_text(r) for r in records]
