@@ -66,7 +66,8 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Application]:
     cat.register_fault_operator(cat.FaultOperatorInfo(
         OPERATOR, cat.FaultKind.TEMPORAL, cat.FailureClass.STALE_BUT_DETECTABLE, (Stream.SPAT,), "*", "s",
         (0.05, 20.0), False, "Hold every SPaT message back by `magnitude` seconds (a test operator).",
-        cues=(r"\bzzblur\w*",), default_magnitude=3.0, cue_families=("late",)))
+        cues=(r"\bzzblur\w*",), default_magnitude=3.0, cue_families=("late",),
+        tolerance="latency"))
     sim_faults.register_operator(_Lag())
     # the application: one catalogue entry + one decide function
     app = extension_member(Application, APP)
@@ -158,6 +159,20 @@ def test_the_no_silent_drop_guard_accepts_the_operator_for_the_words_its_entry_d
     (cue,) = fault_cues.detect(text)
     assert {OPERATOR, "delay"} <= cue.operators
     assert fault_cues.unparsed(text, [OPERATOR]) == []  # covered by its own family, not only by the fallback
+
+
+def test_the_verifier_and_reflector_read_its_tolerance_from_its_entry(plugins: Application) -> None:
+    """Its entry names the "latency" tolerance: the reflector raises a tolerated magnitude past the budget as it
+    does a delay's (lastv2x.core.tolerance holds the one limit)."""
+    from services.llm.evidence import EvidenceDigest
+
+    d = EvidenceDigest.from_dict({"application": APP, "admitted": False, "decision_epoch_s": 6.0,
+                                  "failure_margin": 1e6, "decision_epoch_aoi_s": {"SPAT": 0.4},
+                                  "faults": [{"name": "f", "operator": OPERATOR, "stream": "SPAT",
+                                              "window_start_s": 4.0, "magnitude": 0.3}]})
+    ref = LlmRoles(config=LlmConfig()).reflect(INTENT, d, spec={"application": APP, "faults": [{}]})
+    assert ref.rule_ids == ("magnitude_below_threshold",)
+    assert [(e.path, e.value) for e in ref.edits] == [("faults[0].magnitude", 1.2)]
 
 
 def test_the_registries_are_the_builtin_ones_again() -> None:

@@ -128,6 +128,7 @@ class ApplicationInfo:
 
 
 UNIT_QUANTITY = {"s": "time", "m": "dist", "m/s": "speed"}  # magnitude unit -> the parser's quantity kind
+TOLERANCE_KINDS = ("latency", "age", "countdown", "position", "speed", "burst")  # lastv2x.core.tolerance
 # the families of words a person uses for a degraded message (FaultOperatorInfo.cue_families)
 CUE_FAMILIES = {"loss": "lost, dropped, missing, out of range", "late": "late, lagging, delayed",
                 "stale": "stale, old, outdated", "frozen": "frozen, stuck, not updating",
@@ -174,6 +175,10 @@ class FaultOperatorInfo:
     # guard (services/llm/fault_cues) accepts this operator for a clause that says e.g. "lost" (loss) or "2 s old"
     # (stale); empty: no clause wording counts as this operator's (only the fallback match covers it)
     cue_families: tuple[str, ...] = ()
+    # how far its magnitude (drop: messages lost in a row) must go before an application notices
+    # (TOLERANCE_KINDS, rules in lastv2x.core.tolerance): the verifier and the reflector read the limit from there;
+    # "": no magnitude rule
+    tolerance: str = ""
 
     @property
     def magnitude_quantity(self) -> str | None:
@@ -253,6 +258,8 @@ def register_fault_operator(info: FaultOperatorInfo) -> FaultOperatorInfo:
     unknown = set(info.cue_families) - set(CUE_FAMILIES)
     if unknown:
         raise ValueError(f"{info.name}: unknown cue families {sorted(unknown)}; known: {sorted(CUE_FAMILIES)}")
+    if info.tolerance and info.tolerance not in TOLERANCE_KINDS:
+        raise ValueError(f"{info.name}: unknown tolerance {info.tolerance!r}; known: {list(TOLERANCE_KINDS)}")
     return FAULT_OPERATORS.register(info.name, info)
 
 
@@ -353,31 +360,31 @@ for _o in (
                       None, False, "Drop messages: with `probability` per message, or `burst_count` consecutive ones.",
                       strength=(StrengthKnob("probability", 0.01, 1.0),
                                 StrengthKnob("burst_count", 1.0, 10000.0, integer=True, clamp=False)),
-                      cue_families=("loss",)),
+                      cue_families=("loss",), tolerance="burst"),
     FaultOperatorInfo("delay", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "*", "s",
                       (0.02, 10.0), False, "Add `magnitude` seconds of latency to each delivered message.",
-                      cue_families=("late", "stale")),
+                      cue_families=("late", "stale"), tolerance="latency"),
     FaultOperatorInfo("freeze", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, ALL, "*", "",
                       None, False, "Keep sending the payload captured when the window opens, with fresh timestamps.",
                       cue_families=("stale", "frozen")),
     FaultOperatorInfo("timestamp_offset", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "timestamp",
                       "s", (0.05, 30.0), False, "Stamp messages `magnitude` seconds in the past (stale).",
-                      cue_families=("late", "stale", "frozen", "wrong")),
+                      cue_families=("late", "stale", "frozen", "wrong"), tolerance="age"),
     FaultOperatorInfo("spat_phase_corrupt", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
                       "phase", "", None, False, "Report `target_phase` instead of the true phase.",
                       cue_families=("wrong",)),
     FaultOperatorInfo("spat_countdown_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
                       "min_end_time", "s", (-60.0, 60.0), False, "Shift min/max end times by `magnitude` seconds.",
                       negative_words=r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b",
-                      cue_families=("late", "wrong")),
+                      cue_families=("late", "wrong"), tolerance="countdown"),
     FaultOperatorInfo("bsm_position_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG,
                       (Stream.BSM, Stream.EEBL), "position", "m", (0.1, 100.0), False,
                       "Displace the reported position `magnitude` metres backwards along the heading.",
-                      cue_families=("wrong",)),
+                      cue_families=("wrong",), tolerance="position"),
     FaultOperatorInfo("bsm_speed_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,),
                       "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed.",
                       negative_words=r"\b(under-?\w*|lower|slower|less|below|minus|low)\b",
-                      cue_families=("wrong",)),
+                      cue_families=("wrong",), tolerance="speed"),
     FaultOperatorInfo("map_misassociation", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.MAP,),
                       "lane_signal_group", "", None, False,
                       "Associate the ego lane with another signal group (`target_group`, default the cross group).",

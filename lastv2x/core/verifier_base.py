@@ -15,6 +15,7 @@ from lastv2x.core import catalogue as cat
 from lastv2x.core.catalogue import STREAMS, AppKind, Registry, Stream
 from lastv2x.core.spec import ScenarioSpec
 from lastv2x.core.timeline import EgoTimeline
+from lastv2x.core.tolerance import freshness_budget_s
 
 
 class Severity(StrEnum):
@@ -129,5 +130,5 @@ def _period(stream: Stream) -> float:
 
 
 def _budget(ctx: _Ctx, stream: Stream) -> float:
-    # MAP changes rarely; its budget is ten periods whatever the application.
-    return 10.0 * _period(stream) if stream is Stream.MAP else ctx.app.freshness_budget_s
+    """B for the spec's application (``tolerance.freshness_budget_s``: MAP, ten periods whatever the application)."""
+    return freshness_budget_s(ctx.app, stream)

@@ -10,13 +10,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from lastv2x.core import catalogue as cat
+from lastv2x.core import tolerance
 from lastv2x.core.spec import FaultOperator
+from lastv2x.core.tolerance import smallest_breaching_burst
 from lastv2x.core.verifier_base import Finding, Repair, Severity, _budget, _Ctx, _f, _period
 
 
-def smallest_breaching_burst(budget_s: float, period_s: float, latency_s: float = cat.NOMINAL_LATENCY_S) -> int:
-    """n* = floor((B - L) / T): the fewest consecutive drops whose AoI peak exceeds B."""
-    return max(1, math.floor((budget_s - latency_s) / period_s + 1e-9))
+def _words(fault: Any) -> str:
+    """The operator's name as words ("timestamp offset")."""
+    return fault.operator.value.replace("_", " ")
 
 
 def burst_breach_probability(p_drop: float, n_burst: int, n_messages: int) -> float:
@@ -78,6 +80,7 @@ def _freshness_findings(ctx: _Ctx) -> Iterator[Finding]:
         if fault.stream not in ctx.app.consumes:
             continue
         budget, period = _budget(ctx, fault.stream), _period(fault.stream)
+        kind = cat.FAULT_OPERATORS[fault.operator.value].tolerance
         start, end = ctx.windows[i]
         length = max(0.0, end - start)
         n_star = smallest_breaching_burst(budget, period, lat)
@@ -108,17 +111,18 @@ def _freshness_findings(ctx: _Ctx) -> Iterator[Finding]:
                                   f"drop p={p} over {length:.2f} s breaches the {budget} s budget with probability {prob:.3f}",
                                   (_f(i, "probability"), _f(i, "duration_s")),
                                   Repair(f"minimum episode {min_len} s at p=1, or raise p", tuple(patch)))
-        elif fault.operator is FaultOperator.DELAY and fault.magnitude is not None:
-            need = budget - period - lat
-            if fault.magnitude <= need:
+        elif kind == "latency" and fault.magnitude is not None:
+            need = tolerance.limit(kind, ctx.app, fault.stream)
+            if tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):
                 yield Finding("freshness_budget", Severity.ERROR,
-                              f"a {fault.magnitude} s delay keeps AoI at {period + lat + fault.magnitude:.2f} s, within {budget} s",
+                              f"a {fault.magnitude} s {_words(fault)} keeps AoI at {period + lat + fault.magnitude:.2f} s, "
+                              f"within {budget} s",
                               (_f(i, "magnitude"),), Repair("delay past the budget", ((_f(i, "magnitude"), round(need + 0.05, 3)),)))
-        elif fault.operator is FaultOperator.TIMESTAMP_OFFSET and fault.magnitude is not None:
-            need = budget - lat
-            if fault.magnitude <= need:
+        elif kind == "age" and fault.magnitude is not None:
+            need = tolerance.limit(kind, ctx.app, fault.stream)
+            if tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):
                 yield Finding("freshness_budget", Severity.ERROR,
-                              f"a {fault.magnitude} s timestamp offset looks fresh under the {budget} s budget",
+                              f"a {fault.magnitude} s {_words(fault)} looks fresh under the {budget} s budget",
                               (_f(i, "magnitude"),), Repair("offset past the budget", ((_f(i, "magnitude"), round(need + 0.05, 3)),)))
         elif fault.operator is FaultOperator.SUPPRESS_SENDER and \
                 (math.ceil(length / period - 1e-9) + 1) * period + lat <= budget:

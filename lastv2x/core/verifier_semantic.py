@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable, Iterator
 
 from lastv2x.core import catalogue as cat
+from lastv2x.core import tolerance
 from lastv2x.core.catalogue import FAULT_OPERATORS, Stream
 from lastv2x.core.spec import AgentRole, FaultOperator, Phase
 from lastv2x.core.timeline import (
@@ -204,15 +205,15 @@ def _semantic_corruption(ctx: _Ctx) -> Iterator[Finding]:
             continue
         start, end = ctx.windows[i]
         op = fault.operator
+        kind = FAULT_OPERATORS[op.value].tolerance  # lastv2x.core.tolerance
         if op is FaultOperator.FREEZE and fault.stream is Stream.MAP and ctx.signal_app and not any(
                 f.operator is FaultOperator.MAP_MISASSOCIATION for f in spec.faults):
             yield Finding("semantic_corruption", Severity.ERROR,
                           "MAP does not change during a scenario: a frozen MAP repeats the truth",
                           (_f(i, "operator"),), Repair("drop the MAP instead", ((_f(i, "operator"), "drop"),)))
-        elif op is FaultOperator.SPAT_COUNTDOWN_OFFSET and fault.magnitude is not None and \
-                ctx.app.name is cat.Application.GLOSA:
+        elif kind == "countdown" and fault.magnitude is not None and ctx.app.name is cat.Application.GLOSA:
             # its advisory reads the countdown in every phase and moves the epoch: only the tolerance
-            if abs(fault.magnitude) <= cat.COUNTDOWN_DIVERGENCE_S:
+            if tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):
                 yield Finding("semantic_corruption", Severity.ERROR,
                               f"a {fault.magnitude} s countdown error is within the {cat.COUNTDOWN_DIVERGENCE_S} s tolerance",
                               (_f(i, "magnitude"),),
@@ -230,13 +231,14 @@ def _semantic_corruption(ctx: _Ctx) -> Iterator[Finding]:
                               f"a frozen BSM drifts {shift:.2f} m before the decision, within the "
                               f"{cat.POSITION_BUDGET_BASE_M} m position budget",
                               (_f(i, "duration_s"),), Repair("freeze for longer", ((_f(i, "duration_s"), need),)))
-        elif op is FaultOperator.BSM_POSITION_OFFSET and fault.magnitude is not None:
-            budget = cat.POSITION_BUDGET_BASE_M + cat.POSITION_BUDGET_PER_S_M * _period(fault.stream)
-            if fault.magnitude <= budget:
+        elif kind == "position" and fault.magnitude is not None:
+            budget = tolerance.limit(kind, ctx.app, fault.stream)
+            if tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):
                 yield Finding("semantic_corruption", Severity.ERROR,
                               f"a {fault.magnitude} m offset is within the {budget:.2f} m position budget",
                               (_f(i, "magnitude"),), Repair("exceed the position budget", ((_f(i, "magnitude"), round(budget + 0.5, 2)),)))
-        elif op is FaultOperator.BSM_SPEED_OFFSET and fault.magnitude is not None and abs(fault.magnitude) < 1.0:
+        elif kind == "speed" and fault.magnitude is not None and \
+                tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):
             yield Finding("semantic_corruption", Severity.ERROR,
                           f"a {fault.magnitude} m/s speed error barely moves the dead-reckoned track",
                           (_f(i, "magnitude"),), Repair("use at least 2 m/s", ((_f(i, "magnitude"), -2.0),)))

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lastv2x.core import catalogue as cat
-from lastv2x.core.catalogue import APPLICATIONS, STREAMS, AppKind, Application, Stream
+from lastv2x.core import tolerance
+from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application, Stream
 from lastv2x.core.errors import ErrorCollector
 from lastv2x.core.spec import FaultOperator, Phase
-from lastv2x.core.verifier import smallest_breaching_burst
 from services.llm import lexicon as lx
 from services.llm.evidence import EvidenceDigest, FaultEvidence
 from services.llm.knowledge import KnowledgeNote
@@ -332,30 +332,28 @@ class _Ctx:
         self.why.append(f"{self.notes[rule].title}: {detail}" if rule in self.notes else detail)
 
 
-def _budget(app: cat.ApplicationInfo, stream: Stream) -> float:
-    return 10.0 * STREAMS[stream].period_s if stream is Stream.MAP else app.freshness_budget_s
+_budget = tolerance.freshness_budget_s
+
+
+def _past(kind: str, app: cat.ApplicationInfo, stream: Stream, value: float) -> float:
+    """The magnitude the reflector asks for when a fault of tolerance ``kind`` stays tolerated: clearly past the
+    limit (a latency or age: the budget plus a margin; a countdown or speed error: 3 with its sign; a position:
+    5 m; a burst: n* + 2 messages)."""
+    budget = _budget(app, stream)
+    sign = -1.0 if value < 0 else 1.0
+    return {"latency": round(budget + 0.2, 2), "age": round(2.0 * budget, 2), "countdown": 3.0 * sign,
+            "position": 5.0, "speed": -3.0 if value <= 0 else 3.0,
+            "burst": tolerance.limit("burst", app, stream) + 3.0}[kind]
 
 
 def _threshold(app: cat.ApplicationInfo, f: FaultEvidence) -> tuple[bool, float] | None:
-    """(below threshold?, a magnitude past it) for operators with a magnitude threshold."""
-    period, lat = STREAMS[f.stream].period_s, cat.NOMINAL_LATENCY_S
-    budget = _budget(app, f.stream)
-    m = f.magnitude
-    if f.operator is FaultOperator.DELAY and m is not None:
-        need = budget - period - lat
-        return m <= need, round(budget + 0.2, 2)
-    if f.operator is FaultOperator.TIMESTAMP_OFFSET and m is not None:
-        return m <= budget - lat, round(2.0 * budget, 2)
-    if f.operator is FaultOperator.SPAT_COUNTDOWN_OFFSET and m is not None:
-        return abs(m) <= cat.COUNTDOWN_DIVERGENCE_S, 3.0 if m >= 0 else -3.0
-    if f.operator is FaultOperator.BSM_POSITION_OFFSET and m is not None:
-        return m <= cat.POSITION_BUDGET_BASE_M + cat.POSITION_BUDGET_PER_S_M * period, 5.0
-    if f.operator is FaultOperator.BSM_SPEED_OFFSET and m is not None:
-        return abs(m) < 1.0, -3.0 if m <= 0 else 3.0
-    if f.operator is FaultOperator.DROP and f.messages_affected is not None:
-        n_star = smallest_breaching_burst(budget, period, lat)
-        return f.messages_affected < n_star, float(n_star + 2)
-    return None
+    """(tolerated?, a magnitude past it) for an operator whose catalogue entry names a tolerance kind
+    (``lastv2x.core.tolerance``): its magnitude, or for a burst the messages it dropped."""
+    kind = cat.FAULT_OPERATORS[f.operator.value].tolerance
+    value = f.messages_affected if kind == "burst" else f.magnitude
+    if not kind or value is None:
+        return None
+    return tolerance.tolerated(kind, app, f.stream, value), _past(kind, app, f.stream, value)
 
 
 def _conflict_role(app: Application) -> str:
@@ -370,7 +368,7 @@ def _align(c: _Ctx, f: FaultEvidence) -> tuple[str, dict[str, Any]]:
     if c.signal_app:
         if f.operator is FaultOperator.FREEZE and f.stream is Stream.SPAT:
             return JUST_BEFORE_AMBER
-        lead = 1.5 + (c.app.freshness_budget_s if FAULT_KIND[f.operator] == "temporal" else 0.0)
+        lead = 1.5 + (c.app.freshness_budget_s if _temporal(f.operator) else 0.0)
         return (f"{lead:g} s before the decision point",
                 {"kind": "ego_event", "event": "decision_epoch", "offset_s": -lead})
     if c.d.application in (Application.IMA, Application.LTA):
@@ -394,7 +392,9 @@ _RANGE = (r"(?:a |an )?(?:\d+(?:\.\d+)?\s*m (?:radio |communication )?range|(?:r
           r"(?:of |is )?\d+(?:\.\d+)?\s*m\b)")
 _PENETRATION = (r"\d+(?:\.\d+)?\s*(?:%|percent) (?:v2x )?penetration|penetration (?:of |is )?\d+(?:\.\d+)?\s*"
                 r"(?:%|percent)?")
-FAULT_KIND = {op: cat.FAULT_OPERATORS[op.value].kind.value for op in FaultOperator}
+def _temporal(op: FaultOperator) -> bool:
+    """Does the operator change when information arrives (its catalogue kind), not what it says?"""
+    return cat.FAULT_OPERATORS[op.value].kind is cat.FaultKind.TEMPORAL
 
 
 def _rule_gt_unsafe(c: _Ctx) -> bool:
@@ -475,7 +475,7 @@ def _rule_faults(c: _Ctx) -> None:
         aoi = d.decision_epoch_aoi_s.get(f.stream)
         budget = _budget(c.app, f.stream)
         th = _threshold(c.app, f)
-        if FAULT_KIND[f.operator] == "temporal" and aoi is not None and aoi <= budget and not (th and th[0]):
+        if _temporal(f.operator) and aoi is not None and aoi <= budget and not (th and th[0]):
             _set_anchor(c, i, _align(c, f), "aoi_fresh_at_decision")
             c.fire("aoi_fresh_at_decision", f"{f.stream} AoI at the decision epoch was {aoi:g} s, within the "
                                             f"{budget:g} s budget: the window missed the decision")
