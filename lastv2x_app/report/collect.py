@@ -112,7 +112,8 @@ def strap_segments(trace_path: Path) -> dict[str, Any]:
     table = ingest(trace_path, "platform", modules=["application"])
     reduction = reduce_table(table)
     t0 = int(table.timestamps_ns[0]) if table.n_frames else 0
-    rows, previous = [], {}
+    rows: list[dict[str, Any]] = []
+    previous: dict[str, int] = {}
     for seg in reduction.segments:
         features = dict(zip(table.feature_names, (int(v) for v in seg.vector), strict=True))
         changed = {n: v for n, v in features.items() if previous.get(n, 0) != v}
@@ -253,6 +254,41 @@ def yield_curve(journal: Any) -> dict[str, Any]:
     return {"points": points, "witnesses": witnesses, "executions": executions, "admitted": admitted}
 
 
+def reflection_rounds(journal: Any) -> list[dict[str, Any]]:
+    """Each reflection round of the campaign, in journal order: scenario, round, the reflector's diagnosis,
+    revised prompt and rules, its field edits with each field's value in the spec it edited (``from``: the
+    scenario's root then, its initial run or the last reflected run), why the edits were refused (the words
+    were parsed instead) and any error of the round."""
+    from services.search.campaign import _value_at
+
+    rounds: dict[tuple[int, int], dict[str, Any]] = {}
+    root: dict[int, dict[str, Any]] = {}  # scenario -> the spec the next reflection edits
+    reflected: dict[str, tuple[int, dict[str, Any]]] = {}  # a reflected run's execution id -> (scenario, spec)
+    for _seq, kind, p in journal:
+        if kind == "dispatch" and p.get("origin") == "initial":
+            root[p["scenario"]] = p["spec"]
+        elif kind == "dispatch" and p.get("origin") == "reflection":
+            reflected[p["execution_id"]] = (p["scenario"], p["spec"])
+        elif kind == "result" and p.get("execution_id") in reflected:
+            sc, spec = reflected.pop(p["execution_id"])
+            root[sc] = spec  # a reflected run that settled is the root the next round edits
+        elif kind == "reflection":
+            r = rounds.setdefault((p["scenario"], p["round"]), {
+                "scenario": p["scenario"], "round": p["round"], "diagnosis": "", "revised_prompt": "",
+                "rule_ids": [], "edits": [], "edits_refused": "", "error": ""})
+            if "diagnosis" in p:
+                edited = root.get(p["scenario"])
+                r.update(diagnosis=p["diagnosis"], revised_prompt=p.get("revised_prompt", ""),
+                         rule_ids=list(p.get("rule_ids", ())),
+                         edits=[{"path": e["path"], "from": _value_at(edited, e["path"]) if edited else None,
+                                 "value": e["value"], "rule": e.get("rule", "")} for e in p.get("edits", ())])
+            if "edits_refused" in p:
+                r["edits_refused"] = p["edits_refused"]
+            if "error" in p or "parse_error" in p:
+                r["error"] = p.get("error") or f"the revised prompt did not parse: {p['parse_error']}"
+    return list(rounds.values())
+
+
 def campaign_data(core: Any, campaign_id: str, archive: str) -> dict[str, Any]:
     """The campaign page's data and each witness's (NotFound for an unknown campaign id)."""
     view = core.get(campaign_id)
@@ -263,8 +299,9 @@ def campaign_data(core: Any, campaign_id: str, archive: str) -> dict[str, Any]:
     return {"format": "lastv2x.campaign-report/1", "campaign_id": view.id, "state": view.state, "reason": view.reason,
             "request": view.request, "summary": view.summary, "created_unix_s": view.created_unix_s,
             "archive": archive, "yield": yield_curve(core.store.journal(campaign_id)), "catalogue": catalogue,
-            "witnesses": witnesses}
+            # the verifier's repairs are the summary's (scenarios[].repairs); the reflector's rounds the journal's
+            "reflections": reflection_rounds(core.store.journal(campaign_id)), "witnesses": witnesses}
 
 
-__all__ = ["campaign_data", "read_trace", "scene_coverage", "strap_segments", "witness_data", "witness_trace_data",
+__all__ = ["campaign_data", "read_trace", "reflection_rounds", "scene_coverage", "strap_segments", "witness_data", "witness_trace_data",
            "yield_curve"]

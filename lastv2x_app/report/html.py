@@ -20,6 +20,7 @@ from lastv2x_app.report.svg import (
     Chart,
     map_view,
 )
+from services.search.campaign import repair_text
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2327;background:#f6f7f9}
@@ -79,6 +80,48 @@ def yield_chart(y: dict[str, Any]) -> str:
     return c.svg()
 
 
+def _value(v: Any) -> str:
+    return json.dumps(v) if isinstance(v, (dict, list, str)) else str(v)
+
+
+def edit_text(e: dict[str, Any]) -> str:
+    """One line for a reflector's field edit: path: old -> new value (rule)."""
+    return f"{e['path']}: {_value(e.get('from'))} -> {_value(e['value'])}" + (f" ({e['rule']})" if e.get("rule") else "")
+
+
+def scenario_changes(d: dict[str, Any]) -> str:
+    """Per scenario: the verifier's repairs of its spec (applied or refused, ``repair_text``) and each reflection
+    round's diagnosis with its field edits; empty when no scenario has any."""
+    rounds: dict[int, list[dict[str, Any]]] = {}
+    for r in d.get("reflections", []):
+        rounds.setdefault(r["scenario"], []).append(r)
+    parts = []
+    for sc in d["summary"].get("scenarios", []):
+        repairs, refl = sc.get("repairs") or [], rounds.get(sc.get("index", -1), [])
+        if not repairs and not refl:
+            continue
+        items = [f"<li>{escape(repair_text(r))}"
+                 + (f' <span class="muted">({escape(r["origin"])} spec)</span>' if r.get("origin", "initial")
+                    != "initial" else "") + "</li>" for r in repairs]
+        for r in refl:
+            edits = "".join(f"<li><code>{escape(edit_text(e))}</code></li>" for e in r["edits"])
+            how = ("" if not r["diagnosis"] else
+                   f'<br><span class="muted">edits refused ({escape(r["edits_refused"])}): the revised prompt was '
+                   f"parsed instead: {escape(r['revised_prompt'])}</span>" if r["edits_refused"] else
+                   f'<br><span class="muted">no field edits: the revised prompt was parsed: '
+                   f"{escape(r['revised_prompt'])}</span>" if not r["edits"] else "")
+            error = f'<br><span class="bad">{escape(r["error"])}</span>' if r["error"] else ""
+            items.append(f"<li>reflection round {r['round']}: {escape(r['diagnosis'] or '—')}"
+                         + (f"<ul>{edits}</ul>" if edits else "") + how + error + "</li>")
+        parts.append(f"<h3>{escape(sc.get('source', ''))}: {escape(sc.get('intent') or '')}</h3>"
+                     f"<ul>{''.join(items)}</ul>")
+    if not parts:
+        return ""
+    return ("<section><h2>Repairs and reflection</h2><p class=muted>The verifier's repairs that make a fault's "
+            "mechanism observable (applied, or why not), and the reflector's diagnosis of each round with its "
+            "field edits (path: value before -> after, rule).</p>" + "".join(parts) + "</section>")
+
+
 def campaign_page(d: dict[str, Any], generated: str) -> str:
     s, req = d["summary"], d["request"]
     state_cls = "ok" if d["state"] == "done" else "bad"
@@ -118,7 +161,7 @@ def campaign_page(d: dict[str, Any], generated: str) -> str:
                   crows, {6})
     intents = "".join(f"<li>{escape(i)}</li>" for i in req.get("intents", [])) or "<li>(specs only)</li>"
     body = (f"<section><h2>Request</h2><ul>{intents}</ul>{totals}</section>"
-            f"<section><h2>Scenarios</h2>{scen}</section>"
+            f"<section><h2>Scenarios</h2>{scen}</section>{scenario_changes(d)}"
             f"<section><h2>Yield curve</h2>{yield_chart(d['yield'])}</section>"
             f"<section><h2>Witnesses</h2>{wtab}</section>"
             f"<section><h2>Catalogue (application × fault family × penetration × geometry)</h2>{ctab}</section>"
@@ -259,8 +302,10 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
             if x and "xosc" in x else f'<p class=muted>No OpenSCENARIO export: {escape(x["error"])}.</p>' if x
             else '<p class=muted>No OpenSCENARIO export here (the export extra is not installed).</p>')
     spec = escape(json.dumps(w["spec"], indent=1))
+    repairs = ("<p>Repairs: " + escape("; ".join(repair_text(r) for r in w["repairs"])) + "</p>"
+               if w.get("repairs") else "")  # the verifier's, of the scenario's spec (applied, or why not)
     body = (f"<section><h2>Outcome</h2><p class=chain>{escape(w.get('explanation', ''))}</p>{verdict}"
-            f"<p class=muted>Intent: {escape(w['intent'] or '—')}</p></section>"
+            f"<p class=muted>Intent: {escape(w['intent'] or '—')}</p>{repairs}</section>"
             f"<section><h2>Time–distance of both egos</h2>{time_distance_chart(w)}"
             f"<p class=muted>Shaded: the ego group's true signal phase (strip at the stop bar), fault windows "
             f"(orange), divergence episodes (purple). Diamonds: decision epochs (hover for the action and AoI).</p>"
@@ -286,4 +331,4 @@ def witness_page(w: dict[str, Any], generated: str) -> str:
     return _page(f"Witness {w['witness_id']}", sub, body, generated)
 
 
-__all__ = ["campaign_page", "witness_page"]
+__all__ = ["campaign_page", "edit_text", "scenario_changes", "witness_page"]

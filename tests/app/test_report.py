@@ -216,3 +216,75 @@ def test_a_campaign_on_the_synthetic_crossing_is_reported_without_map_parts(tmp_
             export_witness(core.witnesses(view.id)[0], tmp_path / "x")
     finally:
         core.close()
+
+
+
+
+def test_the_report_shows_repairs_and_reflection_edits(tmp_path: Path) -> None:
+    """The campaign page shows, per scenario, the verifier's repairs (one line each, as the results table) and
+    each reflection round's diagnosis with its field edits (path: before -> after, rule; refused edits and why);
+    the witness page a Repairs line; report.json holds them all. Fakes of the parser and reflector (the rest
+    in-process, on the synthetic crossing): 'freeze' intents parse to the admitted RLVW freeze with its RSU out
+    of the ego's range (the range repair is applied, the witness ran repaired); the other to the fault-free
+    crossing, which nothing admits: it stalls and reflects, round 1 editing the ego's speed, round 2 the speed
+    again and the application (refused: it changes what is tested)."""
+    from lastv2x.core.spec import parse_spec, spec_to_dict
+    from services.search.core import SearchCore, validate_request
+    from services.search.pipeline import InProcessPipeline, Parsed, Reflected
+    from services.search.settings import SearchSettings
+    from tests.search.conftest import rlvw_failing_spec
+
+    class Pipeline(InProcessPipeline):
+        rounds = 0
+
+        def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
+            d = spec_to_dict(rlvw_failing_spec(extra_faults=0))
+            if "freeze" in intent:
+                d["v2x"]["channel"]["range_m"] = 40.0
+            else:
+                d["faults"] = []
+            return Parsed(parse_spec(d), 1, "test")
+
+        def reflect(self, prompt: str, digest: dict, campaign: str, spec: object = None) -> Reflected:
+            self.rounds += 1
+            if self.rounds == 1:
+                return Reflected("the ego is too slow to reach the stop bar on amber", "a faster ego", ("R1",),
+                                 (("ego.speed_mps", 16.0, "R1"),))
+            return Reflected("still too slow; try another application", "faster, on EEBL", ("R2",),
+                             (("ego.speed_mps", 18.0, "R1"), ("application", "EEBL", "R2")))
+
+    core = SearchCore(Pipeline(synthetic_grounding=True, trace_dir=tmp_path / "traces"),
+                      SearchSettings(data_dir=tmp_path / "search", stall_candidates=1))
+    try:
+        req = validate_request(settings=core.settings, intents=["RLVW when the SPaT freeze hits", "RLVW, no fault"],
+                               seed=3, budget_per_scenario=12, reflection_rounds=2, gate=False,
+                               stop_at_first_admission=True)
+        view = core.wait(core.start(req).id, timeout_s=300)
+        assert view.state == "done", view.reason
+        result = write_report(core, view.id, tmp_path / "reports")
+    finally:
+        core.close()
+    data = json.loads((result.folder / "report.json").read_text())
+    frozen, quiet = data["summary"]["scenarios"]
+    (rep,) = frozen["repairs"]
+    assert rep["applied"] and rep["patch"][0]["field"] == "v2x.channel.range_m"
+    (w,) = data["witnesses"]
+    assert w["repairs"] == frozen["repairs"]
+    # each round: its diagnosis and edits, each with the value in the spec it edited (round 2 edits round 1's run)
+    assert [(r["scenario"], r["round"]) for r in data["reflections"]] == [(1, 1), (1, 2)]
+    one, two = data["reflections"]
+    assert one["edits"] == [{"path": "ego.speed_mps", "from": 13.9, "value": 16.0, "rule": "R1"}]
+    assert not one["edits_refused"] and quiet["reflection_rounds"] == 2
+    assert two["edits"][0] == {"path": "ego.speed_mps", "from": 16.0, "value": 18.0, "rule": "R1"}
+    assert "change what is tested" in two["edits_refused"]
+
+    page = result.index.read_text()
+    changes = page[page.index("Repairs and reflection"):]
+    assert "intents[0] repaired" not in changes  # one line each, under the scenario's heading
+    assert "repaired (channel_baseline): " in changes and "v2x.channel.range_m 40.0 -&gt; " in changes
+    assert "reflection round 1: the ego is too slow to reach the stop bar on amber" in changes
+    assert "ego.speed_mps: 13.9 -&gt; 16.0 (R1)" in changes and "ego.speed_mps: 16.0 -&gt; 18.0 (R1)" in changes
+    assert "application: &quot;RLVW&quot; -&gt; &quot;EEBL&quot; (R2)" in changes
+    assert "edits refused (the edits change what is tested" in changes
+    witness_page = (result.folder / f"{w['witness_id']}.html").read_text()
+    assert "<p>Repairs: repaired (channel_baseline): " in witness_page
