@@ -935,6 +935,8 @@ class CampaignRunner:
             edited = parse_spec(apply_patch(spec_to_dict(spec), [(p, v) for p, v, _r in edits]))
         except InvalidArgument as exc:
             edited, why = None, f"the edited spec is invalid: {exc}"
+        except (IndexError, KeyError, TypeError) as exc:  # a path the spec does not have (faults[3] of one fault)
+            edited, why = None, f"an edit names a field the spec does not have ({type(exc).__name__}: {exc})"
         if edited is not None and ((edited.application, edited.map) != (spec.application, spec.map) or
                                    [(f.operator, f.stream) for f in edited.faults]
                                    != [(f.operator, f.stream) for f in spec.faults]):

@@ -193,3 +193,23 @@ def test_allow_partial_runs_the_rest_and_every_record_names_the_clause(search_co
     assert all(w.record["unparsed_clauses"] == sc["unparsed_clauses"] for w in search_core.witnesses(view.id))
     assert "intents[0] ran without what the parser could not read: \"the roadside unit's clock drifts by 3 " \
            "seconds\"" in results_table(view.summary, [], "archive")
+
+
+def test_reflection_edits_of_fields_the_spec_lacks_are_refused_not_a_crash(search_core: SearchCore) -> None:
+    """A reflector (an LLM, say) may name ``faults[3]`` of a one-fault spec: the round is refused and journaled,
+    the words are parsed instead, and the scenario goes on."""
+    from services.search.pipeline import Reflected
+
+    pipeline = search_core.pipeline
+    real = pipeline.reflect
+
+    def wrong_path(prompt, digest, campaign, spec=None):  # type: ignore[no-untyped-def]
+        r = real(prompt, digest, campaign, spec)
+        return Reflected(r.diagnosis, r.revised_prompt, r.rule_ids, (("faults[3].magnitude", 1.0, "no_diagnosis"),))
+
+    pipeline.reflect = wrong_path  # type: ignore[method-assign]
+    intent = "Forward collision warning when the lead vehicle, cruising at 14 m/s, has its BSMs dropped for 2 s"
+    view = _run(search_core, intents=[intent], seed=2, budget_per_scenario=9, reflection_rounds=1)
+    assert view.state == "done", view.reason
+    refused = [p for _, k, p in search_core.store.journal(view.id) if k == "reflection" and "edits_refused" in p]
+    assert refused and "does not have" in refused[0]["edits_refused"]
