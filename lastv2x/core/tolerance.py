@@ -54,10 +54,18 @@ def limit(kind: str, app: ApplicationInfo, stream: Stream) -> float:
     raise KeyError(f"unknown tolerance kind {kind!r}; known: {list(KINDS)}")
 
 
+def default_magnitude(kind: str, app: ApplicationInfo, stream: Stream) -> float | None:
+    """The magnitude a parser writes for a fault of ``kind`` when the intent gives none: one the application
+    does not tolerate (a latency of the whole budget, an age of twice it, a 3 s countdown error, a 5 m position
+    error, a 3 m/s under-reported speed); None for a burst (drop says how many by its window)."""
+    budget = freshness_budget_s(app, stream)
+    return {"latency": budget, "age": 2.0 * budget, "countdown": 3.0, "position": 5.0, "speed": -3.0}.get(kind)
+
+
 def tolerated(kind: str, app: ApplicationInfo, stream: Stream, value: float) -> bool:
     """Does ``app`` tolerate a fault of ``kind`` with this magnitude (burst: messages lost in a row)?"""
     bound = limit(kind, app, stream)
     return abs(value) < bound if kind == "speed" else abs(value) <= bound
 
 
-__all__ = ["KINDS", "freshness_budget_s", "limit", "smallest_breaching_burst", "tolerated"]
+__all__ = ["KINDS", "default_magnitude", "freshness_budget_s", "limit", "smallest_breaching_burst", "tolerated"]

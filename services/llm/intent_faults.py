@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lastv2x.core import tolerance
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, STREAMS, Application, Stream
 from lastv2x.core.spec import MAX_FAULTS, AnchorEvent, FaultOperator
 from lastv2x.core.verifier import Finding, Severity
@@ -436,20 +437,14 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
 
 
 def _default_magnitude(app: Application, op: FaultOperator, stream: Stream) -> float:
-    """A magnitude that breaches the application's tolerance (the intent gave none)."""
-    period = STREAMS[stream].period_s
-    budget = 10.0 * period if stream is Stream.MAP else APPLICATIONS[app].freshness_budget_s
-    lo, hi = FAULT_OPERATORS[op.value].magnitude_range or (0.0, math.inf)
-    value = {
-        FaultOperator.DELAY: budget,
-        FaultOperator.TIMESTAMP_OFFSET: 2.0 * budget,
-        FaultOperator.SPAT_COUNTDOWN_OFFSET: 3.0,
-        FaultOperator.BSM_POSITION_OFFSET: 5.0,
-        FaultOperator.BSM_SPEED_OFFSET: -3.0,
-    }.get(op)
-    if value is None:  # an operator added to the catalogue
-        value = FAULT_OPERATORS[op.value].default_magnitude
-        value = lo if value is None else value
+    """A magnitude that breaches the application's tolerance (the intent gave none): the operator's catalogue
+    default, else its tolerance kind's (``lastv2x.core.tolerance.default_magnitude``), else its range's low end."""
+    info = FAULT_OPERATORS[op.value]
+    lo, hi = info.magnitude_range or (0.0, math.inf)
+    value = info.default_magnitude
+    if value is None and info.tolerance:
+        value = tolerance.default_magnitude(info.tolerance, APPLICATIONS[app], stream)
+    value = lo if value is None else value
     return round(min(max(value, lo), hi), 3)
 
 

@@ -45,3 +45,14 @@ def test_an_unknown_kind_is_refused_at_registration() -> None:
     with pytest.raises(ValueError, match="unknown tolerance 'vibes'"):
         cat.register_fault_operator(info)
     assert "zz_bad" not in FAULT_OPERATORS
+
+
+def test_the_parsers_default_magnitudes_come_from_the_kind() -> None:
+    rlvw, fcw = APPLICATIONS[Application.RLVW], APPLICATIONS[Application.FCW]
+    assert tolerance.default_magnitude("latency", rlvw, Stream.SPAT) == 1.0  # the whole budget
+    assert tolerance.default_magnitude("age", fcw, Stream.BSM) == 1.0  # twice it
+    assert tolerance.default_magnitude("speed", fcw, Stream.BSM) == -3.0
+    assert tolerance.default_magnitude("burst", rlvw, Stream.SPAT) is None
+    for kind in ("latency", "age", "countdown", "position", "speed"):  # each default is past its own limit
+        value = tolerance.default_magnitude(kind, rlvw, Stream.SPAT)
+        assert value is not None and not tolerance.tolerated(kind, rlvw, Stream.SPAT, value)
