@@ -191,13 +191,33 @@ def detect(text: str) -> list[CueClause]:
         for family, pattern, needs_context in _CUES:
             m = re.search(pattern, scrubbed, _F)
             if m and (context or not needs_context) and not _negated(scrubbed, m.start()):
-                out.append(CueClause(clause.text, family, m.group(0), stream))
+                cue = CueClause(clause.text, family, m.group(0), stream)
+                if not (out and _continues(out[-1], cue, split[i - 1] if i else None, clause)):
+                    out.append(cue)
                 break
     return out
 
 
+# a clause that starts with a verb phrase (no subject of its own) after "and": the same subject goes on
+_VERB_FIRST = re.compile(r"^\s*(it |they |(its|their) (messages|data|broadcasts|packets|updates|reports|radio|transmitter"
+                         r"|unit) (simply |just )?)?(also |then "
+                         r"|still )?(keeps?|stays?|remains?|never|no longer|goes|go|gets?|is|are|stops?|sends?|repeats?"
+                         r"|continues?|just)\b", _F)
+
+
+def _continues(previous: CueClause, cue: CueClause, before: Clause | None, clause: Clause) -> bool:
+    """Is ``cue`` the same fault said again ("the feed freezes and keeps repeating the old state", "the radio stays
+    quiet and never sends")? Its clause follows the previous cue's clause directly, has no subject of its own
+    and names operators of the previous one."""
+    return (before is not None and before.text == previous.text and before.sentence == clause.sentence
+            and _VERB_FIRST.match(clause.text) is not None and bool(cue.operators & previous.operators))
+
+
 def _negated(text: str, pos: int) -> bool:
-    return re.search(r"\b(no|not|without)\s+$", text[max(0, pos - 10):pos], _F) is not None
+    """"no loss", "no packets are lost", "nothing is delayed", "nothing is corrupted or late"."""
+    before = text[max(0, pos - 40):pos]
+    return re.search(r"\b(no|not|without|nothing|none|never)\s+(\w+\s+){0,2}$|\b(nothing|none|neither|no \w+)\b"
+                     r"[^.;,]{0,30}\b(or|nor)\s+$", before, _F) is not None
 
 
 def unparsed(text: str, operators: Sequence[str], streams: Sequence[str | None] | None = None) -> list[CueClause]:

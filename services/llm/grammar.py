@@ -401,7 +401,9 @@ _START = (r"(?:\b(?:starts|begins|spawns|is placed|is positioned|initially|appro
 
 
 def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
-    for pattern in (_START + r" (?:\w+ ){0,3}?" + Q("dist") + r"(?: away)?(?: (?:before|from|short of|upstream of|"
+    # (not a reported position placed some metres off: "placed 30 m back from where the car really is")
+    for pattern in (_START + r" (?:\w+ ){0,3}?" + Q("dist") + r"(?! (?:back|behind|forward|ahead|off) (?:from|of) "
+                    r"(?:where|its|their|the (?:true|real|actual)))(?: away)?(?: (?:before|from|short of|upstream of|"
                     r"ahead of) (?:the )?" + BAR + r")?",
                     Q("dist") + r" (?:away |out )?(?:from|before|short of|upstream of) (?:the )?" + BAR
                     + r" (?:at the start|initially|at t ?= ?0)"):

@@ -56,6 +56,11 @@ class FaultDraft:
 
 _SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[,;]")
 _STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|;")
+# "...never sends its brake message at all; its radio simply stays quiet": the same sender, said again
+_SAME_SENDER = rx(r"[^.]{0,60}?; (its|their) (radio|transmitter|unit|obu|rsu|v2x unit|sender) (\w+ )?")
+# between two cues of one operator: "and", then a verb phrase of the same subject (no new noun phrase first)
+_SAME_SUBJECT = rx(r"\s*(\w+ly )?,?\s*and (it |they |its messages |their messages |its data |their data )?(also |then "
+                   r"|still )?(is |are |gets |get )?")
 
 
 _FALSE_CUES = rx(r"drop\w* (its |the |their )?speed|los\w* control|stuck (in|behind)|too late|late to"
@@ -99,9 +104,14 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
         if drafts:
             last, last_prio = drafts[-1]
             gap = p.t[last.end:start]
-            same_op = op == last.operator
+            # a generic corruption word and the operator its field names ("configured wrong, so our lane gets
+            # linked to the wrong group") are one fault, as two cues of one operator are
+            same_op = op == last.operator or lx.SEMANTIC in (op, last.operator)
             sep = _STRONG_SEPARATOR if same_op else _SEPARATOR
-            if last.sentence == s and not sep.search(gap) and len(gap) < (60 if same_op else 40):
+            # one subject, two verb phrases ("freezes and keeps repeating", "stays quiet and never sends"): one fault
+            one_subject = op == last.operator and (_SAME_SUBJECT.fullmatch(gap) is not None
+                                                   or _SAME_SENDER.fullmatch(gap) is not None)
+            if (one_subject or (last.sentence == s and not sep.search(gap))) and len(gap) < (60 if same_op else 40):
                 last.end = end
                 if prio > last_prio:
                     last.operator, last.cue = op, text
@@ -139,6 +149,9 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
         shown = rx(_SHOWN).search(f.cue) if f.operator is FaultOperator.SPAT_PHASE_CORRUPT else None
         if shown:
             f.target_phase = lx.PHASES[shown.group("ph")]
+            f.notes.append(f"target_phase {f.target_phase} (what the receiver is shown)")
+        elif f.operator is FaultOperator.SPAT_PHASE_CORRUPT and (own := rx(r"\b(green|red|amber|yellow)\b").findall(f.cue)):
+            f.target_phase = lx.PHASES[own[-1]]  # the colour the cue itself says is shown ("telling us it is green")
             f.notes.append(f"target_phase {f.target_phase} (what the receiver is shown)")
         elif f.operator is FaultOperator.SPAT_PHASE_CORRUPT:
             hit = _nearest(p, f, r"(?:reports?|shows?|claims?|broadcasts?|says|displays|advertises|to|as|into) "
@@ -317,7 +330,7 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
          + r"\b", lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
         (r"(?P<rel>before|after) (?:the )?(?:onset|start|beginning) of (?:the )?" + _PHASE,
          lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
-        (r"(?P<rel>before|after) (?:the )?(?:light|signal|traffic light) (?:turns|changes to|goes|switches to) "
+        (r"(?P<rel>before|after) (?:the )?(?:light|signal|traffic light|lamp) (?:turns|changes to|goes|switches to) "
          + _PHASE, lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
         (r"(?P<rel>before|after) " + _PHASE + r" (?:onset|begins|starts|phase|comes on)",
          lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
@@ -326,16 +339,20 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
         (r"(?:when|as|once|the moment|as soon as) (?:the )?(?:light|signal|traffic light|lamp) (?:turns|changes to|goes"
          r"|switches to) " + _PHASE,
          lambda m: sig(m.group("ph"), 0.0)),
-        (r"(?:when|as|once) " + _PHASE + r" (?:begins|starts|comes on)", lambda m: sig(m.group("ph"), 0.0)),
+        (r"(?:when|as|once) (?:the )?" + _PHASE + r" (?:begins|starts|comes on)", lambda m: sig(m.group("ph"), 0.0)),
         (r"\b" + _PHASE + r" onset\b", lambda m: sig(m.group("ph"), 0.0)),
         (r"during (?:the )?(?:whole |entire |full )?" + _PHASE + r"(?: phase| interval| light)?", lambda m: sig(m.group("ph"), 0.5)),
-        (Q("dist") + r" (?:before|from|ahead of|short of|upstream of|prior to|out from|in front of) (?:the )?" + BAR,
+        (Q("dist") + r" (?:before|from|ahead of|short of|upstream of|prior to|out from|in front of) (?:the |our |its "
+         r"|their )?" + BAR,
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
         (Q("time") + r" (?P<rel>before|after|prior to) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * p.use(m, "anchor"))),
         (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * 0.5)),
         (r"(?:at|around|near|by|in) " + _DECISION, lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:(?:right|just|exactly) )?(?:as|when|once|the moment) (?:we|the ego|the car|it|our car) (?:reach|reaches"
+         r"|hit|hits|get to|gets to|arrive at|arrives at|come to|comes to) " + _DECISION,
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:moment|instant|time|point|when|as) (?:the ego|the car|the driver|it|the vehicle) (?:has to|must|needs to"

@@ -133,6 +133,7 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
 )
 
 COMM_CONTEXT = (r"\b(spats?|bsms?|mapmsg|map ?data|eebl|denms?|messages?|packets?|feeds?|broadcasts?|data|updates?"
+                r"|sends?|notices?|snapshots?"
                 r"|v2x|information|transmissions?|beacons?|heartbeats?|timestamps?|countdown|warnings?|alerts?"
                 r"|signal phase|phase and timing|reception|radio|learns?|knows?|knowledge|hears?|told|sees?|thinks?"
                 r"|believes?|claims?|reports?|reported|notifications?|timing|frames?|info|stamped|tells?|says"
@@ -175,6 +176,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|('s|s)? (lasts?|ends?|remains?|time|countdown)\b)|(false|fake|spoofed) (green|red|amber"
                                        r"|yellow)|(phases?|spat)\w* (is |are )?(corrupt\w*|falsif\w*|flipped|spoofed|wrong"
                                        r"|inverted)|corrupt\w* (the )?(spat )?phase|wrong phase", False, 6),
+    (FaultOperator.TIMESTAMP_OFFSET, r"\bclocks?\b[^.;]{0,25}?<q\d+:time> (slow|behind)\b|<q\d+:time> slow\b"
+                                     r"|\bclocks?\b[^.;]{0,15}?\b(lags?|lagging|runs? (slow|behind)|is behind|drifts?"
+                                     r"|drifting)\b", False, 5),
     (FaultOperator.TIMESTAMP_OFFSET, r"\bstale\b|backdat\w*|outdated|timestamps?\b[^.;]{0,30}?\b(in the past|old|behind"
                                      r"|lag\w*|offset|shifted|wrong|early)\b|(offset|shift)\w* (the )?timestamps?", False, 5),
     (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
@@ -206,7 +210,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                           r"|longer|shorter)\b[^.;]{0,12}?\b(green|amber|red|yellow)\b", False, 6),
     (FaultOperator.BSM_SPEED_OFFSET, r"<q\d+:speed> (too )?(higher|lower|faster|slower|more|less|high|low|above|below"
                                      r"|under|over)\b", False, 6),
-    (FaultOperator.BSM_POSITION_OFFSET, r"<q\d+:dist> (off|wrong|out|in error|displaced|shifted)\b|<q\d+:dist> (further"
+    (FaultOperator.BSM_POSITION_OFFSET, r"<q\d+:dist> (off|wrong|out(?! (from|of|before))|in error|displaced|shifted)\b"
+                                        r"|<q\d+:dist> (further"
                                         r"|farther|closer|nearer)\b[^.;]{0,20}?\bthan\b|<q\d+:dist> (behind|ahead of"
                                         r"|away from|from) ((its|their|the) (true|real|actual)|where (it|they))\b", False, 6),
     (FaultOperator.TIMESTAMP_OFFSET, r"<q\d+:time> (old|older|stale|out of date|outdated|in the past|behind real[- ]?time)"
@@ -215,7 +220,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.DROP, r"stop(s|ped)? (arriving|coming( in| through)?|reaching)|never (get|gets|got|come|comes) "
                          r"through|never reach\w*|(don'?t|do not|doesn'?t|does not|fails? to) (arrive|get through|reach)"
                          r"|\bout of (radio |communication |v2x )?range\b|los(e|es|t|ing) track of|no (signal |spat |map"
-                         r" |v2x )?(information|messages|data|updates)( at all)?\b|\bdrop out\b", False, 4),
+                         r" |v2x )?(information|messages|data|updates)( at all)?\b(?! (go|goes|are|get|gets|is|were|was)"
+                         r" (missing|lost|dropped|delayed|late|corrupted))|\bdrop out\b", False, 4),
     (FaultOperator.DROP, r"vanish\w*|disappear\w*|\bblocked\b|never (make it|get) (to|through)", True, 4),
     (FaultOperator.DELAY, r"\blag\w*|show(s)? up|after (they|it) should|come in|arriv\w* <q\d+:time>", True, 4),
     # campaign wording (issue 31): paraphrases a test engineer writes without our vocabulary
@@ -248,6 +254,38 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.DELAY, r"\bheld up\b|\bhold-?ups?\b|\bholds? up\b", True, 4),
     (FaultOperator.DELAY, r"\btakes? <q\d+:time> to (reach|arrive|get|come)|<q\d+:time> after (it|they) (was|were|is"
                           r"|are|has been|have been) (sent|transmitted|broadcast)", False, 4),
+    # more user wording (issue 31, the fresh campaign sets)
+    (FaultOperator.DROP, r"\binterrupt\w*|\bthrown away\b|\bthrow\w* away\b|\b(go(es|ing)?|went|gone) astray\b"
+                         r"|\bastray\b", True, 4),
+    (FaultOperator.DELAY, r"<q\d+:time> behind (schedule|reality|real[- ]?time)\b", False, 4),
+    (FaultOperator.DELAY, r"\bbehind schedule\b", True, 4),
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(claims?|claiming|says|saying|tells?|telling|insists?|insisting|announc\w*"
+                                       r"|reports?|reporting|indicat\w*|signals?)\b( (the|our) (car|ego|vehicle|driver"
+                                       r"|receiver)| everyone| everybody| us| drivers| (the )?(cars|vehicles))? (that )?"
+                                       r"(it'?s|it is|the light is|the signal is|the phase is) (still |now |already )?"
+                                       r"(green|red|amber|yellow)\b", True, 7),
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(showing|reporting|claiming|broadcasting|displaying|advertising"
+                                       r"|indicating|sending) (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b"
+                                       r"(?! (light|lights)[- ]violation)", True, 7),
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\bannounc\w* (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b", False, 7),
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"\b(remaining[- ](green|red|amber|yellow)[- ]time|(green|red|amber|yellow)"
+                                          r"[- ]time (remaining|left))\b[^.;]{0,50}?\b(inflated|overstated|understated"
+                                          r"|exaggerated|cut short|shortened|lengthened|padded|overestimated"
+                                          r"|underestimated|too long|too short|off) by <q\d+:time>", False, 6),
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(lane[- ]to[- ](phase|signal)[\w-]*|lane[- ]signal[- ]group) (mapping"
+                                       r"|association|link)\w*\b[^.;]{0,40}?\b(points?|pointing|goes|leads?|refers?)"
+                                       r" (at|to) the (\w+[- ]){0,3}(arrow|group|signal|head|light)", False, 9),
+    (FaultOperator.BSM_POSITION_OFFSET, r"\b(positions?|locations?)\b[^.;]{0,30}?\b(trails?|trailing|lags?|lagging"
+                                        r"|leads?|leading)\b[^.;]{0,30}?\bby <q\d+:dist>"
+                                        r"|\b(positions?|locations?|placed|shown|put|reported)\b[^.;]{0,40}?<q\d+:dist> "
+                                        r"(back|behind|forward|ahead) (from|of) (where|its|their|the (true|real|actual))",
+     False, 6),
+    (FaultOperator.SUPPRESS_SENDER, r"\b(transmitters?|radios?|v2x units?|on-?board units?|obus?|rsus?|roadside units?)"
+                                    r" (dies|died|dead|goes dead|cuts? out|quits?|fails?|failed|breaks? down)\b",
+     False, 8),
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(lane map|map data|map messages?|mapdata)\b[^.;]{0,30}?\b(sends?|maps?|points?"
+                                       r"|routes?|assigns?|ties|links?)\b[^.;]{0,40}?\bto the (\w+[-' ]*){0,4}"
+                                       r"(arrow|group|signal|head|light)", False, 9),
     (SEMANTIC, r"corrupt\w*|falsif\w*|spoof\w*|tamper\w*|misreport\w*", False, 3),
     (SEMANTIC, r"\bwrong\b|incorrect\w*|\boff by\b|\berrors?\b|\boffset\b|\bshifted\b|\bbias\w*|\berroneous\b"
                r"|\bskew\w*|displac\w*", True, 3),

@@ -156,7 +156,8 @@ def test_campaign_set_shape() -> None:
     assert not others & {r["text"].lower() for r in rows}  # kept apart from the other sets
 
 
-@pytest.mark.parametrize("path", [bench_parse_campaign.DATA, bench_parse_campaign.FRESH])
+@pytest.mark.parametrize("path", [bench_parse_campaign.DATA, bench_parse_campaign.FRESH, bench_parse_campaign.FRESH2,
+                                  bench_parse_campaign.FRESH3])
 def test_campaign_bench_meets_its_targets(path: object, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_parse_campaign.main(["--check", "--data", str(path)]) == 0
     out = capsys.readouterr().out
@@ -178,3 +179,37 @@ def test_quantities_are_read_from_campaign_wording() -> None:
                            ("for roughly one and a half seconds", 1.5)):
         (q,) = normalize(words).quantities
         assert q.value == pytest.approx(seconds), words
+
+
+@pytest.mark.parametrize(("text", "operator", "field", "value"), [
+    # one subject, two verb phrases: one fault (issue 31, the fresh sets)
+    ("RLVW where the phase info freezes and keeps repeating the old state.", "freeze", None, None),
+    ("FCW where the lead car's clock lags and its messages are stamped two seconds in the past.",
+     "timestamp_offset", "magnitude", 2.0),
+    ("EEBL where the braking car's radio stays completely quiet and never sends its brake warning.",
+     "suppress_sender", None, None),
+    ("RLVW where the SPaT keeps telling everyone it is green.", "spat_phase_corrupt", "target_phase", "green"),
+    ("GLOSA where the controller is announcing red.", "spat_phase_corrupt", "target_phase", "red"),
+    ("EEBL where the position in the braking car's alert is placed 30 metres back from where the car really is.",
+     "bsm_position_offset", "magnitude", 30.0),
+    ("FCW with 80 percent of the front car's packets going astray.", "drop", "probability", 0.8),
+])
+def test_new_user_wording_binds_one_fault(text: str, operator: str, field: str | None, value: object) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    (fault,) = res.spec.faults
+    assert fault.operator.value == operator and not res.unparsed_clauses
+    if field is not None:
+        got = getattr(fault, field)
+        assert (got.value if hasattr(got, "value") else got) == pytest.approx(value) if not isinstance(value, str) \
+            else got.value == value
+
+
+@pytest.mark.parametrize("text", [
+    "Speed advisory with everything nominal: SPaT and MAP come through clean, nothing is delayed and no messages go "
+    "missing.",
+    "EEBL baseline: the braking car's BSMs are delivered without loss, and nothing is corrupted or late.",
+    "Red-light warning run where nothing is tampered with.",
+])
+def test_negated_faults_are_healthy(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert res.spec.faults == () and not res.unparsed_clauses
