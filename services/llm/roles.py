@@ -29,12 +29,14 @@ campaign names when it stops on a partial parse.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lastv2x.core.catalogue import FAULT_OPERATORS
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import signal_required
 from lastv2x.core.spec import JunctionKind, ScenarioSpec, parse_spec
@@ -180,6 +182,8 @@ class LlmRoles:
         findings: tuple[Finding, ...] = ()
         best: ParseResult | None = None  # a verified answer that still misses a fault the intent asks for
         rereads = not getattr(self.backend, "deterministic", False)
+        stated: dict[tuple[int, str], Any] = {}  # the fault fields the first answer read from the intent
+        kept: list[str] = []  # repairs that would have changed one of them (refused)
         for attempt in range(1, attempts + 1):
             try:
                 if attempt == 1:
@@ -194,12 +198,19 @@ class LlmRoles:
                 history.append(AttemptRecord(attempt, tuple(problems)))
                 continue
             pinned = self._pin(reply.data, text, seed, assigner, [])
+            if attempt == 1:
+                stated = stated_fault_fields(pinned)
+            else:
+                pinned = _keep_stated(pinned, stated, kept)
             if attempt > 1 and data is not None and pinned == data:
                 history.append(AttemptRecord(attempt, tuple(problems), reply.notes + ("no progress",), data))
                 break
             observed.extend(f for f in reply.findings if f not in observed)
             notes.extend(reply.notes)
             data, raw = self._pin(reply.data, text, seed, assigner, notes), None
+            if attempt > 1:
+                data = _keep_stated(data, stated, [])
+                notes.extend(n for n in kept if n not in notes)
             try:
                 spec = parse_spec(data)
             except InvalidArgument as exc:
@@ -210,6 +221,9 @@ class LlmRoles:
             findings = tuple(self._map_findings(spec, assigner)) + report.findings
             errors = [f for f in findings if f.severity is Severity.ERROR]
             problems = [f.to_dict() for f in errors]
+            if errors and kept and all(_needs_stated(f, stated) for f in errors):
+                history.append(AttemptRecord(attempt, tuple(problems), reply.notes, data))
+                break  # only changing what the intent states would verify it: kept as stated (below)
             if not errors:
                 missing = _dedupe(observed, fault_cues.findings(text, [f.operator.value for f in spec.faults],
                                                                 [f.stream.value for f in spec.faults]))
@@ -226,6 +240,19 @@ class LlmRoles:
             history.append(AttemptRecord(attempt, tuple(problems), reply.notes, data))
         if best is not None:
             return best
+        if kept and data is not None and findings:
+            # the intent's own fault does not verify, and only changing what it states would: the spec as stated,
+            # its errors kept (a campaign runs it and searches from there), never a silent substitute
+            spec = parse_spec(data)
+            note = Finding(STATED_CHECK, Severity.WARNING,
+                           "the fault as the intent states it does not meet the verifier; the parser kept it as "
+                           "stated instead of repairing it: " + "; ".join(dict.fromkeys(kept)), ("faults",))
+            missing = _dedupe(observed, fault_cues.findings(text, [f.operator.value for f in spec.faults],
+                                                            [f.stream.value for f in spec.faults]))
+            missing += quantity_guard.findings(text, [h.data for h in history] + [data], list(observed) + missing)
+            used = sum(1 for h in history if "no progress" not in h.notes)  # attempts that gave a new answer
+            return ParseResult(spec, used, tuple(observed) + tuple(missing) + (note,) + findings,
+                               self.backend.name, tuple(notes), tuple(history), verify(spec).decision_epoch_s)
         raise ParseFailed(len(history), problems, findings, data)
 
     def _pin(self, data: dict[str, Any], text: str, seed: int, assigner: Assigner, notes: list[str]) -> dict[str, Any]:
@@ -336,6 +363,69 @@ class LlmRoles:
     @staticmethod
     def verify(spec: ScenarioSpec | dict[str, Any] | str) -> VerificationReport:
         return verify(spec if isinstance(spec, ScenarioSpec) else parse_spec(spec))
+
+
+STATED_CHECK = "parser.stated_fault_kept"
+# the fault fields an answer reads from the intent's words; a repair may not change them (a magnitude counts when
+# its provenance says the intent gave it)
+_STATED_KEYS = ("magnitude", "probability", "burst_count", "duration_s", "anchor")
+
+
+def stated_fault_fields(data: Any) -> dict[tuple[int, str], Any]:
+    """(fault index, field) -> value for the fields the first answer read from the intent."""
+    out: dict[tuple[int, str], Any] = {}
+    faults = data.get("faults") if isinstance(data, dict) else None
+    for i, f in enumerate(faults if isinstance(faults, list) else ()):
+        if not isinstance(f, dict):
+            continue
+        for key in _STATED_KEYS:
+            if key in f and f[key] is not None and (key != "magnitude" or f.get("provenance") == "intent") \
+                    and _in_range(f, key):
+                out[(i, key)] = f[key]
+    return out
+
+
+def _needs_stated(finding: Finding, stated: dict[tuple[int, str], Any]) -> bool:
+    """Would the finding's repair change a fault field the intent states (so it is not applied)?"""
+    paths = [path for path, _ in finding.repair.patch] if finding.repair is not None else []
+    return any(path == f"faults[{i}].{key}" or path.startswith(f"faults[{i}].{key}.") for path in paths
+               for i, key in stated)
+
+
+def _in_range(fault: dict[str, Any], key: str) -> bool:
+    """A stated value the spec can hold (an absurd "99999 s" is clamped into the operator's range instead)."""
+    value = fault[key]
+    if key == "magnitude":
+        op = fault.get("operator")
+        info = FAULT_OPERATORS[op] if isinstance(op, str) and op in FAULT_OPERATORS else None
+        bounds = info.magnitude_range if info is not None else None
+        return isinstance(value, int | float) and (bounds is None or bounds[0] <= value <= bounds[1])
+    if key == "probability":
+        return isinstance(value, int | float) and 0.0 <= value <= 1.0
+    if key == "burst_count":
+        return isinstance(value, int) and 1 <= value <= 10000
+    return True
+
+
+def _keep_stated(data: Any, stated: dict[tuple[int, str], Any], kept: list[str]) -> Any:
+    """``data`` with every stated fault field as the intent states it; what a repair wanted instead goes to
+    ``kept`` ("faults[0].probability 0.25 kept (the repair would set 0.558)")."""
+    faults = data.get("faults") if isinstance(data, dict) else None
+    if not stated or not isinstance(faults, list):
+        return data
+    out = dict(data)
+    out["faults"] = [dict(f) if isinstance(f, dict) else f for f in faults]
+    for (i, key), value in stated.items():
+        if i >= len(out["faults"]) or not isinstance(out["faults"][i], dict):
+            continue
+        fault = out["faults"][i]
+        if fault.get(key) != value:
+            kept.append(f"faults[{i}].{key} {json.dumps(value)} kept as stated (the repair would set "
+                        f"{json.dumps(fault.get(key))})")
+            fault[key] = value
+            if key == "magnitude":
+                fault["provenance"] = "intent"
+    return out
 
 
 def parse_intent(text: str, seed: int, max_attempts: int = 3, *, backend: Backend | None = None) -> ParseResult:

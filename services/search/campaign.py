@@ -183,6 +183,32 @@ def _errors(report: Any) -> set[tuple[str, tuple[str, ...]]]:
     return {(f.check, f.fields) for f in report.findings if f.severity is Severity.ERROR}
 
 
+def verifier_repaired(spec: ScenarioSpec) -> tuple[ScenarioSpec | None, list[dict[str, Any]]]:
+    """The nearest version of ``spec`` the verifier passes: its ERROR findings' repairs applied one at a time, each
+    re-verified (at most ``MAX_REPAIRS``), and a record of each (applied). None when none is left that verifies.
+    A campaign runs this as a search step after the spec as stated (the parser keeps what an intent states, so an
+    ineffective 0.2 s delay runs as 0.2 s first): a pure function of the spec."""
+    records: list[dict[str, Any]] = []
+    for _ in range(MAX_REPAIRS):
+        report = verify(spec)
+        errors = [f for f in report.findings if f.severity is Severity.ERROR]
+        if not errors:
+            return (spec, records) if records else (None, [])
+        f = next((e for e in errors if e.repair is not None and e.repair.patch), None)
+        if f is None:
+            return None, []
+        data = spec_to_dict(spec)
+        record = _repair_record(f, data)
+        try:
+            spec = parse_spec(apply_patch(data, f.repair.patch))  # type: ignore[union-attr]
+        except (InvalidArgument, IndexError, KeyError, TypeError):
+            return None, []
+        record["applied"] = True
+        record["reason"] = "a search step: the spec as stated ran first and does not meet the verifier"
+        records.append(record)
+    return (spec, records) if not _errors(verify(spec)) else (None, [])
+
+
 def _repair_record(f: Finding, data: dict[str, Any]) -> dict[str, Any]:
     assert f.repair is not None
     return {"check": f.check, "message": f.message, "description": f.repair.description,
@@ -403,10 +429,36 @@ class CampaignRunner:
         root = self._run_candidates(sc, [Candidate(spec, "initial")])[0]
         sc.admitted_initially = bool(root.execution and root.execution.admitted)
         self._stage(sc, "search", f"initial run {'ADMITTED' if sc.admitted_initially else 'not admitted'}")
+        if not sc.admitted_initially:
+            root = self._verifier_step(sc, root)
         self._search(sc, root, rng, prompt)
         sc.stage = "done"
         self._emit("stage", sc.index, f"{sc.source}: done ({sc.admitted_executions} admitted, "
                                       f"{len(sc.witness_ids)} witness(es))")
+
+    def _verifier_step(self, sc: ScenarioProgress, root: Candidate) -> Candidate:
+        """When the spec as stated does not meet the verifier (the parser keeps what the intent states), the first
+        search step is the verifier's own repair of it (``verifier_repaired``): recorded like any repair (origin
+        ``search``) and run; the search then starts from it."""
+        if root.report is None or root.report.ok or sc.candidates >= self.request.budget_per_scenario:
+            return root
+        variant, records = verifier_repaired(root.spec)
+        if variant is None:
+            return root
+        for r in records:
+            r["origin"] = "search"
+        self._journal("repairs", {"scenario": sc.index, "origin": "search", "repairs": records})
+        for r in records:
+            sc.repairs.append(r)
+            self._emit("repair", sc.index, f"{sc.source}: {repair_text(r)}")
+        try:
+            cand = self._run_candidates(sc, [Candidate(variant, "verifier repair")])[0]
+        except FailedPrecondition as exc:  # the repaired spec does not ground or run: the search goes on as stated
+            self._journal("repairs", {"scenario": sc.index, "origin": "search", "error": str(exc)[:300]})
+            return root
+        # the search goes on from the verified spec: the one as stated ran and answered the intent's question, and its
+        # mutants would mostly keep what makes it ineffective (the gate would spend the budget on them)
+        return cand if cand.execution is not None else root
 
     # ── search ────────────────────────────────────────────────────────────
     def _search(self, sc: ScenarioProgress, root: Candidate, rng: np.random.Generator, prompt: str) -> None:

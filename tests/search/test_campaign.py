@@ -170,7 +170,7 @@ def test_a_stalled_search_reflects_and_its_field_edits_re_enter_the_pipeline(sea
 
 
 PARTIAL = ("Red-light violation warning when the SPaT feed freezes just before amber, "
-           "while the roadside unit's clock drifts by 3 seconds")
+           "while every SPaT message arrives twice")  # duplication: no operator expresses it
 
 
 def test_a_partly_parsed_intent_stops_its_scenario_naming_the_clause(search_core: SearchCore) -> None:
@@ -178,7 +178,7 @@ def test_a_partly_parsed_intent_stops_its_scenario_naming_the_clause(search_core
     fails the scenario (FAILED_PRECONDITION's text names it), unless allow_partial."""
     view = _run(search_core, intents=[PARTIAL], seed=1, budget_per_scenario=2)
     assert view.state == "failed"
-    assert "the roadside unit's clock drifts by 3 seconds" in view.reason and "allow_partial" in view.reason
+    assert "every SPaT message arrives twice" in view.reason and "allow_partial" in view.reason
     assert view.summary["executions"] == 0
 
 
@@ -189,10 +189,10 @@ def test_allow_partial_runs_the_rest_and_every_record_names_the_clause(search_co
                 stop_at_first_admission=True)
     assert view.state == "done", view.reason
     (sc,) = view.summary["scenarios"]
-    assert sc["unparsed_clauses"] == ["the roadside unit's clock drifts by 3 seconds"]
+    assert sc["unparsed_clauses"] == ["every SPaT message arrives twice"]
     assert all(w.record["unparsed_clauses"] == sc["unparsed_clauses"] for w in search_core.witnesses(view.id))
-    assert "intents[0] ran without what the parser could not read: \"the roadside unit's clock drifts by 3 " \
-           "seconds\"" in results_table(view.summary, [], "archive")
+    assert "intents[0] ran without what the parser could not read: 'every SPaT message arrives twice'" \
+        in results_table(view.summary, [], "archive")
 
 
 def test_reflection_edits_of_fields_the_spec_lacks_are_refused_not_a_crash(search_core: SearchCore) -> None:

@@ -122,3 +122,21 @@ def test_the_witness_record_and_report_carry_the_applied_repair(tmp_path: Path) 
         assert w.record["found_spec"]["v2x"]["channel"]["range_m"] == rep["patch"][0]["value"]
     finally:
         core.close()
+
+
+def test_a_stated_fault_runs_as_stated_then_the_verifiers_repair_is_a_visible_search_step(
+        search_core: SearchCore) -> None:
+    """The parser keeps a stated 0.2 s delay (the verifier says LTA tolerates it); the campaign runs it as stated
+    (the intent's own question), then the verifier's repair (0.44 s) as its first search step, recorded with
+    origin ``search`` like any repair, and the search goes on from there."""
+    view = _run(search_core, intents=["Left turn assist when the opposing vehicle's BSMs are delayed by 0.2 s"],
+                seed=11, budget_per_scenario=3)
+    assert view.state == "done", view.reason
+    (sc,) = view.summary["scenarios"]
+    dispatched = [p for _, k, p in search_core.store.journal(view.id) if k == "dispatch"]
+    assert [d["origin"] for d in dispatched[:2]] == ["initial", "verifier repair"]
+    assert dispatched[0]["spec"]["faults"][0]["magnitude"] == 0.2  # as the intent states it
+    assert dispatched[1]["spec"]["faults"][0]["magnitude"] == 0.44
+    (rep,) = [r for r in sc["repairs"] if r["origin"] == "search"]
+    assert rep["applied"] and rep["check"] == "freshness_budget"
+    assert rep["patch"] == [{"field": "faults[0].magnitude", "from": 0.2, "value": 0.44}]
