@@ -300,7 +300,7 @@ def cmd_execute(args: argparse.Namespace) -> int:
 
 def cmd_parse(args: argparse.Namespace) -> int:
     from services.llm.config import LlmConfig
-    from services.llm.roles import LlmRoles
+    from services.llm.roles import STATED_CHECK, LlmRoles
 
     # The LLM service's own settings (LASTV2X_LLM_*), so ParseIntent gives the same spec.
     result = LlmRoles(config=LlmConfig.from_env()).parse_intent(args.text, args.seed)
@@ -310,6 +310,10 @@ def cmd_parse(args: argparse.Namespace) -> int:
     _print(data, args.json, json.dumps(data["spec"], indent=2) + f"\n# {result.attempts_used} attempt(s), "
            f"backend {result.backend}, {'ok' if result.report.ok else 'BLOCKED'}"
            + (", PARTIAL" if result.unparsed else ""))
+    # A stated fault the verifier finds ineffective is kept as stated: say why the spec is BLOCKED
+    for finding in result.findings:
+        if finding.check == STATED_CHECK or finding.severity.value == "error":
+            print(f"lastv2x parse: {finding.check}: {finding.message}", file=sys.stderr)
     # No silent drop (issue 19): a fault the intent asks for and the spec lacks fails the command.
     for finding in result.unparsed:
         print(f"lastv2x parse: {finding.message}", file=sys.stderr)
