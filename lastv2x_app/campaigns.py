@@ -14,9 +14,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from services.search.campaign import Event, repair_text
+from services.search.campaign import Event
 from services.search.core import SearchCore
 from services.search.pipeline import InProcessPipeline
+from services.search.repairs import repair_text
 from services.search.settings import SearchSettings
 
 

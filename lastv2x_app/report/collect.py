@@ -259,7 +259,7 @@ def reflection_rounds(journal: Any) -> list[dict[str, Any]]:
     revised prompt and rules, its field edits with each field's value in the spec it edited (``from``: the
     scenario's root then, its initial run or the last reflected run), why the edits were refused (the words
     were parsed instead) and any error of the round."""
-    from services.search.campaign import _value_at
+    from services.search.repairs import value_at as _value_at
 
     rounds: dict[tuple[int, int], dict[str, Any]] = {}
     root: dict[int, dict[str, Any]] = {}  # scenario -> the spec the next reflection edits

@@ -20,7 +20,7 @@ from lastv2x_app.report.svg import (
     Chart,
     map_view,
 )
-from services.search.campaign import repair_text
+from services.search.repairs import repair_text
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2327;background:#f6f7f9}

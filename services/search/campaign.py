@@ -66,7 +66,6 @@ import hashlib
 import json
 import logging
 import math
-import re
 import threading
 import time
 from collections import OrderedDict, deque
@@ -82,7 +81,7 @@ from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.repair import apply_patch
 from lastv2x.core.rng import Substream, substream
 from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
-from lastv2x.core.verifier import Finding, Severity, verify
+from lastv2x.core.verifier import Severity, verify
 from services.search.campaign_types import (
     NOT_A_CANDIDATE_ERROR,
     CampaignRequest,
@@ -98,6 +97,13 @@ from services.search.catalog import admission_class, catalog_key, failure_signat
 from services.search.evidence import evidence_digest
 from services.search.mutate import mutate
 from services.search.pipeline import Execution, ExecutionRequest, Pipeline, Reflected, execution_id
+from services.search.repairs import (
+    GIVEN,
+    OBSERVABILITY_CHECKS,
+    observability_repairs,
+    repair_text,
+    verifier_repaired,
+)
 from services.search.settings import SearchSettings
 from services.search.shrink import CachedPredicate, Shrinker, Ungroundable, Verdict
 from services.search.store import LedgerRow, Repository, WitnessRow
@@ -105,116 +111,6 @@ from services.search.store import LedgerRow, Repository, WitnessRow
 LOG = logging.getLogger(__name__)
 MAX_REDRAWS = 8  # a child already tried in this scenario is redrawn at most this often
 GROUND_CACHE = 512  # grounded specs remembered (an LRU): a campaign's programs are not all kept in memory
-
-# The verifier's checks whose repairs make the mechanism of a fault observable (issue 31, item 2): the radio
-# baseline (a relay chain whose lead the ego hears directly, an agent or RSU out of range). A campaign
-# applies them to the parsed spec when they set only the fields below: range, RSU placement, where the
-# vehicles are. Never the fault, the stream or the application: a repair that touches them is reported.
-OBSERVABILITY_CHECKS = frozenset({"channel_baseline"})
-_OBSERVABILITY_FIELD = re.compile(r"v2x\.channel\.range_m|v2x\.rsu_placement|agents\[\d+\]\.gap_m"
-                                  r"|ego\.start_distance_m")
-_ASKED_FIELD = re.compile(r"faults\b.*|application|.*\.stream")  # what the user asked to test
-MAX_REPAIRS = 3  # repairs applied to one spec (each one re-verified)
-GIVEN = "*"  # stated fields of a given spec: all of them
-
-
-def _value_at(data: Any, path: str) -> Any:
-    """The value of a verifier path (``agents[1].gap_m``) in spec JSON data; None where it is unset."""
-    for name, index in re.findall(r"([a-z_][a-z0-9_]*)|\[(\d+)\]", path):
-        try:
-            data = data[name] if name else data[int(index)]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
-
-
-def observability_repairs(spec: ScenarioSpec, stated: frozenset[str] = frozenset()
-                          ) -> tuple[ScenarioSpec, list[dict[str, Any]]]:
-    """The spec with the verifier's observability repairs applied (``OBSERVABILITY_CHECKS``, fields
-    ``_OBSERVABILITY_FIELD`` only), and a record of every repair considered: applied, or why not
-    (it would change the fault asked for, a field in ``stated`` — the intent's own words; ``GIVEN``:
-    every field — or it leaves a verifier error). Each applied repair is re-verified before the next;
-    a pure function of the spec: the same spec gives the same repairs."""
-    records: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
-    for _ in range(MAX_REPAIRS):
-        report = verify(spec)
-        data = spec_to_dict(spec)
-        applied = False
-        for f in report.findings:
-            r = f.repair
-            if r is None or not r.patch or f.severity is Severity.ERROR or (f.check, f.message) in seen:
-                continue
-            paths = [path for path, _ in r.patch]
-            asked = [path for path in paths if _ASKED_FIELD.fullmatch(path)]
-            if not asked and f.check not in OBSERVABILITY_CHECKS:
-                continue  # neither observability nor the fault: the finding stays a finding
-            seen.add((f.check, f.message))
-            record = _repair_record(f, data)
-            given = [path for path in paths if GIVEN in stated or path in stated]
-            if asked:
-                record["reason"] = (f"it would change the fault asked for ({', '.join(asked)}): the fault stays as "
-                                    "written")
-            elif not all(_OBSERVABILITY_FIELD.fullmatch(path) for path in paths):
-                record["reason"] = "it sets more than range and geometry"
-            elif given:
-                record["reason"] = (f"the given spec sets {', '.join(given)}" if GIVEN in stated else
-                                    f"the intent states {', '.join(given)}")
-            else:
-                try:
-                    patched = parse_spec(apply_patch(data, r.patch))
-                except InvalidArgument as exc:
-                    record["reason"] = f"the repaired spec is invalid: {exc}"[:300]
-                else:
-                    if _errors(verify(patched)) <= _errors(report):
-                        spec, applied = patched, True
-                        record["applied"] = True
-                    else:
-                        record["reason"] = "the repaired spec fails verification"
-            records.append(record)
-            if applied:
-                break  # re-verify the repaired spec
-        if not applied:
-            break
-    return spec, records
-
-
-def _errors(report: Any) -> set[tuple[str, tuple[str, ...]]]:
-    return {(f.check, f.fields) for f in report.findings if f.severity is Severity.ERROR}
-
-
-def verifier_repaired(spec: ScenarioSpec) -> tuple[ScenarioSpec | None, list[dict[str, Any]]]:
-    """The nearest version of ``spec`` the verifier passes: its ERROR findings' repairs applied one at a time, each
-    re-verified (at most ``MAX_REPAIRS``), and a record of each (applied). None when none is left that verifies.
-    A campaign runs this as a search step after the spec as stated (the parser keeps what an intent states, so an
-    ineffective 0.2 s delay runs as 0.2 s first): a pure function of the spec."""
-    records: list[dict[str, Any]] = []
-    for _ in range(MAX_REPAIRS):
-        report = verify(spec)
-        errors = [f for f in report.findings if f.severity is Severity.ERROR]
-        if not errors:
-            return (spec, records) if records else (None, [])
-        f = next((e for e in errors if e.repair is not None and e.repair.patch), None)
-        if f is None:
-            return None, []
-        data = spec_to_dict(spec)
-        record = _repair_record(f, data)
-        try:
-            spec = parse_spec(apply_patch(data, f.repair.patch))  # type: ignore[union-attr]
-        except (InvalidArgument, IndexError, KeyError, TypeError):
-            return None, []
-        record["applied"] = True
-        record["reason"] = "a search step: the spec as stated ran first and does not meet the verifier"
-        records.append(record)
-    return (spec, records) if not _errors(verify(spec)) else (None, [])
-
-
-def _repair_record(f: Finding, data: dict[str, Any]) -> dict[str, Any]:
-    assert f.repair is not None
-    return {"check": f.check, "message": f.message, "description": f.repair.description,
-            "patch": [{"field": path, "from": _value_at(data, path), "value": value} for path, value in f.repair.patch],
-            "applied": False, "reason": ""}
-
 
 class CampaignRunner:
     def __init__(self, campaign_id: str, request: CampaignRequest, pipeline: Pipeline, store: Repository,
@@ -1003,13 +899,5 @@ class CampaignRunner:
         return edited
 
 
-def repair_text(r: dict[str, Any]) -> str:
-    """One line for a repair record: what was applied (field old -> new), or what was not and why."""
-    change = ", ".join(f"{p['field']} {p.get('from')} -> {p['value']}" for p in r["patch"])
-    if r["applied"]:
-        return f"repaired ({r['check']}): {r['description']}: {change}"
-    return f"repair not applied ({r['check']}): {r['description']} ({change}): {r['reason']}"
-
-
 __all__ = ["OBSERVABILITY_CHECKS", "CampaignRequest", "CampaignRunner", "CandidateErrored", "Event", "LeaseLost",
-           "ScenarioProgress", "observability_repairs", "repair_text"]
+           "ScenarioProgress", "observability_repairs", "repair_text", "verifier_repaired"]

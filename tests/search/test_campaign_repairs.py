@@ -11,9 +11,9 @@ from typing import Any
 
 from lastv2x.core.catalogue import Application
 from lastv2x.core.spec import parse_spec, spec_to_dict
-from services.search.campaign import observability_repairs
 from services.search.core import SearchCore, validate_request
 from services.search.pipeline import InProcessPipeline, Parsed, stated_fields
+from services.search.repairs import observability_repairs
 from services.search.settings import SearchSettings
 from services.simulator.reference import reference_spec
 from tests.search.conftest import rlvw_failing_spec

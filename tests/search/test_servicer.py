@@ -126,7 +126,7 @@ def test_metrics_export_pending_in_flight_executions_admitted(search_core: Searc
 def test_repair_records_round_trip_through_their_message() -> None:
     """A scenario's repair records (``campaign.observability_repairs``) travel as SpecRepair, values as JSON (an
     unset field's old value too): the CLI's remote table reads back what the local one shows."""
-    from services.search.campaign import repair_text
+    from services.search.repairs import repair_text
     from services.search.servicer import repair_from_proto, repair_to_proto
 
     records = [{"check": "channel_baseline", "message": "the relay is not needed", "description": "shorten the range",
