@@ -135,6 +135,9 @@ def _repair_record(f: Finding, data: dict[str, Any]) -> dict[str, Any]:
 def repair_text(r: dict[str, Any]) -> str:
     """One line for a repair record: what was applied (field old -> new), or what was not and why."""
     change = ", ".join(f"{p['field']} {p.get('from')} -> {p['value']}" for p in r["patch"])
+    if r["applied"] and r.get("origin") == "search":
+        return (f"searched on from the verifier's repair ({r['check']}): {r['description']}: {change} (the intent's "
+                "own value ran first)")
     if r["applied"]:
         return f"repaired ({r['check']}): {r['description']}: {change}"
     return f"repair not applied ({r['check']}): {r['description']} ({change}): {r['reason']}"
