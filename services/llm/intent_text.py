@@ -298,7 +298,7 @@ def agent_for(agents: dict[str, dict[str, Any]], role: str) -> dict[str, Any]:
     return agents[role]
 
 
-BAR = r"(?:stop[- ]?bar|stop[- ]?line|stopline|intersection|junction|light|signal)"
+BAR = r"(?:stop[- ]?bar|stop[- ]?line|stopline|intersection|junction|light|signal|line\b)"
 
 
 def clean(text: str) -> str:
