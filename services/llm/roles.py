@@ -76,7 +76,9 @@ class AttemptRecord:
 class ParseResult:
     spec: ScenarioSpec
     attempts_used: int
-    findings: tuple[Finding, ...]  # final verifier findings (no errors) + parser observations
+    # final verifier findings + parser observations; errors only when the intent's own fault does not verify and
+    # only changing what it states would (parser.stated_fault_kept says which value the repair wanted)
+    findings: tuple[Finding, ...]
     backend: str
     notes: tuple[str, ...] = ()  # explanation: which words set which fields, what the seed assigned
     history: tuple[AttemptRecord, ...] = field(default=(), repr=False)
@@ -162,7 +164,8 @@ class LlmRoles:
     # ── role 1: parser ────────────────────────────────────────────────────
     def parse_intent(self, text: str, seed: int, max_attempts: int | None = None, *,
                      campaign: str = "default") -> ParseResult:
-        """Natural language -> verified ScenarioSpec, repairing from findings for at most N attempts."""
+        """Natural language -> verified ScenarioSpec, repairing from findings for at most N attempts, never what the
+        intent states (a stated fault field stays as stated; see ``stated_fault_fields``)."""
         text = self.check_text(text)
         seed = self.check_seed(seed)
         attempts = self._check_attempts(max_attempts)
