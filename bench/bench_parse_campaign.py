@@ -62,9 +62,10 @@ from services.llm.roles import LlmRoles  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "parse_campaign_heldout.jsonl"
 FRESH = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh.jsonl"
-# written later without reading the parser; fresh3 was scored before any rule saw it (see the closing notes)
+# written later without reading the parser; fresh3 and fresh4 were scored before any rule saw them (closing notes)
 FRESH2 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh2.jsonl"
 FRESH3 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh3.jsonl"
+FRESH4 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh4.jsonl"
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

@@ -199,8 +199,8 @@ def detect(text: str) -> list[CueClause]:
 
 
 # a clause that starts with a verb phrase (no subject of its own) after "and": the same subject goes on
-_VERB_FIRST = re.compile(r"^\s*(it |they |(its|their) (messages|data|broadcasts|packets|updates|reports|radio|transmitter"
-                         r"|unit) (simply |just )?)?(also |then "
+_VERB_FIRST = re.compile(r"^\s*(it |they |(its|their|the) (messages|data|broadcasts|packets|updates|reports|radio"
+                         r"|transmitter|unit) (simply |just )?)?(also |then "
                          r"|still )?(keeps?|stays?|remains?|never|no longer|goes|go|gets?|is|are|stops?|sends?|repeats?"
                          r"|continues?|just)\b", _F)
 
@@ -216,8 +216,8 @@ def _continues(previous: CueClause, cue: CueClause, before: Clause | None, claus
 def _negated(text: str, pos: int) -> bool:
     """"no loss", "no packets are lost", "nothing is delayed", "nothing is corrupted or late"."""
     before = text[max(0, pos - 40):pos]
-    return re.search(r"\b(no|not|without|nothing|none|never)\s+(\w+\s+){0,2}$|\b(nothing|none|neither|no \w+)\b"
-                     r"[^.;,]{0,30}\b(or|nor)\s+$", before, _F) is not None
+    return re.search(r"\b(no|not|without|nothing|none|never|neither|nor)\s+(\w+,?\s+){0,2}$|\b(nothing|none|neither"
+                     r"|without|no \w+)\b[^.;]{0,30}\b(or|nor)\s+$", before, _F) is not None
 
 
 def unparsed(text: str, operators: Sequence[str], streams: Sequence[str | None] | None = None) -> list[CueClause]:

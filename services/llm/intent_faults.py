@@ -57,7 +57,7 @@ class FaultDraft:
 _SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[,;]")
 _STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|;")
 # "...never sends its brake message at all; its radio simply stays quiet": the same sender, said again
-_SAME_SENDER = rx(r"[^.]{0,60}?; (its|their) (radio|transmitter|unit|obu|rsu|v2x unit|sender) (\w+ )?")
+_SAME_SENDER = rx(r"[^.]{0,60}?; (its|their|the) (radio|transmitter|unit|obu|rsu|v2x unit|sender) (\w+ )?")
 # between two cues of one operator: "and", then a verb phrase of the same subject (no new noun phrase first)
 _SAME_SUBJECT = rx(r"\s*(\w+ly )?,?\s*and (it |they |its messages |their messages |its data |their data )?(also |then "
                    r"|still )?(is |are |gets |get )?")

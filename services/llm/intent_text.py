@@ -230,8 +230,8 @@ class Mention:
     end: int
 
 
-NEGATED = rx(r"\b(no|not|without|never|zero|nothing|none)\s+(\w+\s+){0,2}$"
-             r"|\b(nothing|none|neither|no \w+)\b[^.;,]{0,30}\b(or|nor)\s+$")
+NEGATED = rx(r"\b(no|not|without|never|zero|nothing|none|neither|nor)\s+(\w+,?\s+){0,2}$"
+             r"|\b(nothing|none|neither|without|no \w+)\b[^.;]{0,30}\b(or|nor)\s+$")
 
 
 class ParseState:

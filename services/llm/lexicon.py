@@ -259,6 +259,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                          r"|\bastray\b", True, 4),
     (FaultOperator.DELAY, r"<q\d+:time> behind (schedule|reality|real[- ]?time)\b", False, 4),
     (FaultOperator.DELAY, r"\bbehind schedule\b", True, 4),
+    (FaultOperator.FREEZE, r"\b(go(es)? on|keeps?|continues?|carry|carries) (repeating|re-?sending|broadcasting|sending)"
+                           r" (the |their |its )?(old |stale |same |previous |earlier )?(content|contents|payload|data"
+                           r"|values?|state|snapshot)\b", True, 7),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(claims?|claiming|says|saying|tells?|telling|insists?|insisting|announc\w*"
                                        r"|reports?|reporting|indicat\w*|signals?)\b( (the|our) (car|ego|vehicle|driver"
                                        r"|receiver)| everyone| everybody| us| drivers| (the )?(cars|vehicles))? (that )?"
@@ -283,9 +286,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.SUPPRESS_SENDER, r"\b(transmitters?|radios?|v2x units?|on-?board units?|obus?|rsus?|roadside units?)"
                                     r" (dies|died|dead|goes dead|cuts? out|quits?|fails?|failed|breaks? down)\b",
      False, 8),
-    (FaultOperator.MAP_MISASSOCIATION, r"\b(lane map|map data|map messages?|mapdata)\b[^.;]{0,30}?\b(sends?|maps?|points?"
-                                       r"|routes?|assigns?|ties|links?)\b[^.;]{0,40}?\bto the (\w+[-' ]*){0,4}"
-                                       r"(arrow|group|signal|head|light)", False, 9),
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(lane map|lane table|intersection map|junction map|map data|map messages?"
+                                       r"|mapdata)\b[^.;]{0,30}?\b(sends?|maps?|points?|routes?|assigns?|ties|links?)\b"
+                                       r"[^.;]{0,40}?\b(to|at) the (\w+[-' ]*){0,4}(arrow|group|signal|head|light)",
+     False, 9),
     (SEMANTIC, r"corrupt\w*|falsif\w*|spoof\w*|tamper\w*|misreport\w*", False, 3),
     (SEMANTIC, r"\bwrong\b|incorrect\w*|\boff by\b|\berrors?\b|\boffset\b|\bshifted\b|\bbias\w*|\berroneous\b"
                r"|\bskew\w*|displac\w*", True, 3),

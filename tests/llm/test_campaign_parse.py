@@ -157,7 +157,7 @@ def test_campaign_set_shape() -> None:
 
 
 @pytest.mark.parametrize("path", [bench_parse_campaign.DATA, bench_parse_campaign.FRESH, bench_parse_campaign.FRESH2,
-                                  bench_parse_campaign.FRESH3])
+                                  bench_parse_campaign.FRESH3, bench_parse_campaign.FRESH4])
 def test_campaign_bench_meets_its_targets(path: object, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_parse_campaign.main(["--check", "--data", str(path)]) == 0
     out = capsys.readouterr().out
@@ -209,6 +209,9 @@ def test_new_user_wording_binds_one_fault(text: str, operator: str, field: str |
     "missing.",
     "EEBL baseline: the braking car's BSMs are delivered without loss, and nothing is corrupted or late.",
     "Red-light warning run where nothing is tampered with.",
+    "A plain GLOSA run: messages are neither delayed nor lost, and the signal data is correct.",
+    "EEBL reference run: the alert gets through without any delay or loss.",
+    "Left-turn assist with perfect V2X, no dropped, delayed or faked messages.",
 ])
 def test_negated_faults_are_healthy(text: str) -> None:
     res = LlmRoles().parse_intent(text, 1)
