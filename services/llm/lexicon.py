@@ -22,6 +22,8 @@ from lastv2x.core.spec import AgentRole, AnchorEvent, FaultOperator
 A = Application
 
 # ── applications ───────────────────────────────────────────────────────────
+# a turn named as signal hardware ("the left-turn arrow", "the left-turn lane's group") is not the manoeuvre
+_HARDWARE = r"(?![- ](arrows?|signals?|phases?|lanes?|groups?|lights?|heads?|pockets?)('s)?\b)"
 APP_CUES: tuple[tuple[Application, str, int], ...] = (
     # explicit names and titles
     (A.RLVW, r"\brlvw\b|red[- ]light (violation )?warning|signal violation warning", 10),
@@ -84,7 +86,8 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     (A.IMA, r"stop[- ]sign|unsignali[sz]ed|unsignall?ed|uncontrolled|all-way stop|two-way stop|red[- ]light runners?\b",
      3),
     # LTA descriptions
-    (A.LTA, r"left[- ]turn\w*|turn\w* left|unprotected left|makes? a left|oncoming|opposing (traffic|vehicle|car|lane)"
+    (A.LTA, r"left[- ]turn\w*" + _HARDWARE + r"|turn\w* left|unprotected left|makes? a left|oncoming"
+            r"|opposing (traffic|vehicle|car|lane)"
             r"|opposite direction|(coming|from) the other way", 3),
     (A.LTA, r"gap acceptance|accept\w* a gap|across (the )?(oncoming |opposing )?traffic", 3),
     # stream hints
@@ -94,12 +97,13 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
 
 
 def _synonym_cues() -> tuple[tuple[Application, str, int], ...]:
-    """Every catalogue synonym is a cue of weight 4 (between a description and a name)."""
+    """Every catalogue synonym is a cue of weight 4 (between a description and a name); a turn named as signal
+    hardware ("the left-turn arrow's group") names no application."""
     out = []
     for app in APPLICATIONS.values():
         for syn in app.synonyms:
             body = r"[- ]".join(re.escape(w) for w in re.split(r"[- ]", syn))
-            out.append((app.name, rf"\b{body}\b(?![- ]runners?\b)", 4))
+            out.append((app.name, rf"\b{body}\b(?![- ]runners?\b)" + (_HARDWARE if "turn" in syn else ""), 4))
     return tuple(out)
 
 
