@@ -285,7 +285,7 @@ class LinkEvaluator:
     def _link_uniform_rows(self, pending: PendingLinks) -> list[float]:
         """:meth:`_link_uniforms` (same bits) of a step's few links, on Python ints (spans in link order)."""
         spans, steps, draws, hashes = pending.links.spans, pending.steps, self.link_draws, self.senders.hash_rows
-        ego = hashes([self.ego_key])[0]
+        ego = self.ego_hash
         parts: list[tuple[int, list[float]]] = []
         sl = spans.get("bsm")
         if sl is not None:
@@ -306,7 +306,7 @@ class LinkEvaluator:
 
     def _ego_hash(self, n: int) -> np.ndarray:
         """The ego's id hash, ``n`` times (a link's receiver)."""
-        return np.full(n, self.senders.hashes(np.array([self.ego_key]))[0], dtype=np.uint64)
+        return np.full(n, self.ego_hash, dtype=np.uint64)
 
     def _backhaul(self, st: StepBatch, starts: np.ndarray) -> None:
         """RSU -> RSU over the wired backhaul (``v2x.backhaul``): every SPaT message of an RSU to the RSUs

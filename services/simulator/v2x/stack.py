@@ -249,6 +249,7 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         self._windows_open = _windows_open(self.faults)
         # receivers
         self.ego_key = self.senders.key(ego.id)
+        self.ego_hash = self.senders.hash_rows([self.ego_key])[0]  # the receiver of every ego link's draw
         self.ego = Receiver(self.app, track_timeout_s=cfg.track_timeout_s, event_timeout_s=cfg.event_timeout_s,
                             record_peaks=cfg.record_peaks, self_key=self.ego_key)
         self.rsu_rx = {int(k): Receiver(None, record_peaks=False, self_key=int(k)) for k in self.rsu_keys}
