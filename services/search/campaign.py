@@ -15,7 +15,8 @@ Per scenario (an intent or a spec) the runner
    verifier gate before it may run (gated children count toward the budget).
    The search proceeds in **generations** of ``generation_size`` children, drawn
    from the elite set as the previous generations left it, in a fixed order; a
-   generation is dispatched with up to K executions in flight per simulator replica
+   generation is dispatched in slices of up to K executions per simulator replica, each
+   slice together (one ``ExecuteBatch`` per replica, one vectorized batch in process),
    and its results are consumed in dispatch order. So what a seeded campaign runs,
    admits and archives does not depend on K, on the replica count, or on replicas
    coming and going mid-campaign: only how fast it gets there does;
@@ -96,7 +97,14 @@ from services.search.campaign_types import (
 from services.search.catalog import admission_class, catalog_key, failure_signature
 from services.search.evidence import evidence_digest
 from services.search.mutate import mutate
-from services.search.pipeline import Execution, ExecutionRequest, Pipeline, Reflected, execution_id
+from services.search.pipeline import (
+    Execution,
+    ExecutionRequest,
+    Pipeline,
+    Reflected,
+    execution_id,
+    submit_all,
+)
 from services.search.repairs import (
     GIVEN,
     OBSERVABILITY_CHECKS,
@@ -415,19 +423,18 @@ class CampaignRunner:
 
     def _run_generation(self, sc: ScenarioProgress, generation: list[Candidate]) -> Iterator[Candidate]:
         """Journal every dispatch of the generation first (so the journal's order does not depend on K),
-        then keep up to K per replica in flight and yield the candidates settled, in dispatch order."""
+        then dispatch it in slices of up to K per replica, each slice together (``submit_all``: the simulator
+        steps it as one batch), and yield the candidates settled, in dispatch order."""
         for cand in generation:
             self._journal_dispatch(sc, cand)
-        waiting, pending = deque(generation), deque[Candidate]()
-        while waiting or pending:
+        waiting = deque(generation)
+        while waiting:
             k = self.request.in_flight * max(1, len(self.pipeline.replicas))  # replicas come and go
-            while waiting and len(pending) < k:
-                cand = waiting.popleft()
-                self._submit_candidate(sc, cand)
-                pending.append(cand)
-            cand = pending.popleft()
-            self._settle(sc, cand)
-            yield cand
+            part = [waiting.popleft() for _ in range(min(k, len(waiting)))]
+            self._submit_candidates(sc, part)
+            for cand in part:
+                self._settle(sc, cand)
+                yield cand
 
     def _journal_elite(self, sc: ScenarioProgress, elite: list[Candidate]) -> None:
         self._journal("elite", {"scenario": sc.index, "members": [
@@ -552,18 +559,33 @@ class CampaignRunner:
                                    "operators": list(cand.operators), "spec": spec_to_dict(cand.spec),
                                    "rng_state": cand.rng_state})
 
-    def _submit_candidate(self, sc: ScenarioProgress, cand: Candidate) -> None:
-        assert cand.program is not None
-        cand.future = self._submit(cand.program, cand.execution_id)
-        sc.in_flight += 1
+    def _submit_candidates(self, sc: ScenarioProgress, cands: list[Candidate]) -> None:
+        """Dispatch ``cands`` together; those the ledger already holds (resume, duplicate) settle from it."""
+        to_run: list[Candidate] = []
+        for cand in cands:
+            assert cand.program is not None
+            sc.in_flight += 1
+            cand.future = self._ledgered(cand.execution_id)
+            if cand.future is None:
+                to_run.append(cand)
+        futures = submit_all(self.pipeline, [ExecutionRequest(c.program, c.program.seed, app=self.request.app)
+                                             for c in to_run if c.program is not None])
+        for cand, future in zip(to_run, futures, strict=True):
+            cand.future = future
+
+    def _ledgered(self, exec_id: str) -> Future[Execution] | None:
+        """The ledger's result for ``exec_id`` as a settled future; None when it has none."""
+        row = self.store.get_execution(exec_id)
+        if row is None:
+            return None
+        f: Future[Execution] = Future()
+        f.set_result(Execution(row.program_sha256, row.seed, row.admitted, row.failure_margin,
+                               row.outcome_json, row.replica, refused=row.refused))
+        return f
 
     def _submit(self, program: ScenarioProgram, exec_id: str, **kw: Any) -> Future[Execution]:
         """Submit unless the ledger already holds this execution id (resume, duplicate)."""
-        row = self.store.get_execution(exec_id)
-        if row is not None and not kw:
-            f: Future[Execution] = Future()
-            f.set_result(Execution(row.program_sha256, row.seed, row.admitted, row.failure_margin,
-                                   row.outcome_json, row.replica, refused=row.refused))
+        if not kw and (f := self._ledgered(exec_id)) is not None:
             return f
         return self.pipeline.submit(ExecutionRequest(program, program.seed, app=self.request.app, **kw))
 

@@ -24,6 +24,7 @@ import queue
 import re
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -124,7 +125,11 @@ class ExecutionRequest:
 
 
 class Pipeline(Protocol):
-    """What a campaign needs from the llm, grounding and simulator services."""
+    """What a campaign needs from the llm, grounding and simulator services.
+
+    Both adapters also have ``submit_batch(requests) -> list[Future]``: several executions dispatched
+    together (a generation, which the simulator steps as one batch), one future per request in request
+    order. It is optional: :func:`submit_all` submits one by one to a pipeline without it."""
 
     @property
     def replicas(self) -> tuple[str, ...]: ...
@@ -146,16 +151,16 @@ class InProcessPipeline:
 
     Executions run on one worker thread (the simulator core is CPU-bound Python; more
     threads would only contend for the GIL), which takes every request queued while it was
-    busy as one vectorized batch (``run_batch``, what ExecuteBatch runs: per program the
-    same outcome bytes as a single run), up to ``max_batch``, spread in chunks over the
-    simulator's worker processes (``run_batch_on_workers``: as many as the container's CPU
-    limit; the reference applications only). Requests that write a trace
-    run alone; a batch the simulator refuses is re-run one by one, so only the refused
-    program is marked refused.
+    busy (a whole generation from :meth:`submit_batch`, plus whatever else is queued) as one
+    vectorized batch (``run_batch``, what ExecuteBatch runs: per program the same outcome
+    bytes as a single run), up to ``max_batch``, spread in chunks over the simulator's worker
+    processes (``run_batch_on_workers``: as many as the container's CPU limit; the reference
+    applications only). Requests that write a trace run alone; a batch the simulator refuses
+    is re-run one by one, so only the refused program is marked refused.
     """
 
     def __init__(self, *, grounding_cache_dir: Path | None = None, trace_dir: Path = Path(".lastv2x/traces"),
-                 synthetic_grounding: bool = False, max_batch: int = 16):
+                 synthetic_grounding: bool = False, max_batch: int = 64):
         """``synthetic_grounding``: lay every spec on the synthetic straight crossing
         (``lastv2x.core.synthetic``) instead of retrieving a junction from the map catalogue —
         the reference scenes of the benchmarks, and fast tests."""
@@ -168,7 +173,7 @@ class InProcessPipeline:
         if not synthetic_grounding:
             self._grounding = GroundingCore(GroundingConfig.from_env() if grounding_cache_dir is None
                                             else GroundingConfig(cache_dir=grounding_cache_dir))
-        self._queue: queue.SimpleQueue[tuple[ExecutionRequest, Future[Execution]] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[tuple[ExecutionRequest, Future[Execution]]] | None] = queue.SimpleQueue()
         self._max_batch = max_batch
         self._worker = threading.Thread(target=self._work, name="search-exec", daemon=True)
         self._worker.start()
@@ -197,16 +202,23 @@ class InProcessPipeline:
             return self._grounding.ground(spec)
 
     def submit(self, request: ExecutionRequest) -> Future[Execution]:
-        future: Future[Execution] = Future()
-        self._queue.put((request, future))
-        return future
+        return self._enqueue([request])[0]
+
+    def submit_batch(self, requests: Sequence[ExecutionRequest]) -> list[Future[Execution]]:
+        return self._enqueue(requests)
+
+    def _enqueue(self, requests: Sequence[ExecutionRequest]) -> list[Future[Execution]]:
+        item = [(r, Future[Execution]()) for r in requests]
+        if item:
+            self._queue.put(item)  # one item: the worker never splits a generation between two batches
+        return [f for _, f in item]
 
     def _work(self) -> None:
         while True:
             item = self._queue.get()
             if item is None:
                 return
-            batch = [item]
+            batch = list(item)
             while len(batch) < self._max_batch:
                 try:
                     more = self._queue.get_nowait()
@@ -215,8 +227,9 @@ class InProcessPipeline:
                 if more is None:
                     self._queue.put(None)  # stop after this batch
                     break
-                batch.append(more)
-            self._run(batch)
+                batch += more
+            for first in range(0, len(batch), self._max_batch):
+                self._run(batch[first:first + self._max_batch])
 
     def _run(self, batch: list[tuple[ExecutionRequest, Future[Execution]]]) -> None:
         live = [(r, f) for r, f in batch if f.set_running_or_notify_cancel()]
@@ -294,10 +307,17 @@ class InProcessPipeline:
         self._worker.join(timeout=60)
 
 
+def submit_all(pipeline: Pipeline, requests: Sequence[ExecutionRequest]) -> list[Future[Execution]]:
+    """``requests`` dispatched together where the pipeline batches (:meth:`Pipeline.submit_batch`), else
+    one by one; one future per request, in request order."""
+    batch = getattr(pipeline, "submit_batch", None)
+    return list(batch(requests)) if batch is not None else [pipeline.submit(r) for r in requests]
+
+
 def execution_id(program: ScenarioProgram, seed: int, campaign_id: str) -> str:
     """hash(canonical program, seed, campaign): the ledger's idempotency key."""
     return hashlib.sha256(f"{program_sha256(program)}|{int(seed)}|{campaign_id}".encode()).hexdigest()[:32]
 
 
 __all__ = ["Execution", "ExecutionRequest", "InProcessPipeline", "Parsed", "Pipeline", "Reflected", "execution_id",
-           "stated_fields"]
+           "stated_fields", "submit_all"]

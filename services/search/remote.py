@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -107,7 +107,7 @@ class GrpcPipeline:
         self._backoff_s = backoff_s
         self._max_backoff_s = max_backoff_s
         self._retry_window_s = retry_window_s
-        self.retries = 0  # executions re-sent to another replica
+        self.retries = 0  # executions re-sent (to another replica, or one by one after a failed batch)
         self.replica_server_name: str | None = None  # TLS name of replicas added as bare IP addresses
         self._llm_target, self._grounding_target = llm_target, grounding_target
         self._channels = [open_channel(t, _CHANNEL_OPTIONS) for t in (llm_target, grounding_target)]
@@ -257,9 +257,7 @@ class GrpcPipeline:
         with self._lock:
             first = request.replica if request.replica is not None else next(self._next)
         out: Future[Execution] = Future()
-        message = simulator_pb2.ExecuteRequest(program=program_to_proto(request.program), seed=request.seed,
-                                               write_trace=request.write_trace, app=request.app,
-                                               backend=request.backend)
+        message = _execute_message(request)
         start = time.perf_counter()
 
         def may_retry(attempt: int, delay: float) -> bool:
@@ -303,15 +301,61 @@ class GrpcPipeline:
                                           f"{self._retry_window_s:g} s retry window)")
                     out.set_exception(err)
                 return
-            o = reply.outcome
-            out.set_result(Execution(program_sha256(request.program), int(o.seed), o.admitted, o.failure_margin,
-                                     o.outcome_json.encode(), target, o.trace_uri,
-                                     wall_time_s=time.perf_counter() - start,
-                                     app_build={"name": reply.app_build.name, "version": reply.app_build.version,
-                                                "digest": reply.app_build.digest, "target": request.app or "reference"}))
+            out.set_result(_execution(request, reply, target, time.perf_counter() - start))
 
         launch(self._pick(first), 0)
         return out
+
+    def submit_batch(self, requests: Sequence[ExecutionRequest]) -> list[Future[Execution]]:
+        """A generation over the replicas: the requests in contiguous slices, one ``ExecuteBatch`` per
+        active replica in round-robin order (one batch runs one application: slices never mix two), each
+        request's future set as the stream answers it. A request that writes a trace, names a backend or a
+        replica goes alone (:meth:`submit`). When a slice's call fails (the replica is away or full, or it
+        refuses the batch as INVALID_ARGUMENT), its unanswered requests are resubmitted one by one
+        (:meth:`submit`): its retry window and backoff, and only a refused program is marked refused."""
+        outs = [Future[Execution]() for _ in requests]
+        by_app: dict[str, list[int]] = {}
+        for i, r in enumerate(requests):
+            if r.write_trace or r.backend or r.replica is not None:
+                _chain(self.submit(r), outs[i])
+            else:
+                by_app.setdefault(r.app, []).append(i)
+        for rows in by_app.values():
+            n = max(1, min(len(rows), len(self.replicas)))
+            size = -(-len(rows) // n)
+            for first in range(0, len(rows), size):
+                with self._lock:
+                    at = next(self._next)
+                replica = self._pick(at)
+                part = rows[first:first + size]
+                threading.Thread(target=self._stream_batch, args=(replica, [requests[i] for i in part],
+                                                                  [outs[i] for i in part]),
+                                 name=f"execute-batch-{replica.target}", daemon=True).start()
+        return outs
+
+    def _stream_batch(self, replica: _Replica, requests: list[ExecutionRequest], outs: list[Future[Execution]]
+                      ) -> None:
+        answered = [False] * len(requests)
+        try:
+            message = simulator_pb2.ExecuteBatchRequest(requests=[_execute_message(r) for r in requests])
+            for reply in replica.stub.ExecuteBatch(message, timeout=self._timeout_s):
+                i = reply.index
+                if not 0 <= i < len(requests) or answered[i]:
+                    continue
+                answered[i] = True
+                if reply.error:  # its worker process died: this execution fails, not the batch
+                    outs[i].set_exception(RuntimeError(f"ExecuteBatch at {replica.target}: {reply.error}"))
+                else:
+                    outs[i].set_result(_execution(requests[i], reply, replica.target, reply.wall_time_s))
+        except (grpc.RpcError, ValueError):  # the call failed, or its channel closed under us: one by one
+            pass
+        finally:
+            self._finished(replica)
+        again = [i for i, done in enumerate(answered) if not done]
+        with self._lock:
+            self.retries += len(again)
+        for i in again:
+            _chain(self.submit(requests[i]), outs[i])
 
     def _pick(self, index: int) -> _Replica:
         with self._lock:
@@ -343,6 +387,32 @@ class GrpcPipeline:
             channels = [*self._channels, *(r.channel for r in (*self._replicas, *self._draining))]
         for c in channels:
             c.close()
+
+
+def _execute_message(request: ExecutionRequest) -> simulator_pb2.ExecuteRequest:
+    return simulator_pb2.ExecuteRequest(program=program_to_proto(request.program), seed=request.seed,
+                                        write_trace=request.write_trace, app=request.app, backend=request.backend)
+
+
+def _execution(request: ExecutionRequest, reply: Any, target: str, wall_time_s: float) -> Execution:
+    """An ``ExecuteResponse`` or ``ExecuteBatchResponse`` as search sees it."""
+    o = reply.outcome
+    return Execution(program_sha256(request.program), int(o.seed), o.admitted, o.failure_margin,
+                     o.outcome_json.encode(), target, o.trace_uri, wall_time_s=wall_time_s,
+                     app_build={"name": reply.app_build.name, "version": reply.app_build.version,
+                                "digest": reply.app_build.digest, "target": request.app or "reference"})
+
+
+def _chain(inner: Future[Execution], out: Future[Execution]) -> None:
+    """``out`` settles as ``inner`` does."""
+    def relay(f: Future[Execution]) -> None:
+        exc = f.exception()
+        if exc is not None:
+            out.set_exception(exc)
+        else:
+            out.set_result(f.result())
+
+    inner.add_done_callback(relay)
 
 
 def _is_ip_address(target: str) -> bool:

@@ -111,6 +111,9 @@ class _Held:
         self.release.wait(60)
         return self.inner.submit(request)
 
+    def submit_batch(self, requests: list[ExecutionRequest]) -> list[Future[Execution]]:
+        return [self.submit(r) for r in requests]
+
 
 def test_a_caller_s_running_campaigns_are_capped_naming_the_limit(tmp_path: Path) -> None:
     pipeline = _Held(InProcessPipeline(synthetic_grounding=True, trace_dir=tmp_path / "t"))

@@ -107,6 +107,9 @@ class _DyingPipeline(InProcessPipeline):
             return f
         return super().submit(request)
 
+    def submit_batch(self, requests: list[ExecutionRequest]) -> list[Future[Execution]]:  # type: ignore[override]
+        return [self.submit(r) for r in requests]  # one by one, through this fake's submit
+
 
 def test_an_unreachable_simulator_fails_the_campaign_with_the_reason_and_keeps_witnesses(tmp_path: Path) -> None:
     pipeline = _DyingPipeline(synthetic_grounding=True, trace_dir=tmp_path / "t")

@@ -85,6 +85,9 @@ def _every_run_fails(tmp_path):  # type: ignore[no-untyped-def]
             super().submit(request).add_done_callback(lambda f: out.set_result(replace(f.result(), admitted=True)))
             return out
 
+        def submit_batch(self, requests: list[ExecutionRequest]) -> list[Future[Execution]]:  # type: ignore[override]
+            return [self.submit(r) for r in requests]  # one by one, through this fake's submit
+
     return EveryRunFails(synthetic_grounding=True, trace_dir=tmp_path / "t")
 
 

@@ -41,6 +41,12 @@ class ScaledPipeline(InProcessPipeline):
         return tuple(f"sim-{i}" for i in range(self._replica_count()))
 
     def submit(self, request: ExecutionRequest) -> Future[Execution]:
+        return self.submit_batch([request])[0]
+
+    def submit_batch(self, requests: list[ExecutionRequest]) -> list[Future[Execution]]:  # type: ignore[override]
+        return [self._relayed(f) for f in super().submit_batch(requests)]
+
+    def _relayed(self, inner: Future[Execution]) -> Future[Execution]:
         out: Future[Execution] = Future()
         names = self.replicas
 
@@ -51,8 +57,7 @@ class ScaledPipeline(InProcessPipeline):
             else:
                 out.set_result(replace(inner.result(), replica=names[self._delay.randrange(len(names))]))
 
-        super().submit(request).add_done_callback(
-            lambda f: threading.Timer(self._delay.uniform(0.0, 0.01), relay, (f,)).start())
+        inner.add_done_callback(lambda f: threading.Timer(self._delay.uniform(0.0, 0.01), relay, (f,)).start())
         return out
 
 

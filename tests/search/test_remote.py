@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -104,10 +105,11 @@ def test_a_replica_killed_mid_campaign_has_its_executions_retried_once_on_anothe
 
 
 def test_a_full_replica_has_executions_retried_after_its_advised_delay(grounding_target: str, tmp_path: Path) -> None:
-    """A simulator that holds one call at a time (LASTV2X_MAX_CONCURRENT_RPCS=1) refuses the second of K=2
-    with RESOURCE_EXHAUSTED + RetryInfo; the pipeline waits the advised delay and sends it again: the
-    campaign completes, the refusals are counted as retries, each result is recorded once. Each Execute is
-    held 0.25 s first, so the two calls a campaign sends together overlap however fast a run is."""
+    """A simulator that holds one call at a time (LASTV2X_MAX_CONCURRENT_RPCS=1) refuses the second of two
+    campaigns' calls with RESOURCE_EXHAUSTED + RetryInfo (a refused ExecuteBatch has its executions sent one
+    by one); the pipeline waits the advised delay and sends them again: both campaigns complete, the
+    refusals are counted as retries, each result is recorded once. Each call is held 0.25 s first, so the
+    two campaigns' calls overlap however fast a run is."""
     import time
 
     from lastv2x.v1 import simulator_pb2, simulator_pb2_grpc
@@ -118,6 +120,10 @@ def test_a_full_replica_has_executions_retried_after_its_advised_delay(grounding
         def Execute(self, request, context):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
             time.sleep(0.25)
             return super().Execute(request, context)
+
+        def ExecuteBatch(self, request, context):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+            time.sleep(0.25)
+            yield from super().ExecuteBatch(request, context)
 
     def register_holding(s) -> list[str]:  # noqa: ANN001  # as servicer.register, with the holding servicer
         simulator_pb2_grpc.add_SimulatorServiceServicer_to_server(HoldingSimulator(SimulatorCore()), s)
@@ -133,14 +139,17 @@ def test_a_full_replica_has_executions_retried_after_its_advised_delay(grounding
     try:
         req = validate_request(settings=core.settings, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=8,
                                reflection_rounds=0, in_flight=2)
-        view = core.wait(core.start(req).id, timeout_s=300)
-        assert view.state == "done", view.reason
+        ids = [core.start(req).id, core.start(replace(req, seed=5)).id]  # two at once: their calls overlap
+        for cid in ids:
+            view = core.wait(cid, timeout_s=300)
+            assert view.state == "done", view.reason
+            journal = list(core.store.journal(view.id))
+            results = [p["execution_id"] for _, k, p in journal if k == "result"]
+            assert results and len(results) == len(set(results))  # each execution counted once
         assert pipeline.retries > 0
-        journal = list(core.store.journal(view.id))
-        results = [p["execution_id"] for _, k, p in journal if k == "result"]
-        assert results and len(results) == len(set(results))  # each execution counted once
-        refused = server.metrics.calls.labels("simulator", "/lastv2x.v1.SimulatorService/Execute",  # type: ignore[attr-defined]
-                                              "RESOURCE_EXHAUSTED")._value.get()
+        refused = sum(server.metrics.calls.labels(  # type: ignore[attr-defined]
+            "simulator", f"/lastv2x.v1.SimulatorService/{m}", "RESOURCE_EXHAUSTED")._value.get()
+            for m in ("Execute", "ExecuteBatch"))
         assert refused >= 1 and pipeline.retries >= refused, (refused, pipeline.retries)
     finally:
         core.close()

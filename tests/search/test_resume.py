@@ -29,6 +29,9 @@ class _CountingPipeline(InProcessPipeline):
         self.submits += 1
         return super().submit(request)
 
+    def submit_batch(self, requests: list[ExecutionRequest]) -> list[Future[Execution]]:  # type: ignore[override]
+        return [self.submit(r) for r in requests]  # one by one, through this fake's submit
+
 
 def _core(d: Path, pipeline: InProcessPipeline) -> SearchCore:
     return SearchCore(pipeline, SearchSettings(data_dir=d, stall_candidates=3))
