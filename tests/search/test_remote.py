@@ -318,3 +318,43 @@ def test_a_remote_campaign_reports_its_repairs_and_keeps_the_ranges_the_intent_s
         core.close()
         sim.stop(0)  # type: ignore[attr-defined]
         llm.stop(0)
+
+
+def test_a_generation_goes_out_as_one_execute_batch_per_replica_with_the_single_run_s_bytes(tmp_path: Path) -> None:
+    """``submit_batch`` over two replicas: one ExecuteBatch each (no Execute), results in request order and
+    byte-identical to single Execute calls; a program the simulator refuses fails its batch, whose rows are
+    then resent one by one, so only that program is marked refused."""
+    from lastv2x.core.catalogue import Application
+    from lastv2x.core.program import program_sha256
+    from services.search.pipeline import ExecutionRequest
+    from services.simulator.execute import program_for
+    from services.simulator.reference import faulted_reference_spec
+
+    servers = [_simulator(), _simulator()]
+    dead = f"127.0.0.1:{_dead_port()}"
+    pipeline = GrpcPipeline(dead, dead, ",".join(t for _, t in servers), timeout_s=60)
+    try:
+        programs = [program_for(faulted_reference_spec(app, seed=s))
+                    for s, app in enumerate([Application.RLVW, Application.GLOSA, Application.FCW, Application.IMA])]
+        requests = [ExecutionRequest(p, p.seed) for p in programs]
+        batched = [f.result(120) for f in pipeline.submit_batch(requests)]
+        single = [pipeline.submit(r).result(120) for r in requests]
+        assert [b.outcome_json for b in batched] == [s.outcome_json for s in single]
+        assert [b.program_sha256 for b in batched] == [program_sha256(p) for p in programs]
+
+        def calls(method: str, code: str = "OK") -> float:
+            return sum(s.metrics.calls.labels("simulator", f"/lastv2x.v1.SimulatorService/{method}",  # type: ignore[attr-defined]
+                                              code)._value.get() for s, _ in servers)
+
+        assert calls("ExecuteBatch") == 2 and calls("Execute") == len(requests)  # the singles above
+        assert pipeline.retries == 0
+        too_long = programs[1].model_copy(update={"duration_s": 300.0})  # past the simulator's 120 s cap
+        mixed = [f.result(120) for f in pipeline.submit_batch(
+            [ExecutionRequest(p, p.seed) for p in (programs[0], too_long, programs[2], programs[3])])]
+        assert [m.refused == "" for m in mixed] == [True, False, True, True]
+        assert "duration" in mixed[1].refused and mixed[0].outcome_json == single[0].outcome_json
+        assert calls("ExecuteBatch", "INVALID_ARGUMENT") == 1 and pipeline.retries == 2  # its slice, one by one
+    finally:
+        pipeline.close()
+        for server, _ in servers:
+            server.stop(0)  # type: ignore[attr-defined]
