@@ -139,6 +139,39 @@ def bench_batch(batch: int, repeat: int = 3) -> dict:
     return out
 
 
+_PEAK_RSS = """
+import resource, sys, time
+from lastv2x.core.catalogue import Application
+from services.simulator.paired import execute_batch
+from services.simulator.reference import reference_program
+from services.simulator.v2x.stack import v2x_source_factory
+n = int(sys.argv[1])
+programs = [reference_program(list(Application)[i % 6], seed=i) for i in range(n)]
+fac = v2x_source_factory()
+execute_batch(programs[:6], md_source_factory=fac)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.process_time()
+execute_batch(programs, md_source_factory=fac)
+cpu = time.process_time() - t0
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, cpu)
+"""
+
+
+def bench_peak_rss(batch: int) -> dict:
+    """Peak resident memory of one V2X-sourced ``execute_batch`` of ``batch`` programs, in a fresh process
+    (``ru_maxrss``: everything the process held, numpy buffers and Python objects alike; issue 32: a
+    1,024-batch under 1 GiB), against the same process before the batch (imports, programs, a warm-up)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _PEAK_RSS, str(batch)], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, check=True).stdout.split()
+    before_kib, peak_kib, cpu = int(out[0]), int(out[1]), float(out[2])
+    print(f"2c. peak RSS of one V2X-sourced ExecuteBatch of {batch} (fresh process, one core): "
+          f"{peak_kib / 2**20:.2f} GiB ({before_kib / 2**10:.0f} MiB before the batch; target < 1 GiB); "
+          f"{cpu:.1f} s CPU, {batch / cpu:.1f} paired/s")
+    return {"batch": batch, "peak_gib": peak_kib / 2**20, "before_mib": before_kib / 2**10, "cpu_s": cpu}
+
+
 def bench_workers(batch: int, repeat: int = 3) -> dict:
     """What the ExecuteBatch RPC runs (SimulatorCore.execute_batch: V2X sources, chunks of 8) with
     one worker (in-process, as before the pool) and with the pool sized to the CPU limit, best of
@@ -214,6 +247,7 @@ def main() -> None:
         compare_batch(res["batch"], base["batch"], args.baseline)
     if not args.json:  # the pool is new: the baseline is its 1-worker figure
         res["workers"] = bench_workers(16 if args.quick else 64, 1 if args.quick else 3)
+        res["peak_rss"] = bench_peak_rss(64 if args.quick else 1024)
     res["core"] = bench_core(100 if args.quick else 400, sumo=not args.json,
                              sizes=(20, 200) if args.quick or args.json else (20, 200, 2000))
     if base:
