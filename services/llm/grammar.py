@@ -350,7 +350,10 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
             p.t[max(0, m.start() - 50):m.start()])
         into = rx(Q("time") + r" into the (?:scenario|run|simulation|test),? (?:\w+\W+){0,5}$").search(
             p.t[max(0, m.start() - 60):m.start()])
-        for hit in (after, before, into):
+        # "does a panic stop 6 seconds after start", "brakes hard 3 s into the run"
+        since = rx(r"^\W*(?:\w+\W+){0,2}?" + Q("time") + r" (?:after (?:the )?(?:start|beginning|launch)\b"
+                   r"|into the (?:scenario|run|simulation|test|drive)\b)").search(p.t[m.end():m.end() + 50])
+        for hit in (after, before, into, since):
             if hit and p.free(hit):
                 behaviour["at_time_s"] = p.use(hit, f"{role}.behaviour.at_time_s")
                 break
@@ -449,7 +452,7 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego
                 break
     m = p.has(r"(?:radio |communication |comm |transmission |v2x |dsrc |c-v2x |rsu |link )?range (?:of |is |at |to "
               r"|limited to |reduced to |= ?)?(?:only )?" + Q("dist"))
-    m = m or p.has(Q("dist") + r" (?:radio |communication |transmission |v2x |dsrc )?range")
+    m = m or p.has(Q("dist") + r" (?:of )?(?:radio |communication |transmission |v2x |dsrc )?(?:range|coverage)\b")
     if m and p.free(m):
         channel["range_m"] = p.use(m, "v2x.channel.range_m")
         p.note(f"v2x.channel.range_m {channel['range_m']}")
@@ -684,7 +687,8 @@ def _arrivals(p: ParseState, app: Application, roles: list[Mention], agents: dic
 
 
 def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
-    for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)",
+    # "puts it 9 m ahead of where it actually is" is a position offset, not a gap
+    for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)(?! of (?:where|its|their|the (?:true|real|actual))\b)",
                     r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist")):
         for m in p.finditer(pattern):
             if not p.free(m):

@@ -69,6 +69,10 @@ _FALSE_CUES = rx(r"drop\w* (its |the |their )?speed|los\w* control|stuck (in|beh
                   r"|(does not|doesn't|never|won't) (brake|stop)")
 
 
+_MESSAGE_SUBJECT = rx(r"(messages?|msgs?|packets?|broadcasts?|updates?|frames?|beacons?|spats?|bsms?|data|feeds?"
+                      r"|info\w*|notices?|notifications?|denms?)\b")
+
+
 def _stream_mentions(p: ParseState) -> list[tuple[Stream, int, int]]:
     out: list[tuple[Stream, int, int]] = []
     for stream, pattern in lx.STREAM_CUES:
@@ -91,8 +95,11 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                 continue
             if p.negated(m.start()) or _FALSE_CUES.match(p.t, m.start()):
                 continue
+            # a false cue near a bare word ("brakes too late") rules it out; a cue that holds its own subject
+            # and quantity ("the brake message comes 0.8 s too late") says what it means
             if _FALSE_CUES.search(p.t[max(0, m.start() - 12):m.end() + 12]) and op in (
-                    FaultOperator.DROP, FaultOperator.DELAY, lx.SEMANTIC, FaultOperator.FREEZE):
+                    FaultOperator.DROP, FaultOperator.DELAY, lx.SEMANTIC, FaultOperator.FREEZE) and not (
+                    "<q" in m.group(0) and _MESSAGE_SUBJECT.match(m.group(0))):
                 continue
             if any(a < m.end() and m.start() < b for a, b, *_ in cues):
                 continue
@@ -310,6 +317,26 @@ _DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:decision (?:point|epoch|mo
 _REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"
 
 
+# a phase's onset said as a clause, in any tense: "the yellow comes on", "real red begins", "the amber started",
+# "our light comes on green", "the lamp switched to red"
+_ONSET_CLAUSE = (r"(?:(?:the|our|its|their) )?(?:(?:real|actual|true) )?(?:"
+                 + _PHASE + r"(?: light| phase| signal| aspect)? (?:begins|began|begin|starts|started|start|comes on"
+                 r"|came on|come on|appears|appeared|is shown|was shown|lights up|lit up|shows up|kicks in|kicked in)\b"
+                 r"|(?:light|signal|traffic light|lamp|signal head)s? (?:turns|turned|turn|changes|changed|change|goes"
+                 r"|went|go|switches|switched|switch|comes on|came on|come on|flips|flipped)(?: over)?(?: to| on)? "
+                 + _PHASE.replace("ph>", "ph2>") + r"\b)")
+
+
+def _onset_phase(m: re.Match[str]) -> str:
+    return next(m.group(g) for g in ("ph", "ph2", "ph3") if g in m.groupdict() and m.group(g))
+
+
+def _same_clause(p: ParseState, faults: list[FaultDraft], m: re.Match[str]) -> bool:
+    """Does the phrase ``m`` stand in its owner fault's clause (no "and", "but", "while", ";" between)?"""
+    f = _owner(faults, p, m.start())
+    return f is not None and not _STRONG_SEPARATOR.search(p.t[min(m.end(), f.start):max(m.end(), f.start)])
+
+
 def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
     def sig(ph: str, offset: float) -> dict[str, Any]:
         return {"kind": "signal_event", "event": lx.ONSET[lx.PHASES[ph]].value, "offset_s": offset}
@@ -324,6 +351,14 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
         return -1.0 if rel in ("before", "prior to", "ahead of") else 1.0
 
     rules: list[tuple[str, Callable[[re.Match[str]], dict[str, Any] | None]]] = [
+        # "for 6 s after green starts", "for ~2 s after the light turns red": the window opens at the onset and
+        # the quantity is its duration (read by _durations), not an offset
+        (r"\bfor " + _ABOUT + Q("time") + r" (?:right |just )?(?:after|from|since|following) (?:" + _ONSET_CLAUSE + r"|(?:the )?(?:(?:onset"
+         r"|start|beginning) of (?:the )?)?(?:(?:real|actual|true) )?" + _PHASE.replace("ph>", "ph3>") + r"\b)", lambda m: sig(_onset_phase(m), 0.0)),
+        # "during the first four seconds of green", "in the first 2 s of the red": from the onset, for that long
+        (r"\b(?:during|in|for|over|within|throughout) (?:the )?(?:first|opening|initial) " + _ABOUT + Q("time")
+         + r" (?:of|into|after) (?:the )?(?:(?:real|actual|true) )?" + _PHASE + r"\b",
+         lambda m: sig(m.group("ph"), 0.0)),
         (Q("time") + r" (?P<rel>before|after|prior to|ahead of|into) " + _ONSET_OF + _TURNS + _PHASE + r"\b",
          lambda m: sig(m.group("ph"), sign(m.group("rel")) * p.use(m, "anchor"))),
         (r"(?:just|right|immediately|shortly|moments?|a moment) (?P<rel>before|after) " + _ONSET_OF + _TURNS + _PHASE
@@ -362,6 +397,18 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
          r"|gone|switched to|changed from \w+ to) " + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),
         (r"(?:once|when|as|the moment|as soon as) " + _PHASE + r" (?:begins|starts|comes on|is shown)",
          lambda m: sig(m.group("ph"), 0.0)),
+        # "from the moment the yellow comes on", "when the amber started", "starting when the amber begin"
+        (r"\b(?:when|whenever|as|once|the moment|the instant|the second|as soon as|from when|starting when) "
+         + _ONSET_CLAUSE, lambda m: sig(_onset_phase(m), 0.0)),
+        (r"\b(?:after|since|following) " + _ONSET_CLAUSE, lambda m: sig(_onset_phase(m), 0.5)),
+        # "while our light is red": during that phase
+        # ("while the light is red, the feed says green"; not a fault in another clause)
+        (r"\b(?:while|whilst|as long as) (?:the |our |its |their )?(?:light|signal|lamp|traffic light)s? (?:is|are"
+         r"|shows|still shows) (?:still )?" + _PHASE + r"\b",
+         lambda m: sig(m.group("ph"), 0.5) if _same_clause(p, faults, m) else None),
+        # "right as the ego gets within 40 metres of the stop line", "closer than 30 m to the junction"
+        (r"\b(?:within|inside|closer than|nearer than|less than) " + Q("dist") + r" (?:of|from|to|before) (?:the |our "
+         r"|its |their )?" + BAR, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
         (Q("time") + r" before " + _REACH,
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
         (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
@@ -387,13 +434,14 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
 
 
 # "for about two seconds", "for roughly 3 s": an approximate duration is still the duration
-_ABOUT = r"(?:(?:about|roughly|around|approximately|approx\.?|nearly|almost|some|up to|just over|just under|over|under"\
+_ABOUT = r"(?:~ ?|≈ ?)?(?:(?:about|roughly|around|approximately|approx\.?|nearly|almost|some|up to|just over|just under|over|under"\
          r"|a little over|a bit over|at least|at most|maybe|perhaps|circa|ca\.) )?"
 
 
 def _durations(p: ParseState, faults: list[FaultDraft]) -> None:
     for pattern in (r"(?:for|lasting|over|during) (?:a |an |the )?(?:period of |window of |span of |duration of "
                     r"|burst of |total of )?(?:the (?:first|next|last|final) )?" + _ABOUT + Q("time"),
+                    r"(?:in|within|throughout) the (?:first|opening|initial) " + _ABOUT + Q("time"),
                     Q("time") + r" (?:long|window|episode|burst|outage|blackout|period|gap|silence)\b",
                     r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
                     r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time")):

@@ -188,6 +188,8 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\ba (second|sec)\b(?= (late|behind|old|stale|early|earlier|later|off|delay|lag|in the past))", "1 s", t)
     t = _NUMBER_SEQUENCE.sub(lambda m: _number_value(m.group(0)), t)
     t = re.sub(r"\b(\d+) point (\d+)\b", r"\1.\2", t)
+    t = re.sub(r"\b(\d+) (tenth|hundredth)s? of (?:(?:a|one|1) )?(?:seconds?|secs?|s)\b",  # "eight tenths of a second"
+               lambda m: f"{int(m.group(1)) / (10 if m.group(2) == 'tenth' else 100):g} s", t)
     t = re.sub(r"\b(?:plus|\+) ?(?=\d)", "+", t)  # "off by plus 4 s": a signed quantity
     t = re.sub(r"\b(\d+) and a half\b", lambda m: f"{int(m.group(1))}.5", t)
     t = re.sub(r"(\d),(\d{3})\b", r"\1\2", t)

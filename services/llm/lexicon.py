@@ -217,7 +217,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.BSM_POSITION_OFFSET, r"<q\d+:dist> (off|wrong|out(?! (from|of|before))|in error|displaced|shifted)\b"
                                         r"|<q\d+:dist> (further"
                                         r"|farther|closer|nearer)\b[^.;]{0,20}?\bthan\b|<q\d+:dist> (behind|ahead of"
-                                        r"|away from|from) ((its|their|the) (true|real|actual)|where (it|they))\b", False, 6),
+                                        r"|away from|from|short of|beyond|past) ((its|their|the) (true|real|actual)"
+                                        r"|where (it|they)|where (the|its|their) \w+ (really|actually|truly|in fact) (is|are|was"
+                                        r"|were|stands?|sits?))\b", False, 6),
     (FaultOperator.TIMESTAMP_OFFSET, r"<q\d+:time> (old|older|stale|out of date|outdated|in the past|behind real[- ]?time)"
                                      r"\b|\bout of date\b|\bstale by\b|(look|appear|seem|are|is)\w* <q\d+:time> older"
                                      r"|stamped (<q\d+:time> )?in the past", False, 5),
@@ -253,7 +255,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                         r"|ahead|further|farther|closer|nearer|off|away|forward|short|out)\b", False, 6),
     (FaultOperator.BSM_SPEED_OFFSET, r"\b(under|over)-?(stat|estimat)\w* (its |the |their )?(own )?speed", False, 6),
     (FaultOperator.DROP, r"stop(s|ped)? getting (through|in)\b|(don'?t|do not|doesn'?t|does not|never|fails? to) "
-                         r"make it\b|(messages?|broadcasts?|data|feeds?|updates?|info\w*|packets?|stream)('s)? "
+                         r"makes? it\b|(messages?|broadcasts?|data|feeds?|updates?|info\w*|packets?|stream)('s)? "
                          r"stops?\b(?! (updating|changing|sending|transmitting|broadcasting))", False, 4),
     (FaultOperator.DELAY, r"\bheld up\b|\bhold-?ups?\b|\bholds? up\b", True, 4),
     (FaultOperator.DELAY, r"\btakes? <q\d+:time> to (reach|arrive|get|come)|<q\d+:time> after (it|they) (was|were|is"
@@ -262,6 +264,12 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.DROP, r"\binterrupt\w*|\bthrown away\b|\bthrow\w* away\b|\b(go(es|ing)?|went|gone) astray\b"
                          r"|\bastray\b", True, 4),
     (FaultOperator.DELAY, r"<q\d+:time> behind (schedule|reality|real[- ]?time)\b", False, 4),
+    # messages that "reach the car 400 ms behind", "come to us 0.8 s too late": the messages' own arrival, late by
+    # a time (not a driver who "brakes 1 s too late": the subject is a message and the verb an arrival)
+    (FaultOperator.DELAY, r"\b(messages?|msgs?|packets?|broadcasts?|updates?|frames?|beacons?|spats?|bsms?|data|feeds?"
+                          r"|info\w*|notices?|notifications?|denms?)\b[^.;]{0,40}?\b(arriv\w*|reach\w*|com(e|es|ing)"
+                          r"|gets?|getting|show(s|ing)? up|turns? up|lands?|landing|delivered|received)\b[^.;]{0,25}?"
+                          r"<q\d+:time> (too late|late|later|behind|delayed)\b", False, 4),
     (FaultOperator.DELAY, r"\bbehind schedule\b", True, 4),
     (FaultOperator.FREEZE, r"\b(go(es)? on|keeps?|continues?|carry|carries) (repeating|re-?sending|broadcasting|sending)"
                            r" (the |their |its )?(old |stale |same |previous |earlier )?(content|contents|payload|data"

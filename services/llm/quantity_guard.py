@@ -94,9 +94,9 @@ def _bound(q: Quantity, pool: Sequence[float]) -> bool:
     return any(abs(abs(v) - abs(q.value)) <= TOLERANCE * abs(q.value) + 1e-6 for v in pool)
 
 
-# A clause's parts: a fault's own words end at a comma or where another subject begins ("RLVW at 60 km/h
-# where 12 SPaT packets are lost", "stale BSMs, with the lead braking hard at 3 s").
-_PART = re.compile(r",\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+", re.IGNORECASE)
+# A clause's parts: a fault's own words end at a comma, a bar ("FCW | ... late | gap 25 m") or where another
+# subject begins ("RLVW at 60 km/h where 12 SPaT packets are lost", "stale BSMs, with the lead braking hard at 3 s").
+_PART = re.compile(r",\s+|\s+\|\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+", re.IGNORECASE)
 
 
 def _fault_part(clause: str, cue: str) -> tuple[int, int]:

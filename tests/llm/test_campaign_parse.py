@@ -113,6 +113,7 @@ def test_unsupported_clauses_are_reported() -> None:
     "Forward collision check with a lead car braking at 5 m/s² and clean communications.",
     "RLVW at 40 km/h. The light turns amber at 6 s; then the ego stops and it stays red.",
     "A driver using the red-light warning approaches at 50 km/h when the signal turns yellow; roadside units healthy.",
+    "Eco-approach demo: SPaT and MAP come through clean from the roadside unit with 300 m of range.",
 ])
 def test_healthy_intents_bind_their_quantities_and_raise_no_alarm(text: str) -> None:
     res = ROLES.parse_intent(text, 7)
@@ -157,7 +158,8 @@ def test_campaign_set_shape() -> None:
 
 
 @pytest.mark.parametrize("path", [bench_parse_campaign.DATA, bench_parse_campaign.FRESH, bench_parse_campaign.FRESH2,
-                                  bench_parse_campaign.FRESH3, bench_parse_campaign.FRESH4])
+                                  bench_parse_campaign.FRESH3, bench_parse_campaign.FRESH4,
+                                  bench_parse_campaign.FRESH5])
 def test_campaign_bench_meets_its_targets(path: object, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_parse_campaign.main(["--check", "--data", str(path)]) == 0
     out = capsys.readouterr().out
@@ -176,7 +178,8 @@ def test_quantities_are_read_from_campaign_wording() -> None:
     """Approximate durations and spoken fractions of a second are quantities."""
     for words, seconds in (("for a couple of seconds", 2.0), ("three quarters of a second late", 0.75),
                            ("a quarter second late", 0.25), ("a full second late", 1.0),
-                           ("for roughly one and a half seconds", 1.5)):
+                           ("for roughly one and a half seconds", 1.5), ("eight tenths of a second late", 0.8),
+                           ("for ~3 s", 3.0)):
         (q,) = normalize(words).quantities
         assert q.value == pytest.approx(seconds), words
 
@@ -193,6 +196,14 @@ def test_quantities_are_read_from_campaign_wording() -> None:
     ("EEBL where the position in the braking car's alert is placed 30 metres back from where the car really is.",
      "bsm_position_offset", "magnitude", 30.0),
     ("FCW with 80 percent of the front car's packets going astray.", "drop", "probability", 0.8),
+    # a message's own late arrival, said with a time (fresh5)
+    ("RLVW where the SPaT messages arrive at the car half a second behind.", "delay", "magnitude", 0.5),
+    ("FCW where the lead's BSMs get to us 300 ms too late.", "delay", "magnitude", 0.3),
+    ("GLOSA where one in four of the SPaT packets never makes it.", "drop", "probability", 0.25),
+    ("EEBL where the brake alert puts the braking 8 m ahead of where the lead actually is.", "bsm_position_offset",
+     "magnitude", 8.0),
+    ("FCW where the lead car's GPS puts it 9 m ahead of where it actually is.", "bsm_position_offset", "magnitude",
+     9.0),
 ])
 def test_new_user_wording_binds_one_fault(text: str, operator: str, field: str | None, value: object) -> None:
     res = LlmRoles().parse_intent(text, 1)
@@ -216,3 +227,31 @@ def test_new_user_wording_binds_one_fault(text: str, operator: str, field: str |
 def test_negated_faults_are_healthy(text: str) -> None:
     res = LlmRoles().parse_intent(text, 1)
     assert res.spec.faults == () and not res.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "event", "duration"), [
+    # a phase onset said as a clause, in any tense, and the first seconds of a phase (fresh5)
+    ("RLVW: from the moment the yellow comes on, the SPaT countdown is 2 s shorter than the real time.",
+     "amber_onset", None),
+    ("GLOSA where the signal feed froze when the green started.", "green_onset", None),
+    ("RLVW where the SPaT reports green for 1.5 s after real red begins.", "red_onset", 1.5),
+    ("GLOSA where the signal broadcast is stuck for 6 seconds after green starts.", "green_onset", 6.0),
+    ("RLVW: for 3 s after the signal turned amber the SPaT claims it is green.", "amber_onset", 3.0),
+    ("GLOSA: during the first four seconds of green the signal says it is still red.", "green_onset", 4.0),
+    ("RLVW: in the first 2 seconds of amber the SPaT says it is still green.", "amber_onset", 2.0),
+    ("GLOSA: while our light is red, the SPaT feed wrongly tells the car it is green.", "red_onset", None),
+    ("IMA where the crossing car's BSMs disappear for 2 s once the ego is within 30 m of the junction.",
+     "stop_bar_distance", 2.0),
+])
+def test_phase_onsets_and_distances_anchor_the_fault(text: str, event: str, duration: float | None) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    first = res.history[0].data
+    (fault,) = first["faults"]
+    assert fault["anchor"]["event"] == event and not res.unparsed_clauses
+    assert fault.get("duration_s") == (pytest.approx(duration) if duration is not None else None)
+
+
+def test_a_driver_late_is_no_message_delay() -> None:
+    """"brakes 1 s too late" is the driver, not a message: no fault is built for it."""
+    res = LlmRoles().parse_intent("FCW where the driver brakes 1 s too late.", 1)
+    assert res.spec.faults == ()
