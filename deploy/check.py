@@ -121,6 +121,9 @@ def hardening_errors(obj: dict) -> list[str]:
             errs.append(f"{name}/{c['name']}: drop ALL capabilities")
         if "grpc" not in c.get("readinessProbe", {}) or "grpc" not in c.get("livenessProbe", {}):
             errs.append(f"{name}/{c['name']}: native grpc probes")
+        elif c["livenessProbe"]["grpc"].get("service") != "liveness":  # lastv2x.rpc.server.LIVENESS
+            errs.append(f"{name}/{c['name']}: the livenessProbe must ask for service 'liveness' (the overall status "
+                        "is NOT_SERVING while a service warms up: readiness, not liveness)")
         if "limits" not in c.get("resources", {}):
             errs.append(f"{name}/{c['name']}: resource limits")
     return errs

@@ -95,6 +95,7 @@ def _spawn(name: str, ports: dict[str, int]) -> int:
     """Start one service process on its port (detached: it outlives ``lastv2x up``); its pid."""
     root = state_dir()
     env = dict(os.environ, LASTV2X_PORT=str(ports[name]), LASTV2X_HOST="127.0.0.1")
+    env.setdefault("LASTV2X_SIMULATOR_WARM_UP", "1")  # as the image: SERVING once warm (``up`` waits for it)
     if name == "search":  # the search service composes the others over gRPC, as in Kubernetes
         env.setdefault("LASTV2X_SEARCH_LLM_TARGET", f"127.0.0.1:{ports['llm']}")
         env.setdefault("LASTV2X_SEARCH_GROUNDING_TARGET", f"127.0.0.1:{ports['grounding']}")

@@ -227,6 +227,39 @@ class WorkerPool:
                 w.stop(kill=True)
                 self._checkin(None)
 
+    def run_on_each(self, fn: Callable[..., Any], args: tuple[Any, ...] = ()) -> list[Any]:
+        """``fn(*args)`` once in each of the ``n`` workers, starting those not running yet (a warm-up before
+        the first request: imports, caches). One result per worker; a :class:`TaskError` when it raised, a
+        :class:`WorkerDied` when its worker died (its slot is freed: the next use starts a new one)."""
+        held: list[_Worker] = []
+        dead: set[int] = set()
+        try:
+            while len(held) < self.n:
+                w = self._checkout(block=True)
+                assert w is not None  # block=True waits for one
+                held.append(w)
+            for k, w in enumerate(held):
+                try:
+                    w.conn.send((fn, args))
+                except OSError:
+                    dead.add(k)
+            out: list[Any] = []
+            for k, w in enumerate(held):
+                try:
+                    if k in dead:
+                        raise EOFError
+                    msg = w.conn.recv()
+                except (EOFError, OSError):
+                    dead.add(k)
+                    w.stop(kill=True)
+                    out.append(WorkerDied(w.proc.exitcode))
+                    continue
+                out.append(msg[1] if msg[0] == "ok" else TaskError(msg[1], msg[2]))
+            return out
+        finally:
+            for k, w in enumerate(held):
+                self._checkin(None if k in dead else w)
+
     def close(self) -> None:
         with self._cond:
             self._closed = True

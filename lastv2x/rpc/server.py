@@ -159,6 +159,9 @@ def _checked(requests: Any) -> Any:
         yield request
 
 
+# the health entry a liveness probe asks for: SERVING from the start (a warm-up holds back readiness only)
+# until a graceful shutdown
+LIVENESS = "liveness"
 OPEN_METHODS = ("/grpc.health.v1.Health/", "/grpc.reflection.")  # never refused for backpressure
 RESERVE_WORKERS = 4  # threads beyond the admitted calls: refusals and health checks never wait
 WAIT_POLL_S = 0.05  # a call waiting for a worker looks at its deadline this often
@@ -439,7 +442,18 @@ class RuntimeInterceptor(grpc.ServerInterceptor):
                                  "latency_ms": round(elapsed * 1e3, 3), "peer": context.peer(), **(extra or {})}))
 
 
-Register = Callable[[grpc.Server], list[str]]  # adds servicers, returns their full service names
+@dataclass(frozen=True)
+class Registered:
+    """What a service's ``register`` may return instead of its names: the names, and a warm-up to run once
+    as the server starts (its health check says NOT_SERVING until the warm-up returns, so a Kubernetes
+    readiness probe sends no traffic to a pod still paying its first request's costs)."""
+
+    names: list[str]
+    warm_up: Callable[[], Any] | None = None  # its return value is logged (the "warm" event)
+
+
+# adds servicers, returns their full service names (or Registered: the names and a warm-up)
+Register = Callable[[grpc.Server], "list[str] | Registered"]
 
 
 class _WithHealthPort(grpc.Server):
@@ -517,11 +531,18 @@ def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server
                          interceptors=[runtime], options=options, maximum_concurrent_rpcs=backstop)
     server.runtime = runtime  # type: ignore[attr-defined]
     server.metrics = metrics  # type: ignore[attr-defined]  # register() may add its own collectors
-    names = register(server)
+    registered = register(server)
+    names, warm_up = (registered.names, registered.warm_up) if isinstance(registered, Registered) \
+        else (registered, None)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    ready = health_pb2.HealthCheckResponse.NOT_SERVING if warm_up else health_pb2.HealthCheckResponse.SERVING
     for name in [*names, ""]:
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        health_servicer.set(name, ready)
+    health_servicer.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)  # the process answers, warm or not
+    if warm_up is not None:
+        threading.Thread(target=_warm, args=(config.service, warm_up, health_servicer, [*names, ""]),
+                         name=f"{config.service}-warm-up", daemon=True).start()
     if config.reflection:
         reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
     address = f"{config.host}:{config.port}"
@@ -535,6 +556,22 @@ def create_server(config: ServerConfig, register: Register) -> tuple[grpc.Server
     if config.metrics_port >= 0:
         start_http_server(config.metrics_port, addr=config.host, registry=metrics.registry)
     return server, port
+
+
+def _warm(service: str, warm_up: Callable[[], Any], health_servicer: health.HealthServicer,
+          names: list[str]) -> None:
+    """Run the service's warm-up, log what it took, then say SERVING (also when it failed: the error is
+    logged, and a request then meets the real error with its own status; a pod never stays unready)."""
+    start = time.perf_counter()
+    try:
+        result = warm_up()
+        LOG.info(json.dumps({"service": service, "event": "warm", "seconds": round(time.perf_counter() - start, 3),
+                             "detail": result}, default=str))
+    except Exception as exc:  # noqa: BLE001 - logged; serving goes on
+        LOG.error(json.dumps({"service": service, "event": "warm_up_failed", "error": f"{type(exc).__name__}: {exc}",
+                              "traceback": traceback.format_exc()}))
+    for name in names:  # ignored once a graceful shutdown began (the servicer keeps NOT_SERVING)
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
 
 
 def serve(config: ServerConfig, register: Register, ready: Callable[[int], None] | None = None) -> None:

@@ -18,7 +18,7 @@ from lastv2x.rpc.server import Register
 @dataclass(frozen=True)
 class ServiceEntry:
     name: str
-    module: str  # module with register(server[, settings]) -> list[str]
+    module: str  # module with register(server[, settings]) -> list[str] | Registered (lastv2x.rpc.server)
     default_port: int  # local stack port on loopback
     settings: str | None = None  # "module:Class" of the settings dataclass; None: register(server) alone
 

@@ -21,6 +21,10 @@
 * ``coverage_map(map_name, rsus, ...) -> (CoverageMap, RSU layout)`` (CoverageMap;
   ``services.simulator.coverage_service``).
 
+``warm_up()`` pays what the first request would otherwise pay (imports, the road maps' and the V2X
+stack's first-call caches, starting the worker processes) in this process and in every ExecuteBatch
+worker: the service runs it at start, before its health check says SERVING.
+
 Bad input raises ``InvalidArgument`` naming the field; an infeasible request
 ``FailedPrecondition``.
 """
@@ -29,9 +33,11 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Any
 
 from lastv2x.core.errors import Cancelled, ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.program import ScenarioProgram
@@ -75,6 +81,16 @@ def _run_chunk(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None],
                ) -> list[PairedOutcome]:
     """One chunk of an ExecuteBatch in a worker process (the reference applications)."""
     return run_batch(programs, seeds, limits)
+
+
+def _warm_chunk(limits: SimulatorLimits) -> float:
+    """The six reference programs as one batch (what a first request pays: imports, caches); its CPU s."""
+    from lastv2x.core.catalogue import Application
+    from services.simulator.reference import reference_program
+
+    start = time.process_time()
+    run_batch([reference_program(app, seed=0) for app in Application], [None] * len(Application), limits)
+    return time.process_time() - start
 
 
 class _Coalescer:
@@ -176,6 +192,19 @@ class SimulatorCore:
 
     def program_for(self, spec: ScenarioSpec) -> ScenarioProgram:
         return program_for(spec)
+
+    def warm_up(self) -> dict[str, Any]:
+        """Run the reference programs once here and once in each ExecuteBatch worker (started now, not by
+        the first batch); what it took: wall s, this process's CPU s, each worker's CPU s (a worker that
+        failed: its error text)."""
+        start = time.perf_counter()
+        here = _warm_chunk(self.limits)
+        workers: list[Any] = []
+        if self.limits.worker_count() > 1:
+            workers = [round(r, 3) if isinstance(r, float) else str(r.message() if isinstance(r, WorkerDied) else r.text)
+                       for r in shared_pool(self.limits.worker_count()).run_on_each(_warm_chunk, (self.limits,))]
+        return {"wall_s": round(time.perf_counter() - start, 3), "process_cpu_s": round(here, 3),
+                "worker_cpu_s": workers}
 
     def app(self, spec: str | None, field: str = "app") -> ApplicationUnderTest:
         """The application under test a request names ("" = the reference apps); see

@@ -54,11 +54,15 @@ class SimulatorLimits:
     carla: CarlaSettings = CarlaSettings()  # the carla backend's server (LASTV2X_CARLA_HOST, _PORT, _TIMEOUT_S)
     backend: str = "builtin"  # the simulator a request that names none runs on (services/simulator/backends)
     map_settings: MapSettings = MapSettings()  # LASTV2X_MAP_*: how user maps load (as grounding loads them)
+    # warm up as the service starts (SimulatorCore.warm_up), NOT_SERVING until done: ~1-3 s of CPU that the first
+    # request would pay. The image (deploy/Dockerfile) and `lastv2x up` set LASTV2X_SIMULATOR_WARM_UP=1;
+    # off by default so that a core built in code (an in-process pipeline, a test server) starts at once
+    warm_up: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
         """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
-        ``_APP_CONNECT_TIMEOUT_S``, ``_APP_ALLOW``, ``_APP_TOKEN_FILES``, ``_APP_TLS_*`` (AppAccess), ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS``, ``_BACKEND`` and the shared
+        ``_APP_CONNECT_TIMEOUT_S``, ``_APP_ALLOW``, ``_APP_TOKEN_FILES``, ``_APP_TLS_*`` (AppAccess), ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS``, ``_BACKEND``, ``_WARM_UP`` and the shared
         ``LASTV2X_MAP_PATHS`` (os.pathsep-separated) and ``LASTV2X_MAP_*`` (MapSettings), as grounding reads them."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
@@ -79,7 +83,8 @@ class SimulatorLimits:
                        workers=int(env.get(p + "WORKERS", default.workers)),
                        carla=CarlaSettings.from_env(env),
                        backend=resolve_backend(env.get(p + "BACKEND", ""), default.backend, p + "BACKEND"),
-                       map_settings=MapSettings.from_env(env))
+                       map_settings=MapSettings.from_env(env),
+                       warm_up=env.get(p + "WARM_UP", "0").strip().lower() in ("1", "true", "yes", "on"))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 

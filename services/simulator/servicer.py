@@ -21,7 +21,7 @@ from lastv2x.rpc.convert import (
     program_from_proto,
     spec_from_proto,
 )
-from lastv2x.rpc.server import call_ended
+from lastv2x.rpc.server import Registered, call_ended
 from lastv2x.v1 import application_pb2, common_pb2, simulator_pb2, simulator_pb2_grpc
 from services.simulator.apps.contract import ApplicationUnderTest
 from services.simulator.core import RowFailed, SimulatorCore
@@ -138,9 +138,13 @@ class SimulatorServicer(simulator_pb2_grpc.SimulatorServiceServicer):
         return reply
 
 
-def register(server: grpc.Server, limits: SimulatorLimits | None = None) -> list[str]:
-    simulator_pb2_grpc.add_SimulatorServiceServicer_to_server(SimulatorServicer(SimulatorCore(limits)), server)
-    return [simulator_pb2.DESCRIPTOR.services_by_name["SimulatorService"].full_name]
+def register(server: grpc.Server, limits: SimulatorLimits | None = None) -> Registered:
+    """The simulator servicer on ``server``; with ``limits.warm_up`` (``LASTV2X_SIMULATOR_WARM_UP=1``: the
+    image and ``lastv2x up`` set it) the core warms up as the server starts, NOT_SERVING until then."""
+    core = SimulatorCore(limits)
+    simulator_pb2_grpc.add_SimulatorServiceServicer_to_server(SimulatorServicer(core), server)
+    return Registered([simulator_pb2.DESCRIPTOR.services_by_name["SimulatorService"].full_name],
+                      core.warm_up if core.limits.warm_up else None)
 
 
 __all__ = ["SimulatorServicer", "outcome_to_proto", "register", "Path"]
