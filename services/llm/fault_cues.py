@@ -62,7 +62,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_LOSS, r"\b(switched|turned|powered|shut) (off|down)\b|\b(go|goes|gone|went|going) (dark|offline)\b", True),
     (_LOSS, r"\b(silent|quiet|mute[sd]?|silenced|suppress\w*)\b|\b(never|not|stops?|stopped|ceases?|doesn'?t)"
             r" (\w+ ){0,1}(transmit\w*|broadcast\w*|send\w*)\b", False),
-    (_FROZEN, r"\bfr(ee|o)z\w*|\bstuck\b|stops? updating|(repeat|replay|re-?send|keep\w* sending)\w* (\w+ ){0,2}"
+    (_FROZEN, r"\bfr(ee|o)z\w*|\bstuck\b|stops? (to )?(updating|update|changing|change)\b|(repeat|replay|re-?send|keep\w* sending)\w* (\w+ ){0,2}"
               r"(same|old|last|stale)", False),
     (_STALE, r"\b(stale|outdated|out of date|old|older|backdated|in the past)\b", True),
     (_LATE, r"\b(late|later|early|earlier|delay\w*|latency|lag\w*|behind|held back|after (they|it) should)\b", True),
@@ -71,9 +71,19 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
              r"|signal|light|arrow)('s|s)?\b", False),
     (_WRONG, r"\bmis-?associat\w*|wrong (signal |lane )?(group|head|signal|lane|phase|association)|scrambl\w*"
              r"|garbl\w*|links? (\w+ ){0,3}to the wrong", False),
+    # a lane-to-signal mapping said to be crossed, swapped, mixed up; our lane given another approach's lights
+    (_WRONG, r"\b(mapping|association|assignment)\b[^.;]{0,40}\b(crossed|cross-wired|swapped|mixed up|confused"
+             r"|reversed|wrong|broken)\b|\b(our|the ego'?s?|ego|my) lane\b[^.;]{0,20}\b(inherits?|gets?|receives?"
+             r"|takes?|follows?|is given|obeys?)\b[^.;]{0,40}\b(lights?|signals?|group|heads?|arrows?)\b", False),
     (_WRONG, r"\b(wrong|incorrect\w*|off|offset|shift\w*|skew\w*|bias\w*|error\w*|erroneous|false|fake|spoof\w*"
              r"|corrupt\w*|falsif\w*|tamper\w*|bogus|lies|lying|misreport\w*|(under|over)-?report\w*|flip\w*"
-             r"|invert\w*|revers\w*|displac\w*|jumps?)\b", True),
+             r"|invert\w*|revers\w*|displac\w*|jumps?|inflat\w*|deflat\w*|exaggerat\w*|(over|under)-?(stat|estimat)\w*)\b"
+             r"|\b\d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) (too )?(short|long)\b", True),
+    # a field that "reads green", a position "12 m back from its true place", "lags its true location by 9 m"
+    (_WRONG, r"\b(phase|state|status|colou?r|aspect)\b[^.;]{0,25}\b(reads?|reading|shows?|says|reports?|indicates?"
+             r"|is set to) (a |an )?(green|red|amber|yellow)\b|\b(back|behind|ahead|forward|away|short|off|out)"
+             r" (from|of) (its|their|the) (true|real|actual|correct)\b|\b(lags?|lagging|trails?|trailing|leads?"
+             r"|leading) (behind )?(its|their|the) (true|real|actual|correct)\b", True),
     (f"{_WRONG}|{_FROZEN}", r"\bkeeps? (report\w*|say\w*|show\w*|tell\w*|claim\w*|broadcast\w*|send\w*)\b", True),
     (_WRONG, r"\b(higher|lower|faster|slower|further|farther|closer|more|less|longer|shorter|earlier|later)\b"
              r"[^.;]{0,25}? than\b[^.;]{0,30}?\b(real\w*|actual\w*|true|truth|it|its|they|should)\b"
@@ -88,11 +98,14 @@ _CONTEXT = re.compile(
     r"|phase|countdown|timestamps?|stamped|reports?|reported|reporting|claims?|says|shows?|shown|appears?"
     r"|appearing|reads|sees|thinks|believes|told|learns|receives?|received|v2v|v2x|radio|warnings?|alerts?"
     r"|notifications?|events?|gps|position|location|speed|heading|coordinates|time-to-change|remaining"
-    r"|green will|association|mapping)\b", _F)
+    r"|green will|association|mapping|estimates?|residual|published|end-of-(green|red|amber|yellow))\b", _F)
 _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|ok|perfect|clean)\b|\b(radios?"
                       r"|communications?|comms|v2x|messages?|links?) (fine|ok|healthy|working|nominal|clean)\b|\bno (faults?"
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b", _F)
-_NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b|\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
+_NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
+                       # the application's own output late: the outcome a test checks ("whether the alert comes too late")
+                       r"|\b(warnings?|alerts?|alarms?|advisory|advice|notifications?) (\w+ )?(comes?|came|fires?|fired"
+                       r"|triggers?|is issued|goes off|sounds|is raised|is given) (too |much too |far too )?late\b|\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
                        r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
                        r"|car)s?\b", _F)
@@ -100,7 +113,8 @@ _CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand)(?<!phase),?
                      r"|while(?! it('s| is)\b)|whereas|plus|also|then|on top of that|(?:before|after|prior to) th(?:at|is)"
                      r"|until then|afterwards|meanwhile|separately|additionally|in addition)\b,?\s+"
                      r"|,\s+(?=(?:its|their|the|and)\b)", _F)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# a sentence ends at . ! ? or a line break (a bulleted list: "conditions:\n- 12 SPaT lost\n- MAP late")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*(?:[-*\u2022]\s+|\d+[.)]\s+)?")
 _BACK_REFERENCE = re.compile(r"\b(it|its|they|their|them|these|those|ones)\b", _F)
 # A stream the clause names outright (not the grammar's table: bare words only, no inference from the app).
 _STREAMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -208,9 +222,13 @@ _VERB_FIRST = re.compile(r"^\s*(it |they |(its|their|the) (messages|data|broadca
 def _continues(previous: CueClause, cue: CueClause, before: Clause | None, clause: Clause) -> bool:
     """Is ``cue`` the same fault said again ("the feed freezes and keeps repeating the old state", "the radio stays
     quiet and never sends")? Its clause follows the previous cue's clause directly, has no subject of its own
-    and names operators of the previous one."""
-    return (before is not None and before.text == previous.text and before.sentence == clause.sentence
-            and _VERB_FIRST.match(clause.text) is not None and bool(cue.operators & previous.operators))
+    and names operators of the previous one; or the previous clause announces the fault and a colon opens its
+    details ("the residual green time is inflated: ..., the end-of-green estimate is pushed 6 s later")."""
+    if before is None or before.text != previous.text or before.sentence != clause.sentence:
+        return False
+    at = previous.text.lower().find(previous.cue.lower())
+    announced = at >= 0 and ":" in previous.text[at + len(previous.cue):]
+    return (_VERB_FIRST.match(clause.text) is not None or announced) and bool(cue.operators & previous.operators)
 
 
 def _negated(text: str, pos: int) -> bool:

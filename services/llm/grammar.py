@@ -451,7 +451,8 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego
                 p.note(f"v2x.penetration {value} from wording")
                 break
     m = p.has(r"(?:radio |communication |comm |transmission |v2x |dsrc |c-v2x |rsu |link )?range (?:of |is |at |to "
-              r"|limited to |reduced to |= ?)?(?:only )?" + Q("dist"))
+              r"|limited to |reduced to |= ?)?(?:only )?(?:about |around |roughly |approximately |approx\.? |some |nearly |almost |~ ?|≈ ?)?"
+              + Q("dist"))
     m = m or p.has(Q("dist") + r" (?:of )?(?:radio |communication |transmission |v2x |dsrc )?(?:range|coverage)\b")
     if m and p.free(m):
         channel["range_m"] = p.use(m, "v2x.channel.range_m")

@@ -82,6 +82,17 @@ def _stream_mentions(p: ParseState) -> list[tuple[Stream, int, int]]:
     return sorted(out, key=lambda x: x[1])
 
 
+_LIST_ITEM = rx(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s")
+
+
+def _in_context(p: ParseState, context: re.Pattern[str], s: int) -> bool:
+    """Does sentence ``s`` speak of communication? A list item ("- whatever gets through shows up 120 ms late")
+    also from the item or heading before it: the list's items share one subject."""
+    if context.search(p.n.sentence(s)):
+        return True
+    return s > 0 and _LIST_ITEM.match(p.n.sentence(s)) is not None and context.search(p.n.sentence(s - 1)) is not None
+
+
 def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> list[FaultDraft]:
     if p.has(lx.NO_FAULTS):
         p.note("no faults: the intent asks for healthy communication")
@@ -91,7 +102,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
     for op, pattern, needs_context, prio in lx.fault_cue_table():
         for m in p.finditer(pattern):
             s = p.n.sentence_of(m.start())
-            if needs_context and not context.search(p.n.sentence(s)):
+            if needs_context and not _in_context(p, context, s):
                 continue
             if p.negated(m.start()) or _FALSE_CUES.match(p.t, m.start()):
                 continue
@@ -101,8 +112,14 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                     FaultOperator.DROP, FaultOperator.DELAY, lx.SEMANTIC, FaultOperator.FREEZE) and not (
                     "<q" in m.group(0) and _MESSAGE_SUBJECT.match(m.group(0))):
                 continue
-            if any(a < m.end() and m.start() < b for a, b, *_ in cues):
+            overlapped = [c for c in cues if c[0] < m.end() and m.start() < c[1]]
+            # a more specific cue over the same words wins ("position reports lag its true location by 9 m" is an
+            # offset, not the bare "lag" of a delay): it replaces overlapped cues of lower priority that it covers
+            if overlapped and not (prio > max(c[2] for c in overlapped) and all(
+                    m.start() <= c[0] and c[1] <= m.end() for c in overlapped)):
                 continue
+            for c in overlapped:
+                cues.remove(c)
             cues.append((m.start(), m.end(), prio, op, m.group(0)))
     cues.sort()
     drafts: list[tuple[FaultDraft, int]] = []
@@ -209,11 +226,18 @@ def _owner(faults: list[FaultDraft], p: ParseState, pos: int) -> FaultDraft | No
     return faults[0] if len(faults) == 1 else None
 
 
+# "the location carried in those notices": the fault's own words refer back to messages named before
+_BACK_TO_MESSAGES = rx(r"\b(those|these|the same|such|said) (messages?|notices?|alerts?|warnings?|notifications?|broadcasts?"
+                       r"|packets?|frames?|reports?|beacons?)\b")
+
+
 def _fault_stream(p: ParseState, app: Application, f: FaultDraft, faults: list[FaultDraft],
                   streams: list[tuple[Stream, int, int]]) -> None:
     mine = [(st, a) for st, a, _b in streams if _owner(faults, p, a) is f]
     if mine:
-        f.stream = min(mine, key=lambda x: f.distance(x[1]))[0]
+        # a stream in the fault's own clause first ("SPaT messages arrive with 0.5 s of lag, and the MAP ...")
+        own = [(st, a) for st, a in mine if not _STRONG_SEPARATOR.search(p.t[min(a, f.end):max(a, f.start)])]
+        f.stream = min(own or mine, key=lambda x: f.distance(x[1]))[0]
         f.stream_named = True
         f.notes.append(f"stream {f.stream.value} named")
         return
@@ -221,6 +245,10 @@ def _fault_stream(p: ParseState, app: Application, f: FaultDraft, faults: list[F
     if len(everywhere) == 1:
         f.stream = next(iter(everywhere))
         f.notes.append(f"stream {f.stream.value} named elsewhere in the intent")
+        a, b = p.n.sentences[f.sentence]
+        if _BACK_TO_MESSAGES.search(p.t[a:b]):
+            f.stream_named = True
+            f.notes.append(f"stream {f.stream.value}: the fault's words refer back to its messages")
         return
     consumed = list(APPLICATIONS[app].consumes)
     f.stream = consumed[0]
@@ -303,7 +331,7 @@ def _fault_sender(p: ParseState, app: Application, f: FaultDraft, faults: list[F
 
 
 _PHASE = r"(?P<ph>amber|yellow|red|green)"
-_ONSET_OF = r"(?:the )?(?:onset of (?:the )?|start of (?:the )?|beginning of (?:the )?)?"
+_ONSET_OF = r"(?:the |our )?(?:onset of (?:the |our )?|start of (?:the |our )?|beginning of (?:the |our )?)?"
 
 
 _TURNS = r"(?:(?:light |signal |traffic light )?(?:turns |turning |changes to |changing to |goes |switches to "\
@@ -369,8 +397,12 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
          + _PHASE, lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
         (r"(?P<rel>before|after) " + _PHASE + r" (?:onset|begins|starts|phase|comes on)",
          lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
-        (r"(?:at|on|upon|with) (?:the )?(?:onset|start|beginning) of (?:the )?" + _PHASE,
-         lambda m: sig(m.group("ph"), 0.0)),
+        (r"(?:at|on|upon|with|from|since|starting (?:at|from|with)) (?:the )?(?:onset|start|beginning) of (?:the |our )?"
+         + _PHASE, lambda m: sig(m.group("ph"), 0.0)),
+        # "from the first green on", "from green onwards", "starting with the next red"
+        (r"\b(?:from|since|starting (?:at|from|with)) (?:the )?(?:(?:first|next|initial) " + _PHASE + r"\b(?: (?:light"
+         r"|phase|signal))?(?: on(?:wards?)?\b)?|" + _PHASE.replace("ph>", "ph2>") + r"(?: (?:light|phase|signal))? "
+         r"on(?:wards?)?\b)", lambda m: sig(m.group("ph") or m.group("ph2"), 0.0)),
         (r"(?:when|as|once|the moment|as soon as) (?:the )?(?:light|signal|traffic light|lamp) (?:turns|changes to|goes"
          r"|switches to) " + _PHASE,
          lambda m: sig(m.group("ph"), 0.0)),

@@ -196,7 +196,7 @@ def normalize(text: str) -> Normalized:
     t = _ratios(t)
     t = re.sub(r"\b(\d+(?:\.\d+)?) (more|less|fewer|extra) (seconds?|secs?|s|ms|milliseconds?|m|metres?|meters?)\b",
                r"\1 \3 \2", t)  # "3 more seconds of amber" -> "3 seconds more of amber"
-    t = re.sub(r"(\d)\s*-\s*(?=[a-z%])", r"\1 ", t)  # "10-second", "30-m", "4-way"
+    t = re.sub(r"(\d)[ \t]*-[ \t]*(?=[a-z%])", r"\1 ", t)  # "10-second", "30-m", "4-way" (not a list's "\n- ")
     quantities: list[Quantity] = []
     num = r"(?<![\w.])(?P<num>[-+]?(?:\d+(?:\.\d+)?|\.\d+))"
 

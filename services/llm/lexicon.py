@@ -132,7 +132,8 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
                   r"|(brake|braking) (notifications?|messages?|position|location)|event messages?"
                   r"|(hazard|hard[- ]stop|danger) (alerts?|warnings?|messages?|notices?|notifications?)"
                   r"|braking (car|vehicle)'s (alerts?|warnings?)"),
-    (Stream.BSM, r"\bbsms?\b|basic safety messages?|(position|status|safety) (broadcasts?|beacons?|messages?)"
+    (Stream.BSM, r"\bbsms?\b|basic safety messages?|(position|status|safety|position[- ]and[- ]speed|speed[- ]and[- ]position"
+                 r"|kinematic) (broadcasts?|beacons?|messages?)"
                  r"|heartbeats?|\bcams?\b|v2v (messages?|broadcasts?)|\bbeacons?\b"),
 )
 
@@ -154,11 +155,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.SUPPRESS_SENDER, r"suppress\w*|stop(s|ped)? (transmitting|broadcasting|sending)|go(es)? silent"
                                     r"|falls? silent|\bsilenced?\b|never (transmits|broadcasts|sends)"
                                     r"|does ?n[o']t (transmit|broadcast|send)|\bmute[sd]?\b", False, 8),
-    (FaultOperator.FREEZE, r"\bfr(ee|o)z\w*|\bstuck\b|stop(s|ped)? updating|\bhangs?\b"
+    (FaultOperator.FREEZE, r"\bfr(ee|o)z\w*|\bstuck\b|stop(s|ped)? (to )?(updating|update)\b|\bhangs?\b"
                            r"|keeps? (repeating|re-?sending|broadcasting|sending) the (same|last|old)"
                            r"|repeat\w* the (same|last|old)|replay\w* (the )?(same|old|last)", False, 7),
     (FaultOperator.FREEZE, r"(messages?|broadcasts?|data|feeds?|updates?|info\w*|spats?|bsms?) (\w+ )?stall\w*"
-                           r"|stops? changing|(never|no longer) changes\b|\bunchanged\b|keeps? (its|their|the) "
+                           r"|stops? (to )?(changing|change)\b|(never|no longer) changes\b|\bunchanged\b|keeps? (its|their|the) "
                            r"(first|initial|old|last|same|previous) (content|contents|payload|values?|state|data)"
                            r"|repeat\w* (\w+ ){0,2}?(stale|old|same|last|previous|identical)\b", True, 7),
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdowns? (is |are |runs? )?(<q\d+:time> )?(off|wrong|early|late|shifted|offset|skewed"
@@ -206,10 +207,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|amber|yellow)\b|(sees?|shows?|showing|keeps? \w+ing|reporting|saying) (a |an )?"
                                        r"(?P<shown2>green|red|amber|yellow)( light| phase)? in the (messages?|broadcasts?"
                                        r"|spat|data)", False, 7),
-    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdown|time[- ]to[- ](change|red|green)|time (left|remaining)|remaining"
-                                          r"[- ]time|end[- ]times?|(green|amber|red|yellow)('s)? (will )?(last|lasts|ends?"
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdown|time[- ]to[- ](change|red|green)|time[- ](left|remaining)|remaining"
+                                          r"[- ]time|end[- ]times?|end[- ]of[- ](green|red|amber|yellow|phase)"
+                                          r"|residual[- ](green[- ]|red[- ]|amber[- ])?time|(green|amber|red|yellow)('s)? (will )?(last|lasts|ends?"
                                           r"|starts?|begins?|end[- ]time))\b[^.;]{0,40}?(<q\d+:time> (more|less|longer"
-                                          r"|shorter|early|earlier|later|too long|too short|too early|too late)\b|(short"
+                                          r"|shorter|short|long|early|earlier|later|too long|too short|too early|too late)\b|(short"
                                           r"|long|early|late|off) by <q\d+:time>)|<q\d+:time> (more|less|extra|fewer"
                                           r"|longer|shorter)\b[^.;]{0,12}?\b(green|amber|red|yellow)\b", False, 6),
     (FaultOperator.BSM_SPEED_OFFSET, r"<q\d+:speed> (too )?(higher|lower|faster|slower|more|less|high|low|above|below"
@@ -239,9 +241,19 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|neighbou?r\w*|adjacent|other|another) ?(lane|approach|street|road)?('s|s')? "
                                        r"(signal|light|head|group)", False, 9),
     (FaultOperator.MAP_MISASSOCIATION, r"\b(on|in|to|into|for|with) the wrong (lane|approach)\b", True, 9),
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(lane[- ]to[- ](phase|signal|group)[\w-]*|lane[- ]signal[- ]group|signal[- ]group)"
+                                       r" (mapping|association|assignment|link)s?\b[^.;]{0,40}?\b(is |are )?(crossed"
+                                       r"|cross-wired|swapped|mixed up|confused|reversed|scrambled|wrong|broken)\b"
+                                       r"|\b(our|the ego'?s?|ego) lane (inherits?|gets?|receives?|takes?|follows?|obeys?"
+                                       r"|is given) (the |a )?(cross[- ]street|cross[- ]road|side[- ]street|side[- ]road"
+                                       r"|other|opposing|neighbou?r\w*|adjacent|wrong)\w*('s|s')? (\w+ )?(lights?|signals?"
+                                       r"|group|heads?|arrows?|phases?)\b", False, 9),
     (FaultOperator.SUPPRESS_SENDER, r"\bnone of\b[^.;]{0,60}?\b(reach\w*|arriv\w*|gets? through|makes? it|(is|are) "
                                     r"(received|heard))\b", False, 8),
     (FaultOperator.SUPPRESS_SENDER, r"\b(says|sends|transmits|broadcasts) nothing\b", False, 8),
+    # "its brake alert is never transmitted", "the beacons never get sent"
+    (FaultOperator.SUPPRESS_SENDER, r"\b(is|are|gets?|get) never (transmitted|sent|broadcast)\b|\bnever (gets?|get) "
+                                    r"(transmitted|sent|broadcast)\b", False, 8),
     (FaultOperator.SUPPRESS_SENDER, r"\b(switched|turned|powered|shut) (off|down)\b|\b(go|goes|gone|went|going) "
                                     r"(dark|offline)\b", True, 8),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(reported|shown|given|broadcast|sent|displayed|announced|told) as (a |an )?"
@@ -253,10 +265,12 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                           r"|underestimated|too long|too short) by <q\d+:time>", False, 6),
     (FaultOperator.BSM_POSITION_OFFSET, r"\b(positions?|locations?|spot|place)\b[^.;]{0,25}?<q\d+:dist> (back|behind"
                                         r"|ahead|further|farther|closer|nearer|off|away|forward|short|out)\b", False, 6),
-    (FaultOperator.BSM_SPEED_OFFSET, r"\b(under|over)-?(stat|estimat)\w* (its |the |their )?(own )?speed", False, 6),
+    (FaultOperator.BSM_SPEED_OFFSET, r"\b(under|over)-?(stat|estimat)\w* (its |the |their )?(own )?speed"
+                                     r"|\bspeeds?\b[^.;]{0,25}?\b(is |are )?(over|under)-?(stat|estimat|report)\w*"
+                                     r"|\bspeeds?\b[^.;]{0,25}?\b(is |are )?(inflated|exaggerated|deflated)\b", False, 6),
     (FaultOperator.DROP, r"stop(s|ped)? getting (through|in)\b|(don'?t|do not|doesn'?t|does not|never|fails? to) "
                          r"makes? it\b|(messages?|broadcasts?|data|feeds?|updates?|info\w*|packets?|stream)('s)? "
-                         r"stops?\b(?! (updating|changing|sending|transmitting|broadcasting))", False, 4),
+                         r"stops?\b(?! (to )?(updating|update|changing|change|sending|transmitting|broadcasting))", False, 4),
     (FaultOperator.DELAY, r"\bheld up\b|\bhold-?ups?\b|\bholds? up\b", True, 4),
     (FaultOperator.DELAY, r"\btakes? <q\d+:time> to (reach|arrive|get|come)|<q\d+:time> after (it|they) (was|were|is"
                           r"|are|has been|have been) (sent|transmitted|broadcast)", False, 4),
@@ -283,6 +297,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|indicating|sending) (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b"
                                        r"(?! (light|lights)[- ]violation)", True, 7),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\bannounc\w* (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b", False, 7),
+    # "the phase field in SPaT reads green", "the signal state is set to red"
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(phase|state|status|aspect)( field| value| byte| entry)?\b[^.;]{0,25}?\b(reads?"
+                                       r"|reading|indicates?|indicating|is set to|set to) (a |an )?(false |wrong |fake )?"
+                                       r"(green|red|amber|yellow)\b", True, 7),
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"\b(remaining[- ](green|red|amber|yellow)[- ]time|(green|red|amber|yellow)"
                                           r"[- ]time (remaining|left))\b[^.;]{0,50}?\b(inflated|overstated|understated"
                                           r"|exaggerated|cut short|shortened|lengthened|padded|overestimated"
@@ -299,8 +317,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                     r" (dies|died|dead|goes dead|cuts? out|quits?|fails?|failed|breaks? down)\b",
      False, 8),
     (FaultOperator.MAP_MISASSOCIATION, r"\b(lane map|lane table|intersection map|junction map|map data|map messages?"
-                                       r"|mapdata)\b[^.;]{0,30}?\b(sends?|maps?|points?|routes?|assigns?|ties|links?)\b"
-                                       r"[^.;]{0,40}?\b(to|at) the (\w+[-' ]*){0,4}(arrow|group|signal|head|light)",
+                                       r"|mapdata|mapmsg)\b[^.;]{0,30}?\b(sends?|maps?|points?|routes?|assigns?|assigning"
+                                       r"|ties|links?|gives?|giving|hands?|handing|allocates?|allocating|attaches?)\b"
+                                       r"[^.;]{0,60}?\b(to|at) the (\w+[-' ]*){0,4}(arrow|group|signal|head|light)",
      False, 9),
     (SEMANTIC, r"corrupt\w*|falsif\w*|spoof\w*|tamper\w*|misreport\w*", False, 3),
     (SEMANTIC, r"\bwrong\b|incorrect\w*|\boff by\b|\berrors?\b|\boffset\b|\bshifted\b|\bbias\w*|\berroneous\b"
@@ -350,6 +369,8 @@ ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
                       rf"|{_VEH} (coming )?from the (left|right|side)( street| road)?|side[- ]street {_VEH}"
                       rf"|perpendicular {_VEH}|{_VEH} on the cross street"),
     (AgentRole.LEAD, rf"lead(ing)? {_VEH}|\blead\b(?!s)|\bleader\b|{_VEH} (directly |just )?(ahead|in front)"
+                     rf"|\bthe (first|head) (one|1|{_VEH}) (in|of) (the |a )?(column|platoon|line|queue|convoy|chain)\b"
+                     rf"|(column|platoon|line|queue|convoy|chain)\b[^.;]{{0,6}}\bthe (first|head) (one|1|{_VEH})\b"
                      rf"|front {_VEH}|preceding {_VEH}|{_VEH} it follows"),
 )
 EGO_CUE = r"\bego\b|subject vehicle|host vehicle|test vehicle|our (car|vehicle)|the ego's"
@@ -404,8 +425,9 @@ NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x )?(faults?|err
              r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
 
 # ── behaviours and profiles ────────────────────────────────────────────────
-HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*"
-              r"|slams? on (the |its )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)")
+# "emergency brake light (warning)" names the application, not a braking
+HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*\b(?![- ]lights?\b)"
+              r"|slam\w* on (the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)")
 _VEHICLE = r"(?:car|vehicle|truck|van|bus|lead|leader|lorry)"
 STOPPED_LEAD = (rf"\b(?:stopped|stationary|parked|broken[- ]down|stalled|halted|standing)\s+(?:\w+\s+)?{_VEHICLE}"
                 rf"|\b{_VEHICLE}\s+(?:ahead\s+|in front\s+)?(?:is\s+|sits\s+|stands\s+)?(?:stopped|stationary|at a standstill)"
@@ -514,5 +536,6 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pct", r"%|percent|per cent", 0.01),
     ("angle", r"°|deg|degrees?", 1.0),
 )
-COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(spat |bsm |map |eebl )?"
+COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(spat |bsm |map |eebl |signal phase |signal timing "
+               r"|phase |status |position |safety |brake |braking |hard-braking )?"
                r"(bsms?|spats?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)")

@@ -94,6 +94,32 @@ def _bound(q: Quantity, pool: Sequence[float]) -> bool:
     return any(abs(abs(v) - abs(q.value)) <= TOLERANCE * abs(q.value) + 1e-6 for v in pool)
 
 
+# "all cars within 300 m of each other", "no more than 80 m apart": a bound on the spacing, not a value; the
+# answer holds it when its vehicles all stand within it (their gaps ahead of the ego, summed, are no longer)
+_SPACING_BOUND = re.compile(r"\b(?:within|less than|under|no more than|not more than|at most|no further than"
+                            r"|closer than) (?:about |roughly |around )?<q(?P<q>\d+):dist> (?:of each other|of one another"
+                            r"|apart)\b", re.IGNORECASE)
+
+
+def _spacing(answers: Sequence[dict[str, Any] | None]) -> float | None:
+    """The largest span of the vehicles ahead of the ego in any answer (None: no vehicle with a gap)."""
+    spans = []
+    for data in answers:
+        agents = data.get("agents") if isinstance(data, dict) else None
+        gaps = [float(a["gap_m"]) for a in agents or () if isinstance(a, dict) and isinstance(a.get("gap_m"), int | float)]
+        if gaps:
+            spans.append(max(gaps))
+    return max(spans) if spans else None
+
+
+def _spacing_bounds(segment: str, answers: Sequence[dict[str, Any] | None]) -> set[int]:
+    """Indices (in ``normalize(segment).quantities``) of spacing bounds the answers keep."""
+    n = normalize(segment)
+    span = _spacing(answers)
+    return {int(m.group("q")) for m in _SPACING_BOUND.finditer(n.text)
+            if span is not None and span <= n.quantities[int(m.group("q"))].value + 1e-6}
+
+
 # A clause's parts: a fault's own words end at a comma, a bar ("FCW | ... late | gap 25 m") or where another
 # subject begins ("RLVW at 60 km/h where 12 SPaT packets are lost", "stale BSMs, with the lead braking hard at 3 s").
 _PART = re.compile(r",\s+|\s+\|\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+", re.IGNORECASE)
@@ -126,7 +152,9 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
         lost, fault = [], False
         for segment, own in ((clause.text[:part[0]], False), (clause.text[part[0]:part[1]], True),
                              (clause.text[part[1]:], False)):
-            missing = [q for q in normalize(segment).quantities if not _bound(q, faults if own else everything)]
+            kept = set() if own else _spacing_bounds(segment, answers)
+            missing = [q for q in normalize(segment).quantities
+                       if q.index not in kept and not _bound(q, faults if own else everything)]
             lost += missing
             fault |= own and bool(missing)
         if lost:

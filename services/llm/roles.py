@@ -126,6 +126,9 @@ def _violation_dicts(exc: InvalidArgument) -> list[dict[str, Any]]:
     return [{"field": v.field, "description": v.description, "hint": v.hint} for v in exc.violations]
 
 
+_LIST_ITEM = re.compile(r"(?:[-*\u2022]|\d{1,2}[.)])\s")
+
+
 class LlmRoles:
     """The LLM service core: one backend, one config, one map view."""
 
@@ -144,7 +147,12 @@ class LlmRoles:
         if len(text) > limit:
             raise InvalidArgument(FieldViolation(field_name, f"{len(text)} characters exceeds the {limit}-character "
                                                              "limit", "shorten the intent"))
-        cleaned = " ".join(text.replace("\x00", " ").split())
+        # white space folded; a line that opens a list item ("- 12 SPaT lost", "2) MAP late") keeps its line break,
+        # so each item is a sentence of its own (a hard-wrapped line joins the one before)
+        lines = [" ".join(line.split()) for line in text.replace("\x00", " ").splitlines()]
+        cleaned = ""
+        for line in filter(None, lines):
+            cleaned += ("\n" if cleaned and _LIST_ITEM.match(line) else " " if cleaned else "") + line
         if not cleaned:
             raise InvalidArgument(FieldViolation(field_name, "empty intent", "say what to test in one or two sentences"))
         return cleaned

@@ -114,6 +114,9 @@ def test_unsupported_clauses_are_reported() -> None:
     "RLVW at 40 km/h. The light turns amber at 6 s; then the ego stops and it stays red.",
     "A driver using the red-light warning approaches at 50 km/h when the signal turns yellow; roadside units healthy.",
     "Eco-approach demo: SPaT and MAP come through clean from the roadside unit with 300 m of range.",
+    # a spacing bound the layout keeps, and a range said approximately (fresh6)
+    "EEBL relay demo: four cars in a column, the first one brakes at 5 m/s² after 8 s, all within 250 m of each other.",
+    "RLVW baseline: the RSU sends SPaT at 10 Hz, nothing goes missing, radio range about 250 m.",
 ])
 def test_healthy_intents_bind_their_quantities_and_raise_no_alarm(text: str) -> None:
     res = ROLES.parse_intent(text, 7)
@@ -159,7 +162,7 @@ def test_campaign_set_shape() -> None:
 
 @pytest.mark.parametrize("path", [bench_parse_campaign.DATA, bench_parse_campaign.FRESH, bench_parse_campaign.FRESH2,
                                   bench_parse_campaign.FRESH3, bench_parse_campaign.FRESH4,
-                                  bench_parse_campaign.FRESH5])
+                                  bench_parse_campaign.FRESH5, bench_parse_campaign.FRESH6])
 def test_campaign_bench_meets_its_targets(path: object, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_parse_campaign.main(["--check", "--data", str(path)]) == 0
     out = capsys.readouterr().out
@@ -204,6 +207,22 @@ def test_quantities_are_read_from_campaign_wording() -> None:
      "magnitude", 8.0),
     ("FCW where the lead car's GPS puts it 9 m ahead of where it actually is.", "bsm_position_offset", "magnitude",
      9.0),
+    # fresh6: fields said to be short, inflated, overstated, reading a colour; passive silence; "stop to change"
+    ("RLVW where the time-remaining value in the SPaT is 600 ms short.", "spat_countdown_offset", "magnitude", -0.6),
+    ("GLOSA where the end-of-red estimate in the SPaT is pushed 3 s earlier than the real switch.",
+     "spat_countdown_offset", "magnitude", -3.0),
+    ("FCW where the lead's broadcast speed is understated by 9 km/h.", "bsm_speed_offset", "magnitude", -2.5),
+    ("GLOSA where the phase value in the SPaT reads red while the light is green.", "spat_phase_corrupt",
+     "target_phase", "red"),
+    ("EEBL where the lead's brake warning is never sent.", "suppress_sender", None, None),
+    ("IMA where after 4 s the crossing car's BSMs stop to update.", "freeze", None, None),
+    ("LTA where the oncoming car's position messages lag its real position by 7 m.", "bsm_position_offset",
+     "magnitude", 7.0),
+    ("RLVW where the lane-to-signal association in the map data is swapped.", "map_misassociation", None, None),
+    ("GLOSA where our lane inherits the cross street's signal group in the MAP.", "map_misassociation", None, None),
+    ("RLVW where the map data is handing our lane the group that belongs to the right turn arrow.",
+     "map_misassociation", None, None),
+    ("RLVW where 8 signal phase messages in a row never arrive.", "drop", "burst_count", 8),
 ])
 def test_new_user_wording_binds_one_fault(text: str, operator: str, field: str | None, value: object) -> None:
     res = LlmRoles().parse_intent(text, 1)
@@ -249,6 +268,45 @@ def test_phase_onsets_and_distances_anchor_the_fault(text: str, event: str, dura
     (fault,) = first["faults"]
     assert fault["anchor"]["event"] == event and not res.unparsed_clauses
     assert fault.get("duration_s") == (pytest.approx(duration) if duration is not None else None)
+
+
+@pytest.mark.parametrize(("text", "event"), [
+    # fresh6: "from the start of the yellow", "from the first green on", "1 s before our red"
+    ("RLVW where from the start of the yellow the SPaT packets are dropped.", "amber_onset"),
+    ("GLOSA where from the first green on the SPaT messages arrive 300 ms late.", "green_onset"),
+    ("RLVW where 5 SPaT messages in a row are lost, beginning 2 s before our red.", "red_onset"),
+])
+def test_more_phase_onsets_anchor_the_fault(text: str, event: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    (fault,) = res.history[0].data["faults"]
+    assert fault["anchor"]["event"] == event and not res.unparsed_clauses
+
+
+def test_a_list_of_conditions_is_one_fault_per_item() -> None:
+    """Each line of a bulleted list is a sentence of its own; an item without a message word of its own speaks
+    of the list's messages (fresh6)."""
+    text = ("FCW run, conditions:\n- the lead's BSMs: 10 in a row go missing from 3 s on\n"
+            "- whatever does get through shows up 200 ms late\n- gap 30 m")
+    res = LlmRoles().parse_intent(text, 1)
+    faults = res.history[0].data["faults"]
+    assert [(f["operator"], f["stream"]) for f in faults] == [("drop", "BSM"), ("delay", "BSM")]
+    assert faults[0]["burst_count"] == 10 and faults[1]["magnitude"] == pytest.approx(0.2)
+    assert not res.unparsed_clauses
+
+
+def test_a_wrapped_line_is_not_a_list_item() -> None:
+    """A hard-wrapped intent is one sentence: the message word on the line before still counts."""
+    res = LlmRoles().parse_intent("FCW where the lead's BSMs\nare delayed by 400 ms.", 1)
+    (fault,) = res.history[0].data["faults"]
+    assert fault["operator"] == "delay" and fault["magnitude"] == pytest.approx(0.4)
+
+
+def test_the_outcome_a_test_checks_is_no_fault() -> None:
+    """"check whether the alert comes too late" is what the test looks at, not a message delay (fresh6)."""
+    res = LlmRoles().parse_intent("FCW where the lead's BSMs are 2 s stale. Check whether the collision alert "
+                                  "comes too late.", 1)
+    assert [f["operator"] for f in res.history[0].data["faults"]] == ["timestamp_offset"]
+    assert not res.unparsed_clauses
 
 
 def test_a_driver_late_is_no_message_delay() -> None:
