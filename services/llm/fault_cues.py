@@ -51,6 +51,8 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"|velocity|timestamp|phase|countdown|timing)\b)[^.;]){0,40}\b(flip\w*|revers\w*|invert\w*|"
             r"wrong|corrupt\w*|off|garbl\w*|backwards?|mirrored)|\b(flip\w*|revers\w*|invert\w*|corrupt\w*) (the |its |their )?"
             r"(heading|direction|acceleration)", False),
+    (_FROZEN, r"\b(blocked|stuck|locked|pinned|held|frozen) (on|at) (the |its |their )?(same|old|last|previous|initial"
+              r"|first|identical)\b", False),
     (_LOSS, r"\b(lost|los(e|es|ing)|loss|drop(s|ped|ping)?|discard\w*|missing|vanish\w*|disappear\w*|blocked"
             r"|jamm?\w*|outage|blackout|erased)\b", True),
     (_LOSS, r"\bout of (radio |communication )?range\b", False),
@@ -65,7 +67,8 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_FROZEN, r"\bfr(ee|o)z\w*|\bstuck\b|stops? (to )?(updating|update|changing|change)\b|(repeat|replay|re-?send|keep\w* sending)\w* (\w+ ){0,2}"
               r"(same|old|last|stale)", False),
     (_STALE, r"\b(stale|outdated|out of date|old|older|backdated|in the past)\b", True),
-    (_LATE, r"\b(late|later|early|earlier|delay\w*|latency|lag\w*|behind|held back|after (they|it) should)\b", True),
+    (_LATE, r"\b(late|later|early|earlier|delay\w*|latency|lag\w*|behind|held back|after (they|it) should)\b"
+            r"|\blonger to (arriv\w*|reach\w*|get (there|through|in)|come( in)?|be delivered)\b", True),
     # the lane map pointing the ego's lane at some other signal group, in whatever words
     (_WRONG, r"\bmap\b[^.;]{0,60}\b(lane|approach)\w*\b[^.;]{0,40}\b(to|with|under|onto|at) [^.;]{0,40}\b(group|head"
              r"|signal|light|arrow)('s|s)?\b", False),
@@ -104,8 +107,16 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b", _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
                        # the application's own output late: the outcome a test checks ("whether the alert comes too late")
-                       r"|\b(warnings?|alerts?|alarms?|advisory|advice|notifications?) (\w+ )?(comes?|came|fires?|fired"
-                       r"|triggers?|is issued|goes off|sounds|is raised|is given) (too |much too |far too )?late\b|\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
+                       r"|\b(warnings?|alerts?|alarms?|advisory|advice|notifications?) (\w+ ){0,3}?(comes?|came|fires?|fired"
+                       r"|triggers?|is issued|goes off|sounds|is raised|is given) (still )?(too |much too |far too )?"
+                       r"(late|early)( enough)?\b|"
+                       # a vehicle's or a driver's own motion and timing: "the lead car drops back", "a lost in thought
+                       # driver who reacts 1.5 s late", "the ego's departure is delayed by 2 s"
+                       r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in thought\b|\b(reacts?|reacting|responds?"
+                       r"|responding|departs?|leaves?|sets? off) (\d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) )?"
+                       r"(too |much too )?(late|later)\b|\b(departure|start|launch|take-?off|release)('s)? (is |was |gets "
+                       r"|got )?(delayed|late|postponed)\b|\b(arriv\w*|gets? there|reach\w*) (\S+ ){0,3}?(after|before|behind"
+                       r"|ahead of|earlier than|later than) (the |our )?(ego|us|we)\b|\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
                        r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
                        r"|car)s?\b", _F)

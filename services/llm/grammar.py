@@ -30,7 +30,7 @@ from typing import Any
 from lastv2x.core.catalogue import APPLICATIONS, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import signal_required
-from lastv2x.core.spec import AgentRole, JunctionKind, SignalPlan
+from lastv2x.core.spec import AgentRole, Ego, JunctionKind, SignalPlan
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
@@ -116,6 +116,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     if "speed_mps" not in ego:
         ego["speed_mps"] = assigner.ego_speed_mps()
         p.note(f"ego.speed_mps {ego['speed_mps']} assigned from seed")
+    _signal_at_ego(p, ego, signal)
     agent_list = []
     for i, agent in enumerate(agents.values()):
         if "speed_mps" not in agent:
@@ -351,8 +352,10 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
         into = rx(Q("time") + r" into the (?:scenario|run|simulation|test),? (?:\w+\W+){0,5}$").search(
             p.t[max(0, m.start() - 60):m.start()])
         # "does a panic stop 6 seconds after start", "brakes hard 3 s into the run"
+        # "brakes at 6 m/s2 25 s in"
         since = rx(r"^\W*(?:\w+\W+){0,2}?" + Q("time") + r" (?:after (?:the )?(?:start|beginning|launch)\b"
-                   r"|into the (?:scenario|run|simulation|test|drive)\b)").search(p.t[m.end():m.end() + 50])
+                   r"|into the (?:scenario|run|simulation|test|drive)\b|in\b(?! (?:the|a|an|our|its|their)\b))"
+                   ).search(p.t[m.end():m.end() + 50])
         for hit in (after, before, into, since):
             if hit and p.free(hit):
                 behaviour["at_time_s"] = p.use(hit, f"{role}.behaviour.at_time_s")
@@ -658,11 +661,43 @@ def _signal_event_time(p: ParseState, out: dict[str, Any]) -> None:
     p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r}")
 
 
+def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> None:
+    """The light's timing said from the ego's side: "the light becomes red when the car is still 80 m away" (the
+    plan's offset that puts that onset where the ego, at its speed from its start distance, is 80 m out); "the ego's
+    departure is delayed by 2 s" (the lights run 2 s ahead of the ego). Only when the plan has no offset yet."""
+    if "offset_s" in out:
+        return
+    plan = SignalPlan()
+    green, amber, cycle = (out.get(k, getattr(plan, k)) for k in ("green_s", "amber_s", "cycle_s"))
+    onset = {"green": 0.0, "amber": green, "yellow": green, "red": green + amber}
+    m = p.has(r"(?:light|signal|lamp)s? (?:turns|becomes|goes|changes to|switches to|is) (?:to )?(?P<ph>amber|yellow|red"
+              r"|green) (?:when|as|once|while) (?:the )?(?:ego|car|vehicle|we|it|our car)(?: is| are|'s)? (?:still |only "
+              r"|just )?(?:about )?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
+    if m and p.free(m):
+        start = ego.get("start_distance_m", Ego().start_distance_m)
+        at_distance = p.q(m).value
+        if at_distance < start:
+            p.use(m, "signal.offset_s")
+            at = (start - at_distance) / ego["speed_mps"]
+            out["offset_s"] = round((onset[m.group("ph")] - at) % cycle, 3)
+            p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r} (the ego {at_distance:g} m out at "
+                   f"{at:.2f} s)")
+            return
+    m = p.has(r"(?:the ego'?s?|our|its|the car'?s) (?:departure|start) (?:is |gets )?(?:delayed|postponed|held back) "
+              r"(?:by )?" + Q("time"))
+    if m and p.free(m):
+        delay = p.use(m, "signal.offset_s")
+        out["offset_s"] = round(delay % cycle, 3)
+        p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r} (the lights run ahead of the ego)")
+
+
 def _arrivals(p: ParseState, app: Application, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
     default = "opposing" if app is Application.LTA else "cross"
     rules = (
+        # (not a message that "arrives 2 s behind time")
         (r"arriv\w* (?:at the (?:conflict point|intersection|junction) )?" + Q("time")
-         + r" (?P<rel>after|before|later than|earlier than|ahead of|behind)", None),
+         + r" (?P<rel>after|before|later than|earlier than|ahead of|behind)(?! (?:time|schedule|reality|real[- ]?time)\b)",
+         None),
         (Q("time") + r" (?P<rel>after|before|later than|earlier than|ahead of|behind) the ego", None),
         (r"(?:at the same time|simultaneously|together) (?:as|with)", 0.0),
         (Q("time") + r" (?P<rel>gap|headway)\b", None),  # "a 3 second gap": the agent arrives that much later

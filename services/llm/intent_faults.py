@@ -67,6 +67,12 @@ _FALSE_CUES = rx(r"drop\w* (its |the |their )?speed|los\w* control|stuck (in|beh
                   r"|late (yellow|amber|red|green)s?\b"
                   r"|(signal|phase|cycle) offset|offset of the signal|relay\w* (the )?spat"
                   r"|(does not|doesn't|never|won't) (brake|stop)")
+# a vehicle's or a driver's own motion and timing, not a message's: "the lead car drops back", "a lost in thought
+# driver who reacts 1.5 s late", "the ego's departure is delayed by 2 s"; a cue inside one is no fault cue
+_VEHICLE_IDIOM = rx(r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in thought\b"
+                    r"|\b(reacts?|reacting|responds?|responding|brakes?|braking|departs?|starts?|leaves?|sets? off) "
+                    r"(<q\d+:time> )?(too |much too )?(late|later)\b"
+                    r"|\b(departure|start|launch|take-?off|release)('s)? (is |was |gets |got )?(delayed|late|postponed)\b")
 
 
 _MESSAGE_SUBJECT = rx(r"(messages?|msgs?|packets?|broadcasts?|updates?|frames?|beacons?|spats?|bsms?|data|feeds?"
@@ -99,12 +105,15 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
         return []
     context = rx(lx.COMM_CONTEXT)
     cues: list[tuple[int, int, int, FaultOperator | str, str]] = []
+    idioms = [(m.start(), m.end()) for m in _VEHICLE_IDIOM.finditer(p.t)]
     for op, pattern, needs_context, prio in lx.fault_cue_table():
         for m in p.finditer(pattern):
             s = p.n.sentence_of(m.start())
             if needs_context and not _in_context(p, context, s):
                 continue
             if p.negated(m.start()) or _FALSE_CUES.match(p.t, m.start()):
+                continue
+            if any(a < m.end() and m.start() < b for a, b in idioms):
                 continue
             # a false cue near a bare word ("brakes too late") rules it out; a cue that holds its own subject
             # and quantity ("the brake message comes 0.8 s too late") says what it means
@@ -351,12 +360,15 @@ _ONSET_CLAUSE = (r"(?:(?:the|our|its|their) )?(?:(?:real|actual|true) )?(?:"
                  + _PHASE + r"(?: light| phase| signal| aspect)? (?:begins|began|begin|starts|started|start|comes on"
                  r"|came on|come on|appears|appeared|is shown|was shown|lights up|lit up|shows up|kicks in|kicked in)\b"
                  r"|(?:light|signal|traffic light|lamp|signal head)s? (?:turns|turned|turn|changes|changed|change|goes"
-                 r"|went|go|switches|switched|switch|comes on|came on|come on|flips|flipped)(?: over)?(?: to| on)? "
-                 + _PHASE.replace("ph>", "ph2>") + r"\b)")
+                 r"|went|go|switches|switched|switch|comes on|came on|come on|flips|flipped|passes|passed|pass)(?: over)?"
+                 r"(?: to| on)? " + _PHASE.replace("ph>", "ph2>") + r"\b"
+                 # "right when it goes red": nothing but a light turns a colour
+                 r"|(?:it|they) (?:turns|turned|goes|went|changes|changed|switches|switched|flips|flipped|passes|passed)"
+                 r"(?: over)?(?: to)? " + _PHASE.replace("ph>", "ph4>") + r"\b)")
 
 
 def _onset_phase(m: re.Match[str]) -> str:
-    return next(m.group(g) for g in ("ph", "ph2", "ph3") if g in m.groupdict() and m.group(g))
+    return next(m.group(g) for g in ("ph", "ph2", "ph3", "ph4") if g in m.groupdict() and m.group(g))
 
 
 def _same_clause(p: ParseState, faults: list[FaultDraft], m: re.Match[str]) -> bool:
@@ -378,7 +390,23 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
     def sign(rel: str) -> float:
         return -1.0 if rel in ("before", "prior to", "ahead of") else 1.0
 
+    def last_of(m: re.Match[str]) -> dict[str, Any] | None:
+        """"in the last second of amber": the window that ends at the next onset (amber -> red, green -> amber)."""
+        span = p.use(m, "anchor") if m.group("q") else 1.0
+        owner = _owner(faults, p, m.start())
+        if owner is not None and owner.duration_s is None:
+            owner.duration_s = span
+            owner.notes.append(f"duration {span:g} s from {clean(m.group(0))!r}")
+        nxt = {"amber": "red", "yellow": "red", "green": "amber"}[m.group("ph")]
+        return sig(nxt, -span)
+
     rules: list[tuple[str, Callable[[re.Match[str]], dict[str, Any] | None]]] = [
+        (r"\b(?:in|during|for|over|within|throughout) (?:the )?(?:last|final|closing) (?:" + Q("time") + r"|second|moment)"
+         r" of (?:the |our )?(?P<ph>amber|yellow|green)\b", last_of),
+        # "starting 10 seconds after the run begins"
+        (Q("time") + r" after (?:the )?(?:start|beginning|run|scenario|simulation|test)(?: (?:begins|starts|start|began"
+                     r"|started|has started|has begun))?\b",
+         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         # "for 6 s after green starts", "for ~2 s after the light turns red": the window opens at the onset and
         # the quantity is its duration (read by _durations), not an offset
         (r"\bfor " + _ABOUT + Q("time") + r" (?:right |just )?(?:after|from|since|following) (?:" + _ONSET_CLAUSE + r"|(?:the )?(?:(?:onset"
@@ -439,7 +467,7 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
          r"|shows|still shows) (?:still )?" + _PHASE + r"\b",
          lambda m: sig(m.group("ph"), 0.5) if _same_clause(p, faults, m) else None),
         # "right as the ego gets within 40 metres of the stop line", "closer than 30 m to the junction"
-        (r"\b(?:within|inside|closer than|nearer than|less than) " + Q("dist") + r" (?:of|from|to|before) (?:the |our "
+        (r"\b(?:within|inside|closer than|nearer than|less than|at) " + Q("dist") + r" (?:of|from|to|before) (?:the |our "
          r"|its |their )?" + BAR, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
         (Q("time") + r" before " + _REACH,
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
@@ -453,6 +481,9 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
     for pattern, build in rules:
         for m in p.finditer(pattern):
             owner = _owner(faults, p, m.start())
+            if owner is None and _ALL_FAULTS.search(p.n.sentence(p.n.sentence_of(m.start()))):
+                _anchor_all(p, faults, m, build)  # "Begin both after 5 seconds."
+                continue
             if owner is None or owner.anchor is not None:
                 continue
             if "q" in m.groupdict() and m.group("q") is not None and not p.free(m):
@@ -463,6 +494,39 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
             owner.anchor = anchor
             owner.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
                                f"{clean(m.group(0))!r}")
+
+
+    # "and from the same point every BSM ... arrives 2 s late": the anchor of the fault before
+    for m in p.finditer(r"\b(?:from|at|starting (?:at|from)|beginning (?:at|from)) (?:the |that )?(?:same|very same) "
+                        r"(?:point|moment|time|instant|place|distance|spot)\b"):
+        owner = _owner(faults, p, m.start())
+        if owner is None or owner.anchor is not None:
+            continue
+        before = [f for f in faults[:faults.index(owner)] if f.anchor is not None]
+        if before:
+            owner.anchor = dict(before[-1].anchor or {})
+            owner.notes.append(f"anchor {owner.anchor.get('event', 'scenario_time')} of the fault before, from "
+                               f"{clean(m.group(0))!r}")
+
+
+# a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")
+_ALL_FAULTS = rx(r"\b(both|all of them|all (?:the |these |those )?(?:faults|effects|degradations|errors)|each of them"
+                 r"|each fault|every fault|all \d+|all three|all two)\b")
+
+
+def _anchor_all(p: ParseState, faults: list[FaultDraft], m: re.Match[str],
+                build: Callable[[re.Match[str]], dict[str, Any] | None]) -> None:
+    """One anchor for every fault still without one."""
+    open_faults = [f for f in faults if f.anchor is None]
+    if len(faults) < 2 or not open_faults or ("q" in m.groupdict() and m.group("q") is not None and not p.free(m)):
+        return
+    anchor = build(m)
+    if anchor is None:
+        return
+    for f in open_faults:
+        f.anchor = dict(anchor)
+        f.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
+                       f"{clean(m.group(0))!r} (said of every fault)")
 
 
 # "for about two seconds", "for roughly 3 s": an approximate duration is still the duration
@@ -522,7 +586,8 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             neg = info.negative_words
             after = p.t[m.end():m.end() + 30]
             if neg and value > 0 and not rx(lx.POSITIVE_SIGN).search(after) and (
-                    rx(r"^\W*(too )?(lower|slower|less|shorter|earlier|early|below|under|low|short|fewer)\b").search(after)
+                    rx(r"^\W*(too )?(lower|slower|less|shorter|earlier|early|below|under|low|short|fewer|small|smaller)\b"
+                       ).search(after)
                     or rx(neg).search(p.n.sentence(f.sentence))):
                 value = -value
             f.magnitude = value

@@ -101,7 +101,19 @@ def _ratios(t: str) -> str:
     t = re.sub(r"\b(" + "|".join(sorted(_FRACTIONS, key=len, reverse=True)) + r")(?: of)?(?= (?:the|all|its|their|them"
                r"|our|these|those|spat|bsm|map|signal|safety|brake|oncoming|crossing|lead|packets|messages|updates"
                r"|broadcasts|frames|beacons)\b)", lambda m: f"{_FRACTIONS[m.group(1)]:.4g} % of", t)
+    # "every third BSM goes missing": one message in three
+    t = re.sub(r"\bevery (" + "|".join(_ORDINALS) + r")(?= (?:spat |bsm |map |eebl |brake |safety |status |position )?"
+               r"(?:bsms?|spats?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?|notifications?)\b)",
+               lambda m: f"{100 / _ORDINALS[m.group(1)]:.4g} % of", t)
     return re.sub(r"% of of\b", "% of", t)
+
+
+# "a second car", "a second RSU": the ordinal of a noun
+_ORDINAL_NOUN = (r"(?!\s+(?:[a-z]+\s+)?(?:cars?|vehicles?|trucks?|vans?|bus|buses|drivers?|ones?|leads?|relays?|junctions?"
+                 r"|intersections?|lights?|signals?|lanes?|runs?|tests?|messages?|rows?|rounds?|stops?|approach\w*|groups?"
+                 r"|rsus?|roadside|units?|radios?|senders?|streams?|faults?|phases?|cycles?|attempts?|tries|waves?)\b)")
+_ORDINALS = {"second": 2, "other": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+             "ninth": 9, "tenth": 10, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "10th": 10}
 
 
 _WORD = re.compile(r"[a-z]{4,}")
@@ -184,10 +196,12 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\bthree quarters (of )?(a |one )?(second|sec)\b", "0.75 s", t)
     t = re.sub(r"\b(a|one) (full|whole|single) (second|sec)\b", "1 s", t)
     t = re.sub(r"\ba couple (of )?(?=(seconds|secs|metres|meters|messages|packets|updates|broadcasts|frames)\b)", "2 ", t)
-    t = re.sub(r"\b(by|for|about|roughly|around|than|of|over|nearly|almost) (a|one) (second|sec)\b", r"\1 1 s", t)
+    # "relayed by a second car": an ordinal before a noun, not a time
+    t = re.sub(r"\b(by|for|about|roughly|around|than|of|over|nearly|almost) (a|one) (second|sec)\b" + _ORDINAL_NOUN,
+               r"\1 1 s", t)
     t = re.sub(r"\ba (second|sec)\b(?= (late|behind|old|stale|early|earlier|later|off|delay|lag|in the past))", "1 s", t)
     t = _NUMBER_SEQUENCE.sub(lambda m: _number_value(m.group(0)), t)
-    t = re.sub(r"\b(\d+) point (\d+)\b", r"\1.\2", t)
+    t = re.sub(r"\b(\d+)[- ]point[- ](\d+)\b", r"\1.\2", t)  # "two point five", "two-point-five"
     t = re.sub(r"\b(\d+) (tenth|hundredth)s? of (?:(?:a|one|1) )?(?:seconds?|secs?|s)\b",  # "eight tenths of a second"
                lambda m: f"{int(m.group(1)) / (10 if m.group(2) == 'tenth' else 100):g} s", t)
     t = re.sub(r"\b(?:plus|\+) ?(?=\d)", "+", t)  # "off by plus 4 s": a signed quantity

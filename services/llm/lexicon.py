@@ -145,6 +145,9 @@ COMM_CONTEXT = (r"\b(spats?|bsms?|mapmsg|map ?data|eebl|denms?|messages?|packets
                 r"|(digital|lane) map|map of the (junction|intersection))\b")
 
 # ── fault operators ────────────────────────────────────────────────────────
+# "the crossing car arriving 1 s after the ego": an arrival compared with a vehicle is the scene's timing
+_NOT_AFTER_VEHICLE = (r"(?! (after|before|behind|ahead of|earlier than|later than) (the |our |its |their )?(ego|us|we"
+                      r"|car|vehicle|lead|other|truck|van|bus|first|second)\b)")
 # (operator, pattern, needs communication context in the sentence, priority)
 # Priority resolves several cues for one fault ("frozen, stale SPaT" is one freeze).
 SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
@@ -231,7 +234,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                          r" |v2x )?(information|messages|data|updates)( at all)?\b(?! (go|goes|are|get|gets|is|were|was)"
                          r" (missing|lost|dropped|delayed|late|corrupted))|\bdrop out\b", False, 4),
     (FaultOperator.DROP, r"vanish\w*|disappear\w*|\bblocked\b|never (make it|get) (to|through)", True, 4),
-    (FaultOperator.DELAY, r"\blag\w*|show(s)? up|after (they|it) should|come in|arriv\w* <q\d+:time>", True, 4),
+    (FaultOperator.DELAY, r"\blag\w*|show(s)? up|after (they|it) should|come in|arriv\w* <q\d+:time>" + _NOT_AFTER_VEHICLE,
+     True, 4),
     # campaign wording (issue 31): paraphrases a test engineer writes without our vocabulary
     (FaultOperator.MAP_MISASSOCIATION, r"\b(links?|linked|linking|ties|tied|assigns?|assigned|puts?|associates?"
                                        r"|associated|points?|pointing|maps?|mapped)\b[^.;]{0,40}?\b(to|with|under|at) "
@@ -251,6 +255,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.SUPPRESS_SENDER, r"\bnone of\b[^.;]{0,60}?\b(reach\w*|arriv\w*|gets? through|makes? it|(is|are) "
                                     r"(received|heard))\b", False, 8),
     (FaultOperator.SUPPRESS_SENDER, r"\b(says|sends|transmits|broadcasts) nothing\b", False, 8),
+    # "the braking vehicle transmits no hard-braking notification whatsoever"
+    (FaultOperator.SUPPRESS_SENDER, r"\b(transmits?|sends?|broadcasts?|emits?) no ([\w-]+ ){0,3}?(notifications?|messages?"
+                                    r"|alerts?|warnings?|bsms?|spats?|data|events?|broadcasts?|notices?|denms?)\b", False, 8),
     # "its brake alert is never transmitted", "the beacons never get sent"
     (FaultOperator.SUPPRESS_SENDER, r"\b(is|are|gets?|get) never (transmitted|sent|broadcast)\b|\bnever (gets?|get) "
                                     r"(transmitted|sent|broadcast)\b", False, 8),
@@ -263,6 +270,17 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                           r"|lasts|is left|will last))\b[^.;]{0,50}?\b(inflated|overstated|understated"
                                           r"|exaggerated|cut short|shortened|lengthened|padded|deflated|overestimated"
                                           r"|underestimated|too long|too short) by <q\d+:time>", False, 6),
+    # "the residual time carried in the SPaT understates the true time remaining by 2.5 s"
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"\b(countdown|residual[- ]((green|red|amber|yellow)[- ])?time|remaining[- ]time"
+                                          r"|time[- ](left|remaining)|time[- ]to[- ](change|red|green)|end[- ]times?)\b"
+                                          r"[^.;]{0,60}?\b(inflat|overstat|understat|exaggerat|overestimat|underestimat"
+                                          r"|deflat)\w*\b[^.;]{0,40}?\bby <q\d+:time>", False, 6),
+    # "a position 12 meters more back than the real one"; "lower of 3 m/s than the real one", "15 km/h too small"
+    (FaultOperator.BSM_POSITION_OFFSET, r"<q\d+:dist> (more|further|farther) (back|behind|forward|ahead)\b[^.;]{0,20}?\bthan\b"
+                                        r"|\b(further|farther|closer|nearer|more back|more forward) (of|by) <q\d+:dist>"
+                                        r"[^.;]{0,20}?\bthan\b", False, 6),
+    (FaultOperator.BSM_SPEED_OFFSET, r"<q\d+:speed> (too )?(small|big|large|great)\b|\b(higher|lower|faster|slower|greater"
+                                     r"|smaller|bigger|less|more) (of|by) <q\d+:speed>[^.;]{0,20}?\bthan\b", False, 6),
     (FaultOperator.BSM_POSITION_OFFSET, r"\b(positions?|locations?|spot|place)\b[^.;]{0,25}?<q\d+:dist> (back|behind"
                                         r"|ahead|further|farther|closer|nearer|off|away|forward|short|out)\b", False, 6),
     (FaultOperator.BSM_SPEED_OFFSET, r"\b(under|over)-?(stat|estimat)\w* (its |the |their )?(own )?speed"
@@ -277,7 +295,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     # more user wording (issue 31, the fresh campaign sets)
     (FaultOperator.DROP, r"\binterrupt\w*|\bthrown away\b|\bthrow\w* away\b|\b(go(es|ing)?|went|gone) astray\b"
                          r"|\bastray\b", True, 4),
-    (FaultOperator.DELAY, r"<q\d+:time> behind (schedule|reality|real[- ]?time)\b", False, 4),
+    (FaultOperator.DELAY, r"<q\d+:time> behind (schedule|reality|real[- ]?time|time)\b", False, 4),
+    # "every BSM needs 300 ms longer to arrive"
+    (FaultOperator.DELAY, r"\b(needs?|takes?|requires?) <q\d+:time> (longer|more|extra) to (arriv\w*|reach\w*|get|come"
+                          r"|be delivered)\b|<q\d+:time> longer to (arriv\w*|reach\w*|get (there|through|in)|come in)\b",
+     False, 4),
     # messages that "reach the car 400 ms behind", "come to us 0.8 s too late": the messages' own arrival, late by
     # a time (not a driver who "brakes 1 s too late": the subject is a message and the verb an arrival)
     (FaultOperator.DELAY, r"\b(messages?|msgs?|packets?|broadcasts?|updates?|frames?|beacons?|spats?|bsms?|data|feeds?"
@@ -285,6 +307,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                           r"|gets?|getting|show(s|ing)? up|turns? up|lands?|landing|delivered|received)\b[^.;]{0,25}?"
                           r"<q\d+:time> (too late|late|later|behind|delayed)\b", False, 4),
     (FaultOperator.DELAY, r"\bbehind schedule\b", True, 4),
+    # "the SPaT content stays blocked on the same values", "stuck at its old values"
+    (FaultOperator.FREEZE, r"\b(blocked|stuck|locked|pinned|held|frozen) (on|at) (the |its |their )?(same|old|last|previous"
+                           r"|initial|first|identical)\b", False, 7),
     (FaultOperator.FREEZE, r"\b(go(es)? on|keeps?|continues?|carry|carries) (repeating|re-?sending|broadcasting|sending)"
                            r" (the |their |its )?(old |stale |same |previous |earlier )?(content|contents|payload|data"
                            r"|values?|state|snapshot)\b", True, 7),
@@ -297,6 +322,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|indicating|sending) (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b"
                                        r"(?! (light|lights)[- ]violation)", True, 7),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\bannounc\w* (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b", False, 7),
+    # "the SPaT broadcast reports the phase as green"
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(reports?|reporting|shows?|showing|gives?|giving|broadcasts?|announc\w*|sends?"
+                                       r"|marks?|marking|flags?|labels?|lists?|declares?|presents?) (the |its |our |a |an )?"
+                                       r"(current )?(phase|state|signal|light|status|aspect|colou?r)( \w+)? as (a |an )?"
+                                       r"(green|red|amber|yellow)\b", True, 7),
     # "the phase field in SPaT reads green", "the signal state is set to red"
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(phase|state|status|aspect)( field| value| byte| entry)?\b[^.;]{0,25}?\b(reads?"
                                        r"|reading|indicates?|indicating|is set to|set to) (a |an )?(false |wrong |fake )?"
@@ -353,7 +383,7 @@ def fault_cue_table() -> tuple[tuple[FaultOperator | str, str, bool, int], ...]:
     return FAULT_CUES + extra if extra else FAULT_CUES
 
 # The sign right after a magnitude wins over the sentence's words ("3 m/s lower", "4 s longer").
-POSITIVE_SIGN = r"^\W*(too )?(higher|faster|more|longer|later|above|over|high|plus|extra)\b"
+POSITIVE_SIGN = r"^\W*(too )?(higher|faster|more|longer|later|above|over|high|plus|extra|big|large|great)\b"
 
 
 PHASES = {"amber": "amber", "yellow": "amber", "red": "red", "green": "green"}
@@ -518,7 +548,8 @@ COMMON_WORDS = frozenset(
     "runs ran rider riders ride rides drive drives driver drivers still wait waits waiting watch reading fine "
     "route routes rural urban city town towns north south east west plan plans place model mode rain snow night "
     "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
-    "along alongside case cases sense moment moments ends ending ended begins begin began starts start started".split())
+    "along alongside case cases sense moment moments ends ending ended begins begin began starts start started "
+    "function functions".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (

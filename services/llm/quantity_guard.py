@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lastv2x.core.spec import SignalPlan
+from lastv2x.core.spec import Ego, SignalPlan
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import fault_cues
 from services.llm.intent_text import Quantity, normalize
@@ -75,6 +75,20 @@ def _signal_times(data: dict[str, Any]) -> Iterable[float]:
         yield (onset - p.offset_s) % p.cycle_s
 
 
+def _signal_distances(data: dict[str, Any]) -> Iterable[float]:
+    """How far the ego, at its speed from its start distance, is from the stop bar at each first onset ("the light
+    becomes red when the car is 80 m away")."""
+    ego = data.get("ego") if isinstance(data.get("ego"), dict) else {}
+    try:
+        e = Ego.model_validate(ego)
+    except ValidationError:
+        return
+    for t in _signal_times(data):
+        left = e.start_distance_m - e.speed_mps * t
+        if left > 0:
+            yield left
+
+
 def values(answers: Sequence[dict[str, Any] | None]) -> tuple[list[float], list[float]]:
     """(fault values, every value) of the answers."""
     faults: list[float] = []
@@ -84,6 +98,7 @@ def values(answers: Sequence[dict[str, Any] | None]) -> tuple[list[float], list[
             continue
         everything.extend(_numbers(data))
         everything.extend(_signal_times(data))
+        everything.extend(_signal_distances(data))
         for fault in data.get("faults") or ():
             if isinstance(fault, dict):
                 faults.extend(_fault_numbers(fault))
