@@ -526,7 +526,7 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any, resume: str
     from lastv2x.v1 import search_pb2, search_pb2_grpc
     from lastv2x_app.campaigns import witness_summary
     from services.search.campaign import Event
-    from services.search.servicer import repair_from_proto
+    from services.search.servicer import reflection_from_proto, repair_from_proto
 
     options = search_pb2.CampaignOptions(disable_gate=not kw["gate"], concurrency=kw["in_flight"], app=kw["app"],
                                          stop_at_first_admission=kw["stop_at_first_admission"],
@@ -562,7 +562,8 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any, resume: str
                           "reflection_rounds": sc.reflection_rounds, "witness_ids": list(sc.witness_ids),
                           "duplicate_keys": sc.duplicate_keys, "error": sc.error, "errored": sc.errored,
                           "unparsed_clauses": list(sc.unparsed_clauses), "coverage_gaps": sc.coverage_gaps,
-                          "repairs": [repair_from_proto(r) for r in sc.repairs]})
+                          "repairs": [repair_from_proto(r) for r in sc.repairs],
+                          "reflections": [reflection_from_proto(r) for r in sc.reflections]})
     summary = {"scenarios": scenarios, "executions": campaign.executions, "admitted": campaign.admitted,
                "errored": campaign.errored, "coverage_gaps": campaign.coverage_gaps,
                "distinct_failures": campaign.distinct_failures,

@@ -871,7 +871,7 @@ class Campaign(_message.Message):
     def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[CampaignState, str]] = ..., intents: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., budget_per_scenario: _Optional[int] = ..., reflection_rounds: _Optional[int] = ..., executions: _Optional[int] = ..., admitted: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., scenarios: _Optional[_Iterable[_Union[ScenarioProgress, _Mapping]]] = ..., candidates: _Optional[int] = ..., budget_total: _Optional[int] = ..., distinct_keys: _Optional[int] = ..., created_unix_s: _Optional[float] = ..., elapsed_s: _Optional[float] = ..., errored: _Optional[int] = ..., coverage_gaps: _Optional[int] = ..., distinct_failures: _Optional[int] = ...) -> None: ...
 
 class ScenarioProgress(_message.Message):
-    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at", "errored", "unparsed_clauses", "coverage_gaps", "repairs")
+    __slots__ = ("index", "source", "intent", "application", "stage", "candidates", "executions", "shrink_executions", "gated", "admitted_executions", "admitted_initially", "reflection_rounds", "witness_ids", "faults_left", "distinct_keys", "duplicate_keys", "flaky", "error", "best_margin", "first_admitted_at", "errored", "unparsed_clauses", "coverage_gaps", "repairs", "reflections")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     INTENT_FIELD_NUMBER: _ClassVar[int]
@@ -896,6 +896,7 @@ class ScenarioProgress(_message.Message):
     UNPARSED_CLAUSES_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_GAPS_FIELD_NUMBER: _ClassVar[int]
     REPAIRS_FIELD_NUMBER: _ClassVar[int]
+    REFLECTIONS_FIELD_NUMBER: _ClassVar[int]
     index: int
     source: str
     intent: str
@@ -920,7 +921,34 @@ class ScenarioProgress(_message.Message):
     unparsed_clauses: _containers.RepeatedScalarFieldContainer[str]
     coverage_gaps: int
     repairs: _containers.RepeatedCompositeFieldContainer[SpecRepair]
-    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ..., errored: _Optional[int] = ..., unparsed_clauses: _Optional[_Iterable[str]] = ..., coverage_gaps: _Optional[int] = ..., repairs: _Optional[_Iterable[_Union[SpecRepair, _Mapping]]] = ...) -> None: ...
+    reflections: _containers.RepeatedCompositeFieldContainer[ScenarioReflection]
+    def __init__(self, index: _Optional[int] = ..., source: _Optional[str] = ..., intent: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., stage: _Optional[str] = ..., candidates: _Optional[int] = ..., executions: _Optional[int] = ..., shrink_executions: _Optional[int] = ..., gated: _Optional[int] = ..., admitted_executions: _Optional[int] = ..., admitted_initially: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., witness_ids: _Optional[_Iterable[str]] = ..., faults_left: _Optional[_Iterable[int]] = ..., distinct_keys: _Optional[int] = ..., duplicate_keys: _Optional[int] = ..., flaky: _Optional[int] = ..., error: _Optional[str] = ..., best_margin: _Optional[float] = ..., first_admitted_at: _Optional[int] = ..., errored: _Optional[int] = ..., unparsed_clauses: _Optional[_Iterable[str]] = ..., coverage_gaps: _Optional[int] = ..., repairs: _Optional[_Iterable[_Union[SpecRepair, _Mapping]]] = ..., reflections: _Optional[_Iterable[_Union[ScenarioReflection, _Mapping]]] = ...) -> None: ...
+
+class ScenarioReflection(_message.Message):
+    __slots__ = ("round", "diagnosis", "rule_ids", "edits", "applied", "reason")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSIS_FIELD_NUMBER: _ClassVar[int]
+    RULE_IDS_FIELD_NUMBER: _ClassVar[int]
+    EDITS_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    diagnosis: str
+    rule_ids: _containers.RepeatedScalarFieldContainer[str]
+    edits: _containers.RepeatedCompositeFieldContainer[SpecEdit]
+    applied: str
+    reason: str
+    def __init__(self, round: _Optional[int] = ..., diagnosis: _Optional[str] = ..., rule_ids: _Optional[_Iterable[str]] = ..., edits: _Optional[_Iterable[_Union[SpecEdit, _Mapping]]] = ..., applied: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class SpecEdit(_message.Message):
+    __slots__ = ("path", "value_json", "rule")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    value_json: str
+    rule: str
+    def __init__(self, path: _Optional[str] = ..., value_json: _Optional[str] = ..., rule: _Optional[str] = ...) -> None: ...
 
 class SpecRepair(_message.Message):
     __slots__ = ("check", "message", "description", "changes", "applied", "reason", "origin")

@@ -103,16 +103,6 @@ class ReflectRequest(_message.Message):
     spec_json: str
     def __init__(self, prompt: _Optional[str] = ..., evidence_digest_json: _Optional[str] = ..., spec_json: _Optional[str] = ...) -> None: ...
 
-class SpecEdit(_message.Message):
-    __slots__ = ("path", "value_json", "rule")
-    PATH_FIELD_NUMBER: _ClassVar[int]
-    VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
-    RULE_FIELD_NUMBER: _ClassVar[int]
-    path: str
-    value_json: str
-    rule: str
-    def __init__(self, path: _Optional[str] = ..., value_json: _Optional[str] = ..., rule: _Optional[str] = ...) -> None: ...
-
 class ReflectResponse(_message.Message):
     __slots__ = ("diagnosis", "revised_prompt", "rule_ids", "backend", "edits")
     DIAGNOSIS_FIELD_NUMBER: _ClassVar[int]
@@ -124,8 +114,8 @@ class ReflectResponse(_message.Message):
     revised_prompt: str
     rule_ids: _containers.RepeatedScalarFieldContainer[str]
     backend: str
-    edits: _containers.RepeatedCompositeFieldContainer[SpecEdit]
-    def __init__(self, diagnosis: _Optional[str] = ..., revised_prompt: _Optional[str] = ..., rule_ids: _Optional[_Iterable[str]] = ..., backend: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[SpecEdit, _Mapping]]] = ...) -> None: ...
+    edits: _containers.RepeatedCompositeFieldContainer[_common_pb2.SpecEdit]
+    def __init__(self, diagnosis: _Optional[str] = ..., revised_prompt: _Optional[str] = ..., rule_ids: _Optional[_Iterable[str]] = ..., backend: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[_common_pb2.SpecEdit, _Mapping]]] = ...) -> None: ...
 
 class VerifyRequest(_message.Message):
     __slots__ = ("spec", "spec_json")

@@ -62,7 +62,7 @@ class LlmServicer(llm_pb2_grpc.LlmServiceServicer):
         r = self._roles.reflect(request.prompt, request.evidence_digest_json, spec=spec)
         return llm_pb2.ReflectResponse(
             diagnosis=r.diagnosis, revised_prompt=r.revised_prompt, rule_ids=list(r.rule_ids), backend=r.backend,
-            edits=[llm_pb2.SpecEdit(path=e.path, value_json=json.dumps(e.value), rule=e.rule) for e in r.edits])
+            edits=[common_pb2.SpecEdit(path=e.path, value_json=json.dumps(e.value), rule=e.rule) for e in r.edits])
 
     def Verify(self, request: llm_pb2.VerifyRequest, context: grpc.ServicerContext) -> llm_pb2.VerifyResponse:
         source = request.WhichOneof("spec_source")

@@ -13,7 +13,8 @@ Per scenario (an intent or a spec) the runner
    rank priority (smaller margin = more descendants); each child moves fault,
    timing, vehicle or penetration parameters (``mutate.py``) and must pass the
    verifier gate before it may run (gated children count toward the budget).
-   The search proceeds in **generations** of ``generation_size`` children, drawn
+   The search proceeds in **generations** of ``generation_size(...)`` children (the setting, but at
+   least ``MIN_GENERATIONS`` generations per budget and never under ``MIN_GENERATION``), drawn
    from the elite set as the previous generations left it, in a fixed order; a
    generation is dispatched in slices of up to K executions per simulator replica, each
    slice together (one ``ExecuteBatch`` per replica, one vectorized batch in process),
@@ -104,6 +105,17 @@ from services.search.repairs import (
     verifier_repaired,
 )
 from services.search.witness import WitnessKeeper
+
+MIN_GENERATIONS = 8  # a scenario's budget spans at least this many generations: a short search stays adaptive
+MIN_GENERATION = 4  # ... but a generation is never smaller than this (the size before issue 32)
+
+
+def generation_size(setting: int, budget: int) -> int:
+    """Children per generation for a scenario of ``budget`` candidates: ``setting`` (the batch the simulator steps
+    together), capped so that the budget spans ``MIN_GENERATIONS`` generations, and at least ``MIN_GENERATION``
+    (at most ``setting``): 15-16 at the paper's 120-150, 4 at make run's 16. Deterministic in both."""
+    return max(min(setting, MIN_GENERATION), min(setting, budget // MIN_GENERATIONS))
+
 
 MAX_REDRAWS = 8  # a child already tried in this scenario is redrawn at most this often
 
@@ -251,6 +263,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
     # ── search ────────────────────────────────────────────────────────────
     def _search(self, sc: ScenarioProgress, root: Candidate, rng: np.random.Generator, prompt: str) -> None:
         budget = self.request.budget_per_scenario
+        size = generation_size(self.settings.generation_size, budget)
         elite: list[Candidate] = [root] if root.execution else []
         self._journal_elite(sc, elite)
         tried = {root.spec.model_dump_json()}
@@ -281,7 +294,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
             # one generation: children of the elite as the previous generations left it, in draw order
             generation: list[Candidate] = []
             exhausted = False
-            while len(generation) < self.settings.generation_size and sc.candidates < budget:
+            while len(generation) < size and sc.candidates < budget:
                 child = self._child(elite, rng, tried)
                 if child is None:
                     exhausted = True
@@ -415,13 +428,15 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
                          self.pipeline.reflect(prompt, digest, self.id, root.spec))
         except (InvalidArgument, FailedPrecondition) as exc:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "error": str(exc)})
+            self._reflection_record(sc, None, f"the reflector refused: {exc}")
             return None, prompt
         except (Cancelled, LeaseLost, ReplayDiverged, Unavailable):
             raise
         except Exception as exc:  # noqa: BLE001 - a reflector bug costs this round, not the scenario
             LOG.exception("campaign %s %s: reflection raised", self.id, sc.source)
-            self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds,
-                                         "error": f"{type(exc).__name__}: {exc}"[:500]})
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "error": error})
+            self._reflection_record(sc, None, f"the reflector raised {error}")
             return None, prompt
         entry = {"scenario": sc.index, "round": sc.reflection_rounds, "prompt": prompt,
                  "diagnosis": reflected.diagnosis, "revised_prompt": reflected.revised_prompt,
@@ -434,33 +449,52 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
         if (reflected.revised_prompt.strip() == prompt.strip() and not reflected.edits) \
                 or sc.candidates >= self.request.budget_per_scenario:
             self._reflection_spent.add(sc.index)  # nothing new to try: stop reflecting
+            self._reflection_record(sc, reflected, "the budget is spent" if reflected.edits or
+                                    reflected.revised_prompt.strip() != prompt.strip() else "nothing new to try")
             return None, prompt
         seed = int(rng.integers(0, 2**62))  # drawn in both cases: the search's draws do not depend on the path
-        spec = self._edited(sc, root.spec, reflected.edits) if reflected.edits else None
+        spec, refused = self._edited(sc, root.spec, reflected.edits) if reflected.edits else (None, "")
+        if refused:
+            refused += "; the revised intent was parsed instead"
+        applied = "edits" if spec is not None else "revised_prompt"
         if spec is None:  # words only (or edits that do not verify): the revised prompt, parsed
             try:
                 spec, _ = self._parse(sc, reflected.revised_prompt, seed, f"reflection {sc.reflection_rounds}")
             except (InvalidArgument, FailedPrecondition) as exc:
                 self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds,
                                              "parse_error": str(exc)})
+                self._reflection_record(sc, reflected, f"the revised intent did not parse: {exc}")
                 return None, reflected.revised_prompt
         if spec.application.value != sc.application:
+            self._reflection_record(sc, reflected, "the revised intent tests another application")
             return None, prompt  # reflection may not change what is tested
         if spec.map != root.spec.map:  # nor where: it edits how hard and when (a re-parse may draw another town)
             spec = parse_spec({**spec_to_dict(spec), "map": root.spec.map.model_dump(mode="json")})
         try:
             cand = self._run_candidates(sc, [Candidate(spec, "reflection")])[0]
-        except FailedPrecondition:
+        except FailedPrecondition as exc:
+            self._reflection_record(sc, reflected, str(exc))
             return None, reflected.revised_prompt
+        self._reflection_record(sc, reflected, refused, applied)
         self._stage(sc, "search", f"after reflection {sc.reflection_rounds}")
         return cand, reflected.revised_prompt
 
+    def _reflection_record(self, sc: ScenarioProgress, reflected: Reflected | None, reason: str,
+                           applied: str = "") -> None:
+        """This round in ``sc.reflections`` (GetCampaign's ScenarioProgress.reflections): what the reflector
+        answered, what ran from it ("edits", "revised_prompt", or "" = nothing) and why not the edits."""
+        sc.reflections.append({
+            "round": sc.reflection_rounds, "diagnosis": reflected.diagnosis if reflected else "",
+            "rule_ids": list(reflected.rule_ids) if reflected else [],
+            "edits": [{"path": p, "value": v, "rule": r} for p, v, r in reflected.edits] if reflected else [],
+            "applied": applied, "reason": reason})
+
 
     def _edited(self, sc: ScenarioProgress, spec: ScenarioSpec, edits: tuple[tuple[str, Any, str], ...]
-                ) -> ScenarioSpec | None:
+                ) -> tuple[ScenarioSpec | None, str]:
         """The root spec with the reflector's field edits, when it is the same test (application, map, each
-        fault's operator and stream) and verifies without an error; else None (journaled: the words are parsed
-        instead)."""
+        fault's operator and stream) and verifies without an error, and ""; else None and why (journaled: the
+        words are parsed instead)."""
         why = ""
         try:
             edited = parse_spec(apply_patch(spec_to_dict(spec), [(p, v) for p, v, _r in edits]))
@@ -479,7 +513,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
                     f"{f.check}: {f.message}" for f in errors[:3])
         if edited is None:
             self._journal("reflection", {"scenario": sc.index, "round": sc.reflection_rounds, "edits_refused": why})
-        return edited
+        return edited, why
 
 
 __all__ = ["OBSERVABILITY_CHECKS", "CampaignRequest", "CampaignRunner", "CandidateErrored", "Event", "LeaseLost",

@@ -76,6 +76,9 @@ class ScenarioProgress:
     # the verifier's repairs of the scenario's spec (``campaign.observability_repairs``): check, message,
     # description, patch [{field, from, value}], applied, reason (why not applied), origin (initial, reflection N)
     repairs: list[dict[str, Any]] = field(default_factory=list)
+    # each reflection round: round, diagnosis, rule_ids, edits [{path, value, rule}], applied ("edits": the edited
+    # spec ran, "revised_prompt": the revised intent was parsed and ran, "": nothing ran), reason
+    reflections: list[dict[str, Any]] = field(default_factory=list)
     in_flight: int = 0  # executions dispatched and not yet settled
 
     def to_dict(self) -> dict[str, Any]:

@@ -54,6 +54,22 @@ def repair_to_proto(r: dict[str, Any]) -> common_pb2.SpecRepair:
                                              value_json=json.dumps(p["value"])) for p in r["patch"]])
 
 
+def reflection_to_proto(r: dict[str, Any]) -> common_pb2.ScenarioReflection:
+    """A reflection record of a scenario (``ScenarioProgress.reflections``) as its message; values as JSON."""
+    return common_pb2.ScenarioReflection(
+        round=r["round"], diagnosis=r.get("diagnosis", ""), rule_ids=r.get("rule_ids", []),
+        applied=r.get("applied", ""), reason=r.get("reason", ""),
+        edits=[common_pb2.SpecEdit(path=e["path"], value_json=json.dumps(e["value"]), rule=e.get("rule", ""))
+               for e in r.get("edits", [])])
+
+
+def reflection_from_proto(m: common_pb2.ScenarioReflection) -> dict[str, Any]:
+    """The reflection record ``reflection_to_proto`` sent."""
+    return {"round": m.round, "diagnosis": m.diagnosis, "rule_ids": list(m.rule_ids),
+            "edits": [{"path": e.path, "value": json.loads(e.value_json or "null"), "rule": e.rule} for e in m.edits],
+            "applied": m.applied, "reason": m.reason}
+
+
 def repair_from_proto(m: common_pb2.SpecRepair) -> dict[str, Any]:
     """The repair record ``repair_to_proto`` sent: what ``campaign.repair_text`` and the tables read."""
     return {"check": m.check, "message": m.message, "description": m.description,
@@ -81,7 +97,8 @@ def campaign_to_proto(view: CampaignView) -> common_pb2.Campaign:
             witness_ids=sc["witness_ids"], faults_left=sc["faults_left"], distinct_keys=len(sc["keys"]),
             duplicate_keys=sc["duplicate_keys"], flaky=sc["flaky"], error=sc["error"], errored=sc.get("errored", 0),
             unparsed_clauses=sc.get("unparsed_clauses", []), coverage_gaps=sc.get("coverage_gaps", 0),
-            repairs=[repair_to_proto(r) for r in sc.get("repairs", [])])
+            repairs=[repair_to_proto(r) for r in sc.get("repairs", [])],
+            reflections=[reflection_to_proto(r) for r in sc.get("reflections", [])])
         if sc["admitted_initially"] is not None:
             p.admitted_initially = sc["admitted_initially"]
         if sc["best_margin"] is not None and math.isfinite(sc["best_margin"]):

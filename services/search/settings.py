@@ -41,13 +41,15 @@ class SearchSettings:
         "chosen so that five rounds fit in the paper's 120-candidate budget")
     mutations_per_child: int = _param(2, "operators", "at most this many mutation operators per child (1..n, uniform)")
     generation_size: int = _param(
-        4, "candidates", "children drawn per generation, from the elite set the previous generations left: what a "
-        "seeded campaign runs depends on it, not on K or the replica count. 4 = the window one in-process "
-        "simulator had before generations (K = 4), which keeps a 16-candidate search adaptive; on a cluster, "
-        "K x replicas keeps every replica busy")
+        16, "candidates", "children drawn per generation, from the elite set the previous generations left: what a "
+        "seeded campaign runs depends on it, not on K or the replica count. A generation goes to the simulator as "
+        "one batch; a scenario's budget still spans at least 8 generations of at least 4 (campaign.generation_size: "
+        "4 at a budget of 16, 15-16 at 120-150). 16 vs 4: 1.4x the executions/s on the held-out campaigns at "
+        "budget 150, admissions 61 vs 62 of 102")
     in_flight_per_replica: int = _param(
-        4, "executions", "K: executions in flight per simulator replica within a generation (speed only: results "
-        "are consumed in dispatch order)")
+        16, "executions", "K: executions sent together to one simulator replica within a generation, as one "
+        "ExecuteBatch (speed only: results are consumed in dispatch order); K x replicas >= generation_size "
+        "sends a whole generation at once")
     max_intents: int = _param(64, "scenarios", "cap on intents + specs in one campaign request")
     max_campaigns_running: int = _param(4, "campaigns", "campaigns executed at once by one search replica")
     max_campaign_candidates: int = _param(

@@ -170,6 +170,14 @@ def test_a_stalled_search_reflects_and_its_field_edits_re_enter_the_pipeline(sea
     edited = {**initial["spec"], "faults": [{**initial["spec"]["faults"][0], "anchor": first["edits"][0]["value"]}]}
     edited["faults"][0].pop("duration_s", None)
     assert parse_spec(reflected[0]["spec"]) == parse_spec(edited)
+    # GetCampaign shows each round: its edits, and that the edited spec (not the words) is what ran
+    from services.search.servicer import campaign_to_proto, reflection_from_proto
+
+    shown = sc["reflections"][0]
+    assert shown["round"] == 1 and shown["applied"] == "edits" and shown["reason"] == ""
+    assert shown["edits"] == first["edits"] and shown["diagnosis"] == first["diagnosis"]
+    (progress,) = campaign_to_proto(view).scenarios
+    assert [reflection_from_proto(r) for r in progress.reflections] == sc["reflections"]
 
 
 PARTIAL = ("Red-light violation warning when the SPaT feed freezes just before amber, "
@@ -216,3 +224,7 @@ def test_reflection_edits_of_fields_the_spec_lacks_are_refused_not_a_crash(searc
     assert view.state == "done", view.reason
     refused = [p for _, k, p in search_core.store.journal(view.id) if k == "reflection" and "edits_refused" in p]
     assert refused and "does not have" in refused[0]["edits_refused"]
+    (shown, *_) = view.summary["scenarios"][0]["reflections"]  # GetCampaign says why the edits did not run
+    assert shown["edits"] == [{"path": "faults[3].magnitude", "value": 1.0, "rule": "no_diagnosis"}]
+    assert "does not have" in shown["reason"] and "the revised intent was parsed instead" in shown["reason"]
+    assert shown["applied"] in ("revised_prompt", "")

@@ -187,3 +187,12 @@ def test_an_exception_while_shrinking_keeps_the_search_and_earlier_witnesses(tmp
     assert calls["n"] >= 2 and run["errored"] == 1 and run["witnesses"]
     (errored,) = [p for kind, p in run["journal"] if kind == "errored"]
     assert errored["stage"] == "shrink" and errored["error_type"] == "ZeroDivisionError"
+
+
+def test_a_generation_is_the_setting_but_a_budget_spans_eight_of_at_least_four() -> None:
+    """Issue 32: a generation goes to the simulator as one batch (16 by default), yet a short search keeps
+    the adaptivity of small generations (make run's 16 candidates: 4 generations of 4)."""
+    from services.search.campaign import generation_size
+
+    assert [generation_size(16, b) for b in (9, 16, 40, 120, 150, 2000)] == [4, 4, 5, 15, 16, 16]
+    assert generation_size(4, 150) == 4 and generation_size(1, 150) == 1 and generation_size(2, 3) == 2
