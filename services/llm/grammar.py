@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from lastv2x.core.catalogue import APPLICATIONS, Application
+from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import signal_required
 from lastv2x.core.spec import AgentRole, Ego, JunctionKind, SignalPlan
@@ -116,7 +116,8 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     if "speed_mps" not in ego:
         ego["speed_mps"] = assigner.ego_speed_mps()
         p.note(f"ego.speed_mps {ego['speed_mps']} assigned from seed")
-    _signal_at_ego(p, ego, signal)
+    if APPLICATIONS[app].kind is not AppKind.CONFLICT:  # a conflict's timing is the agents' too: not the plan's
+        _signal_at_ego(p, ego, signal)
     agent_list = []
     for i, agent in enumerate(agents.values()):
         if "speed_mps" not in agent:

@@ -390,3 +390,13 @@ def test_fresh7_binds_every_fault_and_reports_only_what_no_field_holds() -> None
     assert faults and all(f["exact"] for f in faults)
     assert not any(s["extra"] for s in scored)
     assert [s["id"] for s in scored if s["false_alarms"]] == ["f7_015"]
+
+
+def test_a_delayed_departure_moves_the_signal_plan_only_where_the_plan_is_all_that_times_the_test() -> None:
+    """'The ego's departure is delayed by 2 s' is the lights running 2 s ahead for a signal application; for a
+    conflict application the crossing vehicle's timing matters too, so the plan is not moved for it."""
+    glosa = ROLES.parse_intent("GLOSA along the corridor; the ego's departure is delayed by 2 s.", 3).spec
+    ima = ROLES.parse_intent("Intersection movement assist at a signalized crossing; the ego's departure is "
+                             "delayed by 2 s.", 3).spec
+    assert glosa.signal.offset_s == 2.0
+    assert ima.signal.offset_s != 2.0
