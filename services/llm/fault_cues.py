@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from lastv2x.core.catalogue import operators_in_family
 from lastv2x.core.verifier import Finding, Severity
-from services.llm.intent_text import correct_typos
+from services.llm.intent_text import correct_typos, normalize
 
 CHECK = "parser.unparsed_fault"
 
@@ -67,7 +67,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_FROZEN, r"\bfr(ee|o)z\w*|\bstuck\b|stops? (to )?(updating|update|changing|change)\b|(repeat|replay|re-?send|keep\w* sending)\w* (\w+ ){0,2}"
               r"(same|old|last|stale)", False),
     (_STALE, r"\b(stale|outdated|out of date|old|older|backdated|in the past)\b", True),
-    (_LATE, r"\b(late|later|early|earlier|delay\w*|latency|lag\w*|behind|held back|after (they|it) should)\b"
+    (_LATE, r"\b(late|later|early|earlier|delay\w*|postpone\w*|latency|lag\w*|behind|held back|after (they|it) should)\b"
             r"|\blonger to (arriv\w*|reach\w*|get (there|through|in)|come( in)?|be delivered)\b", True),
     # the lane map pointing the ego's lane at some other signal group, in whatever words
     (_WRONG, r"\bmap\b[^.;]{0,60}\b(lane|approach)\w*\b[^.;]{0,40}\b(to|with|under|onto|at) [^.;]{0,40}\b(group|head"
@@ -96,7 +96,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
 )
 
 _CONTEXT = re.compile(
-    r"\b(messages?|msgs?|packets?|bsms?|spats?|map ?data|mapmsg|map|broadcasts?|beacons?|feeds?|data|updates?"
+    r"\b(messages?|msgs?|packets?|bsms?|spats?|spatems?|mapems?|cams?|denms?|cooperative awareness|map ?data|mapmsg|map|broadcasts?|beacons?|feeds?|data|updates?"
     r"|frames?|information|info|knowledge|transmissions?|transmitted|signals? (timing|data|info\w*)|timing"
     r"|phase|countdown|timestamps?|stamped|reports?|reported|reporting|claims?|says|shows?|shown|appears?"
     r"|appearing|reads|sees|thinks|believes|told|learns|receives?|received|v2v|v2x|radio|warnings?|alerts?"
@@ -129,10 +129,10 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*(?:[-*\u2022]\s+|\d+[.)]\s+)?")
 _BACK_REFERENCE = re.compile(r"\b(it|its|they|their|them|these|those|ones)\b", _F)
 # A stream the clause names outright (not the grammar's table: bare words only, no inference from the app).
 _STREAMS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("SPAT", re.compile(r"\bspats?\b|signal phase and timing|phase[- ]and[- ]timing", _F)),
-    ("MAP", re.compile(r"\bMAP\b|\b(?i:map ?(data|messages?|msgs?|broadcasts?|updates?)|mapmsg)\b")),
+    ("SPAT", re.compile(r"\bspats?\b|\bspatems?\b|signal phase and timing|phase[- ]and[- ]timing", _F)),
+    ("MAP", re.compile(r"\bMAP\b|\b(?i:map ?(data|messages?|msgs?|broadcasts?|updates?)|mapmsg|mapems?)\b")),
     ("EEBL", re.compile(r"\beebl (messages?|events?|warnings?|broadcasts?|alerts?|notifications?)\b|\bdenms?\b", _F)),
-    ("BSM", re.compile(r"\bbsms?\b|basic safety messages?", _F)),
+    ("BSM", re.compile(r"\bbsms?\b|basic safety messages?|\bcams?\b|cooperative awareness", _F)),
 )
 
 
@@ -149,6 +149,7 @@ class CueClause:
         return frozenset().union(*(operators_in_family(f) for f in self.family.split("|") if f))
     cue: str
     stream: str | None = None  # the stream the clause names, or the one its "they"/"its" refers back to
+    sentence: int = -1  # index of its sentence
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,11 @@ class Clause:
     context: bool  # names a communication context itself
     stream: str | None  # the one stream it names (None: none, or several)
     back_reference: bool
+
+
+def healthy(text: str) -> bool:
+    """Does the clause say communication is healthy ("which is nominal", "radios fine", "no faults")?"""
+    return _HEALTHY.search(text) is not None
 
 
 def clauses(text: str) -> list[tuple[str, str]]:
@@ -216,7 +222,7 @@ def detect(text: str) -> list[CueClause]:
         for family, pattern, needs_context in _CUES:
             m = re.search(pattern, scrubbed, _F)
             if m and (context or not needs_context) and not _negated(scrubbed, m.start()):
-                cue = CueClause(clause.text, family, m.group(0), stream)
+                cue = CueClause(clause.text, family, m.group(0), stream, clause.sentence)
                 if not (out and _continues(out[-1], cue, split[i - 1] if i else None, clause)):
                     out.append(cue)
                 break
@@ -284,7 +290,23 @@ def unparsed(text: str, operators: Sequence[str], streams: Sequence[str | None] 
             if c not in owner.values():
                 augment(c, strict, set())
     covered = set(owner.values())
-    return [cue for c, cue in enumerate(cues) if c not in covered]
+    return [cue for c, cue in enumerate(cues) if c not in covered
+            and not any(_restates(cue, cues[d]) for d in covered)]
+
+
+def _quantity(text: str) -> bool:
+    """Does the clause hold a quantity with a unit, or a count ("5 m/s", "three consecutive messages"; not "IMA-88")?"""
+    return bool(normalize(text).quantities)
+
+
+def _restates(cue: CueClause, other: CueClause) -> bool:
+    """Are ``cue`` and ``other`` one fault said twice, in adjacent sentences, one of them with nothing of its own (no
+    quantity; the same operators and stream): a heading and its description ("Cross-traffic speed inflated\nDescription: the BSM speed
+    field reads 5 m/s higher"), a fault and its gloss ("its OBU never transmits. V2X silence, not a radar dropout.")?"""
+    return (cue.sentence != other.sentence and abs(cue.sentence - other.sentence) <= 1
+            and not (_quantity(cue.text) and _quantity(other.text))
+            and bool(cue.operators & other.operators)
+            and (cue.stream is None or other.stream is None or cue.stream == other.stream))
 
 
 def findings(text: str, operators: Sequence[str], streams: Sequence[str | None] | None = None) -> list[Finding]:
@@ -308,5 +330,5 @@ def problems(found: Sequence[Finding]) -> list[dict[str, object]]:
                      "keeping the faults already there"} for f in found]
 
 
-__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "findings", "problems", "quoted_clause", "read_clauses",
+__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "healthy", "findings", "problems", "quoted_clause", "read_clauses",
            "unparsed"]

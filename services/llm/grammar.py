@@ -34,7 +34,12 @@ from lastv2x.core.spec import AgentRole, Ego, JunctionKind, SignalPlan
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
-from services.llm.intent_faults import fault_json, fault_magnitudes, parse_faults
+from services.llm.intent_faults import (
+    fault_json,
+    fault_magnitudes,
+    merge_restatements,
+    parse_faults,
+)
 from services.llm.intent_text import (
     BAR,
     Mention,
@@ -90,6 +95,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     _platoon(p, agents, v2x)
     _chain(p, agents, v2x)
     fault_magnitudes(p, app, faults)
+    faults = merge_restatements(p, faults)
     _speeds(p, roles, ego, agents)
     _fcw_hazard(p, app, agents)
     for q in n.quantities:
@@ -621,9 +627,14 @@ def _equipage(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]
 def _scenario_duration(p: ParseState) -> float | None:
     for pattern in (r"(?:scenario|run|simulation|test|episode)\w* (?:of |lasting |lasts |runs? for |for |duration "
                     r"(?:of )?|length (?:of )?)" + Q("time"),
-                    Q("time") + r" (?:long )?(?:scenario|run|simulation|test)\b",
+                    # "a 60-second approach": the run is the ego's approach
+                    Q("time") + r" (?:long )?(?:scenario|run|simulation|test|approach|drive)\b",
                     r"(?:simulate|run) (?:it |for )?" + Q("time")):
         m = p.has(pattern)
+        # "make the countdown run 8 s short": a comparative after it is an offset, not the run's length
+        if m and p.has(r"^ (?:too |much )?(?:short|shorter|long|longer|late|later|early|earlier|behind|ahead|fast|slow|more"
+                       r"|less)\b", p.t[m.end():m.end() + 12]):
+            continue
         if m and p.free(m) and not p.has(r"\binto the $", p.t[max(0, m.start() - 9):m.start()]):
             value = p.use(m, "duration_s")
             p.note(f"duration_s {value} from {m.group(0)!r}")

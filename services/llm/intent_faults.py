@@ -144,7 +144,10 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             # one subject, two verb phrases ("freezes and keeps repeating", "stays quiet and never sends"): one fault
             one_subject = op == last.operator and (_SAME_SUBJECT.fullmatch(gap) is not None
                                                    or _SAME_SENDER.fullmatch(gap) is not None)
-            if (one_subject or (last.sentence == s and not sep.search(gap))) and len(gap) < (60 if same_op else 40):
+            # a fault announced before a colon and detailed after it ("the SPaT content freezes at the start of
+            # green: phase and end times stop changing") is one fault
+            announced = op == last.operator and last.sentence == s and ":" in gap and len(gap) < 80
+            if announced or (one_subject or (last.sentence == s and not sep.search(gap))) and len(gap) < (60 if same_op else 40):
                 last.end = end
                 if prio > last_prio:
                     last.operator, last.cue = op, text
@@ -608,6 +611,41 @@ def _default_magnitude(app: Application, op: FaultOperator, stream: Stream) -> f
         value = tolerance.default_magnitude(info.tolerance, APPLICATIONS[app], stream)
     value = lo if value is None else value
     return round(min(max(value, lo), hi), 3)
+
+
+def _stated(f: FaultDraft) -> bool:
+    """Does the fault carry a value of its own (not a default)?"""
+    return (f.magnitude is not None and not f.provenance.startswith("default")) or f.probability is not None \
+        or f.burst_count is not None
+
+
+def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDraft]:
+    """One fault said twice in different sentences is one fault: a heading and its description ("IMA-88 Cross-traffic
+    speed inflated\nDescription: the BSM speed field reads 5 m/s higher"), a fault and its gloss ("its OBU never
+    transmits. V2X silence, not a radar dropout.", "the phase it advertises is green ... Only the SPATEM content is
+    wrong, and only for the first 3 s after the red onset"). Two faults of one operator, stream and sender merge when at
+    most one of them states a value and their anchors, durations and values do not differ; the merged fault keeps every
+    field either states. Anything that tells them apart (another anchor, another value) keeps both."""
+    out: list[FaultDraft] = []
+    for f in faults:
+        twin = next((g for g in out if g.operator == f.operator and g.stream == f.stream and g.sender == f.sender
+                     and g.sentence != f.sentence and not (_stated(g) and _stated(f))
+                     and (g.anchor is None or f.anchor is None or g.anchor == f.anchor)
+                     and (g.duration_s is None or f.duration_s is None or g.duration_s == f.duration_s)), None)
+        if twin is None:
+            out.append(f)
+            continue
+        if _stated(f):
+            twin.magnitude, twin.probability, twin.burst_count, twin.provenance = (
+                f.magnitude, f.probability, f.burst_count, f.provenance)
+        twin.anchor = twin.anchor or f.anchor
+        twin.duration_s = twin.duration_s if twin.duration_s is not None else f.duration_s
+        twin.target_phase = twin.target_phase or f.target_phase
+        twin.notes.append(f"the same fault said again in {clean(p.n.sentence(f.sentence)).strip()!r} (cue {f.cue!r}): "
+                          f"merged")
+        twin.notes.extend(n for n in f.notes if n.startswith(("anchor", "duration", "magnitude", "probability",
+                                                               "burst_count")))
+    return out
 
 
 def fault_json(p: ParseState, app: Application, f: FaultDraft, i: int) -> dict[str, Any]:

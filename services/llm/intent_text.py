@@ -225,7 +225,8 @@ def normalize(text: str) -> Normalized:
         t = re.sub(num + r"\s*(?:" + unit + r")(?![a-z0-9/²^])", _sub(kind, factor), t)
     t = re.sub(num + r"\s+(?=" + lx.COUNT_NOUNS + r"\b)", lambda m: _sub("count", 1.0)(m) + " ", t)
     t = re.sub(r"(?:burst of|a run of) " + num, lambda m: "burst of " + _sub("count", 1.0)(m), t)
-    t = re.sub(num + r" (?=in a row\b)", lambda m: _sub("count", 1.0)(m) + " ", t)
+    # "12 in a row", "lost five times in a row": a burst of that many messages
+    t = re.sub(num + r" (?=(?:times )?in a row\b|times (?:running|back-to-back)\b)", lambda m: _sub("count", 1.0)(m) + " ", t)
     for m in _PLACEHOLDER.finditer(t):
         q = quantities[int(m.group(1))]
         q.start, q.end = m.start(), m.end()

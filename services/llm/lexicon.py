@@ -83,7 +83,7 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     (A.IMA, r"from the (left|right|side)( street| road)?|from (its|the ego's|our) (left|right)|side[- ](street|road)", 3),
     (A.IMA, r"at (nearly |about |roughly |almost )?the same time", 3),
     (A.IMA, r"blind (intersection|junction|corner)|t-bone|broadside|side[- ]impact|angle collision", 3),
-    (A.IMA, r"stop[- ]sign|unsignali[sz]ed|unsignall?ed|uncontrolled|all-way stop|two-way stop|red[- ]light runners?\b",
+    (A.IMA, r"stop[- ]sign|(stop|yield|priority)[- ]controlled|unsignali[sz]ed|unsignall?ed|uncontrolled|all-way stop|two-way stop|red[- ]light runners?\b",
      3),
     # LTA descriptions
     (A.LTA, r"left[- ]turn\w*" + _HARDWARE + r"|turn\w* left|unprotected left|makes? a left|oncoming"
@@ -118,13 +118,14 @@ def app_cue_table() -> tuple[tuple[Application, str, int], ...]:
 
 # ── streams ────────────────────────────────────────────────────────────────
 STREAM_CUES: tuple[tuple[Stream, str], ...] = (
-    (Stream.SPAT, r"\bspats?\b|signal phase and timing|phase[- ]and[- ]timing|signal[- ]timing|\bcountdown\b"
+    # ETSI names are synonyms of the streams: SPATEM = SPaT, MAPEM = MAP, CAM = BSM, DENM = the EEBL event
+    (Stream.SPAT, r"\bspats?\b|\bspatems?\b|signal phase and timing|phase[- ]and[- ]timing|signal[- ]timing|\bcountdown\b"
                   r"|(signal|traffic[- ]light|light's|light|signal's|phase) (feed|broadcasts?|messages?|data|updates?"
                   r"|information|info|packets?|frames?|timing)|timing (information|info|messages?|data|feed)"
                   r"|(knowledge|information|info|data) (of|about) the (traffic )?(light|signal)"
                   r"|(signal|light|lamp|traffic[- ]light)[- ](status|state)|light[- ]timing|timing (packets?|updates?"
                   r"|broadcasts?)"),
-    (Stream.MAP, r"\bmapmsg\b|\bmap ?data\b|\bmap (messages?|feed|broadcasts?|updates?)\b|lane (topology|map)"
+    (Stream.MAP, r"\bmapmsg\b|\bmapems?\b|\bmap ?data\b|\bmap (messages?|feed|broadcasts?|updates?)\b|lane (topology|map)"
                  r"|intersection (geometry|topology) (messages?|data)"),
     (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?)\b"
                   r"|(brake|braking) (warning|event|alert)s?|hard[- ]braking (events?|messages?|warnings?|alerts?)"
@@ -134,10 +135,11 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
                   r"|braking (car|vehicle)'s (alerts?|warnings?)"),
     (Stream.BSM, r"\bbsms?\b|basic safety messages?|(position|status|safety|position[- ]and[- ]speed|speed[- ]and[- ]position"
                  r"|kinematic) (broadcasts?|beacons?|messages?)"
-                 r"|heartbeats?|\bcams?\b|v2v (messages?|broadcasts?)|\bbeacons?\b"),
+                 r"|heartbeats?|\bcams?\b|cooperative awareness( messages?| traffic| data| broadcasts?)?|v2v (messages?|broadcasts?)"
+                 r"|\bbeacons?\b"),
 )
 
-COMM_CONTEXT = (r"\b(spats?|bsms?|mapmsg|map ?data|eebl|denms?|messages?|packets?|feeds?|broadcasts?|data|updates?"
+COMM_CONTEXT = (r"\b(spats?|spatems?|bsms?|cams?|cooperative awareness|mapmsg|mapems?|map ?data|eebl|denms?|messages?|packets?|feeds?|broadcasts?|data|updates?"
                 r"|sends?|notices?|snapshots?"
                 r"|v2x|information|transmissions?|beacons?|heartbeats?|timestamps?|countdown|warnings?|alerts?"
                 r"|signal phase|phase and timing|reception|radio|learns?|knows?|knowledge|hears?|told|sees?|thinks?"
@@ -176,7 +178,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
      False, 6),
     (FaultOperator.BSM_SPEED_OFFSET, r"(reported |broadcast )?speed (is |are )?(off|wrong|offset|biased|in error)"
                                      r"|report\w* (a |its |their )?speed (of )?(<q\d+:speed> )?(lower|higher|slower|faster)"
-                                     r"|(under|over)-?report\w* (its |the |their )?speed|(offset|bias)\w* (the |its )?"
+                                     r"|(under|over)-?report\w* (of )?(its |the |their )?([\w']+ ){0,3}?speed|(offset|bias)\w* (the |its )?"
                                      r"(reported )?speed|speed (offset|error|bias)|misreport\w* (its |the |their )?speed",
      False, 6),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"(reports?|shows?|claims?|broadcasts?|says|advertises|displays) (a |an )?"
@@ -192,7 +194,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
                          r"|never arriv\w*|fail\w* to arriv\w*|erased", True, 4),
     (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
-    (FaultOperator.DELAY, r"\bdelay\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late", True, 4),
+    (FaultOperator.DELAY, r"\bdelay\w*|\bpostpone\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late", True, 4),
     # effects: what a receiver would see (issue 19); the quantity's kind and the comparative decide
     (FaultOperator.MAP_MISASSOCIATION, r"(ties|tied|links?|linked|puts?|assigns?|points?|pointing|associates?)\b"
                                        r"[^.;]{0,40}?\b(to|with|under|at) (the |a )?wrong (signal|group|phase|light"
@@ -427,7 +429,7 @@ URBAN_CANYON = (r"urban canyon|downtown|high[- ]rise|tall buildings|skyscrapers|
                 r"|dense urban|(between|among|surrounded by) buildings|buildings? block\w*")
 FOUR_WAY = r"\bcrossroads?\b|4[- ]leg\w*"
 N_WAY = r"\b(\d+)[- ]?(way|leg|legged|arm|armed)\b(?! stop)"
-UNSIGNALIZED = (r"unsignali[sz]ed|unsignall?ed|uncontrolled|stop[- ]signs?|all[- ]way stop|two[- ]way stop"
+UNSIGNALIZED = (r"unsignali[sz]ed|unsignall?ed|uncontrolled|(stop|yield|priority)[- ]controlled|stop[- ]signs?|all[- ]way stop|two[- ]way stop"
                 r"|no (traffic )?(lights?|signals?)|without (a |any )?(traffic )?(lights?|signals?)")
 SIGNALIZED = r"(?<!un)signali[sz]ed|traffic (lights?|signals?)|\bspat\b|\bamber\b|\bred onset|\bgreen onset"
 BUSY = (r"\bbusy\b|heavy traffic|dense traffic|congest\w*|rush[- ]hour|peak[- ]hour|lots of traffic|crowded"
@@ -451,7 +453,8 @@ BACKHAUL = (r"\bback[- ]?haul\b|rsus? (are |is )?(connected|linked|wired|network
 MUTUAL_APP = (r"\bmutual(ly)?[- ]yield\w*|\bboth (vehicles|cars|drivers) (run|use|have|are running) "
               r"(the |an? )?(ima|lta|application|app)\b|\b(other|cross\w*|oncoming|opposing) (vehicle|car|driver) "
               r"(also )?(runs|uses|has|is running) (the |an? )?(ima|lta|application|app)\b")
-NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x )?(faults?|errors?|degradation)\b"
+NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x |fault )?(faults?|errors?|degradation|injection"
+             r"|impairments?)\b|\bnothing (is |gets |will be )?injected\b|\bno (faults?|errors?) to inject\b"
              r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
 
 # ── behaviours and profiles ────────────────────────────────────────────────
@@ -549,7 +552,7 @@ COMMON_WORDS = frozenset(
     "route routes rural urban city town towns north south east west plan plans place model mode rain snow night "
     "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
     "along alongside case cases sense moment moments ends ending ended begins begin began starts start started "
-    "function functions".split())
+    "function functions style styled thanks thank".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (
@@ -568,5 +571,5 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("angle", r"°|deg|degrees?", 1.0),
 )
 COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(spat |bsm |map |eebl |signal phase |signal timing "
-               r"|phase |status |position |safety |brake |braking |hard-braking )?"
-               r"(bsms?|spats?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)")
+               r"|phase |status |position |safety |brake |braking |hard-braking |cam |denm |spatem |mapem )?(event )?"
+               r"(bsms?|spats?|cams?|denms?|spatems?|mapems?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)")

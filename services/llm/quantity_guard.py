@@ -155,6 +155,13 @@ def _fault_part(clause: str, cue: str) -> tuple[int, int]:
     return start, end
 
 
+# a pass criterion, not a setting: "the follower must react within 1 s", "the requirement is that the warning comes
+# at least 3 s before the conflict point" (the outcome a test checks; the spec has no field for it)
+_OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(on|a))\b|\b(must|should|shall|has to|have to"
+                      r"|needs? to) (still |always )?(react|respond|brake|stop|warn|alert|be (warned|alerted|issued|raised)"
+                      r"|come|fire|trigger)\b", re.IGNORECASE)
+
+
 def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[str, list[Quantity], bool]]:
     """(clause, its quantities found nowhere they belong, whether one of them is a fault's) for each clause
     with any, in order. A quantity in the part of a clause that asks for a fault must be a fault's value;
@@ -163,6 +170,8 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
     asks = {c.text: c.cue for c in fault_cues.detect(text)}
     out = []
     for clause in fault_cues.read_clauses(text):
+        if clause.text not in asks and (_OUTCOME.search(clause.text) or fault_cues.healthy(clause.text)):
+            continue  # an outcome to check or a healthy baseline ("about 20 ms, which is nominal"), not a setting
         part = _fault_part(clause.text, asks[clause.text]) if clause.text in asks else (0, 0)
         lost, fault = [], False
         for segment, own in ((clause.text[:part[0]], False), (clause.text[part[0]:part[1]], True),

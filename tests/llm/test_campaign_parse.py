@@ -400,3 +400,72 @@ def test_a_delayed_departure_moves_the_signal_plan_only_where_the_plan_is_all_th
                              "delayed by 2 s.", 3).spec
     assert glosa.signal.offset_s == 2.0
     assert ima.signal.offset_s != 2.0
+
+
+@pytest.mark.parametrize(("text", "operator", "stream", "field", "value"), [
+    # fresh8: ETSI names are the streams' synonyms (SPATEM = SPaT, MAPEM = MAP, CAM = BSM, DENM = the EEBL event),
+    # nominalisations ("a postponement of", "under-reporting of the ... speed"), "N times in a row", "N event messages"
+    ("GLOSA where the MAPEM is lost five times in a row; the SPATEM stream is unaffected.", "drop", "MAP",
+     "burst_count", 5),
+    ("FCW with loss of 30 % of the cooperative awareness traffic.", "drop", "BSM", "probability", 0.3),
+    ("RLVW with a 0.4-second postponement of every SPaT delivery.", "delay", "SPAT", "magnitude", 0.4),
+    ("LTA test case: under-reporting of the oncoming car's speed by 12 km/h.", "bsm_speed_offset", "BSM", "magnitude",
+     -12 / 3.6),
+    ("EEBL: the DENM-style hard-braking notification arrives 0.8 s late.", "delay", "EEBL", "magnitude", 0.8),
+    ("EEBL test. Three consecutive EEBL event messages are to be dropped.", "drop", "EEBL", "burst_count", 3),
+    ("GLOSA: make the countdown in the signal message run eight seconds short.", "spat_countdown_offset", "SPAT",
+     "magnitude", -8.0),
+])
+def test_fresh8_wording_binds_one_fault(text: str, operator: str, stream: str, field: str, value: object) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    (fault,) = res.history[0].data["faults"]
+    assert (fault["operator"], fault["stream"]) == (operator, stream) and not res.unparsed_clauses
+    assert fault[field] == pytest.approx(value)
+
+
+@pytest.mark.parametrize(("text", "operator", "field", "value"), [
+    # fresh8: one fault said twice is one fault: a ticket's title and its description, a fault and its gloss,
+    # a fault announced before a colon and detailed after it
+    ("IMA-88 Cross-traffic speed inflated\nDescription: the BSM speed field from the crossing car reads 5 m/s higher "
+     "than truth.", "bsm_speed_offset", "magnitude", 5.0),
+    ("IMA test: the crossing car is equipped, but its OBU never transmits during the run. V2X silence, not a radar "
+     "dropout.", "suppress_sender", "sender", "cross"),
+    ("GLOSA: the SPaT content freezes at the start of green: phase and end times stop changing although the messages "
+     "keep arriving.", "freeze", "anchor", {"kind": "signal_event", "event": "green_onset", "offset_s": 0.0}),
+])
+def test_one_fault_said_twice_is_one_fault(text: str, operator: str, field: str, value: object) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    (fault,) = res.history[0].data["faults"]
+    assert fault["operator"] == operator and fault[field] == value and not res.unparsed_clauses
+
+
+def test_two_faults_of_one_operator_that_differ_stay_two() -> None:
+    res = LlmRoles().parse_intent("RLVW where 3 SPaT messages are lost at the amber onset. Later 5 SPaT messages are "
+                                  "lost at the red onset.", 1)
+    assert [f["burst_count"] for f in res.history[0].data["faults"]] == [3, 5]
+
+
+@pytest.mark.parametrize("text", [
+    # fresh8: "no injection", "nothing is injected", a requirement or a nominal measurement is no setting
+    "LTA-301 Clean reference\nDescription: oncoming car at 40 mph. BSM latency measured on the bench is about 20 ms, "
+    "which is nominal, so no injection.",
+    "EEBL regression on a clean channel. The follower must react within 1 s. Nothing is injected.",
+    "IMA baseline on a stop-controlled crossroads, radio link nominal. The requirement is that the warning comes at "
+    "least 3 s before the conflict point; there is no fault to inject.",
+])
+def test_healthy_wording_builds_no_fault_and_no_finding(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 3)
+    assert res.history[0].data["faults"] == [] and not res.unparsed_clauses
+
+
+def test_fresh8_binds_every_fault_and_reports_only_what_no_field_holds() -> None:
+    """fresh8: nothing dropped, swapped or invented; every labelled fault bound and all but f8_006 exact (a range
+    '200 and 300 ms late' binds its upper bound, the label its midpoint); the healthy intents still reported are
+    f8_015 (a radar range) and f8_029 (gap acceptance 4 s): no spec field holds them, reported on purpose."""
+    rows = bench_parse_campaign.load(bench_parse_campaign.FRESH8)
+    scored = bench_parse_campaign.run(rows, LlmRoles())["rows"]
+    faults = [f for s in scored for f in s["faults"]]
+    assert faults and all(f["verdict"] == "bound" for f in faults)
+    assert [s["id"] for s in scored for f in s["faults"] if not f["exact"]] == ["f8_006"]
+    assert not any(s["extra"] for s in scored) and not any(s["refused"] for s in scored)
+    assert [s["id"] for s in scored if s["false_alarms"]] == ["f8_015", "f8_029"]
