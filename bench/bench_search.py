@@ -138,6 +138,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-search-"))
     core = SearchCore(InProcessPipeline(synthetic_grounding=True, trace_dir=tmp / "t"),
                       SearchSettings(data_dir=tmp / "s", max_campaigns_running=1))
+    # the worker pool starts here (spawn, imports: ~1 s), not in the first campaign's first generation: the loop's
+    # rate below is steady state, as the pool it is compared with
+    warm = [program_from_spec_on_straight_roads(seed_spec(a, 0)) for a in ("IMA", "RLVW")] * 8
+    run_batch_on_workers(warm, [None] * len(warm), SimulatorLimits())
     print(f"== yield per {args.budget} candidates (reference scene + one fault, synthetic crossing, V2X source)")
     print(f"{'app':<6} {'gate':<5} {'admitted':>8} {'keys':>5} {'gated':>6} {'runs':>5} {'wall s':>7} "
           f"{'runs/s':>7}  first admission at / paper's count reached at")
