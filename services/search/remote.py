@@ -355,7 +355,10 @@ class GrpcPipeline:
         with self._lock:
             self.retries += len(again)
         for i in again:
-            _chain(self.submit(requests[i]), outs[i])
+            try:
+                _chain(self.submit(requests[i]), outs[i])
+            except Exception as exc:  # noqa: BLE001 - e.g. the pipeline closed: this execution fails, no hang
+                outs[i].set_exception(exc)
 
     def _pick(self, index: int) -> _Replica:
         with self._lock:
