@@ -106,6 +106,9 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       r"|communications?|comms|v2x|messages?|links?) (fine|ok|healthy|working|nominal|clean)\b|\bno (faults?"
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b", _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
+                       # a test procedure's heading ("Fault injection: (a) ... SPaT messages are lost"): the faults are
+                       # what follows it, not messages injected
+                       r"|\b(fault|error|impairment|degradation)[- ]injection\s*:"
                        # the application's own output late: the outcome a test checks ("whether the alert comes too late")
                        r"|\b(warnings?|alerts?|alarms?|advisory|advice|notifications?) (\w+ ){0,3}?(comes?|came|fires?|fired"
                        r"|triggers?|is issued|goes off|sounds|is raised|is given) (still )?(too |much too |far too )?"
@@ -303,10 +306,21 @@ def _restates(cue: CueClause, other: CueClause) -> bool:
     """Are ``cue`` and ``other`` one fault said twice, in adjacent sentences, one of them with nothing of its own (no
     quantity; the same operators and stream): a heading and its description ("Cross-traffic speed inflated\nDescription: the BSM speed
     field reads 5 m/s higher"), a fault and its gloss ("its OBU never transmits. V2X silence, not a radar dropout.")?"""
-    return (cue.sentence != other.sentence and abs(cue.sentence - other.sentence) <= 1
+    if cue.sentence == other.sentence:
+        # in one sentence only an effect in passing that names no stream and no field ("the oncoming car appearing
+        # slower than it is, its BSM speed understated by 20 km/h"); "the position is wrong and the speed is off by
+        # 5 m/s" stays two faults
+        bare = cue if not _quantity(cue.text) else other
+        if bare.stream is not None or _FIELD.search(bare.text):
+            return False
+    return (abs(cue.sentence - other.sentence) <= 1 and cue is not other
             and not (_quantity(cue.text) and _quantity(other.text))
             and bool(cue.operators & other.operators)
             and (cue.stream is None or other.stream is None or cue.stream == other.stream))
+
+
+_FIELD = re.compile(r"\b(positions?|locations?|gps|coordinates|speeds?|velocity|phases?|countdowns?|end[- ]?times?"
+                    r"|timestamps?|clocks?|lanes?|signal groups?|headings?|green|red|amber|yellow)\b", re.IGNORECASE)
 
 
 def findings(text: str, operators: Sequence[str], streams: Sequence[str | None] | None = None) -> list[Finding]:

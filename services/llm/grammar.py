@@ -737,10 +737,17 @@ def _arrivals(p: ParseState, app: Application, roles: list[Mention], agents: dic
 def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
     # "puts it 9 m ahead of where it actually is" is a position offset, not a gap
     for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)(?! of (?:where|its|their|the (?:true|real|actual))\b)",
-                    r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist")):
+                    r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist"),
+                    # "at 90 km/h, 40 m behind a truck": the ego follows the lead at that gap
+                    Q("dist") + r" behind (?:a |the |that |this |our |its )?(?:\w+ )?(?:lead|leader|truck|car|vehicle|van"
+                                r"|bus|lorry)\b"):
         for m in p.finditer(pattern):
             if not p.free(m):
                 continue
+            if " behind " in m.group(0) and p.has(r"\b(positions?|locations?|gps|placed|shown|puts?|reported|reports"
+                                                  r"|appears?|claims?|says|broadcasts?)\b[^.;]{0,40}$",
+                                                  p.t[max(0, m.start() - 60):m.start()]):
+                continue  # "its reported position 9 m behind the truck" is a position offset, not a gap
             subj = subject(p, roles, m.start(), 60)
             role = subj.what if subj and subj.what in ("lead", "relay") else "lead"
             if role not in agents:

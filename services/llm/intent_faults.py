@@ -28,6 +28,7 @@ from services.llm.intent_text import (
     agent_for,
     clean,
     rx,
+    stated_range,
 )
 
 
@@ -72,7 +73,9 @@ _FALSE_CUES = rx(r"drop\w* (its |the |their )?speed|los\w* control|stuck (in|beh
 _VEHICLE_IDIOM = rx(r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in thought\b"
                     r"|\b(reacts?|reacting|responds?|responding|brakes?|braking|departs?|starts?|leaves?|sets? off) "
                     r"(<q\d+:time> )?(too |much too )?(late|later)\b"
-                    r"|\b(departure|start|launch|take-?off|release)('s)? (is |was |gets |got )?(delayed|late|postponed)\b")
+                    r"|\b(departure|start|launch|take-?off|release)('s)? (is |was |gets |got )?(delayed|late|postponed)\b"
+                    # "does the warning hold up?", "how well it holds up under stress": to withstand, not a delay
+                    r"|\b(hold|holds|holding|held) up\b(?=\s*(?:[?!.,;]|$|(?:well|under|against|in practice|at all|or not)\b))")
 
 
 _MESSAGE_SUBJECT = rx(r"(messages?|msgs?|packets?|broadcasts?|updates?|frames?|beacons?|spats?|bsms?|data|feeds?"
@@ -566,14 +569,18 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
         if op is FaultOperator.DROP:
             m = _nearest(p, f, Q("count"))
             if m and p.free(m) and _owner(faults, p, m.start()) is f:
+                m, source = _upper_end(p, m, "burst_count")
                 f.burst_count = int(round(p.use(m, "burst_count")))
-                f.notes.append(f"burst_count {f.burst_count}")
+                f.notes.append(f"burst_count {f.burst_count}" + (f" {source}" if source else ""))
             else:
                 m = _nearest(p, f, Q("pct"))
                 m = m or _nearest(p, f, r"(?:probability|rate|chance)(?: of)? (?P<bare>0?\.\d+|1\.0|0|1)\b")
                 if m and (m.groupdict().get("bare") or (p.free(m) and _owner(faults, p, m.start()) is f)):
+                    source = None
+                    if not m.groupdict().get("bare"):
+                        m, source = _upper_end(p, m, "probability")
                     f.probability = float(m.group("bare")) if m.groupdict().get("bare") else p.use(m, "probability")
-                    f.notes.append(f"probability {f.probability:g}")
+                    f.notes.append(f"probability {f.probability:g}" + (f" {source}" if source else ""))
             continue
         info = FAULT_OPERATORS[op.value]
         kind = info.magnitude_quantity  # the quantity kind of the magnitude, from the catalogue's unit
@@ -585,6 +592,8 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                 if m is None or f.distance(cand.start()) < f.distance(m.start()):
                     m = cand
         if m is not None:
+            m, source = _upper_end(p, m, "magnitude")
+            source = source or f"from {m.group(0)!r} ({p.q(m).raw})"
             value = p.use(m, "magnitude")
             neg = info.negative_words
             after = p.t[m.end():m.end() + 30]
@@ -594,11 +603,26 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                     or rx(neg).search(p.n.sentence(f.sentence))):
                 value = -value
             f.magnitude = value
-            f.notes.append(f"magnitude {value:g} from {m.group(0)!r} ({p.n.quantities[int(m.group('q'))].raw})")
+            f.notes.append(f"magnitude {value:g} {source}")
         else:
             f.magnitude = _default_magnitude(app, op, f.stream or Stream.BSM)
             f.provenance = f"default: exceeds the {app.value} threshold"
             f.notes.append(f"magnitude {f.magnitude:g} (default past the threshold)")
+
+
+def _upper_end(p: ParseState, m: re.Match[str], what: str) -> tuple[re.Match[str], str | None]:
+    """A fault quantity stated as a range ("between 200 and 300 ms late", "3-5 m off") binds one value on purpose:
+    the upper end, the worst case a test asks about. Returns the match of the upper end (``m`` itself when it is
+    one, or no range) and, for a range, the note's source (the range and the choice); the lower end is marked
+    bound by the range."""
+    rng = stated_range(p.n, p.q(m))
+    if rng is None:
+        return m, None
+    if rng.low_quantity is not None:
+        rng.low_quantity.used = f"{what}: the lower end of the range {rng.words!r}"
+    if rng.high is not p.q(m):
+        m = rx(rf"<q(?P<q>{rng.high.index}):\w+>").search(p.t, rng.high.start) or m
+    return m, f"from {rng.words!r} (the upper end of the stated range {rng.describe()})"
 
 
 def _default_magnitude(app: Application, op: FaultOperator, stream: Stream) -> float:
@@ -628,7 +652,10 @@ def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDra
     field either states. Anything that tells them apart (another anchor, another value) keeps both."""
     out: list[FaultDraft] = []
     for f in faults:
-        twin = next((g for g in out if g.operator == f.operator and g.stream == f.stream and g.sender == f.sender
+        # a sender only one of them names is no other sender ("the roadside unit's clock is 1.5 s behind" and later
+        # "the signal data as stale")
+        twin = next((g for g in out if g.operator == f.operator and g.stream == f.stream
+                     and (g.sender == f.sender or g.sender is None or f.sender is None)
                      and g.sentence != f.sentence and not (_stated(g) and _stated(f))
                      and (g.anchor is None or f.anchor is None or g.anchor == f.anchor)
                      and (g.duration_s is None or f.duration_s is None or g.duration_s == f.duration_s)), None)
@@ -641,6 +668,7 @@ def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDra
         twin.anchor = twin.anchor or f.anchor
         twin.duration_s = twin.duration_s if twin.duration_s is not None else f.duration_s
         twin.target_phase = twin.target_phase or f.target_phase
+        twin.sender = twin.sender or f.sender
         twin.notes.append(f"the same fault said again in {clean(p.n.sentence(f.sentence)).strip()!r} (cue {f.cue!r}): "
                           f"merged")
         twin.notes.extend(n for n in f.notes if n.startswith(("anchor", "duration", "magnitude", "probability",

@@ -41,6 +41,7 @@ class Quantity:
     start: int = 0
     end: int = 0
     used: str | None = None
+    restates: int | None = None  # "4 m/s (≈ 14 km/h)": the index of the quantity this one glosses in another unit
 
 
 @dataclass
@@ -211,6 +212,7 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\b(\d+(?:\.\d+)?) (more|less|fewer|extra) (seconds?|secs?|s|ms|milliseconds?|m|metres?|meters?)\b",
                r"\1 \3 \2", t)  # "3 more seconds of amber" -> "3 seconds more of amber"
     t = re.sub(r"(\d)[ \t]*-[ \t]*(?=[a-z%])", r"\1 ", t)  # "10-second", "30-m", "4-way" (not a list's "\n- ")
+    t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?) - (?=\d)", r"\1-", t)  # "3 - 5 m" is the range "3-5 m", not a negative 5 m
     quantities: list[Quantity] = []
     num = r"(?<![\w.])(?P<num>[-+]?(?:\d+(?:\.\d+)?|\.\d+))"
 
@@ -227,6 +229,7 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"(?:burst of|a run of) " + num, lambda m: "burst of " + _sub("count", 1.0)(m), t)
     # "12 in a row", "lost five times in a row": a burst of that many messages
     t = re.sub(num + r" (?=(?:times )?in a row\b|times (?:running|back-to-back)\b)", lambda m: _sub("count", 1.0)(m) + " ", t)
+    t = _GLOSS.sub(lambda m: _gloss(m, quantities), t)
     for m in _PLACEHOLDER.finditer(t):
         q = quantities[int(m.group(1))]
         q.start, q.end = m.start(), m.end()
@@ -238,6 +241,74 @@ def normalize(text: str) -> Normalized:
     if start < len(t) or not sentences:
         sentences.append((start, len(t) + 1))
     return Normalized(t, quantities, maps, sentences)
+
+
+# "4 m/s (≈ 14 km/h)", "18 km/h (5 m/s)", "2 s (i.e. 2000 ms)": one quantity glossed in another unit is one quantity;
+# the gloss leaves the text and stays in the list, bound with the quantity it restates
+_GLOSS = re.compile(r"<q(?P<a>\d+):(?P<k>\w+)> ?\((?:≈|~|=|about |approx\.? |approximately |roughly |around |i\.e\.,? "
+                    r"|or |that is |ca\.? )? ?<q(?P<b>\d+):(?P=k)>\)")
+
+
+def _gloss(m: re.Match[str], quantities: list[Quantity]) -> str:
+    a, b = quantities[int(m.group("a"))], quantities[int(m.group("b"))]
+    if abs(a.value - b.value) > 0.1 * abs(a.value) + 1e-9:  # not the same value: two quantities, left as written
+        return m.group(0)
+    b.restates, b.used = a.index, f"restates {a.raw!r}"
+    return f"<q{a.index}:{a.kind}>"
+
+
+SI_UNITS = {"time": "s", "dist": "m", "speed": "m/s", "accel": "m/s²", "pct": "", "db": "dB/m", "angle": "°", "count": ""}
+_RANGE_LOW = re.compile(r"(?P<between>\bbetween )?(?<![\w.=+-])(?P<lo>\d+(?:\.\d+)?|<q(?P<q>\d+):(?P<kind>\w+)>)"
+                        r" ?(?P<sep>and|to|-) ?$")
+_RANGE_HIGH = re.compile(r" ?(?P<sep>and|to|-) ?<q(?P<q>\d+):(?P<kind>\w+)>")
+_NOT_A_RANGE = re.compile(r"\b(?:from|t ?=|until|till|at)\s*$")  # "from 5 to 10 s": a window or a change
+
+
+@dataclass(frozen=True)
+class StatedRange:
+    """One quantity stated as a range ("between 200 and 300 ms", "3-5 m", "0.2 s to 0.3 s")."""
+    low: float  # SI
+    high: Quantity
+    low_quantity: Quantity | None  # the lower end when it has its own unit
+    words: str
+
+    def describe(self) -> str:
+        unit = SI_UNITS.get(self.high.kind, "")
+        return f"{self.low:g}-{self.high.value:g}{' ' + unit if unit else ''}"
+
+
+def stated_range(n: Normalized, q: Quantity) -> StatedRange | None:
+    """The range ``q`` is one end of, or None. A range goes up; "and" needs "between"; "from A to B" is a window
+    or a change, not a range."""
+    hi, lo_q, start = q, None, q.start
+    after = _RANGE_HIGH.match(n.text, q.end)
+    if after and after.group("kind") == q.kind and (after.group("sep") != "and"
+                                                     or n.text[:q.start].endswith("between ")):
+        hi, lo_q = n.quantities[int(after.group("q"))], q
+        low = q.value
+        if n.text[:q.start].endswith("between "):
+            start = q.start - len("between ")
+    else:
+        m = _RANGE_LOW.search(n.text[max(0, q.start - 40):q.start])
+        if m is None or (m.group("sep") == "and" and not m.group("between")):
+            return None
+        start = q.start - (len(m.group(0)))
+        if m.group("q"):
+            lo_q = n.quantities[int(m.group("q"))]
+            if lo_q.kind != q.kind:
+                return None
+            low = lo_q.value
+        else:
+            num = re.match(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)", q.raw)
+            if num is None or float(num.group(0)) == 0:
+                return None
+            low = float(m.group("lo")) * q.value / float(num.group(0))
+    between = n.text[max(0, start - 8):start + 8].find("between ") >= 0
+    if (not between and _NOT_A_RANGE.search(n.text[max(0, start - 12):start])) or not 0 <= low < hi.value:
+        return None
+    end = hi.end or q.end
+    words = _PLACEHOLDER.sub(lambda m: n.quantities[int(m.group(1))].raw.strip(), n.text[start:end]).strip()
+    return StatedRange(round(low, 6), hi, lo_q, words)
 
 
 @dataclass(frozen=True)

@@ -362,7 +362,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
 FIELD_REFINEMENT: tuple[tuple[FaultOperator, str], ...] = (
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdown|end[- ]times?|timer|time[- ]to[- ]change|remaining (green )?time"),
     (FaultOperator.TIMESTAMP_OFFSET, r"\btimestamps?\b|\bclocks?\b"),
-    (FaultOperator.BSM_POSITION_OFFSET, r"positions?|locations?|gps|coordinates"),
+    (FaultOperator.BSM_POSITION_OFFSET, r"positions?|locations?|gps|coordinates|\bplaced\b|\bplacement\b"),
     (FaultOperator.BSM_SPEED_OFFSET, r"\bspeeds?\b|velocity"),
     (FaultOperator.MAP_MISASSOCIATION, r"signal group|lane association"),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\bphases?\b|\bgreen\b|\bred\b|\bamber\b|\byellow\b"),

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from lastv2x.core.spec import Ego, SignalPlan
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import fault_cues
-from services.llm.intent_text import Quantity, normalize
+from services.llm.intent_text import Quantity, normalize, stated_range
 
 CHECK = fault_cues.CHECK
 TOLERANCE = 0.02
@@ -135,6 +135,19 @@ def _spacing_bounds(segment: str, answers: Sequence[dict[str, Any] | None]) -> s
             if span is not None and span <= n.quantities[int(m.group("q"))].value + 1e-6}
 
 
+def _range_lows(text: str, pool: Sequence[float]) -> set[str]:
+    """The lower ends (raw, lower case) of the stated ranges in ``text`` ("between 200 ms and 300 ms", "0.2 s to
+    0.3 s") whose upper end is in ``pool``: the parser binds a range's upper end on purpose and notes it, so the
+    lower end is bound by the range. Read on the whole text: a clause may end at the range's "and"."""
+    n = normalize(text)
+    out = set()
+    for q in n.quantities:
+        rng = stated_range(n, q)
+        if rng is not None and rng.high is not q and _bound(rng.high, pool):
+            out.add(q.raw.lower())
+    return out
+
+
 # A clause's parts: a fault's own words end at a comma, a bar ("FCW | ... late | gap 25 m") or where another
 # subject begins ("RLVW at 60 km/h where 12 SPaT packets are lost", "stale BSMs, with the lead braking hard at 3 s").
 _PART = re.compile(r",\s+|\s+\|\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+", re.IGNORECASE)
@@ -157,7 +170,9 @@ def _fault_part(clause: str, cue: str) -> tuple[int, int]:
 
 # a pass criterion, not a setting: "the follower must react within 1 s", "the requirement is that the warning comes
 # at least 3 s before the conflict point" (the outcome a test checks; the spec has no field for it)
-_OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(on|a))\b|\b(must|should|shall|has to|have to"
+_OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(on|a))\b"
+                      r"|^\W*(verify|check|ensure|confirm|make sure|determine) (that|whether|if)\b"
+                      r"|\b(must|should|shall|has to|have to"
                       r"|needs? to) (still |always )?(react|respond|brake|stop|warn|alert|be (warned|alerted|issued|raised)"
                       r"|come|fire|trigger)\b", re.IGNORECASE)
 
@@ -167,6 +182,7 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
     with any, in order. A quantity in the part of a clause that asks for a fault must be a fault's value;
     any other quantity must be somewhere in the answers."""
     faults, everything = values(answers)
+    fault_lows, any_lows = _range_lows(text, faults), _range_lows(text, everything)
     asks = {c.text: c.cue for c in fault_cues.detect(text)}
     out = []
     for clause in fault_cues.read_clauses(text):
@@ -177,8 +193,11 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
         for segment, own in ((clause.text[:part[0]], False), (clause.text[part[0]:part[1]], True),
                              (clause.text[part[1]:], False)):
             kept = set() if own else _spacing_bounds(segment, answers)
+            pool, lows = (faults, fault_lows) if own else (everything, any_lows)
+            # a gloss in another unit ("4 m/s (≈ 14 km/h)") stands and falls with the quantity it restates
             missing = [q for q in normalize(segment).quantities
-                       if q.index not in kept and not _bound(q, faults if own else everything)]
+                       if q.index not in kept and q.restates is None and not _bound(q, pool)
+                       and q.raw.lower() not in lows]
             lost += missing
             fault |= own and bool(missing)
         if lost:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bench import bench_parse, bench_parse_campaign
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS
 from services.llm import fault_cues, quantity_guard
-from services.llm.intent_text import normalize
+from services.llm.intent_text import normalize, stated_range
 from services.llm.roles import LlmRoles
 
 ROLES = LlmRoles()
@@ -469,3 +469,94 @@ def test_fresh8_binds_every_fault_and_reports_only_what_no_field_holds() -> None
     assert [s["id"] for s in scored for f in s["faults"] if not f["exact"]] == ["f8_006"]
     assert not any(s["extra"] for s in scored) and not any(s["refused"] for s in scored)
     assert [s["id"] for s in scored if s["false_alarms"]] == ["f8_015", "f8_029"]
+
+
+def test_an_alt_operator_list_never_unbinds_the_labelled_operator() -> None:
+    """fresh9 labels a silent sender ``suppress_sender`` with ``alt: ["drop"]``: the labelled operator still binds."""
+    want = {"operator": "suppress_sender", "stream": "BSM", "alt": ["drop"]}
+    assert bench_parse_campaign._binds(want, {"operator": "suppress_sender", "stream": "BSM"})
+    assert bench_parse_campaign._binds(want, {"operator": "drop", "stream": "BSM"})
+    assert not bench_parse_campaign._binds(want, {"operator": "delay", "stream": "BSM"})
+
+
+@pytest.mark.parametrize(("text", "operator", "field", "value"), [
+    # fresh9: a quantity glossed in another unit is one quantity ("4 m/s (≈ 14 km/h)")
+    ("Intersection movement assist with the cross vehicle's BSM speed about 4 m/s (≈ 14 km/h) below its true speed.",
+     "bsm_speed_offset", "magnitude", -4.0),
+    # an effect in passing and the fault that states it, in one sentence, are one fault
+    ("Left turn assist: the oncoming car appearing slower than it is, its BSM speed understated by 20 km/h.",
+     "bsm_speed_offset", "magnitude", -20 / 3.6),
+    # a cause that names the sender and a later gloss that does not ("... recognises the signal data as stale")
+    ("RLVW-07. Because the roadside unit's GPS clock is 1.5 s behind, every SPaT message it sends is stamped that much "
+     "in the past. Determine whether the warning recognises the signal data as stale.", "timestamp_offset",
+     "magnitude", 1.5),
+    # "placed wrong" says position; the next sentence states the offset
+    ("EEBL claims show pile-ups where the braking car's warning was received but placed wrong. Please test with the "
+     "hard-braking event's reported position ~8 m off along the road.", "bsm_position_offset", "magnitude", 8.0),
+    # "Does the warning hold up?" is whether it withstands the fault, not a delay
+    ("RLVW: for about 1.5 s after the red begins the SPaT broadcast still claims it's green. Does the red-light "
+     "violation warning hold up?", "spat_phase_corrupt", "duration_s", 1.5),
+    # "Fault injection:" heads the faults; "Verify that ..." is a pass criterion, not a setting
+    ("GLOSA-TC-12. Fault injection: (a) SPaT messages are lost with a probability of up to 40 %. Verify that the "
+     "advisory is issued before the ego is 2.5 s from the stop line.", "drop", "probability", 0.4),
+])
+def test_fresh9_wording_binds_one_fault(text: str, operator: str, field: str, value: object) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    (fault,) = res.history[0].data["faults"]
+    assert fault["operator"] == operator and fault[field] == pytest.approx(value) and not res.unparsed_clauses
+
+
+def test_a_gap_behind_a_vehicle_is_the_lead_gap() -> None:
+    res = LlmRoles().parse_intent("Forward collision warning at 90 km/h, 40 m behind a truck, with the truck's BSM speed "
+                                  "reading 18 km/h higher than the truth.", 1)
+    data = res.history[0].data
+    assert [a["gap_m"] for a in data["agents"] if a["role"] == "lead"] == [40.0] and not res.unparsed_clauses
+
+
+def _range_note(res: object) -> str:
+    return next(n for n in res.history[0].notes if "upper end of the stated range" in n)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("text", "field", "value", "stated"), [
+    ("Left turn assist where the oncoming car's BSMs arrive between 200 and 300 ms late.", "magnitude", 0.3,
+     "'between 200 and 300 ms' (the upper end of the stated range 0.2-0.3 s)"),
+    ("LTA where the oncoming car's BSMs are delayed between 200 ms and 300 ms.", "magnitude", 0.3,
+     "'between 200 ms and 300 ms' (the upper end of the stated range 0.2-0.3 s)"),
+    ("RLVW where the SPaT arrives 0.2 s to 0.3 s late.", "magnitude", 0.3, "'0.2 s to 0.3 s'"),
+    ("FCW with the lead car's BSM position 3-5 m off.", "magnitude", 5.0,
+     "'3-5 m' (the upper end of the stated range 3-5 m)"),
+    ("FCW with the lead car's BSM position 3 – 5 metres off.", "magnitude", 5.0, "the stated range 3-5 m"),
+    ("GLOSA with 20-40 % of SPaT messages dropped.", "probability", 0.4, "the stated range 0.2-0.4"),
+])
+def test_a_stated_range_binds_its_upper_end_and_says_so(text: str, field: str, value: float, stated: str) -> None:
+    """A range of one fault quantity binds one value on purpose, the upper end (the worst case), with a note naming
+    the range and the choice; the lower end is bound by the range (no unparsed report for it)."""
+    res = LlmRoles().parse_intent(text, 1)
+    (fault,) = res.history[0].data["faults"]
+    assert fault[field] == pytest.approx(value) and not res.unparsed_clauses
+    assert stated in _range_note(res)
+
+
+def test_a_range_in_a_healthy_scene_is_no_fault() -> None:
+    res = LlmRoles().parse_intent("RLVW baseline: the ego approaches at between 40 km/h and 50 km/h, the light turns "
+                                  "red, clean channel with no faults.", 1)
+    assert res.history[0].data["faults"] == [] and not res.unparsed_clauses and not any(
+        f.check == "parser.unparsed_fault" for f in res.findings)
+
+
+def test_from_a_to_b_is_a_window_not_a_range() -> None:
+    n = normalize("spat messages are lost from 5 to 10 s")
+    assert [stated_range(n, q) for q in n.quantities] == [None]
+    n = normalize("between five and ten seconds")
+    assert stated_range(n, n.quantities[0]) is not None and stated_range(n, n.quantities[0]).low == 5.0
+
+
+def test_fresh9_binds_every_fault_exactly_and_reports_nothing_on_healthy_intents() -> None:
+    """fresh9: nothing dropped, swapped or invented, every labelled fault bound exactly (its doubtful labels agree with
+    the parser: f9_016 a burst of 10, f9_002 1.5 s, f9_026 -5.556 m/s, f9_012 +5 m/s, positions positive)."""
+    rows = bench_parse_campaign.load(bench_parse_campaign.FRESH9)
+    scored = bench_parse_campaign.run(rows, LlmRoles())["rows"]
+    faults = [f for s in scored for f in s["faults"]]
+    assert faults and all(f["verdict"] == "bound" and f["exact"] for f in faults)
+    assert not any(s["extra"] for s in scored) and not any(s["refused"] for s in scored)
+    assert not any(s["false_alarms"] for s in scored)
