@@ -106,6 +106,10 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       r"|communications?|comms|v2x|messages?|links?) (fine|ok|healthy|working|nominal|clean)\b|\bno (faults?"
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b", _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
+                       # a report's column or counter named by a fault word ("the 'lost' column should read zero")
+                       r"|['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|stale|frozen|corrupted|suppressed)\b"
+                       r"['\"\u2019\u201d]?[- ](packets?[- ]|messages?[- ]|msgs?[- ])?(columns?|counters?|counts?|metrics?"
+                       r"|tally|tallies|stats?|statistics?|kpis?|fields? (in|of) the (report|log|summary))\b"
                        # a test procedure's heading ("Fault injection: (a) ... SPaT messages are lost"): the faults are
                        # what follows it, not messages injected
                        r"|\b(fault|error|impairment|degradation)[- ]injection\s*:"

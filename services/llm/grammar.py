@@ -740,7 +740,9 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
                     r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist"),
                     # "at 90 km/h, 40 m behind a truck": the ego follows the lead at that gap
                     Q("dist") + r" behind (?:a |the |that |this |our |its )?(?:\w+ )?(?:lead|leader|truck|car|vehicle|van"
-                                r"|bus|lorry)\b"):
+                                r"|bus|lorry)\b",
+                    # "the lead slams on the brakes at 40 m": the gap the braking starts at
+                    r"(?:brak\w*|brakes) (?:hard |sharply |suddenly )?at " + Q("dist") + r"(?! (?:from|before|past|after|short of)\b)"):
         for m in p.finditer(pattern):
             if not p.free(m):
                 continue

@@ -76,6 +76,9 @@ _VEHICLE_IDIOM = rx(r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in th
                     r"|\b(departure|start|launch|take-?off|release)('s)? (is |was |gets |got )?(delayed|late|postponed)\b"
                     # "does the warning hold up?", "how well it holds up under stress": to withstand, not a delay
                     r"|\b(hold|holds|holding|held) up\b(?=\s*(?:[?!.,;]|$|(?:well|under|against|in practice|at all|or not)\b))")
+# a word mentioned, not used: a report's column, counter or metric named by a fault word, quoted or not ("the 'lost'
+# column in the report should read zero", "the dropped-packets counter"): what a run shows, not a fault it asks for
+_MENTION = rx(lx.REPORT_ITEM)
 
 
 _MESSAGE_SUBJECT = rx(r"(messages?|msgs?|packets?|broadcasts?|updates?|frames?|beacons?|spats?|bsms?|data|feeds?"
@@ -108,7 +111,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
         return []
     context = rx(lx.COMM_CONTEXT)
     cues: list[tuple[int, int, int, FaultOperator | str, str]] = []
-    idioms = [(m.start(), m.end()) for m in _VEHICLE_IDIOM.finditer(p.t)]
+    idioms = [(m.start(), m.end()) for pat in (_VEHICLE_IDIOM, _MENTION) for m in pat.finditer(p.t)]
     for op, pattern, needs_context, prio in lx.fault_cue_table():
         for m in p.finditer(pattern):
             s = p.n.sentence_of(m.start())

@@ -457,10 +457,17 @@ NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x |fault )?(faul
              r"|impairments?)\b|\bnothing (is |gets |will be )?injected\b|\bno (faults?|errors?) to inject\b"
              r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
 
+# a report's column, counter or metric named by a fault word, quoted or not ("the 'lost' column in the report should
+# read zero", "the dropped-packets counter", "the late count"): a mention of what a run shows, never a fault cue
+REPORT_ITEM = (r"['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|stale|frozen|corrupted|suppressed)\b['\"\u2019\u201d]?"
+               r"[- ](packets?[- ]|messages?[- ]|msgs?[- ])?(columns?|counters?|counts?|metrics?|tally|tallies|stats?"
+               r"|statistics?|kpis?|fields? (in|of) the (report|log|summary))\b")
+
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking
 HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*\b(?![- ]lights?\b)"
-              r"|slam\w* on (the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)")
+              r"|slam\w* on (the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
+              r"|decelerat\w* (at|with|by) (?=<q\d+:accel>)")
 _VEHICLE = r"(?:car|vehicle|truck|van|bus|lead|leader|lorry)"
 STOPPED_LEAD = (rf"\b(?:stopped|stationary|parked|broken[- ]down|stalled|halted|standing)\s+(?:\w+\s+)?{_VEHICLE}"
                 rf"|\b{_VEHICLE}\s+(?:ahead\s+|in front\s+)?(?:is\s+|sits\s+|stands\s+)?(?:stopped|stationary|at a standstill)"

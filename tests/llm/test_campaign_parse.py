@@ -560,3 +560,34 @@ def test_fresh9_binds_every_fault_exactly_and_reports_nothing_on_healthy_intents
     assert faults and all(f["verdict"] == "bound" and f["exact"] for f in faults)
     assert not any(s["extra"] for s in scored) and not any(s["refused"] for s in scored)
     assert not any(s["false_alarms"] for s in scored)
+
+
+@pytest.mark.parametrize("text", [
+    # fresh10: a report's column or counter named by a fault word, quoted or not, is a mention, not a fault
+    "Run an emergency brake lights scenario: lead slams on the brakes at 40 m, relay vehicle in between, everything "
+    "transmits normally, and the 'lost' column in the report should read zero.",
+    "FCW run with the lead braking hard; the dropped-packets counter must stay at 0.",
+])
+def test_a_report_column_named_by_a_fault_word_is_no_fault(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert res.history[0].data["faults"] == [] and not res.unparsed_clauses
+
+
+def test_a_fault_word_outside_a_report_item_still_binds() -> None:
+    res = LlmRoles().parse_intent("RLVW: 3 SPaT messages are lost at the amber onset; the lost column must show 3.", 1)
+    assert [f["operator"] for f in res.history[0].data["faults"]] == ["drop"]
+
+
+def test_fresh10_invents_nothing_and_reports_only_what_no_field_holds() -> None:
+    """fresh10: nothing dropped, swapped or invented; f10_028 (LTA + MAP misassociation) refused by the verifier on
+    purpose (LTA does not read the lane -> signal-group association), its clauses reported; the healthy intents
+    still reported are f10_015 (a 2 s time headway, a TTC pass criterion) and f10_026 (distance to the conflict
+    point): no spec field holds them, reported on purpose."""
+    rows = bench_parse_campaign.load(bench_parse_campaign.FRESH10)
+    scored = bench_parse_campaign.run(rows, LlmRoles())["rows"]
+    faults = [f for s in scored if s["id"] != "f10_028" for f in s["faults"]]
+    assert faults and all(f["verdict"] == "bound" and f["exact"] for f in faults)
+    assert not any(s["extra"] for s in scored)
+    assert [s["id"] for s in scored if s["refused"]] == ["f10_028"]
+    assert all(f["verdict"] == "reported" for s in scored if s["id"] == "f10_028" for f in s["faults"])
+    assert [s["id"] for s in scored if s["false_alarms"]] == ["f10_015", "f10_026"]
