@@ -55,8 +55,9 @@ class FaultDraft:
         return 0 if self.start <= pos < self.end else min(abs(pos - self.start), abs(pos - self.end))
 
 
-_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[,;]")
-_STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|;")
+# " + " joins two faults as "plus" does ("bsm delay 0.4s + bsm speed +2 m/s")
+_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[,;]|\s\+\s")
+_STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|;|\s\+\s")
 # "...never sends its brake message at all; its radio simply stays quiet": the same sender, said again
 _SAME_SENDER = rx(r"[^.]{0,60}?; (its|their|the) (radio|transmitter|unit|obu|rsu|v2x unit|sender) (\w+ )?")
 # between two cues of one operator: "and", then a verb phrase of the same subject (no new noun phrase first)
@@ -444,7 +445,8 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
          r"|switches to) " + _PHASE,
          lambda m: sig(m.group("ph"), 0.0)),
         (r"(?:when|as|once) (?:the )?" + _PHASE + r" (?:begins|starts|comes on)", lambda m: sig(m.group("ph"), 0.0)),
-        (r"\b" + _PHASE + r" onset\b", lambda m: sig(m.group("ph"), 0.0)),
+        # "red onset", "begin at the red start" (start as a noun)
+        (r"\b" + _PHASE + r" (?:onset|start)\b", lambda m: sig(m.group("ph"), 0.0)),
         (r"during (?:the )?(?:whole |entire |full )?" + _PHASE + r"(?: phase| interval| light)?", lambda m: sig(m.group("ph"), 0.5)),
         (Q("dist") + r" (?:before|from|ahead of|short of|upstream of|prior to|out from|in front of) (?:the |our |its "
          r"|their )?" + BAR,

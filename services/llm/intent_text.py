@@ -318,8 +318,10 @@ class Mention:
     end: int
 
 
+# a negated list negates every item: "nothing dropped, delayed, frozen or spoofed", "no loss, no delay"
+NEGATED_LIST = r"|\b(no|nothing|none|neither|without|zero)\s+(\w+(?: \w+)?,\s+){1,4}$"
 NEGATED = rx(r"\b(no|not|without|never|zero|nothing|none|neither|nor)\s+(\w+,?\s+){0,2}$"
-             r"|\b(nothing|none|neither|without|no \w+)\b[^.;]{0,30}\b(or|nor)\s+$")
+             r"|\b(nothing|none|neither|without|no \w+)\b[^.;]{0,30}\b(or|nor)\s+$" + NEGATED_LIST)
 
 
 class ParseState:
@@ -355,7 +357,7 @@ class ParseState:
         self.notes.append(text)
 
     def negated(self, pos: int) -> bool:
-        return bool(NEGATED.search(self.t[max(0, pos - 24):pos]))
+        return bool(NEGATED.search(self.t[max(0, pos - 48):pos]))
 
 
 def role_mentions(p: ParseState) -> list[Mention]:

@@ -127,7 +127,9 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
                   r"|broadcasts?)"),
     (Stream.MAP, r"\bmapmsg\b|\bmapems?\b|\bmap ?data\b|\bmap (messages?|feed|broadcasts?|updates?)\b|lane (topology|map)"
                  r"|intersection (geometry|topology) (messages?|data)"),
-    (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?)\b"
+    # a stream named right before a field ("the EEBL position", "the DENM speed") names the fault's stream
+    (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?"
+                  r"|positions?|locations?|coordinates|speeds?|headings?|timestamps?|time ?stamps?)\b"
                   r"|(brake|braking) (warning|event|alert)s?|hard[- ]braking (events?|messages?|warnings?|alerts?)"
                   r"|emergency[- ]brak\w* (messages?|warnings?|events?|alerts?)|\bdenms?\b|event flags?"
                   r"|(brake|braking) (notifications?|messages?|position|location)|event messages?"
@@ -559,7 +561,7 @@ COMMON_WORDS = frozenset(
     "route routes rural urban city town towns north south east west plan plans place model mode rain snow night "
     "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
     "along alongside case cases sense moment moments ends ending ended begins begin began starts start started "
-    "function functions style styled thanks thank".split())
+    "function functions style styled thanks thank stock stocks stick sticks stack stacks".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (

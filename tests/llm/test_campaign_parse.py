@@ -591,3 +591,42 @@ def test_fresh10_invents_nothing_and_reports_only_what_no_field_holds() -> None:
     assert [s["id"] for s in scored if s["refused"]] == ["f10_028"]
     assert all(f["verdict"] == "reported" for s in scored if s["id"] == "f10_028" for f in s["faults"])
     assert [s["id"] for s in scored if s["false_alarms"]] == ["f10_015", "f10_026"]
+
+
+@pytest.mark.parametrize("text", [
+    # fresh11: a negated list negates every item; "stock" is a word, not a typo of "stuck"
+    "Run left turn assist with the stock Town05 intersection map, nothing dropped, nothing frozen, default radio.",
+    "GLOSA run, nothing dropped, delayed, frozen or spoofed.",
+    "Left turn assist, no packet loss, no message freezing, no added latency, default radio.",
+])
+def test_every_item_of_a_negated_list_is_negated(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert res.history[0].data["faults"] == [] and not res.unparsed_clauses
+
+
+def test_a_negated_list_does_not_reach_past_a_new_subject() -> None:
+    res = LlmRoles().parse_intent("GLOSA run, no SPaT loss, MAP delayed by 2 s.", 1)
+    assert [(f["operator"], f["stream"]) for f in res.history[0].data["faults"]] == [("delay", "MAP")]
+
+
+def test_a_stream_named_before_a_field_sets_the_stream() -> None:
+    res = LlmRoles().parse_intent("Emergency electronic brake light test, the braking car's EEBL position is off by "
+                                  "15 m.", 1)
+    assert [(f["operator"], f["stream"]) for f in res.history[0].data["faults"]] == [("bsm_position_offset", "EEBL")]
+
+
+def test_a_plus_sign_joins_two_faults() -> None:
+    res = LlmRoles().parse_intent("fcw, bsm delay 0.4s + bsm speed +2 m/s overreported", 1)
+    assert sorted(f["operator"] for f in res.history[0].data["faults"]) == ["bsm_speed_offset", "delay"]
+
+
+def test_fresh11_drops_swaps_and_invents_nothing() -> None:
+    """fresh11: nothing dropped, swapped or invented, no false alarm; f11_008 ("the roadside unit's SPaT going
+    completely silent") is still reported, not bound, on purpose for now: the silence idiom is not read yet."""
+    rows = bench_parse_campaign.load(bench_parse_campaign.FRESH11)
+    scored = bench_parse_campaign.run(rows, LlmRoles())["rows"]
+    faults = [f for s in scored if s["id"] != "f11_008" for f in s["faults"]]
+    assert faults and all(f["verdict"] == "bound" and f["exact"] for f in faults)
+    assert all(f["verdict"] in ("bound", "reported") for s in scored if s["id"] == "f11_008" for f in s["faults"])
+    assert not any(s["extra"] for s in scored) and not any(s["refused"] for s in scored)
+    assert not any(s["false_alarms"] for s in scored)
