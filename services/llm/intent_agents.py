@@ -1,0 +1,253 @@
+"""The offline grammar's vehicles: the ego and the agents around it (``grammar.parse_text`` calls these).
+
+Maneuvers (who turns), behaviours (a hard brake "at 4 s", a red-light runner, yield / no yield, an
+aggressive or cautious profile), the ego's start distance, the gaps to a lead or relay, a platoon
+ahead of the ego (``platoon1``, ``platoon2``, ...), an EEBL relay chain at increasing gaps, the
+speeds, and FCW's default hazard (a lead braking hard when the intent names no closing lead).
+The radio side of the scene is in ``intent_v2x``, the timing (signal plan, arrivals, duration) in
+``intent_timing``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lastv2x.core.catalogue import APPLICATIONS, Application
+from services.llm import lexicon as lx
+from services.llm.intent_text import BAR, Mention, ParseState, Q, agent_for, clean, rx, subject
+
+
+def _maneuvers(p: ParseState, app: Application, roles: list[Mention], ego: dict[str, Any],
+               agents: dict[str, dict[str, Any]]) -> None:
+    info = APPLICATIONS[app]
+    for pattern, turn in ((lx.LEFT, "left"), (lx.RIGHT, "right")):
+        for m in p.finditer(pattern):
+            subj = subject(p, roles, m.start(), 25)
+            if subj and subj.what in agents:
+                agents[subj.what]["maneuver"] = turn
+                p.note(f"{subj.what}.maneuver {turn} from {m.group(0)!r}")
+            elif "maneuver" not in ego:
+                ego["maneuver"] = turn
+    want = ego.get("maneuver", "straight")
+    if want not in info.ego_maneuvers:
+        p.note(f"{app.value} ego goes {'/'.join(info.ego_maneuvers)}; {want!r} replaced")
+        ego["maneuver"] = info.ego_maneuvers[0]
+    elif "maneuver" in ego:
+        p.note(f"ego.maneuver {want}")
+
+
+STOPPED_LEAD_MPS = 0.5  # "a stopped car ahead": the slowest a vehicle may drive (speeds are > 0), m/s
+SLOW_LEAD_MPS = 4.0  # "a slow car ahead", m/s
+FCW_LEAD_BRAKE_AT_S = 4.0  # the default hazard's onset: a lead braking hard, as EEBL's default
+
+
+def _fcw_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:
+    """FCW warns of a closing lead. A stopped or slow lead when the intent says so; else, unless it gave the
+    lead a speed or a behaviour, a lead braking hard (the reference scene's hazard): a lead cruising at
+    the ego's speed hosts no mechanism, so no communication fault could ever matter."""
+    if app is not Application.FCW:
+        return
+    lead = agent_for(agents, "lead")
+    if "speed_mps" in lead or (lead.get("behaviour") or {}).get("kind", "none") != "none":
+        return
+    for pattern, speed, words in ((lx.STOPPED_LEAD, STOPPED_LEAD_MPS, "stopped"), (lx.SLOW_LEAD, SLOW_LEAD_MPS, "slow")):
+        hit = p.has(pattern)
+        if hit:
+            lead["speed_mps"] = speed
+            p.note(f"lead.speed_mps {speed} (a {words} lead) from {clean(hit.group(0))!r}")
+            return
+    lead["behaviour"] = {"kind": "hard_brake", "at_time_s": FCW_LEAD_BRAKE_AT_S}
+    p.note(f"lead.behaviour hard_brake at {FCW_LEAD_BRAKE_AT_S:g} s (FCW needs a closing lead; the intent named none)")
+
+
+def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict[str, Any],
+                agents: dict[str, dict[str, Any]]) -> None:
+    for m in p.finditer(lx.HARD_BRAKE):
+        if p.negated(m.start()):
+            continue
+        subj = subject(p, roles, m.start(), 60)
+        role = subj.what if subj and subj.what in ("lead", "cross", "opposing", "relay") else "lead"
+        if role == "lead" and not APPLICATIONS[app].follows_lead and not subj:
+            continue
+        agent = agent_for(agents, role)
+        behaviour: dict[str, Any] = agent.setdefault("behaviour", {})
+        behaviour["kind"] = "hard_brake"
+        after = rx(r"^\W*(?:\w+\W+){0,3}?(?:at|after) (?:t ?= ?)?" + Q("time")).search(p.t[m.end():m.end() + 40])
+        before = rx(r"(?:at|after) (?:t ?= ?)?" + Q("time") + r",? (?:\w+\W+){0,5}$").search(
+            p.t[max(0, m.start() - 50):m.start()])
+        into = rx(Q("time") + r" into the (?:scenario|run|simulation|test),? (?:\w+\W+){0,5}$").search(
+            p.t[max(0, m.start() - 60):m.start()])
+        # "does a panic stop 6 seconds after start", "brakes hard 3 s into the run"
+        # "brakes at 6 m/s2 25 s in"
+        since = rx(r"^\W*(?:\w+\W+){0,2}?" + Q("time") + r" (?:after (?:the )?(?:start|beginning|launch)\b"
+                   r"|into the (?:scenario|run|simulation|test|drive)\b|in\b(?! (?:the|a|an|our|its|their)\b))"
+                   ).search(p.t[m.end():m.end() + 50])
+        for hit in (after, before, into, since):
+            if hit and p.free(hit):
+                behaviour["at_time_s"] = p.use(hit, f"{role}.behaviour.at_time_s")
+                break
+        s = p.n.sentence_of(m.start())
+        for d in p.finditer(Q("accel")):
+            if p.n.sentence_of(d.start()) == s and p.free(d):
+                behaviour["decel_mps2"] = p.use(d, f"{role}.behaviour.decel_mps2")
+        p.note(f"{role}.behaviour hard_brake from {m.group(0)!r}")
+    if app is Application.EEBL:
+        lead = agent_for(agents, "lead").setdefault("behaviour", {})
+        if lead.get("kind") != "hard_brake":
+            lead["kind"] = "hard_brake"
+            p.note("lead.behaviour hard_brake (EEBL needs a braking lead)")
+        if "at_time_s" not in lead:
+            # "the lead brakes at 6 s": the braking time, left free for a fault anchored to it ("goes quiet as it
+            # brakes at 4 s")
+            stated = p.has(r"\bbrak\w* (?:at|after) (?:t ?= ?)?" + Q("time"))
+            lead["at_time_s"] = p.q(stated).value if stated else 4.0
+            p.note(f"lead.behaviour.at_time_s {lead['at_time_s']:g} s " + (f"from {clean(stated.group(0))!r}" if stated
+                                                                          else "(default)"))
+    cross_role = "opposing" if app is Application.LTA else "cross"
+    if p.has(lx.RED_RUNNER) and (app in (Application.IMA, Application.LTA) or "cross" in agents):
+        role = "cross" if "cross" in agents or app is Application.IMA else cross_role
+        agent_for(agents, role).setdefault("behaviour", {})["kind"] = "red_light_runner"
+        p.note(f"{role}.behaviour red_light_runner")
+    for pattern, kind in ((lx.NO_YIELD, "no_yield"), (lx.YIELD, "yield")):
+        hit = p.has(pattern)
+        if hit:
+            subj = subject(p, roles, hit.start(), 60)
+            if subj and subj.what == "ego":
+                break
+            role = subj.what if subj and subj.what in ("cross", "opposing") else cross_role
+            if role in agents:
+                b = agents[role].setdefault("behaviour", {})
+                b.setdefault("kind", kind)
+                p.note(f"{role}.behaviour {kind}")
+            break
+    for pattern, profile in ((lx.AGGRESSIVE, "aggressive"), (lx.CAUTIOUS, "cautious")):
+        for m in p.finditer(pattern):
+            subj = subject(p, roles, m.start() + len(m.group(0)) + 30, 60) or subject(p, roles, m.start(), 60)
+            target = agents[subj.what] if subj and subj.what in agents else ego
+            target["profile"] = profile
+            p.note(f"{subj.what if subj and subj.what in agents else 'ego'}.profile {profile}")
+
+
+_START = (r"(?:\b(?:starts|begins|spawns|is placed|is positioned|initially|approaches from|approaching from)"
+          r"|\b(?:ego|car|vehicle) (?:starting|beginning|placed|positioned))")
+
+
+def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
+    # (not a reported position placed some metres off: "placed 30 m back from where the car really is")
+    for pattern in (_START + r" (?:\w+ ){0,3}?" + Q("dist") + r"(?! (?:back|behind|forward|ahead|off) (?:from|of) "
+                    r"(?:where|its|their|the (?:true|real|actual)))(?: away)?(?: (?:before|from|short of|upstream of|"
+                    r"ahead of) (?:the )?" + BAR + r")?",
+                    Q("dist") + r" (?:away |out )?(?:from|before|short of|upstream of) (?:the )?" + BAR
+                    + r" (?:at the start|initially|at t ?= ?0)"):
+        for m in p.finditer(pattern):
+            if p.free(m):
+                ego["start_distance_m"] = p.use(m, "ego.start_distance_m")
+                p.note(f"ego.start_distance_m {ego['start_distance_m']} from {m.group(0)!r}")
+                return
+
+
+# a relay chain with no gap in the text: the relay this far ahead, the lead twice as far (increasing gaps)
+CHAIN_RELAY_GAP_M = 30.0
+CHAIN_OUT_OF_RANGE = 1.5  # with a radio range in the text: the lead this many ranges ahead (the relay is needed)
+
+
+PLATOON_SPACING_M = 20.0  # a platoon with no spacing in the text: this far apart
+PLATOON_MAX_AHEAD = 15  # vehicles ahead of the ego (the spec's agent cap is 16)
+
+
+def _platoon(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]) -> None:
+    """A platoon ahead of the ego at increasing gaps: "a platoon of N vehicles" (the ego the last of them)
+    or "braking N cars ahead in a platoon"; the front one is the lead, those between it and the ego
+    are ``platoon1``, ``platoon2``, ... (relays when EEBL is rebroadcast, else leads), evenly spaced by
+    the spacing the text gives ("20 m apart"), else from the lead's gap, else 20 m apart."""
+    m = p.has(r"platoon of (?P<n>\d+) (?:vehicles|cars|trucks)")
+    ahead = int(m.group("n")) - 1 if m else None
+    if ahead is None:
+        m = p.has(r"(?P<n>\d+) (?:vehicles|cars|trucks) ahead(?: of (?:the )?ego)? in (?:a|the) platoon")
+        ahead = int(m.group("n")) if m else None
+    if ahead is None or ahead < 2 or "lead" not in agents:
+        return
+    ahead = min(ahead, PLATOON_MAX_AHEAD)
+    spacing = None
+    for pattern in (Q("dist") + r" (?:apart|spacing|between (?:them|vehicles|cars|each))",
+                    r"(?:spacing|spaced|inter-?vehicle (?:gap|distance))(?: of| at| by)? " + Q("dist")):
+        for ms in p.finditer(pattern):
+            if p.free(ms):
+                spacing = p.use(ms, "platoon spacing")
+                break
+        if spacing is not None:
+            break
+    lead = agents["lead"]
+    if spacing is None:
+        spacing = round(lead["gap_m"] / ahead, 1) if "gap_m" in lead else PLATOON_SPACING_M
+    spacing = max(5.0, spacing)
+    role = "relay" if v2x.get("eebl_rebroadcast") else "lead"
+    agents.pop("relay", None)
+    for k in range(1, ahead):
+        agents[f"platoon{k}"] = {"id": f"platoon{k}", "role": role, "gap_m": round(min(300.0, k * spacing), 1)}
+    lead["gap_m"] = round(min(300.0, ahead * spacing), 1)
+    p.note(f"platoon: {ahead} vehicles ahead {spacing:g} m apart, lead.gap_m {lead['gap_m']:g}")
+
+
+def _chain(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]) -> None:
+    """An EEBL relay chain (lead, relay, ego) at increasing gaps along the route, from the gaps and the
+    range the text gives: a missing gap is placed from the other (relay half-way to the lead, lead twice
+    the relay's), both missing from the radio range (lead beyond it, so the relay is needed) or else
+    at 30 / 60 m."""
+    if "lead" not in agents or "relay" not in agents:
+        return
+    lead, relay = agents["lead"], agents["relay"]
+    lg, rg = lead.get("gap_m"), relay.get("gap_m")
+    rng = v2x.get("channel", {}).get("range_m")
+    if lg is None and rg is None:
+        lg = min(300.0, round(CHAIN_OUT_OF_RANGE * rng, 1)) if rng else 2 * CHAIN_RELAY_GAP_M
+        rg = max(5.0, round(lg / 2, 1))
+        why = f"beyond the {rng:g} m range" if rng else "default chain"
+    elif lg is None:
+        assert rg is not None  # (both None is the first branch)
+        lg = min(300.0, 2 * rg)
+        why = "twice the relay's gap"
+    elif rg is None:
+        rg = max(5.0, round(lg / 2, 1))
+        why = "relay half-way"
+    else:
+        if lg <= rg:
+            p.note(f"relay chain: lead gap {lg:g} m is not beyond the relay's {rg:g} m")
+        return
+    lead["gap_m"], relay["gap_m"] = lg, rg
+    p.note(f"relay chain: relay.gap_m {rg:g}, lead.gap_m {lg:g} ({why})")
+
+
+def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
+    # "puts it 9 m ahead of where it actually is" is a position offset, not a gap
+    for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)(?! of (?:where|its|their|the (?:true|real|actual))\b)",
+                    r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist"),
+                    # "at 90 km/h, 40 m behind a truck": the ego follows the lead at that gap
+                    Q("dist") + r" behind (?:a |the |that |this |our |its )?(?:\w+ )?(?:lead|leader|truck|car|vehicle|van"
+                                r"|bus|lorry)\b",
+                    # "the lead slams on the brakes at 40 m": the gap the braking starts at
+                    r"(?:brak\w*|brakes) (?:hard |sharply |suddenly )?at " + Q("dist") + r"(?! (?:from|before|past|after|short of)\b)"):
+        for m in p.finditer(pattern):
+            if not p.free(m):
+                continue
+            if " behind " in m.group(0) and p.has(r"\b(positions?|locations?|gps|placed|shown|puts?|reported|reports"
+                                                  r"|appears?|claims?|says|broadcasts?)\b[^.;]{0,40}$",
+                                                  p.t[max(0, m.start() - 60):m.start()]):
+                continue  # "its reported position 9 m behind the truck" is a position offset, not a gap
+            subj = subject(p, roles, m.start(), 60)
+            role = subj.what if subj and subj.what in ("lead", "relay") else "lead"
+            if role not in agents:
+                continue
+            agents[role]["gap_m"] = p.use(m, f"{role}.gap_m")
+            p.note(f"{role}.gap_m {agents[role]['gap_m']} from {clean(m.group(0))!r}")
+
+
+def _speeds(p: ParseState, roles: list[Mention], ego: dict[str, Any], agents: dict[str, dict[str, Any]]) -> None:
+    for m in p.finditer(Q("speed")):
+        if not p.free(m):
+            continue
+        subj = subject(p, roles, m.start(), 60)
+        target = subj.what if subj and subj.what in agents else "ego"
+        value = round(p.use(m, f"{target}.speed_mps"), 3)
+        (agents[target] if target != "ego" else ego)["speed_mps"] = value
+        p.note(f"{target}.speed_mps {value} from {p.n.quantities[int(m.group('q'))].raw!r}")

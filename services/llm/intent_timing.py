@@ -1,0 +1,126 @@
+"""The offline grammar's timing: the signal plan, its phase offset, arrivals and the run's length.
+
+The fixed-time plan's phases ("a 60 s cycle with 4 s of amber"), the offset that puts an onset at
+a time ("the light turns amber at 6 s", ``_signal_event_time``) or where the ego is ("red when the
+car is still 80 m away", ``_signal_at_ego``), the conflict agents' arrival offsets ("2 s after the
+ego"), and the scenario duration. Fault anchors (times relative to an onset) are in
+``intent_faults``. Called from ``grammar.parse_text``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lastv2x.core.catalogue import Application
+from lastv2x.core.spec import Ego, SignalPlan
+from services.llm.intent_text import BAR, Mention, ParseState, Q, clean, subject
+
+
+def _scenario_duration(p: ParseState) -> float | None:
+    for pattern in (r"(?:scenario|run|simulation|test|episode)\w* (?:of |lasting |lasts |runs? for |for |duration "
+                    r"(?:of )?|length (?:of )?)" + Q("time"),
+                    # "a 60-second approach": the run is the ego's approach
+                    Q("time") + r" (?:long )?(?:scenario|run|simulation|test|approach|drive)\b",
+                    r"(?:simulate|run) (?:it |for )?" + Q("time")):
+        m = p.has(pattern)
+        # "make the countdown run 8 s short": a comparative after it is an offset, not the run's length
+        if m and p.has(r"^ (?:too |much )?(?:short|shorter|long|longer|late|later|early|earlier|behind|ahead|fast|slow|more"
+                       r"|less)\b", p.t[m.end():m.end() + 12]):
+            continue
+        if m and p.free(m) and not p.has(r"\binto the $", p.t[max(0, m.start() - 9):m.start()]):
+            value = p.use(m, "duration_s")
+            p.note(f"duration_s {value} from {m.group(0)!r}")
+            return value
+    return None
+
+
+def _signal_plan(p: ParseState) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, word in (("cycle_s", r"(?:signal )?cycle"), ("green_s", r"green"), ("amber_s", r"(?:amber|yellow)"),
+                      ("all_red_s", r"all[- ]red")):
+        for pattern in (word + r" (?:time |phase |interval |split |duration |length |clearance )?(?:of |is |lasts )?"
+                        + Q("time"),
+                        Q("time") + r" (?:of )?" + word + r"(?: time| phase| interval| length)?\b"):
+            m = p.has(pattern)
+            if m and p.free(m):
+                out[key] = p.use(m, f"signal.{key}")
+                p.note(f"signal.{key} {out[key]}")
+                break
+    _signal_event_time(p, out)
+    return out
+
+
+def _signal_event_time(p: ParseState, out: dict[str, Any]) -> None:
+    """ "The light turns amber at 6 s": the plan's phase offset that puts that onset at that time (the
+    fixed-time plan's green starts at t = -offset_s, amber green_s later, red amber_s after that)."""
+    m = p.has(r"(?:light|signal|lamp)s? (?:turns|changes to|goes|switches to|is) (?P<ph>amber|yellow|red|green) at "
+              r"(?:t ?= ?)?" + Q("time"))
+    if not m or not p.free(m):
+        return
+    plan = SignalPlan()
+    green, amber, cycle = (out.get(k, getattr(plan, k)) for k in ("green_s", "amber_s", "cycle_s"))
+    onset = {"green": 0.0, "amber": green, "yellow": green, "red": green + amber}
+    at = p.use(m, "signal.offset_s")
+    out["offset_s"] = round((onset[m.group("ph")] - at) % cycle, 3)
+    p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r}")
+
+
+def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> None:
+    """The light's timing said from the ego's side: "the light becomes red when the car is still 80 m away" (the
+    plan's offset that puts that onset where the ego, at its speed from its start distance, is 80 m out); "the ego's
+    departure is delayed by 2 s" (the lights run 2 s ahead of the ego). Only when the plan has no offset yet."""
+    if "offset_s" in out:
+        return
+    plan = SignalPlan()
+    green, amber, cycle = (out.get(k, getattr(plan, k)) for k in ("green_s", "amber_s", "cycle_s"))
+    onset = {"green": 0.0, "amber": green, "yellow": green, "red": green + amber}
+    m = p.has(r"(?:light|signal|lamp)s? (?:turns|becomes|goes|changes to|switches to|is) (?:to )?(?P<ph>amber|yellow|red"
+              r"|green) (?:when|as|once|while) (?:the )?(?:ego|car|vehicle|we|it|our car)(?: is| are|'s)? (?:still |only "
+              r"|just )?(?:about )?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
+    if m and p.free(m):
+        start = ego.get("start_distance_m", Ego().start_distance_m)
+        at_distance = p.q(m).value
+        if at_distance < start:
+            p.use(m, "signal.offset_s")
+            at = (start - at_distance) / ego["speed_mps"]
+            out["offset_s"] = round((onset[m.group("ph")] - at) % cycle, 3)
+            p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r} (the ego {at_distance:g} m out at "
+                   f"{at:.2f} s)")
+            return
+    m = p.has(r"(?:the ego'?s?|our|its|the car'?s) (?:departure|start) (?:is |gets )?(?:delayed|postponed|held back) "
+              r"(?:by )?" + Q("time"))
+    if m and p.free(m):
+        delay = p.use(m, "signal.offset_s")
+        out["offset_s"] = round(delay % cycle, 3)
+        p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r} (the lights run ahead of the ego)")
+
+
+def _arrivals(p: ParseState, app: Application, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
+    default = "opposing" if app is Application.LTA else "cross"
+    rules = (
+        # (not a message that "arrives 2 s behind time")
+        (r"arriv\w* (?:at the (?:conflict point|intersection|junction) )?" + Q("time")
+         + r" (?P<rel>after|before|later than|earlier than|ahead of|behind)(?! (?:time|schedule|reality|real[- ]?time)\b)",
+         None),
+        (Q("time") + r" (?P<rel>after|before|later than|earlier than|ahead of|behind) the ego", None),
+        (r"(?:at the same time|simultaneously|together) (?:as|with)", 0.0),
+        (Q("time") + r" (?P<rel>gap|headway)\b", None),  # "a 3 second gap": the agent arrives that much later
+    )
+    for pattern, fixed in rules:
+        for m in p.finditer(pattern):
+            if fixed is None and not p.free(m):
+                continue
+            subj = subject(p, roles, m.start(), 80)
+            role = subj.what if subj and subj.what in ("cross", "opposing") else default
+            if role not in agents:
+                continue
+            if fixed is None:
+                rel = m.group("rel")
+                if rel in ("gap", "headway") and app not in (Application.IMA, Application.LTA):
+                    continue  # FCW's "2 s headway" is a following distance, not an arrival
+                value = p.use(m, f"{role}.arrival_offset_s")
+                value = -value if rel in ("before", "earlier than", "ahead of") else value
+            else:
+                value = fixed
+            agents[role]["arrival_offset_s"] = value
+            p.note(f"{role}.arrival_offset_s {value:+g} s from {clean(m.group(0))!r}")

@@ -1,0 +1,140 @@
+"""The offline grammar's V2X setup: channel, penetration, RSUs, relays, backhaul, equipage.
+
+``_v2x`` fills the spec's ``v2x`` block (penetration, radio range and power, the RSU placement,
+SPaT relays and EEBL rebroadcast, an RSU chain's backhaul) and marks who drives without V2X
+(``_equipage``) and which conflict agent runs the application too (``_agent_applications``).
+Called from ``grammar.parse_text``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lastv2x.core.catalogue import APPLICATIONS, Application
+from services.llm import lexicon as lx
+from services.llm.intent_text import ParseState, Q, agent_for, role_mentions, subject
+
+
+def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego: dict[str, Any]) -> dict[str, Any]:
+    v2x: dict[str, Any] = {}
+    channel: dict[str, Any] = {}
+    pen_patterns = (
+        Q("pct") + r" (?:v2x |market |obu |connected[- ]vehicle )?(?:penetration|equipage|equipped|connected)",
+        r"(?:penetration|equipage)(?: rate)?(?: of| at| is| =| to)? (?:" + Q("pct") + r"|(?P<bare>\d*\.?\d+)\b)",
+        Q("pct") + r" of (?:the )?(?:other |background )?(?:vehicles|cars|traffic)(?: are| is)? (?:v2x[- ])?"
+                   r"(?:equipped|connected)",
+    )
+    for pattern in pen_patterns:
+        m = p.has(pattern)
+        if m:
+            if m.groupdict().get("bare"):
+                value = float(m.group("bare"))
+                value = value / 100 if value > 1 else value
+            elif p.free(m):
+                value = p.use(m, "v2x.penetration")
+            else:
+                continue
+            v2x["penetration"] = round(value, 4)
+            p.note(f"v2x.penetration {v2x['penetration']} from {m.group(0)!r}")
+            break
+    else:
+        for pattern, value in ((r"full penetration|all (other )?(vehicles|cars) (are )?(v2x[- ])?(equipped|connected)"
+                                r"|fully (equipped|connected)", 1.0),
+                               (r"half (of )?the (vehicles|cars|traffic)", 0.5),
+                               (r"low penetration|few (vehicles|cars) (are )?(equipped|connected)", 0.1),
+                               (r"no other (vehicle|car)s? (is |are )?(equipped|connected)|only the ego is "
+                                r"(equipped|connected)", 0.0)):
+            if p.has(pattern):
+                v2x["penetration"] = value
+                p.note(f"v2x.penetration {value} from wording")
+                break
+    m = p.has(r"(?:radio |communication |comm |transmission |v2x |dsrc |c-v2x |rsu |link )?range (?:of |is |at |to "
+              r"|limited to |reduced to |= ?)?(?:only )?(?:about |around |roughly |approximately |approx\.? |some |nearly |almost |~ ?|≈ ?)?"
+              + Q("dist"))
+    m = m or p.has(Q("dist") + r" (?:of )?(?:radio |communication |transmission |v2x |dsrc )?(?:range|coverage)\b")
+    if m and p.free(m):
+        channel["range_m"] = p.use(m, "v2x.channel.range_m")
+        p.note(f"v2x.channel.range_m {channel['range_m']}")
+    for m in p.finditer(Q("db")):
+        if p.free(m):
+            channel["blockage_db_per_m"] = p.use(m, "v2x.channel.blockage_db_per_m")
+            p.note(f"v2x.channel.blockage_db_per_m {channel['blockage_db_per_m']}")
+    if p.has(lx.SINGLE_RSU):
+        v2x["rsu_placement"] = "single"
+        p.note("v2x.rsu_placement single (the junctions ahead uncovered)")
+    elif p.has(lx.NO_RSU):
+        v2x["rsu_placement"] = "none"
+        p.note("v2x.rsu_placement none")
+    elif p.has(lx.RSU_CHAIN):
+        v2x["rsu_placement"] = "chain"
+        p.note("v2x.rsu_placement chain")
+    relay_off = p.has(lx.NO_RELAY)
+    if p.has(lx.SPAT_RELAY) and not relay_off:
+        v2x["spat_relay"] = True
+        v2x["rsu_placement"] = "chain"
+        p.note("v2x.spat_relay on (RSU chain)")
+    elif app is Application.GLOSA and p.has(r"\brelay\w*\b") and not relay_off:
+        v2x["spat_relay"] = True
+        v2x["rsu_placement"] = "chain"
+        p.note("v2x.spat_relay on (GLOSA relay)")
+    if app is Application.EEBL:
+        if relay_off:
+            v2x["eebl_rebroadcast"] = False
+            agents.pop("relay", None)
+            p.note("v2x.eebl_rebroadcast off")
+        elif p.has(lx.EEBL_RELAY):
+            v2x["eebl_rebroadcast"] = True
+            agent_for(agents, "relay")
+            p.note("v2x.eebl_rebroadcast on, relay vehicle placed")
+    if p.has(lx.BACKHAUL) and not p.has(r"\b(no|without( a| any)?) back[- ]?haul"):
+        backhaul: dict[str, Any] = {}
+        m = p.has(r"back[- ]?haul (?:latency|delay)(?: of| is| =)? " + Q("time"))
+        m = m or p.has(Q("time") + r" (?:of )?back[- ]?haul (?:latency|delay)")
+        if m and p.free(m):
+            backhaul["latency_s"] = p.use(m, "v2x.backhaul.latency_s")
+        m = p.has(r"back[- ]?haul (?:loss|packet loss|drops?)(?: of| is| =)? " + Q("pct"))
+        m = m or p.has(Q("pct") + r" (?:of )?back[- ]?haul (?:loss|packet loss)")
+        if m and p.free(m):
+            backhaul["loss"] = p.use(m, "v2x.backhaul.loss")
+        v2x["backhaul"] = backhaul
+        v2x["rsu_placement"] = "chain"
+        p.note(f"v2x.backhaul {backhaul} (RSU chain)")
+    _equipage(p, app, agents, ego)
+    _agent_applications(p, app, agents)
+    if channel:
+        v2x["channel"] = channel
+    return v2x
+
+
+def _agent_applications(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:
+    """Mutual yield / "both vehicles run IMA": the conflict agent runs the application too."""
+    if app not in (Application.IMA, Application.LTA) or not p.has(lx.MUTUAL_APP):
+        return
+    required = APPLICATIONS[app].required_roles
+    role = required[0] if required else None
+    if role is None:
+        return
+    agent_for(agents, role)["application"] = app.value
+    p.note(f"{role}.application {app.value} (both vehicles decide)")
+
+
+def _equipage(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego: dict[str, Any]) -> None:
+    roles = role_mentions(p)
+    for m in p.finditer(lx.UNEQUIPPED):
+        subj = subject(p, roles, m.start(), 60)
+        after = [r for r in roles if r.start >= m.end() and r.start - m.end() <= 12]
+        target = subj or (after[0] if after else None)
+        if target and target.what == "ego":
+            ego["equipped"] = False  # drives by sight, runs no application (lastv2x.core.perception)
+            p.note(f"ego.equipped false from {m.group(0)!r} (drives by sight)")
+            continue
+        role = target.what if target and target.what in agents else None
+        if role is None:
+            required = APPLICATIONS[app].required_roles
+            role = required[0] if required else None
+        if role is None:  # no agent to speak of: the ego is the one without V2X
+            ego["equipped"] = False
+            p.note(f"ego.equipped false from {m.group(0)!r} (no agent to unequip; drives by sight)")
+            continue
+        agent_for(agents, role)["equipped"] = False
+        p.note(f"{role}.equipped false from {m.group(0)!r}")
