@@ -17,6 +17,11 @@ from typing import Any
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 
 
+def env_flag(raw: str) -> bool:
+    """A boolean setting's value: 1 / true / yes / on (any case) is true, anything else false."""
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
 def fields_from_env(kind: type, env: Mapping[str, str], prefix: str, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """The fields of dataclass ``kind`` that ``env`` sets (``prefix`` + upper-case field name)."""
     out: dict[str, Any] = {}
@@ -32,7 +37,7 @@ def fields_from_env(kind: type, env: Mapping[str, str], prefix: str, skip: tuple
             if isinstance(default, tuple):
                 out[f.name] = tuple(x.strip() for x in raw.split(",") if x.strip()) or default
             elif isinstance(default, bool):
-                out[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+                out[f.name] = env_flag(raw)
             elif isinstance(default, int):
                 out[f.name] = int(raw)
             elif isinstance(default, float):
@@ -46,4 +51,4 @@ def fields_from_env(kind: type, env: Mapping[str, str], prefix: str, skip: tuple
     return out
 
 
-__all__ = ["fields_from_env"]
+__all__ = ["env_flag", "fields_from_env"]

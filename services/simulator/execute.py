@@ -21,6 +21,7 @@ from lastv2x.core.catalogue import APPLICATIONS
 from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.faults import operator_field_problems
 from lastv2x.core.program import ScenarioProgram, backhaul_problems, program_sha256
+from lastv2x.core.settings import env_flag
 from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
 from services.simulator.apps.access import AppAccess
@@ -84,7 +85,7 @@ class SimulatorLimits:
                        carla=CarlaSettings.from_env(env),
                        backend=resolve_backend(env.get(p + "BACKEND", ""), default.backend, p + "BACKEND"),
                        map_settings=MapSettings.from_env(env),
-                       warm_up=env.get(p + "WARM_UP", "0").strip().lower() in ("1", "true", "yes", "on"))
+                       warm_up=env_flag(env.get(p + "WARM_UP", "0")))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 
