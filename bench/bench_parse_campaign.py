@@ -60,8 +60,9 @@ from lastv2x.core.errors import LastV2XError  # noqa: E402
 from services.llm.config import LlmConfig  # noqa: E402
 from services.llm.roles import LlmRoles  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data" / "parse_campaign_heldout.jsonl"
-FRESH = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh.jsonl"
+_SETS = Path(__file__).resolve().parent / "data"
+DATA = _SETS / "parse_campaign_heldout.jsonl"
+FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # written later without reading the parser; fresh3 to fresh8 were scored before any rule saw them (fresh5 first: 64.3 %
 # exact, 0 silent drops, 0 substitutions, 0 invented, 1 false alarm; fresh6 first: 56.2 % exact (18 of 32), 7 silent
 # drops, 5 substitutions, 0 invented, 2 false alarms; fresh7 first: 58.6 % exact (17 of 29), 2 silent drops, 2
@@ -74,16 +75,8 @@ FRESH = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh.jsonl"
 # drops, 0 substitutions, 1 invented fault, 3 false alarms on 7 healthy intents, 1 refused; fresh11 first: 85.7 %
 # exact (24 of 28), 1 silent drop, 1 substitution (one fault, f11_017), 1 invented fault (f11_030), 0 false alarms,
 # 0 refused)
-FRESH2 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh2.jsonl"
-FRESH3 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh3.jsonl"
-FRESH4 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh4.jsonl"
-FRESH5 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh5.jsonl"
-FRESH6 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh6.jsonl"
-FRESH7 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh7.jsonl"
-FRESH8 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh8.jsonl"
-FRESH9 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh9.jsonl"
-FRESH10 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh10.jsonl"
-FRESH11 = Path(__file__).resolve().parent / "data" / "parse_campaign_fresh11.jsonl"
+FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11 = (
+    _SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 12))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "
