@@ -172,6 +172,43 @@ def bench_peak_rss(batch: int) -> dict:
     return {"batch": batch, "peak_gib": peak_kib / 2**20, "before_mib": before_kib / 2**10, "cpu_s": cpu}
 
 
+_FIRST_BATCH = """
+import sys, time
+from lastv2x.core.catalogue import Application
+from services.simulator.core import SimulatorCore
+from services.simulator.reference import reference_program
+core = SimulatorCore()
+warm = core.warm_up()["wall_s"] if sys.argv[1] == "warm" else 0.0
+programs = [reference_program(list(Application)[i % 6], seed=100 + i) for i in range(int(sys.argv[2]))]
+t0 = time.perf_counter()
+for _ in core.execute_batch(programs, [None] * len(programs), core.app("")):
+    pass
+print(warm, time.perf_counter() - t0)
+"""
+
+
+def bench_warm_up(batch: int, rounds: int) -> dict:
+    """The first ExecuteBatch of a fresh simulator process (what a new pod's first request waits for), without
+    and after ``SimulatorCore.warm_up`` (what the service runs at start, NOT_SERVING until done), alternating
+    in fresh processes; best of ``rounds`` each (issue 32, item 4: warm-up paid once, at service start)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    cold, warm, warm_up = [], [], []
+    for _ in range(rounds):
+        for kind, out in (("cold", cold), ("warm", warm)):
+            w, first = map(float, subprocess.run([sys.executable, "-c", _FIRST_BATCH, kind, str(batch)],
+                                                 capture_output=True, text=True, cwd=root, check=True
+                                                 ).stdout.split())
+            out.append(first)
+            if kind == "warm":
+                warm_up.append(w)
+    print(f"2d. first ExecuteBatch of {batch} in a fresh simulator process, best of {rounds}: cold {min(cold):.2f} s, "
+          f"after warm-up {min(warm):.2f} s (x{min(cold) / min(warm):.2f}); the warm-up itself {min(warm_up):.2f} s, "
+          "paid at service start")
+    return {"batch": batch, "cold_s": min(cold), "warm_s": min(warm), "warm_up_s": min(warm_up)}
+
+
 def bench_workers(batch: int, repeat: int = 3) -> dict:
     """What the ExecuteBatch RPC runs (SimulatorCore.execute_batch: V2X sources, chunks of 8) with
     one worker (in-process, as before the pool) and with the pool sized to the CPU limit, best of
@@ -248,6 +285,7 @@ def main() -> None:
     if not args.json:  # the pool is new: the baseline is its 1-worker figure
         res["workers"] = bench_workers(16 if args.quick else 64, 1 if args.quick else 3)
         res["peak_rss"] = bench_peak_rss(64 if args.quick else 1024)
+        res["warm_up"] = bench_warm_up(16, 1 if args.quick else 3)
     res["core"] = bench_core(100 if args.quick else 400, sumo=not args.json,
                              sizes=(20, 200) if args.quick or args.json else (20, 200, 2000))
     if base:
