@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from lastv2x.core.catalogue import operators_in_family
 from lastv2x.core.verifier import Finding, Severity
-from services.llm.intent_text import NEGATED_LIST, correct_typos, normalize
+from services.llm.intent_text import NEGATED, correct_typos, normalize
 
 CHECK = "parser.unparsed_fault"
 
@@ -256,10 +256,8 @@ def _continues(previous: CueClause, cue: CueClause, before: Clause | None, claus
 
 
 def _negated(text: str, pos: int) -> bool:
-    """"no loss", "no packets are lost", "nothing is delayed", "nothing is corrupted or late"."""
-    before = text[max(0, pos - 48):pos]
-    return re.search(r"\b(no|not|without|nothing|none|never|neither|nor)\s+(\w+,?\s+){0,2}$|\b(nothing|none|neither"
-                     r"|without|no \w+)\b[^.;]{0,30}\b(or|nor)\s+$" + NEGATED_LIST, before, _F) is not None
+    """The parser's own negation rule (``intent_text.NEGATED``) over the 48 characters before ``pos``."""
+    return NEGATED.search(text[max(0, pos - 48):pos]) is not None
 
 
 def unparsed(text: str, operators: Sequence[str], streams: Sequence[str | None] | None = None) -> list[CueClause]:

@@ -320,8 +320,11 @@ class Mention:
 
 # a negated list negates every item: "nothing dropped, delayed, frozen or spoofed", "no loss, no delay"
 NEGATED_LIST = r"|\b(no|nothing|none|neither|without|zero)\s+(\w+(?: \w+)?,\s+){1,4}$"
-NEGATED = rx(r"\b(no|not|without|never|zero|nothing|none|neither|nor)\s+(\w+,?\s+){0,2}$"
-             r"|\b(nothing|none|neither|without|no \w+)\b[^.;]{0,30}\b(or|nor)\s+$" + NEGATED_LIST)
+# what negates the word after it: "no loss", "no packets are lost", "nothing is corrupted or late", "none of the
+# messages should be lost or stale" ("none of" reaches over four words; the negator's scope runs to an "or"/"nor"
+# within 40 characters), a negated list
+NEGATED = rx(r"\b(no|not|without|never|zero|nothing|none|neither|nor)\s+(\w+,?\s+){0,2}$|\b(none|neither) of\s+(\w+\s+){1,4}$"
+             r"|\b(nothing|none|neither|without|no \w+)\b[^.;]{0,40}\b(or|nor)\s+$" + NEGATED_LIST)
 
 
 class ParseState:

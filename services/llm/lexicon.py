@@ -561,7 +561,7 @@ COMMON_WORDS = frozenset(
     "route routes rural urban city town towns north south east west plan plans place model mode rain snow night "
     "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
     "along alongside case cases sense moment moments ends ending ended begins begin began starts start started "
-    "function functions style styled thanks thank stock stocks stick sticks stack stacks".split())
+    "function functions style styled thanks thank stock stocks stick sticks stack stacks comms".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (

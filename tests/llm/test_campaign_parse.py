@@ -584,6 +584,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH9, (), {}, (), ()),
     (bench_parse_campaign.FRESH10, (), {"f10_028": {"reported"}}, ("f10_028",), ("f10_015", "f10_026")),
     (bench_parse_campaign.FRESH11, (), {"f11_008": {"bound", "reported"}}, (), ()),
+    (bench_parse_campaign.FRESH12, (), {}, (), ()),
 ]
 
 
@@ -603,3 +604,16 @@ def test_a_later_fresh_set_drops_swaps_and_invents_nothing(path, inexact, left, 
     assert not any(s["extra"] for s in scored)
     assert [s["id"] for s in scored if s["refused"]] == list(refused)
     assert [s["id"] for s in scored if s["false_alarms"]] == list(false_alarms)
+
+
+@pytest.mark.parametrize(("text", "faults"), [
+    # fresh12: "none of <the messages> should be X or Y" negates both; "comms" is a word, not a typo of "comes"
+    ("Please run emergency electronic brake light with the lead braking at 6 m/s2 and no comms issues, none of the "
+     "messages should be lost or stale.", []),
+    ("EEBL where none of the lead messages are delayed, but the relay car drops 5 EEBL messages in a row.",
+     [("drop", "EEBL")]),
+])
+def test_none_of_reaches_over_its_noun_phrase_and_no_further(text: str, faults: list[tuple[str, str]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert [(f["operator"], f["stream"]) for f in res.history[0].data["faults"]] == faults
+    assert not res.unparsed_clauses
