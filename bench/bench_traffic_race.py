@@ -4,10 +4,9 @@ Both sides drive the grid of ``bench/race_grid.py`` (one OpenDRIVE file; SUMO's 
 ``netconvert`` of it), the same seeded routes through ``JUNCTIONS_PER_ROUTE`` signalized
 junctions, the same fixed-time signal plan, ``dt = 0.05 s``, with ``N`` vehicles kept on the
 network (ours: a vehicle at its route's end re-enters at its start; SUMO: an arrived vehicle is
-added again on its route). Our core runs as paired execution runs it: up to
-``SCALAR_MAX_VEHICLES`` (64) vehicles the scalar engine (Python floats, bit-identical to the numpy
-step: ``tests/simulator/test_engine_parity.py`` pins it on this grid), above that the numpy step.
-Every step both sides hand back every vehicle's position and speed
+added again on its route). Our core runs as paired execution runs it: the compiled step
+(``services/simulator/kernels``; above ``LANE_SEARCH_MIN_VEHICLES`` per row its leaders come from the
+per-lane search). Every step both sides hand back every vehicle's position and speed
 (ours: copies of the state arrays or lists; SUMO: a position + speed subscription of every vehicle,
 ``getAllSubscriptionResults``, the fastest libsumo read). A vehicle update is one vehicle
 advanced one step; the figure is updates per CPU second of this process (libsumo runs in it,
@@ -34,8 +33,6 @@ sys.path.insert(0, str(code_root_from_argv(sys.argv)))
 
 import race_grid  # noqa: E402
 
-from services.simulator.engines import SignalClock  # noqa: E402
-from services.simulator.scalar import ScalarTraffic, use_scalar  # noqa: E402
 from services.simulator.traffic import EgoControl, Scene, initial_state, step  # noqa: E402
 
 WARMUP = 20
@@ -47,8 +44,6 @@ def core_updates_per_s(n: int, steps: int, seed: int = 0) -> float:
     st = initial_state(scene)
     ctl = EgoControl.nominal(1)
     sig = scene.signals
-    if use_scalar(scene):  # the engine paired execution picks at this size
-        return _scalar_updates_per_s(scene, st, steps)
     for _ in range(WARMUP):
         st = step(scene, st, ctl, sig.phase_at(st.t_s))
     updates = 0
@@ -59,23 +54,6 @@ def core_updates_per_s(n: int, steps: int, seed: int = 0) -> float:
         updates += int(np.count_nonzero(st.alive))
     dt = time.process_time() - t0
     assert xy.shape[1] == v.shape[1] == n
-    return updates / dt
-
-
-def _scalar_updates_per_s(scene: Scene, st, steps: int) -> float:  # noqa: ANN001
-    tr = ScalarTraffic(scene, st)
-    clock = SignalClock(scene)  # the plan's phases BLOCK steps at a time (256 groups on this grid)
-    hold, nan, no_brake = [False], [float("nan")], [0.0]  # EgoControl.nominal(1) as lists
-    for _ in range(WARMUP):
-        tr.step(hold, nan, no_brake, clock.state(tr.k)[0].tolist())
-    updates = 0
-    t0 = time.process_time()
-    for _ in range(steps):
-        tr.step(hold, nan, no_brake, clock.state(tr.k)[0].tolist())
-        x, y, v = list(tr.x), list(tr.y), list(tr.v)  # the state read every step
-        updates += sum(tr.alive)
-    dt = time.process_time() - t0
-    assert len(x) == len(y) == len(v) == scene.shape[1]
     return updates / dt
 
 

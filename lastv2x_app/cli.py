@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -251,6 +252,9 @@ def _execute_live(args: argparse.Namespace, kind: str, obj: Any) -> int:
 
 
 def cmd_execute(args: argparse.Namespace) -> int:
+    # One run: the simulator's kernels run as Python, which costs less than numba's import and the load of
+    # their compiled code (~1.1 s); same bits (services/simulator/kernels). LASTV2X_SIMULATOR_JIT=1 compiles.
+    os.environ.setdefault("LASTV2X_SIMULATOR_JIT", "0")
     kind, obj = _load_program_or_spec(args.scenario)
     if args.live:
         return _execute_live(args, kind, obj)

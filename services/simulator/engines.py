@@ -1,12 +1,11 @@
 """The step loop's engines: how :func:`services.simulator.paired.run_rollouts` advances the traffic
 and adjudicates, behind one interface (:class:`Engine`).
 
-* :class:`ScalarEngine`: paired-execution sizes on Python floats (:mod:`services.simulator.scalar`);
-* :class:`VectorEngine`: batches on the numpy core (:func:`services.simulator.traffic.step`);
+* :class:`VectorEngine`: the compiled traffic step (:func:`services.simulator.traffic.step`, kernels in
+  :mod:`services.simulator.kernels`) and the adjudicator, for every batch size;
 * :class:`PlantEngine`: another simulator moves the vehicles (services/simulator/backends).
 
-The first two give the same bits (``tests/simulator/test_engine_parity.py``). Each hands the loop a
-per-step frame (:class:`Frame` / :class:`ScalarFrame`): the world as snapshots, and as lists for the
+Each hands the loop a per-step :class:`Frame`: the world as snapshots, and as lists for the
 ground-truth fast path (:func:`ground_truth_fast`).
 """
 
@@ -20,19 +19,16 @@ import numpy as np
 from lastv2x.core.program import ScenarioProgram, VehicleRole
 from services.simulator.adjudicate import Adjudicator
 from services.simulator.info import (
-    BRAKE_FLAG_THRESHOLD_MPS2,
     EgoInformation,
     WorldSnapshot,
     ground_truth_information,
     ground_truth_signals,
 )
-from services.simulator.scalar import ScalarAdjudicator, ScalarTraffic, SignalRows
 from services.simulator.traffic import (
     AgentControl,
     EgoControl,
     Scene,
     TrafficState,
-    hard_brake_event,
     settle,
     step,
 )
@@ -51,9 +47,9 @@ class Frame:
         self.t = st.t_s
         self.phase, self.ttc, self.ttg = signals  # scene.signals.state(st.t_s)
         a = st.a
-        self.brake = (a <= -BRAKE_FLAG_THRESHOLD_MPS2) & st.alive
-        self.hard = hard_brake_event(st)
-        self.bar_d = st.bar_s - (st.s + scene.half_len)
+        self.brake = st.brake_flag
+        self.hard = st.hard_brake
+        self.bar_d = st.stop_bar_d
         self.group = st.bar_group
         self.N = st.s.shape[1]
         self.s = st.s.ravel().tolist()  # flat (B * N) lists, vehicle i of row b at b * N + i
@@ -110,122 +106,19 @@ class SignalClock:
         return ph[i], tc[i], tg[i]
 
 
-class ScalarFrame:
-    """:class:`Frame` over a :class:`ScalarTraffic` (its lists as they are; snapshot arrays built per row).
-
-    ``rows`` (the engine's, kept across steps): per ``(row, n)`` the snapshot fields that change a few
-    times a run or never (see :meth:`_fixed_fields`)."""
-
-    def __init__(self, scene: Scene, tr: ScalarTraffic, signals: SignalRows,
-                 rows: dict[tuple[int, int], _FixedFields] | None = None):
-        self.scene, self.tr = scene, tr
-        self.t = tr.t
-        self.phase_l, self.ttc_l, self.ttg_l = signals.state(tr.t)
-        self.N = n = tr.N
-        self.s, self.v, self.a, self.heading, self.x, self.y = tr.s, tr.v, tr.a, tr.heading, tr.x, tr.y
-        bar, s, half = tr.bar, tr.s, tr.half
-        self.ego_bar_d = [bar[i] - (s[i] + half[i]) for i in range(0, n * tr.B, n)]
-        self.ego_group = tr.grp[::n]
-        self._hard: list[bool] | None = None
-        self._rows = {} if rows is None else rows
-
-    def gt_lists(self) -> tuple[list, ...]:
-        if self._hard is None:
-            self._hard = self.tr.hard_brake()
-        return self.phase_l, self.ttc_l, self.ttg_l, self.tr.alive, self._hard
-
-    def snapshot(self, b: int, n: int, rollout: str, rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]
-                 ) -> WorldSnapshot:
-        tr = self.tr
-        lo = b * tr.N
-        hi = lo + n
-        g = len(self.scene.group_ids[b])
-        bar, s, half = tr.bar, tr.s, tr.half
-        # one read-only array per dtype, built from one flat list (a nested list costs numpy a shape
-        # discovery); the fields are its contiguous slices
-        xy = [0.0] * (2 * n)
-        xy[0::2] = tr.x[lo:hi]
-        xy[1::2] = tr.y[lo:hi]
-        f = _readonly([*xy, *tr.v[lo:hi], *tr.heading[lo:hi], *tr.a[lo:hi], *s[lo:hi],
-                       *[bar[i] - (s[i] + half[i]) for i in range(lo, hi)], *self.ttc_l[b][:g], *self.ttg_l[b][:g]],
-                      np.float64)
-        n2, n3, n4, n5, n6, n7 = 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n
-        # a copy of the fixed fields' dict (the snapshot's field order) with the per-step fields stored into it:
-        # cheaper than a dict display of every field
-        fields = self._fixed_fields(b, n, lo, g, rollout, rsu).copy()
-        fields["t_s"] = tr.t
-        fields["step"] = tr.k
-        fields["xy_m"] = f[:n2].reshape(n, 2)
-        fields["speed_mps"] = f[n2:n3]
-        fields["heading_rad"] = f[n3:n4]
-        fields["accel_mps2"] = f[n4:n5]
-        fields["route_s_m"] = f[n5:n6]
-        fields["stop_bar_distance_m"] = f[n6:n7]
-        fields["time_to_change_s"] = f[n7:n7 + g]
-        fields["time_to_green_s"] = f[n7 + g:]
-        return new_snapshot(fields)
-
-    def _fixed_fields(self, b: int, n: int, lo: int, g: int, rollout: str,
-                      rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray]) -> dict[str, Any]:
-        """Row ``b``'s snapshot fields but the per-step ones (those None): the same dict as the last step's
-        while the brake-flag, hard-braking and alive flags, the next groups and the true phases are (they
-        change a few times a run); when one of them changes, the read-only arrays of the others are kept."""
-        tr = self.tr
-        hi = lo + n
-        flags = tr.brake_flag(lo, hi) + self.gt_lists()[4][lo:hi] + tr.alive[lo:hi]
-        group, phase = tr.grp[lo:hi], self.phase_l[b][:g]
-        c = self._rows.get((b, n))
-        if (c is not None and c.flags == flags and c.group == group and c.phase == phase and c.rollout is rollout
-                and c.rsu is rsu):
-            return c.fields
-        c = self._rows[(b, n)] = _FixedFields(self.scene, b, n, flags, group, phase, rollout, rsu, c)
-        return c.fields
-
-
-class _FixedFields:
-    """A row's snapshot fields that change a few times a run or never (:meth:`ScalarFrame._fixed_fields`), with
-    the lists they were made from."""
-
-    __slots__ = ("fields", "flags", "group", "phase", "rollout", "rsu")
-    fields: dict[str, Any]  # the snapshot fields, None where per-step
-
-    def __init__(self, scene: Scene, b: int, n: int, flags: list[bool], group: list[int], phase: list[int],
-                 rollout: str, rsu: tuple[tuple[str, ...], np.ndarray, np.ndarray], old: _FixedFields | None):
-        self.flags, self.group, self.phase, self.rollout, self.rsu = flags, group, phase, rollout, rsu
-        if old is not None and old.flags == flags:
-            brake, hard, alive = (old.fields[k] for k in ("brake_flag", "hard_brake_event", "alive"))
-        else:
-            arr = _readonly(flags, bool)
-            brake, hard, alive = arr[:n], arr[n:2 * n], arr[2 * n:]
-        if old is not None and old.group == group and old.phase == phase:
-            equipped, length, group_arr, phase_arr = (old.fields[k] for k in ("equipped", "length_m",
-                                                                                "next_group_index", "true_phase"))
-        else:
-            equipped, length = scene.equipped[b, :n], scene.length_m[b, :n]
-            group_arr, phase_arr = _readonly(group, np.int64), _readonly(phase, np.int8)
-        self.fields = {
-            "t_s": None, "step": None, "vehicle_ids": scene.vehicle_ids[b], "xy_m": None, "speed_mps": None,
-            "heading_rad": None, "accel_mps2": None, "brake_flag": brake, "hard_brake_event": hard,
-            "equipped": equipped, "alive": alive, "route_s_m": None, "stop_bar_distance_m": None,
-            "next_group_index": group_arr, "length_m": length, "ego_index": 0, "signal_group_ids": scene.group_ids[b],
-            "true_phase": phase_arr, "time_to_change_s": None, "time_to_green_s": None, "rsu_ids": rsu[0],
-            "rsu_xy_m": rsu[1], "rsu_height_m": rsu[2], "rollout": rollout}
-
-
 class Engine(Protocol):
     """What the step loop of :func:`run_rollouts` needs of a traffic engine and its adjudicator: one
-    loop body for both engines (:class:`VectorEngine` numpy, :class:`ScalarEngine` Python floats,
-    bit-identical: ``tests/simulator/test_engine_parity.py``)."""
+    loop body for the built-in step (:class:`VectorEngine`) and another simulator's (:class:`PlantEngine`)."""
 
     def running(self, k: int) -> list[bool]:
         """Per row: the ego is alive and step ``k`` is within the row's duration."""
         ...
 
-    def frame(self, k: int) -> Frame | ScalarFrame:
+    def frame(self, k: int) -> Frame:
         """The world at step ``k`` (before it is advanced)."""
         ...
 
-    def advance(self, fr: Frame | ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
+    def advance(self, fr: Frame, stop: list[bool], v_target: list[float], brake: list[float],
                 active: list[bool], agents: AgentControl | None = None) -> None:
         """Step the traffic under the egos' (and application-running agents') commands and adjudicate the
         rows that were ``active``."""
@@ -244,7 +137,6 @@ class VectorEngine:
         self.adj = Adjudicator(scene, programs)
         self.clock = SignalClock(scene)
         self.limit = np.array(limit)
-        _freeze(st)
 
     def running(self, k: int) -> list[bool]:
         return (self.st.alive[:, 0] & (k < self.limit)).tolist()
@@ -252,12 +144,11 @@ class VectorEngine:
     def frame(self, k: int) -> Frame:
         return Frame(self.scene, self.st, self.clock.state(k))
 
-    def advance(self, fr: Frame | ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
+    def advance(self, fr: Frame, stop: list[bool], v_target: list[float], brake: list[float],
                 active: list[bool], agents: AgentControl | None = None) -> None:
         assert isinstance(fr, Frame)
         self.st = step(self.scene, self.st, EgoControl(np.array(stop, bool), np.array(v_target, np.float64),
                                                        np.array(brake, np.float64), agents), fr.phase)
-        _freeze(self.st)
         self.adj.observe(self.st, np.array(active, bool))
 
     def finish(self) -> Adjudicator:
@@ -289,7 +180,7 @@ class PlantEngine(VectorEngine):
             self.routes.append((pts, cumulative_s(pts)))
         plant.start(program, rollout, [vid for _, vid in self.driven])
 
-    def advance(self, fr: Frame | ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
+    def advance(self, fr: Frame, stop: list[bool], v_target: list[float], brake: list[float],
                 active: list[bool], agents: AgentControl | None = None) -> None:
         from services.simulator.backends.plant import TickCommand
         from services.simulator.info import PHASE_NAME
@@ -313,37 +204,7 @@ class PlantEngine(VectorEngine):
                 s_new[0, i], v_new[0, i] = s_cum[-1], 0.0
         acc = (v_new - st.v) / scene.dt_s
         self.st = settle(scene, st, s_new, v_new, acc, want.sig_stop, want.sig_go, want.braked_out)
-        _freeze(self.st)
         self.adj.observe(self.st, np.array(active, bool))
-
-
-class ScalarEngine:
-    """:class:`ScalarTraffic` and :class:`ScalarAdjudicator`: the same step on flat Python lists."""
-
-    def __init__(self, scene: Scene, st: TrafficState, programs: Sequence[ScenarioProgram], limit: list[int]):
-        self.scene = scene
-        self.tr = ScalarTraffic(scene, st)
-        self.adj = ScalarAdjudicator(scene, programs)
-        self.limit = limit
-        self.n = scene.shape[1]
-        self.snapshot_rows: dict[tuple[int, int], _FixedFields] = {}  # ScalarFrame's, kept across steps
-
-    def running(self, k: int) -> list[bool]:
-        alive, n = self.tr.alive, self.n
-        return [alive[b * n] and k < lim for b, lim in enumerate(self.limit)]
-
-    def frame(self, k: int) -> ScalarFrame:
-        return ScalarFrame(self.scene, self.tr, self.adj.signal_rows, self.snapshot_rows)
-
-    def advance(self, fr: Frame | ScalarFrame, stop: list[bool], v_target: list[float], brake: list[float],
-                active: list[bool], agents: AgentControl | None = None) -> None:
-        assert isinstance(fr, ScalarFrame) and agents is None  # agents running applications: numpy engine
-        self.tr.step(stop, v_target, brake, fr.phase_l)
-        self.adj.observe_scalar(self.tr, active)
-
-    def finish(self) -> Adjudicator:
-        self.adj.sync()
-        return self.adj
 
 
 def _readonly(values: list, dtype: Any) -> np.ndarray:
@@ -364,7 +225,7 @@ def new_snapshot(fields: dict[str, Any]) -> WorldSnapshot:
     return snap
 
 
-def ground_truth_fast(lists: tuple[list, ...], fr: Frame | ScalarFrame, b: int, j: int, t_s: float,
+def ground_truth_fast(lists: tuple[list, ...], fr: Frame, b: int, j: int, t_s: float,
                   others: tuple[str, ...], group_ids: tuple[str, ...], plan: int,
                   cache: dict[Any, Any]) -> EgoInformation:
     """Exactly ``GroundTruthSource().observe(fr.snapshot(b, ...))``, read from the frame's lists
@@ -389,10 +250,4 @@ def ground_truth_fast(lists: tuple[list, ...], fr: Frame | ScalarFrame, b: int, 
     return info
 
 
-def _freeze(st: TrafficState) -> None:
-    for arr in (st.s, st.v, st.a, st.alive, st.xy, st.heading):
-        arr.flags.writeable = False
-
-
-__all__ = ["Engine", "Frame", "PlantEngine", "ScalarEngine", "ScalarFrame", "VectorEngine", "ground_truth_fast",
-           "new_snapshot"]
+__all__ = ["Engine", "Frame", "PlantEngine", "VectorEngine", "ground_truth_fast", "new_snapshot"]

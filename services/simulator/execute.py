@@ -59,11 +59,14 @@ class SimulatorLimits:
     # request would pay. The image (deploy/Dockerfile) and `lastv2x up` set LASTV2X_SIMULATOR_WARM_UP=1;
     # off by default so that a core built in code (an in-process pipeline, a test server) starts at once
     warm_up: bool = False
+    # compile the engine's kernels with numba (services/simulator/kernels; read once, as the engine is first imported);
+    # 0 runs the same functions as Python (the same bits, no numba start-up: `lastv2x execute`'s one run)
+    jit: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SimulatorLimits:
         """``LASTV2X_SIMULATOR_MAX_DURATION_S``, ``_MAX_BATCH``, ``_TRACE_DIR``, ``_APP_STEP_TIMEOUT_S``,
-        ``_APP_CONNECT_TIMEOUT_S``, ``_APP_ALLOW``, ``_APP_TOKEN_FILES``, ``_APP_TLS_*`` (AppAccess), ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS``, ``_BACKEND``, ``_WARM_UP`` and the shared
+        ``_APP_CONNECT_TIMEOUT_S``, ``_APP_ALLOW``, ``_APP_TOKEN_FILES``, ``_APP_TLS_*`` (AppAccess), ``_MAX_RSUS``, ``_ETSI_ASN1_DIR``, ``_DSRC_ASN1_DIR``, ``_WORKERS``, ``_BACKEND``, ``_WARM_UP``, ``_JIT`` and the shared
         ``LASTV2X_MAP_PATHS`` (os.pathsep-separated) and ``LASTV2X_MAP_*`` (MapSettings), as grounding reads them."""
         env = os.environ if env is None else env
         p = "LASTV2X_SIMULATOR_"
@@ -85,7 +88,8 @@ class SimulatorLimits:
                        carla=CarlaSettings.from_env(env),
                        backend=resolve_backend(env.get(p + "BACKEND", ""), default.backend, p + "BACKEND"),
                        map_settings=MapSettings.from_env(env),
-                       warm_up=env_flag(env.get(p + "WARM_UP", "0")))
+                       warm_up=env_flag(env.get(p + "WARM_UP", "0")),
+                       jit=env_flag(env.get(p + "JIT", "1")))
         except ValueError as exc:
             raise InvalidArgument([], f"simulator settings: {exc}") from None
 

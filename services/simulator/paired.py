@@ -14,10 +14,9 @@ when the message-driven ego fails and its ground-truth twin stays safe.
 
 ``execute_batch`` stacks ``P`` programs into one ``(2P, N)`` traffic batch.
 
-Engines (:mod:`services.simulator.engines`): one step loop (``run_rollouts``) drives an ``Engine``: small batches (a paired
-execution, a few programs) step the traffic and adjudicate on Python floats
-(:mod:`services.simulator.scalar`, ``ScalarEngine``), larger ones with the vectorized numpy core
-(``VectorEngine``); both give the same bits (``tests/simulator/test_engine_parity.py``). A plain
+Engines (:mod:`services.simulator.engines`): one step loop (``run_rollouts``) drives an ``Engine``: the
+compiled traffic step (:mod:`services.simulator.kernels`) for every batch size, or another simulator
+moving the vehicles (``PlantEngine``). A plain
 :class:`GroundTruthSource` without a trace is served straight from the step's lists (the same
 ``EgoInformation`` its ``observe`` would build from a snapshot; pinned by the same test module).
 """
@@ -54,8 +53,6 @@ from services.simulator.engines import (
     Engine,
     Frame,
     PlantEngine,
-    ScalarEngine,
-    ScalarFrame,
     VectorEngine,
     ground_truth_fast,
     new_snapshot,
@@ -72,7 +69,6 @@ from services.simulator.info import (
     WorldSnapshot,
     ground_truth_factory,
 )
-from services.simulator.scalar import use_scalar
 from services.simulator.traffic import (
     AgentControl,
     Scene,
@@ -316,7 +312,7 @@ def _batch_observer(cls: type) -> Any:
     return cls.observe_batch  # type: ignore[attr-defined]
 
 
-def _observe_batches(rows: list[_Row], active: Sequence[bool], fr: Frame | ScalarFrame
+def _observe_batches(rows: list[_Row], active: Sequence[bool], fr: Frame
                      ) -> dict[int, tuple[WorldSnapshot, EgoInformation]]:
     """This step's snapshot and belief of each running row whose source observes a batch
     (:class:`~services.simulator.info.BatchSource`), one ``observe_batch`` per source class."""
@@ -396,12 +392,9 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
     n_steps = max(int(round(p.duration_s / p.dt_s)) for p in programs)
     limit = [int(round(p.duration_s / p.dt_s)) for p in programs]
     b_all = len(programs)
-    # Python floats beat numpy at paired-execution sizes (bit-identical: see scalar.py)
     engine: Engine
     if plant is not None:
         engine = PlantEngine(scene, st, programs, limit, plant, rollouts[0])
-    elif use_scalar(scene) and not any(p.agents and any(a.application for a in p.agents) for p in programs):
-        engine = ScalarEngine(scene, st, programs, limit)
     else:
         engine = VectorEngine(scene, st, programs, limit)
     ground_truth, group_ids = ground_truth_fast, scene.group_ids

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,6 +46,13 @@ class RouteTable:
     heading: np.ndarray
     length_m: np.ndarray
     step_m: float
+    # flat views for lookups (the compiled step's too): samples (B*N*K, 2) and headings (B*N*K,), vehicle (b, n)'s
+    # first sample index (B, N), the last sample a lerp may start from, 1 / step_m
+    samples_xy: np.ndarray = field(init=False, repr=False)
+    samples_heading: np.ndarray = field(init=False, repr=False)
+    sample_base: np.ndarray = field(init=False, repr=False)
+    k_max: float = field(init=False, repr=False)
+    inv_step: float = field(init=False, repr=False)
 
     @classmethod
     def build(cls, routes: Sequence[Sequence[Route | None]], n: int, step_m: float = ROUTE_SAMPLE_M) -> RouteTable:
@@ -75,21 +82,21 @@ class RouteTable:
     def __post_init__(self) -> None:
         b, n, k, _ = self.xy.shape
         put = object.__setattr__
-        put(self, "_xy2", np.ascontiguousarray(self.xy).reshape(-1, 2))  # samples, flat over (B, N, K)
-        put(self, "_h", np.ascontiguousarray(self.heading).ravel())
-        put(self, "_base", (np.arange(b * n) * k).reshape(b, n))
-        put(self, "_inv_step", 1.0 / self.step_m)
-        put(self, "_kmax", float(k - 2))
+        put(self, "samples_xy", np.ascontiguousarray(self.xy).reshape(-1, 2))  # samples, flat over (B, N, K)
+        put(self, "samples_heading", np.ascontiguousarray(self.heading).ravel())
+        put(self, "sample_base", (np.arange(b * n) * k).reshape(b, n))
+        put(self, "inv_step", 1.0 / self.step_m)
+        put(self, "k_max", float(k - 2))
 
     def lookup(self, s_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(xy (B, N, 2), heading (B, N)) at arc lengths ``s_m`` (B, N), clamped to the route."""
-        u = np.minimum(np.maximum(s_m, 0.0), self.length_m) * self._inv_step
-        i0 = np.minimum(u, self._kmax).astype(np.int64)
+        u = np.minimum(np.maximum(s_m, 0.0), self.length_m) * self.inv_step
+        i0 = np.minimum(u, self.k_max).astype(np.int64)
         f = u - i0
-        idx = self._base + i0
-        p0 = self._xy2.take(idx, axis=0)  # (B, N, 2): both coordinates in one gather
-        p1 = self._xy2.take(idx + 1, axis=0)
-        return p0 + f[..., None] * (p1 - p0), self._h.take(idx)
+        idx = self.sample_base + i0
+        p0 = self.samples_xy.take(idx, axis=0)  # (B, N, 2): both coordinates in one gather
+        p1 = self.samples_xy.take(idx + 1, axis=0)
+        return p0 + f[..., None] * (p1 - p0), self.samples_heading.take(idx)
 
 
 def shared_geometry(routes: Sequence[Route | None], n: int, observers: Sequence[int] | None = None

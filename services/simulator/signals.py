@@ -17,8 +17,7 @@ import numpy as np
 
 from lastv2x.core.program import SignalGroupPlan
 from services.simulator.info import PHASE_AMBER, PHASE_GREEN, PHASE_RED
-
-_EPS = 1e-9
+from services.simulator.kernels import signals as kernels
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,21 +49,20 @@ class SignalTable:
 
     def state(self, t_s: float | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(phase codes, time_to_change_s, time_to_green_s) at scenario time ``t_s``, each shaped like the plans
-        (an array of times broadcasts: shape ``(T, 1, ...)`` gives a leading time axis)."""
-        c, g, a = self.cycle_s, self.green_s, self.amber_s
-        u = np.mod(t_s + self.offset_s, c)
-        ga = g + a
-        green = u < g - _EPS
-        amber = ~green & (u < ga - _EPS)
-        phase = np.where(green, PHASE_GREEN, np.where(amber, PHASE_AMBER, PHASE_RED)).astype(np.int8)
-        ttc = np.where(green, g - u, np.where(amber, ga - u, c - u))
-        ttg = np.where(green, 0.0, c - u)
-        return phase, ttc, ttg
+        (times shaped ``(T, 1, ...)``, one trailing 1 per plan axis, give a leading time axis)
+        (:func:`services.simulator.kernels.signals.state`)."""
+        shape = self.cycle_s.shape
+        times = np.asarray(t_s, np.float64)
+        rows = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+        flat = [np.ascontiguousarray(a, np.float64).reshape(rows, shape[-1])
+                for a in (self.cycle_s, self.green_s, self.amber_s, self.offset_s)]
+        out = kernels.state(times.reshape(-1), *flat)
+        lead = times.shape[:1] if times.ndim else ()
+        return tuple(a.reshape(lead + shape) for a in out)  # type: ignore[return-value]
 
     def phase_at(self, t_s: float) -> np.ndarray:
-        """Phase codes only (the traffic step's fast path): 0 green, 1 amber, 2 red."""
-        u = np.mod(t_s + self.offset_s, self.cycle_s)
-        return (u >= self.green_s - _EPS).astype(np.int8) + (u >= self.green_s + self.amber_s - _EPS)
+        """Phase codes only: 0 green, 1 amber, 2 red."""
+        return self.state(t_s)[0]
 
 
 def onset_times_s(plan: SignalGroupPlan, phase: int, t0_s: float, t1_s: float) -> np.ndarray:

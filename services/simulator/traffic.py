@@ -52,10 +52,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lastv2x.core.catalogue import COMFORT_DECEL_MPS2, CONFLICT_WINDOW_S
 from lastv2x.core.program import ProgramVehicle, ScenarioProgram
 from lastv2x.core.spec import BehaviourKind, DriverProfile
-from services.simulator.info import HARD_BRAKE_THRESHOLD_MPS2, PHASE_AMBER, PHASE_GREEN
+from services.simulator.kernels import traffic as kernels
 from services.simulator.routes import RouteTable, shared_geometry
 from services.simulator.signals import SignalTable
 
@@ -76,11 +75,11 @@ class IDM:
     """Model constants (Treiber & Kesting, *Traffic Flow Dynamics*, 2013, Table 11.2 ranges)."""
 
     DELTA = 4.0  # acceleration exponent [-]
-    DECEL_MAX_MPS2 = 8.0  # braking limit, ~0.8 g on dry asphalt [m/s2]
-    STOP_BAR_GAP_M = 0.5  # front bumper standstill distance to a stop bar [m]
-    STOP_HOLD_M = 1.0  # a stopping vehicle this close to its stop point and slower than HOLD_SPEED holds [m]
-    HOLD_SPEED_MPS = 0.1  # [m/s]
-    GAP_FLOOR_M = 0.1  # gaps are floored here to keep (s*/s)^2 finite [m]
+    DECEL_MAX_MPS2 = kernels.DECEL_MAX_MPS2  # the step's constants live with it (services/simulator/kernels/traffic.py)
+    STOP_BAR_GAP_M = kernels.STOP_BAR_GAP_M
+    STOP_HOLD_M = kernels.STOP_HOLD_M
+    HOLD_SPEED_MPS = kernels.HOLD_SPEED_MPS
+    GAP_FLOOR_M = kernels.GAP_FLOOR_M
     PROFILES: dict[DriverProfile, DriverParams] = {
         DriverProfile.CAUTIOUS: DriverParams(0.90, 1.8, 3.0, 1.0, 1.5, 1.2),
         DriverProfile.NORMAL: DriverParams(1.00, 1.4, 2.0, 1.5, 2.0, 1.0),
@@ -91,8 +90,6 @@ class IDM:
 # vehicles per row above which leaders come from the per-lane sorted search (measured on the race grid:
 # all-pairs is faster up to ~300 vehicles, 381 vs 480 us a step at 200, 5.2 vs 1.0 ms at 800)
 LANE_SEARCH_MIN_VEHICLES = 256
-YIELD_EGO_MIN_SPEED_MPS = 1.0  # a yielding agent goes once the ego is (nearly) stopped [m/s]
-ADVISORY_TAU_S = 1.5  # time constant of the ego tracking a lower advised speed [s]
 NO_VALUE = np.nan
 
 
@@ -152,6 +149,12 @@ class Scene:
     class_gather: np.ndarray = field(init=False, repr=False)  # (B, N, N) flat index into (D, B, N) arrays
     flat_row: np.ndarray = field(init=False, repr=False)
     flat_obs: np.ndarray = field(init=False, repr=False)
+    k_drv: np.ndarray = field(init=False, repr=False)  # (kernels.N_DRV, B, N) float64
+    k_int: np.ndarray = field(init=False, repr=False)  # (kernels.N_INT, B, N) int64
+    k_offset: np.ndarray = field(init=False, repr=False)
+    k_share: np.ndarray = field(init=False, repr=False)  # (2, B, M, N): share_lo, share_hi
+    k_bars: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)
+    k_none: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)  # no agents, no given leaders
     no_bar: np.ndarray = field(init=False, repr=False)
     no_group: np.ndarray = field(init=False, repr=False)
     any_signal: bool = field(init=False, repr=False)
@@ -185,6 +188,29 @@ class Scene:
             (self.delay_class[:, :, None] * b + np.arange(b)[:, None, None]) * n + np.arange(n)[None, None, :])
         put(self, "flat_row", (np.arange(b) * n)[:, None] + np.zeros((1, n), np.int64))
         put(self, "flat_obs", np.arange(b * n))
+        # the compiled step's packed parameters (services/simulator/kernels/traffic.py: rows named there)
+        drv = np.empty((kernels.N_DRV, b, n))
+        for row, arr in ((kernels.V_DESIRED, self.v_desired), (kernels.V_PLAN, self.v_plan),
+                         (kernels.ACCEL_MAX, self.accel_max), (kernels.DECEL_COMFORT, self.decel_comfort),
+                         (kernels.TIME_GAP, self.time_gap_s), (kernels.MIN_GAP, self.min_gap_m),
+                         (kernels.IIDM_EXP, self.iidm_exp), (kernels.INV_2SQRT_AB, self.inv_2sqrt_ab),
+                         (kernels.BRAKE_T, self.brake_t_s), (kernels.BRAKE_DECEL, self.brake_decel),
+                         (kernels.HALF_LEN, self.half_len), (kernels.LENGTH, self.length_m),
+                         (kernels.CONFLICT_S, self.conflict_s),
+                         (kernels.SIGHT, np.inf if self.sight_m is None else self.sight_m),
+                         (kernels.PERCEIVE, np.inf if self.perceive_m is None else self.perceive_m),
+                         (kernels.S_START, self.s_start), (kernels.V_INITIAL, self.v_initial),
+                         (kernels.ROUTE_LEN, self.routes.length_m)):
+            drv[row] = arr
+        drv_i = np.empty((kernels.N_INT, b, n), np.int64)
+        drv_i[kernels.DELAY], drv_i[kernels.OBEYS], drv_i[kernels.YIELDS] = self.delay_steps, obeys, self.yields_to_ego
+        put(self, "k_drv", drv)
+        put(self, "k_int", drv_i)
+        put(self, "k_offset", np.ascontiguousarray(self.offset, np.float64))
+        put(self, "k_share", np.ascontiguousarray(np.stack([self.share_lo, self.share_hi]), np.float64))
+        put(self, "k_bars", (np.ascontiguousarray(self.bar_s, np.float64),
+                             np.ascontiguousarray(self.bar_group, np.int64)))
+        put(self, "k_none", (np.full((2, b, n), np.nan), np.zeros((b, n), bool), np.zeros((2, 1, 1))))
         put(self, "no_bar", np.full((b, n), np.inf))
         put(self, "no_group", np.full((b, n), -1, np.int64))
         for name in ("no_bar", "no_group"):
@@ -350,6 +376,9 @@ class TrafficState:
     front_prev: np.ndarray  # (B, N) front bumper arc length before the last step
     crossed_bar_s: np.ndarray  # (B, N) the bar passed during the last step (+inf none)
     crossed_group: np.ndarray  # (B, N) its group (-1 none)
+    stop_bar_d: np.ndarray  # (B, N) front bumper to the next stop bar [m] (+inf none)
+    brake_flag: np.ndarray  # (B, N) bool: brake lights (BSM brakeAppliedStatus)
+    hard_brake: np.ndarray  # (B, N) bool: decelerating harder than the J2945/1 hard-braking threshold while moving
 
 
 def initial_state(scene: Scene) -> TrafficState:
@@ -368,52 +397,23 @@ def initial_state(scene: Scene) -> TrafficState:
     bar = np.take_along_axis(scene.bar_s, nc[..., None], axis=2)[..., 0]
     grp = np.take_along_axis(scene.bar_group, nc[..., None], axis=2)[..., 0]
     zeros = np.zeros((b, n), bool)
-    return TrafficState(0, 0.0, s, v, np.zeros((b, n)), scene.valid.copy(), nc, bar, grp, zeros, zeros, zeros,
-                        xy, heading, hist_s, hist_v, zeros, front, np.full((b, n), np.inf),
-                        np.full((b, n), -1, np.int64))
+    fields = [s, v, np.zeros((b, n)), scene.valid.copy(), nc, bar, grp, zeros, zeros, zeros, xy, heading]
+    tail = [zeros, front, np.full((b, n), np.inf), np.full((b, n), -1, np.int64), bar - front, zeros, zeros]
+    for arr in fields + tail:  # read-only, as every later step's (snapshots hold views; one compiled signature)
+        arr.setflags(write=False)
+    return TrafficState(0, 0.0, fields[0], fields[1], fields[2], fields[3], fields[4], fields[5], fields[6], fields[7],
+                        fields[8], fields[9], fields[10], fields[11], hist_s, hist_v, tail[0], tail[1], tail[2], tail[3],
+                        tail[4], tail[5], tail[6])
 
 
 def leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray]:
-    """(bumper gap to the perceived leader, its perceived speed) per vehicle; gap +inf = no leader.
-
-    All pairs at once, shaped (B, N_i, N_j): vehicle i perceives j as j was ``delay_i`` steps
-    ago, extrapolated at its then speed, mapped into i's arc length by the shared-geometry
-    offset, and counts it only while j truly is on the shared run and ahead of i. Observers
-    are grouped by delay class (one per driver profile in use), so the common case is a
-    broadcast, not a gather. Under lane search (``scene.seg_key``): :func:`lane_leaders`."""
+    """(bumper gap to the perceived leader, its perceived speed) per vehicle; gap +inf = no leader: the
+    compiled step's own search (:func:`services.simulator.kernels.leaders`, all pairs), or :func:`lane_leaders`
+    under lane search (``scene.seg_key``)."""
     if scene.seg_key is not None:
         return lane_leaders(scene, st)
-    h = st.hist_s.shape[0]
-    k = st.step
-    b, n = st.s.shape
-    if len(scene.delay_classes) == 1:
-        d = scene.delay_classes[0]
-        vp2 = st.hist_v[(k - d) % h]
-        sp = (st.hist_s[(k - d) % h] + vp2 * (d * scene.dt_s))[:, None, :]
-        vp = vp2[:, None, :]
-    else:  # one perceived state per delay class (D, B, N), gathered by each observer's class
-        rows = [(k - d) % h for d in scene.delay_classes]
-        vd = st.hist_v[rows]
-        sd = st.hist_s[rows] + vd * scene.class_delay_s
-        sp = sd.take(scene.class_gather)  # a flat gather: several times cheaper than sd[cls, b, j]
-        vp = vd.take(scene.class_gather)
-    sj = st.s[:, None, :]
-    rel = sp + scene.offset - st.s[:, :, None]
-    ok = sj >= scene.share_lo  # j on the shared run, alive and ahead of i (in place: fewer temporaries)
-    ok &= sj <= scene.share_hi
-    ok &= st.alive[:, None, :]
-    ok &= rel > 0.0
-    rel = np.where(ok, rel, np.inf)
-    j = rel.argmin(axis=2)
-    flat = scene.flat_row + j * 1  # (B, N) index of the leader in (B*N) arrays
-    pick = scene.flat_obs * n + j.ravel()  # flat (B, N_i, N_j) index of each observer's leader
-    best = rel.ravel().take(pick).reshape(b, n)  # the element argmin picked (= rel.min(axis=2), cheaper)
-    gap = best - scene.half_len - scene.half_len.take(flat)
-    if vp.shape[1] == 1:
-        v_lead = vp[:, 0, :].ravel().take(flat)
-    else:
-        v_lead = vp.ravel().take(pick).reshape(b, n)
-    return gap, v_lead
+    return kernels.leaders(st.step, scene.dt_s, st.s, st.alive, st.hist_s, st.hist_v, scene.k_drv, scene.k_int,
+                           scene.k_offset, scene.k_share)
 
 
 _SPAN_M = 1.0e5  # sort key = segment key * _SPAN_M + position on the segment (|position| < _SPAN_M / 2)
@@ -518,147 +518,65 @@ def lane_leaders(scene: Scene, st: TrafficState) -> tuple[np.ndarray, np.ndarray
     return gap.reshape(b, n), v_lead.reshape(b, n)
 
 
-def _free_and_follow(scene: Scene, v: np.ndarray, v0: np.ndarray, gap: np.ndarray, v_lead: np.ndarray) -> np.ndarray:
-    """IDM acceleration with the IIDM free-road term above the desired speed."""
-    a = scene.accel_max
-    ratio = v / np.maximum(v0, 0.1)
-    r2 = ratio * ratio
-    free = a * (1.0 - r2 * r2)
-    over = ratio > 1.0
-    if np.count_nonzero(over):
-        iidm = -scene.decel_comfort * (1.0 - np.maximum(ratio, 1e-9) ** (-scene.iidm_exp))
-        free = np.where(over, iidm, free)
-    s_star = scene.min_gap_m + np.maximum(0.0, v * scene.time_gap_s + v * (v - v_lead) * scene.inv_2sqrt_ab)
-    ratio_s = s_star / np.maximum(gap, IDM.GAP_FLOOR_M)  # gap = +inf -> 0
-    return free - a * ratio_s * ratio_s
-
-
 def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray | None = None) -> TrafficState:
-    """Advance every scenario by ``dt``: all vehicles decide from the state at ``t``, then all integrate.
+    """Advance every scenario by ``dt``: all vehicles decide from the state at ``t``, then all integrate
+    (:func:`services.simulator.kernels.traffic.advance`: ``decide`` then ``settle``).
 
     ``phase`` (B, G): the true phases at ``t`` when the caller has them already."""
-    dt, t = scene.dt_s, st.t_s
-    v, s, alive = st.v, st.s, st.alive
-    # ── decide ──────────────────────────────────────────────────────────────
-    gap, v_lead = leaders(scene, st)
-    if scene.perceive_m is not None:  # a leader beyond a driver's perception range is not seen
-        gap = np.where(gap > scene.perceive_m, np.inf, gap)
-    d_bar = st.bar_s - (s + scene.half_len)
-    stopping = np.zeros(v.shape, bool)
-    stopping[:, 0] = control.stop_at_bar
-    sig_stop, sig_go = st.sig_stop, st.sig_go
-    if scene.any_signal:
-        # group -1 ("no signal") indexes the padding column, which always shows green
-        table = np.zeros((v.shape[0], scene.signals.cycle_s.shape[1] + 1), np.int8)
-        table[:, :-1] = scene.signals.phase_at(t) if phase is None else phase
-        ph = table[scene.b_col, st.bar_group]
-        green = ph == PHASE_GREEN
-        need = v * v / (2.0 * np.maximum(d_bar, 0.01))
-        can = need <= np.where(ph == PHASE_AMBER, COMFORT_DECEL_MPS2, IDM.DECEL_MAX_MPS2)
-        open_ = ~(sig_stop | sig_go | green)
-        if scene.sight_m is not None:  # a driver decides at a signal once it sees it
-            open_ &= d_bar <= scene.sight_m
-        sig_stop = (sig_stop | (open_ & can)) & ~green
-        sig_go = (sig_go | (open_ & ~can)) & ~green
-        obeys = scene.obeys_signals
-        stopping |= sig_stop & obeys
-    if scene.any_yield:
-        ego_s, ego_v = s[:, 0], v[:, 0]
-        ego_c = scene.conflict_s[:, 0]
-        ego_tc = (ego_c - ego_s) / np.maximum(ego_v, 0.1)
-        coming = (ego_s < ego_c + scene.length_m[:, 0]) & (ego_tc <= CONFLICT_WINDOW_S) & \
-            (ego_v > YIELD_EGO_MIN_SPEED_MPS)
-        stopping |= scene.yields_to_ego & coming[:, None] & (d_bar > 0.0)
+    if phase is None:
+        phase = scene.signals.phase_at(st.t_s)
     ag = control.agents
+    agents, agent_stop, given = scene.k_none
     if ag is not None:
-        stopping |= ag.stop_at_bar
-    v0 = scene.v_desired
-    if scene.any_plan:
-        v0 = np.where(scene.has_plan & (s < scene.conflict_s), scene.v_plan, v0)
-    if ag is not None:
-        v0 = np.where(np.isnan(ag.v_target_mps), v0, ag.v_target_mps)
-    advised = ~np.isnan(control.v_target_mps)
-    if np.count_nonzero(advised):
-        v0 = v0.copy()
-        v0[:, 0] = np.where(advised, control.v_target_mps, v0[:, 0])
-    acc = _free_and_follow(scene, v, v0, gap, v_lead)
-    if np.count_nonzero(advised):  # a driver follows an advisory firmly: first-order tracking, comfortable braking
-        track = np.maximum((control.v_target_mps - v[:, 0]) / ADVISORY_TAU_S, -scene.decel_comfort[:, 0])
-        acc[:, 0] = np.where(advised & (v[:, 0] > control.v_target_mps), np.minimum(acc[:, 0], track), acc[:, 0])
-    if np.count_nonzero(stopping):
-        activation = scene.decel_comfort.copy()
-        activation[:, 0] = np.where(control.stop_at_bar, 0.0, activation[:, 0])
-        if ag is not None:
-            activation = np.where(ag.stop_at_bar, 0.0, activation)
-        d_eff = d_bar - IDM.STOP_BAR_GAP_M
-        a_req = v * v / (2.0 * np.maximum(d_eff, 1e-3))
-        a_bar = np.where(a_req >= activation, -a_req, np.inf)
-        # overran the stop point, or (nearly) standing at it: brake to / hold a standstill
-        a_bar = np.where((d_eff <= 0.0) | ((d_eff <= IDM.STOP_HOLD_M) & (v <= IDM.HOLD_SPEED_MPS)), -v / dt, a_bar)
-        acc = np.where(stopping & np.isfinite(d_bar), np.minimum(acc, a_bar), acc)
-    braked_out = st.braked_out
-    if scene.any_brake:
-        braking = t >= scene.brake_t_s
-        acc = np.where(braking, np.minimum(acc, -scene.brake_decel), acc)
-        braked_out = braked_out | (braking & (v <= 0.0))
-    if np.count_nonzero(control.brake_mps2):
-        acc[:, 0] = np.where(control.brake_mps2 > 0, np.minimum(acc[:, 0], -control.brake_mps2), acc[:, 0])
-    if ag is not None and np.count_nonzero(ag.brake_mps2):
-        acc = np.where(ag.brake_mps2 > 0, np.minimum(acc, -ag.brake_mps2), acc)
-    acc = np.minimum(np.maximum(acc, -IDM.DECEL_MAX_MPS2), scene.accel_max)
-    acc[braked_out | ~alive] = 0.0
-    # ── integrate ───────────────────────────────────────────────────────────
-    v_new = v + acc * dt
-    stops = v_new < 0.0
-    ds = v * dt + 0.5 * acc * (dt * dt)
-    if np.count_nonzero(stops):
-        ds = np.where(stops, v * v / (2.0 * np.maximum(-acc, 1e-9)), ds)
-        v_new = np.maximum(v_new, 0.0)
-    return settle(scene, st, s + ds, v_new, acc, sig_stop, sig_go, braked_out)
+        agents = np.array([ag.v_target_mps, ag.brake_mps2], np.float64)
+        agent_stop = np.asarray(ag.stop_at_bar, bool)
+    if scene.seg_key is not None:
+        given = np.array(lane_leaders(scene, st))
+    r = scene.routes
+    out = kernels.advance(
+        st.step, st.t_s, scene.dt_s, st.s, st.v, st.alive, st.next_crossing, st.bar_s, st.bar_group, st.sig_stop,
+        st.sig_go, st.braked_out, st.hist_s, st.hist_v, scene.k_drv, scene.k_int, scene.k_offset, scene.k_share,
+        np.asarray(phase, np.int8), np.array([control.v_target_mps, control.brake_mps2], np.float64),
+        np.asarray(control.stop_at_bar, bool), agents, agent_stop, ag is not None, given, scene.seg_key is not None,
+        scene.k_bars[0], scene.k_bars[1], scene.respawn, r.samples_xy, r.samples_heading, r.sample_base, r.k_max, r.inv_step)
+    return _state(scene, st, out)
 
 
 def settle(scene: Scene, st: TrafficState, s_new: np.ndarray, v_new: np.ndarray, acc: np.ndarray,
            sig_stop: np.ndarray, sig_go: np.ndarray, braked_out: np.ndarray) -> TrafficState:
-    """The state one step after ``st`` once every vehicle is at ``s_new`` with ``v_new`` (the end of
-    :func:`step`; also where another simulator's readings re-enter, see backends/base.py): stop bars
-    passed, routes ended, positions and the perception history."""
-    dt, alive = scene.dt_s, st.alive
-    front_new = s_new + scene.half_len
-    crossed = front_new >= st.bar_s
-    nc, bar, grp = st.next_crossing, st.bar_s, st.bar_group
-    crossed_bar, crossed_grp = scene.no_bar, scene.no_group
-    if np.count_nonzero(crossed):
-        crossed_bar = np.where(crossed, bar, np.inf)
-        crossed_grp = np.where(crossed, grp, -1)
-        nc = nc + crossed
-        bar = scene.bar_s[scene.b_col, scene.n_row, nc]
-        grp = scene.bar_group[scene.b_col, scene.n_row, nc]
-        sig_stop = sig_stop & ~crossed
-        sig_go = sig_go & ~crossed
-    done = alive & (front_new >= scene.routes.length_m)
-    if np.count_nonzero(done):
-        if scene.respawn:
-            s_new = np.where(done, scene.s_start, s_new)
-            v_new = np.where(done, scene.v_initial, v_new)
-            nc = np.where(done, 0, nc)
-            bar = scene.bar_s[scene.b_col, scene.n_row, nc]
-            grp = scene.bar_group[scene.b_col, scene.n_row, nc]
-        else:
-            alive = alive & ~done
-            v_new = np.where(done, 0.0, v_new)
-    xy, heading = scene.routes.lookup(s_new)
+    """The state one step after ``st`` once every vehicle is at ``s_new`` with ``v_new`` (where another
+    simulator's readings re-enter, see backends/base.py; :func:`step` does the same inside its kernel): stop
+    bars passed, routes ended, positions and the perception history (:func:`services.simulator.kernels.traffic.settle`)."""
+    r = scene.routes
+    f64 = np.float64
+    out = kernels.settle(st.step, st.s, np.asarray(s_new, f64), np.asarray(v_new, f64), np.asarray(acc, f64), st.alive,
+                         st.next_crossing, st.bar_s, st.bar_group, np.asarray(sig_stop, bool), np.asarray(sig_go, bool),
+                         np.asarray(braked_out, bool), scene.k_drv, scene.k_bars[0], scene.k_bars[1], scene.respawn,
+                         r.samples_xy, r.samples_heading, r.sample_base, r.k_max, r.inv_step, st.hist_s, st.hist_v)
+    return _state(scene, st, out)
+
+
+_K = kernels
+
+
+def _state(scene: Scene, st: TrafficState, out: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> TrafficState:
+    """The TrafficState over the kernel's four fresh arrays (read-only; every field a view of one of them),
+    built without the frozen dataclass ``__init__`` (one ``object.__setattr__`` per field)."""
+    fl, xy, lg, it = out
+    for arr in out:
+        arr.setflags(write=False)
     k = st.step + 1
-    h = st.hist_s.shape[0]
-    st.hist_s[k % h] = s_new
-    st.hist_v[k % h] = v_new
-    return TrafficState(k, k * dt, s_new, v_new, acc, alive, nc, bar, grp, sig_stop, sig_go, braked_out, xy,
-                        heading, st.hist_s, st.hist_v, crossed, st.s + scene.half_len, crossed_bar, crossed_grp)
+    state = object.__new__(TrafficState)
+    object.__setattr__(state, "__dict__", {
+        "step": k, "t_s": k * scene.dt_s, "s": fl[_K.OUT_S], "v": fl[_K.OUT_V], "a": fl[_K.OUT_A],
+        "alive": lg[_K.OUT_ALIVE], "next_crossing": it[_K.OUT_NEXT_CROSSING], "bar_s": fl[_K.OUT_BAR_S],
+        "bar_group": it[_K.OUT_BAR_GROUP], "sig_stop": lg[_K.OUT_SIG_STOP], "sig_go": lg[_K.OUT_SIG_GO],
+        "braked_out": lg[_K.OUT_BRAKED_OUT], "xy": xy, "heading": fl[_K.OUT_HEADING], "hist_s": st.hist_s,
+        "hist_v": st.hist_v, "crossed": lg[_K.OUT_CROSSED], "front_prev": fl[_K.OUT_FRONT_PREV],
+        "crossed_bar_s": fl[_K.OUT_CROSSED_BAR_S], "crossed_group": it[_K.OUT_CROSSED_GROUP],
+        "stop_bar_d": fl[_K.OUT_STOP_BAR_D], "brake_flag": lg[_K.OUT_BRAKE_FLAG], "hard_brake": lg[_K.OUT_HARD_BRAKE]})
+    return state
 
 
-def hard_brake_event(st: TrafficState) -> np.ndarray:
-    """(B, N) vehicles decelerating harder than the J2945/1 hard-braking threshold while moving."""
-    return (st.a <= -HARD_BRAKE_THRESHOLD_MPS2) & (st.v > 0.0) & st.alive
-
-
-__all__ = ["IDM", "AgentControl", "DriverParams", "EgoControl", "Scene", "TrafficState", "hard_brake_event", "initial_state",
-           "leaders", "settle", "step"]
+__all__ = ["IDM", "AgentControl", "DriverParams", "EgoControl", "Scene", "TrafficState", "initial_state", "leaders",
+           "settle", "step"]

@@ -67,7 +67,6 @@ from services.simulator.info import (
     MonitorReport,
     WorldSnapshot,
 )
-from services.simulator.scalar import _BAND, _below
 
 from .reconstruction import freshness_budget_s
 
@@ -79,12 +78,25 @@ DEFAULT_GRACE_S = 0.3  # SPaT period + latency + one step: the ordinary reportin
 LATERAL_CONFLICT_M = ROUTE_LATERAL_BAND_M  # conflicts ignore traffic farther than this from the ego path
 ABSENCE_MIN_S = 0.3  # absences shorter than this (start-up, one lost message) are not evidence
 _np_hypot = np.hypot
+_BAND = 1e-9  # relative guard band of squared-distance decisions
 _TINY_M2 = 1e-290  # squared lengths below this (near the subnormals) are not compared on squares
+
+
+def _below(dx: float, dy: float, limit: float, limit2: float) -> tuple[bool, float | None]:
+    """``np.hypot(dx, dy) < limit`` without the hypot where the squared length decides it (outside the
+    relative guard band ``_BAND``). Returns (below, the exact hypot when it was computed)."""
+    q = dx * dx + dy * dy
+    if q < limit2 * (1.0 - _BAND):
+        return True, None
+    if q > limit2 * (1.0 + _BAND):
+        return False, None
+    h = float(_np_hypot(dx, dy))
+    return h < limit, h
 
 
 def _nearer(rx: float, ry: float, q: float, bx: float, by: float, bq: float) -> bool:
     """``np.hypot(rx, ry) < np.hypot(bx, by)`` for offsets with squared lengths ``q`` and ``bq``: decided on
-    the squares outside the scalar engine's relative guard band (when both are normal numbers: a subnormal
+    the squares outside the relative guard band ``_BAND`` (when both are normal numbers: a subnormal
     square has lost its relative precision), on the two hypots inside it (and for NaN / inf)."""
     if q > _TINY_M2 and bq > _TINY_M2:
         if q < bq * (1.0 - _BAND):

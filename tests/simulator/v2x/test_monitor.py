@@ -235,8 +235,7 @@ _coord = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(_coord, _coord), min_size=1, max_size=6), st.sampled_from([300.0, 150.0, 1e-300]))
 def test_nearest_agent_on_squares_is_np_hypot(offsets, radius):
-    from services.simulator.scalar import _below
-    from services.simulator.v2x.monitor import _nearer
+    from services.simulator.v2x.monitor import _below, _nearer
 
     # old: np.hypot per vehicle, the first smallest; membership d <= radius
     j_old, best = -1, math.inf
