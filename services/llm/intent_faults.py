@@ -361,6 +361,10 @@ _DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:decision (?:point|epoch|mo
              r"|last comfortable stopping point|point of no return)")
 
 
+# who reaches the decision point or has to decide: the ego, its driver, or the application under test
+_DECIDER = (r"(?:we|it|the ego|the car|our car|the driver|the vehicle|the app|the application|the system"
+            r"|the (?:warning|assist|advisory) (?:app|application|logic|system))")
+
 _REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"
 
 
@@ -456,12 +460,12 @@ def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
         (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * 0.5)),
         (r"(?:at|around|near|by|in) " + _DECISION, lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
-        (r"(?:(?:right|just|exactly) )?(?:as|when|once|the moment) (?:we|the ego|the car|it|our car) (?:reach|reaches"
+        (r"(?:(?:right|just|exactly) )?(?:as|when|once|the moment) " + _DECIDER + r" (?:reach|reaches"
          r"|hit|hits|get to|gets to|arrive at|arrives at|come to|comes to) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
-        (r"(?:moment|instant|time|point|when|as) (?:the ego|the car|the driver|it|the vehicle) (?:has to|must|needs to"
+        (r"(?:moment|instant|time|point|when|as) " + _DECIDER + r" (?:has to|must|needs to"
          r"|is about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:after|once|when|while|though|since) (?:it|the light|the signal)(?: has| had)? (?:already |in fact "
          r"|actually )*(?:turned|changed to"

@@ -145,6 +145,15 @@ def _edits1(word: str) -> set[str]:
     return out
 
 
+def _plausible_typo(word: str, target: str) -> bool:
+    """``word`` is ``target`` with a letter missed, doubled or swapped, or one letter changed into a keyboard
+    neighbour or a sound-alike (``lexicon.TYPO_LETTER_PAIRS``); the two are one edit apart."""
+    if len(word) != len(target):
+        return True
+    diff = [(a, b) for a, b in zip(word, target, strict=True) if a != b]
+    return len(diff) == 2 or frozenset(diff[0]) in lx.TYPO_LETTER_PAIRS  # two: a swap (one edit apart)
+
+
 def correct_typos(t: str) -> str:
     """One-edit typos of the domain vocabulary ("delayd", "oncomming", "trun") fixed, word by word.
 
@@ -170,6 +179,8 @@ def correct_typos(t: str) -> str:
             cands = _edits1(w) & vocab
         if stem is not None:
             cands = {c for c in cands if c.startswith(stem) and len(c) > len(stem)}
+        # into a fault word by a changed letter only where the letters are typo neighbours (lexicon.FAULT_TYPO_TARGETS)
+        cands = {c for c in cands if c not in lx.FAULT_TYPO_TARGETS or _plausible_typo(w, c)}
         if len(cands) > 1:  # "delayd": delayed, not delays
             cands = {c for c in cands if c[-1] == w[-1]}
         return next(iter(cands)) if len(cands) == 1 else w
@@ -319,12 +330,13 @@ class Mention:
 
 
 # a negated list negates every item: "nothing dropped, delayed, frozen or spoofed", "no loss, no delay"
-NEGATED_LIST = r"|\b(no|nothing|none|neither|without|zero)\s+(\w+(?: \w+)?,\s+){1,4}$"
-# what negates the word after it: "no loss", "no packets are lost", "nothing is corrupted or late", "none of the
+NEGATED_LIST = r"|\b(no|nothing|none|neither|without|zero|\w+n't)\s+(\w+(?: \w+)?,\s+){1,4}$"
+# what negates the word after it: "no loss", "no packets are lost", "aren't delayed, frozen or dropped", "nothing is corrupted or late", "none of the
 # messages should be lost or stale" ("none of" reaches over four words; the negator's scope runs to an "or"/"nor"
 # within 40 characters), a negated list
-NEGATED = rx(r"\b(no|not|without|never|zero|nothing|none|neither|nor)\s+(\w+,?\s+){0,2}$|\b(none|neither) of\s+(\w+\s+){1,4}$"
-             r"|\b(nothing|none|neither|without|no \w+)\b[^.;]{0,40}\b(or|nor)\s+$" + NEGATED_LIST)
+NEGATED = rx(r"\b(no|not|\w+n't|cannot|without|never|zero|nothing|none|neither|nor)\s+(\w+,?\s+){0,2}$"
+             r"|\b(none|neither) of\s+(\w+\s+){1,4}$"
+             r"|\b(nothing|none|neither|without|no \w+|\w+n't)\b[^.;]{0,40}\b(or|nor)\s+$" + NEGATED_LIST)
 
 
 class ParseState:

@@ -547,6 +547,20 @@ TYPO_VOCABULARY = frozenset(
     "thinks think believes says said claims claim appears appear reads read data info information "
     "knowledge event events alert alerts notification notifications state states value values".split())
 
+# Fault words among them: a word is corrected into one of these by a letter missed, doubled or swapped
+# ("delayd", "lattency", "stcuk"), but by one letter changed only where the two letters are neighbours on the
+# keyboard or sound alike ("latensy", "delsy"): other changes turn real words into faults ("stock" -> "stuck",
+# "logging" -> "lagging"), and an invented fault is worse than a missed typo, which the unparsed-fault guard
+# reports anyway
+FAULT_TYPO_TARGETS = frozenset(
+    "delayed dropped latency offset stale lost late later frozen freezes stuck silent quiet spoofed shifted wrong "
+    "delay delays lagging lags jammed missing blocked".split())
+_KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+TYPO_LETTER_PAIRS = frozenset(
+    {frozenset((row[i], row[i + 1])) for row in _KEYBOARD_ROWS for i in range(len(row) - 1)}
+    | {frozenset((a, b)) for a, b in zip("qwertyuiasdfghjkzxcvbn", "asdfghjkzxcvbnm,", strict=False) if b.isalpha()}
+    | {frozenset(p) for p in ("cs", "ck", "sz", "iy", "ae", "ei")})
+
 COMMON_WORDS = frozenset(
     "heads head whose point points react reacts stomps stomp minus heading headings advise advises glide glides "
     "count counts reduce reduces about above across actually again against already although always among another "

@@ -585,6 +585,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH10, (), {"f10_028": {"reported"}}, ("f10_028",), ("f10_015", "f10_026")),
     (bench_parse_campaign.FRESH11, (), {"f11_008": {"bound", "reported"}}, (), ()),
     (bench_parse_campaign.FRESH12, (), {}, (), ()),
+    (bench_parse_campaign.FRESH13, (), {}, (), ()),
 ]
 
 
@@ -616,4 +617,20 @@ def test_a_later_fresh_set_drops_swaps_and_invents_nothing(path, inexact, left, 
 def test_none_of_reaches_over_its_noun_phrase_and_no_further(text: str, faults: list[tuple[str, str]]) -> None:
     res = LlmRoles().parse_intent(text, 1)
     assert [(f["operator"], f["stream"]) for f in res.history[0].data["faults"]] == faults
+    assert not res.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "faults"), [
+    # fresh13: a contraction negates a list as "not" does; the application under test reaches its decision point
+    ("IMA at the unsignalized crossing with perfect V2X: the crossing car's BSMs aren't delayed, frozen or dropped.", []),
+    ("LTA check: at the moment the app has to decide, the oncoming car's messages start arriving 250 ms late.",
+     [("delay", "BSM", "decision_epoch")]),
+    ("FCW: once the app reaches its decision point the lead vehicle's broadcasts get stuck repeating the same "
+     "message.", [("freeze", "BSM", "decision_epoch")]),
+])
+def test_contractions_negate_and_the_app_reaches_its_decision_point(text: str, faults: list[tuple[str, ...]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    got = [(f["operator"], f["stream"]) + ((f["anchor"]["event"],) if faults and "anchor" in f else ())
+           for f in res.history[0].data["faults"]]
+    assert got == faults
     assert not res.unparsed_clauses

@@ -71,3 +71,10 @@ def test_typos_of_domain_words_are_fixed_and_english_words_left_alone() -> None:
         "the oncoming vehicle is transmitting delayed messages"
     for fine in ("the heads of the trucks along the lines", "rates coasts toward whose points"):
         assert correct_typos(fine) == fine
+    # a fault word from a letter missed, doubled, swapped or changed into a keyboard neighbour or a sound-alike;
+    # any other changed letter would invent a fault from a real word
+    assert correct_typos("frames arrive lattency-free, the stcuk one is droped") == \
+        "frames arrive latency-free, the stuck one is dropped"
+    assert correct_typos("the latensy and the delsy") == "the latency and the delay"
+    for word in ("stock", "logging", "stack", "stuff", "dolay"):
+        assert correct_typos(f"the {word} here") == f"the {word} here"
