@@ -478,7 +478,8 @@ def _campaign_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     specs = [_read_spec_text(f) for f in args.spec or []]
     return {"intents": list(args.intents), "specs": specs, "seed": args.seed, "budget_per_scenario": args.budget,
             "reflection_rounds": args.reflection_rounds, "in_flight": args.concurrency, "gate": not args.no_gate,
-            "stop_at_first_admission": args.stop_at_first, "app": args.app or "", "allow_partial": args.allow_partial}
+            "stop_at_first_admission": args.stop_at_first, "app": args.app or "", "allow_partial": args.allow_partial,
+            "budget_in_executions": args.budget_in_executions}
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
@@ -534,7 +535,8 @@ def _remote_campaign(target: str, kw: dict[str, Any], progress: Any, resume: str
 
     options = search_pb2.CampaignOptions(disable_gate=not kw["gate"], concurrency=kw["in_flight"], app=kw["app"],
                                          stop_at_first_admission=kw["stop_at_first_admission"],
-                                         allow_partial=kw["allow_partial"])
+                                         allow_partial=kw["allow_partial"],
+                                         budget_in_executions=kw["budget_in_executions"])
     if kw["reflection_rounds"] is not None:
         options.reflection_rounds = kw["reflection_rounds"]
     request = search_pb2.StartCampaignRequest(intents=kw["intents"], seed=kw["seed"],
@@ -824,6 +826,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reflection-rounds", type=int, default=None, help="per scenario (default 5)")
     p.add_argument("--concurrency", type=int, default=0, help="executions in flight per simulator replica (0 = 4)")
     p.add_argument("--no-gate", action="store_true", help="ablation: run mutants the verifier would block")
+    p.add_argument("--budget-in-executions", action="store_true",
+                   help="the budget counts executions: gated candidates are not charged (at most 4 x budget in all)")
     p.add_argument("--stop-at-first", action="store_true", help="end each scenario at its first admitted failure")
     p.add_argument("--allow-partial", action="store_true",
                    help="run intents the parser read only in part (the table and witnesses name the unread clause); "

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from lastv2x.v1 import common_pb2 as lastv2x_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17lastv2x/v1/search.proto\x12\nlastv2x.v1\x1a\x17lastv2x/v1/common.proto\"\xd2\x01\n\x0f\x43\x61mpaignOptions\x12\x14\n\x0c\x64isable_gate\x18\x01 \x01(\x08\x12\x1e\n\x11reflection_rounds\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x0b\x63oncurrency\x18\x03 \x01(\x05\x12\x1f\n\x17stop_at_first_admission\x18\x04 \x01(\x08\x12\x19\n\x11skip_minimization\x18\x05 \x01(\x08\x12\x0b\n\x03\x61pp\x18\x06 \x01(\t\x12\x15\n\rallow_partial\x18\x07 \x01(\x08\x42\x14\n\x12_reflection_rounds\"\xaf\x01\n\x14StartCampaignRequest\x12\x0f\n\x07intents\x18\x01 \x03(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x03\x12\x1b\n\x13\x62udget_per_scenario\x18\x03 \x01(\x05\x12\'\n\x05specs\x18\x05 \x03(\x0b\x32\x18.lastv2x.v1.ScenarioSpec\x12,\n\x07options\x18\x06 \x01(\x0b\x32\x1b.lastv2x.v1.CampaignOptionsJ\x04\x08\x04\x10\x05\"?\n\x15StartCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\"+\n\x14WatchCampaignRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\"{\n\x15WatchCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\x12\r\n\x05\x65vent\x18\x02 \x01(\t\x12+\n\x08progress\x18\x03 \x01(\x0b\x32\x19.lastv2x.v1.ProgressEvent\"\xa7\x01\n\rProgressEvent\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x10\n\x08scenario\x18\x02 \x01(\x05\x12\x17\n\x0f\x63\x61ndidates_done\x18\x03 \x01(\x05\x12\x14\n\x0c\x62udget_total\x18\x04 \x01(\x05\x12\x17\n\x0f\x65xecutions_done\x18\x05 \x01(\x05\x12\x10\n\x08\x61\x64mitted\x18\x06 \x01(\x05\x12\x12\n\x05\x65ta_s\x18\x07 \x01(\x01H\x00\x88\x01\x01\x42\x08\n\x06_eta_s\")\n\x12GetCampaignRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\"=\n\x13GetCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\",\n\x15\x43\x61ncelCampaignRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\"@\n\x16\x43\x61ncelCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\",\n\x15ResumeCampaignRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\"@\n\x16ResumeCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\"%\n\x14ListCampaignsRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\"@\n\x15ListCampaignsResponse\x12\'\n\tcampaigns\x18\x01 \x03(\x0b\x32\x14.lastv2x.v1.Campaign\"Y\n\x14ListWitnessesRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\x12,\n\x0b\x61pplication\x18\x02 \x01(\x0e\x32\x17.lastv2x.v1.Application\"?\n\x15ListWitnessesResponse\x12&\n\twitnesses\x18\x01 \x03(\x0b\x32\x13.lastv2x.v1.Witness\"\'\n\x11GetWitnessRequest\x12\x12\n\nwitness_id\x18\x01 \x01(\t\":\n\x12GetWitnessResponse\x12$\n\x07witness\x18\x01 \x01(\x0b\x32\x13.lastv2x.v1.Witness\";\n\x14ReplayWitnessRequest\x12\x12\n\nwitness_id\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x02 \x01(\t\"\xc7\x01\n\x15ReplayWitnessResponse\x12*\n\x07outcome\x18\x01 \x01(\x0b\x32\x19.lastv2x.v1.PairedOutcome\x12\x11\n\tidentical\x18\x02 \x01(\x08\x12\x10\n\x08\x61\x64mitted\x18\x03 \x01(\x08\x12\x1f\n\x17\x61rchived_outcome_sha256\x18\x04 \x01(\t\x12+\n\x08\x61rchived\x18\x05 \x01(\x0b\x32\x19.lastv2x.v1.PairedOutcome\x12\x0f\n\x07\x62\x61\x63kend\x18\x06 \x01(\t2\x8e\x06\n\rSearchService\x12T\n\rStartCampaign\x12 .lastv2x.v1.StartCampaignRequest\x1a!.lastv2x.v1.StartCampaignResponse\x12V\n\rWatchCampaign\x12 .lastv2x.v1.WatchCampaignRequest\x1a!.lastv2x.v1.WatchCampaignResponse0\x01\x12N\n\x0bGetCampaign\x12\x1e.lastv2x.v1.GetCampaignRequest\x1a\x1f.lastv2x.v1.GetCampaignResponse\x12W\n\x0e\x43\x61ncelCampaign\x12!.lastv2x.v1.CancelCampaignRequest\x1a\".lastv2x.v1.CancelCampaignResponse\x12W\n\x0eResumeCampaign\x12!.lastv2x.v1.ResumeCampaignRequest\x1a\".lastv2x.v1.ResumeCampaignResponse\x12T\n\rListCampaigns\x12 .lastv2x.v1.ListCampaignsRequest\x1a!.lastv2x.v1.ListCampaignsResponse\x12T\n\rListWitnesses\x12 .lastv2x.v1.ListWitnessesRequest\x1a!.lastv2x.v1.ListWitnessesResponse\x12K\n\nGetWitness\x12\x1d.lastv2x.v1.GetWitnessRequest\x1a\x1e.lastv2x.v1.GetWitnessResponse\x12T\n\rReplayWitness\x12 .lastv2x.v1.ReplayWitnessRequest\x1a!.lastv2x.v1.ReplayWitnessResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17lastv2x/v1/search.proto\x12\nlastv2x.v1\x1a\x17lastv2x/v1/common.proto\"\xf0\x01\n\x0f\x43\x61mpaignOptions\x12\x14\n\x0c\x64isable_gate\x18\x01 \x01(\x08\x12\x1e\n\x11reflection_rounds\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x0b\x63oncurrency\x18\x03 \x01(\x05\x12\x1f\n\x17stop_at_first_admission\x18\x04 \x01(\x08\x12\x19\n\x11skip_minimization\x18\x05 \x01(\x08\x12\x0b\n\x03\x61pp\x18\x06 \x01(\t\x12\x15\n\rallow_partial\x18\x07 \x01(\x08\x12\x1c\n\x14\x62udget_in_executions\x18\x08 \x01(\x08\x42\x14\n\x12_reflection_rounds\"\xaf\x01\n\x14StartCampaignRequest\x12\x0f\n\x07intents\x18\x01 \x03(\t\x12\x0c\n\x04seed\x18\x02 \x01(\x03\x12\x1b\n\x13\x62udget_per_scenario\x18\x03 \x01(\x05\x12\'\n\x05specs\x18\x05 \x03(\x0b\x32\x18.lastv2x.v1.ScenarioSpec\x12,\n\x07options\x18\x06 \x01(\x0b\x32\x1b.lastv2x.v1.CampaignOptionsJ\x04\x08\x04\x10\x05\"?\n\x15StartCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\"+\n\x14WatchCampaignRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\"{\n\x15WatchCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\x12\r\n\x05\x65vent\x18\x02 \x01(\t\x12+\n\x08progress\x18\x03 \x01(\x0b\x32\x19.lastv2x.v1.ProgressEvent\"\xa7\x01\n\rProgressEvent\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x10\n\x08scenario\x18\x02 \x01(\x05\x12\x17\n\x0f\x63\x61ndidates_done\x18\x03 \x01(\x05\x12\x14\n\x0c\x62udget_total\x18\x04 \x01(\x05\x12\x17\n\x0f\x65xecutions_done\x18\x05 \x01(\x05\x12\x10\n\x08\x61\x64mitted\x18\x06 \x01(\x05\x12\x12\n\x05\x65ta_s\x18\x07 \x01(\x01H\x00\x88\x01\x01\x42\x08\n\x06_eta_s\")\n\x12GetCampaignRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\"=\n\x13GetCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\",\n\x15\x43\x61ncelCampaignRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\"@\n\x16\x43\x61ncelCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\",\n\x15ResumeCampaignRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\"@\n\x16ResumeCampaignResponse\x12&\n\x08\x63\x61mpaign\x18\x01 \x01(\x0b\x32\x14.lastv2x.v1.Campaign\"%\n\x14ListCampaignsRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\"@\n\x15ListCampaignsResponse\x12\'\n\tcampaigns\x18\x01 \x03(\x0b\x32\x14.lastv2x.v1.Campaign\"Y\n\x14ListWitnessesRequest\x12\x13\n\x0b\x63\x61mpaign_id\x18\x01 \x01(\t\x12,\n\x0b\x61pplication\x18\x02 \x01(\x0e\x32\x17.lastv2x.v1.Application\"?\n\x15ListWitnessesResponse\x12&\n\twitnesses\x18\x01 \x03(\x0b\x32\x13.lastv2x.v1.Witness\"\'\n\x11GetWitnessRequest\x12\x12\n\nwitness_id\x18\x01 \x01(\t\":\n\x12GetWitnessResponse\x12$\n\x07witness\x18\x01 \x01(\x0b\x32\x13.lastv2x.v1.Witness\";\n\x14ReplayWitnessRequest\x12\x12\n\nwitness_id\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x02 \x01(\t\"\xc7\x01\n\x15ReplayWitnessResponse\x12*\n\x07outcome\x18\x01 \x01(\x0b\x32\x19.lastv2x.v1.PairedOutcome\x12\x11\n\tidentical\x18\x02 \x01(\x08\x12\x10\n\x08\x61\x64mitted\x18\x03 \x01(\x08\x12\x1f\n\x17\x61rchived_outcome_sha256\x18\x04 \x01(\t\x12+\n\x08\x61rchived\x18\x05 \x01(\x0b\x32\x19.lastv2x.v1.PairedOutcome\x12\x0f\n\x07\x62\x61\x63kend\x18\x06 \x01(\t2\x8e\x06\n\rSearchService\x12T\n\rStartCampaign\x12 .lastv2x.v1.StartCampaignRequest\x1a!.lastv2x.v1.StartCampaignResponse\x12V\n\rWatchCampaign\x12 .lastv2x.v1.WatchCampaignRequest\x1a!.lastv2x.v1.WatchCampaignResponse0\x01\x12N\n\x0bGetCampaign\x12\x1e.lastv2x.v1.GetCampaignRequest\x1a\x1f.lastv2x.v1.GetCampaignResponse\x12W\n\x0e\x43\x61ncelCampaign\x12!.lastv2x.v1.CancelCampaignRequest\x1a\".lastv2x.v1.CancelCampaignResponse\x12W\n\x0eResumeCampaign\x12!.lastv2x.v1.ResumeCampaignRequest\x1a\".lastv2x.v1.ResumeCampaignResponse\x12T\n\rListCampaigns\x12 .lastv2x.v1.ListCampaignsRequest\x1a!.lastv2x.v1.ListCampaignsResponse\x12T\n\rListWitnesses\x12 .lastv2x.v1.ListWitnessesRequest\x1a!.lastv2x.v1.ListWitnessesResponse\x12K\n\nGetWitness\x12\x1d.lastv2x.v1.GetWitnessRequest\x1a\x1e.lastv2x.v1.GetWitnessResponse\x12T\n\rReplayWitness\x12 .lastv2x.v1.ReplayWitnessRequest\x1a!.lastv2x.v1.ReplayWitnessResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,45 +33,45 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'lastv2x.v1.search_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CAMPAIGNOPTIONS']._serialized_start=65
-  _globals['_CAMPAIGNOPTIONS']._serialized_end=275
-  _globals['_STARTCAMPAIGNREQUEST']._serialized_start=278
-  _globals['_STARTCAMPAIGNREQUEST']._serialized_end=453
-  _globals['_STARTCAMPAIGNRESPONSE']._serialized_start=455
-  _globals['_STARTCAMPAIGNRESPONSE']._serialized_end=518
-  _globals['_WATCHCAMPAIGNREQUEST']._serialized_start=520
-  _globals['_WATCHCAMPAIGNREQUEST']._serialized_end=563
-  _globals['_WATCHCAMPAIGNRESPONSE']._serialized_start=565
-  _globals['_WATCHCAMPAIGNRESPONSE']._serialized_end=688
-  _globals['_PROGRESSEVENT']._serialized_start=691
-  _globals['_PROGRESSEVENT']._serialized_end=858
-  _globals['_GETCAMPAIGNREQUEST']._serialized_start=860
-  _globals['_GETCAMPAIGNREQUEST']._serialized_end=901
-  _globals['_GETCAMPAIGNRESPONSE']._serialized_start=903
-  _globals['_GETCAMPAIGNRESPONSE']._serialized_end=964
-  _globals['_CANCELCAMPAIGNREQUEST']._serialized_start=966
-  _globals['_CANCELCAMPAIGNREQUEST']._serialized_end=1010
-  _globals['_CANCELCAMPAIGNRESPONSE']._serialized_start=1012
-  _globals['_CANCELCAMPAIGNRESPONSE']._serialized_end=1076
-  _globals['_RESUMECAMPAIGNREQUEST']._serialized_start=1078
-  _globals['_RESUMECAMPAIGNREQUEST']._serialized_end=1122
-  _globals['_RESUMECAMPAIGNRESPONSE']._serialized_start=1124
-  _globals['_RESUMECAMPAIGNRESPONSE']._serialized_end=1188
-  _globals['_LISTCAMPAIGNSREQUEST']._serialized_start=1190
-  _globals['_LISTCAMPAIGNSREQUEST']._serialized_end=1227
-  _globals['_LISTCAMPAIGNSRESPONSE']._serialized_start=1229
-  _globals['_LISTCAMPAIGNSRESPONSE']._serialized_end=1293
-  _globals['_LISTWITNESSESREQUEST']._serialized_start=1295
-  _globals['_LISTWITNESSESREQUEST']._serialized_end=1384
-  _globals['_LISTWITNESSESRESPONSE']._serialized_start=1386
-  _globals['_LISTWITNESSESRESPONSE']._serialized_end=1449
-  _globals['_GETWITNESSREQUEST']._serialized_start=1451
-  _globals['_GETWITNESSREQUEST']._serialized_end=1490
-  _globals['_GETWITNESSRESPONSE']._serialized_start=1492
-  _globals['_GETWITNESSRESPONSE']._serialized_end=1550
-  _globals['_REPLAYWITNESSREQUEST']._serialized_start=1552
-  _globals['_REPLAYWITNESSREQUEST']._serialized_end=1611
-  _globals['_REPLAYWITNESSRESPONSE']._serialized_start=1614
-  _globals['_REPLAYWITNESSRESPONSE']._serialized_end=1813
-  _globals['_SEARCHSERVICE']._serialized_start=1816
-  _globals['_SEARCHSERVICE']._serialized_end=2598
+  _globals['_CAMPAIGNOPTIONS']._serialized_end=305
+  _globals['_STARTCAMPAIGNREQUEST']._serialized_start=308
+  _globals['_STARTCAMPAIGNREQUEST']._serialized_end=483
+  _globals['_STARTCAMPAIGNRESPONSE']._serialized_start=485
+  _globals['_STARTCAMPAIGNRESPONSE']._serialized_end=548
+  _globals['_WATCHCAMPAIGNREQUEST']._serialized_start=550
+  _globals['_WATCHCAMPAIGNREQUEST']._serialized_end=593
+  _globals['_WATCHCAMPAIGNRESPONSE']._serialized_start=595
+  _globals['_WATCHCAMPAIGNRESPONSE']._serialized_end=718
+  _globals['_PROGRESSEVENT']._serialized_start=721
+  _globals['_PROGRESSEVENT']._serialized_end=888
+  _globals['_GETCAMPAIGNREQUEST']._serialized_start=890
+  _globals['_GETCAMPAIGNREQUEST']._serialized_end=931
+  _globals['_GETCAMPAIGNRESPONSE']._serialized_start=933
+  _globals['_GETCAMPAIGNRESPONSE']._serialized_end=994
+  _globals['_CANCELCAMPAIGNREQUEST']._serialized_start=996
+  _globals['_CANCELCAMPAIGNREQUEST']._serialized_end=1040
+  _globals['_CANCELCAMPAIGNRESPONSE']._serialized_start=1042
+  _globals['_CANCELCAMPAIGNRESPONSE']._serialized_end=1106
+  _globals['_RESUMECAMPAIGNREQUEST']._serialized_start=1108
+  _globals['_RESUMECAMPAIGNREQUEST']._serialized_end=1152
+  _globals['_RESUMECAMPAIGNRESPONSE']._serialized_start=1154
+  _globals['_RESUMECAMPAIGNRESPONSE']._serialized_end=1218
+  _globals['_LISTCAMPAIGNSREQUEST']._serialized_start=1220
+  _globals['_LISTCAMPAIGNSREQUEST']._serialized_end=1257
+  _globals['_LISTCAMPAIGNSRESPONSE']._serialized_start=1259
+  _globals['_LISTCAMPAIGNSRESPONSE']._serialized_end=1323
+  _globals['_LISTWITNESSESREQUEST']._serialized_start=1325
+  _globals['_LISTWITNESSESREQUEST']._serialized_end=1414
+  _globals['_LISTWITNESSESRESPONSE']._serialized_start=1416
+  _globals['_LISTWITNESSESRESPONSE']._serialized_end=1479
+  _globals['_GETWITNESSREQUEST']._serialized_start=1481
+  _globals['_GETWITNESSREQUEST']._serialized_end=1520
+  _globals['_GETWITNESSRESPONSE']._serialized_start=1522
+  _globals['_GETWITNESSRESPONSE']._serialized_end=1580
+  _globals['_REPLAYWITNESSREQUEST']._serialized_start=1582
+  _globals['_REPLAYWITNESSREQUEST']._serialized_end=1641
+  _globals['_REPLAYWITNESSRESPONSE']._serialized_start=1644
+  _globals['_REPLAYWITNESSRESPONSE']._serialized_end=1843
+  _globals['_SEARCHSERVICE']._serialized_start=1846
+  _globals['_SEARCHSERVICE']._serialized_end=2628
 # @@protoc_insertion_point(module_scope)

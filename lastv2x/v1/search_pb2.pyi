@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CampaignOptions(_message.Message):
-    __slots__ = ("disable_gate", "reflection_rounds", "concurrency", "stop_at_first_admission", "skip_minimization", "app", "allow_partial")
+    __slots__ = ("disable_gate", "reflection_rounds", "concurrency", "stop_at_first_admission", "skip_minimization", "app", "allow_partial", "budget_in_executions")
     DISABLE_GATE_FIELD_NUMBER: _ClassVar[int]
     REFLECTION_ROUNDS_FIELD_NUMBER: _ClassVar[int]
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
@@ -16,6 +16,7 @@ class CampaignOptions(_message.Message):
     SKIP_MINIMIZATION_FIELD_NUMBER: _ClassVar[int]
     APP_FIELD_NUMBER: _ClassVar[int]
     ALLOW_PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_IN_EXECUTIONS_FIELD_NUMBER: _ClassVar[int]
     disable_gate: bool
     reflection_rounds: int
     concurrency: int
@@ -23,7 +24,8 @@ class CampaignOptions(_message.Message):
     skip_minimization: bool
     app: str
     allow_partial: bool
-    def __init__(self, disable_gate: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., concurrency: _Optional[int] = ..., stop_at_first_admission: _Optional[bool] = ..., skip_minimization: _Optional[bool] = ..., app: _Optional[str] = ..., allow_partial: _Optional[bool] = ...) -> None: ...
+    budget_in_executions: bool
+    def __init__(self, disable_gate: _Optional[bool] = ..., reflection_rounds: _Optional[int] = ..., concurrency: _Optional[int] = ..., stop_at_first_admission: _Optional[bool] = ..., skip_minimization: _Optional[bool] = ..., app: _Optional[str] = ..., allow_partial: _Optional[bool] = ..., budget_in_executions: _Optional[bool] = ...) -> None: ...
 
 class StartCampaignRequest(_message.Message):
     __slots__ = ("intents", "seed", "budget_per_scenario", "specs", "options")

@@ -12,7 +12,8 @@ Per scenario (an intent or a spec) the runner
    candidates by (admitted first, then smallest failure margin); parents sampled by
    rank priority (smaller margin = more descendants); each child moves fault,
    timing, vehicle or penetration parameters (``mutate.py``) and must pass the
-   verifier gate before it may run (gated children count toward the budget).
+   verifier gate before it may run (gated children count toward the budget, unless the request's
+   ``budget_in_executions`` says the budget counts executions, the paper's unit).
    The search proceeds in **generations** of ``generation_size(...)`` children (the setting, but at
    least ``MIN_GENERATIONS`` generations per budget and never under ``MIN_GENERATION``), drawn
    from the elite set as the previous generations left it, in a fixed order; a
@@ -240,7 +241,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
         """When the spec as stated does not meet the verifier (the parser keeps what the intent states), the first
         search step is the verifier's own repair of it (``verifier_repaired``): recorded like any repair (origin
         ``search``) and run; the search then starts from it."""
-        if root.report is None or root.report.ok or sc.candidates >= self.request.budget_per_scenario:
+        if root.report is None or root.report.ok or not self.budget_left(sc):
             return root
         variant, records = verifier_repaired(root.spec)
         if variant is None:
@@ -270,7 +271,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
         since_improvement = 0
 
         def done() -> bool:
-            return sc.candidates >= budget or (self.request.stop_at_first_admission and sc.admitted_executions > 0)
+            return not self.budget_left(sc) or (self.request.stop_at_first_admission and sc.admitted_executions > 0)
 
         def stalled() -> bool:  # nothing admitted, no better margin for a while, a reflection round left
             return (sc.admitted_executions == 0 and bool(prompt) and not done()
@@ -294,12 +295,12 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
             # one generation: children of the elite as the previous generations left it, in draw order
             generation: list[Candidate] = []
             exhausted = False
-            while len(generation) < size and sc.candidates < budget:
+            while len(generation) < size and self.budget_left(sc):
                 child = self._child(elite, rng, tried)
                 if child is None:
                     exhausted = True
                     break
-                if self._prepare(sc, child):  # else gated, ungroundable or errored: budget spent, nothing to run
+                if self._prepare(sc, child):  # else gated, ungroundable or errored: nothing to run
                     generation.append(child)
             for cand in self._run_generation(sc, generation):
                 if cand.execution is None:  # errored
@@ -447,7 +448,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
         self._emit("reflection", sc.index, f"{sc.source}: reflection {sc.reflection_rounds}: {reflected.diagnosis}"
                    + "".join(f"; {p} -> {json.dumps(v)}" for p, v, _r in reflected.edits))
         if (reflected.revised_prompt.strip() == prompt.strip() and not reflected.edits) \
-                or sc.candidates >= self.request.budget_per_scenario:
+                or not self.budget_left(sc):
             self._reflection_spent.add(sc.index)  # nothing new to try: stop reflecting
             self._reflection_record(sc, reflected, "the budget is spent" if reflected.edits or
                                     reflected.revised_prompt.strip() != prompt.strip() else "nothing new to try")

@@ -23,6 +23,7 @@ from lastv2x.core.errors import FailedPrecondition, InvalidArgument, LastV2XErro
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec, spec_to_dict
 from services.search.campaign_types import (
+    GATED_ALLOWANCE,
     NOT_A_CANDIDATE_ERROR,
     Cancelled,
     CandidateErrored,
@@ -78,6 +79,14 @@ class CampaignBase:
     def budget_total(self) -> int:
         return self.request.budget_per_scenario * len(self.scenarios)
 
+    def budget_left(self, sc: ScenarioProgress) -> int:
+        """Candidates scenario ``sc`` may still draw: its budget less the candidates charged to it (every one, or,
+        with ``budget_in_executions``, those the gate did not block, within ``GATED_ALLOWANCE`` x the budget)."""
+        budget = self.request.budget_per_scenario
+        if not self.request.budget_in_executions:
+            return max(0, budget - sc.candidates)
+        return max(0, min(budget - (sc.candidates - sc.gated), GATED_ALLOWANCE * budget - sc.candidates))
+
     @property
     def executions_done(self) -> int:
         return sum(s.executions + s.shrink_executions for s in self.scenarios)
@@ -88,7 +97,7 @@ class CampaignBase:
         if self.cancel.is_set():
             return 0
         return sum(0 if s.stage in ("done", "failed", "cancelled") else
-                   max(0, self.request.budget_per_scenario - s.candidates) + s.in_flight
+                   self.budget_left(s) + s.in_flight
                    for s in self.scenarios)
 
     @property

@@ -17,6 +17,10 @@ from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
 from lastv2x.core.verifier import VerificationReport
 from services.search.pipeline import Execution
 
+# with CampaignRequest.budget_in_executions, a scenario's candidates in all (gated ones included) stop at this many
+# times its budget: a search the gate blocks almost always still ends
+GATED_ALLOWANCE = 4
+
 
 @dataclass(frozen=True)
 class CampaignRequest:
@@ -25,7 +29,7 @@ class CampaignRequest:
     intents: tuple[str, ...] = ()
     specs: tuple[ScenarioSpec, ...] = ()
     seed: int = 0
-    budget_per_scenario: int = 120  # candidates per scenario, gated and reflected ones included
+    budget_per_scenario: int = 120  # candidates per scenario, gated and reflected ones included (see budget_in_executions)
     reflection_rounds: int = 5
     in_flight: int = 4  # K per replica
     gate: bool = True
@@ -33,6 +37,8 @@ class CampaignRequest:
     minimize: bool = True
     app: str = ""  # application under test (ExecuteRequest.app): "" = the reference apps
     allow_partial: bool = False  # run intents the parser read in part (else such a scenario fails, naming the clause)
+    # the budget counts executions: gated candidates are not charged (within GATED_ALLOWANCE x budget candidates)
+    budget_in_executions: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

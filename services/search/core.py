@@ -30,6 +30,7 @@ from lastv2x.core.errors import (
 from lastv2x.core.program import ScenarioProgram
 from lastv2x.core.spec import ScenarioSpec, parse_spec
 from services.search.campaign import CampaignRequest, CampaignRunner, Event, LeaseLost
+from services.search.campaign_types import GATED_ALLOWANCE
 from services.search.pipeline import ExecutionRequest, Pipeline
 from services.search.settings import SearchSettings
 from services.search.store import CampaignRow, Repository, WitnessRow
@@ -45,7 +46,7 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
                      seed: int = 0, budget_per_scenario: int = 0, reflection_rounds: int | None = None,
                      in_flight: int = 0, gate: bool = True, stop_at_first_admission: bool = False,
                      minimize: bool = True, app: str = "", allow_partial: bool = False,
-                     settings: SearchSettings) -> CampaignRequest:
+                     budget_in_executions: bool = False, settings: SearchSettings) -> CampaignRequest:
     """Build a CampaignRequest or raise InvalidArgument naming every bad field (0 = the default)."""
     bad: list[FieldViolation] = []
     if not intents and not specs:
@@ -89,7 +90,9 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
     if len(app) > MAX_APP_CHARS or any(c.isspace() or not c.isprintable() for c in app):
         bad.append(FieldViolation("options.app", f"{app[:40]!r}... is not an application name or grpc://host:port",
                                   "reference, grpc://host:port or a lastv2x.apps entry point name"))
-    total = (budget_per_scenario or settings.candidates_per_scenario) * (len(intents) + len(specs))
+    # with budget_in_executions a scenario may draw up to GATED_ALLOWANCE x its budget in candidates
+    total = ((budget_per_scenario or settings.candidates_per_scenario) * (len(intents) + len(specs))
+             * (GATED_ALLOWANCE if budget_in_executions else 1))
     if total > settings.max_campaign_candidates and not any(v.field in ("intents", "budget_per_scenario") for v in bad):
         bad.append(FieldViolation(
             "budget_per_scenario", f"{len(intents) + len(specs)} scenarios x {budget_per_scenario or settings.candidates_per_scenario} "
@@ -100,7 +103,7 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
     return CampaignRequest(tuple(cleaned), tuple(parsed), int(seed),
                            budget_per_scenario or settings.candidates_per_scenario, rounds,
                            in_flight or settings.in_flight_per_replica, bool(gate), bool(stop_at_first_admission),
-                           bool(minimize), app, bool(allow_partial))
+                           bool(minimize), app, bool(allow_partial), bool(budget_in_executions))
 
 
 @dataclass

@@ -158,7 +158,8 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
             budget_per_scenario=request.budget_per_scenario,
             reflection_rounds=o.reflection_rounds if o.HasField("reflection_rounds") else None,
             in_flight=o.concurrency, gate=not o.disable_gate, stop_at_first_admission=o.stop_at_first_admission,
-            minimize=not o.skip_minimization, app=o.app, allow_partial=o.allow_partial, settings=self._core.settings)
+            minimize=not o.skip_minimization, app=o.app, allow_partial=o.allow_partial,
+            budget_in_executions=o.budget_in_executions, settings=self._core.settings)
         return search_pb2.StartCampaignResponse(campaign=campaign_to_proto(self._core.start(req, _caller(context))))
 
     def WatchCampaign(self, request: search_pb2.WatchCampaignRequest, context: grpc.ServicerContext

@@ -148,6 +148,30 @@ def test_gate_off_runs_what_the_gate_would_block(search_core: SearchCore) -> Non
     assert b["executions"] == 12 and a["executions"] == 12 - a["gated"]
 
 
+def test_a_budget_in_executions_does_not_charge_gated_candidates(search_core: SearchCore) -> None:
+    """Issue 37, item 5: the paper's budget counts executions; the gate's blocked candidates are drawn on top."""
+    on = _run(search_core, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=12, minimize=False)
+    ex = _run(search_core, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=12, minimize=False,
+              budget_in_executions=True)
+    (a,), (b,) = on.summary["scenarios"], ex.summary["scenarios"]
+    assert a["gated"] > 0 and a["executions"] == 12 - a["gated"]  # the same draws, charged per candidate
+    assert b["executions"] == 12 and b["candidates"] == 12 + b["gated"] and b["gated"] >= a["gated"]
+
+
+def test_a_budget_in_executions_still_ends_when_the_gate_blocks_everything() -> None:
+    from services.search.campaign_base import CampaignBase
+    from services.search.campaign_types import GATED_ALLOWANCE, CampaignRequest, ScenarioProgress
+
+    runner = object.__new__(CampaignBase)
+    runner.request = CampaignRequest(budget_per_scenario=10, budget_in_executions=True)
+    sc = ScenarioProgress(0, "intents[0]", "x", candidates=GATED_ALLOWANCE * 10 - 1, gated=GATED_ALLOWANCE * 10 - 1)
+    assert runner.budget_left(sc) == 1
+    sc.candidates, sc.gated = GATED_ALLOWANCE * 10, GATED_ALLOWANCE * 10
+    assert runner.budget_left(sc) == 0  # nothing executed, but the allowance of candidates is spent
+    runner.request = CampaignRequest(budget_per_scenario=10)
+    assert runner.budget_left(ScenarioProgress(0, "intents[0]", "x", candidates=10, gated=9)) == 0
+
+
 def test_a_stalled_search_reflects_and_its_field_edits_re_enter_the_pipeline(search_core: SearchCore) -> None:
     # a lead cruising at a stated speed: no hazard for the drop to hide (a lead left unsaid brakes hard by default)
     intent = "Forward collision warning when the lead vehicle, cruising at 14 m/s, has its BSMs dropped for 2 s"

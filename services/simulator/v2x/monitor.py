@@ -187,6 +187,19 @@ class MonitorSummary:
         return MonitorReport(tuple(self.episodes), self.alarms, extra)
 
 
+# The divergence-only baseline (LAST-V2X §3.6, issue 37 item 5): the alarm a monitor without paired execution raises,
+# judged on its own threshold, apart from the episodes (any divergence) that the paired verdict reads.
+ALARM_MIN_S = 1.0  # a belief error must last this long to alarm: ten SPaT periods / BSM intervals at 10 Hz [s]
+
+
+def divergence_only_alarm(episodes: Sequence[DivergenceEpisode], end_t_s: float, min_s: float = ALARM_MIN_S) -> bool:
+    """Whether the divergence-only baseline alarms on a rollout: a belief error of an alarm kind (a wrong phase, a
+    countdown off by more than ``COUNTDOWN_DIVERGENCE_S``, a track beyond its position budget, a ghost track: the
+    monitor's bounds) that lasts at least ``min_s`` (an episode still open at the end lasts to ``end_t_s``)."""
+    return any(e.kind in ALARM_KINDS and (end_t_s if e.end_s is None else e.end_s) - e.start_s >= min_s - 1e-9
+               for e in episodes)
+
+
 class DivergenceMonitor:
     """Compares belief with truth each step; reports episodes, slack, margin and class."""
 

@@ -256,3 +256,18 @@ def test_nearest_agent_on_squares_is_np_hypot(offsets, radius):
     got = mon.near_distances_m()
     assert np.array_equal(got, np.array([best, math.inf]), equal_nan=True)
     assert np.signbit(got[0]) == np.signbit(best)
+
+
+def test_the_divergence_only_baseline_alarms_on_a_lasting_error_only() -> None:
+    """Issue 37, item 5: the baseline's own threshold, a belief error beyond the monitor's bounds for ALARM_MIN_S."""
+    from services.simulator.info import DivergenceEpisode
+    from services.simulator.v2x.monitor import ALARM_MIN_S, divergence_only_alarm
+
+    short = DivergenceEpisode("countdown", "j0.sg0", 3.0, 3.0 + ALARM_MIN_S / 2)
+    lasting = DivergenceEpisode("signal_phase", "j0.sg0", 3.0, 3.0 + ALARM_MIN_S)
+    absent = DivergenceEpisode("signal_missing", "j0.sg0", 0.0, 20.0)  # an absence: evidence, never an alarm
+    open_at_end = DivergenceEpisode("track_displaced", "lead", 29.5, None)
+    assert not divergence_only_alarm([short, absent], 30.0)
+    assert divergence_only_alarm([short, lasting], 30.0)
+    assert not divergence_only_alarm([open_at_end], 30.0)  # 0.5 s to the end of the run
+    assert divergence_only_alarm([open_at_end], 31.0)
