@@ -29,6 +29,8 @@ from services.simulator.traffic import (
     EgoControl,
     Scene,
     TrafficState,
+    advance,
+    packed_lists,
     settle,
     step,
 )
@@ -46,18 +48,18 @@ class Frame:
         self.scene, self.st = scene, st
         self.t = st.t_s
         self.phase, self.ttc, self.ttg = signals  # scene.signals.state(st.t_s)
-        a = st.a
         self.brake = st.brake_flag
         self.hard = st.hard_brake
         self.bar_d = st.stop_bar_d
         self.group = st.bar_group
         self.N = st.s.shape[1]
-        self.s = st.s.ravel().tolist()  # flat (B * N) lists, vehicle i of row b at b * N + i
-        self.v = st.v.ravel().tolist()
-        self.a = a.ravel().tolist()
-        self.heading = st.heading.ravel().tolist()
-        self.x = st.xy[..., 0].ravel().tolist()
-        self.y = st.xy[..., 1].ravel().tolist()
+        # flat (B * N) lists, vehicle i of row b at b * N + i: from the step's packed floats in one call
+        # (traffic.packed_lists), else field by field
+        lists = packed_lists(st)
+        if lists is None:
+            lists = {f: getattr(st, f).ravel().tolist() for f in ("s", "v", "a", "heading")}
+        self.s, self.v, self.a, self.heading = lists["s"], lists["v"], lists["a"], lists["heading"]
+        self.x, self.y = st.xy.reshape(-1, 2).T.tolist()
         self.ego_bar_d = self.bar_d[:, 0].tolist()
         self.ego_group = st.bar_group[:, 0].tolist()
         self._lists: tuple[list, ...] | None = None
@@ -146,9 +148,8 @@ class VectorEngine:
 
     def advance(self, fr: Frame, stop: list[bool], v_target: list[float], brake: list[float],
                 active: list[bool], agents: AgentControl | None = None) -> None:
-        assert isinstance(fr, Frame)
-        self.st = step(self.scene, self.st, EgoControl(np.array(stop, bool), np.array(v_target, np.float64),
-                                                       np.array(brake, np.float64), agents), fr.phase)
+        self.st = advance(self.scene, self.st, np.array(stop, bool), np.array((v_target, brake), np.float64), agents,
+                          fr.phase)
         self.adj.observe(self.st, np.array(active, bool))
 
     def finish(self) -> Adjudicator:

@@ -523,9 +523,16 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     (:func:`services.simulator.kernels.traffic.advance`: ``decide`` then ``settle``).
 
     ``phase`` (B, G): the true phases at ``t`` when the caller has them already."""
+    return advance(scene, st, np.asarray(control.stop_at_bar, bool),
+                   np.array([control.v_target_mps, control.brake_mps2], np.float64), control.agents, phase)
+
+
+def advance(scene: Scene, st: TrafficState, ego_stop: np.ndarray, ego: np.ndarray, ag: AgentControl | None = None,
+            phase: np.ndarray | None = None) -> TrafficState:
+    """:func:`step` with the egos' commands as arrays (the step loop's call): ``ego_stop`` (B,) bool, ``ego``
+    (2, B) the speed targets (NaN none) and braking demands (0 none)."""
     if phase is None:
         phase = scene.signals.phase_at(st.t_s)
-    ag = control.agents
     agents, agent_stop, given = scene.k_none
     if ag is not None:
         agents = np.array([ag.v_target_mps, ag.brake_mps2], np.float64)
@@ -536,8 +543,7 @@ def step(scene: Scene, st: TrafficState, control: EgoControl, phase: np.ndarray 
     out = kernels.advance(
         st.step, st.t_s, scene.dt_s, st.s, st.v, st.alive, st.next_crossing, st.bar_s, st.bar_group, st.sig_stop,
         st.sig_go, st.braked_out, st.hist_s, st.hist_v, scene.k_drv, scene.k_int, scene.k_offset, scene.k_share,
-        np.asarray(phase, np.int8), np.array([control.v_target_mps, control.brake_mps2], np.float64),
-        np.asarray(control.stop_at_bar, bool), agents, agent_stop, ag is not None, given, scene.seg_key is not None,
+        np.asarray(phase, np.int8), ego, ego_stop, agents, agent_stop, ag is not None, given, scene.seg_key is not None,
         scene.k_bars[0], scene.k_bars[1], scene.respawn, r.samples_xy, r.samples_heading, r.sample_base, r.k_max, r.inv_step)
     return _state(scene, st, out)
 
@@ -557,6 +563,17 @@ def settle(scene: Scene, st: TrafficState, s_new: np.ndarray, v_new: np.ndarray,
 
 
 _K = kernels
+_PACKED_ROWS = {"s": _K.OUT_S, "v": _K.OUT_V, "a": _K.OUT_A, "heading": _K.OUT_HEADING}
+
+
+def packed_lists(st: TrafficState) -> dict[str, list[float]] | None:
+    """``s``, ``v``, ``a`` and ``heading`` as flat (B * N) lists, read from the step's packed float array in one
+    ``tolist`` (None for a state the kernel did not make: the initial one)."""
+    base = st.s.base
+    if base is None or base.ndim != 3 or base.shape[0] != _K.N_OUT_F:
+        return None
+    rows = base[:4].reshape(4, -1).tolist()  # OUT_S, OUT_V, OUT_A, OUT_HEADING: rows 0-3
+    return {name: rows[i] for name, i in _PACKED_ROWS.items()}
 
 
 def _state(scene: Scene, st: TrafficState, out: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> TrafficState:
@@ -578,5 +595,5 @@ def _state(scene: Scene, st: TrafficState, out: tuple[np.ndarray, np.ndarray, np
     return state
 
 
-__all__ = ["IDM", "AgentControl", "DriverParams", "EgoControl", "Scene", "TrafficState", "initial_state", "leaders",
-           "settle", "step"]
+__all__ = ["IDM", "AgentControl", "DriverParams", "EgoControl", "Scene", "TrafficState", "advance", "initial_state",
+           "leaders", "packed_lists", "settle", "step"]

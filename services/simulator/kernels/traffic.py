@@ -193,7 +193,8 @@ def decide(k: int, t: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.
 
 
 # rows of the state that :func:`settle` returns: floats (F, B, N), flags (L, B, N), integers (I, B, N)
-OUT_S, OUT_V, OUT_A, OUT_BAR_S, OUT_FRONT_PREV, OUT_CROSSED_BAR_S, OUT_HEADING, OUT_STOP_BAR_D = range(8)
+OUT_S, OUT_V, OUT_A, OUT_HEADING, OUT_BAR_S, OUT_FRONT_PREV, OUT_CROSSED_BAR_S, OUT_STOP_BAR_D = range(8)  # the
+# first four are what a frame reads as lists each step (traffic.packed_lists)
 N_OUT_F = 8
 OUT_ALIVE, OUT_SIG_STOP, OUT_SIG_GO, OUT_BRAKED_OUT, OUT_CROSSED, OUT_BRAKE_FLAG, OUT_HARD_BRAKE = range(7)
 N_OUT_L = 7
