@@ -36,11 +36,26 @@ from typing import Any
 from lastv2x.core.catalogue import LEADER_RANGE_M, SIGNAL_SIGHT_DISTANCE_M
 from lastv2x.core.spec import Perception, ScenarioSpec
 
+# FCW/EEBL egos are tested as the driver those warnings exist for: an inattentive one, who notices brake
+# lights ahead 2 s late (an attentive driver's ~1 s reaction avoids every hard brake from the IDM following
+# distance, leaving nothing for the warning to do). A seed-drawn reaction time (``variation``) stays.
+INATTENTIVE_REACTION_S = 2.0
+
+
+def inattentive(program: Any) -> Any:
+    """``program`` with its ego's reaction time ``INATTENTIVE_REACTION_S`` when its application warns of a lead
+    that follows ahead (the catalogue's ``follows_lead``: FCW, EEBL) and nothing set one; else ``program``."""
+    from lastv2x.core.catalogue import APPLICATIONS
+
+    if not APPLICATIONS[program.application].follows_lead or program.ego.reaction_time_s is not None:
+        return program
+    return program.model_copy(update={"ego": program.ego.model_copy(update={"reaction_time_s": INATTENTIVE_REACTION_S})})
+
 
 def finish(program: Any, spec: ScenarioSpec) -> Any:
-    """What every program builder does last: :func:`apply` (drivers without V2X), then
-    :func:`with_applications` (agents that run applications); a backhaul naming RSUs the builder did
-    not place is FAILED_PRECONDITION (``lastv2x.core.program.backhaul_problems``)."""
+    """What every program builder does last: :func:`inattentive` (the FCW/EEBL ego), :func:`apply` (drivers
+    without V2X), then :func:`with_applications` (agents that run applications); a backhaul naming RSUs the
+    builder did not place is FAILED_PRECONDITION (``lastv2x.core.program.backhaul_problems``)."""
     from lastv2x.core.errors import FailedPrecondition
     from lastv2x.core.program import backhaul_problems
 
@@ -48,7 +63,7 @@ def finish(program: Any, spec: ScenarioSpec) -> Any:
     if bad:
         raise FailedPrecondition("; ".join(bad), "rsu_placement 'chain' on a route with more junctions, or "
                                  "links between the RSUs placed")
-    return with_applications(apply(program, spec), spec)
+    return with_applications(apply(inattentive(program), spec), spec)
 
 
 def with_applications(program: Any, spec: ScenarioSpec | None = None) -> Any:
@@ -94,4 +109,5 @@ def apply(program: Any, spec: ScenarioSpec | None = None) -> Any:
     return program.model_copy(update={"ego": ego, "agents": agents})
 
 
-__all__ = ["LEADER_RANGE_M", "SIGNAL_SIGHT_DISTANCE_M", "active", "apply", "finish", "with_applications"]
+__all__ = ["INATTENTIVE_REACTION_S", "LEADER_RANGE_M", "SIGNAL_SIGHT_DISTANCE_M", "active", "apply", "finish",
+           "inattentive", "with_applications"]

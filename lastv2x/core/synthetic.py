@@ -56,10 +56,6 @@ SYNTH_GROUP_NS = "j0.sg0"  # ego (northbound) and opposing (southbound) approach
 SYNTH_GROUP_EW = "j0.sg1"  # cross approaches
 BACKGROUND_SPACING_M = 28.0
 BACKGROUND_SPEED_MPS = 12.0
-# FCW/EEBL egos are tested as the driver those warnings exist for: an inattentive one, who
-# notices brake lights ahead 2 s late (an attentive driver's ~1 s reaction avoids every
-# hard brake from the IDM following distance, leaving nothing for the warning to do).
-INATTENTIVE_REACTION_S = 2.0
 
 # Unit travel direction of each inbound arm (name = where traffic comes from).
 _ARM_DIR = {"S": (0.0, 1.0), "N": (0.0, -1.0), "W": (1.0, 0.0), "E": (-1.0, 0.0)}
@@ -279,11 +275,7 @@ def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
         return ProgramVehicle(id=vid, role=role, route=route, start_s_m=round(start, 9), initial_speed_mps=speed,
                               desired_speed_mps=speed, **kw)
 
-    ego_kw: dict[str, Any] = {}
-    if APPLICATIONS[spec.application].follows_lead:  # FCW, EEBL
-        ego_kw["reaction_time_s"] = INATTENTIVE_REACTION_S
-    ego = make("ego", VehicleRole.EGO, "S", ego_turn, ego_back_m, v_e, profile=spec.ego.profile, equipped=True,
-               **ego_kw)
+    ego = make("ego", VehicleRole.EGO, "S", ego_turn, ego_back_m, v_e, profile=spec.ego.profile, equipped=True)
     out = []
     for a in agents:
         p = plans[a.id]
@@ -322,7 +314,7 @@ def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
 
 
 __all__ = [
-    "BACKGROUND_SPACING_M", "BACKGROUND_SPEED_MPS", "INATTENTIVE_REACTION_S", "SYNTH_EXIT_M", "SYNTH_GROUP_EW",
+    "BACKGROUND_SPACING_M", "BACKGROUND_SPEED_MPS", "SYNTH_EXIT_M", "SYNTH_GROUP_EW",
     "SYNTH_GROUP_NS", "SYNTH_HALF_WIDTH_M", "SYNTH_JUNCTION_ID", "SYNTH_LANE_OFFSET_M", "SYNTH_MAP_NAME",
     "SYNTH_RSU_HEIGHT_M", "SYNTH_RSU_XY_M", "program_from_spec_on_straight_roads",
 ]

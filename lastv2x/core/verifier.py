@@ -344,6 +344,9 @@ def _penetration(ctx: _Ctx) -> Iterator[Finding]:
 RSU_SETBACK_M = 10.0  # RSU mast distance beyond the stop bar
 
 
+RANGE_LEAD_S = 2.0  # a range repair covers this much driving before the decision epoch [s]
+
+
 def _channel_baseline(ctx: _Ctx) -> Iterator[Finding]:
     spec = ctx.spec
     range_m = spec.v2x.channel.range_m
@@ -353,7 +356,8 @@ def _channel_baseline(ctx: _Ctx) -> Iterator[Finding]:
                           "no RSU: SPaT never arrives, the pristine channel is already over budget",
                           ("v2x.rsu_placement",), Repair("place an RSU at the junction", (("v2x.rsu_placement", "junction"),)))
         elif range_m < ctx.ego.decision_distance_m + RSU_SETBACK_M:
-            need = math.ceil(ctx.ego.decision_distance_m + RSU_SETBACK_M + 10.0)
+            # in range for RANGE_LEAD_S of driving before the decision epoch: SPaT and MAP acquired and fresh by then
+            need = math.ceil(ctx.ego.decision_distance_m + RSU_SETBACK_M + max(10.0, RANGE_LEAD_S * spec.ego.speed_mps))
             yield Finding("channel_baseline", Severity.WARNING,
                           f"at the decision epoch the ego is {ctx.ego.decision_distance_m + RSU_SETBACK_M:.0f} m from the RSU, "
                           f"beyond range {range_m} m: the pristine channel already breaches the budget",

@@ -146,6 +146,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
                   ) -> ScenarioSpec:
         """``observability_repairs`` of a scenario's spec, each journaled, kept with the scenario (the summary,
         the results table and its witness records show them) and announced (event ``repair``)."""
+        self._stated.setdefault(sc.index, stated)  # the user's words (the first parse), not a reflected prompt's
         spec, records = observability_repairs(spec, stated)
         if not records:
             return spec

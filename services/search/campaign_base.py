@@ -73,6 +73,9 @@ class CampaignBase:
         self._holder = holder  # our name in the campaign's lease ("" = no lease: tests, single process)
         self._lease_renewed = time.monotonic()  # catalogue keys this run archived (or kept, on resume)
         self._signatures: dict[str, str] = {}  # failure_signature of each witness's minimized run -> its key
+        # per scenario, the spec fields its intent's own words set (a given spec: all, repairs.GIVEN): what it
+        # declares (catalog.admission_class); a scenario without an entry declares everything
+        self._stated: dict[int, frozenset[str]] = {}
 
     # ── bookkeeping ───────────────────────────────────────────────────────
     @property

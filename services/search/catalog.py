@@ -11,10 +11,11 @@ different keys are still one failure when their minimized runs give the same
 :func:`failure_signature` (the ego's decision sequence and how it failed, against whom).
 
 :func:`admission_class` says what an admitted failure *is*: a ``fault`` (the spec injects
-one), a ``declared_gap`` (no fault, but the intent took communication away: no RSUs, an
-unequipped vehicle, a changed channel or a lossy backhaul) or a ``coverage_gap`` (the
-default world's own radio did not reach: no fault and nothing declared). Only the first
-two are communication-fault witnesses; a coverage gap is reported apart.
+one), a ``declared_gap`` (no fault, but the intent's own words took communication away: no RSUs,
+an unequipped vehicle, a changed channel or a lossy backhaul; a channel the campaign's observability
+repair or the search changed is not declared) or a ``coverage_gap`` (the world's own radio did not
+reach: no fault and nothing declared). Only the first two are communication-fault witnesses; a
+coverage gap is reported apart.
 """
 
 from __future__ import annotations
@@ -67,14 +68,22 @@ def catalog_key(spec: ScenarioSpec) -> CatalogKey:
     return CatalogKey(spec.application.value, family, band, geometry)
 
 
-def admission_class(spec: ScenarioSpec) -> str:
-    """``fault``, ``declared_gap`` or ``coverage_gap``: see the module docstring."""
+def admission_class(spec: ScenarioSpec, stated: frozenset[str] | None = None) -> str:
+    """``fault``, ``declared_gap`` or ``coverage_gap``: see the module docstring. ``stated``: the spec fields the
+    intent's own words set (``services.search.pipeline.stated_fields``; ``"*"``: a given spec, all of them; None:
+    all): a gap counts as declared only where the user said it, not where a repair or a mutation made it."""
     if spec.faults:
         return "fault"
+
+    def said(path: str) -> bool:
+        return stated is None or "*" in stated or any(p == path or p.startswith(path + ".") for p in stated)
+
     v2x = spec.v2x
-    declared = (v2x.rsu_placement is RsuPlacement.NONE or not spec.ego.equipped
-                or any(not a.equipped for a in spec.agents) or v2x.channel != Channel()
-                or (v2x.backhaul is not None and v2x.backhaul.loss > 0))
+    declared = ((v2x.rsu_placement is RsuPlacement.NONE and said("v2x.rsu_placement"))
+                or (not spec.ego.equipped and said("ego.equipped"))
+                or any(not a.equipped and said(f"agents[{k}].equipped") for k, a in enumerate(spec.agents))
+                or (v2x.channel != Channel() and said("v2x.channel"))
+                or (v2x.backhaul is not None and v2x.backhaul.loss > 0 and said("v2x.backhaul")))
     return "declared_gap" if declared else "coverage_gap"
 
 

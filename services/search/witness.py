@@ -48,7 +48,8 @@ class WitnessKeeper(CampaignBase):
                                              "fault witness)")
 
     def _admitted(self, sc: ScenarioProgress, cand: Candidate) -> None:
-        if admission_class(cand.spec) == "coverage_gap":  # no fault, nothing declared: the world's own radio
+        declared = self._stated.get(sc.index)
+        if admission_class(cand.spec, declared) == "coverage_gap":  # no fault, nothing declared: the world's radio
             self._coverage_gap(sc, cand, "as run")
             return
         sc.admitted_executions += 1
@@ -68,7 +69,7 @@ class WitnessKeeper(CampaignBase):
         self._stage(sc, "shrink", key.text)
         try:
             witness_spec, result = self._shrink(sc, cand.spec)
-            if admission_class(witness_spec) == "coverage_gap":  # every fault shrank away: it never needed one
+            if admission_class(witness_spec, declared) == "coverage_gap":  # every fault shrank away: it never needed one
                 self._coverage_gap(sc, cand, "its faults shrank away")
             elif (signature := self._new_failure(sc, cand, witness_spec, key.text)) is not None:
                 self._archive(sc, cand, witness_spec, result, signature)

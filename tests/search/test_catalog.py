@@ -44,6 +44,18 @@ def test_admission_class_separates_faults_declared_gaps_and_coverage_gaps():
     assert admission_class(_with(healthy, v2x__channel__range_m=80.0)) == "declared_gap"
 
 
+def test_a_gap_is_declared_only_where_the_intent_said_it():
+    """A channel the campaign's observability repair shortened (an EEBL relay chain: 150 -> 45 m), or the search
+    mutated, is not the user's declaration: a fault-free failure there is a coverage gap, never a witness."""
+    short = _with(reference_spec(Application.EEBL), v2x__channel__range_m=45.0)
+    assert admission_class(short, frozenset()) == "coverage_gap"  # the intent said nothing of the radio
+    assert admission_class(short, frozenset({"v2x.channel.range_m"})) == "declared_gap"  # "a 45 m radio range"
+    assert admission_class(short, frozenset({"*"})) == "declared_gap"  # a given spec states every field
+    off = _with(reference_spec(Application.IMA), ego__equipped=False)
+    assert admission_class(off, frozenset({"ego.equipped"})) == "declared_gap"
+    assert admission_class(off, frozenset({"ego.speed_mps"})) == "coverage_gap"
+
+
 def _outcome(actions: list[str], **md: Any) -> dict[str, Any]:
     return {"application": "IMA", "md": {"decisions": [{"action": a} for a in actions], "collision": None,
                                          "red_entries": [], "amber_entries": 0, "closest_vehicle_id": "cross", **md}}
