@@ -46,8 +46,9 @@ BENCHES: tuple[Bench, ...] = (
           "mutants of each reference scene (recall, precision)"),
     Bench("bench/bench_search.py", ("--budget", "150"), "search yield with the gate on vs off, minimization vs the "
           "paper's greedy delta debugging, the campaign loop vs the simulator's batch"),
-    Bench("bench/bench_simulator.py", (), "builtin simulator: paired execution per application, ExecuteBatch with "
-          "1 worker vs the pool, the traffic core vs SUMO"),
+    Bench("bench/bench_simulator.py", ("--baseline", "c9e0fa4"), "builtin simulator: paired execution per "
+          "application, ExecuteBatch with 1 worker vs the pool, the traffic core vs SUMO, each vs c9e0fa4 (before the "
+          "compiled engine's stage 1)"),
     Bench("bench/bench_channel.py", (), "spatial V2X channel: links/s and coverage at 5 vs 1 dB/m blockage"),
     Bench("bench/bench_v2x.py", (), "V2X stack as message source vs the ground-truth-only run"),
     Bench("bench/bench_grounding.py", (), "grounding: catalogue build cold vs cached, Ground latency, retrieval "

@@ -1,4 +1,6 @@
-"""Kinematic traffic core: struct-of-arrays state over ``(B, N)`` = (scenarios, vehicles).
+"""Kinematic traffic core: struct-of-arrays state over ``(B, N)`` = (scenarios, vehicles). The rules below are
+computed by the compiled kernels of :mod:`services.simulator.kernels.traffic`; this module packs a
+:class:`Scene` for them and wraps what they return in a :class:`TrafficState`.
 
 Each vehicle moves along its own route polyline (arc length ``s``, centre of the
 vehicle). One fixed ``dt`` step is two-phase: every vehicle *decides* an
@@ -12,7 +14,7 @@ Longitudinal model (per vehicle, the min of the active terms):
   improved free-road term of IIDM above it (Treiber & Kesting 2013, ch. 11.3.6), and
   the interaction term with the leader found along shared route geometry
   (:func:`services.simulator.routes.shared_geometry`): a vehicle sees the vehicle
-  ahead on the same lane/movement ids, vectorized over all pairs, no Python loop.
+  ahead on the same lane/movement ids (all pairs, in the kernel).
   Above ``LANE_SEARCH_MIN_VEHICLES`` vehicles per row (bench grids, dense traffic) the
   all-pairs ``(B, N, N)`` search becomes a per-lane sorted one (:func:`lane_leaders`,
   O(N log N) per step): every vehicle sits on one segment of its route, the vehicles of a
