@@ -188,6 +188,11 @@ def correct_typos(t: str) -> str:
     return _LOWER_WORD.sub(fix, t)
 
 
+_FAULT_LABEL = re.compile(
+    r"\b(?=[\w-]*\b(?:delay\w*|late|lag\w*|lost|loss|drop\w*|frozen|freez\w*|stale|offset|silent|missing|corrupt\w*"
+    r"|stuck|spoof\w*)\b)[\w]+(?:-[\w]+)+(?= (?:ticket|bug|issue|incident|defect|story|regression|jira)s?\b)")
+
+
 def normalize(text: str) -> Normalized:
     t = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
     t = re.sub(r"[<>\x00-\x08\x0b-\x1f]", " ", t)
@@ -202,6 +207,9 @@ def normalize(text: str) -> Normalized:
 
     t = re.sub(r"\btown\s*0*\d{1,2}\s*(hd)?\b|\b(signalized_4way|t_junction|urban_canyon)\b", _map, t)
     t = correct_typos(t)
+    # a fault named as the label of a ticket or bug ("the delayed-SPaT ticket", "our packet-loss bug") is a
+    # reference to it, not a fault to inject
+    t = _FAULT_LABEL.sub("reference", t)
     t = re.sub(r"\btime[- ]stamp", "timestamp", t)  # "time stamps", "time-stamped"
     t = re.sub(r"\bhalf (a|one) (second|sec)\b", "0.5 s", t)
     t = re.sub(r"\b(a|one) quarter (of )?(a |one )?(second|sec)\b", "0.25 s", t)

@@ -586,6 +586,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH11, (), {"f11_008": {"bound", "reported"}}, (), ()),
     (bench_parse_campaign.FRESH12, (), {}, (), ()),
     (bench_parse_campaign.FRESH13, (), {}, (), ()),
+    (bench_parse_campaign.FRESH14, (), {}, (), ()),
 ]
 
 
@@ -627,6 +628,10 @@ def test_none_of_reaches_over_its_noun_phrase_and_no_further(text: str, faults: 
      [("delay", "BSM", "decision_epoch")]),
     ("FCW: once the app reaches its decision point the lead vehicle's broadcasts get stuck repeating the same "
      "message.", [("freeze", "BSM", "decision_epoch")]),
+    # fresh14: a fault named as the label of a ticket or bug is a reference to it, not a fault to inject
+    ("Can you set up a healthy RLVW run as reference for the delayed-SPaT ticket? Don't inject anything this time.",
+     []),
+    ("GLOSA for our packet-loss bug again, this time with 30 % of the SPaT messages lost.", [("drop", "SPAT")]),
 ])
 def test_contractions_negate_and_the_app_reaches_its_decision_point(text: str, faults: list[tuple[str, ...]]) -> None:
     res = LlmRoles().parse_intent(text, 1)
