@@ -157,13 +157,15 @@ PLATOON_MAX_AHEAD = 15  # vehicles ahead of the ego (the spec's agent cap is 16)
 
 def _platoon(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]) -> None:
     """A platoon ahead of the ego at increasing gaps: "a platoon of N vehicles" (the ego the last of them)
-    or "braking N cars ahead in a platoon"; the front one is the lead, those between it and the ego
+    or "braking N cars ahead (in a platoon)"; the front one is the lead, those between it and the ego
     are ``platoon1``, ``platoon2``, ... (relays when EEBL is rebroadcast, else leads), evenly spaced by
     the spacing the text gives ("20 m apart"), else from the lead's gap, else 20 m apart."""
     m = p.has(r"platoon of (?P<n>\d+) (?:vehicles|cars|trucks)")
     ahead = int(m.group("n")) - 1 if m else None
     if ahead is None:
-        m = p.has(r"(?P<n>\d+) (?:vehicles|cars|trucks) ahead(?: of (?:the )?ego)? in (?:a|the) platoon")
+        # "braking 3 cars ahead in a platoon", "the car two vehicles ahead": the vehicles between are traffic too
+        m = p.has(r"(?P<n>\d+) (?:vehicles|cars|trucks) (?:ahead|in front|up front)(?: of (?:the ego|us|me|our car))?"
+                  r"(?: in (?:a|the) platoon)?")
         ahead = int(m.group("n")) if m else None
     if ahead is None or ahead < 2 or "lead" not in agents:
         return
