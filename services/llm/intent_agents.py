@@ -163,10 +163,11 @@ def _platoon(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, An
     m = p.has(r"platoon of (?P<n>\d+) (?:vehicles|cars|trucks)")
     ahead = int(m.group("n")) - 1 if m else None
     if ahead is None:
-        # "braking 3 cars ahead in a platoon", "the car two vehicles ahead": the vehicles between are traffic too
+        # "braking 3 cars ahead in a platoon", "the car two vehicles ahead": the vehicles between are traffic too,
+        # unless the text names the one between itself ("the middle car relays": a relay chain, _chain's)
         m = p.has(r"(?P<n>\d+) (?:vehicles|cars|trucks) (?:ahead|in front|up front)(?: of (?:the ego|us|me|our car))?"
-                  r"(?: in (?:a|the) platoon)?")
-        ahead = int(m.group("n")) if m else None
+                  r"(?P<platoon> in (?:a|the) platoon)?")
+        ahead = int(m.group("n")) if m and (m.group("platoon") or "relay" not in agents) else None
     if ahead is None or ahead < 2 or "lead" not in agents:
         return
     ahead = min(ahead, PLATOON_MAX_AHEAD)
