@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lastv2x.core.catalogue import LEADER_RANGE_M, SIGNAL_SIGHT_DISTANCE_M
+from lastv2x.core.catalogue import APPLICATIONS, LEADER_RANGE_M, SIGNAL_SIGHT_DISTANCE_M
 from lastv2x.core.spec import Perception, ScenarioSpec
 
 # FCW/EEBL egos are tested as the driver those warnings exist for: an inattentive one, who notices brake
@@ -45,8 +45,6 @@ INATTENTIVE_REACTION_S = 2.0
 def inattentive(program: Any) -> Any:
     """``program`` with its ego's reaction time ``INATTENTIVE_REACTION_S`` when its application warns of a lead
     that follows ahead (the catalogue's ``follows_lead``: FCW, EEBL) and nothing set one; else ``program``."""
-    from lastv2x.core.catalogue import APPLICATIONS
-
     if not APPLICATIONS[program.application].follows_lead or program.ego.reaction_time_s is not None:
         return program
     return program.model_copy(update={"ego": program.ego.model_copy(update={"reaction_time_s": INATTENTIVE_REACTION_S})})

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lastv2x.core.spec import AgentRole, Channel, RsuPlacement, ScenarioSpec
+from services.search.repairs import GIVEN
 
 # Penetration bands: the verifier's 0.2 warning threshold, then halves of the rest.
 PENETRATION_BANDS: tuple[tuple[float, float, str], ...] = (
@@ -70,13 +71,13 @@ def catalog_key(spec: ScenarioSpec) -> CatalogKey:
 
 def admission_class(spec: ScenarioSpec, stated: frozenset[str] | None = None) -> str:
     """``fault``, ``declared_gap`` or ``coverage_gap``: see the module docstring. ``stated``: the spec fields the
-    intent's own words set (``services.search.pipeline.stated_fields``; ``"*"``: a given spec, all of them; None:
+    intent's own words set (``services.search.pipeline.stated_fields``; ``repairs.GIVEN``: a given spec, all of them; None:
     all): a gap counts as declared only where the user said it, not where a repair or a mutation made it."""
     if spec.faults:
         return "fault"
 
     def said(path: str) -> bool:
-        return stated is None or "*" in stated or any(p == path or p.startswith(path + ".") for p in stated)
+        return stated is None or GIVEN in stated or any(p == path or p.startswith(path + ".") for p in stated)
 
     v2x = spec.v2x
     declared = ((v2x.rsu_placement is RsuPlacement.NONE and said("v2x.rsu_placement"))

@@ -94,9 +94,10 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
     total = ((budget_per_scenario or settings.candidates_per_scenario) * (len(intents) + len(specs))
              * (GATED_ALLOWANCE if budget_in_executions else 1))
     if total > settings.max_campaign_candidates and not any(v.field in ("intents", "budget_per_scenario") for v in bad):
+        allowance = f" x {GATED_ALLOWANCE} (budget_in_executions)" if budget_in_executions else ""
         bad.append(FieldViolation(
             "budget_per_scenario", f"{len(intents) + len(specs)} scenarios x {budget_per_scenario or settings.candidates_per_scenario} "
-            f"candidates = {total} executions exceed the campaign cap LASTV2X_SEARCH_MAX_CAMPAIGN_CANDIDATES = "
+            f"candidates{allowance} = {total} executions exceed the campaign cap LASTV2X_SEARCH_MAX_CAMPAIGN_CANDIDATES = "
             f"{settings.max_campaign_candidates}", "lower the budget or split the intents over several campaigns"))
     if bad:
         raise InvalidArgument(bad)

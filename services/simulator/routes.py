@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lastv2x.core.program import Route
+from services.simulator.kernels.traffic import positions
 
 ROUTE_SAMPLE_M = 1.0  # resampling step [m]; chord error on an 8 m radius arc ~1.6 cm
 
@@ -89,14 +90,10 @@ class RouteTable:
         put(self, "k_max", float(k - 2))
 
     def lookup(self, s_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(xy (B, N, 2), heading (B, N)) at arc lengths ``s_m`` (B, N), clamped to the route."""
-        u = np.minimum(np.maximum(s_m, 0.0), self.length_m) * self.inv_step
-        i0 = np.minimum(u, self.k_max).astype(np.int64)
-        f = u - i0
-        idx = self.sample_base + i0
-        p0 = self.samples_xy.take(idx, axis=0)  # (B, N, 2): both coordinates in one gather
-        p1 = self.samples_xy.take(idx + 1, axis=0)
-        return p0 + f[..., None] * (p1 - p0), self.samples_heading.take(idx)
+        """(xy (B, N, 2), heading (B, N)) at arc lengths ``s_m`` (B, N), clamped to the route (the compiled step's
+        own lookup, :func:`services.simulator.kernels.traffic.positions`)."""
+        return positions(np.ascontiguousarray(s_m, np.float64), np.ascontiguousarray(self.length_m, np.float64),
+                         self.samples_xy, self.samples_heading, self.sample_base, self.k_max, self.inv_step)
 
 
 def shared_geometry(routes: Sequence[Route | None], n: int, observers: Sequence[int] | None = None

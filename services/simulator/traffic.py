@@ -136,66 +136,30 @@ class Scene:
     # drivers without V2X (lastv2x.core.perception): None = unlimited for everyone (the arrays only when one is set)
     sight_m: np.ndarray | None = None  # (B, N) signals acted on only within this distance of the bar (+inf none)
     perceive_m: np.ndarray | None = None  # (B, N) leaders perceived only within this bumper gap (+inf none)
-    # derived in __post_init__ (index grids, fused constants, feature flags)
-    b_col: np.ndarray = field(init=False, repr=False)
-    n_row: np.ndarray = field(init=False, repr=False)
+    # derived in __post_init__: the half lengths and delay classes (the per-lane search) and the compiled step's
+    # packed parameters (services/simulator/kernels/traffic.py: rows named there)
     half_len: np.ndarray = field(init=False, repr=False)
-    delay_s: np.ndarray = field(init=False, repr=False)
-    iidm_exp: np.ndarray = field(init=False, repr=False)
-    inv_2sqrt_ab: np.ndarray = field(init=False, repr=False)
-    obeys_signals: np.ndarray = field(init=False, repr=False)
-    has_plan: np.ndarray = field(init=False, repr=False)
     delay_classes: tuple[int, ...] = field(init=False, repr=False)
-    delay_class: np.ndarray = field(init=False, repr=False)
-    class_delay_s: np.ndarray = field(init=False, repr=False)
-    class_gather: np.ndarray = field(init=False, repr=False)  # (B, N, N) flat index into (D, B, N) arrays
-    flat_row: np.ndarray = field(init=False, repr=False)
-    flat_obs: np.ndarray = field(init=False, repr=False)
     k_drv: np.ndarray = field(init=False, repr=False)  # (kernels.N_DRV, B, N) float64
     k_int: np.ndarray = field(init=False, repr=False)  # (kernels.N_INT, B, N) int64
     k_offset: np.ndarray = field(init=False, repr=False)
     k_share: np.ndarray = field(init=False, repr=False)  # (2, B, M, N): share_lo, share_hi
     k_bars: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)
     k_none: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)  # no agents, no given leaders
-    no_bar: np.ndarray = field(init=False, repr=False)
-    no_group: np.ndarray = field(init=False, repr=False)
-    any_signal: bool = field(init=False, repr=False)
-    any_yield: bool = field(init=False, repr=False)
-    any_plan: bool = field(init=False, repr=False)
-    any_brake: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         b, n = self.valid.shape
         put = object.__setattr__
-        put(self, "b_col", np.arange(b)[:, None])
-        put(self, "n_row", np.arange(n)[None, :])
         put(self, "half_len", self.length_m / 2)
-        put(self, "delay_s", self.delay_steps * self.dt_s)
-        put(self, "iidm_exp", self.accel_max * IDM.DELTA / self.decel_comfort)
-        put(self, "inv_2sqrt_ab", 1.0 / (2.0 * np.sqrt(self.accel_max * self.decel_comfort)))
+        put(self, "delay_classes", tuple(sorted(set(self.delay_steps.ravel().tolist()))))
         obeys = ~self.ignores_signals
         obeys[:, 0] = self.ego_obeys_signals
-        put(self, "obeys_signals", obeys)
-        put(self, "any_signal", bool((self.bar_group >= 0).any()))
-        put(self, "any_yield", bool(self.yields_to_ego.any()))
-        put(self, "has_plan", np.isfinite(self.v_plan))
-        put(self, "any_plan", bool(np.isfinite(self.v_plan).any()))
-        put(self, "any_brake", bool(np.isfinite(self.brake_t_s).any()))
-        classes = tuple(sorted(set(self.delay_steps.ravel().tolist())))
-        put(self, "delay_classes", classes)
-        put(self, "delay_class", np.searchsorted(np.array(classes), self.delay_steps))
-        put(self, "class_delay_s", (np.array(classes, float) * self.dt_s)[:, None, None])
-        # observer i of row b perceives vehicle j through its delay class: flat index of (class, b, j)
-        put(self, "class_gather", np.zeros(0, np.int64) if self.seg_key is not None else
-            (self.delay_class[:, :, None] * b + np.arange(b)[:, None, None]) * n + np.arange(n)[None, None, :])
-        put(self, "flat_row", (np.arange(b) * n)[:, None] + np.zeros((1, n), np.int64))
-        put(self, "flat_obs", np.arange(b * n))
-        # the compiled step's packed parameters (services/simulator/kernels/traffic.py: rows named there)
         drv = np.empty((kernels.N_DRV, b, n))
         for row, arr in ((kernels.V_DESIRED, self.v_desired), (kernels.V_PLAN, self.v_plan),
                          (kernels.ACCEL_MAX, self.accel_max), (kernels.DECEL_COMFORT, self.decel_comfort),
                          (kernels.TIME_GAP, self.time_gap_s), (kernels.MIN_GAP, self.min_gap_m),
-                         (kernels.IIDM_EXP, self.iidm_exp), (kernels.INV_2SQRT_AB, self.inv_2sqrt_ab),
+                         (kernels.IIDM_EXP, self.accel_max * IDM.DELTA / self.decel_comfort),
+                         (kernels.INV_2SQRT_AB, 1.0 / (2.0 * np.sqrt(self.accel_max * self.decel_comfort))),
                          (kernels.BRAKE_T, self.brake_t_s), (kernels.BRAKE_DECEL, self.brake_decel),
                          (kernels.HALF_LEN, self.half_len), (kernels.LENGTH, self.length_m),
                          (kernels.CONFLICT_S, self.conflict_s),
@@ -213,10 +177,6 @@ class Scene:
         put(self, "k_bars", (np.ascontiguousarray(self.bar_s, np.float64),
                              np.ascontiguousarray(self.bar_group, np.int64)))
         put(self, "k_none", (np.full((2, b, n), np.nan), np.zeros((b, n), bool), np.zeros((2, 1, 1))))
-        put(self, "no_bar", np.full((b, n), np.inf))
-        put(self, "no_group", np.full((b, n), -1, np.int64))
-        for name in ("no_bar", "no_group"):
-            getattr(self, name).flags.writeable = False
 
     @property
     def shape(self) -> tuple[int, int]:

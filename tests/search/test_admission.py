@@ -91,6 +91,11 @@ def test_a_campaign_of_too_many_executions_is_refused_naming_the_cap() -> None:
     assert v.field == "budget_per_scenario" and "7680" in v.description
     assert "LASTV2X_SEARCH_MAX_CAMPAIGN_CANDIDATES" in v.description and "4000" in v.description
     validate_request(settings=settings, intents=["FCW test"] * 33, budget_per_scenario=120)  # 3960: fits
+    # a budget in executions may draw GATED_ALLOWANCE x its budget in candidates: that is what the cap weighs
+    with pytest.raises(InvalidArgument) as err:
+        validate_request(settings=settings, intents=["FCW test"] * 33, budget_per_scenario=120, budget_in_executions=True)
+    (v,) = err.value.violations
+    assert v.field == "budget_per_scenario" and "x 4 (budget_in_executions) = 15840" in v.description
 
 
 class _Held:

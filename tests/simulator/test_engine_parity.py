@@ -39,7 +39,8 @@ from services.simulator.reference import reference_program, reference_spec
 from services.simulator.traffic import EgoControl, Scene, initial_state, step
 
 _FIELDS = ("s", "v", "a", "alive", "next_crossing", "bar_s", "bar_group", "sig_stop", "sig_go", "braked_out", "xy",
-           "heading", "crossed", "front_prev", "crossed_bar_s", "crossed_group", "hist_s", "hist_v")
+           "heading", "crossed", "front_prev", "crossed_bar_s", "crossed_group", "hist_s", "hist_v", "stop_bar_d",
+           "brake_flag", "hard_brake")
 
 
 def _specs() -> list[ScenarioSpec]:

@@ -14,14 +14,19 @@ SIGNAL_EPS = 1e-9  # a phase starts this early: a plan's own boundary times fall
 
 
 @kernel
-def phase_code(t_s: float, cycle_s: float, green_s: float, amber_s: float, offset_s: float) -> int:
-    """The phase code (0 green, 1 amber, 2 red) of one group at ``t_s``."""
-    u = (t_s + offset_s) % cycle_s
+def _phase_of(u: float, green_s: float, amber_s: float) -> int:
+    """The phase code (0 green, 1 amber, 2 red) at position ``u`` in the cycle [s]."""
     if u < green_s - SIGNAL_EPS:
         return PHASE_GREEN
     if u < green_s + amber_s - SIGNAL_EPS:
         return PHASE_AMBER
     return PHASE_RED
+
+
+@kernel
+def phase_code(t_s: float, cycle_s: float, green_s: float, amber_s: float, offset_s: float) -> int:
+    """The phase code of one group at ``t_s``."""
+    return _phase_of((t_s + offset_s) % cycle_s, green_s, amber_s)
 
 
 @kernel
@@ -37,15 +42,12 @@ def state(times_s: np.ndarray, cycle_s: np.ndarray, green_s: np.ndarray, amber_s
     for k in range(nt):
         for r in range(nr):
             for g in range(ng):
-                c, gr = cycle_s[r, g], green_s[r, g]
-                ga = gr + amber_s[r, g]
+                c, gr, am = cycle_s[r, g], green_s[r, g], amber_s[r, g]
                 u = (times_s[k] + offset_s[r, g]) % c
-                if u < gr - SIGNAL_EPS:
-                    phase[k, r, g], ttc[k, r, g], ttg[k, r, g] = PHASE_GREEN, gr - u, 0.0
-                elif u < ga - SIGNAL_EPS:
-                    phase[k, r, g], ttc[k, r, g], ttg[k, r, g] = PHASE_AMBER, ga - u, c - u
-                else:
-                    phase[k, r, g], ttc[k, r, g], ttg[k, r, g] = PHASE_RED, c - u, c - u
+                ph = _phase_of(u, gr, am)
+                phase[k, r, g] = ph
+                ttc[k, r, g] = gr - u if ph == PHASE_GREEN else (gr + am) - u if ph == PHASE_AMBER else c - u
+                ttg[k, r, g] = 0.0 if ph == PHASE_GREEN else c - u
     return phase, ttc, ttg
 
 

@@ -192,6 +192,35 @@ def decide(k: int, t: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.
     return s_new, v_new, acc_out, ss_out, sg_out, bo_out
 
 
+@kernel
+def _position(b: int, i: int, s_m: float, length_m: float, route_xy: np.ndarray, route_heading: np.ndarray,
+              route_base: np.ndarray, k_max: float, inv_step: float, xy: np.ndarray) -> float:
+    """Vehicle (b, i) at arc length ``s_m`` on its resampled route (clamped to it): its position into ``xy[b, i]``
+    (a lerp between samples), its heading returned (the sample's)."""
+    sc = s_m if s_m > 0.0 else 0.0
+    u = (sc if sc < length_m else length_m) * inv_step
+    i0 = int(u if u < k_max else k_max)
+    f = u - i0
+    idx = route_base[b, i] + i0
+    for c in range(2):
+        p0 = route_xy[idx, c]
+        xy[b, i, c] = p0 + f * (route_xy[idx + 1, c] - p0)
+    return route_heading[idx]
+
+
+@kernel
+def positions(s_m: np.ndarray, length_m: np.ndarray, route_xy: np.ndarray, route_heading: np.ndarray,
+              route_base: np.ndarray, k_max: float, inv_step: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_position` of every vehicle: (xy (B, N, 2), heading (B, N))."""
+    nb, nn = s_m.shape
+    xy, heading = np.empty((nb, nn, 2)), np.empty((nb, nn))
+    for b in range(nb):
+        for i in range(nn):
+            heading[b, i] = _position(b, i, s_m[b, i], length_m[b, i], route_xy, route_heading, route_base, k_max,
+                                      inv_step, xy)
+    return xy, heading
+
+
 # rows of the state that :func:`settle` returns: floats (F, B, N), flags (L, B, N), integers (I, B, N)
 OUT_S, OUT_V, OUT_A, OUT_HEADING, OUT_BAR_S, OUT_FRONT_PREV, OUT_CROSSED_BAR_S, OUT_STOP_BAR_D = range(8)  # the
 # first four are what a frame reads as lists each step (traffic.packed_lists)
@@ -244,19 +273,11 @@ def settle(k: int, s_old: np.ndarray, s_new: np.ndarray, v_new: np.ndarray, acc:
                     bar, grp = bars_s[b, i, 0], bars_group[b, i, 0]
                 else:
                     live, v2 = False, 0.0
-            # position on the resampled route (clamped to it)
-            sc = s2 if s2 > 0.0 else 0.0
-            length = drv[ROUTE_LEN, b, i]
-            u = (sc if sc < length else length) * inv_step
-            i0 = int(u if u < k_max else k_max)
-            f = u - i0
-            idx = route_base[b, i] + i0
-            for c in range(2):
-                p0 = route_xy[idx, c]
-                xy[b, i, c] = p0 + f * (route_xy[idx + 1, c] - p0)
+            fl[OUT_HEADING, b, i] = _position(b, i, s2, drv[ROUTE_LEN, b, i], route_xy, route_heading, route_base,
+                                              k_max, inv_step, xy)
             a = acc[b, i]
             fl[OUT_S, b, i], fl[OUT_V, b, i], fl[OUT_A, b, i] = s2, v2, a
-            fl[OUT_BAR_S, b, i], fl[OUT_HEADING, b, i] = bar, route_heading[idx]
+            fl[OUT_BAR_S, b, i] = bar
             fl[OUT_STOP_BAR_D, b, i] = bar - (s2 + half)
             it[OUT_NEXT_CROSSING, b, i], it[OUT_BAR_GROUP, b, i] = nc, grp
             lg[OUT_ALIVE, b, i], lg[OUT_SIG_STOP, b, i], lg[OUT_SIG_GO, b, i] = live, ss, sg
@@ -285,4 +306,4 @@ def advance(k: int, t: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np
                   bars_group, respawn, route_xy, route_heading, route_base, k_max, inv_step, hist_s, hist_v)
 
 
-__all__ = ["advance", "decide", "leaders", "settle"]
+__all__ = ["advance", "decide", "leaders", "positions", "settle"]
