@@ -83,6 +83,12 @@ def main() -> None:
     print(f"  fault intents admitting a witness: {len(admitted)} / {len(faults)}"
           f" ({100 * len(admitted) / max(1, len(faults)):.0f} %; target >= 80 % of those with an effective mechanism);"
           f" stopped on a clause the parser could not read: {len(partial)}")
+    by_app: dict[str, list[int]] = {}
+    for r in faults:
+        tally = by_app.setdefault(r["expected_app"] or "?", [0, 0])
+        tally[0] += bool(r["witnesses"])
+        tally[1] += 1
+    print("  per application: " + ", ".join(f"{a} {n}/{m}" for a, (n, m) in by_app.items()))
     print(f"  healthy intents with a fault witness: {sum(1 for r in healthy if r['witnesses'])} / {len(healthy)}"
           f" (bar 0); their coverage gaps: {sum(r['coverage_gaps'] for r in healthy)}")
     print(f"  distinct failures per 1,000 executions: {1000 * distinct / max(1, executions):.1f}"

@@ -311,9 +311,10 @@ def cmd_parse(args: argparse.Namespace) -> int:
     data = {"spec": result.spec.model_dump(mode="json"), "attempts_used": result.attempts_used,
             "backend": result.backend, "report": result.report.to_dict(), "notes": list(result.notes),
             "partial": bool(result.unparsed)}
-    _print(data, args.json, json.dumps(data["spec"], indent=2) + f"\n# {result.attempts_used} attempt(s), "
-           f"backend {result.backend}, {'ok' if result.report.ok else 'BLOCKED'}"
-           + (", PARTIAL" if result.unparsed else ""))
+    _print(data, args.json, json.dumps(data["spec"], indent=2))
+    if not args.json:  # the status on stderr, so `parse "..." > spec.json` writes a spec `execute` reads
+        print(f"# {result.attempts_used} attempt(s), backend {result.backend}, "
+              f"{'ok' if result.report.ok else 'BLOCKED'}" + (", PARTIAL" if result.unparsed else ""), file=sys.stderr)
     # A stated fault the verifier finds ineffective is kept as stated: say why the spec is BLOCKED
     for finding in result.findings:
         if finding.check == STATED_CHECK or finding.severity.value == "error":

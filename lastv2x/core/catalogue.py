@@ -319,8 +319,7 @@ for _a in (
     ),
     ApplicationInfo(
         Application.EEBL, "Emergency electronic brake lights", AppKind.CONFLICT,
-        {Stream.EEBL: ("event_flag", "position", "deceleration", "timestamp"),
-         Stream.BSM: ("position", "speed", "timestamp")},
+        {Stream.EEBL: ("event_flag", "position", "deceleration", "timestamp")},
         0.5, ("lead",), ("straight",),
         "Brake when a hard-braking event (own reception or relayed) is reported ahead on the ego "
         "route within 300 m.",

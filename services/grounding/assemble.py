@@ -461,7 +461,7 @@ class ProgramAssembler:
             p = kb.profiles[v.profile.value]
             profiles[v.id] = {"profile": p.id, "time_gap_s": p.time_gap_s, "min_gap_m": p.min_gap_m,
                               "accel_max_mps2": p.accel_max_mps2, "decel_comfort_mps2": p.decel_comfort_mps2,
-                              "reaction_time_s": p.reaction_time_s}
+                              "decel_emergency_mps2": p.decel_emergency_mps2, "reaction_time_s": p.reaction_time_s}
         plan = {aid: {"role": p.role, "candidate_id": p.candidate_id, "approach_id": p.approach.id,
                       "compass": p.approach.compass, "lane_id": p.lane_id, "movement_id": p.movement.id,
                       "turn": p.movement.turn, "signal_group_id": p.movement.signal_group_id}

@@ -26,6 +26,10 @@ Longitudinal model (per vehicle, the min of the active terms):
   Drivers perceive their leader with a reaction delay: the leader's state
   ``reaction_time_s`` ago, extrapolated at its then speed (Treiber's human-driver
   delay), so a sudden hard brake ahead is noticed late; steady following is exact.
+  For what it perceives a driver brakes no harder than its profile's
+  ``decel_emergency_mps2`` (a person's emergency braking, about 0.56 g for a normal
+  driver, not the tyres' ``DECEL_MAX_MPS2``): a hard brake noticed late can end in
+  a rear-end that a warning in time prevents.
 * **Stop bar**: a vehicle that must stop at its next stop bar follows the constant
   deceleration that ends at the bar, ``a = -v^2 / (2 (d - gap))``, once that demand
   reaches its activation level (its comfortable deceleration for background
@@ -71,6 +75,7 @@ class DriverParams:
     accel_max_mps2: float  # a [m/s2]
     decel_comfort_mps2: float  # b [m/s2]
     reaction_time_s: float  # leader perception delay [s]
+    decel_emergency_mps2: float  # the hardest it brakes for the leader it perceives (the IDM term's floor) [m/s2]
 
 
 class IDM:
@@ -82,10 +87,17 @@ class IDM:
     STOP_HOLD_M = kernels.STOP_HOLD_M
     HOLD_SPEED_MPS = kernels.HOLD_SPEED_MPS
     GAP_FLOOR_M = kernels.GAP_FLOOR_M
+    # decel_emergency_mps2: a person brakes for a hazard it perceives well below the tyres' limit
+    # (DECEL_MAX_MPS2): AASHTO, A Policy on Geometric Design of Highways and Streets (2011), 3.2.2, after
+    # Fambro et al., NCHRP Report 400 (1997): "most drivers decelerate at a rate greater than 4.5 m/s2 when
+    # confronted with the need to stop for an unexpected object in the roadway", 90 % above 3.4 m/s2.
+    # Normal 5.5 m/s2 (about 0.56 g) sits above that "most drivers" floor; cautious 5.0 and aggressive
+    # 6.5 spread it by profile (our assumption). Stop bars, scripted brakes and applications' braking
+    # demands (automatic braking) are not capped by it.
     PROFILES: dict[DriverProfile, DriverParams] = {
-        DriverProfile.CAUTIOUS: DriverParams(0.90, 1.8, 3.0, 1.0, 1.5, 1.2),
-        DriverProfile.NORMAL: DriverParams(1.00, 1.4, 2.0, 1.5, 2.0, 1.0),
-        DriverProfile.AGGRESSIVE: DriverParams(1.15, 1.0, 1.5, 2.5, 3.0, 0.8),
+        DriverProfile.CAUTIOUS: DriverParams(0.90, 1.8, 3.0, 1.0, 1.5, 1.2, 5.0),
+        DriverProfile.NORMAL: DriverParams(1.00, 1.4, 2.0, 1.5, 2.0, 1.0, 5.5),
+        DriverProfile.AGGRESSIVE: DriverParams(1.15, 1.0, 1.5, 2.5, 3.0, 0.8, 6.5),
     }
 
 
@@ -122,6 +134,7 @@ class Scene:
     min_gap_m: np.ndarray
     accel_max: np.ndarray
     decel_comfort: np.ndarray
+    decel_emergency: np.ndarray  # (B, N) the IDM term's floor (DriverParams.decel_emergency_mps2) [m/s2]
     delay_steps: np.ndarray  # (B, N) int
     brake_t_s: np.ndarray  # (B, N) hard-brake onset, +inf none
     brake_decel: np.ndarray  # (B, N)
@@ -166,7 +179,7 @@ class Scene:
                          (kernels.SIGHT, np.inf if self.sight_m is None else self.sight_m),
                          (kernels.PERCEIVE, np.inf if self.perceive_m is None else self.perceive_m),
                          (kernels.S_START, self.s_start), (kernels.V_INITIAL, self.v_initial),
-                         (kernels.ROUTE_LEN, self.routes.length_m)):
+                         (kernels.ROUTE_LEN, self.routes.length_m), (kernels.DECEL_EMERGENCY, self.decel_emergency)):
             drv[row] = arr
         drv_i = np.empty((kernels.N_INT, b, n), np.int64)
         drv_i[kernels.DELAY], drv_i[kernels.OBEYS], drv_i[kernels.YIELDS] = self.delay_steps, obeys, self.yields_to_ego
@@ -200,7 +213,7 @@ class Scene:
         c = max(len(v.route.crossings) for r in rows for v in r)
         g = max((len(p.signal_groups) for p in programs), default=0)
         valid = np.zeros((b, n), bool)
-        f = {k: np.zeros((b, n)) for k in ("length", "vd", "vi", "s0", "T", "gap", "amax", "bcomf", "bdec")}
+        f = {k: np.zeros((b, n)) for k in ("length", "vd", "vi", "s0", "T", "gap", "amax", "bcomf", "bemg", "bdec")}
         delay = np.zeros((b, n), np.int64)
         v_plan = np.full((b, n), np.nan)
         conflict = np.full((b, n), np.nan)
@@ -251,6 +264,7 @@ class Scene:
             v_desired=np.where(valid, f["vd"], 1.0), v_initial=f["vi"], v_plan=v_plan, s_start=f["s0"],
             time_gap_s=np.where(valid, f["T"], 1.0), min_gap_m=np.where(valid, f["gap"], 1.0),
             accel_max=np.where(valid, f["amax"], 1.0), decel_comfort=np.where(valid, f["bcomf"], 1.0),
+            decel_emergency=np.where(valid, f["bemg"], IDM.DECEL_MAX_MPS2),
             delay_steps=delay, brake_t_s=brake_t, brake_decel=f["bdec"], ignores_signals=ign, yields_to_ego=yld,
             ego_obeys_signals=np.asarray(ego_obeys_signals, bool), signals=SignalTable.stack(tables, g),
             group_ids=tuple(tuple(sg.id for sg in p.signal_groups) for p in programs), respawn=respawn,
@@ -270,6 +284,7 @@ def _fill_vehicle(v: ProgramVehicle, bi: int, ni: int, f: dict[str, np.ndarray],
     f["gap"][bi, ni] = prm.min_gap_m
     f["amax"][bi, ni] = prm.accel_max_mps2
     f["bcomf"][bi, ni] = prm.decel_comfort_mps2
+    f["bemg"][bi, ni] = prm.decel_emergency_mps2
     reaction = prm.reaction_time_s if v.reaction_time_s is None else v.reaction_time_s
     delay[bi, ni] = int(round(reaction / dt))
     eq[bi, ni] = v.equipped

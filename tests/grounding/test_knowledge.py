@@ -63,9 +63,9 @@ def test_behaviour_profiles_equal_the_simulators_idm_parameters():
     for profile, params in IDM.PROFILES.items():
         mine = kb.profiles[profile.value]
         assert (mine.desired_speed_factor, mine.time_gap_s, mine.min_gap_m, mine.accel_max_mps2,
-                mine.decel_comfort_mps2, mine.reaction_time_s) == (
+                mine.decel_comfort_mps2, mine.reaction_time_s, mine.decel_emergency_mps2) == (
             params.desired_speed_factor, params.time_gap_s, params.min_gap_m, params.accel_max_mps2,
-            params.decel_comfort_mps2, params.reaction_time_s)
+            params.decel_comfort_mps2, params.reaction_time_s, params.decel_emergency_mps2)
     assert kb.get("profile:normal").sources
 
 

@@ -157,3 +157,23 @@ def test_ground_truth_fast_path_is_ground_truth_source_observe(monkeypatch: pyte
     programs = [p for p in programs if p.dt_s == programs[0].dt_s]
     paired.execute_batch(programs)
     assert len(set(checked)) == 2 * len(programs) and len(checked) > 1000
+
+
+def test_the_kernel_cache_is_keyed_by_every_source_the_kernels_import():
+    """numba revalidates a cached kernel against its own file only: the cache folder's digest must cover every
+    module the kernels import names from (a changed constant or a called kernel in another file recompiles)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(kernels.__file__).resolve().parent.parent.parent.parent
+    covered = {p.resolve() for p in kernels.SOURCES}
+    for path in Path(kernels.__file__).resolve().parent.glob("*.py"):
+        if path.name in ("__init__.py", "__main__.py"):  # the decorator and the precompile script: no kernel body
+            continue
+        assert path.resolve() in covered
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("lastv2x", "services"):
+                module = root.joinpath(*node.module.split("."))
+                source = module / "__init__.py" if module.is_dir() else module.with_suffix(".py")
+                assert source.resolve() in covered, f"{path.name} imports {node.module}: add it to kernels.SOURCES"
+    assert kernels.cache_dir().name.startswith("jit-")

@@ -15,7 +15,11 @@ and must say why in the change that updates the hashes below.
 
 Changes so far: issue 32 keyed every link's delivery draw by (seed, stream, sender, message, receiver) instead
 of its place in the step (``messages.LinkDraws``): IMA/v2x/2 and the canyon beliefs moved, every admission
-verdict stayed (``tests/simulator/v2x/test_link_draws.py``).
+verdict stayed (``tests/simulator/v2x/test_link_draws.py``). Issue 37 (drivers who perceive like people): a
+driver brakes for the leader it perceives no harder than its profile's ``decel_emergency_mps2`` (5.5 m/s2 for a
+normal driver, was the tyres' 8), and the reference EEBL warns on EEBL events only (not also on a BSM track's
+hard-braking flag, which made every EEBL-stream fault ineffective): FCW and EEBL moved (paired, batch, traces),
+every admission verdict of the reference programs stayed (not admitted, margin 6.50 m, seeds 0-3, both sources).
 """
 
 from __future__ import annotations
@@ -154,22 +158,22 @@ GOLDEN_PAIRED: dict[str, str] = {
     "GLOSA/v2x/1": "02a7f39ad91b652070b7afd93ad38d3da8283a4a78adeec3348bfdddb141bda4",
     "GLOSA/v2x/2": "d9ed0ecc571fc37f9656e4eff5c0e134c92252e663499e004902d282eab94922",
     "GLOSA/v2x/3": "21230d76e508ad28c989a7899c20a1207e51f7cfc50d4e2f5a086f04471db0b9",
-    "FCW/gt/0": "60dedd34ec34f264eca56c692debf017130f89b5cf84c812f6fcab748644219c",
-    "FCW/gt/1": "4961a0fbe90e0c70d951a1ce869c7b7aad8cd341e56530df38bfaf0ea4d8dedc",
-    "FCW/gt/2": "4b26c96d2b483d4b31f79421a7504231b5719d3a3b21af263df9cc4dd2675ccd",
-    "FCW/gt/3": "46c6cafe2aa4986868becc7e60aa11e0174c614750eb7bb311e0f92b73061579",
-    "FCW/v2x/0": "534e477f97695d521b91d95ae4384607feaa4566bcdca25bb027e385f745706b",
-    "FCW/v2x/1": "cbdca2d38fac77db18a79d2ab4033c66cb93f73aef847d20ae46c3243a79f76c",
-    "FCW/v2x/2": "fd8fde91c82da78aeec4dc95e4252cb79ad1a66a60512feb70c21969017c08aa",
-    "FCW/v2x/3": "33440b6276197e36ecb0ab3a70cd1d693e2ad0386ed8c2ea31dbeb5d7b79884c",
-    "EEBL/gt/0": "acc8fe4125fed64c2edda92af3bbc033640364e1d941f125562157abeae6e085",
-    "EEBL/gt/1": "0ae2d49c33d570c99d9a5103412d0b62db3d6a1b27c019cfccf960998770a1fa",
-    "EEBL/gt/2": "daa289018fce3e8c669cc549c24650bccd2414b963a4411e5d901c4f62d4ec94",
-    "EEBL/gt/3": "8458a68ec53f0e2f255700a809ae626e2a86e9ec944cb2dd831c7629e1a77d65",
-    "EEBL/v2x/0": "8ef9dec94414f67fad1b9b436dc3b799425b1cbda0f0d333467767f066f0ee71",
-    "EEBL/v2x/1": "5e4f0a2a73fc39a14c739c6c053f2edf082f0431ed88b606547dbbe4e365f959",
-    "EEBL/v2x/2": "9cb810793ab8f2e4c156460f60cc52a0f82503f1de26938d1681e50efd333f58",
-    "EEBL/v2x/3": "f3c2a455249e616774ed572752aa564666e0114c79511c89d6f6b09ca157d7a7",
+    "FCW/gt/0": "38578ac4a81f81eb7117f8d1776949f6355b784f102d178b07181966ba521dc5",
+    "FCW/gt/1": "8fdec7179764b4060a7a40aa7ff701defb78b0ecca84f0fe0e96e7a057b84e12",
+    "FCW/gt/2": "e2a18383ca64aa6211f816342f3d16bf1032d691cb43845ba1b7fc2b81513504",
+    "FCW/gt/3": "694c11ffebc86ced9adf07cb2991e266534af27a7041c980d0a830ab8184608b",
+    "FCW/v2x/0": "319368f32a151579400f631dedffd27057a3c8daf9d73997418686c525d16ac3",
+    "FCW/v2x/1": "ae3c419bb371967114aac22d4e25284c68156c1b89b452765bb7e982237679c1",
+    "FCW/v2x/2": "77f36c73d61100f5d2de29671ec5ee8951d4627c24190bfafff28ef3ba7fbcaf",
+    "FCW/v2x/3": "6286d87e0b9b48ddb46dec497ed07704fa096567bc5b251fd36d71b4f872fbf7",
+    "EEBL/gt/0": "78a5a0e0149c98de877eb8b626d8b543ed6600c782ca9966b06a8419525ec64c",
+    "EEBL/gt/1": "2b7678f5fdb9c2635875ba87988cb574f459963ba8de690f59f394ffeea6e0b5",
+    "EEBL/gt/2": "9b30be9677018b2f4bced5a1de4a19dccc3da0e132f827973179c42334472c78",
+    "EEBL/gt/3": "2253a8caea21690ab38e6700df75879f19100a39da37dd6f3a6b8220234e2cb9",
+    "EEBL/v2x/0": "b88f09fe68450c8a2e6f87e2dfebb2657344defcfd36ca14cdf66edbc8301127",
+    "EEBL/v2x/1": "c9ae40309b11baea4ea80119defffd002359f97208961bab5a5b354da8f5ff6e",
+    "EEBL/v2x/2": "9c257496b94a7ee7c95f4aba77e6b18b5e78a76aa59d7cdb5af19237d64b2766",
+    "EEBL/v2x/3": "ba7e35c0ba92bdcba59661a70705e3313ab7b191a36bea1e9fb24db6efdb50c3",
     "IMA/gt/0": "408358b79c97dc9762e357079ebe9030a3b6ff26bf5f2fc8c6eaf0665ad57d90",
     "IMA/gt/1": "a38134fd6082ee2bc40d23c0b8fab1f9be5959498223e955a76b125e9e1a9c63",
     "IMA/gt/2": "58111bc93f01ee3afdf5772e053bac6d6af4a01fb2ea5d7f4b0fca0a9eba2744",
@@ -198,15 +202,15 @@ GOLDEN_PAIRED: dict[str, str] = {
     "FREEZE_BEFORE_AMBER/v2x/7": "c5180d779a2c6f6caa538e66851d7823c4e6ca0618b81ca3dd2a741b5578a8a6",
 }
 GOLDEN_BATCH: dict[str, str] = {
-    "gt": "1b46e48beccb7fa95536eb6e61f8f28627bb812e4cc19dfdc14790c1757b8249",
-    "v2x": "454070714faef71e210f167f43e9c512bcb4a159a32f056a79089238b2b97333",
+    "gt": "c157cf6197a65a783eab541c414e3d9480ac32f5a8cc979a3fadf7b750a3eda2",
+    "v2x": "94489fefdc806783c6caea864d78d4f64c074632bbd0dced31edbfc9b8117277",
 }
 GOLDEN_TRACE: dict[str, str] = {  # over floats rounded to TRACE_DECIMALS (the same messages as before)
     "FREEZE_BEFORE_AMBER": "ecc8a5fd89f1d4532143494b4b6e15177060a03f99320768d690d1a1a09b70f7",
     "RLVW": "df57358605301b7b34423f8dbdbc61ad6792d03d654c9e6edae0677163706e3d",
     "GLOSA": "c9bf88568e21b661abb532df6acf05e117a0ad80fb559a221903d44cdbbd55d2",
-    "FCW": "279e2c77e7550a0195b39b658e33397a25ac682b174037c7d8b013d3f1692bd2",
-    "EEBL": "6d0b067d0c6c727b2eb201a8ce19f318f3ea82fa0cd128962e40956d95efbc2b",
+    "FCW": "05ae1fc71bb0a938a78a8f49ad21fdba48975f6235aa7fb1259e551a4c5d212f",
+    "EEBL": "23c3b071879cb6d2637130f6e8d73af5dec6b0ec7b10a4189ed6dda993a23eec",
     "IMA": "614ef9f8b8224cd80b569c67b3d56fd0fa2aeeea2f245be714adfd266e5bf6bc",
     "LTA": "d30a90959b2f18c94a796b2f5c1a201d68041dec3fa663906add5d0235d250de",
 }

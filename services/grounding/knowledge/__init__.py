@@ -56,6 +56,7 @@ class BehaviourProfile:
     accel_max_mps2: float
     decel_comfort_mps2: float
     reaction_time_s: float
+    decel_emergency_mps2: float  # the hardest the driver brakes for what it perceives
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def _concepts(data: dict[str, Any]) -> list[Note]:
 
 
 _PARAMS = ("desired_speed_factor", "time_gap_s", "min_gap_m", "accel_max_mps2", "decel_comfort_mps2",
-           "reaction_time_s")
+           "reaction_time_s", "decel_emergency_mps2")
 
 
 def _behaviours(data: dict[str, Any]) -> tuple[list[Note], dict[str, BehaviourProfile]]:
@@ -196,7 +197,8 @@ def _behaviours(data: dict[str, Any]) -> tuple[list[Note], dict[str, BehaviourPr
         profiles[d.value] = prof
         text = (f"{p['title']} ({d.value} driver profile). {p['text']} IDM parameters: time gap {prof.time_gap_s} s, "
                 f"minimum gap {prof.min_gap_m} m, maximum acceleration {prof.accel_max_mps2} m/s^2, comfortable "
-                f"deceleration {prof.decel_comfort_mps2} m/s^2, reaction time {prof.reaction_time_s} s, desired speed "
+                f"deceleration {prof.decel_comfort_mps2} m/s^2, emergency braking for a hazard it sees "
+                f"{prof.decel_emergency_mps2} m/s^2, reaction time {prof.reaction_time_s} s, desired speed "
                 f"{prof.desired_speed_factor} x the speed limit.")
         facts = {"profile": d.value, **{k: getattr(prof, k) for k in _PARAMS}, "model": data["model"]["name"]}
         notes.append(Note(f"profile:{d.value}", "behaviours", p["title"], text, facts, sources))

@@ -8,9 +8,11 @@ perception delay) -- the silent case.
 * **FCW**: the lead track is the nearest fresh track ahead on the ego route (lateral
   <= 2.5 m, heading within 45 deg); TTC = bumper gap / closing speed. TTC < 2.5 s ->
   automatic braking at ``FCW_BRAKE_MPS2``, held while TTC < ``FCW_RELEASE_TTC_S``.
-* **EEBL**: a fresh hard-braking event (own reception or relayed; or a fresh track
-  flagging one) ahead on the ego route within 300 m -> braking at ``EEBL_BRAKE_MPS2``,
-  held ``EEBL_HOLD_S`` after the last such event.
+* **EEBL**: a fresh hard-braking event of the EEBL stream (own reception or relayed)
+  ahead on the ego route within 300 m -> braking at ``EEBL_BRAKE_MPS2``, held
+  ``EEBL_HOLD_S`` after the last such event. The event is read from that stream alone
+  (a BSM track's hard-braking flag is the same event: reading both would make every
+  fault on the EEBL stream ineffective).
 * **IMA**: from the decision epoch (``d <= ds(v)``) until the stop bar is passed: yield
   at the bar while a fresh cross track heading for the conflict point is predicted there
   no later than ``CONFLICT_WINDOW_S`` (8 s) after the ego and not more than
@@ -136,10 +138,6 @@ def eebl(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | 
         if e.valid and e.aoi_s <= budget:
             pts.append(e.xy_m)
             aoi.append(e.aoi_s)
-    for t in info.tracks.values():
-        if t.hard_brake_event and t.valid and t.aoi_s <= budget:
-            pts.append(t.xy_m)
-            aoi.append(t.aoi_s)
     braking = prev is not None and prev.action is Action.BRAKE
     if pts:
         hits = _ahead(ctx, ego, pts, EEBL_RANGE_M)
@@ -148,8 +146,8 @@ def eebl(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | 
             return Decision(app, Action.BRAKE, ego.t_s, "hard-braking event ahead", brake_mps2=EEBL_BRAKE_MPS2,
                             epoch=not (prev and prev.after_epoch), after_epoch=True, aoi_s=a,
                             evidence_t_s=ego.t_s)
-    if braking and ego.t_s - (prev.evidence_t_s or prev.t_s) < EEBL_HOLD_S:
-        return prev.at(ego.t_s)  # type: ignore[union-attr]
+    if prev is not None and braking and ego.t_s - (prev.evidence_t_s or prev.t_s) < EEBL_HOLD_S:
+        return prev.at(ego.t_s)
     return _proceed(app, ego, prev, "no hard-braking event ahead")
 
 

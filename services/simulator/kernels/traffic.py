@@ -30,8 +30,8 @@ ADVISORY_TAU_S = 1.5  # time constant of the ego tracking a lower advised speed 
 
 # rows of the packed per-vehicle parameters (``Scene.k_drv``, float64 (F, B, N))
 V_DESIRED, V_PLAN, ACCEL_MAX, DECEL_COMFORT, TIME_GAP, MIN_GAP, IIDM_EXP, INV_2SQRT_AB, BRAKE_T, BRAKE_DECEL, \
-    HALF_LEN, LENGTH, CONFLICT_S, SIGHT, PERCEIVE, S_START, V_INITIAL, ROUTE_LEN = range(18)
-N_DRV = 18
+    HALF_LEN, LENGTH, CONFLICT_S, SIGHT, PERCEIVE, S_START, V_INITIAL, ROUTE_LEN, DECEL_EMERGENCY = range(19)
+N_DRV = 19
 # rows of the packed per-vehicle integers (``Scene.k_int``, int64 (I, B, N))
 DELAY, OBEYS, YIELDS = range(3)
 N_INT = 3
@@ -153,6 +153,9 @@ def decide(k: int, t: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.
             s_star = drv[MIN_GAP, b, i] + (0.0 if 0.0 > dyn else dyn)
             ratio_s = s_star / (gap if gap > GAP_FLOOR_M else GAP_FLOOR_M)
             acc = free - a_max * ratio_s * ratio_s
+            # a person brakes for what it perceives no harder than its emergency deceleration (the IDM term alone;
+            # stop bars, scripted brakes and applications' braking demands keep theirs)
+            acc = acc if acc > -drv[DECEL_EMERGENCY, b, i] else -drv[DECEL_EMERGENCY, b, i]
             if advised and vi > ego[0, b]:  # an advisory is followed firmly: first-order, comfortable braking
                 track = (ego[0, b] - vi) / ADVISORY_TAU_S
                 track = track if track > -b_comf else -b_comf
