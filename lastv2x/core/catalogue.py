@@ -377,8 +377,12 @@ for _o in (
                       negative_words=r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b",
                       cue_families=("late", "wrong"), tolerance="countdown"),
     FaultOperatorInfo("bsm_position_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG,
-                      (Stream.BSM, Stream.EEBL), "position", "m", (0.1, 100.0), False,
-                      "Displace the reported position `magnitude` metres backwards along the heading.",
+                      (Stream.BSM, Stream.EEBL), "position", "m", (-100.0, 100.0), False,
+                      "Displace the reported position `magnitude` metres backwards along the heading "
+                      "(negative: forwards, ahead of where the sender is).",
+                      # "6 m further ahead than in reality", "ahead of where it is": reported forwards
+                      negative_words=r"\b(further|farther|more) (ahead|forward)\b|\b(ahead|forward|in front) of "
+                                     r"(where|its|their|the (true|real|actual))\b",
                       cue_families=("wrong",), tolerance="position"),
     FaultOperatorInfo("bsm_speed_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,),
                       "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed.",

@@ -198,6 +198,46 @@ def _signal_content(ctx: _Ctx, i: int) -> Iterator[Finding]:
                                                               ((_f(i, "target_group"), None),))]))
 
 
+def _safe_side(ctx: _Ctx, i: int) -> Iterator[Finding]:
+    """A BSM content error that can only make a conflict application more cautious (ERROR, with the repair that
+    reports the other way). Sign conventions (``services/simulator/v2x/faults.py``): a position offset > 0
+    reports the sender behind where it is, a speed offset < 0 slower than it is.
+
+    * FCW, speed understated: the lead looks slower, the closing speed larger, the TTC shorter, so the ego
+      brakes earlier, never later.
+    * IMA / LTA, position behind: a crossing or opposing car heading for the conflict point looks
+      ``magnitude / speed`` seconds later. A later track never looks cleared (cleared means predicted
+      before the ego); it leaves the yield window [ego - clearance, ego + window] only at the far end, and a
+      car that truly meets the ego there is pushed out only by a shift past half the window (for contact the
+      arrivals must lie within well under that of each other: the ego and a car of 4.5 m cross a 2.5 m
+      conflict zone in under a second above 10 m/s). Below that shift the ego yields at least as often.
+    """
+    spec, fault = ctx.spec, ctx.spec.faults[i]
+    mag = float(fault.magnitude or 0.0)
+    app = ctx.app.name
+    if app is cat.Application.FCW and fault.operator is FaultOperator.BSM_SPEED_OFFSET and mag < 0.0:
+        yield Finding("semantic_corruption", Severity.ERROR,
+                      f"the lead reported {-mag} m/s slower than it is makes FCW brake earlier, never later: "
+                      "only an overstated speed (or a lead reported ahead of where it is) delays its warning",
+                      (_f(i, "magnitude"),), Repair("overstate the speed instead", ((_f(i, "magnitude"), -mag),)))
+        return
+    if app not in (cat.Application.IMA, cat.Application.LTA) or fault.operator is not FaultOperator.BSM_POSITION_OFFSET \
+            or mag <= 0.0:
+        return
+    window_s = cat.CONFLICT_WINDOW_S if app is cat.Application.IMA else ctx.app.threshold("gap_s")
+    movers = [a for a in spec.agents if a.role in (AgentRole.CROSS, AgentRole.OPPOSING)
+              and (fault.sender is None or a.id == fault.sender)]
+    if not movers:
+        return
+    shift_s = max(mag / max(a.speed_mps, 0.1) for a in movers)
+    if shift_s <= window_s / 2:
+        yield Finding("semantic_corruption", Severity.ERROR,
+                      f"a car reported {mag} m behind where it is looks {shift_s:.2f} s later at the conflict point: "
+                      f"{app.value} yields to it as before (it only leaves the {window_s:g} s window past "
+                      f"{window_s / 2:g} s); a car reported ahead of where it is can look cleared",
+                      (_f(i, "magnitude"),), Repair("report it ahead of where it is", ((_f(i, "magnitude"), -mag),)))
+
+
 def _semantic_corruption(ctx: _Ctx) -> Iterator[Finding]:
     spec = ctx.spec
     for i, fault in enumerate(spec.faults):
@@ -236,12 +276,17 @@ def _semantic_corruption(ctx: _Ctx) -> Iterator[Finding]:
             if tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):
                 yield Finding("semantic_corruption", Severity.ERROR,
                               f"a {fault.magnitude} m offset is within the {budget:.2f} m position budget",
-                              (_f(i, "magnitude"),), Repair("exceed the position budget", ((_f(i, "magnitude"), round(budget + 0.5, 2)),)))
-        elif kind == "speed" and fault.magnitude is not None and \
-                tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):
-            yield Finding("semantic_corruption", Severity.ERROR,
-                          f"a {fault.magnitude} m/s speed error barely moves the dead-reckoned track",
-                          (_f(i, "magnitude"),), Repair("use at least 2 m/s", ((_f(i, "magnitude"), -2.0),)))
+                              (_f(i, "magnitude"),), Repair("exceed the position budget", ((_f(i, "magnitude"), round(
+                                  math.copysign(budget + 0.5, fault.magnitude), 2)),)))
+            else:
+                yield from _safe_side(ctx, i)
+        elif kind == "speed" and fault.magnitude is not None:
+            if tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):
+                yield Finding("semantic_corruption", Severity.ERROR,
+                              f"a {fault.magnitude} m/s speed error barely moves the dead-reckoned track",
+                              (_f(i, "magnitude"),), Repair("use at least 2 m/s", ((_f(i, "magnitude"), -2.0),)))
+            else:
+                yield from _safe_side(ctx, i)
         elif op is FaultOperator.MAP_MISASSOCIATION and not ctx.signal_app:
             yield Finding("semantic_corruption", Severity.ERROR,
                           f"{ctx.app.name} does not read the lane -> signal-group association",

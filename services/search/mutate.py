@@ -197,13 +197,25 @@ def _brake_onset(d: SpecDict, rng: np.random.Generator) -> SpecDict | None:
     return d
 
 
+AMBER_JUMP_SHARE = 1.0 / 3.0  # of signal_offset's moves: the jump to amber at the ego's arrival
+
+
 @_op("signal_offset", Family.TIMING)
 def _signal_offset(d: SpecDict, rng: np.random.Generator) -> SpecDict | None:
-    """Shift the ego group's signal plan against the ego's arrival (signal applications)."""
+    """Shift the ego group's signal plan against the ego's arrival (signal applications): a small step, or
+    (``AMBER_JUMP_SHARE`` of the moves) a jump that puts amber onset shortly before the ego's nominal arrival
+    at its stop bar (start distance / speed), where a signal application decides. Small steps alone rarely
+    get there from a plan that starts far from it, and nothing guides them (no episode, no margin)."""
     if APPLICATIONS[d["application"]].kind is not AppKind.SIGNAL:
         return None
-    s = d["signal"]
-    s["offset_s"] = _r((s["offset_s"] + float(rng.normal(0.0, 2.0))) % s["cycle_s"])
+    s, ego = d["signal"], d["ego"]
+    if rng.random() < AMBER_JUMP_SHARE:
+        arrival_s = ego["start_distance_m"] / max(ego["speed_mps"], 0.5)
+        amber_onset_s = arrival_s - float(rng.uniform(0.0, s["amber_s"] + 1.5))  # arrives in amber or just after
+        # phase position u = (t + offset) mod cycle; amber begins at u = green_s (services/simulator/kernels/signals)
+        s["offset_s"] = _r((s["green_s"] - amber_onset_s) % s["cycle_s"])
+    else:
+        s["offset_s"] = _r((s["offset_s"] + float(rng.normal(0.0, 2.0))) % s["cycle_s"])
     return d
 
 

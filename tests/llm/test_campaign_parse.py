@@ -203,10 +203,11 @@ def test_quantities_are_read_from_campaign_wording() -> None:
     ("RLVW where the SPaT messages arrive at the car half a second behind.", "delay", "magnitude", 0.5),
     ("FCW where the lead's BSMs get to us 300 ms too late.", "delay", "magnitude", 0.3),
     ("GLOSA where one in four of the SPaT packets never makes it.", "drop", "probability", 0.25),
+    # reported ahead of where it is: a negative (forwards) offset (issue 31: it was bound backwards, a swap)
     ("EEBL where the brake alert puts the braking 8 m ahead of where the lead actually is.", "bsm_position_offset",
-     "magnitude", 8.0),
+     "magnitude", -8.0),
     ("FCW where the lead car's GPS puts it 9 m ahead of where it actually is.", "bsm_position_offset", "magnitude",
-     9.0),
+     -9.0),
     # fresh6: fields said to be short, inflated, overstated, reading a colour; passive silence; "stop to change"
     ("RLVW where the time-remaining value in the SPaT is 600 ms short.", "spat_countdown_offset", "magnitude", -0.6),
     ("GLOSA where the end-of-red estimate in the SPaT is pushed 3 s earlier than the real switch.",

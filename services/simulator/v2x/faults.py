@@ -28,7 +28,7 @@ payload captured when the window opens -- the sender's last message sampled befo
 ``start`` -- with fresh timestamps), ``timestamp_offset`` (stamp ``magnitude`` s in
 the past), ``spat_phase_corrupt`` (report ``target_phase``; unset: green->red,
 amber->green, red->green), ``spat_countdown_offset`` (shift min/max end time),
-``bsm_position_offset`` (``magnitude`` m backwards along the heading),
+``bsm_position_offset`` (``magnitude`` m backwards along the heading; negative: forwards),
 ``bsm_speed_offset`` (+``magnitude`` m/s, floored at 0), ``map_misassociation`` (the
 ego's lanes point at ``target_group``, default the cross group) and
 ``suppress_sender`` (the sender transmits nothing). SPaT and phase-corrupt /
