@@ -26,19 +26,27 @@ HELDOUT = ROOT / "bench" / "data" / "parse_campaign_heldout.jsonl"
 
 
 def stated_ineffective(text: str) -> str:
-    """The verifier's verdict on the fault as the intent states it: the finding that makes it ineffective
-    (``parser.stated_fault_kept``: the parser kept a fault the verifier can show cannot fail the application,
-    e.g. a delay within the freshness budget, a crossing car reported behind where it is), else ''."""
+    """Why the intent describes no effective mechanism, else '': every fault it states is one the verifier shows
+    ineffective (an ERROR) with no version of the same operator in the same direction that passes (the campaign's
+    repaired search step, ``services.search.repairs.verifier_repaired``: a 0.25 s delay is a weak version of an
+    effective mechanism, a crossing car reported behind where it is is the safe side of one)."""
+    from lastv2x.core.verifier import Severity, verify
     from services.llm.config import LlmConfig
-    from services.llm.roles import STATED_CHECK, LlmRoles
+    from services.llm.roles import LlmRoles
+    from services.search.repairs import verifier_repaired
 
     try:
-        result = LlmRoles(config=LlmConfig()).parse_intent(text, 1)
+        spec = LlmRoles(config=LlmConfig()).parse_intent(text, 1).spec
     except Exception:  # an intent the parser refuses: the campaign reports it
         return ""
-    kept = [f for f in result.findings if f.check == STATED_CHECK]
-    errors = [f.message for f in result.findings if f.severity.value == "error"]
-    return (errors[0] if errors else kept[0].message)[:160] if kept else ""
+    why = []
+    for fault in spec.faults:
+        alone = spec.model_copy(update={"faults": (fault,)})
+        errors = [f.message for f in verify(alone).findings if f.severity is Severity.ERROR]
+        if not errors or verifier_repaired(alone)[0] is not None:
+            return ""
+        why.append(errors[0])
+    return "; ".join(why)[:160]
 
 
 def run(intents: list[dict], budget: int, seed: int) -> list[dict]:

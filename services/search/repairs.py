@@ -6,7 +6,8 @@
   is reported with its reason, never applied.
 * :func:`verifier_repaired`: when a fault as the intent states it does not meet the verifier, the nearest
   version that does (its ERROR findings' repairs, one at a time): the campaign's first search step, run after
-  the spec as stated.
+  the spec as stated. A repair that reverses a fault's direction (a magnitude's sign) is another fault and is
+  never taken.
 * :func:`repair_text`: one line for a record (the results table, the report, the CLI).
 
 A record is ``{check, message, description, patch: [{field, from, value}], applied, reason, origin}``.
@@ -110,10 +111,10 @@ def verifier_repaired(spec: ScenarioSpec) -> tuple[ScenarioSpec | None, list[dic
         errors = [f for f in report.findings if f.severity is Severity.ERROR]
         if not errors:
             return (spec, records) if records else (None, [])
-        f = next((e for e in errors if e.repair is not None and e.repair.patch), None)
+        data = spec_to_dict(spec)
+        f = next((e for e in errors if e.repair is not None and e.repair.patch and not _turns_a_fault(e, data)), None)
         if f is None:
             return None, []
-        data = spec_to_dict(spec)
         record = _repair_record(f, data)
         try:
             spec = parse_spec(apply_patch(data, f.repair.patch))  # type: ignore[union-attr]
@@ -123,6 +124,19 @@ def verifier_repaired(spec: ScenarioSpec) -> tuple[ScenarioSpec | None, list[dic
         record["reason"] = "a search step: the spec as stated ran first and does not meet the verifier"
         records.append(record)
     return (spec, records) if not _errors(verify(spec)) else (None, [])
+
+
+def _turns_a_fault(f: Finding, data: dict[str, Any]) -> bool:
+    """Does the repair reverse a fault's direction (a signed magnitude to the other sign: "reported behind" to
+    "reported ahead", "slower" to "faster")? That is another fault, not a stronger or weaker one: a search step
+    never takes it (the finding stays in the report, for the user to read)."""
+    assert f.repair is not None
+    for path, value in f.repair.patch:
+        if re.fullmatch(r"faults\[\d+\]\.magnitude", path) and isinstance(value, int | float):
+            was = value_at(data, path)
+            if isinstance(was, int | float) and was * value < 0:
+                return True
+    return False
 
 
 def _repair_record(f: Finding, data: dict[str, Any]) -> dict[str, Any]:

@@ -340,3 +340,41 @@ def test_every_timing_and_content_repair_silences_its_finding() -> None:
                 assert f.check not in errors(apply_patch(spec, f.repair.patch)), (spec["faults"], f.message)
                 checked += 1
     assert checked > 100
+
+
+def _position_fault(app: str, role: str, magnitude: float) -> dict:
+    return {"application": app, "agents": [{"id": "car", "role": role, "arrival_offset_s": 0.0}],
+            "faults": [{"name": "pos", "operator": "bsm_position_offset", "stream": "BSM", "sender": "car",
+                        "magnitude": magnitude}]}
+
+
+@pytest.mark.parametrize("app, role", [("IMA", "cross"), ("LTA", "opposing")])
+def test_a_crossing_car_reported_behind_itself_is_safe_side_and_ahead_is_not(app: str, role: str) -> None:
+    """Reported behind where it is, a car heading for the conflict point looks later: the application yields to it
+    as before (ERROR, repair: report it ahead); reported ahead, it can look cleared (no such finding); far enough
+    behind to leave the yield window (past half of it) is not safe-side either."""
+    behind = verify(parse_spec(_position_fault(app, role, 10.0)))
+    (finding,) = [f for f in behind.findings if f.check == "semantic_corruption"]
+    assert finding.severity is Severity.ERROR and "behind where it is" in finding.message
+    assert finding.repair is not None and finding.repair.patch == (("faults[0].magnitude", -10.0),)
+    assert "semantic_corruption" not in errors(_position_fault(app, role, -10.0))
+    assert "semantic_corruption" not in errors(_position_fault(app, role, 80.0))
+
+
+def test_an_fcw_lead_reported_slower_is_safe_side_and_faster_is_not() -> None:
+    def speed(m: float) -> dict:
+        return mutate(FCW_OK, [("faults[0].operator", "bsm_speed_offset"), ("faults[0].magnitude", m)])
+
+    assert "semantic_corruption" in errors(speed(-5.0)) and "semantic_corruption" not in errors(speed(5.0))
+
+
+def test_a_campaign_never_searches_on_a_reversed_fault() -> None:
+    """The verifier's repair of a safe-side fault reverses it (behind -> ahead): another fault, so the campaign's
+    repaired search step is not taken; a magnitude repair of the same direction still is."""
+    from services.search.repairs import verifier_repaired
+
+    assert verifier_repaired(parse_spec(_position_fault("IMA", "cross", 10.0))) == (None, [])
+    slow = mutate(FCW_OK, [("faults[0].operator", "delay"), ("faults[0].magnitude", 0.1),
+                           ("faults[0].duration_s", None)])
+    repaired, records = verifier_repaired(parse_spec(slow))
+    assert repaired is not None and records and records[0]["patch"][0]["value"] > 0.1
