@@ -362,7 +362,8 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
         sc.candidates += 1
         try:
             cand.report = verify(cand.spec)
-            program = self._ground(cand.spec) if not (self.request.gate and not cand.report.ok) else None
+            gated = self.request.gate and not cand.report.ok
+            program = self._ground(cand.spec) if not gated else None
         except NOT_A_CANDIDATE_ERROR as exc:
             if not isinstance(exc, CandidateErrored):
                 raise
@@ -372,7 +373,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
             self._errored(sc, cand, CandidateErrored("verify", exc))
             return False
         assert cand.report is not None
-        if self.request.gate and not cand.report.ok:
+        if gated:
             sc.gated += 1
             self._journal("gated", {"scenario": sc.index, "operators": list(cand.operators),
                                     "checks": sorted({f.check for f in cand.report.findings

@@ -65,6 +65,9 @@ class CampaignBase:
         self._started = time.monotonic()
         self._exec_seconds = 0.0
         self._exec_count = 0
+        # execution ids this process has counted: a second use of one (a later shrink trying a weakening an
+        # earlier one ran; the ledger serves it) is not another execution. A resumed process counts each once.
+        self._counted: set[str] = set()
         # resume: what the crashed run journaled, retraced entry by entry
         self._recorded = [(k, p) for _, k, p in store.journal(campaign_id)] if resume else []
         self._replayed = 0
@@ -251,11 +254,22 @@ class CampaignBase:
         except Exception as exc:  # noqa: BLE001
             raise CandidateErrored("execute", exc) from exc
 
-    def _record(self, sc: ScenarioProgress, exec_id: str, purpose: str, e: Execution) -> None:
+    def _count_once(self, exec_id: str) -> bool:
+        """True the first time this process counts ``exec_id``."""
+        if exec_id in self._counted:
+            return False
+        self._counted.add(exec_id)
+        return True
+
+    def _record(self, sc: ScenarioProgress, exec_id: str, purpose: str, e: Execution) -> bool:
+        """Put the execution in the ledger; True when it counts (the first use of ``exec_id`` in this process)."""
+        if not self._count_once(exec_id):
+            return False
         self.store.record_execution(LedgerRow(exec_id, self.id, sc.index, purpose, e.program_sha256, e.seed,
                                               e.admitted, e.failure_margin, e.refused, e.replica, e.outcome_json))
         self._exec_count += 1
         self._exec_seconds += e.wall_time_s
+        return True
 
     def _settle(self, sc: ScenarioProgress, cand: Candidate) -> None:
         assert cand.future is not None
@@ -267,8 +281,8 @@ class CampaignBase:
         finally:
             sc.in_flight -= 1
         cand.execution = e
-        self._record(sc, cand.execution_id, cand.origin, e)
-        sc.executions += 1
+        if self._record(sc, cand.execution_id, cand.origin, e):
+            sc.executions += 1
         if e.refused:
             sc.refused += 1
         elif not e.admitted and not e.app_error:  # an application error has no margin to learn from

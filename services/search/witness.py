@@ -131,8 +131,8 @@ class WitnessKeeper(CampaignBase):
             program = self._ground(s)
             assert not isinstance(program, str)
             e = self._wait(self._submit(program, k[0]))
-            self._record(sc, k[0], "shrink", e)
-            sc.shrink_executions += 1
+            if self._record(sc, k[0], "shrink", e):
+                sc.shrink_executions += 1
             if e.refused:
                 return Verdict.REFUSED
             return Verdict.ADMITTED if e.admitted else Verdict.NOT_ADMITTED
@@ -152,9 +152,10 @@ class WitnessKeeper(CampaignBase):
         key = catalog_key(spec)
         witness_id = "w-" + hashlib.sha256(f"{program_sha256(program)}|{program.seed}".encode()).hexdigest()[:16]
         if self.store.has_witness(witness_id, self.id):  # resuming: archived before the crash
-            # its re-check (and cross-check) ran then and are in the ledger: count them as the first run did
+            # its re-check (and cross-check) ran then and are in the ledger: count them as the first run did (once:
+            # a second candidate of this run that shrinks to the same witness lands here too)
             sc.shrink_executions += sum(self.store.get_execution(exec_id + s) is not None
-                                        for s in (":recheck", ":cross_check"))
+                                        and self._count_once(exec_id + s) for s in (":recheck", ":cross_check"))
             self._witness_kept(sc, witness_id, key.text, spec, result)
             return
         # re-check on another replica where one exists; this run also writes the trace
@@ -163,8 +164,8 @@ class WitnessKeeper(CampaignBase):
         recheck = self._wait(self.pipeline.submit(ExecutionRequest(
             program, program.seed, replica=other, write_trace=True, trace_dir=self.store.staging_dir,
             app=self.request.app)))
-        sc.shrink_executions += 1
-        self._record(sc, exec_id + ":recheck", "recheck", recheck)
+        if self._record(sc, exec_id + ":recheck", "recheck", recheck):
+            sc.shrink_executions += 1
         admitted_before = archived.admitted if archived else True
         if recheck.admitted != admitted_before or recheck.refused:
             sc.flaky += 1
@@ -223,8 +224,8 @@ class WitnessKeeper(CampaignBase):
                                                                  backend=backend)))
         except (LastV2XError, OSError) as exc:
             return {"backend": backend, "admitted": False, "error": f"{type(exc).__name__}: {exc}"}
-        sc.shrink_executions += 1
-        self._record(sc, exec_id + ":cross_check", "cross_check", e)
+        if self._record(sc, exec_id + ":cross_check", "cross_check", e):
+            sc.shrink_executions += 1
         if e.refused:
             return {"backend": backend, "admitted": False, "error": e.refused}
         o = e.outcome

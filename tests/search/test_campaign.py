@@ -252,3 +252,26 @@ def test_reflection_edits_of_fields_the_spec_lacks_are_refused_not_a_crash(searc
     assert shown["edits"] == [{"path": "faults[3].magnitude", "value": 1.0, "rule": "no_diagnosis"}]
     assert "does not have" in shown["reason"] and "the revised intent was parsed instead" in shown["reason"]
     assert shown["applied"] in ("revised_prompt", "")
+
+
+
+def test_an_execution_id_counts_once_per_process(search_core: SearchCore) -> None:
+    """A later shrink may try a weakening an earlier one ran (the ledger serves it), or shrink to a witness this run
+    archived: the summary counts each execution id once, as the ledger holds it; a resumed process (a new
+    runner) counts what the crashed one recorded once more, as that run did."""
+    from services.search.campaign_base import CampaignBase
+    from services.search.campaign_types import ScenarioProgress
+
+    def runner() -> CampaignBase:
+        r = object.__new__(CampaignBase)
+        r.id, r.store, r._counted, r._exec_count, r._exec_seconds = "c-test", search_core.store, set(), 0, 0.0
+        return r
+
+    e = Execution("sha", 1, True, 0.0, b"{}", "sim-0")
+    sc = ScenarioProgress(0, "specs[0]", "")
+    first = runner()
+    assert first._record(sc, "x1", "shrink", e) and not first._record(sc, "x1", "shrink", e)
+    assert first._count_once("x2") and not first._count_once("x2")
+    assert search_core.store.count_executions("c-test") == {"shrink": 1}
+    assert runner()._record(sc, "x1", "shrink", e)  # resumed: counted again, the ledger unchanged
+    assert search_core.store.count_executions("c-test") == {"shrink": 1}

@@ -140,3 +140,4 @@ def test_a_stated_fault_runs_as_stated_then_the_verifiers_repair_is_a_visible_se
     (rep,) = [r for r in sc["repairs"] if r["origin"] == "search"]
     assert rep["applied"] and rep["check"] == "freshness_budget"
     assert rep["patch"] == [{"field": "faults[0].magnitude", "from": 0.2, "value": 0.44}]
+

@@ -11,7 +11,7 @@ processes; IEEE division: ``x / 0`` is
 ``inf``, never an exception) unless ``LASTV2X_SIMULATOR_JIT=0``, when the same functions run as
 plain Python. Compiled, a process pays about 0.6 s to import numba and 0.5 s to load the cached
 code once (the first compile: a few seconds, once per machine and source version), which a service
-pays at start (``SimulatorCore.warm_up``). Both give the same bits (``tests/simulator/test_kernels.py``):
+pays at start (``SimulatorCore.warm_up``). Both give the same bits (``tests/simulator/test_engine_parity.py``):
 the arithmetic is ``+ - * /``, ``sqrt``, ``hypot`` and ``**`` (libm's either way) in the same order.
 
 **Why a digest.** numba checks only the stamp of the file that defines a cached function, so a cached
