@@ -34,6 +34,11 @@ def _starts(plan: SignalPlan, group: str | None) -> tuple[float, float, float]:
     return 0.0, g, g + a
 
 
+def offset_for_amber_at(plan: SignalPlan, t_s: float) -> float:
+    """The ``offset_s`` that puts the ego group's amber onset at scenario time ``t_s`` (u = G then)."""
+    return (plan.green_s - t_s) % plan.cycle_s
+
+
 def phase_at(plan: SignalPlan, t_s: float, group: str | None = None) -> Phase:
     """True phase of the ego group (or 'cross') at scenario time t_s."""
     u = (t_s + plan.offset_s) % plan.cycle_s

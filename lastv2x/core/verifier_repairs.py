@@ -14,6 +14,7 @@ from lastv2x.core.catalogue import FAULT_OPERATORS, stopping_distance_m
 from lastv2x.core.errors import InvalidArgument
 from lastv2x.core.repair import apply_patch
 from lastv2x.core.spec import AnchorKind, BehaviourKind, ScenarioSpec, parse_spec, spec_to_dict
+from lastv2x.core.timeline import offset_for_amber_at
 from lastv2x.core.verifier_base import Finding, Repair, Severity, _budget, _Ctx, _f
 
 
@@ -36,12 +37,12 @@ def _before_amber_repair(ctx: _Ctx, i: int) -> Repair:
     if ctx.app.name is cat.Application.GLOSA:
         window, t_ref = _repair_window(ctx, i, -0.5)
         return Repair("capture the feed from the start, with amber onset 1 s before the decision epoch",
-                      (*window, ("signal.offset_s", round(_offset_for_amber_at(ctx.spec, t_ref - 1.0), 3))))
+                      (*window, ("signal.offset_s", round(offset_for_amber_at(ctx.spec.signal, t_ref - 1.0), 3))))
     t_dec = ctx.ego.decision_epoch_s
     return Repair("capture the feed just before amber onset, with amber onset 1 s before the decision epoch",
                   ((_f(i, "anchor.kind"), "signal_event"), (_f(i, "anchor.event"), "amber_onset"),
                    (_f(i, "anchor.group"), None), (_f(i, "anchor.offset_s"), -0.5), (_f(i, "duration_s"), None),
-                   ("signal.offset_s", round(_offset_for_amber_at(ctx.spec, t_dec - 1.0), 3))))
+                   ("signal.offset_s", round(offset_for_amber_at(ctx.spec.signal, t_dec - 1.0), 3))))
 
 
 def _offset_for_red_at(spec: ScenarioSpec, t_s: float) -> float:
@@ -69,7 +70,7 @@ def _scene_repairs(ctx: _Ctx, i: int) -> list[Repair]:
             refs.append(ctx.const.decision_epoch_s)
         for t in (t for t in refs if math.isfinite(t)):
             out.append(Repair("time amber onset 1 s before the decision epoch",
-                              (("signal.offset_s", round(_offset_for_amber_at(spec, t - 1.0), 3)),)))
+                              (("signal.offset_s", round(offset_for_amber_at(spec.signal, t - 1.0), 3)),)))
             out.append(Repair("time red onset 1 s before the decision epoch",
                               (("signal.offset_s", round(_offset_for_red_at(spec, t - 1.0), 3)),)))
         if ctx.app.name is cat.Application.GLOSA:
@@ -123,9 +124,3 @@ def _pick_repair(ctx: _Ctx, i: int, family: str, candidates: list[Repair]) -> Re
         if silencing is None and not any(f.check == family and _about(f, i) for f in errors):
             silencing = rep
     return silencing or cands[0]
-
-
-def _offset_for_amber_at(spec: ScenarioSpec, t_s: float) -> float:
-    """signal.offset_s that puts the ego group's amber onset at scenario time t_s."""
-    return (spec.signal.green_s - t_s) % spec.signal.cycle_s
-

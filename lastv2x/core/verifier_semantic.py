@@ -16,6 +16,7 @@ from lastv2x.core.timeline import (
     CROSS_GROUP,
     GLOSA_RED_END_MARGIN_S,
     epoch_travel_s,
+    offset_for_amber_at,
     phase_at,
     signal_rule_stops,
     time_to_change_s,
@@ -33,7 +34,6 @@ from lastv2x.core.verifier_epochs import (
 from lastv2x.core.verifier_repairs import (
     _before_amber_repair,
     _go_on_red_repair,
-    _offset_for_amber_at,
     _pick_repair,
     _repair_window,
     _scene_repairs,
@@ -173,7 +173,7 @@ def _signal_content(ctx: _Ctx, i: int) -> Iterator[Finding]:
         need = round(max(0.5, travel - (amber - x)) + 0.25, 2)
         composite = Repair(f"time amber {x:.2f} s before the decision epoch and lengthen the believed amber",
                            (*window, (_f(i, "magnitude"), need),
-                            ("signal.offset_s", round(_offset_for_amber_at(spec, t_ref - x), 3))))
+                            ("signal.offset_s", round(offset_for_amber_at(spec.signal, t_ref - x), 3))))
         if shifts:
             current: float = fault.magnitude or 0.0
             shifts.sort(key=lambda shift: abs(shift - current))

@@ -26,7 +26,8 @@ import numpy as np
 
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, AppKind, Registry
 from lastv2x.core.errors import InvalidArgument
-from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
+from lastv2x.core.spec import ScenarioSpec, SignalPlan, parse_spec, spec_to_dict
+from lastv2x.core.timeline import offset_for_amber_at
 
 SpecDict = dict[str, Any]
 
@@ -212,8 +213,7 @@ def _signal_offset(d: SpecDict, rng: np.random.Generator) -> SpecDict | None:
     if rng.random() < AMBER_JUMP_SHARE:
         arrival_s = ego["start_distance_m"] / max(ego["speed_mps"], 0.5)
         amber_onset_s = arrival_s - float(rng.uniform(0.0, s["amber_s"] + 1.5))  # arrives in amber or just after
-        # phase position u = (t + offset) mod cycle; amber begins at u = green_s (services/simulator/kernels/signals)
-        s["offset_s"] = _r((s["green_s"] - amber_onset_s) % s["cycle_s"])
+        s["offset_s"] = _r(offset_for_amber_at(SignalPlan.model_validate(s), amber_onset_s))
     else:
         s["offset_s"] = _r((s["offset_s"] + float(rng.normal(0.0, 2.0))) % s["cycle_s"])
     return d
