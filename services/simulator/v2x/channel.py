@@ -69,6 +69,10 @@ act on top of this, elsewhere.
 The defaults are representative, not measured (as in the paper); each field of
 :class:`ChannelParams` carries its unit and public source in its metadata, and
 :func:`parameter_table` renders them.
+
+One body: every term above is computed by the compiled kernels of
+:mod:`services.simulator.kernels.channel` (one loop over links, whatever their number); this module checks
+inputs, packs :attr:`ChannelParams.kernel_vector` and the buildings' arrays, and wraps the results.
 """
 
 from __future__ import annotations
@@ -81,11 +85,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from services.simulator.kernels import channel as k_channel
+
 from .geometry import (
     BoolArray,
     BuildingSet,
     FloatArray,
-    IntArray,
     as_heights,
     as_xy,
 )
@@ -101,7 +106,6 @@ __all__ = [
     "LinkBudget",
     "blockage_db",
     "delivery_and_latency",
-    "delivery_and_latency_rows",
     "delivery_probability",
     "evaluate_links",
     "latency_s",
@@ -245,6 +249,28 @@ class ChannelParams:
         """Free-space (Friis) loss at ``reference_distance_m`` (47.86 dB at 5.9 GHz, 1 m)."""
         return 20.0 * math.log10(4.0 * math.pi * self.reference_distance_m / self.wavelength_m)
 
+    @cached_property
+    def kernel_vector(self) -> np.ndarray:
+        """The parameters as the channel kernels read them (``services.simulator.kernels.channel``, rows
+        ``RANGE_M`` .. ``LATENCY_SLOPE``), read-only."""
+        k = k_channel
+        v = np.zeros(k.N_PRM)
+        v[k.RANGE_M], v[k.D0_M], v[k.REF_LOSS_DB] = self.range_m, self.reference_distance_m, self.reference_loss_db
+        v[k.K_NEAR], v[k.K_FAR] = 10.0 * self.path_loss_exponent, 10.0 * self.path_loss_exponent_far
+        bp = self.breakpoint_distance_m
+        if bp is not None:
+            v[k.HAS_BREAKPOINT], v[k.BREAKPOINT_M] = 1.0, bp
+            v[k.AT_BREAKPOINT_DB] = (self.reference_loss_db + 10.0 * self.path_loss_exponent
+                                     * math.log10(bp / self.reference_distance_m))
+        v[k.HEAD_DBM], v[k.FLOOR_DBM] = self.tx_power_dbm + self.antenna_gain_dbi, self.noise_floor_dbm
+        v[k.BLOCKAGE_DB_PER_M], v[k.WALL_DB] = self.blockage_db_per_m, self.wall_loss_db
+        v[k.SATURATION_M], v[k.CAP_DB] = self.blockage_saturation_m, self.blockage_cap_db
+        v[k.DELIVERY_SLOPE], v[k.DELIVERY_MID_DBM] = self.delivery_slope_per_db, self.delivery_midpoint_dbm
+        v[k.LATENCY_KNEE_DBM], v[k.LATENCY_BASE_S] = self.latency_knee_dbm, self.latency_base_s
+        v[k.LATENCY_SLOPE] = self.latency_slope_s_per_db
+        v.setflags(write=False)
+        return v
+
 
 def parameter_table(params: ChannelParams | None = None) -> list[dict[str, str]]:
     """Rows ``{name, unit, value, source}`` for every parameter (plus derived ones)."""
@@ -263,60 +289,34 @@ def parameter_table(params: ChannelParams | None = None) -> list[dict[str, str]]
 
 
 # ---------------------------------------------------------------------------
-# Elementary terms (vectorized, usable on their own)
+# Elementary terms (over arrays, usable on their own; the kernel's bodies)
 # ---------------------------------------------------------------------------
+
+def _term(kind: int, values: ArrayLike, params: ChannelParams) -> FloatArray:
+    v = np.ascontiguousarray(np.asarray(values, dtype=np.float64))
+    out = np.empty(v.shape)
+    k_channel.terms(kind, v.reshape(-1), params.kernel_vector, out.reshape(-1))
+    return out
+
 
 def path_loss_db(distance_m: ArrayLike, params: ChannelParams) -> FloatArray:
     """Log-distance (optionally dual-slope) path loss in dB; ``d < d0`` clamps to ``d0``."""
-    d = np.maximum(np.asarray(distance_m, dtype=np.float64), params.reference_distance_m)
-    d0 = params.reference_distance_m
-    pl = params.reference_loss_db + 10.0 * params.path_loss_exponent * np.log10(d / d0)
-    bp = params.breakpoint_distance_m
-    if bp is not None:
-        at_bp = params.reference_loss_db + 10.0 * params.path_loss_exponent * math.log10(bp / d0)
-        far = at_bp + 10.0 * params.path_loss_exponent_far * np.log10(d / bp)
-        pl = np.where(d > bp, far, pl)
-    return pl
+    return _term(0, distance_m, params)
 
 
 def delivery_probability(rssi_dbm: ArrayLike, params: ChannelParams) -> FloatArray:
     """Logistic delivery probability; exactly 0 at or below the noise floor."""
-    r = np.asarray(rssi_dbm, dtype=np.float64)
-    z = -params.delivery_slope_per_db * (r - params.delivery_midpoint_dbm)
-    p = 0.5 * (1.0 - np.tanh(0.5 * z))  # == 1 / (1 + exp(z)), overflow-free
-    return np.where(r <= params.noise_floor_dbm, 0.0, p)
+    return _term(1, rssi_dbm, params)
 
 
 def latency_s(rssi_dbm: ArrayLike, params: ChannelParams) -> FloatArray:
     """Base latency, plus a linear term per dB below the RSSI knee."""
-    r = np.asarray(rssi_dbm, dtype=np.float64)
-    below = np.maximum(0.0, params.latency_knee_dbm - r)
-    return params.latency_base_s + params.latency_slope_s_per_db * below
+    return _term(2, rssi_dbm, params)
 
 
-def _clipped_excess_length(e0: FloatArray, e1: FloatArray, length: FloatArray, sat: float
-                           ) -> FloatArray:
-    """``integral_0^L clip(e(s), 0, sat) / sat ds`` for ``e`` linear from e0 to e1.
-
-    With ``F`` the antiderivative of ``g(e) = clip(e, 0, sat) / sat`` (0 for e <= 0,
-    e^2 / (2 sat) up to sat, e - sat/2 beyond), the integral is
-    ``L (F(e1) - F(e0)) / (e1 - e0)``, or ``L g(e0)`` when e1 == e0.
-    """
-    def antideriv(e: FloatArray) -> FloatArray:
-        return np.where(e <= 0.0, 0.0, np.where(e < sat, e * e / (2.0 * sat), e - sat / 2.0))
-
-    de = e1 - e0
-    flat = np.abs(de) <= 1e-9 * max(1.0, sat)
-    safe = np.where(flat, 1.0, de)
-    sloped = length * (antideriv(e1) - antideriv(e0)) / safe
-    level = length * np.clip(0.5 * (e0 + e1), 0.0, sat) / sat
-    return np.where(flat, level, sloped)
-
-
-def blockage_db(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike,
-                rx_height_m: ArrayLike, buildings: BuildingSet | None,
-                params: ChannelParams) -> FloatArray:
-    """Height-aware building blockage (dB) per link; see the module docstring."""
+def _columns(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike, rx_height_m: ArrayLike
+             ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The six float64 columns of N links, checked (shapes, finite, heights >= 0: ``ValueError``)."""
     p0 = as_xy(tx_xy, "tx_xy")
     p1 = as_xy(rx_xy, "rx_xy")
     n = p0.shape[0]
@@ -324,36 +324,19 @@ def blockage_db(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike,
         raise ValueError("tx_xy and rx_xy must have the same number of rows")
     h0 = as_heights(tx_height_m, n, "tx_height_m")
     h1 = as_heights(rx_height_m, n, "rx_height_m")
-    return _blockage(p0, h0, p1, h1, buildings, params)
+    c = np.ascontiguousarray
+    return c(p0[:, 0]), c(p0[:, 1]), c(h0), c(p1[:, 0]), c(p1[:, 1]), c(h1)
 
 
-def _blockage(p0: FloatArray, h0: FloatArray, p1: FloatArray, h1: FloatArray,
-              buildings: BuildingSet | None, params: ChannelParams,
-              pairs: tuple[IntArray, IntArray] | None = None) -> FloatArray:
-    """Blockage (dB) per link (``pairs``: the links' building candidates, when the caller has them)."""
-    n = p0.shape[0]
-    out = np.zeros(n)
-    if buildings is None or len(buildings) == 0 or n == 0:
-        return out
-    if params.blockage_db_per_m == 0.0 and params.wall_loss_db == 0.0:
-        return out
-    sat = params.blockage_saturation_m
-    ch = buildings.chords(p0, p1, pairs)
-    if ch.link.size:
-        dist2d = np.hypot(*(p1 - p0).T)
-        li = ch.link
-        dh = h1[li] - h0[li]
-        hb = buildings.heights_m[ch.building]
-        e0 = hb - (h0[li] + dh * ch.t0)
-        e1 = hb - (h0[li] + dh * ch.t1)
-        eff = _clipped_excess_length(e0, e1, (ch.t1 - ch.t0) * dist2d[li], sat)
-        out += params.blockage_db_per_m * np.bincount(li, weights=eff, minlength=n)
-    if params.wall_loss_db > 0.0 and ch.wall_link.size:
-        wl = ch.wall_link
-        hw = h0[wl] + (h1[wl] - h0[wl]) * ch.wall_t
-        w = np.clip(buildings.heights_m[ch.wall_building] - hw, 0.0, sat) / sat
-        out += params.wall_loss_db * np.bincount(wl, weights=w, minlength=n)
-    return np.minimum(out, params.blockage_cap_db)
+def blockage_db(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike,
+                rx_height_m: ArrayLike, buildings: BuildingSet | None,
+                params: ChannelParams) -> FloatArray:
+    """Height-aware building blockage (dB) per link, whatever its range; see the module docstring."""
+    cols = _columns(tx_xy, tx_height_m, rx_xy, rx_height_m)
+    out = np.zeros(cols[0].shape[0])
+    if buildings is not None and len(buildings) and out.size:
+        k_channel.blockages(*cols, *buildings.kernel_arrays, params.kernel_vector, buildings.max_edges, out)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -398,220 +381,41 @@ def evaluate_links(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike,
     heights (None = open space). Blockage is only computed for links within range.
     """
     params = params or ChannelParams()
-    p0 = as_xy(tx_xy, "tx_xy")
-    p1 = as_xy(rx_xy, "rx_xy")
-    n = p0.shape[0]
-    if p1.shape[0] != n:
-        raise ValueError("tx_xy and rx_xy must have the same number of rows")
-    h0 = as_heights(tx_height_m, n, "tx_height_m")
-    h1 = as_heights(rx_height_m, n, "rx_height_m")
-    arrays = _link_budget(p0, h0, p1, h1, buildings, params)
-    for arr in arrays:
-        arr.setflags(write=False)
-    return LinkBudget(*arrays, noise_floor_dbm=params.noise_floor_dbm)
+    out = _budget(*_columns(tx_xy, tx_height_m, rx_xy, rx_height_m), buildings, params)
+    in_range = out[k_channel.IN_RANGE] != 0.0
+    out.setflags(write=False)
+    in_range.setflags(write=False)
+    return LinkBudget(distance_m=out[k_channel.DISTANCE], path_loss_db=out[k_channel.PATH_LOSS],
+                      blockage_db=out[k_channel.BLOCKAGE], rssi_dbm=out[k_channel.RSSI], in_range=in_range,
+                      delivery_prob=out[k_channel.DELIVERY], latency_s=out[k_channel.LATENCY],
+                      noise_floor_dbm=params.noise_floor_dbm)
 
 
-def _link_budget(p0: FloatArray, h0: FloatArray, p1: FloatArray, h1: FloatArray, buildings: BuildingSet | None,
-                 params: ChannelParams) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, BoolArray,
-                                                 FloatArray, FloatArray]:
-    """The arrays of :func:`evaluate_links` for validated inputs."""
-    n = p0.shape[0]
-    d2 = np.hypot(p1[:, 0] - p0[:, 0], p1[:, 1] - p0[:, 1])
-    dist = np.hypot(d2, h1 - h0)
-    in_range = dist <= params.range_m
-    pl = path_loss_db(dist, params)
-    blk = np.zeros(n)
-    if buildings is not None and len(buildings) and np.count_nonzero(in_range):  # open space: no blockage to add
-        idx = np.nonzero(in_range)[0]
-        blk[idx] = _blockage(p0[idx], h0[idx], p1[idx], h1[idx], buildings, params)
-    floor = params.noise_floor_dbm
-    rx_power = params.tx_power_dbm + params.antenna_gain_dbi - pl - blk
-    rssi = np.where(in_range, np.maximum(rx_power, floor), floor)
-    prob = delivery_probability(rssi, params)
-    lat = latency_s(rssi, params)
-    return dist, pl, blk, rssi, in_range, prob, lat
+def delivery_and_latency(tx_x: FloatArray, tx_y: FloatArray, tx_h: FloatArray, rx_x: FloatArray, rx_y: FloatArray,
+                         rx_h: FloatArray, buildings: BuildingSet | None, params: ChannelParams
+                         ) -> tuple[FloatArray, FloatArray]:
+    """``(delivery_prob, latency_s)`` of :func:`evaluate_links` (same bits) for links given as six (N,) float64
+    columns the caller built itself (transmitter x, y, antenna height, receiver x, y, height): a step's links.
+    Non-finite values or negative heights raise ``ValueError``, as :func:`evaluate_links` does."""
+    out = _budget(tx_x, tx_y, tx_h, rx_x, rx_y, rx_h, buildings, params)
+    return out[k_channel.DELIVERY], out[k_channel.LATENCY]
 
 
-def delivery_and_latency(tx_xy: FloatArray, tx_height_m: FloatArray, rx_xy: FloatArray, rx_height_m: FloatArray,
-                         buildings: BuildingSet | None, params: ChannelParams) -> tuple[FloatArray, FloatArray]:
-    """``(delivery_prob, latency_s)`` of :func:`evaluate_links` (same bits) for float64 ``(N, 2)``
-    positions and ``(N,)`` heights the caller built itself; anything that would not pass the
-    input checks (non-finite values, negative heights) goes through :func:`evaluate_links`, which
-    raises as it always did."""
-    ok = (tx_xy.ndim == 2 and tx_xy.shape[1:] == (2,) and rx_xy.shape == tx_xy.shape
-          and tx_height_m.shape == rx_height_m.shape == tx_xy.shape[:1] and tx_xy.dtype == np.float64
-          and rx_xy.dtype == np.float64 and tx_height_m.dtype == np.float64 and rx_height_m.dtype == np.float64)
-    if ok and 0 < tx_xy.shape[0] <= SMALL_LINKS:
-        out = _small_delivery_and_latency(tx_xy, tx_height_m, rx_xy, rx_height_m, buildings, params)
-        if out is not None:
-            return out
-        ok = False  # an input the checks of evaluate_links refuse
-    elif ok and tx_xy.shape[0]:
-        total = float(tx_xy.sum()) + float(rx_xy.sum()) + float(tx_height_m.sum()) + float(rx_height_m.sum())
-        ok = math.isfinite(total) and float(tx_height_m.min()) >= 0.0 and float(rx_height_m.min()) >= 0.0
-    if not ok:
-        lb = evaluate_links(tx_xy, tx_height_m, rx_xy, rx_height_m, buildings, params)
-        return lb.delivery_prob, lb.latency_s
-    arrays = _link_budget(tx_xy, tx_height_m, rx_xy, rx_height_m, buildings, params)
-    return arrays[5], arrays[6]
+_OPEN_SPACE = BuildingSet.empty()
 
 
-SMALL_LINKS = 32  # up to this many links the arithmetic runs on floats (numpy only for hypot, log10, tanh)
-SMALL_FOOTPRINT_EDGES = 8  # ... and their blockage too, where the footprints they may cross have this many edges
-SMALL_CHORD_PAIRS = 8  # ... for up to this many (link, footprint) pairs
-# the candidate footprints are found on floats where links x footprints is at most this (a big map's hundreds go to
-# numpy's box tests: measured crossover 500-1,000 for one to three links)
-SMALL_BOX_TESTS = 600
-
-
-def _blockage_rows(x0: list[float], y0: list[float], h0: list[float], x1: list[float], y1: list[float],
-                   h1: list[float], dist2d: list[float], links: list[int], blds: list[int], buildings: BuildingSet,
-                   params: ChannelParams) -> list[float]:
-    """:func:`_blockage` (same bits) of a few links as float columns, ``dist2d`` their np.hypot ground
-    lengths, ``links, blds`` their candidate pairs as lists (:meth:`~.geometry.BuildingSet.candidate_pairs_rows`,
-    or :meth:`~.geometry.BuildingSet.candidate_pairs` on a big map): the chords by
-    :meth:`~.geometry.BuildingSet.chords_rows`, each link's excess lengths summed in chord order (as
-    np.bincount)."""
-    n = len(x0)
-    if params.blockage_db_per_m == 0.0 and params.wall_loss_db == 0.0:
-        return [0.0] * n
-    pieces, walls = buildings.chords_rows(x0, y0, x1, y1, links, blds)
-    out = [0.0] * n
-    heights = buildings.heights_rows
-    sat = params.blockage_saturation_m
-    if pieces:
-        eff = [0.0] * n
-        for k, b, t0, t1 in pieces:
-            dh = h1[k] - h0[k]
-            hb = heights[b]
-            eff[k] += _clipped_excess_length_row(hb - (h0[k] + dh * t0), hb - (h0[k] + dh * t1),
-                                                 (t1 - t0) * dist2d[k], sat)
-        per_m = params.blockage_db_per_m
-        out = [0.0 + per_m * e for e in eff]
-    wall_db = params.wall_loss_db
-    if wall_db > 0.0 and walls:
-        w_sum = [0.0] * n
-        for k, b, t in walls:
-            c = heights[b] - (h0[k] + (h1[k] - h0[k]) * t)
-            w_sum[k] += (c if c < sat else sat) / sat if c > 0.0 else 0.0  # np.clip(., 0, sat) / sat
-        out = [o + wall_db * w for o, w in zip(out, w_sum, strict=True)]
-    cap = params.blockage_cap_db
-    return [o if o < cap else cap for o in out]  # np.minimum(out, cap)
-
-
-def _clipped_excess_length_row(e0: float, e1: float, length: float, sat: float) -> float:
-    """:func:`_clipped_excess_length` of one chord, on floats (the branch np.where keeps, computed alone)."""
-    de = e1 - e0
-    if abs(de) <= 1e-9 * max(1.0, sat):
-        c = 0.5 * (e0 + e1)
-        return length * (c if 0.0 < c < sat else sat if c >= sat else 0.0) / sat  # np.clip(c, 0, sat)
-
-    def antideriv(e: float) -> float:
-        return 0.0 if e <= 0.0 else (e * e / (2.0 * sat) if e < sat else e - sat / 2.0)
-    return length * (antideriv(e1) - antideriv(e0)) / de
-
-
-def delivery_and_latency_rows(tx_x: list[float], tx_y: list[float], tx_h: list[float], rx_x: list[float],
-                              rx_y: list[float], rx_h: list[float], buildings: BuildingSet | None,
-                              params: ChannelParams) -> tuple[FloatArray, FloatArray]:
-    """:func:`delivery_and_latency` (same bits) of links given as Python float columns (transmitter x, y,
-    antenna height, receiver x, y, height): a step's few links, collected on floats, need no arrays."""
-    n = len(tx_x)
-    if 0 < n <= SMALL_LINKS:
-        out = _small_rows(tx_x, tx_y, tx_h, rx_x, rx_y, rx_h, buildings, params)
-        if out is not None:
-            return out
-    p0 = np.array([tx_x, tx_y], dtype=np.float64).T.copy()
-    p1 = np.array([rx_x, rx_y], dtype=np.float64).T.copy()
-    return delivery_and_latency(p0, np.array(tx_h, dtype=np.float64), p1, np.array(rx_h, dtype=np.float64),
-                                buildings, params)
-
-
-def _small_delivery_and_latency(p0: FloatArray, h0: FloatArray, p1: FloatArray, h1: FloatArray,
-                                buildings: BuildingSet | None, params: ChannelParams
-                                ) -> tuple[FloatArray, FloatArray] | None:
-    """:func:`_small_rows` of (N, 2) positions and (N,) heights."""
-    return _small_rows(p0[:, 0].tolist(), p0[:, 1].tolist(), h0.tolist(), p1[:, 0].tolist(), p1[:, 1].tolist(),
-                       h1.tolist(), buildings, params)
-
-
-def _unary_rows(f: np.ufunc, xs: list[float]) -> list[float]:
-    """``f(xs).tolist()``; a lone element goes to the ufunc as a Python float: the same float64 loop for half
-    the call overhead of a one-element list (most steps evaluate a single link)."""
-    return [float(f(xs[0]))] if len(xs) == 1 else f(xs).tolist()
-
-
-def _small_rows(x0: list[float], y0: list[float], ha: list[float], x1: list[float], y1: list[float],
-                hb: list[float], buildings: BuildingSet | None, params: ChannelParams
-                ) -> tuple[FloatArray, FloatArray] | None:
-    """:func:`_link_budget`'s delivery probability and latency, term by term in the same order on
-    Python floats; the functions whose bits differ between numpy and ``math`` (hypot, log10, tanh)
-    are still numpy's, one call for all links. None: non-finite positions or heights, or negative
-    heights (inputs :func:`evaluate_links` refuses)."""
-    if not (all(map(math.isfinite, x0 + y0 + x1 + y1 + ha + hb)) and min(ha) >= 0.0 and min(hb) >= 0.0):
-        return None
-    n = len(x0)
-    d2 = np.hypot([x1[i] - x0[i] for i in range(n)], [y1[i] - y0[i] for i in range(n)])
-    d2_l = d2.tolist()
-    dz = [hb[i] - ha[i] for i in range(n)]
-    # hypot(x, +-0) is |x| exactly (C99 Annex F), and d2 >= 0: vehicle-to-vehicle links need no second call
-    dist = np.hypot(d2, dz).tolist() if any(dz) else d2_l
-    rng_m, d0 = params.range_m, params.reference_distance_m
-    in_range = [d <= rng_m for d in dist]
-    dc = [d if d > d0 else d0 for d in dist]  # np.maximum(dist, d0)
-    k_near = 10.0 * params.path_loss_exponent
-    ref = params.reference_loss_db
-    lg = _unary_rows(np.log10, [d / d0 for d in dc])
-    pl = [ref + k_near * v for v in lg]
-    bp = params.breakpoint_distance_m
-    if bp is not None:
-        at_bp = ref + k_near * math.log10(bp / d0)
-        k_far = 10.0 * params.path_loss_exponent_far
-        lg_far = _unary_rows(np.log10, [d / bp for d in dc])
-        pl = [at_bp + k_far * lf if d > bp else p for d, p, lf in zip(dc, pl, lg_far, strict=True)]
-    blk = [0.0] * n
-    if buildings is not None and len(buildings) and any(in_range):
-        idx = [i for i in range(n) if in_range[i]]
-        xs0, ys0, xs1, ys1 = ([c[i] for i in idx] for c in (x0, y0, x1, y1))
-        p0 = p1 = None
-        # the buildings a link may cross: box tests on floats where they are few, else numpy's (a big map)
-        if len(idx) * len(buildings) <= SMALL_BOX_TESTS:
-            li, bi = buildings.candidate_pairs_rows(xs0, ys0, xs1, ys1)
-        else:
-            p0 = np.array([xs0, ys0], dtype=np.float64).T.copy()
-            p1 = np.array([xs1, ys1], dtype=np.float64).T.copy()
-            li_a, bi_a = buildings.candidate_pairs(p0, p1)
-            li, bi = li_a.tolist(), bi_a.tolist()
-        if not li:
-            pass  # no link may cross a building (most steps): blockage 0.0, what _blockage returns (min(0, cap >= 0))
-        elif len(li) <= SMALL_CHORD_PAIRS and buildings.max_edges(bi) <= SMALL_FOOTPRINT_EDGES:
-            for j, v in enumerate(_blockage_rows(xs0, ys0, [ha[i] for i in idx], xs1, ys1, [hb[i] for i in idx],
-                                                 [d2_l[i] for i in idx], li, bi, buildings, params)):
-                blk[idx[j]] = v
-        else:
-            if p0 is None or p1 is None:
-                p0 = np.array([xs0, ys0], dtype=np.float64).T.copy()
-                p1 = np.array([xs1, ys1], dtype=np.float64).T.copy()
-            h0 = np.array([ha[i] for i in idx], dtype=np.float64)
-            h1 = np.array([hb[i] for i in idx], dtype=np.float64)
-            found = np.array(li, dtype=np.intp), np.array(bi, dtype=np.intp)
-            for i, v in zip(idx, _blockage(p0, h0, p1, h1, buildings, params, found).tolist(), strict=True):
-                blk[i] = v
-    floor = params.noise_floor_dbm
-    head = params.tx_power_dbm + params.antenna_gain_dbi
-    rssi = []
-    for i in range(n):
-        rp = head - pl[i] - blk[i]
-        rssi.append((rp if rp > floor else floor) if in_range[i] else floor)  # np.where(in_range, np.maximum(.))
-    neg_slope, mid = -params.delivery_slope_per_db, params.delivery_midpoint_dbm
-    th = _unary_rows(np.tanh, [0.5 * (neg_slope * (r - mid)) for r in rssi])
-    prob = [0.0 if r <= floor else 0.5 * (1.0 - v) for r, v in zip(rssi, th, strict=True)]
-    knee, base, lat_slope = params.latency_knee_dbm, params.latency_base_s, params.latency_slope_s_per_db
-    lat = []
-    for r in rssi:
-        below = knee - r
-        lat.append(base + lat_slope * (0.0 if 0.0 > below else below))  # np.maximum(0.0, .)
-    return np.array(prob, dtype=np.float64), np.array(lat, dtype=np.float64)
+def _budget(x0: FloatArray, y0: FloatArray, h0: FloatArray, x1: FloatArray, y1: FloatArray, h1: FloatArray,
+            buildings: BuildingSet | None, params: ChannelParams) -> FloatArray:
+    """The kernel's (N_OUT, N) link budget of six float64 columns."""
+    blds = _OPEN_SPACE if buildings is None else buildings
+    out = np.empty((k_channel.N_OUT, x0.shape[0]))
+    status = k_channel.link_budget(x0, y0, h0, x1, y1, h1, *blds.kernel_arrays, params.kernel_vector,
+                                   blds.max_edges, out)
+    if status == k_channel.NOT_FINITE:
+        raise ValueError("link positions and antenna heights must be finite")
+    if status == k_channel.NEGATIVE_HEIGHT:
+        raise ValueError("antenna heights must be >= 0 (metres above ground)")
+    return out
 
 
 def sample_delivery(link_budget: LinkBudget, rng: np.random.Generator) -> BoolArray:

@@ -3,7 +3,7 @@ whose rows are observed together, one for the links of all its rows: :func:`eval
 
 Every link of the step — sender -> ego (BSM, with the EEBL records riding on it; one
 per SPaT/MAP message), EEBL carrier -> relay candidates within range, RSU -> RSU
-(SPaT relay over the radio) — goes through one vectorized ``delivery_and_latency`` and one Bernoulli
+(SPaT relay over the radio) — goes through one ``delivery_and_latency`` (the channel's kernel) and one Bernoulli
 draw each, its uniform keyed by (stream, sender, message, receiver) under the CHANNEL substream
 (``messages.LinkDraws``); the survivors are queued (``queues.py``). RSU -> RSU over the wired
 backhaul (``v2x.backhaul``) is not a radio link: its latency and loss are the spec's (loss drawn the same
@@ -21,7 +21,7 @@ from services.simulator.info import (
     WorldSnapshot,
 )
 
-from .channel import SMALL_LINKS, ChannelParams, delivery_and_latency, delivery_and_latency_rows
+from .channel import ChannelParams, delivery_and_latency
 from .faults import StepBatch
 from .geometry import BuildingSet
 from .messages import (
@@ -36,6 +36,7 @@ from .messages import (
 )
 from .queues import RSU_EGO_SPANS
 
+SMALL_LINKS = 32  # up to this many links a step's draws are keyed on Python ints, more on arrays (the same bits)
 _SMALL_RELAY = 64  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
 _NO_ROWS = np.zeros(0, np.int64)
 _NO_ROWS.setflags(write=False)
@@ -87,19 +88,10 @@ class PendingLinks:
 def evaluate_pending(pending: list[PendingLinks], buildings: BuildingSet | None, params: ChannelParams
                      ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(delivery_prob, latency_s)`` of each row's pending links, in link order: one channel evaluation for
-    the links of every row (the channel is elementwise: each row gets the bits its own evaluation gives). A
-    few links go to the channel on Python floats, more on arrays."""
+    the links of every row (the channel is elementwise: each row gets the bits its own evaluation gives)."""
     segments = [seg for p in pending for seg in p.links.segments]
-    if sum(p.n for p in pending) <= SMALL_LINKS:
-        rows: list[list[float]] = [[], [], [], [], [], []]
-        for seg in segments:
-            for out, col in zip(rows, seg, strict=True):
-                out += col if isinstance(col, list) else col.tolist()
-        prob, lat = delivery_and_latency_rows(*rows, buildings, params)
-    else:
-        cols = [_column([seg[j] for seg in segments]) for j in range(6)]
-        prob, lat = delivery_and_latency(np.column_stack(cols[0:2]), cols[2], np.column_stack(cols[3:5]), cols[5],
-                                         buildings, params)
+    tx_x, tx_y, tx_h, rx_x, rx_y, rx_h = (_column([seg[j] for seg in segments]) for j in range(6))
+    prob, lat = delivery_and_latency(tx_x, tx_y, tx_h, rx_x, rx_y, rx_h, buildings, params)
     if len(pending) == 1:
         return [(prob, lat)]
     out, at = [], 0
@@ -111,6 +103,8 @@ def evaluate_pending(pending: list[PendingLinks], buildings: BuildingSet | None,
 
 def _column(parts: list[Column]) -> np.ndarray:
     """One float64 column of the pieces in order (runs of Python-float pieces joined before they become arrays)."""
+    if len(parts) == 1 and isinstance(parts[0], list):  # most steps: one segment of floats
+        return np.array(parts[0], dtype=np.float64)
     arrays: list[np.ndarray] = []
     run: list[float] = []
     for c in parts:
@@ -123,7 +117,7 @@ def _column(parts: list[Column]) -> np.ndarray:
         arrays.append(np.asarray(c, dtype=np.float64))
     if run:
         arrays.append(np.array(run, dtype=np.float64))
-    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+    return np.ascontiguousarray(arrays[0] if len(arrays) == 1 else np.concatenate(arrays))
 
 
 class LinkEvaluator:

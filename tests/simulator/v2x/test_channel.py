@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from services.simulator import kernels
+from services.simulator.kernels import channel as k_channel
 from services.simulator.v2x.channel import (
     COVERAGE_DELIVERY_THRESHOLD,
     ChannelParams,
     blockage_db,
     delivery_and_latency,
-    delivery_and_latency_rows,
     delivery_probability,
     evaluate_links,
     latency_s,
@@ -404,7 +405,7 @@ def test_sample_delivery_requires_a_generator():
 
 
 # --------------------------------------------------------------- vectorization
-def test_vectorized_equals_per_link_and_is_chunk_invariant(monkeypatch):
+def test_a_batch_of_links_is_each_link_alone():
     c = synthetic_urban_canyon(3, 3, split=2, sample_m=8.0)
     rng = np.random.default_rng(3)
     n = 300
@@ -415,12 +416,7 @@ def test_vectorized_equals_per_link_and_is_chunk_invariant(monkeypatch):
     batch = evaluate_links(tx, htx, rx, hrx, c.buildings, P)
     single = np.array([one_link(tx[i], htx[i], rx[i], hrx[i], c.buildings).rssi_dbm[0]
                        for i in range(n)])
-    np.testing.assert_allclose(batch.rssi_dbm, single, atol=1e-9)
-    from services.simulator.v2x import geometry
-    monkeypatch.setattr(geometry, "_PREFILTER_BLOCK", 7)
-    monkeypatch.setattr(geometry, "_PAIR_BLOCK", 50)
-    tiny = evaluate_links(tx, htx, rx, hrx, c.buildings, P)
-    np.testing.assert_allclose(tiny.blockage_db, batch.blockage_db, atol=1e-9)
+    assert np.array_equal(batch.rssi_dbm, single)  # each link's bits are its own, whatever the batch
     assert (batch.blockage_db > 0).sum() > 50  # the scene exercises blockage
 
 
@@ -442,10 +438,10 @@ def test_input_validation():
         evaluate_links(np.zeros((2, 2)), [1.5, -1.0], np.ones((2, 2)), 1.5, None, P)
     with pytest.raises(ValueError):
         evaluate_links(np.full((1, 2), np.nan), 1.5, np.ones((1, 2)), 1.5, None, P)
-    # the float-column entry refuses what evaluate_links refuses (non-finite, negative heights)
+    # the step's column entry refuses what evaluate_links refuses (non-finite, negative heights)
     for bad in ([math.nan, 0.0, 1.5], [math.inf, 0.0, 1.5], [0.0, 0.0, -1.0]):
-        with pytest.raises(ValueError):
-            delivery_and_latency_rows([bad[0]], [bad[1]], [bad[2]], [1.0], [1.0], [1.5], None, P)
+        with pytest.raises(ValueError, match="finite|>= 0"):
+            delivery_and_latency(*(np.array([v]) for v in (*bad, 1.0, 1.0, 1.5)), None, P)
 
 
 def test_link_budget_arrays_are_read_only():
@@ -519,81 +515,77 @@ def test_coverage_validation():
 _coord = st.floats(-400.0, 400.0, allow_nan=False)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(_coord, _coord, _coord, _coord, st.sampled_from([1.5, 1.5, 6.0, 0.0])),
                 min_size=1, max_size=40), st.sampled_from([None, 120.0]), st.booleans())
 def test_delivery_and_latency_is_evaluate_links_bit_for_bit(links, breakpoint_m, canyon):
-    """The step's fast path (floats up to SMALL_LINKS links, one hypot when all heights match) gives
-    evaluate_links' delivery probability and latency to the bit, with and without buildings."""
+    """A step's columns (how links.py collects them) get evaluate_links' delivery probability and latency to
+    the bit, with and without buildings."""
     params = ChannelParams(breakpoint_distance_m=breakpoint_m) if breakpoint_m else ChannelParams()
     tx = np.array([(a, b) for a, b, _, _, _ in links])
     rx = np.array([(c, d) for _, _, c, d, _ in links])
     h_tx = np.array([h for *_, h in links])
     h_rx = np.full(len(links), 1.5)
     buildings = synthetic_urban_canyon().buildings if canyon else None
-    prob, lat = delivery_and_latency(tx, h_tx, rx, h_rx, buildings, params)
+    cols = [np.ascontiguousarray(c) for c in (tx[:, 0], tx[:, 1], h_tx, rx[:, 0], rx[:, 1], h_rx)]
+    prob, lat = delivery_and_latency(*cols, buildings, params)
     lb = evaluate_links(tx, h_tx, rx, h_rx, buildings, params)
-    assert np.array_equal(prob, lb.delivery_prob) and np.array_equal(lat, lb.latency_s)
-    # the same links as Python float columns (how a step collects them)
-    prob, lat = delivery_and_latency_rows(tx[:, 0].tolist(), tx[:, 1].tolist(), h_tx.tolist(), rx[:, 0].tolist(),
-                                          rx[:, 1].tolist(), h_rx.tolist(), buildings, params)
     assert np.array_equal(prob, lb.delivery_prob) and np.array_equal(lat, lb.latency_s)
 
 
 _corner = st.integers(-5, 5).map(lambda v: 12.0 * v)
 _footprint = st.one_of(
     st.tuples(_corner, _corner).map(lambda c: rectangle(c[0], c[1], c[0] + 20.0, c[1] + 12.0)),
-    st.tuples(_corner, _corner).map(lambda c: np.array(  # an L: non-convex, six vertices (eight padded edges)
+    st.tuples(_corner, _corner).map(lambda c: np.array(  # an L: non-convex, six vertices
         [(0, 0), (24, 0), (24, 8), (8, 8), (8, 24), (0, 24)], dtype=np.float64) + c),
     st.tuples(_corner, _corner).map(lambda c: np.array([(0, 0), (18, 3), (5, 16)], dtype=np.float64) + c))
 _end = st.one_of(st.tuples(_corner, _corner),
                  st.tuples(st.floats(-70.0, 70.0), st.floats(-70.0, 70.0)))
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.skipif(not kernels.JIT, reason="LASTV2X_SIMULATOR_JIT=0: nothing compiled to compare with")
+@settings(max_examples=200, deadline=None)
 @given(footprints=st.lists(st.tuples(_footprint, st.sampled_from([3.0, 6.0, 12.0, 30.0])), min_size=1, max_size=8),
        links=st.lists(st.tuples(_end, _end, st.sampled_from([1.5, 6.0, 20.0]), st.sampled_from([1.5, 6.0])),
                       min_size=1, max_size=4),
-       walls=st.sampled_from([0.0, 9.0]), cap=st.sampled_from([math.inf, 20.0]), sat=st.sampled_from([0.5, 10.0]))
-def test_a_steps_blockage_on_floats_is_the_array_blockage(footprints, links, walls, cap, sat) -> None:
-    """The float path of a step's few links (candidates, chords, excess lengths, walls, cap) gives
-    blockage_db's values to the bit: convex and non-convex footprints, rooftop and street antennas,
-    links along walls and through corners."""
-    from services.simulator.v2x.channel import _blockage_rows
-
+       walls=st.sampled_from([0.0, 9.0]), cap=st.sampled_from([math.inf, 20.0]), sat=st.sampled_from([0.5, 10.0]),
+       breakpoint_m=st.sampled_from([None, 30.0]))
+def test_the_compiled_channel_is_its_python_bit_for_bit(footprints, links, walls, cap, sat, breakpoint_m) -> None:
+    """numba's machine code and the kernels run as Python (what LASTV2X_SIMULATOR_JIT=0 runs) give the same link
+    budget to the bit: convex and non-convex footprints, rooftop and street antennas, links along walls and
+    through corners, walls and caps, one and two slopes."""
     buildings = BuildingSet(footprints)
-    params = ChannelParams(wall_loss_db=walls, blockage_cap_db=cap, blockage_saturation_m=sat)
+    params = ChannelParams(wall_loss_db=walls, blockage_cap_db=cap, blockage_saturation_m=sat,
+                           breakpoint_distance_m=breakpoint_m)
     p0 = np.array([a for a, *_ in links], dtype=np.float64)
     p1 = np.array([b for _, b, *_ in links], dtype=np.float64)
     h0 = np.array([h for *_, h, _ in links])
     h1 = np.array([h for *_, h in links])
-    want = blockage_db(p0, h0, p1, h1, buildings, params)
-    x0, y0, x1, y1 = p0[:, 0].tolist(), p0[:, 1].tolist(), p1[:, 0].tolist(), p1[:, 1].tolist()
-    li, bi = buildings.candidate_pairs_rows(x0, y0, x1, y1)
-    dist2d = np.hypot(p1[:, 0] - p0[:, 0], p1[:, 1] - p0[:, 1]).tolist()
-    got = _blockage_rows(x0, y0, h0.tolist(), x1, y1, h1.tolist(), dist2d, li, bi, buildings, params)
-    assert np.array_equal(np.array(got), want), (got, want.tolist())
+    compiled = evaluate_links(p0, h0, p1, h1, buildings, params)
+    with pytest.MonkeyPatch.context() as mp:
+        for name in dir(k_channel):
+            fn = getattr(k_channel, name)
+            if hasattr(fn, "py_func"):
+                mp.setattr(k_channel, name, fn.py_func)
+        interpreted = evaluate_links(p0, h0, p1, h1, buildings, params)
+    for name in ("distance_m", "path_loss_db", "blockage_db", "rssi_dbm", "in_range", "delivery_prob", "latency_s"):
+        assert np.array_equal(getattr(compiled, name), getattr(interpreted, name)), name
 
 
-@pytest.mark.parametrize("box_tests", [0, 10**9])  # the big map's boxes tested by numpy / on floats
-@pytest.mark.parametrize("chord_pairs", [0, 10**9])  # the chords of the pairs found by the arrays / on floats
-def test_a_big_maps_links_get_the_same_blockage_either_way(box_tests: int, chord_pairs: int, monkeypatch) -> None:
-    """Many footprints (a CARLA town's derived blocks: hundreds): the rows path hands the box tests to numpy
-    above SMALL_BOX_TESTS and the chords above SMALL_CHORD_PAIRS, and either way the delivery probabilities
-    and latencies are evaluate_links'."""
-    from services.simulator.v2x import channel
-
-    monkeypatch.setattr(channel, "SMALL_BOX_TESTS", box_tests)
-    monkeypatch.setattr(channel, "SMALL_CHORD_PAIRS", chord_pairs)
+def test_a_big_maps_links_get_their_own_budget_alone_or_together() -> None:
+    """Many footprints (a CARLA town's derived blocks: hundreds): a step's three links get the bits each gets
+    alone."""
     buildings = BuildingSet([(rectangle(x, y, x + 18.0, y + 12.0), 4.0 + (x + y) % 25)
                              for x in np.arange(0.0, 900.0, 30.0) for y in np.arange(0.0, 600.0, 25.0)])
-    assert len(buildings) > channel.SMALL_BOX_TESTS or box_tests
     rng = np.random.default_rng(5)
+    blocked = 0
     for _ in range(20):
         tx = rng.uniform(0.0, 900.0, size=(3, 2))
         rx = tx + rng.normal(0.0, 60.0, size=(3, 2))
         h_tx, h_rx = np.array([1.5, 6.0, 1.5]), np.full(3, 1.5)
         lb = evaluate_links(tx, h_tx, rx, h_rx, buildings, P)
-        prob, lat = delivery_and_latency_rows(tx[:, 0].tolist(), tx[:, 1].tolist(), h_tx.tolist(), rx[:, 0].tolist(),
-                                              rx[:, 1].tolist(), h_rx.tolist(), buildings, P)
-        assert np.array_equal(prob, lb.delivery_prob) and np.array_equal(lat, lb.latency_s)
+        for i in range(3):
+            alone = one_link(tx[i], h_tx[i], rx[i], h_rx[i], buildings)
+            assert alone.delivery_prob[0] == lb.delivery_prob[i] and alone.latency_s[0] == lb.latency_s[i]
+        blocked += int(np.count_nonzero(lb.blockage_db))
+    assert blocked > 10

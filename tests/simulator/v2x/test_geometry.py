@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from services.simulator.kernels import channel as k_channel
+from services.simulator.v2x.channel import ChannelParams, blockage_db
 from services.simulator.v2x.geometry import (
     BuildingSet,
     all_pairs,
@@ -16,11 +18,13 @@ from services.simulator.v2x.geometry import (
     synthetic_urban_canyon,
 )
 
+# 1 dB per metre of a ray fully below the roofs, no cap, no walls: the blockage is the chord length in metres
+_CHORD_METRES = ChannelParams(blockage_db_per_m=1.0, blockage_saturation_m=1.0, blockage_cap_db=math.inf)
+
 
 def chord_length_per_link(b: BuildingSet, p0, p1) -> np.ndarray:
-    c = b.chords(p0, p1)
-    d = np.hypot(*(np.asarray(p1, float) - np.asarray(p0, float)).T)
-    return np.bincount(c.link, weights=(c.t1 - c.t0) * d[c.link], minlength=len(p0))
+    """The length [m] of each segment inside footprints (ground-level rays under 100 m roofs)."""
+    return blockage_db(p0, 0.0, p1, 0.0, b.with_heights([100.0] * len(b)), _CHORD_METRES)
 
 
 def test_rejects_bad_polygons():
@@ -52,11 +56,12 @@ def test_contains():
 def test_prefilter_drops_far_buildings():
     b = BuildingSet([(rectangle(0, 0, 10, 10), 5.0), (rectangle(500, 500, 510, 510), 5.0),
                      (rectangle(40, 40, 50, 50), 5.0)])
-    li, bi = b.candidate_pairs(np.array([[-5.0, 5.0]]), np.array([[60.0, 5.0]]))
-    assert bi.tolist() == [0]  # the segment (y = 5) misses both other bboxes
+    bbox = b.kernel_arrays[0]
+    # the segment (y = 5) misses both other bboxes
+    assert [bool(k_channel.meets_box(-5.0, 5.0, 60.0, 5.0, bbox, i)) for i in range(3)] == [True, False, False]
 
 
-def test_detailed_footprints_are_grouped_by_edge_count():
+def test_detailed_and_simple_footprints_together():
     circle = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 40, endpoint=False)),
                               np.sin(np.linspace(0, 2 * np.pi, 40, endpoint=False))]) * 10
     b = BuildingSet([(rectangle(-50, -5, -40, 5), 9.0), (circle, 9.0)])
@@ -123,17 +128,17 @@ _point = st.one_of(st.tuples(_grid, _grid), st.tuples(st.floats(-70.0, 70.0), st
 @settings(max_examples=300, deadline=None)
 @given(boxes=st.lists(st.tuples(_grid, _grid, st.integers(1, 3), st.integers(1, 3)), min_size=1, max_size=12),
        links=st.lists(st.tuples(_point, _point), min_size=1, max_size=4))
-def test_candidate_pairs_on_floats_are_the_array_pairs(boxes, links) -> None:
-    """A step's few links, as float columns, get the same (link, building) candidates in the same order as
-    candidate_pairs finds on arrays: touching, axis-parallel and zero-length links included."""
+def test_the_box_prefilter_drops_no_chord(boxes, links) -> None:
+    """Skipping the footprints whose bounding box a segment misses changes no chord length: touching,
+    axis-parallel and zero-length links included (the kernels as Python, every box walked)."""
     b = BuildingSet([(rectangle(x, y, x + 10.0 * w, y + 10.0 * h), 10.0) for x, y, w, h in boxes])
     p0 = np.array([a for a, _ in links], dtype=np.float64)
     p1 = np.array([c for _, c in links], dtype=np.float64)
-    li, bi = b.candidate_pairs(p0, p1)
-    rows = b.candidate_pairs_rows(p0[:, 0].tolist(), p0[:, 1].tolist(), p1[:, 0].tolist(), p1[:, 1].tolist())
-    assert rows == (li.tolist(), bi.tolist())
-    # and the chords found from those pairs are the ones found without them
-    given_pairs = b.chords(p0, p1, (np.array(rows[0], np.intp), np.array(rows[1], np.intp)))
-    found = b.chords(p0, p1)
-    for name in ("link", "building", "t0", "t1", "wall_link", "wall_building", "wall_t"):
-        assert np.array_equal(getattr(given_pairs, name), getattr(found, name)), name
+    filtered = chord_length_per_link(b, p0, p1)
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("blockages", "blockage", "inside", "excess_length"):
+            fn = getattr(k_channel, name)
+            mp.setattr(k_channel, name, getattr(fn, "py_func", fn))
+        mp.setattr(k_channel, "meets_box", lambda *_args: True)
+        every_box = chord_length_per_link(b, p0, p1)
+    assert np.array_equal(every_box, filtered)
