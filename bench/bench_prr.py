@@ -10,8 +10,9 @@ One V2V link in open space (no buildings), antennas 1.5 m, Tx-Rx distance 0-500 
     drawn with the highway LOS probability, car blocker (1.6 m) in NLOSv, log-normal shadowing;
     Monte Carlo over ``--draws`` draws per distance (``numpy`` PCG64, ``--seed``; the same draws at
     every distance), mean delivery probability. Two receivers:
-    ``tr37885/logistic``  the simulator's receiver: ChannelParams' 20 dBm, 0 dBi, the logistic in RSSI
-                          (50 % at -90 dBm), 0 at or below the -98 dBm noise floor; no range cut-off;
+    ``tr37885/logistic``  the simulator's own channel with ``v2x.channel.model = tr37885_highway``
+                          (``evaluate_links`` given the draws; range 2 km): 20 dBm, 0 dBi, the logistic in
+                          RSSI (50 % at -90 dBm), 0 at or below the -98 dBm noise floor;
     ``tr37885/802.11p``   the analytic model's receiver without interference: 23 dBm, sensed when
                           RSSI >= -85 dBm, then 1 - FER(SNR + 10 log10(BW/Rd)) over -95 dBm noise.
 (c) ``sepulcre``: the analytical IEEE 802.11p model of Sepulcre et al., IEEE TVT 71(1) 2022
@@ -71,6 +72,21 @@ def tr37885_losses(distances: np.ndarray, fc_ghz: float, h_m: float, draws: int,
     return out
 
 
+def simulator_tr37885_prr(distances: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """(b) through the simulator's own channel: ``evaluate_links`` with ``path_loss_model="tr37885_highway"``
+    (no range cut-off within the bench's 500 m), the draws (LOS state, blockage, shadowing) given as the
+    same common draws as :func:`tr37885_losses`; mean delivery probability per distance."""
+    params = ChannelParams(path_loss_model="tr37885_highway", range_m=2000.0)
+    rng = np.random.default_rng(seed)
+    u, z_sf, z_blk = rng.random(draws), rng.standard_normal(draws), rng.standard_normal(draws)
+    n = distances.size * draws
+    rx = np.column_stack([np.repeat(distances, draws), np.zeros(n)])
+    h = np.full(n, params.vehicle_antenna_height_m)
+    link_draws = np.stack([np.tile(u, distances.size), np.tile(z_blk, distances.size), np.tile(z_sf, distances.size)])
+    lb = evaluate_links(np.zeros((n, 2)), h, rx, h, None, params, link_draws)
+    return np.asarray(lb.delivery_prob.reshape(distances.size, draws).mean(axis=1), dtype=np.float64)
+
+
 def logistic_prr(loss_db: np.ndarray, params: ChannelParams) -> np.ndarray:
     """Mean delivery probability of the simulator's receiver (ChannelParams' logistic in RSSI, 0 at or
     below the noise floor) over the draws (last axis); no range cut-off."""
@@ -106,7 +122,7 @@ def run(draws: int, seed: int) -> tuple[np.ndarray, dict[str, np.ndarray], dict[
     b1 = pl_b1[:, None] + sd_b1[:, None] * z[None, :]
     models = {
         "current": current_prr(distances, params),
-        "tr37885/logistic": logistic_prr(losses, params),
+        "tr37885/logistic": simulator_tr37885_prr(distances, draws, seed),
         "tr37885/802.11p": analytic_rx_prr(losses, base),
         "winnerB1/logistic": logistic_prr(b1, params),
         "winnerB1/802.11p": analytic_rx_prr(b1, base),

@@ -172,9 +172,18 @@ class Agent(_Model):
         description="an equipped agent runs this reference application on its own V2X information; null = none")
 
 
+class ChannelModel(StrEnum):
+    LOG_DISTANCE = "log_distance"  # LAST-V2X Appendix B: log-distance path loss + height-aware building blockage
+    TR37885_HIGHWAY = "tr37885_highway"  # 3GPP TR 37.885 V2V highway: LOS / NLOSv, vehicle blockage, shadowing
+    TR37885_URBAN = "tr37885_urban"  # 3GPP TR 37.885 V2V urban: buildings make NLOS, else LOS / NLOSv
+
+
 class Channel(_Model):
     range_m: float = Field(150.0, ge=10.0, le=2000.0, description="radio range R beyond which links get the noise floor, m")
     blockage_db_per_m: float = Field(5.0, ge=0.0, le=50.0, description="building blockage loss, dB per metre")
+    # left out of the JSON when it is the default: specs keep their bytes
+    model: ChannelModel = Field(ChannelModel.LOG_DISTANCE, exclude_if=lambda v: v is ChannelModel.LOG_DISTANCE,
+                                description="path-loss model of the V2X links (docs/guides/simulator.md)")
 
 
 RSU_ID_PATTERN = r"^rsu[0-9]+$"

@@ -113,6 +113,13 @@ class RsuPlacement(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RSU_PLACEMENT_CHAIN: _ClassVar[RsuPlacement]
     RSU_PLACEMENT_SINGLE: _ClassVar[RsuPlacement]
 
+class ChannelModel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CHANNEL_MODEL_UNSPECIFIED: _ClassVar[ChannelModel]
+    CHANNEL_MODEL_LOG_DISTANCE: _ClassVar[ChannelModel]
+    CHANNEL_MODEL_TR37885_HIGHWAY: _ClassVar[ChannelModel]
+    CHANNEL_MODEL_TR37885_URBAN: _ClassVar[ChannelModel]
+
 class Severity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SEVERITY_UNSPECIFIED: _ClassVar[Severity]
@@ -214,6 +221,10 @@ RSU_PLACEMENT_NONE: RsuPlacement
 RSU_PLACEMENT_JUNCTION: RsuPlacement
 RSU_PLACEMENT_CHAIN: RsuPlacement
 RSU_PLACEMENT_SINGLE: RsuPlacement
+CHANNEL_MODEL_UNSPECIFIED: ChannelModel
+CHANNEL_MODEL_LOG_DISTANCE: ChannelModel
+CHANNEL_MODEL_TR37885_HIGHWAY: ChannelModel
+CHANNEL_MODEL_TR37885_URBAN: ChannelModel
 SEVERITY_UNSPECIFIED: Severity
 SEVERITY_ERROR: Severity
 SEVERITY_WARNING: Severity
@@ -299,12 +310,14 @@ class Agent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[AgentRole, str]] = ..., maneuver: _Optional[_Union[Maneuver, str]] = ..., speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrival_offset_s: _Optional[float] = ..., gap_m: _Optional[float] = ..., application: _Optional[_Union[Application, str]] = ...) -> None: ...
 
 class Channel(_message.Message):
-    __slots__ = ("range_m", "blockage_db_per_m")
+    __slots__ = ("range_m", "blockage_db_per_m", "model")
     RANGE_M_FIELD_NUMBER: _ClassVar[int]
     BLOCKAGE_DB_PER_M_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
     range_m: float
     blockage_db_per_m: float
-    def __init__(self, range_m: _Optional[float] = ..., blockage_db_per_m: _Optional[float] = ...) -> None: ...
+    model: ChannelModel
+    def __init__(self, range_m: _Optional[float] = ..., blockage_db_per_m: _Optional[float] = ..., model: _Optional[_Union[ChannelModel, str]] = ...) -> None: ...
 
 class V2X(_message.Message):
     __slots__ = ("penetration", "rsu_placement", "spat_relay", "eebl_rebroadcast", "channel", "backhaul")

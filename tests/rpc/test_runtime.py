@@ -152,3 +152,18 @@ def test_spec_round_trips_through_proto() -> None:
                        "faults": [{"name": "d", "operator": "delay", "stream": "BSM", "magnitude": 0.8}]})
     assert spec_from_proto(spec_to_proto(spec)) == spec
     assert message_to_dict(spec_to_proto(spec))["v2x"]["penetration"] == 0.0
+
+
+def test_a_channel_model_round_trips_and_the_default_keeps_spec_bytes() -> None:
+    from lastv2x.core.errors import InvalidArgument
+    from lastv2x.core.spec import ChannelModel, parse_spec
+
+    plain = parse_spec({"application": "FCW"})
+    assert "model" not in plain.model_dump_json()  # specs written before the field keep their bytes
+    spec = parse_spec({"application": "FCW", "v2x": {"channel": {"model": "tr37885_highway"}}})
+    assert spec.v2x.channel.model is ChannelModel.TR37885_HIGHWAY
+    assert spec_from_proto(spec_to_proto(spec)) == spec
+    assert spec_to_proto(spec).v2x.channel.model == common_pb2.CHANNEL_MODEL_TR37885_HIGHWAY
+    with pytest.raises(InvalidArgument) as info:
+        parse_spec({"application": "FCW", "v2x": {"channel": {"model": "free_space"}}})
+    assert info.value.violations[0].field == "v2x.channel.model"

@@ -20,6 +20,7 @@ from lastv2x.core.spec import (
     Agent,
     Behaviour,
     BehaviourKind,
+    ChannelModel,
     DriverProfile,
     Ego,
     Maneuver,
@@ -129,8 +130,13 @@ def test_compiled_kernels_match_their_python_bit_for_bit(k: int, monkeypatch: py
     assert compiled[1] == interpreted[1]
 
 
-def test_an_outcome_does_not_depend_on_its_batch() -> None:
+@pytest.mark.parametrize("model", ["log_distance", "tr37885_urban"])
+def test_an_outcome_does_not_depend_on_its_batch(model: str) -> None:
+    """Nor on its row: also under a channel that draws per link (TR 37.885: LOS states, blockage, shadowing)."""
     programs = [reference_program(a, seed=3) for a in Application]
+    if model != "log_distance":
+        programs = [p.model_copy(update={"v2x": p.v2x.model_copy(update={"channel": p.v2x.channel.model_copy(
+            update={"model": ChannelModel(model)})})}) for p in programs]
     alone = [paired.execute_paired(p).to_json_bytes() for p in programs]
     batch = paired.execute_batch(programs)
     assert [o.to_json_bytes() for o in batch] == alone

@@ -12,7 +12,8 @@ processes; IEEE division: ``x / 0`` is
 plain Python. Compiled, a process pays about 0.6 s to import numba and 0.5 s to load the cached
 code once (the first compile: a few seconds, once per machine and source version), which a service
 pays at start (``SimulatorCore.warm_up``). Both give the same bits (``tests/simulator/test_engine_parity.py``):
-the arithmetic is ``+ - * /``, ``sqrt``, ``hypot`` and ``**`` (libm's either way) in the same order.
+the arithmetic is ``+ - * /``, ``sqrt`` (correctly rounded), and ``**``, ``log10``, ``exp``, ``tanh`` (libm's
+either way) in the same order; never ``math.hypot``, which is libm's compiled and CPython's own as Python.
 
 **Why a digest.** numba checks only the stamp of the file that defines a cached function, so a cached
 kernel would keep the old value of a constant it imports (``COMFORT_DECEL_MPS2`` from the catalogue, the

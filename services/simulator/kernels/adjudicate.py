@@ -30,6 +30,13 @@ N_CNT = 8
 
 
 @kernel
+def distance(dx: float, dy: float) -> float:
+    """``sqrt(dx^2 + dy^2)``: correctly rounded wherever it runs (``math.hypot`` is libm's compiled, CPython's own
+    as Python, and the two differ in the last bit)."""
+    return math.sqrt(dx * dx + dy * dy)
+
+
+@kernel
 def observe(t1: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.ndarray, xy: np.ndarray,
             crossed: np.ndarray, crossed_bar_s: np.ndarray, crossed_group: np.ndarray, front_prev: np.ndarray,
             active: np.ndarray, ego_length: np.ndarray, plans: np.ndarray, seg_a: np.ndarray, seg_ab: np.ndarray,
@@ -85,7 +92,7 @@ def observe(t1: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.ndarra
             for j in range(1, nn):
                 if not alive[b, j]:
                     continue
-                d = math.hypot(xy[b, j, 0] - x0, xy[b, j, 1] - y0)
+                d = distance(xy[b, j, 0] - x0, xy[b, j, 1] - y0)
                 if not d < NEAR_RADIUS_M:
                     continue
                 agent = is_agent[b, j]
@@ -101,7 +108,7 @@ def observe(t1: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.ndarra
                     tt = (aqx * abx + aqy * aby) / seg_ab2[b, p]
                     tt = tt if tt > 0.0 else 0.0
                     tt = tt if tt < 1.0 else 1.0
-                    dd = math.hypot(aqx - tt * abx, aqy - tt * aby)
+                    dd = distance(aqx - tt * abx, aqy - tt * aby)
                     if dd < best:
                         best, best_t, best_p = dd, tt, p
                 s_on = seg_s[b, best_p] + best_t * math.sqrt(seg_ab2[b, best_p])
@@ -121,7 +128,7 @@ def observe(t1: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.ndarra
         if live:
             cx, cy = conflict_xy[b, 0], conflict_xy[b, 1]
             for j in range(nn):
-                if alive[b, j] and math.hypot(xy[b, j, 0] - cx, xy[b, j, 1] - cy) < CONFLICT_ZONE_M:
+                if alive[b, j] and distance(xy[b, j, 0] - cx, xy[b, j, 1] - cy) < CONFLICT_ZONE_M:
                     if math.isnan(enter[b, j]):
                         enter[b, j] = t1
                     exit_[b, j] = t1

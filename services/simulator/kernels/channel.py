@@ -23,13 +23,18 @@ import math
 
 import numpy as np
 
-from services.simulator.kernels import kernel
+from services.simulator.kernels import kernel, tr37885
 
 # rows of the parameter vector ``prm``
 (RANGE_M, D0_M, REF_LOSS_DB, K_NEAR, HAS_BREAKPOINT, BREAKPOINT_M, AT_BREAKPOINT_DB, K_FAR, HEAD_DBM, FLOOR_DBM,
  BLOCKAGE_DB_PER_M, WALL_DB, SATURATION_M, CAP_DB, DELIVERY_SLOPE, DELIVERY_MID_DBM, LATENCY_KNEE_DBM,
- LATENCY_BASE_S, LATENCY_SLOPE) = range(19)
-N_PRM = 19
+ LATENCY_BASE_S, LATENCY_SLOPE, MODEL, FC_GHZ, BLOCKER_M) = range(22)
+N_PRM = 22
+# path-loss models (``prm[MODEL]``): the log-distance model of LAST-V2X Appendix B, or 3GPP TR 37.885's V2V
+LOG_DISTANCE, TR37885_HIGHWAY, TR37885_URBAN = range(3)
+# rows of a link's draws ``draws`` (3, N) under a TR 37.885 model (keyed by link identity by the caller):
+# the uniform that picks LOS or NLOSv, the standard normal of the vehicle-blockage loss, the shadowing's
+U_LOS, Z_BLOCKAGE, Z_SHADOWING = range(3)
 # rows of the link budget ``out`` (7, N)
 DISTANCE, PATH_LOSS, BLOCKAGE, RSSI, IN_RANGE, DELIVERY, LATENCY = range(7)
 N_OUT = 7
@@ -127,7 +132,7 @@ def blockage(x0: float, y0: float, h0: float, x1: float, y1: float, h1: float, b
     if per_m == 0.0 and wall_db == 0.0:
         return 0.0
     dx, dy, dh = x1 - x0, y1 - y0, h1 - h0
-    ground_m = math.hypot(dx, dy)
+    ground_m = math.sqrt(dx * dx + dy * dy)
     eff = 0.0  # metres of fully obstructed path
     walls = 0.0  # wall crossings, weighted
     for b in range(bbox.shape[0]):
@@ -166,13 +171,32 @@ def blockage(x0: float, y0: float, h0: float, x1: float, y1: float, h1: float, b
 
 
 @kernel
+def tr37885_loss(scenario: int, dist_m: float, ground_m: float, h0: float, h1: float, blocked: bool,
+                 prm: np.ndarray, u_los: float, z_blockage: float, z_shadowing: float) -> float:
+    """Path loss [dB] of one link under 3GPP TR 37.885 (:mod:`.tr37885`): NLOS where buildings block the ray
+    (urban), else LOS with the LOS probability at the ground distance (``u_los`` below it), else NLOSv with
+    its vehicle-blockage draw; plus the state's shadowing, ``sigma * z_shadowing``."""
+    if blocked and scenario == tr37885.URBAN:
+        state = tr37885.NLOS
+    elif u_los < tr37885.los_probability(scenario, ground_m):
+        state = tr37885.LOS
+    else:
+        state = tr37885.NLOSV
+    return tr37885.link_loss_db(scenario, state, dist_m, prm[FC_GHZ], h0, h1, prm[BLOCKER_M],
+                                tr37885.shadowing_std_db(scenario, state) * z_shadowing, z_blockage)
+
+
+@kernel
 def link_budget(x0: np.ndarray, y0: np.ndarray, h0: np.ndarray, x1: np.ndarray, y1: np.ndarray, h1: np.ndarray,
                 bbox: np.ndarray, edges: np.ndarray, edge_start: np.ndarray, heights: np.ndarray, prm: np.ndarray,
-                max_edges: int, out: np.ndarray) -> int:
+                max_edges: int, draws: np.ndarray, out: np.ndarray) -> int:
     """The channel state of N links (transmitter x, y, antenna height; receiver x, y, height: (N,) each, metres)
     into ``out`` (:data:`N_OUT`, N) (rows above; ``IN_RANGE`` 1.0 / 0.0). Blockage only for links within range;
-    links beyond it, or too weak, sit at the noise floor and are never delivered. Returns :data:`OK`, or what
-    the inputs broke (then ``out`` is undefined)."""
+    links beyond it, or too weak, sit at the noise floor and are never delivered. ``draws`` (3, N): each
+    link's draws under a TR 37.885 model (rows ``U_LOS`` ..; (3, 0) under the log-distance model, which draws
+    nothing). Under TR 37.885 urban, buildings make a link NLOS (its path-loss formula is their loss, so the
+    blockage term is 0); under highway, the map's buildings add the blockage term as they do to the log-distance
+    model. Returns :data:`OK`, or what the inputs broke (then ``out`` is undefined)."""
     n = x0.shape[0]
     for i in range(n):
         if not (math.isfinite(x0[i]) and math.isfinite(y0[i]) and math.isfinite(x1[i]) and math.isfinite(y1[i])
@@ -182,13 +206,23 @@ def link_budget(x0: np.ndarray, y0: np.ndarray, h0: np.ndarray, x1: np.ndarray, 
             return NEGATIVE_HEIGHT
     ts = np.empty(max_edges + 2)
     floor = prm[FLOOR_DBM]
+    model = int(prm[MODEL])
     for i in range(n):
-        dist = math.hypot(math.hypot(x1[i] - x0[i], y1[i] - y0[i]), h1[i] - h0[i])
+        dx, dy, dh = x1[i] - x0[i], y1[i] - y0[i], h1[i] - h0[i]
+        ground = math.sqrt(dx * dx + dy * dy)  # (not hypot: CPython's math.hypot is not libm's, numba's is)
+        dist = math.sqrt(dx * dx + dy * dy + dh * dh)
         in_range = dist <= prm[RANGE_M]
-        pl = path_loss(dist, prm)
         blk = 0.0
         if in_range and bbox.shape[0] > 0:
             blk = blockage(x0[i], y0[i], h0[i], x1[i], y1[i], h1[i], bbox, edges, edge_start, heights, prm, ts)
+        if model == LOG_DISTANCE:
+            pl = path_loss(dist, prm)
+        else:
+            scenario = tr37885.HIGHWAY if model == TR37885_HIGHWAY else tr37885.URBAN
+            pl = tr37885_loss(scenario, dist, ground, h0[i], h1[i], blk > 0.0, prm, draws[U_LOS, i],
+                              draws[Z_BLOCKAGE, i], draws[Z_SHADOWING, i])
+            if scenario == tr37885.URBAN:
+                blk = 0.0
         rx_power = prm[HEAD_DBM] - pl - blk
         rssi = (rx_power if rx_power > floor else floor) if in_range else floor
         out[DISTANCE, i] = dist

@@ -21,7 +21,7 @@ from services.simulator.info import (
     WorldSnapshot,
 )
 
-from .channel import ChannelParams, delivery_and_latency
+from .channel import ChannelParams, channel_draws, delivery_and_latency
 from .faults import StepBatch
 from .geometry import BuildingSet
 from .messages import (
@@ -37,7 +37,9 @@ from .messages import (
 from .queues import RSU_EGO_SPANS
 
 SMALL_LINKS = 32  # up to this many links a step's draws are keyed on Python ints, more on arrays (the same bits)
-_SMALL_RELAY = 64  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
+_SMALL_RELAY = 64
+# every kind of link, in link order
+ALL_SPANS = ("bsm", *(span for _s, span in RSU_EGO_SPANS), "spat_rsu", "eebl_relay")  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
 _NO_ROWS = np.zeros(0, np.int64)
 _NO_ROWS.setflags(write=False)
 _NO_PAIRS = np.zeros((0, 2), np.int64)
@@ -72,12 +74,13 @@ class PendingLinks:
     needs to draw and queue them once their ``(delivery_prob, latency_s)`` are known. A batch of rows
     evaluates the pending links of all its rows in one channel call (``V2XInformationSource.observe_batch``)."""
 
-    __slots__ = ("bsm", "ev_pairs", "links", "msg_rows", "rr_pairs", "steps")
+    __slots__ = ("bsm", "draws", "ev_pairs", "links", "msg_rows", "rr_pairs", "steps")
 
     def __init__(self, links: _StepLinks, steps: dict[Stream, StepBatch], bsm: BsmBatch,
                  msg_rows: dict[Stream, np.ndarray], rr_pairs: np.ndarray, ev_pairs: np.ndarray) -> None:
         self.links, self.steps, self.bsm = links, steps, bsm
         self.msg_rows, self.rr_pairs, self.ev_pairs = msg_rows, rr_pairs, ev_pairs
+        self.draws: np.ndarray | None = None  # (3, n) under a TR 37.885 channel (channel.channel_draws), else None
 
     @property
     def n(self) -> int:
@@ -91,7 +94,11 @@ def evaluate_pending(pending: list[PendingLinks], buildings: BuildingSet | None,
     the links of every row (the channel is elementwise: each row gets the bits its own evaluation gives)."""
     segments = [seg for p in pending for seg in p.links.segments]
     tx_x, tx_y, tx_h, rx_x, rx_y, rx_h = (_column([seg[j] for seg in segments]) for j in range(6))
-    prob, lat = delivery_and_latency(tx_x, tx_y, tx_h, rx_x, rx_y, rx_h, buildings, params)
+    draws = None
+    if params.draws_links:
+        parts = [p.draws for p in pending if p.draws is not None]
+        draws = parts[0] if len(parts) == 1 else np.ascontiguousarray(np.concatenate(parts, axis=1))
+    prob, lat = delivery_and_latency(tx_x, tx_y, tx_h, rx_x, rx_y, rx_h, buildings, params, draws)
     if len(pending) == 1:
         return [(prob, lat)]
     out, at = [], 0
@@ -211,7 +218,10 @@ class LinkEvaluator:
             self._backhaul(steps[SPAT_STREAM], msg_rows[SPAT_STREAM])
         if links.n == 0:
             return None
-        return PendingLinks(links, steps, bsm, msg_rows, rr_pairs, ev_pairs)
+        pending = PendingLinks(links, steps, bsm, msg_rows, rr_pairs, ev_pairs)
+        if self.params.draws_links:
+            pending.draws = self._channel_draws(pending)
+        return pending
 
     def _links(self, pending: PendingLinks) -> None:
         """One channel evaluation for the step's links, then :meth:`_finish_links`."""
@@ -248,33 +258,51 @@ class LinkEvaluator:
         on Python ints, more on arrays (the same bits)."""
         if pending.n <= SMALL_LINKS:
             return np.array(self._link_uniform_rows(pending), dtype=np.float64)
-        return self._link_uniforms_arrays(pending, ("bsm", *(span for _s, span in RSU_EGO_SPANS), "spat_rsu",
-                                                    "eebl_relay"))
+        return self._link_uniforms_arrays(pending, ALL_SPANS)
 
     def _link_uniforms_arrays(self, pending: PendingLinks, kinds: tuple[str, ...]) -> np.ndarray:
         """:meth:`_link_uniforms` of the links of the spans named in ``kinds`` (the others are left unset)."""
         u = np.empty(pending.n)
-        spans, steps, draws, hashes = pending.links.spans, pending.steps, self.link_draws, self.senders.hashes
+        for sl, stream, sender_hash, msg_id, receiver_hash in self._link_identities(pending, kinds):
+            u[sl] = self.link_draws.uniform(stream, sender_hash, msg_id, receiver_hash)
+        return u
+
+    def _link_identities(self, pending: PendingLinks, kinds: tuple[str, ...]
+                         ) -> list[tuple[slice, Stream, np.ndarray, np.ndarray, np.ndarray]]:
+        """What each link carries, span by span (those named in ``kinds``, in link order): ``(span, stream, sender
+        id hashes, sender-local message indices, receiver id hashes)``."""
+        out = []
+        spans, steps, hashes = pending.links.spans, pending.steps, self.senders.hashes
         sl = spans.get("bsm") if "bsm" in kinds else None
         if sl is not None:
             b = pending.bsm
-            u[sl] = draws.uniform(BSM_STREAM, hashes(b.sender), b.msg_id, self._ego_hash(len(b)))
+            out.append((sl, BSM_STREAM, hashes(b.sender), b.msg_id, self._ego_hash(len(b))))
         for s, span in RSU_EGO_SPANS:
             sl = spans.get(span) if span in kinds else None
             if sl is not None:
                 b, rows = steps[s].batch, pending.msg_rows[s]
-                u[sl] = draws.uniform(s, hashes(b.sender[rows]), b.msg_id[rows], self._ego_hash(rows.size))
+                out.append((sl, s, hashes(b.sender[rows]), b.msg_id[rows], self._ego_hash(rows.size)))
         sl = spans.get("spat_rsu") if "spat_rsu" in kinds else None
         if sl is not None:
             b, rows = steps[SPAT_STREAM].batch, pending.msg_rows[SPAT_STREAM][pending.rr_pairs[:, 0]]
-            u[sl] = draws.uniform(SPAT_STREAM, hashes(b.sender[rows]), b.msg_id[rows],
-                                  hashes(self.rsu_keys[pending.rr_pairs[:, 1]]))
+            out.append((sl, SPAT_STREAM, hashes(b.sender[rows]), b.msg_id[rows],
+                        hashes(self.rsu_keys[pending.rr_pairs[:, 1]])))
         sl = spans.get("eebl_relay") if "eebl_relay" in kinds else None
         if sl is not None:
             b, rows = steps[EEBL_STREAM].batch, pending.ev_pairs[:, 0]
-            u[sl] = draws.uniform(EEBL_STREAM, hashes(b.sender[rows]), b.msg_id[rows],
-                                  hashes(self._veh_keys[pending.ev_pairs[:, 1]]))
-        return u
+            out.append((sl, EEBL_STREAM, hashes(b.sender[rows]), b.msg_id[rows],
+                        hashes(self._veh_keys[pending.ev_pairs[:, 1]])))
+        return out
+
+    def _channel_draws(self, pending: PendingLinks) -> np.ndarray:
+        """The draws of every link of the step under a TR 37.885 channel (``channel.channel_draws``: keyed by the
+        pair of ends and where the link lies, never by the message), in link order."""
+        sender = np.empty(pending.n, np.uint64)
+        receiver = np.empty(pending.n, np.uint64)
+        for sl, _stream, sender_hash, _msg, receiver_hash in self._link_identities(pending, ALL_SPANS):
+            sender[sl], receiver[sl] = sender_hash, receiver_hash
+        cols = [_column([seg[j] for seg in pending.links.segments]) for j in (0, 1, 3, 4)]
+        return channel_draws(self.shadowing_base, sender, receiver, *cols)
 
     def _link_uniform_rows(self, pending: PendingLinks) -> list[float]:
         """:meth:`_link_uniforms` (same bits) of a step's few links, on Python ints (spans in link order)."""

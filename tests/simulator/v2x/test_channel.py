@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 
 from services.simulator import kernels
 from services.simulator.kernels import channel as k_channel
+from services.simulator.kernels import tr37885
 from services.simulator.v2x.channel import (
     COVERAGE_DELIVERY_THRESHOLD,
     ChannelParams,
     blockage_db,
+    channel_draws,
     delivery_and_latency,
     delivery_probability,
     evaluate_links,
@@ -549,25 +551,31 @@ _end = st.one_of(st.tuples(_corner, _corner),
        links=st.lists(st.tuples(_end, _end, st.sampled_from([1.5, 6.0, 20.0]), st.sampled_from([1.5, 6.0])),
                       min_size=1, max_size=4),
        walls=st.sampled_from([0.0, 9.0]), cap=st.sampled_from([math.inf, 20.0]), sat=st.sampled_from([0.5, 10.0]),
-       breakpoint_m=st.sampled_from([None, 30.0]))
-def test_the_compiled_channel_is_its_python_bit_for_bit(footprints, links, walls, cap, sat, breakpoint_m) -> None:
+       breakpoint_m=st.sampled_from([None, 30.0]),
+       model=st.sampled_from(["log_distance", "tr37885_highway", "tr37885_urban"]), seed=st.integers(0, 99))
+def test_the_compiled_channel_is_its_python_bit_for_bit(footprints, links, walls, cap, sat, breakpoint_m, model,
+                                                        seed) -> None:
     """numba's machine code and the kernels run as Python (what LASTV2X_SIMULATOR_JIT=0 runs) give the same link
     budget to the bit: convex and non-convex footprints, rooftop and street antennas, links along walls and
     through corners, walls and caps, one and two slopes."""
     buildings = BuildingSet(footprints)
     params = ChannelParams(wall_loss_db=walls, blockage_cap_db=cap, blockage_saturation_m=sat,
-                           breakpoint_distance_m=breakpoint_m)
+                           breakpoint_distance_m=breakpoint_m, path_loss_model=model)
     p0 = np.array([a for a, *_ in links], dtype=np.float64)
     p1 = np.array([b for _, b, *_ in links], dtype=np.float64)
     h0 = np.array([h for *_, h, _ in links])
     h1 = np.array([h for *_, h in links])
-    compiled = evaluate_links(p0, h0, p1, h1, buildings, params)
+    n = len(links)
+    draws = np.stack([np.random.default_rng(seed).random(n), np.random.default_rng(seed + 1).standard_normal(n),
+                      np.random.default_rng(seed + 2).standard_normal(n)])
+    compiled = evaluate_links(p0, h0, p1, h1, buildings, params, draws)
     with pytest.MonkeyPatch.context() as mp:
-        for name in dir(k_channel):
-            fn = getattr(k_channel, name)
-            if hasattr(fn, "py_func"):
-                mp.setattr(k_channel, name, fn.py_func)
-        interpreted = evaluate_links(p0, h0, p1, h1, buildings, params)
+        for mod in (k_channel, tr37885):
+            for name in dir(mod):
+                fn = getattr(mod, name)
+                if hasattr(fn, "py_func"):
+                    mp.setattr(mod, name, fn.py_func)
+        interpreted = evaluate_links(p0, h0, p1, h1, buildings, params, draws)
     for name in ("distance_m", "path_loss_db", "blockage_db", "rssi_dbm", "in_range", "delivery_prob", "latency_s"):
         assert np.array_equal(getattr(compiled, name), getattr(interpreted, name)), name
 
@@ -589,3 +597,69 @@ def test_a_big_maps_links_get_their_own_budget_alone_or_together() -> None:
             assert alone.delivery_prob[0] == lb.delivery_prob[i] and alone.latency_s[0] == lb.latency_s[i]
         blocked += int(np.count_nonzero(lb.blockage_db))
     assert blocked > 10
+
+
+# ------------------------------------------------------------ 3GPP TR 37.885 as the channel's model
+def _tr(model: str, **kw) -> ChannelParams:
+    return ChannelParams(path_loss_model=model, range_m=2000.0, **kw)
+
+
+@pytest.mark.parametrize(("u_los", "state"), [(0.0, tr37885.LOS), (0.999999, tr37885.NLOSV)])
+def test_a_tr37885_highway_link_is_the_models_loss_for_its_draws(u_los: float, state: int) -> None:
+    """evaluate_links under tr37885_highway: the path loss is TR 37.885's for the state the LOS draw picks, with
+    the blockage draw (NLOSv) and the shadowing draw (sigma x z), and the receiver is the simulator's."""
+    p = _tr("tr37885_highway")
+    d = np.array([10.0, 120.0, 400.0])
+    draws = np.array([[u_los] * 3, [0.7, -0.3, 1.2], [0.5, -1.0, 2.0]])
+    lb = evaluate_links(np.zeros((3, 2)), 1.5, np.column_stack([d, 0 * d]), 1.5, None, p, draws)
+    for i in range(3):
+        want = tr37885.link_loss_db(tr37885.HIGHWAY, state, d[i], 5.9, 1.5, 1.5, 1.6,
+                                    tr37885.shadowing_std_db(tr37885.HIGHWAY, state) * draws[2, i], draws[1, i])
+        assert lb.path_loss_db[i] == pytest.approx(want, abs=1e-9)
+    np.testing.assert_allclose(lb.delivery_prob, delivery_probability(lb.rssi_dbm, p))
+    # without draws: the median LOS link
+    median = evaluate_links(np.zeros((3, 2)), 1.5, np.column_stack([d, 0 * d]), 1.5, None, p)
+    np.testing.assert_allclose(median.path_loss_db, [tr37885.path_loss_db(tr37885.HIGHWAY, tr37885.LOS, x, 5.9)
+                                                     for x in d])
+
+
+def test_tr37885_urban_buildings_make_a_link_nlos() -> None:
+    """Urban: a ray through a building takes the NLOS formula (which is the buildings' loss: no blockage term
+    on top); an open ray is LOS or NLOSv; the log-distance model adds the blockage term instead."""
+    wall = slab(40.0, 60.0, 20.0)
+    tx, rx = np.array([[0.0, 0.0], [0.0, 50.0]]), np.array([[100.0, 0.0], [100.0, 50.0]])  # through / past it
+    draws = np.zeros((3, 2))
+    lb = evaluate_links(tx, 1.5, rx, 1.5, wall, _tr("tr37885_urban"), draws)
+    assert lb.path_loss_db[0] == pytest.approx(tr37885.path_loss_db(tr37885.URBAN, tr37885.NLOS, 100.0, 5.9))
+    assert lb.path_loss_db[1] == pytest.approx(tr37885.path_loss_db(tr37885.URBAN, tr37885.LOS, 100.0, 5.9))
+    assert lb.blockage_db.tolist() == [0.0, 0.0]
+    log_distance = evaluate_links(tx, 1.5, rx, 1.5, wall, P)
+    assert log_distance.blockage_db[0] > 0.0 and log_distance.blockage_db[1] == 0.0
+
+
+def test_tr37885_draws_are_keyed_by_identity_and_place() -> None:
+    """channel_draws: the same link gets the same draws alone or in a batch, A -> B the same as B -> A; the
+    LOS uniform is uniform, the shadowing a unit normal correlated over metres and not over tens of metres."""
+    rng = np.random.default_rng(0)
+    n = 40_000
+    snd = rng.integers(0, 2**63, n).astype(np.uint64)
+    rcv = rng.integers(0, 2**63, n).astype(np.uint64)
+    x, y = rng.uniform(-500, 500, n), rng.uniform(-500, 500, n)
+    a = channel_draws(11, snd, rcv, x, y, x + 30.0, y)
+    assert np.array_equal(a, channel_draws(11, rcv, snd, x + 30.0, y, x, y))  # reciprocity
+    alone = channel_draws(11, snd[:1], rcv[:1], x[:1], y[:1], x[:1] + 30.0, y[:1])
+    assert np.array_equal(alone[:, 0], a[:, 0])
+    assert abs(a[k_channel.U_LOS].mean() - 0.5) < 0.01
+    assert abs(a[k_channel.Z_SHADOWING].std() - 1.0) < 0.02 and abs(a[k_channel.Z_SHADOWING].mean()) < 0.02
+    near = channel_draws(11, snd, rcv, x + 2.5, y, x + 32.5, y)
+    far = channel_draws(11, snd, rcv, x + 20.0, y, x + 50.0, y)
+    assert np.corrcoef(a[k_channel.Z_SHADOWING], near[k_channel.Z_SHADOWING])[0, 1] > 0.8
+    assert abs(np.corrcoef(a[k_channel.Z_SHADOWING], far[k_channel.Z_SHADOWING])[0, 1]) < 0.05
+    assert not np.array_equal(a, channel_draws(12, snd, rcv, x, y, x + 30.0, y))  # another seed
+
+
+def test_a_path_loss_model_out_of_the_list_is_refused() -> None:
+    with pytest.raises(ValueError, match="path_loss_model must be one of log_distance"):
+        ChannelParams(path_loss_model="free_space")
+    with pytest.raises(ValueError, match="draws must have shape"):
+        evaluate_links(np.zeros((2, 2)), 1.5, np.ones((2, 2)), 1.5, None, _tr("tr37885_highway"), np.zeros((3, 1)))
