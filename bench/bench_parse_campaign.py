@@ -1,6 +1,6 @@
 """Campaign-intent parse benchmark: no fault dropped or swapped without a word (issue 31).
 
-Data: ``bench/data/parse_campaign_heldout.jsonl`` (118 campaign-style intents written from a
+Data: ``bench/data/parse_campaign_heldout.jsonl`` (122 campaign-style intents written from a
 test engineer's side without looking at the lexicon, kept apart from the dev and held-out
 sets: every application, every fault operator, paraphrases, 16 healthy intents and a few
 faults no operator expresses). One intent per line::

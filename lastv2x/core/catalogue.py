@@ -395,6 +395,17 @@ for _o in (
     FaultOperatorInfo("suppress_sender", FaultKind.TEMPORAL, FailureClass.SILENT_BY_ABSENCE, ALL, "*", "",
                       None, True, "The named sender transmits nothing on the stream (silent by absence).",
                       cue_families=("loss",)),
+    # a captured message re-sent later: the receiver gets, in place of each message, the one the sender sent
+    # `magnitude` s earlier with its original generation timestamp, so its age tells (unlike freeze, which
+    # re-stamps); the AoI it keeps is that of a delay of the same lag (lag + T + L at the peak): "latency". Range:
+    # one BSM/SPaT period (a shorter lag re-sends the previous message, the same as a lag of one period; on MAP
+    # the verifier asks for its 1 s period) to 30 s (the longest timestamp_offset); the parser's default is the
+    # latency kind's (the application's budget B: past the tolerated B - T - L)
+    FaultOperatorInfo("replay", FaultKind.TEMPORAL, FailureClass.STALE_BUT_DETECTABLE, ALL, "*", "s",
+                      (0.1, 30.0), False,
+                      "Re-send, in place of each message, the sender's message from `magnitude` seconds earlier, "
+                      "content and original timestamps kept (stale, and a freshness check can tell).",
+                      cue_families=("stale", "late"), tolerance="latency"),
 ):
     register_fault_operator(_o)
 

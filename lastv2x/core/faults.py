@@ -6,7 +6,8 @@ Two rules every consumer of a spec's faults shares:
   operator acts on the stream; the field exists on the stream; a magnitude is given
   and in range when the operator takes one; a drop takes a probability or a burst
   count, not both; a phase corruption names the phase it reports; a sender
-  suppression names the sender it silences. The verifier's ``operator_field`` check
+  suppression names the sender it silences; a replay re-sends whole messages at least one
+  period of its stream back. The verifier's ``operator_field`` check
   turns each problem into a finding with a repair, the simulator refuses a program
   that has one (``services.simulator.execute.validate_faults``).
 * :func:`resolve_faults` — the spec's names become the scene's ids: ``sender`` ``rsu``
@@ -90,6 +91,17 @@ def operator_field_problems(fault: Fault, spec: ScenarioSpec | None = None) -> l
     if fault.operator is FaultOperator.SPAT_PHASE_CORRUPT and fault.target_phase is None:
         out.append(FaultProblem(("target_phase",), "spat_phase_corrupt needs target_phase", "report green",
                                 (("target_phase", "green"),)))
+    if fault.operator is FaultOperator.REPLAY:
+        if fault.field not in (None, "*"):
+            out.append(FaultProblem(("field",), f"replay re-sends whole messages, not the field {fault.field!r}",
+                                    "replay the whole message", (("field", None),)))
+        period = STREAMS[fault.stream].period_s
+        if fault.magnitude is not None and math.isfinite(fault.magnitude) and fault.magnitude < period - 1e-9:
+            # the newest message at least that old is the previous one: a lag of one period, whatever is asked
+            out.append(FaultProblem(("magnitude",),
+                                    f"a replay lag of {fault.magnitude} s is shorter than the {fault.stream} period "
+                                    f"({period:g} s): it re-sends the previous message, as a {period:g} s lag does",
+                                    f"replay at least one period back ({period:g} s)", (("magnitude", period),)))
     if op.requires_sender and fault.sender is None:
         out.append(FaultProblem(("sender",), f"{op.name} needs a sender to silence", "name the sender",
                                 (("sender", default_sender(fault, spec)),)))

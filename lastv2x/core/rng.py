@@ -34,6 +34,7 @@ class Substream(StrEnum):
     ASSIGNMENT = "assignment"  # parser defaults left open by the intent
     VARIATION = "variation"  # the world a seed draws within a spec's declared bounds
     BACKHAUL = "backhaul"  # loss draws of RSU-to-RSU backhaul forwarding
+    SIGNAL_OFFSETS = "signal_offsets"  # random offsets of the junctions after the scenario junction (coordination)
     SHADOWING = "shadowing"  # a 3GPP TR 37.885 channel's LOS states, vehicle blockage and shadowing
 
 

@@ -74,6 +74,7 @@ class FaultOperator(StrEnum):
     BSM_SPEED_OFFSET = "bsm_speed_offset"
     MAP_MISASSOCIATION = "map_misassociation"
     SUPPRESS_SENDER = "suppress_sender"
+    REPLAY = "replay"
 
     @classmethod
     def _missing_(cls, value: object) -> FaultOperator | None:
@@ -136,6 +137,12 @@ class MapQuery(_Model):
     signalized: bool | None = Field(None, description="null = as the application requires")
     min_approaches: int = Field(3, ge=3, le=6, description="approach count of the junction")
     busy: bool = Field(False, description="background traffic on the other approaches")
+    # corridor traversal; left out of the JSON when unset: specs keep their bytes
+    junctions_ahead: int = Field(0, ge=0, le=7, exclude_if=lambda v: v == 0,
+                                 description="signalized junctions the ego route crosses after the scenario junction "
+                                             "(a corridor traversal of junctions_ahead + 1); 0 = as the scenario needs")
+    whole_corridor: bool = Field(False, exclude_if=lambda v: v is False,
+                                 description="the ego starts at a corridor's first junction and crosses every one after it")
 
 
 class Ego(_Model):
@@ -217,6 +224,14 @@ class V2X(_Model):
                                       description="RSUs share SPaT over a wired backhaul; null = none")
 
 
+class Coordination(StrEnum):
+    """How the plans of the junctions after the scenario junction relate to its plan."""
+
+    SAME = "same"  # every junction runs the scenario junction's plan: green starts everywhere at once
+    GREEN_WAVE = "green_wave"  # each junction's green starts when a car at progression_speed_mps from the first arrives
+    RANDOM = "random"  # each junction its own offset, drawn from the seed (SIGNAL_OFFSETS substream)
+
+
 class SignalPlan(_Model):
     """Fixed-time plan of the ego's signal group; other groups are derived from it."""
 
@@ -225,6 +240,13 @@ class SignalPlan(_Model):
     amber_s: float = Field(3.0, ge=1.0, le=10.0)
     all_red_s: float = Field(2.0, ge=0.0, le=10.0)
     offset_s: float = Field(0.0, ge=0.0, le=300.0, description="phase offset: green starts at t = -offset_s")
+    # left out of the JSON when unset: specs keep their bytes
+    coordination: Coordination = Field(Coordination.SAME, exclude_if=lambda v: v is Coordination.SAME,
+                                       description="the junctions after the scenario junction: same plan, green wave "
+                                                   "or seeded random offsets")
+    progression_speed_mps: float | None = Field(
+        None, gt=0.0, le=40.0, exclude_if=lambda v: v is None,
+        description="green wave design speed, m/s; null = the ego's speed")
 
     @model_validator(mode="after")
     def _fits_cycle(self) -> SignalPlan:

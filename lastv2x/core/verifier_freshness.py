@@ -1,5 +1,5 @@
 """Check family 6 of the verifier (``lastv2x.core.verifier``), freshness_budget: the closed-form age
-of information of a dropped, delayed, back-dated or silenced stream against the application's
+of information of a dropped, delayed, replayed, back-dated or silenced stream against the application's
 budget, the burst arithmetic behind it, and when a window withholds a stream from the start.
 """
 
@@ -52,7 +52,7 @@ def _absent_until_s(ctx: _Ctx, i: int) -> float:
         return end
     if fault.operator is FaultOperator.DROP and fault.burst_count is not None:
         return min(end, start + fault.burst_count * period)
-    if fault.operator is FaultOperator.DELAY:
+    if fault.operator in (FaultOperator.DELAY, FaultOperator.REPLAY):  # replay: nothing that old was sent yet
         return min(end, start + (fault.magnitude or 0.0))
     if fault.operator is FaultOperator.TIMESTAMP_OFFSET and \
             (fault.magnitude or 0.0) + cat.NOMINAL_LATENCY_S > _budget(ctx, fault.stream):
@@ -111,6 +111,30 @@ def _freshness_findings(ctx: _Ctx) -> Iterator[Finding]:
                                   f"drop p={p} over {length:.2f} s breaches the {budget} s budget with probability {prob:.3f}",
                                   (_f(i, "probability"), _f(i, "duration_s")),
                                   Repair(f"minimum episode {min_len} s at p=1, or raise p", tuple(patch)))
+        elif fault.operator is FaultOperator.REPLAY and fault.magnitude is not None and \
+                tolerance.tolerated(kind, ctx.app, fault.stream, min(fault.magnitude, length)):
+            # a replayed message is older than the one the receiver holds until lag - T into the window (it keeps
+            # the newer one), so a window shorter than the lag is a silence of its length: within the budget it
+            # changes nothing (an error, as a short drop burst). A lag within the budget keeps the AoI at
+            # lag + T + L, never stale to the budget, but what the ego believes lags the truth by the lag and a
+            # plausibility check (an application's freshness bound) sees its age: a warning, not a block
+            need = round(tolerance.limit(kind, ctx.app, fault.stream) + 0.05, 3)
+            patch = [(_f(i, "magnitude"), max(need, fault.magnitude))]
+            if length < need:
+                patch.append((_f(i, "duration_s"), round(need + period, 3)))
+            repair = Repair("replay from further back than the budget, over a window at least that long", tuple(patch))
+            if length < fault.magnitude:
+                yield Finding("freshness_budget", Severity.ERROR,
+                              f"a {length:.2f} s replay window, shorter than its {fault.magnitude} s lag, only withholds "
+                              f"the stream that long (AoI {length + period + lat:.2f} s, within the {budget} s budget): "
+                              "nothing replayed is newer than what the receiver holds",
+                              (_f(i, "duration_s"), _f(i, "magnitude")), repair)
+            else:
+                yield Finding("freshness_budget", Severity.WARNING,
+                              f"a {fault.magnitude} s replay keeps AoI at {period + lat + fault.magnitude:.2f} s, within "
+                              f"the {budget} s budget: the ego acts on {fault.magnitude} s old {fault.stream} content "
+                              "that only a plausibility (freshness) check tells",
+                              (_f(i, "magnitude"),), repair)
         elif kind == "latency" and fault.magnitude is not None:
             need = tolerance.limit(kind, ctx.app, fault.stream)
             if tolerance.tolerated(kind, ctx.app, fault.stream, fault.magnitude):

@@ -71,6 +71,7 @@ class FaultOperator(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_OPERATOR_BSM_SPEED_OFFSET: _ClassVar[FaultOperator]
     FAULT_OPERATOR_MAP_MISASSOCIATION: _ClassVar[FaultOperator]
     FAULT_OPERATOR_SUPPRESS_SENDER: _ClassVar[FaultOperator]
+    FAULT_OPERATOR_REPLAY: _ClassVar[FaultOperator]
 
 class AnchorKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -119,6 +120,13 @@ class ChannelModel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHANNEL_MODEL_LOG_DISTANCE: _ClassVar[ChannelModel]
     CHANNEL_MODEL_TR37885_HIGHWAY: _ClassVar[ChannelModel]
     CHANNEL_MODEL_TR37885_URBAN: _ClassVar[ChannelModel]
+
+class Coordination(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COORDINATION_UNSPECIFIED: _ClassVar[Coordination]
+    COORDINATION_SAME: _ClassVar[Coordination]
+    COORDINATION_GREEN_WAVE: _ClassVar[Coordination]
+    COORDINATION_RANDOM: _ClassVar[Coordination]
 
 class Severity(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -195,6 +203,7 @@ FAULT_OPERATOR_BSM_POSITION_OFFSET: FaultOperator
 FAULT_OPERATOR_BSM_SPEED_OFFSET: FaultOperator
 FAULT_OPERATOR_MAP_MISASSOCIATION: FaultOperator
 FAULT_OPERATOR_SUPPRESS_SENDER: FaultOperator
+FAULT_OPERATOR_REPLAY: FaultOperator
 ANCHOR_KIND_UNSPECIFIED: AnchorKind
 ANCHOR_KIND_SCENARIO_TIME: AnchorKind
 ANCHOR_KIND_SIGNAL_EVENT: AnchorKind
@@ -225,6 +234,10 @@ CHANNEL_MODEL_UNSPECIFIED: ChannelModel
 CHANNEL_MODEL_LOG_DISTANCE: ChannelModel
 CHANNEL_MODEL_TR37885_HIGHWAY: ChannelModel
 CHANNEL_MODEL_TR37885_URBAN: ChannelModel
+COORDINATION_UNSPECIFIED: Coordination
+COORDINATION_SAME: Coordination
+COORDINATION_GREEN_WAVE: Coordination
+COORDINATION_RANDOM: Coordination
 SEVERITY_UNSPECIFIED: Severity
 SEVERITY_ERROR: Severity
 SEVERITY_WARNING: Severity
@@ -248,18 +261,22 @@ CAMPAIGN_STATE_FAILED: CampaignState
 CAMPAIGN_STATE_CANCELLED: CampaignState
 
 class MapQuery(_message.Message):
-    __slots__ = ("town", "junction_kind", "signalized", "min_approaches", "busy")
+    __slots__ = ("town", "junction_kind", "signalized", "min_approaches", "busy", "junctions_ahead", "whole_corridor")
     TOWN_FIELD_NUMBER: _ClassVar[int]
     JUNCTION_KIND_FIELD_NUMBER: _ClassVar[int]
     SIGNALIZED_FIELD_NUMBER: _ClassVar[int]
     MIN_APPROACHES_FIELD_NUMBER: _ClassVar[int]
     BUSY_FIELD_NUMBER: _ClassVar[int]
+    JUNCTIONS_AHEAD_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_CORRIDOR_FIELD_NUMBER: _ClassVar[int]
     town: str
     junction_kind: JunctionKind
     signalized: bool
     min_approaches: int
     busy: bool
-    def __init__(self, town: _Optional[str] = ..., junction_kind: _Optional[_Union[JunctionKind, str]] = ..., signalized: _Optional[bool] = ..., min_approaches: _Optional[int] = ..., busy: _Optional[bool] = ...) -> None: ...
+    junctions_ahead: int
+    whole_corridor: bool
+    def __init__(self, town: _Optional[str] = ..., junction_kind: _Optional[_Union[JunctionKind, str]] = ..., signalized: _Optional[bool] = ..., min_approaches: _Optional[int] = ..., busy: _Optional[bool] = ..., junctions_ahead: _Optional[int] = ..., whole_corridor: _Optional[bool] = ...) -> None: ...
 
 class Ego(_message.Message):
     __slots__ = ("maneuver", "speed_mps", "profile", "start_distance_m", "equipped")
@@ -354,18 +371,22 @@ class BackhaulLink(_message.Message):
     def __init__(self, rsu_a: _Optional[str] = ..., rsu_b: _Optional[str] = ...) -> None: ...
 
 class SignalPlan(_message.Message):
-    __slots__ = ("cycle_s", "green_s", "amber_s", "all_red_s", "offset_s")
+    __slots__ = ("cycle_s", "green_s", "amber_s", "all_red_s", "offset_s", "coordination", "progression_speed_mps")
     CYCLE_S_FIELD_NUMBER: _ClassVar[int]
     GREEN_S_FIELD_NUMBER: _ClassVar[int]
     AMBER_S_FIELD_NUMBER: _ClassVar[int]
     ALL_RED_S_FIELD_NUMBER: _ClassVar[int]
     OFFSET_S_FIELD_NUMBER: _ClassVar[int]
+    COORDINATION_FIELD_NUMBER: _ClassVar[int]
+    PROGRESSION_SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
     cycle_s: float
     green_s: float
     amber_s: float
     all_red_s: float
     offset_s: float
-    def __init__(self, cycle_s: _Optional[float] = ..., green_s: _Optional[float] = ..., amber_s: _Optional[float] = ..., all_red_s: _Optional[float] = ..., offset_s: _Optional[float] = ...) -> None: ...
+    coordination: Coordination
+    progression_speed_mps: float
+    def __init__(self, cycle_s: _Optional[float] = ..., green_s: _Optional[float] = ..., amber_s: _Optional[float] = ..., all_red_s: _Optional[float] = ..., offset_s: _Optional[float] = ..., coordination: _Optional[_Union[Coordination, str]] = ..., progression_speed_mps: _Optional[float] = ...) -> None: ...
 
 class Anchor(_message.Message):
     __slots__ = ("kind", "event", "group", "distance_m", "offset_s")

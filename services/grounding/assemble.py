@@ -41,8 +41,8 @@ from lastv2x.core.program import (
     cross_group_plan,
     ego_group_plan,
 )
-from lastv2x.core.rng import Substream, equipage, substream
-from lastv2x.core.spec import AgentRole, Maneuver, RsuPlacement, ScenarioSpec
+from lastv2x.core.rng import Substream, counter_uniform, equipage, stable_hash64, substream
+from lastv2x.core.spec import AgentRole, Coordination, Maneuver, RsuPlacement, ScenarioSpec
 from services.grounding.catalogue import MapCatalogue
 from services.grounding.entries import (
     OPPOSITE_MIN_RAD,
@@ -166,6 +166,43 @@ def _group_axes(rm: RoadMap, jid: str, heading: float, ego_group: str | None) ->
     return out
 
 
+# ── corridor coordination ─────────────────────────────────────────────────────────────
+def coordinate_plans(groups: dict[str, SignalGroupPlan], roles_of: dict[str, str], spec: ScenarioSpec,
+                     scenario_junction: str, crossings: Sequence[Crossing], bar_s_m: float, ego_speed_mps: float,
+                     notes: list[str]) -> None:
+    """Re-time the plans of the junctions the ego route crosses after the scenario junction, in place, by
+    ``spec.signal.coordination``: ``same`` leaves the scenario junction's plan everywhere; ``green_wave``
+    starts each junction's green ``d / v`` later, ``d`` its stop bar's route distance past the scenario
+    junction's and ``v`` ``signal.progression_speed_mps`` (the ego's speed when unset); ``random`` draws each
+    junction's offset uniformly over the cycle, keyed by the junction id under the seed's SIGNAL_OFFSETS
+    substream (one junction's draw never depends on which others exist). Cross groups follow their
+    junction's plan (``cross_group_plan``)."""
+    plan = spec.signal
+    if plan.coordination is Coordination.SAME:
+        return
+    v = plan.progression_speed_mps or ego_speed_mps
+    base = int(substream(spec.seed, Substream.SIGNAL_OFFSETS).integers(0, 2**63 - 1))
+    done = []
+    for c in crossings:
+        if c.junction_id == scenario_junction or c.junction_id in done:
+            continue
+        if plan.coordination is Coordination.GREEN_WAVE:
+            offset = (plan.offset_s - (c.stop_bar_s_m - bar_s_m) / v) % plan.cycle_s
+        else:
+            u = float(counter_uniform(base, np.array([stable_hash64(c.junction_id)], np.uint64))[0])
+            offset = u * plan.cycle_s
+        local = plan.model_copy(update={"offset_s": round(offset, 6)})
+        for gid, g in list(groups.items()):
+            if g.junction_id == c.junction_id:
+                groups[gid] = (ego_group_plan if roles_of[gid] == "ego" else cross_group_plan)(gid, c.junction_id,
+                                                                                                local)
+        done.append(c.junction_id)
+    if done:
+        what = (f"a green wave at {v:g} m/s" if plan.coordination is Coordination.GREEN_WAVE
+                else "random offsets (seeded)")
+        notes.append(f"signals of {', '.join(done)} coordinated as {what}")
+
+
 # ── the assembler ─────────────────────────────────────────────────────────────
 @dataclass
 class _Placed:
@@ -227,11 +264,14 @@ class ProgramAssembler:
         behind = 2 * opt.background_spacing_m if spec.map.busy else 0.0
         ego_back = spec.ego.start_distance_m + L / 2
         fwd_need = opt.exit_m + max(gaps, default=0.0)
+        traversal = spec.map.junctions_ahead > 0 or spec.map.whole_corridor
         corridor = bool(ego_pick.approach.chain_ahead) and (
             spec.v2x.rsu_placement is RsuPlacement.CHAIN or spec.v2x.spat_relay or "corridor" in j.kinds
-            and spec.map.junction_kind.value == "corridor")
+            and spec.map.junction_kind.value == "corridor" or traversal)
         if corridor:
-            fwd_need = max(fwd_need, min(v_e * spec.duration_s, opt.corridor_route_max_m))
+            # a traversal asked for crosses its junctions whatever the duration; else as far as the ego drives
+            fwd_need = max(fwd_need, opt.corridor_route_max_m if traversal
+                           else min(v_e * spec.duration_s, opt.corridor_route_max_m))
         lane = rm.lanes[ego_move.from_lane_id]
         back_need = ego_back + L / 2 + behind + opt.margin_m - lane.length_m
         ego_back_ids, got = walk_back(rm, lane.id, max(back_need, 0.0))
@@ -326,11 +366,23 @@ class ProgramAssembler:
             for g in sorted(axes, key=_natural):
                 groups[g] = (ego_group_plan if axes[g] == "ego" else cross_group_plan)(g, jid, spec.signal)
                 roles_of[g] = axes[g]
+        coordinate_plans(groups, roles_of, spec, j.id, ego_built.route.crossings, ego_built.bar_s, v_e, notes)
         if spec.v2x.rsu_placement is RsuPlacement.CHAIN:
             rsu_junctions += [c.junction_id for c in ego_built.route.crossings[1:]]
         crossed = [c.junction_id for c in ego_built.route.crossings]
         if len(crossed) > 1:
             notes.append(f"the ego route crosses {len(crossed)} signalized junctions: {', '.join(crossed)}")
+        if traversal:
+            want = (len(ego_pick.approach.chain_ahead) if spec.map.whole_corridor else spec.map.junctions_ahead) + 1
+            if len(crossed) < want:
+                raise FailedPrecondition(
+                    f"map.junctions_ahead: the ego route from {j.map_name} {j.id} crosses {len(crossed)} signalized "
+                    f"junctions, {want} asked for", f"map.junctions_ahead <= {max(len(crossed) - 1, 0)}")
+            last = ego_built.route.crossings[want - 1].stop_bar_s_m - ego_start
+            if last > v_e * spec.duration_s:
+                notes.append(f"at {v_e:g} m/s the ego reaches the stop bar of junction {want} of the traversal "
+                             f"({last:.0f} m) after duration_s = {spec.duration_s:g} s: lengthen duration_s to "
+                             f">= {math.ceil(last / v_e)} s to cross them all")
 
         # RSUs
         placement = spec.v2x.rsu_placement

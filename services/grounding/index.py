@@ -215,6 +215,8 @@ class Requirements:
     corridor: bool
     ego_run_up_m: float
     role_run_up_m: tuple[float, ...] = ()  # per role: optimistic road needed before the stop bar (conflict agents)
+    junctions_ahead: int = 0  # junctions the ego approach's chain must hold ahead (map.junctions_ahead)
+    whole_corridor: bool = False  # the ego approach starts its map's longest chain (map.whole_corridor)
 
     def describe(self) -> str:
         parts = []
@@ -232,7 +234,8 @@ def requirements(spec: ScenarioSpec) -> Requirements:
     app = APPLICATIONS[spec.application]
     kind = spec.map.junction_kind
     sig = signal_required(spec.application, kind.value, spec.map.signalized)  # the one home of the rule
-    corridor = kind is JunctionKind.CORRIDOR or spec.v2x.rsu_placement is RsuPlacement.CHAIN
+    corridor = (kind is JunctionKind.CORRIDOR or spec.v2x.rsu_placement is RsuPlacement.CHAIN
+                or spec.map.junctions_ahead > 0 or spec.map.whole_corridor)
     run_up = spec.ego.start_distance_m + VEHICLE_LENGTH_M + RUN_UP_MARGIN_M  # background behind it is optional
     roles = tuple((a.id, a.role.value, a.maneuver.value) for a in spec.agents)
     # a conflict agent covers at least speed * (ego time to its stop bar + offset), less what lies inside the junction
@@ -242,7 +245,8 @@ def requirements(spec: ScenarioSpec) -> Requirements:
     return Requirements(town=spec.map.town, junction_kind=kind, signalized=sig,
                         signal_needed=app.kind is AppKind.SIGNAL and sig is not False,
                         min_approaches=spec.map.min_approaches, ego_turn=spec.ego.maneuver.value, roles=roles,
-                        role_run_up_m=needs, corridor=corridor, ego_run_up_m=run_up)
+                        role_run_up_m=needs, corridor=corridor, ego_run_up_m=run_up,
+                        junctions_ahead=spec.map.junctions_ahead, whole_corridor=spec.map.whole_corridor)
 
 
 def _ego_movements(j: JunctionInfo, a: ApproachInfo, req: Requirements) -> list:
@@ -295,8 +299,10 @@ def ego_problem(j: JunctionInfo, a: ApproachInfo, req: Requirements) -> tuple[st
         return "ego_movement", f"the {req.ego_turn} movement has no signal group"
     if a.run_up_m + 1e-6 < req.ego_run_up_m:
         return "run_up", f"{a.run_up_m:.0f} m of run-up, {req.ego_run_up_m:.0f} m needed"
-    if req.corridor and len(a.chain_ahead) < 1:
-        return "corridor", "no junction ahead along the road"
+    if req.corridor and len(a.chain_ahead) < max(1, req.junctions_ahead):
+        if not a.chain_ahead:
+            return "corridor", "no junction ahead along the road"
+        return "corridor", f"{len(a.chain_ahead)} junctions ahead along the road, {req.junctions_ahead} needed"
     for k, (_aid, role, turn) in enumerate(req.roles):
         need = req.role_run_up_m[k] if k < len(req.role_run_up_m) else 0.0
         why = role_problem(j, a, role, turn, moves, need)
@@ -483,6 +489,13 @@ class RetrievalIndex:
             else:
                 worst = _first_failed(j, req)
                 rejected[worst] = rejected.get(worst, 0) + 1
+        if req.whole_corridor:  # only the approaches that start their map's longest chain
+            longest: dict[str, int] = {}
+            for key, ok in eligible.items():
+                town = key.split("/")[0]
+                longest[town] = max(longest.get(town, 0), *(len(a.chain_ahead) for a in ok))
+            eligible = {key: kept for key, ok in eligible.items()
+                        if (kept := [a for a in ok if len(a.chain_ahead) == longest[key.split("/")[0]]])}
         if not eligible:
             raise self._infeasible(req, spec, passed, rejected)
         q = self.embed_query(query)

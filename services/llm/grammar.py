@@ -64,6 +64,7 @@ from services.llm.intent_text import (
     Normalized,
     ParseState,
     Quantity,
+    clean,
     normalize,
     role_mentions,
     rx,
@@ -250,6 +251,11 @@ def _geometry(p: ParseState) -> dict[str, Any]:
         p.note(f"map.junction_kind {kind.value}")
     if approaches is not None:
         out["min_approaches"] = approaches
+    _traversal(p, out)
+    if (out.get("junctions_ahead") or out.get("whole_corridor")) and kind is JunctionKind.ANY:
+        kind = JunctionKind.CORRIDOR  # a traversal of several junctions is a corridor
+        out["junction_kind"] = kind.value
+        p.note("map.junction_kind corridor (a traversal of several junctions)")
     if p.has(lx.BUSY) and not p.has(r"\bnot busy\b"):
         out["busy"] = True
         p.note("map.busy from 'busy' traffic")
@@ -276,6 +282,23 @@ def _geometry(p: ParseState) -> dict[str, Any]:
             f"{max(m.max_approaches for m in p.maps.maps)} approaches"))
     out["__kind"] = kind
     return out
+
+
+def _traversal(p: ParseState, out: dict[str, Any]) -> None:
+    """A corridor traversal: "along all 5 junctions" (``map.junctions_ahead`` 4: the scenario junction and 4
+    after it), "the whole corridor" (``map.whole_corridor``)."""
+    m = p.has(lx.JUNCTION_COUNT)
+    if m:
+        n = int(m.group("n") or m.group("n2"))
+        if n < 2 or n > 8:
+            raise InvalidArgument(FieldViolation(
+                "map.junctions_ahead", f"a traversal of {n} junctions cannot be expressed ({clean(m.group(0))!r})",
+                "a corridor traversal crosses 2 to 8 signalized junctions"))
+        out["junctions_ahead"] = n - 1
+        p.note(f"map.junctions_ahead {n - 1} from {clean(m.group(0))!r} (the scenario junction and {n - 1} after it)")
+    if p.has(lx.WHOLE_CORRIDOR):
+        out["whole_corridor"] = True
+        p.note("map.whole_corridor from the wording (the ego starts at the corridor's first junction)")
 
 
 def _application_scores(t: str) -> tuple[dict[Application, int], dict[Application, list[str]]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from lastv2x.core.catalogue import Application
 from lastv2x.core.spec import Ego, SignalPlan
+from services.llm import lexicon as lx
 from services.llm.intent_text import BAR, Mention, ParseState, Q, clean, subject
 
 
@@ -47,7 +48,31 @@ def _signal_plan(p: ParseState) -> dict[str, Any]:
                 p.note(f"signal.{key} {out[key]}")
                 break
     _signal_event_time(p, out)
+    _coordination(p, out)
     return out
+
+
+def _coordination(p: ParseState, out: dict[str, Any]) -> None:
+    """How the junctions after the scenario junction are timed (``signal.coordination``): "signals coordinated for
+    50 km/h", "a green wave along the corridor at 40 km/h" (with its design speed, ``progression_speed_mps``),
+    "random offsets", "uncoordinated lights"."""
+    if p.has(lx.RANDOM_OFFSETS):
+        out["coordination"] = "random"
+        p.note("signal.coordination random from the wording")
+        return
+    m = p.has(lx.GREEN_WAVE)
+    if not m:
+        return
+    out["coordination"] = "green_wave"
+    p.note(f"signal.coordination green_wave from {clean(m.group(0))!r}")
+    near = p.t[m.start():m.end() + 40]
+    s = p.has(r"^[^.;]*?\b(?:for|at|to|of|with|on)\s(?:a |an )?(?:design |progression )?(?:speed (?:of )?)?" + Q("speed"), near)
+    if s:
+        q = p.n.quantities[int(s.group("q"))]
+        if q.used is None:
+            q.used = "signal.progression_speed_mps"
+            out["progression_speed_mps"] = q.value
+            p.note(f"signal.progression_speed_mps {q.value:g} from {clean(s.group(0))!r}")
 
 
 def _signal_event_time(p: ParseState, out: dict[str, Any]) -> None:

@@ -55,6 +55,12 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego
     if m and p.free(m):
         channel["range_m"] = p.use(m, "v2x.channel.range_m")
         p.note(f"v2x.channel.range_m {channel['range_m']}")
+    if p.has(lx.TR37885_HIGHWAY):
+        channel["model"] = "tr37885_highway"
+    elif p.has(lx.TR37885_URBAN) or p.has(lx.TR37885):
+        channel["model"] = "tr37885_urban" if p.has(lx.TR37885_URBAN) or p.has(lx.URBAN_CANYON) else "tr37885_highway"
+    if "model" in channel:
+        p.note(f"v2x.channel.model {channel['model']} from the wording")
     for m in p.finditer(Q("db")):
         if p.free(m):
             channel["blockage_db_per_m"] = p.use(m, "v2x.channel.blockage_db_per_m")

@@ -156,6 +156,19 @@ _NOT_AFTER_VEHICLE = (r"(?! (after|before|behind|ahead of|earlier than|later tha
 # Priority resolves several cues for one fault ("frozen, stale SPaT" is one freeze).
 SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
 FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
+    # a captured message played back later with its own (old) timestamps; first, so that "replays an old SPaT",
+    # "re-sent 2 s later" are not read as a freeze ("keeps re-sending the same ..." / "replays the same ...": the one
+    # message held, which stays freeze)
+    (FaultOperator.REPLAY, r"\breplay(s|ed|ing)?\b(?! (the )?(same|last|identical)\b)|\breplay[- ]attacks?\b"
+                           r"|\bplay(s|ed|ing)? (\w+ ){0,3}?back\b(?! (up|down|off)\b)"
+                           r"|\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?|emit(s|ted|ting)?)\b"
+                           r"[^.;]{0,50}?<q\d+:time> (later|afterwards|after (it was|they were|being) (sent|captured"
+                           r"|recorded|received))\b", False, 7),
+    (FaultOperator.REPLAY, r"\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?) (an? |some )(old|older"
+                           r"|earlier|previous|outdated)\b|\b(captured|recorded|intercepted|sniffed|eavesdropped|old"
+                           r"|earlier)\b[^.;]{0,40}?\b(re-?sen(d|ds|t|ding)|re-?broadcast\w*|re-?transmit\w*|played back"
+                           r"|sent again|broadcast again|transmitted again)\b|\bwith (its|their|the) (original|old|own"
+                           r"|earlier) (time ?stamps?|generation times?)\b", False, 7),
     (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
                                        r"|associat\w* (the |its |our )?(ego('s)? )?lane with|mapped to the wrong"
                                        r"|wrong (lane )?mapping", False, 9),
@@ -427,6 +440,17 @@ UNSUPPORTED_GEOMETRY = (
 T_JUNCTION = r"\bt[- ]junctions?|\bt[- ]intersections?|\btee junction"
 CORRIDOR = (r"corridor|arterial|(series|string|chain|sequence) of (signals|lights|intersections|junctions)"
             r"|(successive|consecutive|several|multiple) (signali[sz]ed )?(signals|lights|intersections|junctions)")
+# a corridor traversal (spec map.junctions_ahead / map.whole_corridor): "along all 5 junctions", "through 4
+# intersections", "crossing 3 consecutive signals"; "the whole corridor", "every junction of the corridor"
+_JUNCTIONS = r"(?:junctions|intersections|signals|traffic lights|lights|crossings)"
+JUNCTION_COUNT = (r"\b(?:along|through|across|via|over|past|cross(?:es|ing)?|travers(?:es?|ing)|pass(?:es|ing)? "
+                  r"(?:through|by)?|drives? (?:through|along|past))\s(?:all |the |every |of )*(?P<n>\d+) "
+                  r"(?:successive |consecutive |coordinated |signali[sz]ed |connected |equipped )*" + _JUNCTIONS + r"\b"
+                  r"|\b(?P<n2>\d+) (?:successive|consecutive) (?:signali[sz]ed )?" + _JUNCTIONS + r"\b")
+WHOLE_CORRIDOR = (r"\b(?:whole|entire|full|complete) (?:length of the )?(?:corridor|arterial)\b"
+                  r"|\b(?:all|every|each) (?:of )?(?:the )?(?:junction|intersection|signal|light)s? (?:of|on|along|in) "
+                  r"(?:the )?(?:corridor|arterial)\b|\b(?:corridor|arterial) from (?:one )?end to (?:the other )?end\b"
+                  r"|\bthe length of the (?:corridor|arterial)\b")
 URBAN_CANYON = (r"urban canyon|downtown|high[- ]rise|tall buildings|skyscrapers|city (center|centre|core)"
                 r"|dense urban|(between|among|surrounded by) buildings|buildings? block\w*")
 FOUR_WAY = r"\bcrossroads?\b|4[- ]leg\w*"
@@ -437,6 +461,24 @@ SIGNALIZED = r"(?<!un)signali[sz]ed|traffic (lights?|signals?)|\bspat\b|\bamber\
 BUSY = (r"\bbusy\b|heavy traffic|dense traffic|congest\w*|rush[- ]hour|peak[- ]hour|lots of traffic|crowded"
         r"|background traffic")
 QUIET = r"light traffic|\bempty\b|\bquiet\b|no other traffic|sparse traffic|free[- ]flow"
+
+# signal coordination of the junctions after the scenario junction (spec signal.coordination); a bare "green
+# wave" names GLOSA's purpose, not a plan, so only a wave of the signals counts
+GREEN_WAVE = (r"\b(?:signals|lights|traffic lights|junctions|intersections) (?:are |is )?(?:coordinated|synchroni[sz]ed|"
+              r"linked|timed|progressed)(?: as a green wave)?\b|\bgreen wave (?:of|across|along|through|over|on) (?:the |all "
+              r"(?:the )?|every |each )?(?:signals|lights|traffic lights|junctions|intersections|corridor|arterial)\b"
+              r"|\b(?:coordinated|synchroni[sz]ed|progressive) (?:signals|lights|traffic lights|signal timing|timing)\b"
+              r"|\bgreen wave (?:at|for|of) (?:a |an )?(?:design |progression )?(?:speed (?:of )?)?<q\d+:speed>")
+RANDOM_OFFSETS = (r"\brandom (?:signal )?offsets?\b|\b(?:un|non[- ]?)coordinated (?:signals|lights|traffic lights|"
+                  r"junctions|intersections|signal timing|timing)\b|\b(?:signals|lights|traffic lights) (?:are |is )?"
+                  r"(?:not coordinated|uncoordinated|random(?:ly timed)?)\b|\beach (?:signal|light|junction) "
+                  r"(?:has |with )?(?:its own|a random|a different) (?:offset|timing)\b")
+# the channel model (spec v2x.channel.model)
+TR37885_HIGHWAY = (r"\b(?:3gpp|tr ?37\.?885|37\.885)\b[^.;]{0,40}\b(?:highway|freeway|motorway)\b"
+                   r"|\b(?:highway|freeway|motorway) (?:3gpp|tr ?37\.?885) (?:channel|model|path ?loss)")
+TR37885_URBAN = (r"\b(?:3gpp|tr ?37\.?885|37\.885)\b[^.;]{0,40}\b(?:urban|city|street|grid)\b"
+                 r"|\b(?:urban|city) (?:3gpp|tr ?37\.?885) (?:channel|model|path ?loss)")
+TR37885 = r"\b3gpp (?:v2v )?(?:channel|path ?loss|propagation)(?: model)?\b|\btr ?37\.?885\b|\b37\.885\b"
 
 # ── V2X ────────────────────────────────────────────────────────────────────
 NO_RSU = r"\bno rsus?\b|without (an? |any )?(rsus?|roadside units?)|\bno roadside units?"

@@ -13,7 +13,7 @@ def test_the_builtin_operators_name_their_kinds() -> None:
     kinds = {o.name: o.tolerance for o in FAULT_OPERATORS.values() if o.tolerance}
     assert kinds == {"drop": "burst", "delay": "latency", "timestamp_offset": "age",
                      "spat_countdown_offset": "countdown", "bsm_position_offset": "position",
-                     "bsm_speed_offset": "speed"}
+                     "bsm_speed_offset": "speed", "replay": "latency"}
 
 
 @pytest.mark.parametrize(("kind", "app", "stream", "expected"), [

@@ -298,3 +298,19 @@ def test_same_spec_same_witness() -> None:
     b = Shrinker(_predicate(admits, Counter())).run(spec)
     assert a.spec.model_dump_json() == b.spec.model_dump_json() and a.calls == b.calls
     assert a.certificate == b.certificate
+
+
+def test_a_replay_is_weakened_by_a_shorter_lag_and_a_shorter_window() -> None:
+    """The replay's catalogue entry gives its knob (the lag, in s): the generic passes halve it and shorten its
+    window, and the shrink stops at the shortest lag and window that still admit."""
+    base = reference_spec(Application.RLVW).model_dump(mode="json")
+    base["faults"] = [{"name": "replay_spat", "operator": "replay", "stream": "SPAT", "magnitude": 8.0,
+                       "duration_s": 12.0}]
+    spec = parse_spec(base)
+    passes = {w.pass_name: w.spec for w in single_weakenings(spec)}
+    assert passes["halve_magnitude"].faults[0].magnitude == 4.0
+    assert window_length_s(passes["shorten_window"], passes["shorten_window"].faults[0]) < 12.0
+    assert spec_order(passes["halve_magnitude"]) < spec_order(spec)
+    result = Shrinker(_predicate(_oracle({"replay_spat": (1.5, 3.0)}), Counter())).run(spec)
+    (f,) = result.spec.faults
+    assert result.complete and 1.5 <= (f.magnitude or 0.0) < 3.0 and 3.0 <= window_length_s(result.spec, f) < 6.0

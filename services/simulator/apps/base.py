@@ -10,6 +10,11 @@ durations) and its previous decision (for latching). Both rollouts call the same
 Staleness: information older than the application's freshness budget
 (``lastv2x.core.catalogue``; MAP: 10 periods) is treated as absent. Absent information
 falls back to the nominal controller; each application documents its fallback.
+
+Plausibility (freshness), an option of the build under test (``AppContext.plausible_age_s``, off by
+default): information whose generation timestamp is older than the bound is not trusted, as if absent
+(a replayed or back-dated message carries its old timestamp). A signal application that holds such a
+SPaT at its decision epoch stops (``signal``): tampering seen is not silence.
 """
 
 from __future__ import annotations
@@ -72,12 +77,19 @@ class AppContext:
     # the signalized crossings of the whole route, (stop bar arc length, group, junction) in route
     # order (``route_crossings``); empty: unknown (the "junctions known ahead" count is then None)
     crossings: tuple[tuple[float, str, str], ...] = ()
+    # the plausibility option (freshness): information whose generation timestamp, as its message carries it,
+    # is older than this is not trusted (a replayed or back-dated message); None: off, the applications as they
+    # always were (only the freshness budget). Set by the build under test (``contract.ReferenceApp``), not by
+    # the scenario: its absence is what a campaign reveals
+    plausible_age_s: float | None = None
     _s: np.ndarray = field(init=False, repr=False)
 
     _xs: list[float] = field(init=False, repr=False)
     _ys: list[float] = field(init=False, repr=False)
     _sl: list[float] = field(init=False, repr=False)
     freshness_budget_s: float = field(init=False, repr=False, compare=False)  # the catalogue's, per application
+    # the age up to which information is used: the budget, or the plausibility bound when that is smaller
+    trusted_age_s: float = field(init=False, repr=False, compare=False)
     _segs: list[tuple[float, ...]] = field(init=False, repr=False, compare=False)  # locate()'s per-segment terms
 
     def __post_init__(self) -> None:
@@ -89,6 +101,8 @@ class AppContext:
         put(self, "_ys", p[:, 1].tolist())
         put(self, "_sl", self._s.tolist())
         put(self, "freshness_budget_s", APPLICATIONS[self.application].freshness_budget_s)
+        put(self, "trusted_age_s", self.freshness_budget_s if self.plausible_age_s is None
+            else min(self.freshness_budget_s, self.plausible_age_s))
         xs, ys, sl = self._xs, self._ys, self._sl
         segs = []
         for i in range(len(sl) - 1):
@@ -140,6 +154,16 @@ class AppContext:
                 known.add(junction)
         return len(known)
 
+    def implausible_signal(self, info: EgoInformation) -> BelievedSignal | None:
+        """With the plausibility option on (``plausible_age_s``): the believed signal of the ego's group when the
+        ego holds one whose generation time is older than the bound (a replayed or back-dated SPaT, or one the
+        radio lost for that long); None when the option is off, no signal is held, or it is young enough."""
+        bound = self.plausible_age_s
+        if bound is None or info.ego_group_id is None:
+            return None
+        sig = info.signals.get(info.ego_group_id)
+        return sig if sig is not None and sig.phase >= 0 and sig.aoi_s > bound else None
+
     @property
     def route_length_m(self) -> float:
         return float(self._s[-1])
@@ -186,9 +210,10 @@ def fresh_signal(info: EgoInformation, ctx: AppContext) -> BelievedSignal | None
     if info.ego_group_id is None or info.map_aoi_s > MAP_BUDGET_S:
         return None
     sig = info.signals.get(info.ego_group_id)
-    if sig is None or not sig.valid or sig.aoi_s > ctx.freshness_budget_s or sig.phase < 0:
+    if sig is None or not sig.valid or sig.aoi_s > ctx.trusted_age_s or sig.phase < 0:
         return None
     return sig
+
 
 
 def route_crossings(crossings: Iterable[Any]) -> tuple[tuple[float, str, str], ...]:
@@ -199,7 +224,7 @@ def route_crossings(crossings: Iterable[Any]) -> tuple[tuple[float, str, str], .
 
 
 def fresh_tracks(info: EgoInformation, ctx: AppContext) -> list[Track]:
-    budget = ctx.freshness_budget_s
+    budget = ctx.trusted_age_s
     return [t for t in info.tracks.values() if t.valid and t.aoi_s <= budget]
 
 

@@ -97,7 +97,7 @@ def _proceed(app: Application, ego: EgoState, prev: Decision | None, reason: str
 
 def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
     app = Application.FCW
-    budget = ctx.freshness_budget_s
+    budget = ctx.trusted_age_s  # the budget, or the plausibility bound
     eh = ego.heading_rad
     ch, sh = math.cos(eh), math.sin(eh)
     fresh = 0
@@ -131,7 +131,7 @@ def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | N
 
 def eebl(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
     app = Application.EEBL
-    budget = ctx.freshness_budget_s
+    budget = ctx.trusted_age_s  # the budget, or the plausibility bound
     pts: list[tuple[float, float]] = []
     aoi: list[float] = []
     for e in info.eebl_events:

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -47,6 +48,8 @@ from services.simulator.apps.base import Action, AppContext, DecideFn, Decision,
 from services.simulator.info import EgoInformation
 from services.simulator.v2x.wire import RawMessage
 
+REFERENCE_TARGET = "reference"  # how the reference build is plugged in (``plugin.resolve_app``)
+FRESHNESS_OPTION = "freshness"  # its plausibility option: "reference:freshness=0.3" (s)
 CONTRACT_VERSION = "1"  # lastv2x.v1.ApplicationUnderTestService; Describe must answer the same
 MAX_BRAKE_MPS2 = 15.0  # a BRAKE beyond this deceleration is outside the contract (1.5 g)
 INPUT_BELIEF = "belief"  # StepRow.info: the V2X stack's reconstruction (the default)
@@ -184,22 +187,46 @@ class DecideFnApp:
             self._sessions.pop(sid, None)
 
 
+def _with_plausibility(decide: DecideFn, bound_s: float) -> DecideFn:
+    """``decide`` on a context with the plausibility option on (``AppContext.plausible_age_s = bound_s``): the
+    context paired execution hands in gets its checked twin once (kept beside it, by identity)."""
+    twins: weakref.WeakKeyDictionary[AppContext, AppContext] = weakref.WeakKeyDictionary()
+
+    def checked(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
+        twin = twins.get(ctx)
+        if twin is None:
+            twin = twins[ctx] = ctx if ctx.plausible_age_s == bound_s else replace(ctx, plausible_age_s=bound_s)
+        return decide(info, ego, twin, prev)
+
+    return checked
+
+
 class ReferenceApp(DecideFnApp):
     """The six built-in applications (``services.simulator.apps.APPS``): the reference
-    implementations of the contract; the golden outcome hashes pin their decisions."""
+    implementations of the contract; the golden outcome hashes pin their decisions.
 
-    def __init__(self) -> None:
-        super().__init__(AppBuild("lastv2x-reference", CONTRACT_VERSION, "", "reference"),
-                         {a: APPS[a].decide for a in APPS})
+    ``plausible_age_s``: the plausibility option (freshness; ``AppContext.plausible_age_s``): a build that
+    does not trust information older than this by its own timestamps; None (the default) is the reference
+    apps as they always were. Plugged in as ``reference:freshness=<s>`` (``plugin.resolve_app``)."""
+
+    def __init__(self, plausible_age_s: float | None = None) -> None:
+        decide = {a: APPS[a].decide for a in APPS}
+        name, target = "lastv2x-reference", "reference"
+        if plausible_age_s is not None:
+            decide = {a: _with_plausibility(fn, plausible_age_s) for a, fn in decide.items()}
+            target = f"{REFERENCE_TARGET}:{FRESHNESS_OPTION}={plausible_age_s:g}"
+            name += f"+freshness-{plausible_age_s:g}s"
+        super().__init__(AppBuild(name, CONTRACT_VERSION, "", target), decide)
+        self.plausible_age_s = plausible_age_s
 
     @property
     def build(self) -> AppBuild:
         if not self._build.digest:  # the digest of the apps' source, read on first use
-            self._build = AppBuild(self._build.name, self._build.version, _reference_digest(), "reference")
+            self._build = AppBuild(self._build.name, self._build.version, _reference_digest(), self._build.target)
         return self._build
 
 
 REFERENCE = ReferenceApp()  # stateless between runs but for its open sessions (ids are unique per run)
 
-__all__ = ["CONTRACT_VERSION", "INPUT_BELIEF", "INPUT_RAW", "MAX_BRAKE_MPS2", "RawMessage", "input_mode", "REFERENCE", "AppBuild", "AppFault",
+__all__ = ["CONTRACT_VERSION", "FRESHNESS_OPTION", "REFERENCE_TARGET", "INPUT_BELIEF", "INPUT_RAW", "MAX_BRAKE_MPS2", "RawMessage", "input_mode", "REFERENCE", "AppBuild", "AppFault",
            "ApplicationUnderTest", "DecideFnApp", "ReferenceApp", "StepRow", "decision_problem"]

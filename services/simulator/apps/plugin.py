@@ -1,6 +1,8 @@
 """Which application is under test: one string, three ways to plug in.
 
 * ``""`` or ``"reference"`` — the six built-in reference applications (:data:`REFERENCE`);
+  ``"reference:freshness=0.3"`` — the same with their plausibility option on (information older than
+  0.3 s by its own timestamps is not trusted: a replayed message is caught; ``ReferenceApp``);
 * ``"grpc://host:port"`` — a server of ``lastv2x.v1.ApplicationUnderTestService``, any language
   (:class:`services.simulator.apps.remote.RemoteApp`; ``Describe`` is called here, so an
   address that does not answer or speaks another contract version fails before any run);
@@ -16,6 +18,7 @@ Bad input raises :class:`~lastv2x.core.errors.InvalidArgument` naming ``field`` 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from importlib import metadata
@@ -23,9 +26,16 @@ from typing import Any
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from services.simulator.apps.access import AppAccess
-from services.simulator.apps.contract import REFERENCE, ApplicationUnderTest
+from services.simulator.apps.contract import (
+    FRESHNESS_OPTION,
+    REFERENCE,
+    REFERENCE_TARGET,
+    ApplicationUnderTest,
+    ReferenceApp,
+)
 
 ENTRY_POINT_GROUP = "lastv2x.apps"
+MAX_FRESHNESS_BOUND_S = 60.0  # the reference build's plausibility bound: an age up to a minute
 _GRPC = re.compile(r"^grpcs?://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 EntryPoints = Callable[[], Iterable[Any]]  # () -> entry points of the group (tests pass their own)
@@ -39,6 +49,25 @@ def entry_point_names(entry_points: EntryPoints = _group_entry_points) -> list[s
     return sorted({ep.name for ep in entry_points()})
 
 
+def _reference_with_options(spec: str, field: str) -> ApplicationUnderTest:
+    """``reference:freshness=<s>``: the reference build with its plausibility option on (information older than
+    ``<s>`` seconds by its own timestamps is not trusted; ``contract.ReferenceApp``)."""
+    option, _, value = spec[len(REFERENCE_TARGET) + 1:].partition("=")
+    if option.strip() != FRESHNESS_OPTION:
+        raise InvalidArgument(FieldViolation(field, f"the reference build has no option {option.strip()!r}",
+                                             f"{REFERENCE_TARGET}:{FRESHNESS_OPTION}=<seconds>, e.g. "
+                                             f"{REFERENCE_TARGET}:{FRESHNESS_OPTION}=0.3"))
+    try:
+        bound = float(value)
+    except ValueError:
+        bound = math.nan
+    if not (math.isfinite(bound) and 0.0 < bound <= MAX_FRESHNESS_BOUND_S):
+        raise InvalidArgument(FieldViolation(field, f"{FRESHNESS_OPTION}={value.strip()!r} is not an age in "
+                                                    f"(0, {MAX_FRESHNESS_BOUND_S:g}] s",
+                                             f"e.g. {REFERENCE_TARGET}:{FRESHNESS_OPTION}=0.3"))
+    return ReferenceApp(bound)
+
+
 def resolve_app(spec: str | None, *, step_timeout_s: float = 1.0, connect_timeout_s: float = 5.0,
                 field: str = "app", entry_points: EntryPoints = _group_entry_points,
                 access: AppAccess | None = None) -> ApplicationUnderTest:
@@ -47,8 +76,10 @@ def resolve_app(spec: str | None, *, step_timeout_s: float = 1.0, connect_timeou
     (``services.simulator.apps.access``)."""
     access = access or AppAccess()
     spec = (spec or "").strip()
-    if spec in ("", "reference"):
+    if spec in ("", REFERENCE_TARGET):
         return REFERENCE
+    if spec.startswith(REFERENCE_TARGET + ":"):
+        return _reference_with_options(spec, field)
     if spec.startswith(("grpc://", "grpcs://")):  # grpcs://: TLS with the app's own credentials (access)
         if not _GRPC.match(spec) or not 0 < int(spec.rsplit(":", 1)[1]) < 65536:
             raise InvalidArgument(FieldViolation(field, f"{spec!r} is not grpc://host:port or grpcs://host:port",

@@ -13,7 +13,7 @@ stop).
 Fallback (no fresh SPaT for the associated group at the epoch, or no association): the
 driver proceeds on the nominal controller; that is the *silent* failure class (the
 application cannot warn about what it does not know). The decision records
-``info_valid = False``.
+``info_valid = False`` (plausibility option: ``apps.base``, a SPaT older than its bound stops).
 
 GLOSA before the epoch advises the speed in ``[GLOSA_MIN_SPEED_MPS, v_desired]`` that
 reaches the stop bar ``GLOSA_MARGIN_S`` after the believed next green onset (red: the
@@ -90,7 +90,13 @@ def _signal_decide(app: Application, info: EgoInformation, ego: EgoState, ctx: A
             return _latched(app, info, ego, ctx, prev)
         # that bar is behind the ego: the next junction is decided afresh
     if ego.stop_bar_distance_m <= stopping_distance_m(ego.speed_mps):
-        return replace(_epoch_rule(app, info, ego, ctx), known_ahead=ctx.junctions_known_ahead(info, ego))
+        dec = _epoch_rule(app, info, ego, ctx)
+        if not dec.info_valid and ctx.plausible_age_s is not None:
+            old = ctx.implausible_signal(info)
+            if old is not None:  # the plausibility option: a SPaT older than its bound is a warning to stop
+                dec = replace(dec, action=Action.STOP, reason="SPaT older than the plausibility bound: stop",
+                              aoi_s=old.aoi_s)
+        return replace(dec, known_ahead=ctx.junctions_known_ahead(info, ego))
     return None
 
 

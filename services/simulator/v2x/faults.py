@@ -31,13 +31,16 @@ amber->green, red->green), ``spat_countdown_offset`` (shift min/max end time),
 ``bsm_position_offset`` (``magnitude`` m backwards along the heading; negative: forwards),
 ``bsm_speed_offset`` (+``magnitude`` m/s, floored at 0), ``map_misassociation`` (the
 ego's lanes point at ``target_group``, default the cross group) and
-``suppress_sender`` (the sender transmits nothing). SPaT and phase-corrupt /
+``suppress_sender`` (the sender transmits nothing) and ``replay`` (in place of each
+message, the one its sender sent ``magnitude`` s earlier, content and original
+timestamp kept: stale by its own stamps; freeze re-stamps). SPaT and phase-corrupt /
 countdown operators act on ``target_group`` when it is set, else on every group.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -484,34 +487,109 @@ class _Freeze:
             step.batch = b.replace(**changes)
             return int(np.count_nonzero(ok))
         # whole payload: replace every selected message by the captured rows, fresh stamps
-        midx = _message_index(b)
-        sel_msgs = np.unique(midx[idx])
-        pieces: list[RecordBatch] = []
-        keeps: list[BoolArray] = []
-        delays: list[FloatArray] = []
-        prev = 0
-        for m in sel_msgs.tolist():
-            rows_m = np.nonzero(midx == m)[0]
-            lo, hi = int(rows_m[0]), int(rows_m[-1]) + 1
-            if lo > prev:
-                pieces.append(b.take(slice(prev, lo)))
-                keeps.append(step.keep[prev:lo])
-                delays.append(step.extra_delay_s[prev:lo])
+        sel_msgs = np.unique(_message_index(b)[idx])
+        return _splice_messages(step, {m: cap for m in sel_msgs.tolist()}, _FRESH)
+
+
+def _splice_messages(step: StepBatch, replacement: dict[int, RecordBatch | None], fresh: tuple[str, ...]) -> int:
+    """Put ``replacement[m]`` in place of the rows of message ``m`` (its number, ``_message_index``), the
+    columns ``fresh`` taken from the message it replaces (the transmission: sender, message id, ...), every
+    other column the replacement's; ``None``: the message is not sent (its rows stay, not kept). The one home
+    of freeze's and replay's whole-message substitution (a replacement may have another number of rows: SPaT,
+    MAP). Returns the number of messages replaced or withheld."""
+    b = step.batch
+    midx = _message_index(b)
+    pieces: list[RecordBatch] = []
+    keeps: list[BoolArray] = []
+    delays: list[FloatArray] = []
+    prev = 0
+    for m in sorted(replacement):
+        rows_m = np.nonzero(midx == m)[0]
+        lo, hi = int(rows_m[0]), int(rows_m[-1]) + 1
+        if lo > prev:
+            pieces.append(b.take(slice(prev, lo)))
+            keeps.append(step.keep[prev:lo])
+            delays.append(step.extra_delay_s[prev:lo])
+        cap = replacement[m]
+        if cap is None:  # nothing to put there: the message is withheld
+            pieces.append(b.take(slice(lo, hi)))
+            keeps.append(np.zeros(hi - lo, dtype=bool))
+            delays.append(step.extra_delay_s[lo:hi])
+        else:
             n = len(cap)
-            fresh = {name: np.full(n, getattr(b, name)[lo]) for name in _FRESH if hasattr(b, name)}  # EEBL: no msg_count
-            piece = cap.replace(**fresh)
-            pieces.append(piece)
+            values = {name: np.full(n, getattr(b, name)[lo]) for name in fresh if hasattr(b, name)}  # EEBL: no msg_count
+            pieces.append(cap.replace(**values))
             keeps.append(np.full(n, bool(step.keep[lo:hi].all())))
             delays.append(np.full(n, float(step.extra_delay_s[lo:hi].max())))
-            prev = hi
-        if prev < len(b):
-            pieces.append(b.take(slice(prev, len(b))))
-            keeps.append(step.keep[prev:])
-            delays.append(step.extra_delay_s[prev:])
-        step.batch = type(b).concat(pieces) if pieces else type(b).empty()
-        step.keep = np.concatenate(keeps) if keeps else np.zeros(0, bool)
-        step.extra_delay_s = np.concatenate(delays) if delays else np.zeros(0)
-        return int(sel_msgs.size)
+        prev = hi
+    if prev < len(b):
+        pieces.append(b.take(slice(prev, len(b))))
+        keeps.append(step.keep[prev:])
+        delays.append(step.extra_delay_s[prev:])
+    step.batch = type(b).concat(pieces) if pieces else type(b).empty()
+    step.keep = np.concatenate(keeps) if keeps else np.zeros(0, bool)
+    step.extra_delay_s = np.concatenate(delays) if delays else np.zeros(0)
+    return len(replacement)
+
+
+# what a replayed message takes from the transmission it replaces: only the radio's (who sends it, the
+# message id the channel's draws are keyed by, when it leaves); content, msg_count and timestamp are the old ones
+_REPLAY_FRESH = ("sender", "msg_id", "tx_time_s")
+_SAME_INSTANT_S = 1e-6  # generation times this close are one instant (step times are sums of dt)
+
+
+class ReplayHistory:
+    """Each sender's messages of one stream as it sent them (before any fault), long enough back for a replay
+    ``lag_s`` earlier: per sender, in generation order, pruned to the newest message at least ``lag_s`` old
+    and those after it. Keyed by the sender, never by a row's place in a batch."""
+
+    def __init__(self, lag_s: float):
+        self.lag_s = lag_s
+        self._sent: dict[int, deque[tuple[float, RecordBatch]]] = {}
+
+    def record(self, batch: RecordBatch, rows: BoolArray, t_s: float) -> None:
+        """Keep the messages of the ``rows`` senders sent at ``t_s``; forget what no replay can reach again."""
+        midx = _message_index(batch)
+        starts = np.nonzero(message_starts(batch.sender, batch.msg_id) & rows)[0]
+        for i in starts.tolist():
+            rows_m = np.nonzero(midx == midx[i])[0]
+            sent = self._sent.setdefault(int(batch.sender[i]), deque())
+            sent.append((float(batch.timestamp_s[i]), batch.take(rows_m)))
+        horizon = t_s - self.lag_s + _SAME_INSTANT_S  # replays from now on ask for messages no newer than this
+        for sent in self._sent.values():
+            while len(sent) >= 2 and sent[1][0] <= horizon:
+                sent.popleft()
+
+    def at(self, sender: int, generated_by_s: float) -> RecordBatch | None:
+        """The sender's newest message generated no later than ``generated_by_s`` (None: none that old)."""
+        sent = self._sent.get(sender)
+        if not sent or sent[0][0] > generated_by_s + _SAME_INSTANT_S:
+            return None
+        best = sent[0][1]
+        for ts, msg in sent:
+            if ts > generated_by_s + _SAME_INSTANT_S:
+                break
+            best = msg
+        return best
+
+
+class _Replay:
+    """Re-sends, in place of each matching message, the one its sender sent ``magnitude`` s earlier (a captured
+    message played back): its content, message count and generation timestamp as they were, only the
+    transmission new (sender, message id, send time). A sender with nothing sent that long ago sends nothing
+    (nothing the receiver gets in the window is newer than the lag). Contrast freeze, which re-stamps."""
+
+    name = "replay"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        b = step.batch
+        history = fault.history
+        assert history is not None
+        midx = _message_index(b)
+        replacement: dict[int, RecordBatch | None] = {}
+        for i in np.nonzero(message_starts(b.sender, b.msg_id) & rows)[0].tolist():
+            replacement[int(midx[i])] = history.at(int(b.sender[i]), float(b.timestamp_s[i]) - history.lag_s)
+        return _splice_messages(step, replacement, _REPLAY_FRESH) if replacement else 0
 
 
 def _row_identity(b: RecordBatch) -> IntArray:
@@ -525,7 +603,7 @@ def _row_identity(b: RecordBatch) -> IntArray:
 
 
 for _op in (_Drop(), _Delay(), _Suppress(), _TimestampOffset(), _PhaseCorrupt(), _CountdownOffset(),
-            _PositionOffset(), _SpeedOffset(), _Misassociation(), _Freeze()):
+            _PositionOffset(), _SpeedOffset(), _Misassociation(), _Freeze(), _Replay()):
     register_operator(_op)
 
 
@@ -553,6 +631,7 @@ class ActiveFault:
     sender_names: frozenset[str] | None = None  # resolved sender ids (program); None = from the spec
     captured: dict[int, RecordBatch] = field(default_factory=dict)
     burst_used: dict[int, int] = field(default_factory=dict)
+    history: ReplayHistory | None = None  # replay: what each matching sender sent, back to the lag
     _last_before: dict[int, RecordBatch] = field(default_factory=dict)
     _sender_ok: dict[int, bool] = field(default_factory=dict)
 
@@ -577,7 +656,11 @@ class ActiveFault:
         return out
 
     def observe_tx(self, batch: RecordBatch, t_s: float) -> None:
-        """Remember each sender's last message sampled before the window opens (freeze)."""
+        """Remember each sender's last message sampled before the window opens (freeze), or what each sent
+        back to the replay's lag (replay: before and in the window, as sent)."""
+        if self.history is not None and len(batch):
+            self.history.record(batch, self.matches_sender(batch.sender), t_s)
+            return
         if self.operator.name != "freeze" or len(batch) == 0:
             return
         start = self.window.start_s
@@ -643,6 +726,8 @@ class FaultEngine:
                     ctx.ego_group_id if tg in EGO_GROUP_ALIASES else tg)
                 af.target_group_key = groups.key(name) if name else NO_KEY
             af.ego_lane_keys = np.asarray([lanes.key(x) for x in ctx.ego_lane_ids], dtype=np.int64)
+            if info.name == "replay":
+                af.history = ReplayHistory(float(f.magnitude or 0.0))
             self.faults.append(af)
         self._streams = frozenset(af.stream for af in self.faults)  # the streams some fault acts on
 

@@ -1,0 +1,63 @@
+"""The offline grammar reads corridor wording (issue 37 item 2) and the channel model (item 4): how many
+junctions the ego crosses, the whole corridor, how the signals after the first are timed, and the 3GPP TR 37.885
+channel; a bare "green wave" (GLOSA's purpose) sets no plan."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lastv2x.core.errors import InvalidArgument
+from services.llm.config import LlmConfig
+from services.llm.roles import LlmRoles
+
+ROLES = LlmRoles(config=LlmConfig())
+
+
+def _spec(text: str) -> dict:
+    return json.loads(ROLES.parse_intent(text, seed=3).spec.model_dump_json())
+
+
+@pytest.mark.parametrize(("text", "ahead", "whole"), [
+    ("Speed advice while the car drives along all five junctions of the arterial.", 4, False),
+    ("GLOSA test: the ego passes through 3 consecutive signalized intersections.", 2, False),
+    ("Let the test vehicle cover the entire corridor with speed advice on.", 0, True),
+    ("Check GLOSA at every intersection along the corridor.", 0, True),
+])
+def test_a_traversal_is_read(text: str, ahead: int, whole: bool) -> None:
+    m = _spec(text)["map"]
+    assert m.get("junctions_ahead", 0) == ahead and m.get("whole_corridor", False) is whole
+    assert m["junction_kind"] == "corridor"
+
+
+def test_a_traversal_the_catalogue_cannot_hold_is_refused_with_the_range() -> None:
+    with pytest.raises(InvalidArgument) as info:
+        _spec("GLOSA through 12 junctions in a row of the corridor.")
+    assert info.value.violations[0].field == "map.junctions_ahead" and "2 to 8" in info.value.violations[0].hint
+
+
+@pytest.mark.parametrize(("text", "coordination", "speed_mps"), [
+    ("GLOSA on the arterial where the signals are coordinated for 50 km/h; ego at 40 km/h.", "green_wave", 50 / 3.6),
+    ("Speed advice with a green wave along the corridor at 40 km/h.", "green_wave", 40 / 3.6),
+    ("GLOSA through 4 intersections whose lights have random offsets.", "random", None),
+    ("Speed advice across uncoordinated traffic lights on the arterial.", "random", None),
+    ("Green wave assistant at a signalized junction while SPaT is delayed by 1 s.", None, None),
+])
+def test_coordination_is_read_with_its_design_speed(text: str, coordination: str | None,
+                                                    speed_mps: float | None) -> None:
+    spec = _spec(text)
+    signal = spec.get("signal", {})
+    assert signal.get("coordination") == coordination
+    assert signal.get("progression_speed_mps") == (pytest.approx(speed_mps) if speed_mps else None)
+    if speed_mps:  # the design speed is not the ego's
+        assert spec["ego"]["speed_mps"] != pytest.approx(speed_mps)
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("Forward collision warning on a motorway using the 3GPP TR 37.885 highway channel.", "tr37885_highway"),
+    ("Red-light warning downtown under the 3GPP urban channel model.", "tr37885_urban"),
+    ("Red-light warning with a 100 m radio range.", None),
+])
+def test_the_channel_model_is_read(text: str, model: str | None) -> None:
+    assert _spec(text)["v2x"]["channel"].get("model") == model
