@@ -145,6 +145,9 @@ class StrengthKnob:
     strongest: float  # the |value| that counts as full strength (fault strength = |value| / strongest)
     integer: bool = False  # the field takes whole numbers
     clamp: bool = True  # strength capped at 1
+    # weaker = a *larger* |value| (a ghost farther away): strength = strongest / |value|; the shrinker moves it
+    # out (doubled, up to ``weakest``, the far end) instead of halving it
+    inverse: bool = False
 
 
 @dataclass(frozen=True)
@@ -406,6 +409,19 @@ for _o in (
                       "Re-send, in place of each message, the sender's message from `magnitude` seconds earlier, "
                       "content and original timestamps kept (stale, and a freshness check can tell).",
                       cue_families=("stale", "late"), tolerance="latency"),
+    # a forged vehicle: a BSM stream (10 Hz) from a sender id no vehicle or RSU of the scenario has, during the
+    # window, placed `magnitude` m ahead of the ego along its route when the window opens (negative: behind) and
+    # moving along it at `ghost_speed_mps` (unset: stopped in the lane). Farther is weaker (an inverse knob: the
+    # shrinker moves it out, to the 300 m end); strongest at 10 m. No tolerance kind: a ghost is not a degree of
+    # an error but a vehicle the receiver cannot tell from a real one (only a plausibility check can)
+    FaultOperatorInfo("ghost_sender", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,), "*", "m",
+                      (-300.0, 300.0), False,
+                      "Transmit BSMs from a vehicle that does not exist (`sender`, default 'ghost'), `magnitude` m "
+                      "ahead of the ego on its route when the window opens, at `ghost_speed_mps` (unset: stopped).",
+                      strength=(StrengthKnob("magnitude", 300.0, 10.0, inverse=True),),
+                      # "20 m behind us": a ghost behind the ego (negative)
+                      negative_words=r"\bbehind (the |our )?(ego|us|we|our (car|vehicle))\b",
+                      cue_families=("wrong",), default_magnitude=40.0),
 ):
     register_fault_operator(_o)
 

@@ -7,7 +7,8 @@ Two rules every consumer of a spec's faults shares:
   and in range when the operator takes one; a drop takes a probability or a burst
   count, not both; a phase corruption names the phase it reports; a sender
   suppression names the sender it silences; a replay re-sends whole messages at least one
-  period of its stream back. The verifier's ``operator_field`` check
+  period of its stream back; a ghost forges whole BSMs under an id no vehicle or RSU has, not
+  inside the ego. The verifier's ``operator_field`` check
   turns each problem into a finding with a repair, the simulator refuses a program
   that has one (``services.simulator.execute.validate_faults``).
 * :func:`resolve_faults` — the spec's names become the scene's ids: ``sender`` ``rsu``
@@ -102,9 +103,60 @@ def operator_field_problems(fault: Fault, spec: ScenarioSpec | None = None) -> l
                                     f"a replay lag of {fault.magnitude} s is shorter than the {fault.stream} period "
                                     f"({period:g} s): it re-sends the previous message, as a {period:g} s lag does",
                                     f"replay at least one period back ({period:g} s)", (("magnitude", period),)))
+    if fault.operator is FaultOperator.GHOST_SENDER:
+        out += _ghost_problems(fault, spec)
+    elif fault.ghost_speed_mps is not None:
+        out.append(FaultProblem(("ghost_speed_mps",), f"ghost_speed_mps is the speed of a ghost_sender's forged vehicle; "
+                                f"{op.name} has none", "unset it", (("ghost_speed_mps", None),)))
     if op.requires_sender and fault.sender is None:
         out.append(FaultProblem(("sender",), f"{op.name} needs a sender to silence", "name the sender",
                                 (("sender", default_sender(fault, spec)),)))
+    return out
+
+
+GHOST_SENDER_DEFAULT = "ghost"  # the forged vehicle's id when a ghost_sender names none
+GHOST_MIN_DISTANCE_M = 5.0  # closer than this the ghost's centre lies inside the ego (4.5 m cars)
+
+
+def ghost_id(fault: Fault) -> str:
+    """The id a ghost_sender's forged vehicle transmits as (its ``sender``, else ``ghost``)."""
+    return fault.sender or GHOST_SENDER_DEFAULT
+
+
+def scene_names(spec: ScenarioSpec) -> set[str]:
+    """The ids the spec itself gives its vehicles and RSUs (``ego``, its agents, ``rsu``); grounding adds
+    background vehicles and RSU ids that :func:`resolve_faults` checks against."""
+    return {"ego", RSU_SENDER, *(a.id for a in spec.agents)}
+
+
+def free_ghost_id(taken: Collection[str]) -> str:
+    """``ghost``, else ``ghost1``, ``ghost2``, ...: the first id none of ``taken`` has."""
+    name, k = GHOST_SENDER_DEFAULT, 0
+    while name in taken:
+        k += 1
+        name = f"{GHOST_SENDER_DEFAULT}{k}"
+    return name
+
+
+def _ghost_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProblem]:
+    """A ghost_sender forges a whole vehicle: no single field; an id no vehicle or RSU of the scenario has (a
+    forged sender that collides with a real one would be another fault, a second source of that vehicle's BSMs);
+    not inside the ego."""
+    out: list[FaultProblem] = []
+    if fault.field not in (None, "*"):
+        out.append(FaultProblem(("field",), f"ghost_sender forges whole BSMs, not the field {fault.field!r}",
+                                "forge the whole message", (("field", None),)))
+    if spec is not None and ghost_id(fault) in scene_names(spec):
+        taken = scene_names(spec) | {ghost_id(f) for f in spec.faults if f.operator is FaultOperator.GHOST_SENDER}
+        out.append(FaultProblem(("sender",), f"the ghost's sender {ghost_id(fault)!r} is a real "
+                                f"{'RSU' if ghost_id(fault) == RSU_SENDER else 'vehicle'} of the scenario: a ghost "
+                                "needs an id nobody has (to falsify a real sender's BSMs use bsm_position_offset)",
+                                "give the ghost an id of its own", (("sender", free_ghost_id(taken)),)))
+    m = fault.magnitude
+    if m is not None and math.isfinite(m) and abs(m) < GHOST_MIN_DISTANCE_M:
+        out.append(FaultProblem(("magnitude",), f"a ghost {m:g} m from the ego lies inside it (closer than "
+                                f"{GHOST_MIN_DISTANCE_M:g} m, centre to centre)", "place it in front of the ego",
+                                (("magnitude", 2.0 * GHOST_MIN_DISTANCE_M),)))
     return out
 
 
@@ -138,6 +190,14 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
         if f.sender == RSU_SENDER:
             sender_ids = rsus
             sender_id = rsus[0] if rsus else None
+        elif f.operator is FaultOperator.GHOST_SENDER:
+            ghost = ghost_id(f)
+            if ghost in vehicle_ids or ghost in rsus:
+                raise InvalidArgument(FieldViolation(
+                    f"faults[{i}].sender", f"the ghost's sender {ghost!r} is a real vehicle or RSU of the scene",
+                    f"an id no vehicle or RSU has, e.g. "
+                    f"{free_ghost_id(set(vehicle_ids) | set(rsus) | {RSU_SENDER})!r}"))
+            sender_id, sender_ids = ghost, (ghost,)
         elif f.sender is not None:
             if f.sender not in vehicle_ids and f.sender not in rsus:
                 raise InvalidArgument(FieldViolation(
@@ -157,4 +217,5 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
     return tuple(out)
 
 
-__all__ = ["RSU_SENDER", "FaultProblem", "default_sender", "operator_field_problems", "resolve_faults"]
+__all__ = ["GHOST_MIN_DISTANCE_M", "GHOST_SENDER_DEFAULT", "RSU_SENDER", "FaultProblem", "default_sender", "free_ghost_id",
+           "ghost_id", "operator_field_problems", "resolve_faults", "scene_names"]

@@ -32,6 +32,7 @@ from lastv2x.core.spec import (
     Behaviour,
     DriverProfile,
     Fault,
+    FaultOperator,
     Maneuver,
     ScenarioSpec,
     SignalPlan,
@@ -278,6 +279,11 @@ class ScenarioProgram(_Model):
                     raise ValueError(f"{v.id}: unknown signal group {c.signal_group_id!r}")
         senders = set(ids) | {r.id for r in self.rsus}
         for i, f in enumerate(self.faults):
+            if f.fault.operator is FaultOperator.GHOST_SENDER:  # a forged vehicle: an id nobody of the scene has
+                for s in (f.sender_id, *f.sender_ids):
+                    if s is not None and s in senders:
+                        raise ValueError(f"faults[{i}]: the ghost's sender {s!r} is a real vehicle or RSU")
+                continue
             for s in (f.sender_id, *f.sender_ids):
                 if s is not None and s not in senders:
                     raise ValueError(f"faults[{i}]: unknown sender {s!r}")

@@ -75,6 +75,7 @@ class FaultOperator(StrEnum):
     MAP_MISASSOCIATION = "map_misassociation"
     SUPPRESS_SENDER = "suppress_sender"
     REPLAY = "replay"
+    GHOST_SENDER = "ghost_sender"
 
     @classmethod
     def _missing_(cls, value: object) -> FaultOperator | None:
@@ -213,6 +214,14 @@ class Backhaul(_Model):
     links: tuple[BackhaulLink, ...] = Field((), max_length=64, description="RSU pairs joined; empty = every pair")
 
 
+class RsuSite(StrEnum):
+    """Which corner of a junction its RSU stands on, seen from the ego's approach to that junction."""
+
+    BEST_VIEW = "best_view"  # the corner whose antenna sees most approaches (ties: seeded)
+    NEAR_SIDE = "near_side"  # a corner before the stop line
+    FAR_SIDE = "far_side"  # a corner across the junction
+
+
 class V2X(_Model):
     penetration: float = Field(1.0, ge=0.0, le=1.0, description="share of background vehicles equipped")
     rsu_placement: RsuPlacement = RsuPlacement.JUNCTION
@@ -222,6 +231,12 @@ class V2X(_Model):
     # left out of the JSON when unset: specs keep their bytes
     backhaul: Backhaul | None = Field(None, exclude_if=lambda v: v is None,
                                       description="RSUs share SPaT over a wired backhaul; null = none")
+    rsu_site: RsuSite = Field(RsuSite.BEST_VIEW, exclude_if=lambda v: v is RsuSite.BEST_VIEW,
+                              description="which corner of each junction its RSU stands on, seen from the ego's "
+                                          "approach: best_view (the corner that sees most approaches), near_side "
+                                          "(before the stop line), far_side (across the junction)")
+    rsu_height_m: float | None = Field(None, ge=2.0, le=20.0, exclude_if=lambda v: v is None,
+                                       description="antenna height of every RSU, m; null = the map's site height")
 
 
 class Coordination(StrEnum):
@@ -289,6 +304,11 @@ class Fault(_Model):
     target_phase: Phase | None = None
     target_group: str | None = Field(None, max_length=32)
     provenance: str = Field("spec", max_length=128, description="where the magnitude came from")
+    # ghost_sender: the forged vehicle's speed along the ego route (0 = stopped in the lane); left out of the JSON
+    # when unset, so specs without a ghost keep their bytes
+    ghost_speed_mps: float | None = Field(
+        None, ge=0.0, le=40.0, allow_inf_nan=False, exclude_if=lambda v: v is None,
+        description="ghost_sender: the forged vehicle's speed along the ego route, m/s, [0, 40]; null = 0 (stopped)")
 
 
 class Bounds(_Model):

@@ -52,6 +52,7 @@ from lastv2x.core.spec import (
     AnchorEvent,
     AnchorKind,
     BehaviourKind,
+    FaultOperator,
     RsuPlacement,
     ScenarioSpec,
 )
@@ -110,7 +111,7 @@ def _consistency(ctx: _Ctx) -> Iterator[Finding]:
             yield Finding("consistency", Severity.ERROR, f"fault name {fault.name!r} is not unique",
                           (_f(i, "name"),), Repair("rename the fault", ((_f(i, "name"), f"{fault.name}_{i}"),)))
         sender = fault.sender
-        if sender is None:
+        if sender is None or fault.operator is FaultOperator.GHOST_SENDER:  # a ghost's id is nobody's (operator_field)
             continue
         kind = STREAMS[fault.stream].sender
         if sender == "rsu":

@@ -238,6 +238,37 @@ def _safe_side(ctx: _Ctx, i: int) -> Iterator[Finding]:
                       (_f(i, "magnitude"),), Repair("report it ahead of where it is", ((_f(i, "magnitude"), -mag),)))
 
 
+def _ghost_visibility(ctx: _Ctx, i: int) -> Iterator[Finding]:
+    """A ghost (``ghost_sender``) the application cannot see changes nothing (ERROR, with the repair that puts it
+    where it is seen). The ghost sits ``magnitude`` m ahead of the ego on the ego's route when its window opens
+    (negative: behind) and moves along it at ``ghost_speed_mps``.
+
+    * FCW (ahead only): a ghost behind the ego is never a lead; one moving away at least as fast as the ego is
+      never closed on (TTC infinite).
+    * IMA / LTA: they yield to a track heading for the conflict point; a ghost on the ego's own route is one
+      only while it moves toward that point (a stopped one is predicted there never)."""
+    spec, fault = ctx.spec, ctx.spec.faults[i]
+    mag = float(fault.magnitude or 0.0)
+    v = float(fault.ghost_speed_mps or 0.0)
+    app = ctx.app.name
+    if ctx.app.ahead_only and mag < 0.0:
+        yield Finding("semantic_corruption", Severity.ERROR,
+                      f"a ghost {-mag:g} m behind the ego is never ahead of it: {app.value} only looks ahead",
+                      (_f(i, "magnitude"),), Repair("place the ghost ahead of the ego", ((_f(i, "magnitude"), -mag),)))
+    elif app is cat.Application.FCW and v >= spec.ego.speed_mps > 0.0:
+        yield Finding("semantic_corruption", Severity.ERROR,
+                      f"a ghost moving at {v:g} m/s, no slower than the ego ({spec.ego.speed_mps:g} m/s), is never "
+                      "closed on: its time to collision stays infinite",
+                      (_f(i, "ghost_speed_mps"),), Repair("stop the ghost in the lane", ((_f(i, "ghost_speed_mps"), None),)))
+    elif app in (cat.Application.IMA, cat.Application.LTA) and v <= 0.0:
+        yield Finding("semantic_corruption", Severity.ERROR,
+                      f"a stopped ghost on the ego's route is never predicted at the conflict point: {app.value} "
+                      "yields only to a track heading there",
+                      (_f(i, "ghost_speed_mps"),),
+                      Repair("move the ghost toward the conflict point at the ego's speed",
+                             ((_f(i, "ghost_speed_mps"), float(spec.ego.speed_mps)),)))
+
+
 def _semantic_corruption(ctx: _Ctx) -> Iterator[Finding]:
     spec = ctx.spec
     for i, fault in enumerate(spec.faults):
@@ -287,6 +318,8 @@ def _semantic_corruption(ctx: _Ctx) -> Iterator[Finding]:
                               (_f(i, "magnitude"),), Repair("use at least 2 m/s", ((_f(i, "magnitude"), -2.0),)))
             else:
                 yield from _safe_side(ctx, i)
+        elif op is FaultOperator.GHOST_SENDER and fault.magnitude is not None:
+            yield from _ghost_visibility(ctx, i)
         elif op is FaultOperator.MAP_MISASSOCIATION and not ctx.signal_app:
             yield Finding("semantic_corruption", Severity.ERROR,
                           f"{ctx.app.name} does not read the lane -> signal-group association",

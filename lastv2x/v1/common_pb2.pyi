@@ -72,6 +72,7 @@ class FaultOperator(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_OPERATOR_MAP_MISASSOCIATION: _ClassVar[FaultOperator]
     FAULT_OPERATOR_SUPPRESS_SENDER: _ClassVar[FaultOperator]
     FAULT_OPERATOR_REPLAY: _ClassVar[FaultOperator]
+    FAULT_OPERATOR_GHOST_SENDER: _ClassVar[FaultOperator]
 
 class AnchorKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -120,6 +121,13 @@ class ChannelModel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHANNEL_MODEL_LOG_DISTANCE: _ClassVar[ChannelModel]
     CHANNEL_MODEL_TR37885_HIGHWAY: _ClassVar[ChannelModel]
     CHANNEL_MODEL_TR37885_URBAN: _ClassVar[ChannelModel]
+
+class RsuSite(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RSU_SITE_UNSPECIFIED: _ClassVar[RsuSite]
+    RSU_SITE_BEST_VIEW: _ClassVar[RsuSite]
+    RSU_SITE_NEAR_SIDE: _ClassVar[RsuSite]
+    RSU_SITE_FAR_SIDE: _ClassVar[RsuSite]
 
 class Coordination(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -204,6 +212,7 @@ FAULT_OPERATOR_BSM_SPEED_OFFSET: FaultOperator
 FAULT_OPERATOR_MAP_MISASSOCIATION: FaultOperator
 FAULT_OPERATOR_SUPPRESS_SENDER: FaultOperator
 FAULT_OPERATOR_REPLAY: FaultOperator
+FAULT_OPERATOR_GHOST_SENDER: FaultOperator
 ANCHOR_KIND_UNSPECIFIED: AnchorKind
 ANCHOR_KIND_SCENARIO_TIME: AnchorKind
 ANCHOR_KIND_SIGNAL_EVENT: AnchorKind
@@ -234,6 +243,10 @@ CHANNEL_MODEL_UNSPECIFIED: ChannelModel
 CHANNEL_MODEL_LOG_DISTANCE: ChannelModel
 CHANNEL_MODEL_TR37885_HIGHWAY: ChannelModel
 CHANNEL_MODEL_TR37885_URBAN: ChannelModel
+RSU_SITE_UNSPECIFIED: RsuSite
+RSU_SITE_BEST_VIEW: RsuSite
+RSU_SITE_NEAR_SIDE: RsuSite
+RSU_SITE_FAR_SIDE: RsuSite
 COORDINATION_UNSPECIFIED: Coordination
 COORDINATION_SAME: Coordination
 COORDINATION_GREEN_WAVE: Coordination
@@ -337,20 +350,24 @@ class Channel(_message.Message):
     def __init__(self, range_m: _Optional[float] = ..., blockage_db_per_m: _Optional[float] = ..., model: _Optional[_Union[ChannelModel, str]] = ...) -> None: ...
 
 class V2X(_message.Message):
-    __slots__ = ("penetration", "rsu_placement", "spat_relay", "eebl_rebroadcast", "channel", "backhaul")
+    __slots__ = ("penetration", "rsu_placement", "spat_relay", "eebl_rebroadcast", "channel", "backhaul", "rsu_site", "rsu_height_m")
     PENETRATION_FIELD_NUMBER: _ClassVar[int]
     RSU_PLACEMENT_FIELD_NUMBER: _ClassVar[int]
     SPAT_RELAY_FIELD_NUMBER: _ClassVar[int]
     EEBL_REBROADCAST_FIELD_NUMBER: _ClassVar[int]
     CHANNEL_FIELD_NUMBER: _ClassVar[int]
     BACKHAUL_FIELD_NUMBER: _ClassVar[int]
+    RSU_SITE_FIELD_NUMBER: _ClassVar[int]
+    RSU_HEIGHT_M_FIELD_NUMBER: _ClassVar[int]
     penetration: float
     rsu_placement: RsuPlacement
     spat_relay: bool
     eebl_rebroadcast: bool
     channel: Channel
     backhaul: Backhaul
-    def __init__(self, penetration: _Optional[float] = ..., rsu_placement: _Optional[_Union[RsuPlacement, str]] = ..., spat_relay: _Optional[bool] = ..., eebl_rebroadcast: _Optional[bool] = ..., channel: _Optional[_Union[Channel, _Mapping]] = ..., backhaul: _Optional[_Union[Backhaul, _Mapping]] = ...) -> None: ...
+    rsu_site: RsuSite
+    rsu_height_m: float
+    def __init__(self, penetration: _Optional[float] = ..., rsu_placement: _Optional[_Union[RsuPlacement, str]] = ..., spat_relay: _Optional[bool] = ..., eebl_rebroadcast: _Optional[bool] = ..., channel: _Optional[_Union[Channel, _Mapping]] = ..., backhaul: _Optional[_Union[Backhaul, _Mapping]] = ..., rsu_site: _Optional[_Union[RsuSite, str]] = ..., rsu_height_m: _Optional[float] = ...) -> None: ...
 
 class Backhaul(_message.Message):
     __slots__ = ("latency_s", "loss", "links")
@@ -403,7 +420,7 @@ class Anchor(_message.Message):
     def __init__(self, kind: _Optional[_Union[AnchorKind, str]] = ..., event: _Optional[_Union[AnchorEvent, str]] = ..., group: _Optional[str] = ..., distance_m: _Optional[float] = ..., offset_s: _Optional[float] = ...) -> None: ...
 
 class Fault(_message.Message):
-    __slots__ = ("name", "operator", "stream", "field", "sender", "anchor", "duration_s", "magnitude", "probability", "burst_count", "target_phase", "target_group", "provenance")
+    __slots__ = ("name", "operator", "stream", "field", "sender", "anchor", "duration_s", "magnitude", "probability", "burst_count", "target_phase", "target_group", "provenance", "ghost_speed_mps")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OPERATOR_FIELD_NUMBER: _ClassVar[int]
     STREAM_FIELD_NUMBER: _ClassVar[int]
@@ -417,6 +434,7 @@ class Fault(_message.Message):
     TARGET_PHASE_FIELD_NUMBER: _ClassVar[int]
     TARGET_GROUP_FIELD_NUMBER: _ClassVar[int]
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
+    GHOST_SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
     name: str
     operator: FaultOperator
     stream: Stream
@@ -430,7 +448,8 @@ class Fault(_message.Message):
     target_phase: Phase
     target_group: str
     provenance: str
-    def __init__(self, name: _Optional[str] = ..., operator: _Optional[_Union[FaultOperator, str]] = ..., stream: _Optional[_Union[Stream, str]] = ..., field: _Optional[str] = ..., sender: _Optional[str] = ..., anchor: _Optional[_Union[Anchor, _Mapping]] = ..., duration_s: _Optional[float] = ..., magnitude: _Optional[float] = ..., probability: _Optional[float] = ..., burst_count: _Optional[int] = ..., target_phase: _Optional[_Union[Phase, str]] = ..., target_group: _Optional[str] = ..., provenance: _Optional[str] = ...) -> None: ...
+    ghost_speed_mps: float
+    def __init__(self, name: _Optional[str] = ..., operator: _Optional[_Union[FaultOperator, str]] = ..., stream: _Optional[_Union[Stream, str]] = ..., field: _Optional[str] = ..., sender: _Optional[str] = ..., anchor: _Optional[_Union[Anchor, _Mapping]] = ..., duration_s: _Optional[float] = ..., magnitude: _Optional[float] = ..., probability: _Optional[float] = ..., burst_count: _Optional[int] = ..., target_phase: _Optional[_Union[Phase, str]] = ..., target_group: _Optional[str] = ..., provenance: _Optional[str] = ..., ghost_speed_mps: _Optional[float] = ...) -> None: ...
 
 class ScenarioSpec(_message.Message):
     __slots__ = ("spec_version", "application", "intent", "seed", "duration_s", "map", "ego", "agents", "v2x", "signal", "faults", "variation", "perception")

@@ -42,7 +42,7 @@ from lastv2x.core.program import (
     ego_group_plan,
 )
 from lastv2x.core.rng import Substream, counter_uniform, equipage, stable_hash64, substream
-from lastv2x.core.spec import AgentRole, Coordination, Maneuver, RsuPlacement, ScenarioSpec
+from lastv2x.core.spec import AgentRole, Coordination, Maneuver, RsuPlacement, RsuSite, ScenarioSpec
 from services.grounding.catalogue import MapCatalogue
 from services.grounding.entries import (
     OPPOSITE_MIN_RAD,
@@ -50,6 +50,7 @@ from services.grounding.entries import (
     ApproachInfo,
     JunctionInfo,
     MovementInfo,
+    RsuSiteInfo,
     heading_gap_rad,
 )
 from services.grounding.extract import walk_back, walk_forward
@@ -393,9 +394,9 @@ class ProgramAssembler:
         if signalized:
             for a in spec.agents:
                 if a.role is AgentRole.CROSS:
-                    g = group_of(sel.picks[a.id].movement)
-                    if g is not None and g != ego_group:
-                        cross_group = g
+                    agent_group = group_of(sel.picks[a.id].movement)
+                    if agent_group is not None and agent_group != ego_group:
+                        cross_group = agent_group
                         break
             if cross_group is None:
                 cross_group = next((g for g in sorted(groups, key=_natural)
@@ -493,10 +494,13 @@ class ProgramAssembler:
             sites = list(info.rsu_sites)
             if not sites:
                 continue
+            heading = ego_app.heading_rad if jid == j.id else _chain_heading(rm, jid, ego_app.heading_rad)
+            sites = _sites_on(spec.v2x.rsu_site, sites, info.centre, heading, f"{j.map_name} {jid}")
             best = max(s.los_approaches for s in sites)
             pool = sorted((s for s in sites if s.los_approaches == best), key=lambda s: _natural(s.id))
             pick = pool[int(substream(spec.seed, Substream.RSU_SELECTION, k).integers(len(pool)))]
-            out.append(Rsu(id=f"rsu{k}", xy_m=(float(pick.xy[0]), float(pick.xy[1])), height_m=pick.height_m,
+            height = pick.height_m if spec.v2x.rsu_height_m is None else spec.v2x.rsu_height_m
+            out.append(Rsu(id=f"rsu{k}", xy_m=(float(pick.xy[0]), float(pick.xy[1])), height_m=height,
                            junction_id=jid))
         return tuple(out)
 
@@ -555,6 +559,22 @@ def _position(xy: np.ndarray, s: float) -> np.ndarray:
     seg = np.hypot(*np.diff(xy, axis=0).T)
     cum = np.concatenate(([0.0], np.cumsum(seg)))
     return np.array([np.interp(s, cum, xy[:, 0]), np.interp(s, cum, xy[:, 1])])
+
+
+def _sites_on(side: RsuSite, sites: Sequence[RsuSiteInfo], centre: tuple[float, float], heading_rad: float,
+              where: str) -> list[RsuSiteInfo]:
+    """The RSU sites of a junction on ``side`` seen from an ego heading ``heading_rad`` (near: behind the junction
+    centre along the heading, before the stop line; far: beyond it); every site for ``best_view``. None on that
+    side is FAILED_PRECONDITION naming the side and the junction."""
+    if side is RsuSite.BEST_VIEW:
+        return list(sites)
+    hx, hy = math.cos(heading_rad), math.sin(heading_rad)
+    sign = -1.0 if side is RsuSite.NEAR_SIDE else 1.0
+    kept = [s for s in sites if sign * ((s.xy[0] - centre[0]) * hx + (s.xy[1] - centre[1]) * hy) > 0.0]
+    if not kept:
+        raise FailedPrecondition(f"v2x.rsu_site: {where} has no RSU site on the {side.value.replace('_', ' ')}",
+                                 "v2x.rsu_site best_view")
+    return kept
 
 
 def _chain_heading(rm: RoadMap, jid: str, heading: float) -> float:

@@ -45,7 +45,11 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"|\b(arriv\w*|sent|received|delivered|comes?|shows? up) twice\b|\b(two|2|extra) copies\b", True),
     # messages that were never sent (injection): no operator adds messages
     (_NONE, r"\bfake (\w+ ){0,2}(alerts?|messages?|warnings?|events?|broadcasts?|bsms?|packets?|spats?)\b|\binject\w*"
-            r"|\bphantom\b|\bghost (vehicles?|cars?|messages?)", False),
+            r"|\bghost messages?\b", False),
+    # a forged vehicle (ghost_sender): what it is wrong about is that the sender exists
+    (_WRONG, r"\bphantom\b|\bghost (vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
+             r"|forged|spoofed|bogus|fake) (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?)\b|\b(does|do) ?n[o']?t (really )?exist"
+             r"|\b(is|are) ?n[o']?t (really )?there\b", False),
     # the corruption word binds to the nearest field: no other field noun may stand between them
     (_NONE, r"\b(heading|direction|acceleration|brake status|yaw)\b(?:(?!\b(?:position|location|coordinates|speed"
             r"|velocity|timestamp|phase|countdown|timing)\b)[^.;]){0,40}\b(flip\w*|revers\w*|invert\w*|"

@@ -237,6 +237,8 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
                                                   r"|appears?|claims?|says|broadcasts?)\b[^.;]{0,40}$",
                                                   p.t[max(0, m.start() - 60):m.start()]):
                 continue  # "its reported position 9 m behind the truck" is a position offset, not a gap
+            if p.has(lx.GHOST_VEHICLE, p.t[max(0, m.start() - 100):m.start()]):
+                continue  # "a phantom car stopped 30 m ahead" places the forged vehicle (ghost_sender), not the lead
             subj = subject(p, roles, m.start(), 60)
             role = subj.what if subj and subj.what in ("lead", "relay") else "lead"
             if role not in agents:

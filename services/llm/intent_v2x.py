@@ -55,6 +55,18 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego
     if m and p.free(m):
         channel["range_m"] = p.use(m, "v2x.channel.range_m")
         p.note(f"v2x.channel.range_m {channel['range_m']}")
+    if p.has(lx.RSU_FAR_SIDE):
+        v2x["rsu_site"] = "far_side"
+    elif p.has(lx.RSU_NEAR_SIDE):
+        v2x["rsu_site"] = "near_side"
+    if "rsu_site" in v2x:
+        p.note(f"v2x.rsu_site {v2x['rsu_site']} from the wording")
+    m = p.has(lx.RSU_HEIGHT)
+    if m:
+        group = "q" if m.group("q") is not None else "q2"
+        if p.free(m, group):
+            v2x["rsu_height_m"] = p.use(m, "v2x.rsu_height_m", group)
+            p.note(f"v2x.rsu_height_m {v2x['rsu_height_m']:g} from {m.group(0)!r}")
     if p.has(lx.TR37885_HIGHWAY):
         channel["model"] = "tr37885_highway"
     elif p.has(lx.TR37885_URBAN) or p.has(lx.TR37885):

@@ -155,7 +155,21 @@ _NOT_AFTER_VEHICLE = (r"(?! (after|before|behind|ahead of|earlier than|later tha
 # (operator, pattern, needs communication context in the sentence, priority)
 # Priority resolves several cues for one fault ("frozen, stale SPaT" is one freeze).
 SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
+# a forged vehicle (ghost_sender), also read by the scene parser: a distance that places it is not a lead gap
+
+GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?)\b|\bphantom\b"
+                 r"|\bghost (vehicles?|cars?|trucks?|senders?|bsms?|leads?|obstacles?)\b|\bsybil\b"
+                 r"|\b(non-?existent|fake|forged|fictitious|imaginary|invented|made-up|spoofed|bogus)"
+                 r" (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?|obstacles?)\b"
+                 r"|\b(vehicles?|cars?|trucks?|senders?) (that|which) (is|are|was|were) ?n[o']?t (really )?"
+                 r"(there|real)\b|\b(vehicles?|cars?|trucks?|senders?) (that|which) (does|do) ?n[o']?t "
+                 r"(really )?exist\b|\b(vehicles?|cars?|trucks?) (that )?(isn'?t|aren'?t|is not|are not) "
+                 r"(really )?(there|real)\b")
 FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
+    # a forged vehicle (ghost_sender): BSMs from a sender that does not exist; first, so that "spoofed" or "fake"
+    # next to a vehicle is not read as a content error of a real one ("fake braking alerts" names no vehicle: it
+    # stays unsupported)
+    (FaultOperator.GHOST_SENDER, GHOST_VEHICLE, False, 9),
     # a captured message played back later with its own (old) timestamps; first, so that "replays an old SPaT",
     # "re-sent 2 s later" are not read as a freeze ("keeps re-sending the same ..." / "replays the same ...": the one
     # message held, which stays freeze)
@@ -473,6 +487,17 @@ RANDOM_OFFSETS = (r"\brandom (?:signal )?offsets?\b|\b(?:un|non[- ]?)coordinated
                   r"junctions|intersections|signal timing|timing)\b|\b(?:signals|lights|traffic lights) (?:are |is )?"
                   r"(?:not coordinated|uncoordinated|random(?:ly timed)?)\b|\beach (?:signal|light|junction) "
                   r"(?:has |with )?(?:its own|a random|a different) (?:offset|timing)\b")
+# where each junction's RSU stands (spec v2x.rsu_site) and how high (v2x.rsu_height_m)
+_RSU = r"(?:rsus?|roadside units?|road-side units?|beacons?)"
+RSU_FAR_SIDE = (_RSU + r"\b[^.;]{0,50}?\b(?:on|at) the far (?:side|corner)|" + _RSU + r"\b[^.;]{0,30}?\b(?:across|beyond|"
+                r"past|after) the (?:junction|intersection|crossing)|\bfar[- ](?:side|corner) " + _RSU)
+RSU_NEAR_SIDE = (_RSU + r"\b[^.;]{0,50}?\b(?:on|at) the near (?:side|corner)|" + _RSU + r"\b[^.;]{0,30}?\bbefore the "
+                 r"(?:junction|intersection|stop (?:line|bar))|\bnear[- ](?:side|corner) " + _RSU)
+RSU_HEIGHT = (_RSU + r"\b[^.;]{0,40}?\b(?:mounted|installed|sits|placed|antenna)?[^.;]{0,12}?\b(?:at a height of|"
+              r"height of|at|on a pole of|on a mast of)\s<q(?P<q>\d+):dist> (?:high|up|tall|above (?:the )?(?:ground|road)"
+              r"|height)\b|" + _RSU + r"\b[^.;]{0,40}?\b(?:at a height of|with a height of|with an antenna height of|"
+              r"(?:mounted|installed) (?:at|on a pole of|on a mast of))\s<q(?P<q2>\d+):dist>")
+
 # the channel model (spec v2x.channel.model)
 TR37885_HIGHWAY = (r"\b(?:3gpp|tr ?37\.?885|37\.885)\b[^.;]{0,40}\b(?:highway|freeway|motorway)\b"
                    r"|\b(?:highway|freeway|motorway) (?:3gpp|tr ?37\.?885) (?:channel|model|path ?loss)")

@@ -88,6 +88,8 @@ def fault_strength(fault: Fault) -> float:
     for knob in FAULT_OPERATORS[fault.operator.value].knobs:
         value = getattr(fault, knob.field)
         if value is not None:
+            if knob.inverse:  # farther is weaker (a ghost): strongest / |value|
+                return min(1.0, knob.strongest / max(abs(value), 1e-9))
             ratio = abs(value) / knob.strongest
             return min(1.0, ratio) if knob.clamp else ratio
     return 1.0
@@ -187,9 +189,12 @@ def _remove_fault(spec: ScenarioSpec) -> Iterator[Weakening]:
 
 
 def _magnitude_field(fault: Fault) -> tuple[StrengthKnob, float, float] | None:
-    """(knob, current value, weakest legal value) of a fault's strength knob (the catalogue's)."""
+    """(knob, current value, weakest legal value) of a fault's strength knob (the catalogue's); an inverse knob
+    (farther is weaker) is not halved, bisected or refined down: :func:`_move_farther` weakens it."""
     for knob in FAULT_OPERATORS[fault.operator.value].knobs:
         value = getattr(fault, knob.field)
+        if knob.inverse:
+            return None
         if value is not None:
             return knob, float(value), math.copysign(knob.weakest, value)
     return None
@@ -217,6 +222,24 @@ def _halve_magnitude(spec: ScenarioSpec) -> Iterator[Weakening]:
         out = _set_field(spec, i, k, new)
         if out is not None:
             yield Weakening("halve_magnitude", i, f"halve faults[{i}].{k.field} ({cur:g} -> {new:g})", out)
+
+
+def _move_farther(spec: ScenarioSpec) -> Iterator[Weakening]:
+    """An inverse strength knob (a ghost's distance from the ego: farther is weaker) doubled, up to its weakest
+    value (the far end), its sign kept."""
+    for i, f in enumerate(spec.faults):
+        for k in FAULT_OPERATORS[f.operator.value].knobs:
+            value = getattr(f, k.field)
+            if not k.inverse or value is None:
+                continue
+            cur = float(value)
+            new = min(max(abs(cur) * 2.0, 1.0), k.weakest)
+            if new <= abs(cur) + 1e-9:
+                continue
+            out = _set_field(spec, i, k, math.copysign(new, cur) if cur else new)
+            if out is not None:
+                yield Weakening("move_farther", i, f"move faults[{i}] farther ({k.field} {cur:g} -> "
+                                                   f"{math.copysign(new, cur) if cur else new:g})", out)
 
 
 def _set_duration(spec: ScenarioSpec, i: int, duration_s: float) -> ScenarioSpec | None:
@@ -305,7 +328,7 @@ class ShrinkPass:
 
 
 BASIC_PASSES: tuple[tuple[str, Generator], ...] = (
-    ("remove_fault", _remove_fault), ("halve_magnitude", _halve_magnitude),
+    ("remove_fault", _remove_fault), ("halve_magnitude", _halve_magnitude), ("move_farther", _move_farther),
     ("shorten_window", _shorten_window), ("delay_start", _delay_start), ("drop_behaviour", _drop_behaviour))
 
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from lastv2x.core.catalogue import APPLICATIONS
 from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
-from lastv2x.core.faults import operator_field_problems
+from lastv2x.core.faults import RSU_SENDER, free_ghost_id, ghost_id, operator_field_problems
 from lastv2x.core.program import ScenarioProgram, backhaul_problems, program_sha256
 from lastv2x.core.settings import env_flag
-from lastv2x.core.spec import AnchorEvent, AnchorKind, ScenarioSpec
+from lastv2x.core.spec import AnchorEvent, AnchorKind, FaultOperator, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
 from services.simulator.apps.access import AppAccess
 from services.simulator.apps.contract import ApplicationUnderTest
@@ -190,6 +190,12 @@ def validate_faults(program: ScenarioProgram, errors: ErrorCollector, path: str 
             patch = ", ".join(f"{name} = {value!r}" for name, value in problem.patch)
             errors.add(f"{fpath}.{problem.fields[0]}", problem.message,
                        f"{problem.repair} ({patch})" if patch else problem.repair)
+        if f.operator is FaultOperator.GHOST_SENDER:
+            ghost = ghost_id(f)
+            real = {v.id for v in program.vehicles} | {r.id for r in program.rsus} | {RSU_SENDER}
+            if ghost in real:
+                errors.add(f"{fpath}.sender", f"the ghost's sender {ghost!r} is a real vehicle or RSU of the program",
+                           f"an id no vehicle or RSU has, e.g. {free_ghost_id(real)!r}")
         if f.anchor.kind is AnchorKind.SIGNAL_EVENT and not program.signal_groups:
             errors.add(f"{fpath}.anchor", "signal events never happen: the program has no signal groups",
                        "anchor to scenario time or an ego event")

@@ -65,7 +65,7 @@ def test_operator_facts_live_in_the_catalogue() -> None:
     assert [k.field for k in FAULT_OPERATORS["delay"].knobs] == ["magnitude"]
     assert FAULT_OPERATORS["freeze"].knobs == ()
     signed = {n for n in FAULT_OPERATORS if FAULT_OPERATORS[n].signed}
-    assert signed == {"spat_countdown_offset", "bsm_speed_offset", "bsm_position_offset"}
+    assert signed == {"spat_countdown_offset", "bsm_speed_offset", "bsm_position_offset", "ghost_sender"}
     assert signed == {n for n in FAULT_OPERATORS if FAULT_OPERATORS[n].negative_words}  # a sign needs its words
 
 

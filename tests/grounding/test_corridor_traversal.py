@@ -71,3 +71,23 @@ def test_random_offsets_are_seeded_per_junction(builtin_grounder) -> None:
     assert len(set(later)) >= 3  # each junction its own draw
     same = _ego_offsets(builtin_grounder.ground(parse_spec(_spec(map={"whole_corridor": True}))))
     assert set(same.values()) == {0.0}  # the default: one plan everywhere
+
+
+def test_each_rsu_stands_on_the_side_asked_for_at_the_height_asked_for(builtin_grounder) -> None:
+    """Along the whole corridor, each junction's near-side RSU stands short of its far-side one along the ego's
+    travel, measured from that junction's stop bar; both at the spec's antenna height; the default keeps the map's
+    site height."""
+    def ahead_of_bar(side: str) -> list[float]:
+        program = builtin_grounder.ground(parse_spec(_spec(map={"whole_corridor": True},
+                                                           v2x={"rsu_placement": "chain", "rsu_site": side,
+                                                                "rsu_height_m": 8.0})))
+        route = program.ego.route
+        sign = 1.0 if route.points_xy_m[-1][0] > route.points_xy_m[0][0] else -1.0  # the corridor runs along x
+        assert len(program.rsus) == 5 and all(r.height_m == 8.0 for r in program.rsus)
+        return [(r.xy_m[0] - c.stop_bar_xy_m[0]) * sign for r, c in zip(program.rsus, route.crossings, strict=True)]
+
+    near, far = ahead_of_bar("near_side"), ahead_of_bar("far_side")
+    assert all(n < f for n, f in zip(near, far, strict=True))
+    assert max(near) < min(far)  # every near-side site stands short of every far-side one, stop bar by stop bar
+    default = builtin_grounder.ground(parse_spec(_spec(map={"whole_corridor": True}, v2x={"rsu_placement": "chain"})))
+    assert all(r.height_m != 8.0 for r in default.rsus)

@@ -61,3 +61,14 @@ def test_coordination_is_read_with_its_design_speed(text: str, coordination: str
 ])
 def test_the_channel_model_is_read(text: str, model: str | None) -> None:
     assert _spec(text)["v2x"]["channel"].get("model") == model
+
+
+@pytest.mark.parametrize(("text", "site", "height_m"), [
+    ("Red light warning with the roadside unit on the far corner of the junction.", "far_side", None),
+    ("RLVW where the RSU stands before the stop line, mounted at a height of 8 m.", "near_side", 8.0),
+    ("GLOSA along the arterial; each RSU is mounted on a pole of 6 m high on the near side.", "near_side", 6.0),
+    ("Red-light warning with an RSU, SPaT dropped for 2 s.", None, None),
+])
+def test_where_and_how_high_the_rsu_stands_is_read(text: str, site: str | None, height_m: float | None) -> None:
+    v2x = _spec(text)["v2x"]
+    assert v2x.get("rsu_site") == site and v2x.get("rsu_height_m") == height_m

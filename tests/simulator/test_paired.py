@@ -9,7 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lastv2x.core.catalogue import Application
-from lastv2x.core.spec import Agent, Behaviour, Ego, MapQuery, ScenarioSpec, SignalPlan
+from lastv2x.core.spec import (
+    Agent,
+    Behaviour,
+    ChannelModel,
+    Ego,
+    MapQuery,
+    ScenarioSpec,
+    SignalPlan,
+)
 from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.info import (
     DecisionRecord,
@@ -76,13 +84,18 @@ def test_healthy_gt_vs_gt_is_never_admitted(seed, app, busy, offset):
     assert not out.admitted and out.md == out.gt
 
 
-def test_healthy_batch_over_many_seeds_has_no_admission():
+@pytest.mark.parametrize("model", ["log_distance", "tr37885_urban"])
+def test_healthy_batch_over_many_seeds_has_no_admission(model: str):
+    """Healthy worlds admit nothing, under the default channel and under TR 37.885's (LOS states, vehicle
+    blockage and shadowing drawn per link)."""
     programs = []
     for seed in range(24):
         app = list(Application)[seed % 6]
         spec = reference_program(app).spec.model_copy(update={"seed": seed, "map": MapQuery(busy=True)})
         if app is Application.IMA:
             spec = spec.model_copy(update={"map": MapQuery(busy=True, signalized=False)})
+        channel = spec.v2x.channel.model_copy(update={"model": ChannelModel(model)})
+        spec = spec.model_copy(update={"v2x": spec.v2x.model_copy(update={"channel": channel})})
         programs.append(program_from_spec_on_straight_roads(spec))
     outs = execute_batch(programs)
     assert len(outs) == 24 and not any(o.admitted for o in outs)

@@ -409,7 +409,7 @@ def evaluate_links(tx_xy: ArrayLike, tx_height_m: ArrayLike, rx_xy: ArrayLike,
     scalar, antenna heights above ground (m); ``buildings``: footprints + roof
     heights (None = open space). Blockage is only computed for links within range.
     ``draws`` (3, N): the links' draws under a TR 37.885 model (:func:`channel_draws`); without them
-    every link is the median LOS link (no blockage draw, no shadowing).
+    every link is the median link (LOS wherever its LOS probability is above 0; no shadowing).
     """
     params = params or ChannelParams()
     out = _budget(*_columns(tx_xy, tx_height_m, rx_xy, rx_height_m), buildings, params, draws)
@@ -444,7 +444,7 @@ def _budget(x0: FloatArray, y0: FloatArray, h0: FloatArray, x1: FloatArray, y1: 
     if not params.draws_links:
         draws = _NO_DRAWS
     elif draws is None:
-        draws = np.zeros((3, n))  # the median LOS link: u = 0 is below every LOS probability
+        draws = np.zeros((3, n))  # the median link: LOS wherever its LOS probability is above 0, no shadowing
     elif draws.shape != (3, n):
         raise ValueError(f"draws must have shape (3, {n}), got {draws.shape}")
     out = np.empty((k_channel.N_OUT, n))

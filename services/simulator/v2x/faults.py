@@ -33,7 +33,10 @@ amber->green, red->green), ``spat_countdown_offset`` (shift min/max end time),
 ego's lanes point at ``target_group``, default the cross group) and
 ``suppress_sender`` (the sender transmits nothing) and ``replay`` (in place of each
 message, the one its sender sent ``magnitude`` s earlier, content and original
-timestamp kept: stale by its own stamps; freeze re-stamps). SPaT and phase-corrupt /
+timestamp kept: stale by its own stamps; freeze re-stamps) and ``ghost_sender`` (BSMs at 10 Hz
+from a vehicle that does not exist, ``magnitude`` m ahead of the ego on its route when the window
+opens, at ``ghost_speed_mps``: :class:`GhostVehicle`, sent by the transmit step beside the real
+ones and carried by the channel from where it claims to be). SPaT and phase-corrupt /
 countdown operators act on ``target_group`` when it is set, else on every group.
 """
 
@@ -53,6 +56,8 @@ from lastv2x.core.spec import AnchorEvent, AnchorKind, Phase
 from services.simulator.info import PHASE_AMBER, PHASE_GREEN, PHASE_RED
 
 from .messages import (
+    BSM_PERIOD_S,
+    MSG_COUNT_MOD,
     NO_KEY,
     BoolArray,
     BsmBatch,
@@ -63,11 +68,13 @@ from .messages import (
     MapBatch,
     RecordBatch,
     SpatBatch,
+    due_mask,
     message_starts,
     trues,
 )
 
 RSU_SENDER_ALIAS = "rsu"
+GHOST_SENDER_DEFAULT = "ghost"  # a ghost_sender's id when the spec names none (lastv2x.core.faults)
 CROSS_GROUP_ALIAS = "cross"
 EGO_GROUP_ALIASES = ("", "ego")
 
@@ -103,6 +110,8 @@ class FaultContext:
     rsu_ids: tuple[str, ...] = ()
     #: first onset time >= 0 of (group id, onset event); None = predict online.
     signal_onset_s: Callable[[str, AnchorEvent], float] | None = None
+    #: the ego route's polyline (ghost_sender places its forged vehicle on it); None = no route known
+    ego_route_xy_m: Any = None
 
 
 @dataclass
@@ -592,6 +601,53 @@ class _Replay:
         return _splice_messages(step, replacement, _REPLAY_FRESH) if replacement else 0
 
 
+class _GhostSender:
+    """The forged vehicle's BSMs are made by :meth:`FaultEngine.ghost_bsms` (the transmit step adds them to the
+    step's BSMs, so the channel carries them from where the ghost claims to be); here they are only counted."""
+
+    name = "ghost_sender"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        return int(np.count_nonzero(message_starts(step.batch.sender, step.batch.msg_id) & rows))
+
+
+class GhostVehicle:
+    """Where a ghost_sender's forged vehicle is: on the ego's route, ``ahead_m`` ahead of the ego's centre when
+    its window opens (negative: behind), moving along the route at ``speed_mps`` (0: stopped in the lane); past
+    either end of the route it goes on along the end segment. Its BSMs have the catalogue's period and their
+    own slot phase and bus delays (the BUS_JITTER draws, keyed by the ghost's id, as any sender's)."""
+
+    def __init__(self, route_xy_m: Any, ahead_m: float, speed_mps: float, key: int, sender_hash: int):
+        pts = np.asarray(route_xy_m, dtype=np.float64).reshape(-1, 2)
+        step = np.sqrt((np.diff(pts, axis=0) ** 2).sum(axis=1))
+        pts = np.vstack([pts[:1], pts[1:][step > 1e-9]])  # no zero-length segment
+        if len(pts) < 2:
+            pts = np.vstack([pts, pts[-1:] + (1.0, 0.0)])
+        seg = np.diff(pts, axis=0)
+        length = np.sqrt((seg ** 2).sum(axis=1))
+        self._pts, self._seg, self._len = pts, seg, length
+        self._s = np.concatenate([[0.0], np.cumsum(length)])
+        self.ahead_m, self.speed_mps = float(ahead_m), float(speed_mps)
+        self.key, self.sender_hash = key, sender_hash
+        self.count = 0  # the ghost's messages so far (msg_id)
+        self.s0_m: float | None = None  # its arc length when the window opened
+        self.t0_s = 0.0
+
+    def place(self, t_s: float, ego_s_m: float) -> None:
+        if self.s0_m is None:
+            self.s0_m, self.t0_s = ego_s_m + self.ahead_m, t_s
+
+    def pose(self, t_s: float) -> tuple[float, float, float]:
+        """(x, y, heading) at ``t_s`` (after :meth:`place`)."""
+        assert self.s0_m is not None
+        s = self.s0_m + self.speed_mps * (t_s - self.t0_s)
+        j = min(max(int(np.searchsorted(self._s, s, side="right")) - 1, 0), len(self._len) - 1)
+        u = (s - self._s[j]) / self._len[j]  # < 0 before the start, > 1 past the end: along the end segment
+        dx, dy = self._seg[j]
+        x0, y0 = self._pts[j]
+        return float(x0 + u * dx), float(y0 + u * dy), math.atan2(float(dy), float(dx))
+
+
 def _row_identity(b: RecordBatch) -> IntArray:
     if isinstance(b, SpatBatch):
         return b.origin * 1_000_003 + b.group
@@ -603,7 +659,7 @@ def _row_identity(b: RecordBatch) -> IntArray:
 
 
 for _op in (_Drop(), _Delay(), _Suppress(), _TimestampOffset(), _PhaseCorrupt(), _CountdownOffset(),
-            _PositionOffset(), _SpeedOffset(), _Misassociation(), _Freeze(), _Replay()):
+            _PositionOffset(), _SpeedOffset(), _Misassociation(), _Freeze(), _Replay(), _GhostSender()):
     register_operator(_op)
 
 
@@ -632,6 +688,7 @@ class ActiveFault:
     captured: dict[int, RecordBatch] = field(default_factory=dict)
     burst_used: dict[int, int] = field(default_factory=dict)
     history: ReplayHistory | None = None  # replay: what each matching sender sent, back to the lag
+    ghost: GhostVehicle | None = None  # ghost_sender: the forged vehicle
     _last_before: dict[int, RecordBatch] = field(default_factory=dict)
     _sender_ok: dict[int, bool] = field(default_factory=dict)
 
@@ -728,8 +785,18 @@ class FaultEngine:
             af.ego_lane_keys = np.asarray([lanes.key(x) for x in ctx.ego_lane_ids], dtype=np.int64)
             if info.name == "replay":
                 af.history = ReplayHistory(float(f.magnitude or 0.0))
+            if info.name == "ghost_sender":
+                if ctx.ego_route_xy_m is None:
+                    raise ValueError(f"fault {f.name!r}: a ghost_sender needs the ego route")
+                name = next(iter(af.sender_names or ())) if af.sender_names else (f.sender or GHOST_SENDER_DEFAULT)
+                af.sender_names = frozenset({name})
+                k = senders.key(name)
+                af.ghost = GhostVehicle(ctx.ego_route_xy_m, float(f.magnitude or 0.0),
+                                        float(getattr(f, "ghost_speed_mps", None) or 0.0), k,
+                                        senders.hash_rows([k])[0])
             self.faults.append(af)
         self._streams = frozenset(af.stream for af in self.faults)  # the streams some fault acts on
+        self.ghosts = [af for af in self.faults if af.ghost is not None]  # empty: the transmit step skips them
 
     def __iter__(self) -> Iterator[ActiveFault]:
         return iter(self.faults)
@@ -758,6 +825,39 @@ class FaultEngine:
                 af.observe_tx(batch, t_s)
                 af.apply(step)
         return step
+
+    def ghost_bsms(self, t_prev_s: float | None, t_s: float, ego_s_m: float, jitter: Any) -> BsmBatch | None:
+        """The BSMs the ghosts (``ghost_sender``) whose window is open send in ``(t_prev_s, t_s]``, sampled at
+        ``t_s`` as every sender's are (None: none due). Each ghost is placed, the first step its window is open,
+        ``magnitude`` m ahead of the ego's arc length ``ego_s_m``; its slot phase and bus delays are the
+        BUS_JITTER draws of its id (``jitter``: ``messages.BusJitter``), its message ids its own count."""
+        rows: list[tuple[int, int, float, float, float, float, float]] = []
+        for af in self.ghosts:
+            g = af.ghost
+            assert g is not None
+            if not af.window.active(t_s):
+                continue
+            g.place(t_s, ego_s_m)
+            hashes = np.asarray([g.sender_hash], dtype=np.uint64)
+            phase = jitter.phase_s(hashes, Stream.BSM, BSM_PERIOD_S)
+            prev = t_s - BSM_PERIOD_S if t_prev_s is None else t_prev_s
+            if not bool(due_mask(prev, t_s, phase, BSM_PERIOD_S)[0]):
+                continue
+            msg_id = g.count
+            g.count += 1
+            delay = float(jitter.bus_delay_s(hashes, Stream.BSM, np.asarray([msg_id], np.int64))[0])
+            x, y, h = g.pose(t_s)
+            rows.append((g.key, msg_id, t_s + delay, x, y, h, g.speed_mps))
+        if not rows:
+            return None
+        n = len(rows)
+        col = list(zip(*rows, strict=True))
+        msg = np.asarray(col[1], np.int64)
+        return BsmBatch(sender=np.asarray(col[0], np.int64), msg_id=msg, msg_count=msg % MSG_COUNT_MOD,
+                        tx_time_s=np.asarray(col[2], np.float64), timestamp_s=np.full(n, t_s),
+                        x_m=np.asarray(col[3], np.float64), y_m=np.asarray(col[4], np.float64),
+                        speed_mps=np.asarray(col[6], np.float64), heading_rad=np.asarray(col[5], np.float64),
+                        accel_mps2=np.zeros(n), brake_flag=np.zeros(n, bool), event_flags=np.zeros(n, np.int64))
 
     def active(self, t_s: float) -> list[ActiveFault]:
         return [af for af in self.faults if af.window.active(t_s)]

@@ -247,7 +247,8 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         self.fault_ctx = FaultContext(
             seed=self.seed, duration_s=program.duration_s, ego_group_id=ego_group, cross_group_id=cross,
             ego_lane_ids=tuple(self.lanes.name(k) for k in self.ego_lane_keys),
-            rsu_ids=tuple(s.rsu_id for s in self.sites), signal_onset_s=onset)
+            rsu_ids=tuple(s.rsu_id for s in self.sites), signal_onset_s=onset,
+            ego_route_xy_m=np.asarray(ego.route.points_xy_m, dtype=np.float64))
         self.faults = FaultEngine(program.faults, self.fault_ctx, self.senders, self.groups, self.lanes)
         self._windows_open = _windows_open(self.faults)
         # receivers

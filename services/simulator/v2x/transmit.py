@@ -99,7 +99,10 @@ class Transmitter:
             self._quiet_until_s[BSM_STREAM] = quiet_until_s(t, phase, BSM_PERIOD_S)
         spat_due = self._due_sites(SPAT_STREAM, SPAT_PERIOD_S, t)
         map_due = self._due_sites(MAP_STREAM, MAP_PERIOD_S, t)
-        if not (vi.size or spat_due.size or map_due.size):
+        # forged vehicles (ghost_sender) due now; none without such a fault
+        ghost = self.faults.ghost_bsms(self.t_prev, t, float(snap.route_s_m[ego_i]), self.jitter) \
+            if self.faults.ghosts else None
+        if not (vi.size or spat_due.size or map_due.size) and ghost is None:
             return None  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
             vk = keys[vi]
@@ -126,6 +129,8 @@ class Transmitter:
                 eebl = EeblBatch.concat([eebl, self._relay_eebl(bsm, t)])
         else:  # no BSM this step (and so no EEBL record, own or relayed: both ride on a BSM)
             bsm, eebl = BsmBatch.empty(), EeblBatch.empty()
+        if ghost is not None:  # after the real ones (the channel carries them from where the ghost claims to be)
+            bsm = BsmBatch.concat([bsm, ghost]) if len(bsm) else ghost
         # RSUs
         spat, map_ = SpatBatch.empty(), MapBatch.empty()
         if len(self.sites):

@@ -1,0 +1,121 @@
+"""The ghost_sender operator (issue 37 item 3): BSMs from a vehicle that does not exist, where the spec puts it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lastv2x.core.catalogue import FAULT_OPERATORS, Application, FailureClass, Stream
+from lastv2x.core.errors import InvalidArgument
+from lastv2x.core.spec import parse_spec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
+from lastv2x.core.verifier import verify
+from services.simulator.execute import SimulatorLimits, run_one
+from services.simulator.reference import reference_spec
+from services.simulator.v2x.faults import GhostVehicle
+from services.simulator.v2x.stack import V2XInformationSource
+from tests.simulator.v2x.world import run
+
+
+def _fcw(**fault: object) -> dict:
+    d = reference_spec(Application.FCW).model_dump(mode="json")
+    d["agents"][0]["behaviour"] = {"kind": "none"}  # the real lead keeps its speed: only the ghost is news
+    d["faults"] = [{"name": "ghost", "operator": "ghost_sender", "stream": "BSM", "magnitude": 40.0,
+                    "anchor": {"kind": "scenario_time", "offset_s": 2.0}, "duration_s": 5.0, **fault}]
+    return d
+
+
+def test_the_catalogue_entry() -> None:
+    info = FAULT_OPERATORS["ghost_sender"]
+    assert info.failure_class is FailureClass.FRESH_BUT_WRONG and info.streams == (Stream.BSM,)
+    assert info.magnitude_unit == "m" and info.magnitude_range == (-300.0, 300.0)
+    (knob,) = info.knobs  # farther is weaker
+    assert knob.inverse and (knob.field, knob.weakest, knob.strongest) == ("magnitude", 300.0, 10.0)
+
+
+def test_a_spec_without_a_ghost_keeps_its_bytes() -> None:
+    spec = reference_spec(Application.FCW)
+    assert "ghost_speed_mps" not in spec.model_dump_json()
+    assert "ghost_speed_mps" in parse_spec(_fcw(ghost_speed_mps=3.0)).model_dump_json()
+
+
+def test_the_ghost_sits_on_the_route_and_moves_along_it() -> None:
+    g = GhostVehicle([(0.0, 0.0), (100.0, 0.0), (100.0, 100.0)], 30.0, 10.0, 7, 1)
+    g.place(2.0, 50.0)
+    assert g.pose(2.0) == pytest.approx((80.0, 0.0, 0.0))
+    x, y, h = g.pose(4.0)  # 100 m along: the corner, then up the second segment
+    assert (x, y) == pytest.approx((100.0, 0.0)) and h == pytest.approx(math.pi / 2)
+    assert g.pose(7.0)[:2] == pytest.approx((100.0, 30.0))
+    g.place(5.0, 0.0)  # placed once: the window's first step
+    assert g.pose(2.0)[:2] == pytest.approx((80.0, 0.0))
+    past = GhostVehicle([(0.0, 0.0), (10.0, 0.0)], 20.0, 0.0, 7, 1)  # past the route's end: along its last segment
+    past.place(0.0, 0.0)
+    assert past.pose(0.0) == pytest.approx((20.0, 0.0, 0.0))
+
+
+def test_the_ego_hears_a_ghost_only_in_its_window_at_10_hz() -> None:
+    prog = program_from_spec_on_straight_roads(parse_spec(_fcw()))
+    steps = run(prog, V2XInformationSource(), 0)
+    seen = [(round(s.t_s, 2), info.tracks["ghost"]) for s, info in steps if "ghost" in info.tracks]
+    assert seen and 2.0 <= seen[0][0] <= 2.2
+    ego_x0 = next(s for s, _ in steps if s.t_s >= 2.0).xy_m[0]
+    first = seen[0][1]
+    h = first.heading_rad  # the route's heading: the ghost lies on the ego's line, 40 m ahead
+    lateral = -(first.xy_m[0] - ego_x0[0]) * math.sin(h) + (first.xy_m[1] - ego_x0[1]) * math.cos(h)
+    along = (first.xy_m[0] - ego_x0[0]) * math.cos(h) + (first.xy_m[1] - ego_x0[1]) * math.sin(h)
+    assert first.speed_mps == 0.0 and abs(lateral) < 1e-6 and along > 0.0
+    assert math.hypot(first.xy_m[0] - ego_x0[0], first.xy_m[1] - ego_x0[1]) == pytest.approx(40.0, abs=1.0)
+    assert all(tr.xy_m == first.xy_m for _, tr in seen)  # stopped: the same position in every BSM
+    fresh = [t for t, tr in seen if tr.aoi_s < 0.2]
+    assert 6.8 <= fresh[-1] <= 7.2  # the window ends at 7 s
+    assert "ghost" not in {v for s, _ in steps for v in s.vehicle_ids}  # nobody of the world
+
+
+def test_fcw_brakes_for_a_ghost_and_the_twin_does_not() -> None:
+    """Phantom braking: the message-driven ego brakes for a stopped ghost 40 m ahead; its ground-truth twin, which
+    knows nobody is there, does not. No contact follows, so paired admission does not admit it (FCW's failure is
+    the ego striking a vehicle ahead): the effect shows in the decisions and stops, not as a failure."""
+    spec = parse_spec(_fcw())
+    assert verify(spec).ok
+    o, _ = run_one(program_from_spec_on_straight_roads(spec), None, SimulatorLimits())
+    brakes = [d for d in o.md.decisions if d.action == "brake" and 2.0 <= d.t_s <= 7.0]
+    assert brakes and not any(d.action == "brake" and 2.0 <= d.t_s <= 7.0 for d in o.gt.decisions)
+    assert not o.admitted and not o.md.violations
+
+
+def test_no_ghost_no_change() -> None:
+    """A fault window that never opens sends no ghost: the outcome is the one without the fault."""
+    d = _fcw(anchor={"kind": "scenario_time", "offset_s": 29.9}, duration_s=0.01)
+    base = reference_spec(Application.FCW).model_dump(mode="json")
+    base["agents"][0]["behaviour"] = {"kind": "none"}
+    a, _ = run_one(program_from_spec_on_straight_roads(parse_spec(d)), None, SimulatorLimits())
+    b, _ = run_one(program_from_spec_on_straight_roads(parse_spec(base)), None, SimulatorLimits())
+    assert [x.action for x in a.md.decisions if x.t_s < 29.5] == [x.action for x in b.md.decisions if x.t_s < 29.5]
+
+
+def test_the_same_seed_is_the_same_ghost() -> None:
+    prog = program_from_spec_on_straight_roads(parse_spec(_fcw()))
+    a = [(s.t_s, i.tracks.get("ghost")) for s, i in run(prog, V2XInformationSource(), 3)]
+    b = [(s.t_s, i.tracks.get("ghost")) for s, i in run(prog, V2XInformationSource(), 3)]
+    assert a == b
+
+
+@pytest.mark.parametrize("sender", ["lead", "ego", "rsu"])
+def test_a_ghost_with_a_real_id_is_invalid_argument_naming_the_sender(sender: str) -> None:
+    from services.simulator.servicer import SimulatorServicer  # noqa: F401  (the service validates the same)
+    spec = parse_spec(_fcw(sender=sender))
+    finding = next(f for f in verify(spec).findings if f.check == "operator_field")
+    assert finding.fields == ("faults[0].sender",) and finding.repair.patch[0] == ("faults[0].sender", "ghost")
+    if sender == "lead":
+        with pytest.raises(InvalidArgument) as e:
+            program_from_spec_on_straight_roads(spec)
+        assert e.value.violations[0].field == "faults[0].sender"
+
+
+def test_ghost_bsms_are_not_made_without_a_ghost() -> None:
+    prog = program_from_spec_on_straight_roads(reference_spec(Application.FCW))
+    src = V2XInformationSource()
+    src.reset(prog, 0)
+    assert src.faults.ghosts == [] and np.isfinite(0.0)
