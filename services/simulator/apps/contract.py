@@ -50,6 +50,9 @@ from services.simulator.v2x.wire import RawMessage
 
 REFERENCE_TARGET = "reference"  # how the reference build is plugged in (``plugin.resolve_app``)
 FRESHNESS_OPTION = "freshness"  # its plausibility option: "reference:freshness=0.3" (s)
+APPEARANCE_OPTION = "appearance"  # its other plausibility option: "reference:appearance=60" (m)
+# the run's first second: senders first heard in it are the scene as it starts, not newcomers
+APPEARANCE_GRACE_S = 1.0
 CONTRACT_VERSION = "1"  # lastv2x.v1.ApplicationUnderTestService; Describe must answer the same
 MAX_BRAKE_MPS2 = 15.0  # a BRAKE beyond this deceleration is outside the contract (1.5 g)
 INPUT_BELIEF = "belief"  # StepRow.info: the V2X stack's reconstruction (the default)
@@ -201,23 +204,61 @@ def _with_plausibility(decide: DecideFn, bound_s: float) -> DecideFn:
     return checked
 
 
+def _with_appearance_check(decide: DecideFn, bound_m: float) -> DecideFn:
+    """``decide`` given only the tracks of senders it finds plausible: a sender first heard within ``bound_m`` of
+    the ego, after the run's first :data:`APPEARANCE_GRACE_S`, is not trusted for the rest of the run. A vehicle
+    that really drives up is heard from afar (the radio reaches past any braking distance); a forged one
+    (``ghost_sender``) appears where the attacker puts it. Per run (the context paired execution hands in, by
+    identity): the run's first time and each sender's verdict at first hearing. When every track is trusted the
+    information passes unchanged, so the decisions are the reference's."""
+    runs: weakref.WeakKeyDictionary[AppContext, tuple[float, dict[str, bool]]] = weakref.WeakKeyDictionary()
+
+    def checked(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
+        run = runs.get(ctx)
+        if run is None:
+            run = runs[ctx] = (info.t_s, {})
+        t0, trusted = run
+        for vid, track in info.tracks.items():
+            if vid not in trusted:
+                gap = math.hypot(track.xy_m[0] - ego.xy_m[0], track.xy_m[1] - ego.xy_m[1])
+                trusted[vid] = info.t_s - t0 <= APPEARANCE_GRACE_S or gap > bound_m
+        if all(trusted[vid] for vid in info.tracks):
+            return decide(info, ego, ctx, prev)
+        kept = {vid: t for vid, t in info.tracks.items() if trusted[vid]}
+        return decide(replace(info, tracks=kept), ego, ctx, prev)
+
+    return checked
+
+
 class ReferenceApp(DecideFnApp):
     """The six built-in applications (``services.simulator.apps.APPS``): the reference
     implementations of the contract; the golden outcome hashes pin their decisions.
 
-    ``plausible_age_s``: the plausibility option (freshness; ``AppContext.plausible_age_s``): a build that
-    does not trust information older than this by its own timestamps; None (the default) is the reference
-    apps as they always were. Plugged in as ``reference:freshness=<s>`` (``plugin.resolve_app``)."""
+    Two plausibility options, both off by default (the reference apps as they always were), plugged in as
+    ``reference:freshness=<s>``, ``reference:appearance=<m>`` or both, comma-separated
+    (``plugin.resolve_app``):
 
-    def __init__(self, plausible_age_s: float | None = None) -> None:
+    * ``plausible_age_s`` (freshness; ``AppContext.plausible_age_s``): information older than this by its own
+      timestamps is not trusted (a replayed or back-dated message);
+    * ``appearance_m``: a sender first heard within this distance of the ego after the run's first second is not
+      trusted (:func:`_with_appearance_check`: a forged vehicle)."""
+
+    def __init__(self, plausible_age_s: float | None = None, appearance_m: float | None = None) -> None:
         decide = {a: APPS[a].decide for a in APPS}
-        name, target = "lastv2x-reference", "reference"
+        name, target, options = "lastv2x-reference", "reference", []
         if plausible_age_s is not None:
             decide = {a: _with_plausibility(fn, plausible_age_s) for a, fn in decide.items()}
-            target = f"{REFERENCE_TARGET}:{FRESHNESS_OPTION}={plausible_age_s:g}"
+            options.append(f"{FRESHNESS_OPTION}={plausible_age_s:g}")
             name += f"+freshness-{plausible_age_s:g}s"
+        if appearance_m is not None:
+            decide = {a: _with_appearance_check(fn, appearance_m) for a, fn in decide.items()}
+            options.append(f"{APPEARANCE_OPTION}={appearance_m:g}")
+            name += f"+appearance-{appearance_m:g}m"
+        if options:
+            target = f"{REFERENCE_TARGET}:{','.join(options)}"
         super().__init__(AppBuild(name, CONTRACT_VERSION, "", target), decide)
         self.plausible_age_s = plausible_age_s
+        self.appearance_m = appearance_m
 
     @property
     def build(self) -> AppBuild:
@@ -228,5 +269,5 @@ class ReferenceApp(DecideFnApp):
 
 REFERENCE = ReferenceApp()  # stateless between runs but for its open sessions (ids are unique per run)
 
-__all__ = ["CONTRACT_VERSION", "FRESHNESS_OPTION", "REFERENCE_TARGET", "INPUT_BELIEF", "INPUT_RAW", "MAX_BRAKE_MPS2", "RawMessage", "input_mode", "REFERENCE", "AppBuild", "AppFault",
+__all__ = ["APPEARANCE_OPTION", "CONTRACT_VERSION", "FRESHNESS_OPTION", "REFERENCE_TARGET", "INPUT_BELIEF", "INPUT_RAW", "MAX_BRAKE_MPS2", "RawMessage", "input_mode", "REFERENCE", "AppBuild", "AppFault",
            "ApplicationUnderTest", "DecideFnApp", "ReferenceApp", "StepRow", "decision_problem"]

@@ -3,6 +3,8 @@
 * ``""`` or ``"reference"`` — the six built-in reference applications (:data:`REFERENCE`);
   ``"reference:freshness=0.3"`` — the same with their plausibility option on (information older than
   0.3 s by its own timestamps is not trusted: a replayed message is caught; ``ReferenceApp``);
+  ``"reference:appearance=60"`` — a sender first heard within 60 m of the ego is not trusted (a forged vehicle
+  is caught); both options together: ``"reference:freshness=0.3,appearance=60"``;
 * ``"grpc://host:port"`` — a server of ``lastv2x.v1.ApplicationUnderTestService``, any language
   (:class:`services.simulator.apps.remote.RemoteApp`; ``Describe`` is called here, so an
   address that does not answer or speaks another contract version fails before any run);
@@ -27,6 +29,7 @@ from typing import Any
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from services.simulator.apps.access import AppAccess
 from services.simulator.apps.contract import (
+    APPEARANCE_OPTION,
     FRESHNESS_OPTION,
     REFERENCE,
     REFERENCE_TARGET,
@@ -36,6 +39,7 @@ from services.simulator.apps.contract import (
 
 ENTRY_POINT_GROUP = "lastv2x.apps"
 MAX_FRESHNESS_BOUND_S = 60.0  # the reference build's plausibility bound: an age up to a minute
+MAX_APPEARANCE_BOUND_M = 1000.0  # and its appearance bound: a distance up to a kilometre
 _GRPC = re.compile(r"^grpcs?://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 EntryPoints = Callable[[], Iterable[Any]]  # () -> entry points of the group (tests pass their own)
@@ -50,22 +54,30 @@ def entry_point_names(entry_points: EntryPoints = _group_entry_points) -> list[s
 
 
 def _reference_with_options(spec: str, field: str) -> ApplicationUnderTest:
-    """``reference:freshness=<s>``: the reference build with its plausibility option on (information older than
-    ``<s>`` seconds by its own timestamps is not trusted; ``contract.ReferenceApp``)."""
-    option, _, value = spec[len(REFERENCE_TARGET) + 1:].partition("=")
-    if option.strip() != FRESHNESS_OPTION:
-        raise InvalidArgument(FieldViolation(field, f"the reference build has no option {option.strip()!r}",
-                                             f"{REFERENCE_TARGET}:{FRESHNESS_OPTION}=<seconds>, e.g. "
-                                             f"{REFERENCE_TARGET}:{FRESHNESS_OPTION}=0.3"))
-    try:
-        bound = float(value)
-    except ValueError:
-        bound = math.nan
-    if not (math.isfinite(bound) and 0.0 < bound <= MAX_FRESHNESS_BOUND_S):
-        raise InvalidArgument(FieldViolation(field, f"{FRESHNESS_OPTION}={value.strip()!r} is not an age in "
-                                                    f"(0, {MAX_FRESHNESS_BOUND_S:g}] s",
-                                             f"e.g. {REFERENCE_TARGET}:{FRESHNESS_OPTION}=0.3"))
-    return ReferenceApp(bound)
+    """``reference:freshness=<s>``, ``reference:appearance=<m>`` or both, comma-separated: the reference build with
+    its plausibility options on (``contract.ReferenceApp``): information older than ``<s>`` seconds by its own
+    timestamps is not trusted; a sender first heard within ``<m>`` metres of the ego is not trusted."""
+    hint = (f"{REFERENCE_TARGET}:{FRESHNESS_OPTION}=<seconds>, {REFERENCE_TARGET}:{APPEARANCE_OPTION}=<metres>, or "
+            f"both: {REFERENCE_TARGET}:{FRESHNESS_OPTION}=0.3,{APPEARANCE_OPTION}=60")
+    limits = {FRESHNESS_OPTION: (MAX_FRESHNESS_BOUND_S, "an age", "s"),
+              APPEARANCE_OPTION: (MAX_APPEARANCE_BOUND_M, "a distance", "m")}
+    values: dict[str, float] = {}
+    for item in spec[len(REFERENCE_TARGET) + 1:].split(","):
+        option, _, value = item.partition("=")
+        option = option.strip()
+        if option not in limits or option in values:
+            what = "twice" if option in values else "no option"
+            raise InvalidArgument(FieldViolation(field, f"the reference build has {what} {option!r}", hint))
+        try:
+            bound = float(value)
+        except ValueError:
+            bound = math.nan
+        most, kind, unit = limits[option]
+        if not (math.isfinite(bound) and 0.0 < bound <= most):
+            raise InvalidArgument(FieldViolation(field, f"{option}={value.strip()!r} is not {kind} in "
+                                                        f"(0, {most:g}] {unit}", hint))
+        values[option] = bound
+    return ReferenceApp(values.get(FRESHNESS_OPTION), values.get(APPEARANCE_OPTION))
 
 
 def resolve_app(spec: str | None, *, step_timeout_s: float = 1.0, connect_timeout_s: float = 5.0,

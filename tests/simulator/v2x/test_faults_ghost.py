@@ -119,3 +119,41 @@ def test_ghost_bsms_are_not_made_without_a_ghost() -> None:
     src = V2XInformationSource()
     src.reset(prog, 0)
     assert src.faults.ghosts == [] and np.isfinite(0.0)
+
+
+def test_the_appearance_check_catches_the_ghost_and_changes_nothing_else() -> None:
+    """The reference build's appearance option (``reference:appearance=60``): a sender first heard within 60 m of
+    the ego after the run's first second is not trusted, so FCW no longer brakes for the ghost; on the same scene
+    without a ghost, and with the real lead braking, its decisions are the reference's to the byte."""
+    from services.simulator.apps.plugin import resolve_app
+
+    checked = resolve_app("reference:appearance=60")
+    assert checked.build.target == "reference:appearance=60"
+    program = program_from_spec_on_straight_roads(parse_spec(_fcw()))
+    o, _ = run_one(program, None, SimulatorLimits(), app=checked)
+    assert not any(d.action == "brake" and 2.0 <= d.t_s <= 7.0 for d in o.md.decisions)
+    plain = program_from_spec_on_straight_roads(reference_spec(Application.FCW))  # the lead brakes hard, no fault
+    a, _ = run_one(plain, None, SimulatorLimits(), app=checked)
+    b, _ = run_one(plain, None, SimulatorLimits())
+    assert [(d.t_s, d.action) for d in a.md.decisions] == [(d.t_s, d.action) for d in b.md.decisions]
+    assert any(d.action == "brake" for d in a.md.decisions)  # it still brakes for the real one
+
+
+@pytest.mark.parametrize(("spec", "words"), [
+    ("reference:appearance=0", "(0, 1000] m"), ("reference:appearance=x", "is not a distance"),
+    ("reference:colour=1", "no option 'colour'"), ("reference:appearance=50,appearance=60", "twice"),
+])
+def test_a_bad_appearance_option_is_invalid_argument(spec: str, words: str) -> None:
+    from services.simulator.apps.plugin import resolve_app
+
+    with pytest.raises(InvalidArgument) as info:
+        resolve_app(spec)
+    assert words in info.value.violations[0].description and info.value.violations[0].field == "app"
+
+
+def test_both_options_together() -> None:
+    from services.simulator.apps.plugin import resolve_app
+
+    app = resolve_app("reference:freshness=0.3,appearance=60")
+    assert (app.plausible_age_s, app.appearance_m) == (0.3, 60.0)  # type: ignore[attr-defined]
+    assert app.build.target == "reference:freshness=0.3,appearance=60"
