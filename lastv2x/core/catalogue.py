@@ -422,6 +422,19 @@ for _o in (
                       # "20 m behind us": a ghost behind the ego (negative)
                       negative_words=r"\bbehind (the |our )?(ego|us|we|our (car|vehicle))\b",
                       cue_families=("wrong",), default_magnitude=40.0),
+    # a forged roadside unit: during the window a transmitter that is not the junction's RSU (`sender`, default
+    # 'rsu_spoof', an id nobody has) sends SPaT for the junction at the nominal 10 Hz, from beside the junction's RSU
+    # site, showing `target_phase` (default green) for `target_group` (default the ego's), held to the window's end.
+    # The real RSU keeps sending: the receiver keeps the newest-stamped SPaT per group, and the forger stamps its
+    # messages one SPaT period ahead so that each real SPaT (stamped no later) never replaces it. No magnitude, no
+    # strength knob: weakened only by a shorter (or later) window, or by removing it. No tolerance kind: a forged
+    # transmitter is not a degree of an error (only a check of the sender against the MAP's RSU can tell)
+    FaultOperatorInfo("spoofed_rsu", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,), "*", "",
+                      None, False,
+                      "Send SPaT for the junction from a roadside unit that is not the junction's (`sender`, default "
+                      "'rsu_spoof'), showing `target_phase` (default green) for `target_group` (default the ego's) "
+                      "until the window ends.",
+                      cue_families=("wrong",)),
 ):
     register_fault_operator(_o)
 

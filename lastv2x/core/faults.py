@@ -8,7 +8,8 @@ Two rules every consumer of a spec's faults shares:
   count, not both; a phase corruption names the phase it reports; a sender
   suppression names the sender it silences; a replay re-sends whole messages at least one
   period of its stream back; a ghost forges whole BSMs under an id no vehicle or RSU has, not
-  inside the ego. The verifier's ``operator_field`` check
+  inside the ego; a spoofed RSU forges whole SPaTs for one signal group under an id no vehicle
+  or RSU has. The verifier's ``operator_field`` check
   turns each problem into a finding with a repair, the simulator refuses a program
   that has one (``services.simulator.execute.validate_faults``).
 * :func:`resolve_faults` — the spec's names become the scene's ids: ``sender`` ``rsu``
@@ -105,6 +106,8 @@ def operator_field_problems(fault: Fault, spec: ScenarioSpec | None = None) -> l
                                     f"replay at least one period back ({period:g} s)", (("magnitude", period),)))
     if fault.operator is FaultOperator.GHOST_SENDER:
         out += _ghost_problems(fault, spec)
+    elif fault.operator is FaultOperator.SPOOFED_RSU:
+        out += _spoof_problems(fault, spec)
     elif fault.ghost_speed_mps is not None:
         out.append(FaultProblem(("ghost_speed_mps",), f"ghost_speed_mps is the speed of a ghost_sender's forged vehicle; "
                                 f"{op.name} has none", "unset it", (("ghost_speed_mps", None),)))
@@ -160,6 +163,56 @@ def _ghost_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProble
     return out
 
 
+SPOOFED_RSU_DEFAULT = "rsu_spoof"  # the forged roadside unit's id when a spoofed_rsu names none
+SPOOF_DEFAULT_PHASE = "green"  # the phase a spoofed_rsu's SPaT shows when the spec names none
+
+
+def spoof_id(fault: Fault) -> str:
+    """The id a spoofed_rsu's forged roadside unit transmits as (its ``sender``, else ``rsu_spoof``)."""
+    return fault.sender or SPOOFED_RSU_DEFAULT
+
+
+def forged_id(fault: Fault) -> str | None:
+    """The id a forging operator (ghost_sender, spoofed_rsu) transmits as; None for every other operator."""
+    if fault.operator is FaultOperator.GHOST_SENDER:
+        return ghost_id(fault)
+    if fault.operator is FaultOperator.SPOOFED_RSU:
+        return spoof_id(fault)
+    return None
+
+
+def free_spoof_id(taken: Collection[str]) -> str:
+    """``rsu_spoof``, else ``rsu_spoof1``, ...: the first id none of ``taken`` has."""
+    name, k = SPOOFED_RSU_DEFAULT, 0
+    while name in taken:
+        k += 1
+        name = f"{SPOOFED_RSU_DEFAULT}{k}"
+    return name
+
+
+def _spoof_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProblem]:
+    """A spoofed_rsu forges whole SPaT messages (no single field) from a roadside unit that is not the junction's:
+    its id must be nobody's (a forged sender colliding with a real RSU or vehicle would be a second source of that
+    sender's messages, which no operator models). ``rsu`` is every real RSU; a map's RSUs are ``rsu0``, ``rsu1``...
+    (grounding checks those, :func:`resolve_faults`)."""
+    out: list[FaultProblem] = []
+    if fault.field not in (None, "*"):
+        out.append(FaultProblem(("field",), f"spoofed_rsu forges whole SPaT messages, not the field {fault.field!r}",
+                                "forge the whole message", (("field", None),)))
+    if fault.magnitude is not None:
+        out.append(FaultProblem(("magnitude",), "spoofed_rsu takes no magnitude: its SPaT shows target_phase until "
+                                "the window ends (to make a countdown lie use spat_countdown_offset)",
+                                "unset the magnitude", (("magnitude", None),)))
+    if spec is not None and spoof_id(fault) in scene_names(spec):
+        taken = scene_names(spec) | {forged_id(f) or "" for f in spec.faults}
+        out.append(FaultProblem(("sender",), f"the spoofed RSU's sender {spoof_id(fault)!r} is a real "
+                                f"{'RSU' if spoof_id(fault) == RSU_SENDER else 'vehicle'} of the scenario: a forged "
+                                "roadside unit needs an id nobody has (to falsify the real RSU's SPaT use "
+                                "spat_phase_corrupt)", "give the forged RSU an id of its own",
+                                (("sender", free_spoof_id(taken)),)))
+    return out
+
+
 def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: str | None, cross_group: str | None,
                    rsu_ids: Sequence[str], vehicle_ids: Collection[str]) -> tuple[ResolvedFault, ...]:
     """The spec's faults with their senders and signal groups resolved to the scene's ids.
@@ -198,6 +251,14 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
                     f"an id no vehicle or RSU has, e.g. "
                     f"{free_ghost_id(set(vehicle_ids) | set(rsus) | {RSU_SENDER})!r}"))
             sender_id, sender_ids = ghost, (ghost,)
+        elif f.operator is FaultOperator.SPOOFED_RSU:
+            spoof = spoof_id(f)
+            if spoof in vehicle_ids or spoof in rsus or spoof == RSU_SENDER:
+                raise InvalidArgument(FieldViolation(
+                    f"faults[{i}].sender", f"the spoofed RSU's sender {spoof!r} is a real vehicle or RSU of the scene",
+                    f"an id no vehicle or RSU has, e.g. "
+                    f"{free_spoof_id(set(vehicle_ids) | set(rsus) | {RSU_SENDER})!r}"))
+            sender_id, sender_ids = spoof, (spoof,)
         elif f.sender is not None:
             if f.sender not in vehicle_ids and f.sender not in rsus:
                 raise InvalidArgument(FieldViolation(
@@ -210,12 +271,14 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
         anchor_group = group(f.anchor.group, "anchor.group") if f.anchor.kind is AnchorKind.SIGNAL_EVENT else None
         start, end = fault_window_s(spec, f)
         window = (start, end) if math.isfinite(start) else None
-        if f.stream in (Stream.SPAT, Stream.MAP) and sender_id is not None and sender_id not in rsus:
+        if f.stream in (Stream.SPAT, Stream.MAP) and sender_id is not None and sender_id not in rsus \
+                and f.operator is not FaultOperator.SPOOFED_RSU:
             sender_id, sender_ids = None, ()
         out.append(ResolvedFault(fault=f, sender_id=sender_id, sender_ids=sender_ids, target_group_id=target,
                                  anchor_group_id=anchor_group, nominal_window_s=window))
     return tuple(out)
 
 
-__all__ = ["GHOST_MIN_DISTANCE_M", "GHOST_SENDER_DEFAULT", "RSU_SENDER", "FaultProblem", "default_sender", "free_ghost_id",
-           "ghost_id", "operator_field_problems", "resolve_faults", "scene_names"]
+__all__ = ["GHOST_MIN_DISTANCE_M", "GHOST_SENDER_DEFAULT", "RSU_SENDER", "SPOOFED_RSU_DEFAULT", "SPOOF_DEFAULT_PHASE",
+           "FaultProblem", "default_sender", "forged_id", "free_ghost_id", "free_spoof_id", "ghost_id",
+           "operator_field_problems", "resolve_faults", "scene_names", "spoof_id"]

@@ -279,10 +279,11 @@ class ScenarioProgram(_Model):
                     raise ValueError(f"{v.id}: unknown signal group {c.signal_group_id!r}")
         senders = set(ids) | {r.id for r in self.rsus}
         for i, f in enumerate(self.faults):
-            if f.fault.operator is FaultOperator.GHOST_SENDER:  # a forged vehicle: an id nobody of the scene has
+            if f.fault.operator in (FaultOperator.GHOST_SENDER, FaultOperator.SPOOFED_RSU):
+                # a forged vehicle or roadside unit: an id nobody of the scene has
                 for s in (f.sender_id, *f.sender_ids):
                     if s is not None and s in senders:
-                        raise ValueError(f"faults[{i}]: the ghost's sender {s!r} is a real vehicle or RSU")
+                        raise ValueError(f"faults[{i}]: the forged sender {s!r} is a real vehicle or RSU")
                 continue
             for s in (f.sender_id, *f.sender_ids):
                 if s is not None and s not in senders:

@@ -76,6 +76,7 @@ class FaultOperator(StrEnum):
     SUPPRESS_SENDER = "suppress_sender"
     REPLAY = "replay"
     GHOST_SENDER = "ghost_sender"
+    SPOOFED_RSU = "spoofed_rsu"
 
     @classmethod
     def _missing_(cls, value: object) -> FaultOperator | None:
@@ -295,7 +296,8 @@ class Fault(_Model):
     operator: FaultOperator
     stream: Stream
     field: str | None = Field(None, max_length=32, description="null = the operator's default field")
-    sender: str | None = Field(None, max_length=32, description="agent id, 'ego' or 'rsu'; null = every sender")
+    sender: str | None = Field(None, max_length=32, description="agent id, 'ego' or 'rsu'; null = every sender "
+                                                                "(ghost_sender / spoofed_rsu: the forged id)")
     anchor: Anchor = Anchor()
     duration_s: float | None = Field(None, gt=0.0, le=600.0, description="null = active to the end")
     magnitude: float | None = Field(None, description="in the operator's unit (see catalogue)")

@@ -111,7 +111,8 @@ def _consistency(ctx: _Ctx) -> Iterator[Finding]:
             yield Finding("consistency", Severity.ERROR, f"fault name {fault.name!r} is not unique",
                           (_f(i, "name"),), Repair("rename the fault", ((_f(i, "name"), f"{fault.name}_{i}"),)))
         sender = fault.sender
-        if sender is None or fault.operator is FaultOperator.GHOST_SENDER:  # a ghost's id is nobody's (operator_field)
+        if sender is None or fault.operator in (FaultOperator.GHOST_SENDER, FaultOperator.SPOOFED_RSU):
+            # a forged sender's id is nobody's (operator_field)
             continue
         kind = STREAMS[fault.stream].sender
         if sender == "rsu":
@@ -166,6 +167,12 @@ def _equipage(spec: ScenarioSpec) -> Iterator[Finding]:
                           (f"agents[{i}].equipped", f"agents[{i}].application"),
                           Repair("equip the agent", ((f"agents[{i}].equipped", True),)))
     bh = spec.v2x.backhaul
+    for i, fault in enumerate(spec.faults):
+        if fault.operator is FaultOperator.SPOOFED_RSU and spec.v2x.rsu_placement is RsuPlacement.NONE:
+            yield Finding("consistency", Severity.ERROR,
+                          "a forged roadside unit transmits from beside the junction's RSU site, and rsu_placement "
+                          "'none' places no RSU", (_f(i, "operator"), "v2x.rsu_placement"),
+                          Repair("place an RSU at the junction", (("v2x.rsu_placement", "junction"),)))
     if bh is not None and spec.v2x.rsu_placement is not RsuPlacement.CHAIN:
         placed = "no RSU" if spec.v2x.rsu_placement is RsuPlacement.NONE else "one RSU (rsu0)"
         yield Finding("consistency", Severity.ERROR,

@@ -73,6 +73,7 @@ class FaultOperator(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_OPERATOR_SUPPRESS_SENDER: _ClassVar[FaultOperator]
     FAULT_OPERATOR_REPLAY: _ClassVar[FaultOperator]
     FAULT_OPERATOR_GHOST_SENDER: _ClassVar[FaultOperator]
+    FAULT_OPERATOR_SPOOFED_RSU: _ClassVar[FaultOperator]
 
 class AnchorKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -213,6 +214,7 @@ FAULT_OPERATOR_MAP_MISASSOCIATION: FaultOperator
 FAULT_OPERATOR_SUPPRESS_SENDER: FaultOperator
 FAULT_OPERATOR_REPLAY: FaultOperator
 FAULT_OPERATOR_GHOST_SENDER: FaultOperator
+FAULT_OPERATOR_SPOOFED_RSU: FaultOperator
 ANCHOR_KIND_UNSPECIFIED: AnchorKind
 ANCHOR_KIND_SCENARIO_TIME: AnchorKind
 ANCHOR_KIND_SIGNAL_EVENT: AnchorKind

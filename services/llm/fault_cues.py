@@ -50,6 +50,11 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_WRONG, r"\bphantom\b|\bghost (vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
              r"|forged|spoofed|bogus|fake) (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?)\b|\b(does|do) ?n[o']?t (really )?exist"
              r"|\b(is|are) ?n[o']?t (really )?there\b", False),
+    # a forged roadside unit (spoofed_rsu): what it is wrong about is who sends the SPaT
+    (_WRONG, r"\b(fake|forged|spoofed|rogue|bogus|counterfeit|impostor|fraudulent|malicious|cloned) (\w+ ){0,1}(rsus?"
+             r"|roadside units?|road-side units?)\b|\b(impersonat\w*|masquerad\w*|pretend\w* to be|pos(es|ing|ed) as)\b"
+             r"[^.;]{0,30}\b(rsus?|roadside units?|road-side units?)\b|\bnot the (real|genuine) (one|rsu|roadside unit)\b",
+     False),
     # the corruption word binds to the nearest field: no other field noun may stand between them
     (_NONE, r"\b(heading|direction|acceleration|brake status|yaw)\b(?:(?!\b(?:position|location|coordinates|speed"
             r"|velocity|timestamp|phase|countdown|timing)\b)[^.;]){0,40}\b(flip\w*|revers\w*|invert\w*|"

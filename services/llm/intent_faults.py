@@ -162,6 +162,17 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                 continue
         drafts.append((FaultDraft(op, start, end, s, text), prio))
     faults = [d for d, _ in drafts]
+    # a forged roadside unit's SPaT "saying our light is green": the phase it claims is its content, not a
+    # corruption of the real RSU's SPaT (spoofed_rsu absorbs a phase cue of its sentence)
+    for f in [d for d in faults if d.operator is FaultOperator.SPOOFED_RSU]:
+        for g in [d for d in faults if d.operator is FaultOperator.SPAT_PHASE_CORRUPT and d.sentence == f.sentence]:
+            faults.remove(g)
+            f.start, f.end = min(f.start, g.start), max(f.end, g.end)
+            shown = rx(_SHOWN).search(g.cue)
+            own = rx(r"\b(green|red|amber|yellow)\b").findall(g.cue)
+            if shown or own:
+                f.target_phase = lx.PHASES[shown.group("ph") if shown else own[-1]]
+                f.notes.append(f"target_phase {f.target_phase} (what the forged RSU's SPaT shows, {g.cue!r})")
     if len(faults) > MAX_FAULTS:
         p.findings.append(Finding("parser.fault_count", Severity.WARNING,
                                   f"the intent names {len(faults)} faults; the first {MAX_FAULTS} were kept",
@@ -186,6 +197,16 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
         if implied and f.stream is not implied and (not f.stream_named or f.stream not in FAULT_OPERATORS[op.value].streams):
             f.notes.append(f"stream {implied.value} implied by {op.value}")
             f.stream = implied
+        if f.operator is FaultOperator.SPOOFED_RSU and f.sender is not None:
+            f.notes.append(f"sender {f.sender} dropped: a forged roadside unit transmits under an id of its own")
+            f.sender = None
+        if f.operator is FaultOperator.SPOOFED_RSU and f.target_phase is None:
+            hit = _nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|says|saying|displays"
+                                 r"|advertises|announc\w*) (?:a |an |the )?(?:false |wrong |fake )?(?P<ph>green|red|amber"
+                                 r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)")
+            if hit:
+                f.target_phase = lx.PHASES[hit.group("ph") or hit.group("ph2")]
+                f.notes.append(f"target_phase {f.target_phase} (what the forged RSU's SPaT shows)")
         if f.operator is FaultOperator.SUPPRESS_SENDER and f.sender is None:
             f.sender = _default_sender(app, f.stream, agents)
             f.notes.append(f"sender {f.sender} (the silenced sender defaults to the key sender)")

@@ -165,7 +165,17 @@ GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?
                  r"(there|real)\b|\b(vehicles?|cars?|trucks?|senders?) (that|which) (does|do) ?n[o']?t "
                  r"(really )?exist\b|\b(vehicles?|cars?|trucks?) (that )?(isn'?t|aren'?t|is not|are not) "
                  r"(really )?(there|real)\b")
+# a forged roadside unit (spoofed_rsu): SPaT from a transmitter that is not the junction's RSU
+_RSU_NOUN = r"(rsus?|roadside units?|road-side units?|traffic (light|signal) (transmitters?|beacons?)|signal beacons?)"
+SPOOFED_RSU = (r"\b(fake|forged|spoofed|rogue|bogus|counterfeit|impostor|fraudulent|malicious|cloned) (\w+ ){0,1}"
+               + _RSU_NOUN + r"\b|\b(impersonat\w*|pos(es|ing|ed) as|pretend\w* to be|masquerad\w* as) (the |a |an )?"
+               r"([\w']+ ){0,2}?" + _RSU_NOUN + r"\b|\b" + _RSU_NOUN + r" (that|which) (is|are) ?n[o']?t (the |a )?"
+               r"(real|genuine|junction's|intersection's)\b|\bnot the (real|genuine|junction's|intersection's) "
+               + _RSU_NOUN + r"\b|\bspoof(s|ed|ing)? (the )?([\w']+ ){0,1}?" + _RSU_NOUN + r"\b")
 FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
+    # a forged roadside unit (spoofed_rsu): first, so that "a fake RSU broadcasting green while it is red" is not
+    # read as a phase corruption of the real RSU's SPaT
+    (FaultOperator.SPOOFED_RSU, SPOOFED_RSU, False, 10),
     # a forged vehicle (ghost_sender): BSMs from a sender that does not exist; first, so that "spoofed" or "fake"
     # next to a vehicle is not read as a content error of a real one ("fake braking alerts" names no vehicle: it
     # stays unsupported)

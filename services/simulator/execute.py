@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING
 
 from lastv2x.core.catalogue import APPLICATIONS
 from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
-from lastv2x.core.faults import RSU_SENDER, free_ghost_id, ghost_id, operator_field_problems
+from lastv2x.core.faults import (
+    RSU_SENDER,
+    forged_id,
+    free_ghost_id,
+    free_spoof_id,
+    operator_field_problems,
+)
 from lastv2x.core.program import ScenarioProgram, backhaul_problems, program_sha256
 from lastv2x.core.settings import env_flag
 from lastv2x.core.spec import AnchorEvent, AnchorKind, FaultOperator, ScenarioSpec
@@ -190,12 +196,20 @@ def validate_faults(program: ScenarioProgram, errors: ErrorCollector, path: str 
             patch = ", ".join(f"{name} = {value!r}" for name, value in problem.patch)
             errors.add(f"{fpath}.{problem.fields[0]}", problem.message,
                        f"{problem.repair} ({patch})" if patch else problem.repair)
-        if f.operator is FaultOperator.GHOST_SENDER:
-            ghost = ghost_id(f)
+        if f.operator is FaultOperator.SPOOFED_RSU:
+            group = resolved.target_group_id or ego.route.signal_group_id
+            junction = next((g.junction_id for g in program.signal_groups if g.id == group), None)
+            if not any(r.junction_id == junction for r in program.rsus):
+                errors.add(f"{fpath}.operator", f"a forged roadside unit transmits from beside the RSU site of the "
+                                                f"junction it lies about, and no RSU serves {junction or 'it'}",
+                           "place an RSU there (spec v2x.rsu_placement junction or chain)")
+        if f.operator in (FaultOperator.GHOST_SENDER, FaultOperator.SPOOFED_RSU):
+            forged = forged_id(f)
             real = {v.id for v in program.vehicles} | {r.id for r in program.rsus} | {RSU_SENDER}
-            if ghost in real:
-                errors.add(f"{fpath}.sender", f"the ghost's sender {ghost!r} is a real vehicle or RSU of the program",
-                           f"an id no vehicle or RSU has, e.g. {free_ghost_id(real)!r}")
+            if forged in real:
+                free = free_ghost_id(real) if f.operator is FaultOperator.GHOST_SENDER else free_spoof_id(real)
+                errors.add(f"{fpath}.sender", f"the forged sender {forged!r} is a real vehicle or RSU of the program",
+                           f"an id no vehicle or RSU has, e.g. {free!r}")
         if f.anchor.kind is AnchorKind.SIGNAL_EVENT and not program.signal_groups:
             errors.add(f"{fpath}.anchor", "signal events never happen: the program has no signal groups",
                        "anchor to scenario time or an ego event")

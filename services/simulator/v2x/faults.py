@@ -36,7 +36,11 @@ message, the one its sender sent ``magnitude`` s earlier, content and original
 timestamp kept: stale by its own stamps; freeze re-stamps) and ``ghost_sender`` (BSMs at 10 Hz
 from a vehicle that does not exist, ``magnitude`` m ahead of the ego on its route when the window
 opens, at ``ghost_speed_mps``: :class:`GhostVehicle`, sent by the transmit step beside the real
-ones and carried by the channel from where it claims to be). SPaT and phase-corrupt /
+ones and carried by the channel from where it claims to be) and ``spoofed_rsu`` (SPaT at 10 Hz for
+one signal group from a roadside unit that is not the junction's, showing ``target_phase``:
+:class:`SpoofedRsu`, sent by the transmit step beside the real RSUs from the junction's RSU site,
+stamped one SPaT period ahead so that the receiver's newest-stamp-wins rule keeps it over the real
+RSU's SPaT). SPaT and phase-corrupt /
 countdown operators act on ``target_group`` when it is set, else on every group.
 """
 
@@ -59,6 +63,7 @@ from .messages import (
     BSM_PERIOD_S,
     MSG_COUNT_MOD,
     NO_KEY,
+    SPAT_PERIOD_S,
     BoolArray,
     BsmBatch,
     EeblBatch,
@@ -75,6 +80,7 @@ from .messages import (
 
 RSU_SENDER_ALIAS = "rsu"
 GHOST_SENDER_DEFAULT = "ghost"  # a ghost_sender's id when the spec names none (lastv2x.core.faults)
+SPOOFED_RSU_DEFAULT = "rsu_spoof"  # a spoofed_rsu's id when the spec names none (lastv2x.core.faults)
 CROSS_GROUP_ALIAS = "cross"
 EGO_GROUP_ALIASES = ("", "ego")
 
@@ -648,6 +654,41 @@ class GhostVehicle:
         return float(x0 + u * dx), float(y0 + u * dy), math.atan2(float(dy), float(dx))
 
 
+class _SpoofedRsu:
+    """The forged roadside unit's SPaTs are made by :meth:`FaultEngine.spoof_spat` (the transmit step adds them
+    to the step's SPaT, so the channel carries them from the junction's RSU site); here they are only counted."""
+
+    name = "spoofed_rsu"
+
+    def apply(self, fault: ActiveFault, step: StepBatch, rows: BoolArray) -> int:
+        spoof = fault.spoof
+        if spoof is None:
+            return 0
+        mine = step.batch.sender == spoof.key
+        return int(np.count_nonzero(message_starts(step.batch.sender, step.batch.msg_id) & mine))
+
+
+@dataclass
+class SpoofedRsu:
+    """A spoofed_rsu's forged roadside unit: its sender key and id hash (slot phase, bus delays, link draws: all
+    keyed by its id), the signal group it lies about and the phase code it shows, the real RSU of that junction
+    (``origin_key``: the intersection its SPaT claims to describe; ``site``: the site index it transmits beside,
+    set by the V2X source) and its message count."""
+
+    key: int
+    sender_hash: Any
+    group_key: int
+    phase_code: int
+    origin_key: int = NO_KEY
+    site: int = -1
+    count: int = 0
+
+    #: each forged SPaT's timestamp is its sample time plus this (one SPaT period): the receiver keeps the
+    #: newest-stamped SPaT per group, and a real SPaT sampled up to a period later is stamped no later, so it
+    #: never replaces the forged one (a tie keeps the held message)
+    lead_s: float = SPAT_PERIOD_S
+
+
 def _row_identity(b: RecordBatch) -> IntArray:
     if isinstance(b, SpatBatch):
         return b.origin * 1_000_003 + b.group
@@ -659,7 +700,8 @@ def _row_identity(b: RecordBatch) -> IntArray:
 
 
 for _op in (_Drop(), _Delay(), _Suppress(), _TimestampOffset(), _PhaseCorrupt(), _CountdownOffset(),
-            _PositionOffset(), _SpeedOffset(), _Misassociation(), _Freeze(), _Replay(), _GhostSender()):
+            _PositionOffset(), _SpeedOffset(), _Misassociation(), _Freeze(), _Replay(), _GhostSender(),
+            _SpoofedRsu()):
     register_operator(_op)
 
 
@@ -689,6 +731,7 @@ class ActiveFault:
     burst_used: dict[int, int] = field(default_factory=dict)
     history: ReplayHistory | None = None  # replay: what each matching sender sent, back to the lag
     ghost: GhostVehicle | None = None  # ghost_sender: the forged vehicle
+    spoof: SpoofedRsu | None = None  # spoofed_rsu: the forged roadside unit
     _last_before: dict[int, RecordBatch] = field(default_factory=dict)
     _sender_ok: dict[int, bool] = field(default_factory=dict)
 
@@ -794,9 +837,20 @@ class FaultEngine:
                 af.ghost = GhostVehicle(ctx.ego_route_xy_m, float(f.magnitude or 0.0),
                                         float(getattr(f, "ghost_speed_mps", None) or 0.0), k,
                                         senders.hash_rows([k])[0])
+            if info.name == "spoofed_rsu":
+                name = next(iter(af.sender_names or ())) if af.sender_names else (f.sender or SPOOFED_RSU_DEFAULT)
+                af.sender_names = frozenset({name})
+                if af.target_group_key == NO_KEY:  # default: the ego's group
+                    af.target_group_key = groups.key(ctx.ego_group_id) if ctx.ego_group_id else NO_KEY
+                if af.target_group_key == NO_KEY:
+                    raise ValueError(f"fault {f.name!r}: a spoofed_rsu needs a signal group to lie about")
+                k = senders.key(name)
+                af.spoof = SpoofedRsu(k, senders.hash_rows([k])[0], af.target_group_key,
+                                      ctx.phases.code(f.target_phase or Phase.GREEN))
             self.faults.append(af)
         self._streams = frozenset(af.stream for af in self.faults)  # the streams some fault acts on
         self.ghosts = [af for af in self.faults if af.ghost is not None]  # empty: the transmit step skips them
+        self.spoofers = [af for af in self.faults if af.spoof is not None]  # empty: the transmit step skips them
 
     def __iter__(self) -> Iterator[ActiveFault]:
         return iter(self.faults)
@@ -858,6 +912,43 @@ class FaultEngine:
                         x_m=np.asarray(col[3], np.float64), y_m=np.asarray(col[4], np.float64),
                         speed_mps=np.asarray(col[6], np.float64), heading_rad=np.asarray(col[5], np.float64),
                         accel_mps2=np.zeros(n), brake_flag=np.zeros(n, bool), event_flags=np.zeros(n, np.int64))
+
+    def spoof_spat(self, t_prev_s: float | None, t_s: float, jitter: Any) -> SpatBatch | None:
+        """The SPaTs the forged roadside units (``spoofed_rsu``) whose window is open send in ``(t_prev_s, t_s]``,
+        sampled at ``t_s`` (None: none due): one row, the target group showing the fault's phase held to the
+        window's end (its min/max end time; a forged green's next green onset is now), stamped
+        :attr:`SpoofedRsu.lead_s` ahead. Slot phase and bus delays are the BUS_JITTER draws of the forger's id."""
+        rows: list[tuple[int, int, int, int, int, float, float, float, float]] = []
+        for af in self.spoofers:
+            sp = af.spoof
+            assert sp is not None
+            if not af.window.active(t_s):
+                continue
+            hashes = np.asarray([sp.sender_hash], dtype=np.uint64)
+            phase = jitter.phase_s(hashes, Stream.SPAT, SPAT_PERIOD_S)
+            prev = t_s - SPAT_PERIOD_S if t_prev_s is None else t_prev_s
+            if not bool(due_mask(prev, t_s, phase, SPAT_PERIOD_S)[0]):
+                continue
+            msg_id = sp.count
+            sp.count += 1
+            delay = float(jitter.bus_delay_s(hashes, Stream.SPAT, np.asarray([msg_id], np.int64))[0])
+            end = af.window.end_s if af.window.end_s is not None and math.isfinite(af.window.end_s) \
+                else float(self.ctx.duration_s)
+            ts = t_s + sp.lead_s
+            end = max(end, ts)
+            green = ts if sp.phase_code == self.ctx.phases.green else end
+            rows.append((sp.key, msg_id, sp.origin_key, sp.group_key, sp.phase_code, end, green, t_s + delay, ts))
+        if not rows:
+            return None
+        n = len(rows)
+        col = list(zip(*rows, strict=True))
+        msg = np.asarray(col[1], np.int64)
+        return SpatBatch(sender=np.asarray(col[0], np.int64), msg_id=msg, msg_count=msg % MSG_COUNT_MOD,
+                         origin=np.asarray(col[2], np.int64), group=np.asarray(col[3], np.int64),
+                         phase=np.asarray(col[4], np.int64), min_end_time_s=np.asarray(col[5], np.float64),
+                         max_end_time_s=np.asarray(col[5], np.float64),
+                         green_start_time_s=np.asarray(col[6], np.float64), tx_time_s=np.asarray(col[7], np.float64),
+                         timestamp_s=np.asarray(col[8], np.float64), hop_count=np.zeros(n, np.int64))
 
     def active(self, t_s: float) -> list[ActiveFault]:
         return [af for af in self.faults if af.window.active(t_s)]

@@ -335,6 +335,8 @@ class LinkEvaluator:
         joined to it, after the backhaul's latency, each lost with its loss probability (own substream:
         the radio draws do not move). Not the radio: no range, no blockage."""
         assert self.backhaul_to is not None
+        if self.faults.spoofers:  # a forged roadside unit is on no wire: only the real RSUs' SPaT travels it
+            starts = starts[np.isin(st.batch.sender[starts], self.rsu_keys)]
         src = [self.rsu_index[int(k)] for k in st.batch.sender[starts].tolist()]
         pairs = np.array([(m, d) for m, s in enumerate(src) for d in self.backhaul_to[s]], np.int64).reshape(-1, 2)
         if not pairs.shape[0]:

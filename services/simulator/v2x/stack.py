@@ -272,6 +272,15 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         self._gidx: dict[str, int] = {}
         self._gkeys = np.zeros(0, np.int64)
         self.rsu_index = {int(k): i for i, k in enumerate(self.rsu_keys.tolist())}
+        for af in self.faults.spoofers:  # a forged roadside unit transmits from beside its junction's RSU site
+            sp = af.spoof
+            assert sp is not None
+            site = next((i for i, g in enumerate(self.rsu_groups) if sp.group_key in g.tolist()), None)
+            if site is None:
+                raise ValueError(f"fault {af.fault.name!r}: no RSU site serves the signal group a spoofed_rsu "
+                                 "lies about")
+            sp.site, sp.origin_key = site, int(self.rsu_keys[site])
+            self.rsu_index[sp.key] = site
         # RSU-to-RSU backhaul (v2x.backhaul): per site, the sites its SPaT is forwarded to over the wire
         bh = program.v2x.backhaul
         self.backhaul_to: list[list[int]] | None = None

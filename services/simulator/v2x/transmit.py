@@ -102,7 +102,9 @@ class Transmitter:
         # forged vehicles (ghost_sender) due now; none without such a fault
         ghost = self.faults.ghost_bsms(self.t_prev, t, float(snap.route_s_m[ego_i]), self.jitter) \
             if self.faults.ghosts else None
-        if not (vi.size or spat_due.size or map_due.size) and ghost is None:
+        # forged roadside units (spoofed_rsu) due now; none without such a fault
+        spoof = self.faults.spoof_spat(self.t_prev, t, self.jitter) if self.faults.spoofers else None
+        if not (vi.size or spat_due.size or map_due.size) and ghost is None and spoof is None:
             return None  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
             vk = keys[vi]
@@ -136,6 +138,8 @@ class Transmitter:
         if len(self.sites):
             spat = self._rsu_spat(snap, t, spat_due)
             map_ = self._rsu_map(t, map_due)
+        if spoof is not None:  # after the real ones (the channel carries them from the junction's RSU site)
+            spat = SpatBatch.concat([spat, spoof]) if len(spat) else spoof
         # faults (per message, all receivers)
         steps: dict[Stream, StepBatch] = {}
         sent = False
