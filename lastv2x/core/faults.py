@@ -132,12 +132,13 @@ def scene_names(spec: ScenarioSpec) -> set[str]:
     return {"ego", RSU_SENDER, *(a.id for a in spec.agents)}
 
 
-def free_ghost_id(taken: Collection[str]) -> str:
-    """``ghost``, else ``ghost1``, ``ghost2``, ...: the first id none of ``taken`` has."""
-    name, k = GHOST_SENDER_DEFAULT, 0
+def free_id(default: str, taken: Collection[str]) -> str:
+    """``default``, else ``default1``, ``default2``, ...: the first id none of ``taken`` has (a forged sender's
+    repair: ``ghost``, ``rsu_spoof``)."""
+    name, k = default, 0
     while name in taken:
         k += 1
-        name = f"{GHOST_SENDER_DEFAULT}{k}"
+        name = f"{default}{k}"
     return name
 
 
@@ -154,7 +155,7 @@ def _ghost_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProble
         out.append(FaultProblem(("sender",), f"the ghost's sender {ghost_id(fault)!r} is a real "
                                 f"{'RSU' if ghost_id(fault) == RSU_SENDER else 'vehicle'} of the scenario: a ghost "
                                 "needs an id nobody has (to falsify a real sender's BSMs use bsm_position_offset)",
-                                "give the ghost an id of its own", (("sender", free_ghost_id(taken)),)))
+                                "give the ghost an id of its own", (("sender", free_id(GHOST_SENDER_DEFAULT, taken)),)))
     m = fault.magnitude
     if m is not None and math.isfinite(m) and abs(m) < GHOST_MIN_DISTANCE_M:
         out.append(FaultProblem(("magnitude",), f"a ghost {m:g} m from the ego lies inside it (closer than "
@@ -181,13 +182,10 @@ def forged_id(fault: Fault) -> str | None:
     return None
 
 
-def free_spoof_id(taken: Collection[str]) -> str:
-    """``rsu_spoof``, else ``rsu_spoof1``, ...: the first id none of ``taken`` has."""
-    name, k = SPOOFED_RSU_DEFAULT, 0
-    while name in taken:
-        k += 1
-        name = f"{SPOOFED_RSU_DEFAULT}{k}"
-    return name
+def free_forged_id(fault: Fault, taken: Collection[str]) -> str:
+    """The first id a forging operator's sender may take that none of ``taken`` has (:func:`free_id` from its
+    default: ``ghost`` or ``rsu_spoof``)."""
+    return free_id(GHOST_SENDER_DEFAULT if fault.operator is FaultOperator.GHOST_SENDER else SPOOFED_RSU_DEFAULT, taken)
 
 
 def _spoof_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProblem]:
@@ -209,7 +207,7 @@ def _spoof_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProble
                                 f"{'RSU' if spoof_id(fault) == RSU_SENDER else 'vehicle'} of the scenario: a forged "
                                 "roadside unit needs an id nobody has (to falsify the real RSU's SPaT use "
                                 "spat_phase_corrupt)", "give the forged RSU an id of its own",
-                                (("sender", free_spoof_id(taken)),)))
+                                (("sender", free_id(SPOOFED_RSU_DEFAULT, taken)),)))
     return out
 
 
@@ -243,22 +241,13 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
         if f.sender == RSU_SENDER:
             sender_ids = rsus
             sender_id = rsus[0] if rsus else None
-        elif f.operator is FaultOperator.GHOST_SENDER:
-            ghost = ghost_id(f)
-            if ghost in vehicle_ids or ghost in rsus:
+        elif (forged := forged_id(f)) is not None:  # ghost_sender, spoofed_rsu: an id nobody of the scene has
+            real = set(vehicle_ids) | set(rsus) | {RSU_SENDER}
+            if forged in real:
                 raise InvalidArgument(FieldViolation(
-                    f"faults[{i}].sender", f"the ghost's sender {ghost!r} is a real vehicle or RSU of the scene",
-                    f"an id no vehicle or RSU has, e.g. "
-                    f"{free_ghost_id(set(vehicle_ids) | set(rsus) | {RSU_SENDER})!r}"))
-            sender_id, sender_ids = ghost, (ghost,)
-        elif f.operator is FaultOperator.SPOOFED_RSU:
-            spoof = spoof_id(f)
-            if spoof in vehicle_ids or spoof in rsus or spoof == RSU_SENDER:
-                raise InvalidArgument(FieldViolation(
-                    f"faults[{i}].sender", f"the spoofed RSU's sender {spoof!r} is a real vehicle or RSU of the scene",
-                    f"an id no vehicle or RSU has, e.g. "
-                    f"{free_spoof_id(set(vehicle_ids) | set(rsus) | {RSU_SENDER})!r}"))
-            sender_id, sender_ids = spoof, (spoof,)
+                    f"faults[{i}].sender", f"the forged sender {forged!r} of {f.operator.value} is a real vehicle or "
+                    "RSU of the scene", f"an id no vehicle or RSU has, e.g. {free_forged_id(f, real)!r}"))
+            sender_id, sender_ids = forged, (forged,)
         elif f.sender is not None:
             if f.sender not in vehicle_ids and f.sender not in rsus:
                 raise InvalidArgument(FieldViolation(
@@ -280,5 +269,5 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
 
 
 __all__ = ["GHOST_MIN_DISTANCE_M", "GHOST_SENDER_DEFAULT", "RSU_SENDER", "SPOOFED_RSU_DEFAULT", "SPOOF_DEFAULT_PHASE",
-           "FaultProblem", "default_sender", "forged_id", "free_ghost_id", "free_spoof_id", "ghost_id",
+           "FaultProblem", "default_sender", "forged_id", "free_forged_id", "free_id", "ghost_id",
            "operator_field_problems", "resolve_faults", "scene_names", "spoof_id"]

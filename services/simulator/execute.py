@@ -22,8 +22,7 @@ from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.faults import (
     RSU_SENDER,
     forged_id,
-    free_ghost_id,
-    free_spoof_id,
+    free_forged_id,
     operator_field_problems,
 )
 from lastv2x.core.program import ScenarioProgram, backhaul_problems, program_sha256
@@ -207,7 +206,7 @@ def validate_faults(program: ScenarioProgram, errors: ErrorCollector, path: str 
             forged = forged_id(f)
             real = {v.id for v in program.vehicles} | {r.id for r in program.rsus} | {RSU_SENDER}
             if forged in real:
-                free = free_ghost_id(real) if f.operator is FaultOperator.GHOST_SENDER else free_spoof_id(real)
+                free = free_forged_id(f, real)
                 errors.add(f"{fpath}.sender", f"the forged sender {forged!r} is a real vehicle or RSU of the program",
                            f"an id no vehicle or RSU has, e.g. {free!r}")
         if f.anchor.kind is AnchorKind.SIGNAL_EVENT and not program.signal_groups:

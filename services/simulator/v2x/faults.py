@@ -789,6 +789,19 @@ class ActiveFault:
             a.last_affected_s = step.t_s
 
 
+def _forged_slot(sender_hash: int, stream: Stream, period_s: float, t_prev_s: float | None, t_s: float, jitter: Any,
+                 count: int) -> float | None:
+    """A forged sender's schedule (``ghost_sender``, ``spoofed_rsu``), as a real sender's: the bus delay [s] of its
+    message number ``count`` when its slot (the BUS_JITTER phase of its id) falls in ``(t_prev_s, t_s]``; None when
+    it has no slot then. The first step counts as one period after ``t_s - period_s``."""
+    hashes = np.asarray([sender_hash], dtype=np.uint64)
+    phase = jitter.phase_s(hashes, stream, period_s)
+    prev = t_s - period_s if t_prev_s is None else t_prev_s
+    if not bool(due_mask(prev, t_s, phase, period_s)[0]):
+        return None
+    return float(jitter.bus_delay_s(hashes, stream, np.asarray([count], np.int64))[0])
+
+
 class FaultEngine:
     """All faults of a scenario; ``apply(stream, t, batch)`` per step and stream."""
 
@@ -892,14 +905,11 @@ class FaultEngine:
             if not af.window.active(t_s):
                 continue
             g.place(t_s, ego_s_m)
-            hashes = np.asarray([g.sender_hash], dtype=np.uint64)
-            phase = jitter.phase_s(hashes, Stream.BSM, BSM_PERIOD_S)
-            prev = t_s - BSM_PERIOD_S if t_prev_s is None else t_prev_s
-            if not bool(due_mask(prev, t_s, phase, BSM_PERIOD_S)[0]):
+            delay = _forged_slot(g.sender_hash, Stream.BSM, BSM_PERIOD_S, t_prev_s, t_s, jitter, g.count)
+            if delay is None:
                 continue
             msg_id = g.count
             g.count += 1
-            delay = float(jitter.bus_delay_s(hashes, Stream.BSM, np.asarray([msg_id], np.int64))[0])
             x, y, h = g.pose(t_s)
             rows.append((g.key, msg_id, t_s + delay, x, y, h, g.speed_mps))
         if not rows:
@@ -924,14 +934,11 @@ class FaultEngine:
             assert sp is not None
             if not af.window.active(t_s):
                 continue
-            hashes = np.asarray([sp.sender_hash], dtype=np.uint64)
-            phase = jitter.phase_s(hashes, Stream.SPAT, SPAT_PERIOD_S)
-            prev = t_s - SPAT_PERIOD_S if t_prev_s is None else t_prev_s
-            if not bool(due_mask(prev, t_s, phase, SPAT_PERIOD_S)[0]):
+            delay = _forged_slot(sp.sender_hash, Stream.SPAT, SPAT_PERIOD_S, t_prev_s, t_s, jitter, sp.count)
+            if delay is None:
                 continue
             msg_id = sp.count
             sp.count += 1
-            delay = float(jitter.bus_delay_s(hashes, Stream.SPAT, np.asarray([msg_id], np.int64))[0])
             end = af.window.end_s if af.window.end_s is not None and math.isfinite(af.window.end_s) \
                 else float(self.ctx.duration_s)
             ts = t_s + sp.lead_s
