@@ -12,7 +12,7 @@ schema offer both, and grounding's knowledge index retrieves their notes. No oth
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ from lastv2x.core.catalogue import (
     Stream,
     extension_member,
 )
-from lastv2x.core.spec import FaultOperator, ScenarioSpec, spec_json_schema
+from lastv2x.core.spec import FaultOperator, spec_json_schema
 from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from lastv2x.core.verifier import verify
 from services.grounding.catalogue import CatalogueConfig, MapCatalogue
@@ -35,11 +35,12 @@ from services.llm.backends.openai_compat import OpenAIBackend
 from services.llm.config import LlmConfig, OpenAIConfig
 from services.llm.fake_openai_server import FakeOpenAIServer, offline_model
 from services.llm.roles import LlmRoles
-from services.search.shrink import CachedPredicate, Shrinker, Verdict
+from services.search.shrink import Shrinker, Verdict
 from services.simulator import apps
 from services.simulator.apps import signal
 from services.simulator.execute import SimulatorLimits, run_one
 from services.simulator.v2x import faults as sim_faults
+from tests.search.straight_roads import admission_on_straight_roads
 
 OPERATOR = "zz_spat_lag"
 APP = "ZZGLOW"
@@ -97,16 +98,9 @@ def test_a_registered_operator_and_application_run_the_whole_chain(plugins: Appl
     assert outcome.admitted and "red_entry" in outcome.md.violations and not outcome.gt.violations
 
     # shrink: what "weaker" means for the operator comes from its catalogue entry (its magnitude range)
-    def key(s: ScenarioSpec) -> Hashable:
-        p = program_from_spec_on_straight_roads(s)
-        return p.model_dump_json(), p.seed
-
-    def run(s: ScenarioSpec, _k: Hashable) -> Verdict:
-        o, _ = run_one(program_from_spec_on_straight_roads(s), None, SimulatorLimits())
-        return Verdict.ADMITTED if o.admitted else Verdict.NOT_ADMITTED
-
-    result = Shrinker(CachedPredicate(key, run), max_calls=40).run(spec)
-    assert result.complete and run(result.spec, None) is Verdict.ADMITTED
+    run = admission_on_straight_roads()
+    result = Shrinker(run, max_calls=40).run(spec)
+    assert result.complete and run(result.spec) is Verdict.ADMITTED
     assert [f.operator.value for f in result.spec.faults] == [OPERATOR]
     passes = {e.pass_name for e in result.certificate}
     assert {"remove_fault", "halve_magnitude"} <= passes, passes

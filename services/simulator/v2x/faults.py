@@ -35,10 +35,10 @@ ego's lanes point at ``target_group``, default the cross group) and
 message, the one its sender sent ``magnitude`` s earlier, content and original
 timestamp kept: stale by its own stamps; freeze re-stamps) and ``ghost_sender`` (BSMs at 10 Hz
 from a vehicle that does not exist, ``magnitude`` m ahead of the ego on its route when the window
-opens, at ``ghost_speed_mps``: :class:`GhostVehicle`, sent by the transmit step beside the real
+opens, at ``ghost_speed_mps``: :class:`.forged.GhostVehicle`, sent by the transmit step beside the real
 ones and carried by the channel from where it claims to be) and ``spoofed_rsu`` (SPaT at 10 Hz for
 one signal group from a roadside unit that is not the junction's, showing ``target_phase``:
-:class:`SpoofedRsu`, sent by the transmit step beside the real RSUs from the junction's RSU site,
+:class:`.forged.SpoofedRsu`, sent by the transmit step beside the real RSUs from the junction's RSU site,
 stamped one SPaT period ahead so that the receiver's newest-stamp-wins rule keeps it over the real
 RSU's SPaT). SPaT and phase-corrupt /
 countdown operators act on ``target_group`` when it is set, else on every group.
@@ -55,15 +55,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from lastv2x.core.catalogue import FAULT_OPERATORS, Registry, Stream, stopping_distance_m
+from lastv2x.core.faults import GHOST_SENDER_DEFAULT, SPOOFED_RSU_DEFAULT
 from lastv2x.core.rng import Substream, counter_uniform, stable_hash64, substream
 from lastv2x.core.spec import AnchorEvent, AnchorKind, Phase
 from services.simulator.info import PHASE_AMBER, PHASE_GREEN, PHASE_RED
 
+from . import forged
+from .forged import GhostVehicle, SpoofedRsu
 from .messages import (
-    BSM_PERIOD_S,
-    MSG_COUNT_MOD,
     NO_KEY,
-    SPAT_PERIOD_S,
     BoolArray,
     BsmBatch,
     EeblBatch,
@@ -73,14 +73,11 @@ from .messages import (
     MapBatch,
     RecordBatch,
     SpatBatch,
-    due_mask,
     message_starts,
     trues,
 )
 
 RSU_SENDER_ALIAS = "rsu"
-GHOST_SENDER_DEFAULT = "ghost"  # a ghost_sender's id when the spec names none (lastv2x.core.faults)
-SPOOFED_RSU_DEFAULT = "rsu_spoof"  # a spoofed_rsu's id when the spec names none (lastv2x.core.faults)
 CROSS_GROUP_ALIAS = "cross"
 EGO_GROUP_ALIASES = ("", "ego")
 
@@ -617,43 +614,6 @@ class _GhostSender:
         return int(np.count_nonzero(message_starts(step.batch.sender, step.batch.msg_id) & rows))
 
 
-class GhostVehicle:
-    """Where a ghost_sender's forged vehicle is: on the ego's route, ``ahead_m`` ahead of the ego's centre when
-    its window opens (negative: behind), moving along the route at ``speed_mps`` (0: stopped in the lane); past
-    either end of the route it goes on along the end segment. Its BSMs have the catalogue's period and their
-    own slot phase and bus delays (the BUS_JITTER draws, keyed by the ghost's id, as any sender's)."""
-
-    def __init__(self, route_xy_m: Any, ahead_m: float, speed_mps: float, key: int, sender_hash: int):
-        pts = np.asarray(route_xy_m, dtype=np.float64).reshape(-1, 2)
-        step = np.sqrt((np.diff(pts, axis=0) ** 2).sum(axis=1))
-        pts = np.vstack([pts[:1], pts[1:][step > 1e-9]])  # no zero-length segment
-        if len(pts) < 2:
-            pts = np.vstack([pts, pts[-1:] + (1.0, 0.0)])
-        seg = np.diff(pts, axis=0)
-        length = np.sqrt((seg ** 2).sum(axis=1))
-        self._pts, self._seg, self._len = pts, seg, length
-        self._s = np.concatenate([[0.0], np.cumsum(length)])
-        self.ahead_m, self.speed_mps = float(ahead_m), float(speed_mps)
-        self.key, self.sender_hash = key, sender_hash
-        self.count = 0  # the ghost's messages so far (msg_id)
-        self.s0_m: float | None = None  # its arc length when the window opened
-        self.t0_s = 0.0
-
-    def place(self, t_s: float, ego_s_m: float) -> None:
-        if self.s0_m is None:
-            self.s0_m, self.t0_s = ego_s_m + self.ahead_m, t_s
-
-    def pose(self, t_s: float) -> tuple[float, float, float]:
-        """(x, y, heading) at ``t_s`` (after :meth:`place`)."""
-        assert self.s0_m is not None
-        s = self.s0_m + self.speed_mps * (t_s - self.t0_s)
-        j = min(max(int(np.searchsorted(self._s, s, side="right")) - 1, 0), len(self._len) - 1)
-        u = (s - self._s[j]) / self._len[j]  # < 0 before the start, > 1 past the end: along the end segment
-        dx, dy = self._seg[j]
-        x0, y0 = self._pts[j]
-        return float(x0 + u * dx), float(y0 + u * dy), math.atan2(float(dy), float(dx))
-
-
 class _SpoofedRsu:
     """The forged roadside unit's SPaTs are made by :meth:`FaultEngine.spoof_spat` (the transmit step adds them
     to the step's SPaT, so the channel carries them from the junction's RSU site); here they are only counted."""
@@ -666,27 +626,6 @@ class _SpoofedRsu:
             return 0
         mine = step.batch.sender == spoof.key
         return int(np.count_nonzero(message_starts(step.batch.sender, step.batch.msg_id) & mine))
-
-
-@dataclass
-class SpoofedRsu:
-    """A spoofed_rsu's forged roadside unit: its sender key and id hash (slot phase, bus delays, link draws: all
-    keyed by its id), the signal group it lies about and the phase code it shows, the real RSU of that junction
-    (``origin_key``: the intersection its SPaT claims to describe; ``site``: the site index it transmits beside,
-    set by the V2X source) and its message count."""
-
-    key: int
-    sender_hash: Any
-    group_key: int
-    phase_code: int
-    origin_key: int = NO_KEY
-    site: int = -1
-    count: int = 0
-
-    #: each forged SPaT's timestamp is its sample time plus this (one SPaT period): the receiver keeps the
-    #: newest-stamped SPaT per group, and a real SPaT sampled up to a period later is stamped no later, so it
-    #: never replaces the forged one (a tie keeps the held message)
-    lead_s: float = SPAT_PERIOD_S
 
 
 def _row_identity(b: RecordBatch) -> IntArray:
@@ -789,19 +728,6 @@ class ActiveFault:
             a.last_affected_s = step.t_s
 
 
-def _forged_slot(sender_hash: int, stream: Stream, period_s: float, t_prev_s: float | None, t_s: float, jitter: Any,
-                 count: int) -> float | None:
-    """A forged sender's schedule (``ghost_sender``, ``spoofed_rsu``), as a real sender's: the bus delay [s] of its
-    message number ``count`` when its slot (the BUS_JITTER phase of its id) falls in ``(t_prev_s, t_s]``; None when
-    it has no slot then. The first step counts as one period after ``t_s - period_s``."""
-    hashes = np.asarray([sender_hash], dtype=np.uint64)
-    phase = jitter.phase_s(hashes, stream, period_s)
-    prev = t_s - period_s if t_prev_s is None else t_prev_s
-    if not bool(due_mask(prev, t_s, phase, period_s)[0]):
-        return None
-    return float(jitter.bus_delay_s(hashes, stream, np.asarray([count], np.int64))[0])
-
-
 class FaultEngine:
     """All faults of a scenario; ``apply(stream, t, batch)`` per step and stream."""
 
@@ -894,68 +820,12 @@ class FaultEngine:
         return step
 
     def ghost_bsms(self, t_prev_s: float | None, t_s: float, ego_s_m: float, jitter: Any) -> BsmBatch | None:
-        """The BSMs the ghosts (``ghost_sender``) whose window is open send in ``(t_prev_s, t_s]``, sampled at
-        ``t_s`` as every sender's are (None: none due). Each ghost is placed, the first step its window is open,
-        ``magnitude`` m ahead of the ego's arc length ``ego_s_m``; its slot phase and bus delays are the
-        BUS_JITTER draws of its id (``jitter``: ``messages.BusJitter``), its message ids its own count."""
-        rows: list[tuple[int, int, float, float, float, float, float]] = []
-        for af in self.ghosts:
-            g = af.ghost
-            assert g is not None
-            if not af.window.active(t_s):
-                continue
-            g.place(t_s, ego_s_m)
-            delay = _forged_slot(g.sender_hash, Stream.BSM, BSM_PERIOD_S, t_prev_s, t_s, jitter, g.count)
-            if delay is None:
-                continue
-            msg_id = g.count
-            g.count += 1
-            x, y, h = g.pose(t_s)
-            rows.append((g.key, msg_id, t_s + delay, x, y, h, g.speed_mps))
-        if not rows:
-            return None
-        n = len(rows)
-        col = list(zip(*rows, strict=True))
-        msg = np.asarray(col[1], np.int64)
-        return BsmBatch(sender=np.asarray(col[0], np.int64), msg_id=msg, msg_count=msg % MSG_COUNT_MOD,
-                        tx_time_s=np.asarray(col[2], np.float64), timestamp_s=np.full(n, t_s),
-                        x_m=np.asarray(col[3], np.float64), y_m=np.asarray(col[4], np.float64),
-                        speed_mps=np.asarray(col[6], np.float64), heading_rad=np.asarray(col[5], np.float64),
-                        accel_mps2=np.zeros(n), brake_flag=np.zeros(n, bool), event_flags=np.zeros(n, np.int64))
+        """The forged vehicles' BSMs due in ``(t_prev_s, t_s]`` (:func:`.forged.ghost_bsms`); None: none."""
+        return forged.ghost_bsms(self.ghosts, t_prev_s, t_s, ego_s_m, jitter)
 
     def spoof_spat(self, t_prev_s: float | None, t_s: float, jitter: Any) -> SpatBatch | None:
-        """The SPaTs the forged roadside units (``spoofed_rsu``) whose window is open send in ``(t_prev_s, t_s]``,
-        sampled at ``t_s`` (None: none due): one row, the target group showing the fault's phase held to the
-        window's end (its min/max end time; a forged green's next green onset is now), stamped
-        :attr:`SpoofedRsu.lead_s` ahead. Slot phase and bus delays are the BUS_JITTER draws of the forger's id."""
-        rows: list[tuple[int, int, int, int, int, float, float, float, float]] = []
-        for af in self.spoofers:
-            sp = af.spoof
-            assert sp is not None
-            if not af.window.active(t_s):
-                continue
-            delay = _forged_slot(sp.sender_hash, Stream.SPAT, SPAT_PERIOD_S, t_prev_s, t_s, jitter, sp.count)
-            if delay is None:
-                continue
-            msg_id = sp.count
-            sp.count += 1
-            end = af.window.end_s if af.window.end_s is not None and math.isfinite(af.window.end_s) \
-                else float(self.ctx.duration_s)
-            ts = t_s + sp.lead_s
-            end = max(end, ts)
-            green = ts if sp.phase_code == self.ctx.phases.green else end
-            rows.append((sp.key, msg_id, sp.origin_key, sp.group_key, sp.phase_code, end, green, t_s + delay, ts))
-        if not rows:
-            return None
-        n = len(rows)
-        col = list(zip(*rows, strict=True))
-        msg = np.asarray(col[1], np.int64)
-        return SpatBatch(sender=np.asarray(col[0], np.int64), msg_id=msg, msg_count=msg % MSG_COUNT_MOD,
-                         origin=np.asarray(col[2], np.int64), group=np.asarray(col[3], np.int64),
-                         phase=np.asarray(col[4], np.int64), min_end_time_s=np.asarray(col[5], np.float64),
-                         max_end_time_s=np.asarray(col[5], np.float64),
-                         green_start_time_s=np.asarray(col[6], np.float64), tx_time_s=np.asarray(col[7], np.float64),
-                         timestamp_s=np.asarray(col[8], np.float64), hop_count=np.zeros(n, np.int64))
+        """The forged roadside units' SPaTs due in ``(t_prev_s, t_s]`` (:func:`.forged.spoof_spat`); None: none."""
+        return forged.spoof_spat(self.spoofers, self.ctx, t_prev_s, t_s, jitter)
 
     def active(self, t_s: float) -> list[ActiveFault]:
         return [af for af in self.faults if af.window.active(t_s)]

@@ -14,7 +14,7 @@ from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from lastv2x.core.verifier import verify
 from services.simulator.execute import SimulatorLimits, run_one
 from services.simulator.reference import reference_spec
-from services.simulator.v2x.faults import GhostVehicle
+from services.simulator.v2x.forged import GhostVehicle
 from services.simulator.v2x.stack import V2XInformationSource
 from tests.simulator.v2x.world import run
 

@@ -164,23 +164,13 @@ def test_a_bad_option_is_invalid_argument_naming_the_field(bad: str) -> None:
 
 def test_the_shrinker_weakens_a_replay_witness_through_its_lag() -> None:
     """A paired run per weakening: the 1-minimal witness keeps the replay, its certificate tried a halved lag."""
-    from collections.abc import Hashable
-
-    from lastv2x.core.spec import ScenarioSpec
-    from services.search.shrink import CachedPredicate, Shrinker, Verdict
+    from services.search.shrink import Shrinker, Verdict
+    from tests.search.straight_roads import admission_on_straight_roads
 
     spec, _ = _rlvw_replay(28.0, 3.0)
-
-    def key(s: ScenarioSpec) -> Hashable:
-        p = program_from_spec_on_straight_roads(s)
-        return p.model_dump_json(), p.seed
-
-    def admitted(s: ScenarioSpec, _k: Hashable) -> Verdict:
-        o, _ = run_one(program_from_spec_on_straight_roads(s), None, SimulatorLimits())
-        return Verdict.ADMITTED if o.admitted else Verdict.NOT_ADMITTED
-
-    result = Shrinker(CachedPredicate(key, admitted), max_calls=30).run(spec)
-    assert result.complete and admitted(result.spec, None) is Verdict.ADMITTED
+    admitted = admission_on_straight_roads()
+    result = Shrinker(admitted, max_calls=30).run(spec)
+    assert result.complete and admitted(result.spec) is Verdict.ADMITTED
     (f,) = result.spec.faults
     assert f.operator.value == "replay" and (f.magnitude or 0.0) < 3.0  # a shorter lag still fails
     assert "halve_magnitude" in {e.pass_name for e in result.certificate}
