@@ -311,8 +311,9 @@ for _a in (
         Application.FCW, "Forward collision warning", AppKind.CONFLICT,
         {Stream.BSM: ("position", "speed", "acceleration", "timestamp")},
         0.5, ("lead",), ("straight",),
-        "Warn and brake when the time to collision with the lead track, TTC = gap / closing speed, "
-        "falls below 2.5 s.",
+        "Warn the driver to brake when the time to collision with the lead track, TTC = gap / closing speed, "
+        "falls below 2.5 s, or when a driver reacting in 1 s would need more than 4 m/s^2 to stop behind the "
+        "lead (its own braking included).",
         "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking.",
         ("forward collision", "rear-end", "rear end", "fcw", "collision warning"),
         ahead_only=True, junction_kind="any",
@@ -440,6 +441,12 @@ for _o in (
 
 # Decision-epoch constants (LAST-V2X Appendix D).
 COMFORT_DECEL_MPS2 = 3.5
+# The driver's reaction to an in-vehicle warning (issue 37 item 1), s: how long a STOP (RLVW), BRAKE (FCW,
+# EEBL) or YIELD (IMA, LTA) stands before the driver acts on it; the decision epoch assumes it (ds(v) below).
+# Green (2000), "How long does it take to stop?", Transportation Human Factors 2(3): 0.7-0.75 s when the driver
+# fully expects the signal, ~1.25 s for an unexpected but common one (brake lights); an in-vehicle warning
+# alerts the driver without foretelling the event, so between the two. Per vehicle: ProgramVehicle.
+# alerted_reaction_s (0 = the application acts directly), drawn per world by variation.alerted_reaction_s.
 REACTION_TIME_S = 1.0
 LARGE_MARGIN = 1.0e6  # failure margin when no qualifying episode or conflict occurred (proto: 1e6 = none)
 NO_MARGIN_TEXT = "none (no qualifying episode)"  # what people read for LARGE_MARGIN (margin_text)

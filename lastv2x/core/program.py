@@ -132,6 +132,10 @@ class ProgramVehicle(_Model):
     length_m: float = Field(DEFAULT_VEHICLE_LENGTH_M, gt=1.0, le=20.0)
     reaction_time_s: float | None = Field(
         None, ge=0.0, le=5.0, description="leader-perception delay; null = the driver profile's")
+    alerted_reaction_s: float | None = Field(
+        None, ge=0.0, le=3.0, exclude_if=lambda v: v is None,
+        description="the driver's reaction to an in-vehicle warning (STOP, BRAKE, YIELD), s; 0 = the application "
+                    "acts directly; null = the catalogue's REACTION_TIME_S (1 s)")
     # drivers without V2X (lastv2x.core.perception); left out of the JSON when unset (programs keep their bytes)
     sight_distance_m: float | None = Field(
         None, gt=0.0, le=1000.0, exclude_if=lambda v: v is None,

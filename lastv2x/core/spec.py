@@ -342,6 +342,10 @@ class Variation(_Model):
         None, description="each vehicle's leader-perception reaction time, s, in [0, 5]")
     background_vehicles: CountBounds | None = Field(
         None, description="how many background vehicles map.busy places, in [0, 16]")
+    # left out of the JSON when unset: specs keep their bytes
+    alerted_reaction_s: Bounds | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="each vehicle's reaction to an in-vehicle warning (STOP, BRAKE, YIELD), s, in [0, 3]")
 
 
 class Perception(_Model):

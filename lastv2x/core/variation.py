@@ -29,6 +29,7 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "arrival_jitter_s": (-30.0, 30.0, "s"),
     "reaction_time_s": (0.0, 5.0, "s"),
     "background_vehicles": (0, 16, "vehicles"),
+    "alerted_reaction_s": (0.0, 3.0, "s"),
 }
 _INDEX = {name: k for k, name in enumerate(RANGES)}  # sub-substream of each quantity
 DECIMALS = 3  # drawn values are rounded to mm/s, ms
@@ -160,6 +161,11 @@ def apply(program: Any, drawn: Drawn | None) -> Any:
         times = {v.id: _uniform(seed, "reaction_time_s", v.id, b.min, b.max) for v in vehicles}
         vehicles = [v.model_copy(update={"reaction_time_s": times[v.id]}) for v in vehicles]
         record["reaction_time_s"] = times
+    if var.alerted_reaction_s is not None:
+        b = var.alerted_reaction_s
+        times = {v.id: _uniform(seed, "alerted_reaction_s", v.id, b.min, b.max) for v in vehicles}
+        vehicles = [v.model_copy(update={"alerted_reaction_s": times[v.id]}) for v in vehicles]
+        record["alerted_reaction_s"] = times
     details = {**program.grounding.details, "variation": record}
     return program.model_copy(update={
         "ego": vehicles[0], "agents": tuple(vehicles[1:]), "spec": drawn.source,

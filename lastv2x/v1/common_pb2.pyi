@@ -508,16 +508,18 @@ class CountBounds(_message.Message):
     def __init__(self, min: _Optional[int] = ..., max: _Optional[int] = ...) -> None: ...
 
 class Variation(_message.Message):
-    __slots__ = ("desired_speed_mps", "arrival_jitter_s", "reaction_time_s", "background_vehicles")
+    __slots__ = ("desired_speed_mps", "arrival_jitter_s", "reaction_time_s", "background_vehicles", "alerted_reaction_s")
     DESIRED_SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
     ARRIVAL_JITTER_S_FIELD_NUMBER: _ClassVar[int]
     REACTION_TIME_S_FIELD_NUMBER: _ClassVar[int]
     BACKGROUND_VEHICLES_FIELD_NUMBER: _ClassVar[int]
+    ALERTED_REACTION_S_FIELD_NUMBER: _ClassVar[int]
     desired_speed_mps: Bounds
     arrival_jitter_s: Bounds
     reaction_time_s: Bounds
     background_vehicles: CountBounds
-    def __init__(self, desired_speed_mps: _Optional[_Union[Bounds, _Mapping]] = ..., arrival_jitter_s: _Optional[_Union[Bounds, _Mapping]] = ..., reaction_time_s: _Optional[_Union[Bounds, _Mapping]] = ..., background_vehicles: _Optional[_Union[CountBounds, _Mapping]] = ...) -> None: ...
+    alerted_reaction_s: Bounds
+    def __init__(self, desired_speed_mps: _Optional[_Union[Bounds, _Mapping]] = ..., arrival_jitter_s: _Optional[_Union[Bounds, _Mapping]] = ..., reaction_time_s: _Optional[_Union[Bounds, _Mapping]] = ..., background_vehicles: _Optional[_Union[CountBounds, _Mapping]] = ..., alerted_reaction_s: _Optional[_Union[Bounds, _Mapping]] = ...) -> None: ...
 
 class FieldPatch(_message.Message):
     __slots__ = ("field", "value")
@@ -604,7 +606,7 @@ class Route(_message.Message):
     def __init__(self, points_xy_m: _Optional[_Iterable[float]] = ..., segments: _Optional[_Iterable[_Union[RouteSegment, _Mapping]]] = ..., crossings: _Optional[_Iterable[_Union[Crossing, _Mapping]]] = ..., turn: _Optional[_Union[Maneuver, str]] = ...) -> None: ...
 
 class ProgramVehicle(_message.Message):
-    __slots__ = ("id", "role", "route", "start_s_m", "initial_speed_mps", "desired_speed_mps", "profile", "equipped", "behaviour", "arrive_conflict_at_s", "length_m", "reaction_time_s", "sight_distance_m", "perception_range_m", "application")
+    __slots__ = ("id", "role", "route", "start_s_m", "initial_speed_mps", "desired_speed_mps", "profile", "equipped", "behaviour", "arrive_conflict_at_s", "length_m", "reaction_time_s", "sight_distance_m", "perception_range_m", "application", "alerted_reaction_s")
     ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ROUTE_FIELD_NUMBER: _ClassVar[int]
@@ -620,6 +622,7 @@ class ProgramVehicle(_message.Message):
     SIGHT_DISTANCE_M_FIELD_NUMBER: _ClassVar[int]
     PERCEPTION_RANGE_M_FIELD_NUMBER: _ClassVar[int]
     APPLICATION_FIELD_NUMBER: _ClassVar[int]
+    ALERTED_REACTION_S_FIELD_NUMBER: _ClassVar[int]
     id: str
     role: VehicleRole
     route: Route
@@ -635,7 +638,8 @@ class ProgramVehicle(_message.Message):
     sight_distance_m: float
     perception_range_m: float
     application: Application
-    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[VehicleRole, str]] = ..., route: _Optional[_Union[Route, _Mapping]] = ..., start_s_m: _Optional[float] = ..., initial_speed_mps: _Optional[float] = ..., desired_speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrive_conflict_at_s: _Optional[float] = ..., length_m: _Optional[float] = ..., reaction_time_s: _Optional[float] = ..., sight_distance_m: _Optional[float] = ..., perception_range_m: _Optional[float] = ..., application: _Optional[_Union[Application, str]] = ...) -> None: ...
+    alerted_reaction_s: float
+    def __init__(self, id: _Optional[str] = ..., role: _Optional[_Union[VehicleRole, str]] = ..., route: _Optional[_Union[Route, _Mapping]] = ..., start_s_m: _Optional[float] = ..., initial_speed_mps: _Optional[float] = ..., desired_speed_mps: _Optional[float] = ..., profile: _Optional[_Union[DriverProfile, str]] = ..., equipped: _Optional[bool] = ..., behaviour: _Optional[_Union[Behaviour, _Mapping]] = ..., arrive_conflict_at_s: _Optional[float] = ..., length_m: _Optional[float] = ..., reaction_time_s: _Optional[float] = ..., sight_distance_m: _Optional[float] = ..., perception_range_m: _Optional[float] = ..., application: _Optional[_Union[Application, str]] = ..., alerted_reaction_s: _Optional[float] = ...) -> None: ...
 
 class SignalGroupPlan(_message.Message):
     __slots__ = ("id", "junction_id", "cycle_s", "green_s", "amber_s", "all_red_s", "offset_s")

@@ -174,32 +174,43 @@ def agent_seed(seed: int, agent_id: str) -> int:
 
 
 class EgoController:
-    """Maps a decision to the ego's commands. A STOP is a warning to the driver, acted on after
-    the reaction time the decision epoch assumes (REACTION_TIME_S); YIELD holds at the bar at once;
-    BRAKE is automatic; ADVISE sets the speed target."""
+    """Maps a decision to a driver's commands (issue 37 item 1: warnings act through the driver). A STOP
+    (RLVW), BRAKE (FCW, EEBL) or YIELD (IMA, LTA) is a warning: the driver acts on it once it has stood
+    ``reaction_s`` (the vehicle's ``alerted_reaction_s``, by default the catalogue's REACTION_TIME_S, which
+    the decision epoch assumes), and from then on while it stands; 0 = the application acts directly.
+    ADVISE sets the speed target at once."""
 
-    def __init__(self) -> None:
-        self.stop_since: float | None = None
+    __slots__ = ("acted", "reaction_s", "warned_since", "warning")
+
+    def __init__(self, reaction_s: float | None = None) -> None:
+        self.reaction_s = REACTION_TIME_S if reaction_s is None else reaction_s
+        self.warning: Action | None = None  # the warning standing, and since when
+        self.warned_since = math.nan
+        self.acted = True  # the driver acts on the standing warning (or none stands)
+
+    @property
+    def waiting(self) -> bool:
+        """A warning stands that the driver has not acted on yet: the command changes with time alone."""
+        return not self.acted
 
     def command(self, dec: Decision, t_s: float) -> tuple[bool, float, float]:
         action = dec.action
-        if action is Action.PROCEED:
-            self.stop_since = None
+        if action not in _WARNINGS:
+            self.warning, self.acted = None, True
+            if action is Action.ADVISE and dec.target_speed_mps is not None:
+                return False, dec.target_speed_mps, 0.0
             return _NOMINAL
-        if action is Action.STOP:
-            if self.stop_since is None:
-                self.stop_since = dec.t_s
-            return t_s >= self.stop_since + REACTION_TIME_S - 1e-9, math.nan, 0.0
-        self.stop_since = None
-        if action is Action.YIELD:
-            return True, math.nan, 0.0
+        if action is not self.warning:
+            self.warning, self.warned_since = action, dec.t_s
+        self.acted = t_s >= self.warned_since + self.reaction_s - 1e-9
+        if not self.acted:
+            return _NOMINAL  # the driver has not reacted yet
         if action is Action.BRAKE:
             return False, math.nan, dec.brake_mps2
-        if action is Action.ADVISE and dec.target_speed_mps is not None:
-            return False, dec.target_speed_mps, 0.0
-        return _NOMINAL
+        return True, math.nan, 0.0  # STOP / YIELD: hold at the bar
 
 
+_WARNINGS = frozenset((Action.STOP, Action.BRAKE, Action.YIELD))
 _NOMINAL = (False, math.nan, 0.0)  # (stop at the bar, target speed, braking): the nominal controller
 
 
@@ -252,7 +263,8 @@ def _agent_apps(program: ScenarioProgram, seed: int, factory: SourceFactory,
         view = agent_view(program, v.id)
         src = factory()
         src.reset(view, agent_seed(seed, v.id))
-        out.append(_AgentApp(j, v.id, APPS[v.application].decide, app_context(view), src, conflict_s[j]))
+        out.append(_AgentApp(j, v.id, APPS[v.application].decide, app_context(view), src, conflict_s[j],
+                             EgoController(v.alerted_reaction_s)))
     return out
 
 
@@ -287,7 +299,7 @@ def _agents_decide(row: _Row, fr: Frame, b: int, t: float, out: AgentControl) ->
 def _apply(row: _Row, dec: Decision, t: float) -> tuple[bool, float, float]:
     """Record ``dec`` when it changes the row's decision and return the controller's command."""
     prev = row.decision
-    if dec is prev and not dec.epoch and dec.action is not Action.STOP:
+    if dec is prev and not dec.epoch and not row.controller.waiting:
         return row.ctrl  # the decision stands: nothing to record, the same command as last step
     if not dec.same_as(prev):
         row.records.append(DecisionRecord(round(t, 6), dec.action.value, dec.epoch, bounded_text(dec.reason),
@@ -388,7 +400,7 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         rows.append(_Row(p, seed, src, tag, app_context(p), len(p.vehicles), rsu, trace=tr,
                          decide=APPS[p.application].decide if fns is None else fns.decide_for(p.application),
                          fast_gt=type(src) is GroundTruthSource and tr is None, conflict_s=conflict0[b], plan=plan,
-                         by_sight=not p.ego.equipped))
+                         by_sight=not p.ego.equipped, controller=EgoController(p.ego.alerted_reaction_s)))
     n_steps = max(int(round(p.duration_s / p.dt_s)) for p in programs)
     limit = [int(round(p.duration_s / p.dt_s)) for p in programs]
     b_all = len(programs)

@@ -33,8 +33,8 @@ Longitudinal model (per vehicle, the min of the active terms):
 * **Stop bar**: a vehicle that must stop at its next stop bar follows the constant
   deceleration that ends at the bar, ``a = -v^2 / (2 (d - gap))``, once that demand
   reaches its activation level (its comfortable deceleration for background
-  drivers; 0 for an application-commanded ego stop, which is already delayed by the
-  reaction time the decision epoch assumes).
+  drivers; 0 for an application-commanded stop or yield, which is already delayed by the
+  driver's alerted reaction, ``paired.EgoController``).
 * **Signals** (background drivers and conflict-application egos; a signal-
   application ego obeys only its application): at amber/red a driver stops if it
   can at ``COMFORT_DECEL_MPS2`` (amber) or at ``DECEL_MAX_MPS2`` (red), else goes;
@@ -93,7 +93,7 @@ class IDM:
     # confronted with the need to stop for an unexpected object in the roadway", 90 % above 3.4 m/s2.
     # Normal 5.5 m/s2 (about 0.56 g) sits above that "most drivers" floor; cautious 5.0 and aggressive
     # 6.5 spread it by profile (our assumption). Stop bars, scripted brakes and applications' braking
-    # demands (automatic braking) are not capped by it.
+    # demands (a warned driver's braking at the application's deceleration) are not capped by it.
     PROFILES: dict[DriverProfile, DriverParams] = {
         DriverProfile.CAUTIOUS: DriverParams(0.90, 1.8, 3.0, 1.0, 1.5, 1.2, 5.0),
         DriverProfile.NORMAL: DriverParams(1.00, 1.4, 2.0, 1.5, 2.0, 1.0, 5.5),

@@ -20,6 +20,11 @@ driver brakes for the leader it perceives no harder than its profile's ``decel_e
 normal driver, was the tyres' 8), and the reference EEBL warns on EEBL events only (not also on a BSM track's
 hard-braking flag, which made every EEBL-stream fault ineffective): FCW and EEBL moved (paired, batch, traces),
 every admission verdict of the reference programs stayed (not admitted, margin 6.50 m, seeds 0-3, both sources).
+Issue 37 item 1 (warnings act through the driver): a BRAKE (FCW, EEBL) or YIELD (IMA, LTA) is acted on after the
+driver's alerted reaction (REACTION_TIME_S, 1 s; was at once), as a STOP always was, and FCW warns on the
+deceleration needed after that reaction: FCW, EEBL, IMA and LTA moved (paired, batch, traces); every verdict and
+margin of the reference programs stayed (not admitted; margins 6.50 / 6.50 / 12.66 / 8.27 m, seeds 0-3, both
+sources).
 """
 
 from __future__ import annotations
@@ -158,38 +163,38 @@ GOLDEN_PAIRED: dict[str, str] = {
     "GLOSA/v2x/1": "02a7f39ad91b652070b7afd93ad38d3da8283a4a78adeec3348bfdddb141bda4",
     "GLOSA/v2x/2": "d9ed0ecc571fc37f9656e4eff5c0e134c92252e663499e004902d282eab94922",
     "GLOSA/v2x/3": "21230d76e508ad28c989a7899c20a1207e51f7cfc50d4e2f5a086f04471db0b9",
-    "FCW/gt/0": "38578ac4a81f81eb7117f8d1776949f6355b784f102d178b07181966ba521dc5",
-    "FCW/gt/1": "8fdec7179764b4060a7a40aa7ff701defb78b0ecca84f0fe0e96e7a057b84e12",
-    "FCW/gt/2": "e2a18383ca64aa6211f816342f3d16bf1032d691cb43845ba1b7fc2b81513504",
-    "FCW/gt/3": "694c11ffebc86ced9adf07cb2991e266534af27a7041c980d0a830ab8184608b",
-    "FCW/v2x/0": "319368f32a151579400f631dedffd27057a3c8daf9d73997418686c525d16ac3",
-    "FCW/v2x/1": "ae3c419bb371967114aac22d4e25284c68156c1b89b452765bb7e982237679c1",
-    "FCW/v2x/2": "77f36c73d61100f5d2de29671ec5ee8951d4627c24190bfafff28ef3ba7fbcaf",
-    "FCW/v2x/3": "6286d87e0b9b48ddb46dec497ed07704fa096567bc5b251fd36d71b4f872fbf7",
-    "EEBL/gt/0": "78a5a0e0149c98de877eb8b626d8b543ed6600c782ca9966b06a8419525ec64c",
-    "EEBL/gt/1": "2b7678f5fdb9c2635875ba87988cb574f459963ba8de690f59f394ffeea6e0b5",
-    "EEBL/gt/2": "9b30be9677018b2f4bced5a1de4a19dccc3da0e132f827973179c42334472c78",
-    "EEBL/gt/3": "2253a8caea21690ab38e6700df75879f19100a39da37dd6f3a6b8220234e2cb9",
-    "EEBL/v2x/0": "b88f09fe68450c8a2e6f87e2dfebb2657344defcfd36ca14cdf66edbc8301127",
-    "EEBL/v2x/1": "c9ae40309b11baea4ea80119defffd002359f97208961bab5a5b354da8f5ff6e",
-    "EEBL/v2x/2": "9c257496b94a7ee7c95f4aba77e6b18b5e78a76aa59d7cdb5af19237d64b2766",
-    "EEBL/v2x/3": "ba7e35c0ba92bdcba59661a70705e3313ab7b191a36bea1e9fb24db6efdb50c3",
-    "IMA/gt/0": "408358b79c97dc9762e357079ebe9030a3b6ff26bf5f2fc8c6eaf0665ad57d90",
-    "IMA/gt/1": "a38134fd6082ee2bc40d23c0b8fab1f9be5959498223e955a76b125e9e1a9c63",
-    "IMA/gt/2": "58111bc93f01ee3afdf5772e053bac6d6af4a01fb2ea5d7f4b0fca0a9eba2744",
-    "IMA/gt/3": "9669cc4741db9d2d54beaa6a87bf986873f496b7010d1365674a481c80068a3f",
-    "IMA/v2x/0": "996b6d126b790df9d80a86224838a67b262839f39cc47acde2934adc1d5d3407",
-    "IMA/v2x/1": "3ec65efc0ed5d88d46967ebbf49160f0c2f1abc8aadb8905e3a14f6fc2c96f73",
-    "IMA/v2x/2": "87339047f2e3101f35ce23f896f32b1c17d6fdb0a4f877b5fe58c414cfcfd528",
-    "IMA/v2x/3": "cb8c54f47aea70416718217a2e1eb85f85e68d093d143aa001f118516c658a53",
-    "LTA/gt/0": "d79271a5c3e923c96e27be2e980db6e9c1279c8da4e131b72a0c261a7c344d83",
-    "LTA/gt/1": "7ecb38952c481929e06052407920391df0ef466b2495fbf9556db5574fb2b3d3",
-    "LTA/gt/2": "e862fff1baa21fae22e9df3ad1f590035b918d6a71905d9b048b5a4f91dcc25b",
-    "LTA/gt/3": "cefb926691aa092c2ccf673895246ea1cae09545b482e992c7e16259f9c9b882",
-    "LTA/v2x/0": "ebab78b9a4ff44e034acbf7cdb63c649959d86c091a4f1cc7cc7c0523a24a863",
-    "LTA/v2x/1": "99e70d4ab23b09b11e65b8891e07eba490435a87f1ac7aa2c3597bc3ab3ca284",
-    "LTA/v2x/2": "3532ba2f35f842e4a5df48cb9ede7b21c4de8bd90b904d8df3bb5174670cf25e",
-    "LTA/v2x/3": "a3a17d993a85b642677fc5be5354e17cdbb4bbde20de66342841a0621faa5488",
+    "FCW/gt/0": "894f026ed804074f69931af8fce2924b3e6c255d11853e864f6c0ad09aff644b",
+    "FCW/gt/1": "cd4004581ced27b01176d9936044d6f95b405622608b0db648f6dd2c924cddf4",
+    "FCW/gt/2": "0c94e149687cab5950d82ec5027c420c5e03b6a36ac87d065a90f8717d3ab31e",
+    "FCW/gt/3": "eb8a413ea230b2a8d703d3703c01765292c979c38e12da3da34fc852f1d74365",
+    "FCW/v2x/0": "e83e56b3785b8e9de6a75ff601c24a31453f9fb0141271a64821ec003bd0b8aa",
+    "FCW/v2x/1": "024ca8016f88413b520fbdbe21f619fb59f4fb29796a89e9b3bc5052aac65925",
+    "FCW/v2x/2": "8a561a7ba145f1c2fcbc4feb7ed5e33b695cd3b229ece53ae806bde938c266e0",
+    "FCW/v2x/3": "98339c17e378931e590ed75edc78d31864ec367b530c6f39a5af1245756c1118",
+    "EEBL/gt/0": "0b0fd0e5ce46cc13ddd5462aa7ffffc3ebbebd76e08e1db70287ff374cea3603",
+    "EEBL/gt/1": "726e8a59093a40e40ad94eb8829b6f9bc88d6ff5c51152a62be145a502972156",
+    "EEBL/gt/2": "d4010725180d46ce90ebed23d1273b2b73e59c0446229eda8bfff73c357458eb",
+    "EEBL/gt/3": "7ae3665d214cc97f47ec460bd958cfcad8f852bc48d80258884291be2a7c077d",
+    "EEBL/v2x/0": "955325c90971efb0170414b69b3380f5fbede33fdcd3d39c98ad8d7f8f6c19ed",
+    "EEBL/v2x/1": "e3857fc360a2e38e6c0b2471fdd2c631e3df36a9f9272f98609f0d0a4d50e472",
+    "EEBL/v2x/2": "68b7fa3550e476ab6d1bae707f177971ebfc61d978e132ab82f870433be49d94",
+    "EEBL/v2x/3": "0176827a0749f08e50507217d8517b0fb5e045dac907d2af6ecacb2f75c1dc9b",
+    "IMA/gt/0": "022f6cca28f9f51044a6cc5d9babd835ca960cc5968ecfffeb52cda953525e74",
+    "IMA/gt/1": "7345399d11a82d112630f7621c65fd4b23c006655b84c883804b2c722faa1e27",
+    "IMA/gt/2": "0338ee61229e062140927ae92c30d755e00c6595a680867249f82594ed783c48",
+    "IMA/gt/3": "7dcd589fea7a02330e3fb4d315bc1532d473a0cbe3ffd55dd67fdb303c1fde2e",
+    "IMA/v2x/0": "ca2bbb17cbf31bf375da0eb2aecaaf25d82089364c22d4a70fd1944a2482df04",
+    "IMA/v2x/1": "6e67d6f6b4772138f427bc6cd1c7034a368fcdf7b7aa132cac9fcdc0c62a0a69",
+    "IMA/v2x/2": "79f68a58349762dbbcf4891d2c10efa48c3ad0b93b6f86d409d326031bc0f6a9",
+    "IMA/v2x/3": "93a9cb2271658fc2d2373f26ed7831db99c01e2c9504b08ea9f2f1a3d5daa760",
+    "LTA/gt/0": "c950fe18090c4ce227030c9fe9fbcf9c24ade68891ccd997971673f8c5b741c1",
+    "LTA/gt/1": "3eec9ee9e21d110969598bf9e5b092310fb1435e2381b3d592be221fe3b230cc",
+    "LTA/gt/2": "d9dd5bbaecd906b5220ccb9339dc77e850cf148d1ef72dcac595c62cbea222ef",
+    "LTA/gt/3": "edbd16ced94cfe72ef454460d78d4c799ed3070d6612f912e1f8926b84002206",
+    "LTA/v2x/0": "65a1b4b0cf16b192949314f292b81a80c6d16ce53bc8e662d9d023767c4185e3",
+    "LTA/v2x/1": "dc3a2a214fa04e58a295a248e0ccc12833dd5ca29ff9354c357b836e7e335fb3",
+    "LTA/v2x/2": "286119d0507f3c179371bad3313074ef68938c3b5a15e4bd55d6190a4bf42d0b",
+    "LTA/v2x/3": "69c426ebd4850d7c5741429e4fdf8f03fb024894a3d28e58ff12d4073be621ea",
     "FREEZE_BEFORE_AMBER/gt/0": "d24b905bc934ccfd13d87abb3af858c4b7fe4726aab59b09dbb3dbd07f17ea41",
     "FREEZE_BEFORE_AMBER/gt/1": "ee92a61d1eeb56eddc18e44bd6f9b71a696082fb5435168ae7581a4fba77a371",
     "FREEZE_BEFORE_AMBER/gt/2": "10319b4e9303fd6ff95f8aa9429cae6ee5dab74b57df2d9e6ba2ca15cecaa288",
@@ -202,17 +207,17 @@ GOLDEN_PAIRED: dict[str, str] = {
     "FREEZE_BEFORE_AMBER/v2x/7": "c5180d779a2c6f6caa538e66851d7823c4e6ca0618b81ca3dd2a741b5578a8a6",
 }
 GOLDEN_BATCH: dict[str, str] = {
-    "gt": "c157cf6197a65a783eab541c414e3d9480ac32f5a8cc979a3fadf7b750a3eda2",
-    "v2x": "94489fefdc806783c6caea864d78d4f64c074632bbd0dced31edbfc9b8117277",
+    "gt": "5122815f2e033c15ae7c612135a7c41c7a98014474a5f5d54c89b682587c6693",
+    "v2x": "4c847dc0092ebf3e0c7a8559264e4aeb020461b90a76fa158f13898eb2c963ed",
 }
-GOLDEN_TRACE: dict[str, str] = {  # over floats rounded to TRACE_DECIMALS (the same messages as before)
+GOLDEN_TRACE: dict[str, str] = {
     "FREEZE_BEFORE_AMBER": "ecc8a5fd89f1d4532143494b4b6e15177060a03f99320768d690d1a1a09b70f7",
     "RLVW": "df57358605301b7b34423f8dbdbc61ad6792d03d654c9e6edae0677163706e3d",
     "GLOSA": "c9bf88568e21b661abb532df6acf05e117a0ad80fb559a221903d44cdbbd55d2",
-    "FCW": "05ae1fc71bb0a938a78a8f49ad21fdba48975f6235aa7fb1259e551a4c5d212f",
-    "EEBL": "23c3b071879cb6d2637130f6e8d73af5dec6b0ec7b10a4189ed6dda993a23eec",
-    "IMA": "614ef9f8b8224cd80b569c67b3d56fd0fa2aeeea2f245be714adfd266e5bf6bc",
-    "LTA": "d30a90959b2f18c94a796b2f5c1a201d68041dec3fa663906add5d0235d250de",
+    "FCW": "cc07ef2b189de786af38fc378867e70242467a3989e54d7d70782c405c4b5c59",
+    "EEBL": "e6f40095d55ad80ac9c8b9cd3d644134d51ede0583b7429a7bc353dce19936de",
+    "IMA": "2076c693429b61705c4066d0fb1e8396f0cc45091d061781855602245695af24",
+    "LTA": "69a31e0e78f6b77cf6b4579fd6eee10d284074907f314382c0123cb4a1b721c7",
 }
 GOLDEN_CANYON = "bbe1c4328f4842549be8d6641fef765f113bbfcf8b45c9ce82e8ca3bd300dae4"
 

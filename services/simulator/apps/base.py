@@ -43,8 +43,8 @@ LOCATE_WINDOW_M = 20.0  # route search window around a point's straight-line arc
 class Action(StrEnum):
     PROCEED = "proceed"
     STOP = "stop"  # stop at the next stop bar (driver warned; acted on after the reaction time)
-    BRAKE = "brake"  # automatic braking at ``brake_mps2``
-    YIELD = "yield"  # hold at the stop bar
+    BRAKE = "brake"  # warn the driver to brake at ``brake_mps2`` (after the alerted reaction; 0 s = automatic)
+    YIELD = "yield"  # warn the driver to hold at the stop bar (after the alerted reaction)
     ADVISE = "advise"  # speed advisory ``target_speed_mps``
     WARN = "warn"  # a warning without a control change (plugged-in apps; nominal driving)
 

@@ -6,8 +6,11 @@ about: the fallback is the nominal controller (the driver's own car-following wi
 perception delay) -- the silent case.
 
 * **FCW**: the lead track is the nearest fresh track ahead on the ego route (lateral
-  <= 2.5 m, heading within 45 deg); TTC = bumper gap / closing speed. TTC < 2.5 s ->
-  automatic braking at ``FCW_BRAKE_MPS2``, held while TTC < ``FCW_RELEASE_TTC_S``.
+  <= 2.5 m, heading within 45 deg). A warning to brake at ``FCW_BRAKE_MPS2`` when TTC =
+  bumper gap / closing speed < 2.5 s, or when the deceleration the driver would need after
+  reacting to it (:func:`fcw_required_decel_mps2`, the lead's own braking from its BSM
+  included) exceeds ``FCW_ALERT_DECEL_MPS2``; held while TTC < ``FCW_RELEASE_TTC_S`` or the
+  deceleration needed now exceeds ``FCW_RELEASE_DECEL_MPS2``.
 * **EEBL**: a fresh hard-braking event of the EEBL stream (own reception or relayed)
   ahead on the ego route within 300 m -> braking at ``EEBL_BRAKE_MPS2``, held
   ``EEBL_HOLD_S`` after the last such event. The event is read from that stream alone
@@ -18,10 +21,19 @@ perception delay) -- the silent case.
   no later than ``CONFLICT_WINDOW_S`` (8 s) after the ego and not more than
   ``CLEARANCE_S`` before it.
 * **LTA**: the same with the 4 s gap acceptance ``LTA_GAP_S`` against opposing tracks.
+* A mutual yield (the ego and a track both below ``HELD_MPS`` within ``WAITING_RANGE_M`` of
+  the conflict point) is broken by priority to the right (Vienna Convention on Road Traffic,
+  1968, Art. 18(4)(a); the US Uniform Vehicle Code § 11-401): the ego keeps yielding to a
+  held track on its right and goes before one on its left.
 
-FCW/EEBL brake automatically (no driver reaction): at the catalogue's 2.5 s TTC a
-1 s driver reaction would leave no room to stop. IMA/LTA yield at the stop bar; a
-yield is not taken once the bar can no longer be reached below ``HARD_STOP_MPS2``.
+Every BRAKE and YIELD is a warning the driver acts on after its alerted reaction
+(``services.simulator.paired.EgoController``; the catalogue's ``REACTION_TIME_S``, 1 s, by
+default), so FCW warns on the deceleration needed *after* that reaction, the way deployed
+forward-collision warnings time their alerts (Kiefer et al., "Developing an inverse
+time-to-collision crash alert timing approach", NHTSA DOT HS 809 868, 2005: a required-
+deceleration alert with a driver reaction time): a bare 2.5 s TTC leaves a driver who
+reacts in 1 s no room to stop behind a lead braking at 6 m/s^2. IMA/LTA yield at the stop
+bar; a yield is not taken once the bar can no longer be reached below ``HARD_STOP_MPS2``.
 The decision epoch of FCW/EEBL is their first braking decision.
 """
 
@@ -29,7 +41,12 @@ from __future__ import annotations
 
 import math
 
-from lastv2x.core.catalogue import CONFLICT_WINDOW_S, Application, stopping_distance_m
+from lastv2x.core.catalogue import (
+    CONFLICT_WINDOW_S,
+    REACTION_TIME_S,
+    Application,
+    stopping_distance_m,
+)
 from services.simulator.apps.base import (
     ROUTE_LATERAL_M,
     SAME_DIRECTION_RAD,
@@ -45,7 +62,11 @@ from services.simulator.info import EgoInformation, Track
 
 FCW_TTC_S = 2.5  # brake below this time to collision [s]
 FCW_RELEASE_TTC_S = 4.0  # keep braking until TTC exceeds this [s]
-FCW_BRAKE_MPS2 = 6.0  # automatic braking [m/s2]
+FCW_BRAKE_MPS2 = 6.0  # the braking a warning asks of the driver [m/s2]
+FCW_ALERT_DECEL_MPS2 = 4.0  # warn when the driver, reacting in REACTION_TIME_S, would need more [m/s2] (~0.4 g)
+FCW_RELEASE_DECEL_MPS2 = 1.0  # keep warning while braking now would need more than this [m/s2]
+FCW_STANDSTILL_M = 2.0  # the gap the required deceleration keeps to the lead [m]
+LEAD_BRAKING_MPS2 = 0.5  # a lead decelerating harder than this is taken to brake to a stop [m/s2]
 FCW_RANGE_M = 150.0  # lead search range [m]
 EEBL_RANGE_M = 300.0  # events farther ahead are ignored [m]
 EEBL_BRAKE_MPS2 = 5.0  # braking on an event ahead [m/s2]
@@ -53,6 +74,8 @@ EEBL_HOLD_S = 1.0  # keep braking this long after the last event [s]
 LTA_GAP_S = 4.0  # gap acceptance of a left turn [s]
 CLEARANCE_S = 2.0  # a track due this long before the ego has cleared the point [s]
 HARD_STOP_MPS2 = 8.0  # beyond this demand the ego can no longer stop at the bar: commit
+HELD_MPS = 3.0  # a vehicle slower than this near its bar is held there (in a mutual yield) [m/s]
+WAITING_RANGE_M = 30.0  # a held track this close to the conflict point waits for it [m]
 
 
 def _route_s_ahead(ctx: AppContext, ego: EgoState, cos_h: float, sin_h: float, x: float, y: float,
@@ -95,6 +118,24 @@ def _proceed(app: Application, ego: EgoState, prev: Decision | None, reason: str
                                                     info_valid=valid)
 
 
+def fcw_required_decel_mps2(gap_m: float, ego_speed_mps: float, lead_speed_mps: float, lead_accel_mps2: float,
+                            reaction_s: float) -> float:
+    """The constant deceleration, m/s^2, an ego that keeps its speed for ``reaction_s`` and then brakes needs to
+    stay ``FCW_STANDSTILL_M`` behind its lead; inf when no braking can. A lead decelerating harder than
+    ``LEAD_BRAKING_MPS2`` is taken to brake to a stop at that rate (room: the gap plus its stopping
+    distance); otherwise it keeps its speed (the ego sheds the closing speed)."""
+    room = gap_m - FCW_STANDSTILL_M
+    v = ego_speed_mps
+    if lead_accel_mps2 < -LEAD_BRAKING_MPS2:
+        room += max(lead_speed_mps, 0.0) ** 2 / (-2.0 * lead_accel_mps2)
+    else:
+        v = ego_speed_mps - lead_speed_mps
+    if v <= 0.0:
+        return 0.0
+    room -= v * reaction_s
+    return math.inf if room <= 0.0 else v * v / (2.0 * room)
+
+
 def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
     app = Application.FCW
     budget = ctx.trusted_age_s  # the budget, or the plausibility bound
@@ -119,8 +160,15 @@ def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | N
             best = (gap, ttc, tr)
     braking = prev is not None and prev.action is Action.BRAKE
     if best is not None:
-        _gap, ttc, tr = best
-        if ttc < (FCW_RELEASE_TTC_S if braking else FCW_TTC_S):
+        gap, ttc, tr = best
+        lead_v, lead_a = tr.speed_mps * math.cos(angle_diff(tr.heading_rad, eh)), tr.accel_mps2
+        if braking:
+            warn = ttc < FCW_RELEASE_TTC_S or fcw_required_decel_mps2(
+                gap, ego.speed_mps, lead_v, lead_a, 0.0) > FCW_RELEASE_DECEL_MPS2
+        else:
+            warn = ttc < FCW_TTC_S or fcw_required_decel_mps2(
+                gap, ego.speed_mps, lead_v, lead_a, REACTION_TIME_S) > FCW_ALERT_DECEL_MPS2
+        if warn:
             return Decision(app, Action.BRAKE, ego.t_s, "lead track below the TTC threshold",
                             brake_mps2=FCW_BRAKE_MPS2, epoch=not (prev and prev.after_epoch), after_epoch=True,
                             aoi_s=tr.aoi_s, evidence_t_s=ego.t_s)
@@ -172,6 +220,10 @@ def _conflict_app(app: Application, window_s: float, info: EgoInformation, ego: 
                         committed=True)
     t_ego = time_to_reach_s(ego.conflict_distance_m, v)
     cx, cy = ctx.conflict_xy_m
+    # both held at their bars (a mutual yield): priority to the right breaks the tie, or each would see the
+    # other stopped, go together, and be warned again too late for a driver to react
+    waiting = v < HELD_MPS and ego.conflict_distance_m <= WAITING_RANGE_M
+    (ex, ey), ech, esh = ego.xy_m, math.cos(ego.heading_rad), math.sin(ego.heading_rad)
     threat: tuple[float, Track] | None = None
     for tr in fresh_tracks(info, ctx):
         dx, dy = cx - tr.xy_m[0], cy - tr.xy_m[1]
@@ -180,6 +232,10 @@ def _conflict_app(app: Application, window_s: float, info: EgoInformation, ego: 
         across = abs(-dx * sh + dy * ch)
         if across > ROUTE_LATERAL_M or along < 0.0:
             continue  # not heading for the conflict point, or its centre is past it
+        if waiting and tr.speed_mps < HELD_MPS and along <= WAITING_RANGE_M:
+            if (tr.xy_m[0] - ex) * esh - (tr.xy_m[1] - ey) * ech > 0.0:  # it waits on our right: it goes first
+                threat = (0.0, tr)
+            continue
         t_tr = max(along, 0.0) / max(tr.speed_mps, 0.1)
         if t_tr <= t_ego + window_s and t_tr + CLEARANCE_S >= t_ego and (threat is None or t_tr < threat[0]):
             threat = (t_tr, tr)
@@ -198,5 +254,6 @@ def lta(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | N
     return _conflict_app(Application.LTA, LTA_GAP_S, info, ego, ctx, prev)
 
 
-__all__ = ["CLEARANCE_S", "EEBL_BRAKE_MPS2", "EEBL_HOLD_S", "EEBL_RANGE_M", "FCW_BRAKE_MPS2", "FCW_RELEASE_TTC_S",
+__all__ = ["CLEARANCE_S", "EEBL_BRAKE_MPS2", "EEBL_HOLD_S", "EEBL_RANGE_M", "FCW_ALERT_DECEL_MPS2", "FCW_BRAKE_MPS2",
+           "FCW_RELEASE_DECEL_MPS2", "FCW_RELEASE_TTC_S", "fcw_required_decel_mps2",
            "FCW_TTC_S", "LTA_GAP_S", "eebl", "fcw", "ima", "lta"]
