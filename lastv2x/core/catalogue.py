@@ -314,7 +314,8 @@ for _a in (
         "Warn the driver to brake when the time to collision with the lead track, TTC = gap / closing speed, "
         "falls below 2.5 s, or when a driver reacting in 1 s would need more than 4 m/s^2 to stop behind the "
         "lead (its own braking included).",
-        "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking.",
+        "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking; or a vehicle behind striking the ego "
+        "within 3 s of its braking on the application's warning (a phantom or false warning's rear-end).",
         ("forward collision", "rear-end", "rear end", "fcw", "collision warning"),
         ahead_only=True, junction_kind="any",
         # services.simulator.apps.conflict: brake below ttc_s, hold while TTC < release_ttc_s; the verifier's
@@ -327,7 +328,8 @@ for _a in (
         0.5, ("lead",), ("straight",),
         "Brake when a hard-braking event (own reception or relayed) is reported ahead on the ego "
         "route within 300 m.",
-        "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking.",
+        "Collision with a vehicle ahead moving > 0.5 m/s, the ego striking; or a vehicle behind striking the ego "
+        "within 3 s of its braking on the application's warning (a phantom or false warning's rear-end).",
         ("emergency brake", "electronic brake light", "hard braking", "eebl", "brake lights"),
         ahead_only=True, junction_kind="any",
         thresholds={"range_m": 300.0, "brake_mps2": 5.0, "hold_s": 1.0},

@@ -38,16 +38,29 @@ from lastv2x.core.spec import Perception, ScenarioSpec
 
 # FCW/EEBL egos are tested as the driver those warnings exist for: an inattentive one, who notices brake
 # lights ahead 2 s late (an attentive driver's ~1 s reaction avoids every hard brake from the IDM following
-# distance, leaving nothing for the warning to do). A seed-drawn reaction time (``variation``) stays.
+# distance, leaving nothing for the warning to do). A follower (role ``follower``) is the driver an unwarranted
+# brake endangers, inattentive for the same reason: an attentive IDM follower stops behind any brake the ego
+# can make. A seed-drawn reaction time (``variation``) stays.
 INATTENTIVE_REACTION_S = 2.0
 
 
 def inattentive(program: Any) -> Any:
-    """``program`` with its ego's reaction time ``INATTENTIVE_REACTION_S`` when its application warns of a lead
-    that follows ahead (the catalogue's ``follows_lead``: FCW, EEBL) and nothing set one; else ``program``."""
-    if not APPLICATIONS[program.application].follows_lead or program.ego.reaction_time_s is not None:
+    """``program`` with reaction time ``INATTENTIVE_REACTION_S`` for its ego when its application warns of a lead
+    that follows ahead (the catalogue's ``follows_lead``: FCW, EEBL), and for every follower, where nothing set
+    one; else ``program``."""
+    from lastv2x.core.program import VehicleRole
+
+    def slow(v: Any) -> Any:
+        return v.model_copy(update={"reaction_time_s": INATTENTIVE_REACTION_S})
+
+    ego = program.ego
+    if APPLICATIONS[program.application].follows_lead and ego.reaction_time_s is None:
+        ego = slow(ego)
+    agents = tuple(slow(a) if a.role is VehicleRole.FOLLOWER and a.reaction_time_s is None else a
+                   for a in program.agents)
+    if ego is program.ego and all(a is b for a, b in zip(agents, program.agents, strict=True)):
         return program
-    return program.model_copy(update={"ego": program.ego.model_copy(update={"reaction_time_s": INATTENTIVE_REACTION_S})})
+    return program.model_copy(update={"ego": ego, "agents": agents})
 
 
 def finish(program: Any, spec: ScenarioSpec) -> Any:

@@ -51,6 +51,7 @@ class VehicleRole(StrEnum):
     CROSS = "cross"
     OPPOSING = "opposing"
     RELAY = "relay"
+    FOLLOWER = "follower"
     BACKGROUND = "background"
 
 

@@ -52,7 +52,17 @@ class AgentRole(StrEnum):
     CROSS = "cross"  # crosses the ego path at the junction
     OPPOSING = "opposing"  # oncoming, conflicts with an ego left turn
     RELAY = "relay"  # between a braking lead and the ego (EEBL rebroadcast)
+    FOLLOWER = "follower"  # behind the ego on its lane and route (struck-from-behind failures)
     BACKGROUND = "background"  # other traffic
+
+
+AHEAD_ROLES = frozenset({AgentRole.LEAD, AgentRole.RELAY})  # on the ego's lane, gap_m ahead of it
+EGO_LANE_ROLES = AHEAD_ROLES | {AgentRole.FOLLOWER}  # on the ego's approach and lane (a follower: behind it)
+
+
+def agent_maneuver(spec: ScenarioSpec, agent: Agent) -> Maneuver:
+    """The movement ``agent`` takes at the junction: a follower takes the ego's (it follows the ego's route)."""
+    return spec.ego.maneuver if agent.role is AgentRole.FOLLOWER else agent.maneuver
 
 
 class BehaviourKind(StrEnum):
@@ -174,7 +184,8 @@ class Agent(_Model):
     arrival_offset_s: float = Field(
         0.0, ge=-30.0, le=30.0,
         description="cross/opposing: arrival at the conflict point minus the ego's arrival, s")
-    gap_m: float = Field(30.0, ge=5.0, le=300.0, description="lead/relay: distance ahead of the ego at t = 0, m")
+    gap_m: float = Field(30.0, ge=5.0, le=300.0,
+                         description="lead/relay: distance ahead of the ego at t = 0; follower: behind it, m")
     # left out of the JSON when unset: specs keep their bytes
     application: Application | None = Field(
         None, exclude_if=lambda v: v is None,

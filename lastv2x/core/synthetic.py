@@ -38,11 +38,13 @@ from lastv2x.core.program import (
 )
 from lastv2x.core.rng import Substream, equipage, substream
 from lastv2x.core.spec import (
+    AHEAD_ROLES,
     AgentRole,
     JunctionKind,
     Maneuver,
     RsuPlacement,
     ScenarioSpec,
+    agent_maneuver,
 )
 
 SYNTH_MAP_NAME = "synthetic_straight_4way"
@@ -177,7 +179,8 @@ def _signalized(spec: ScenarioSpec) -> bool:
     return spec.application is Application.LTA  # permissive left on a shared green
 
 
-_ROLE_ARM = {AgentRole.LEAD: "S", AgentRole.RELAY: "S", AgentRole.CROSS: "W", AgentRole.OPPOSING: "N"}
+_ROLE_ARM = {AgentRole.LEAD: "S", AgentRole.RELAY: "S", AgentRole.FOLLOWER: "S", AgentRole.CROSS: "W",
+             AgentRole.OPPOSING: "N"}
 
 
 def program_from_spec_on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
@@ -193,7 +196,8 @@ def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
     """Deterministic program for ``spec`` on the synthetic crossing (no grounding service).
 
     Honoured: the ego's start distance (front bumper to stop bar), manoeuvre, speed and
-    profile; lead/relay ``gap_m`` ahead of the ego (centre to centre); cross/opposing
+    profile; lead/relay ``gap_m`` ahead of the ego (centre to centre), a follower ``gap_m`` behind it on the
+    ego's route; cross/opposing
     ``arrival_offset_s`` at the conflict point relative to the ego's constant-speed
     arrival; agents' speeds, profiles, equipage, behaviours; the spec's signal plan for
     the ego group and the timeline's cross group for the crossing approaches;
@@ -212,7 +216,7 @@ def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
         return _ROLE_ARM.get(a.role, "E")
 
     # Geometry first with generous inbound lengths, to find conflict arcs; then size lanes.
-    gaps = [a.gap_m for a in agents if a.role in (AgentRole.LEAD, AgentRole.RELAY)]
+    gaps = [a.gap_m for a in agents if a.role in AHEAD_ROLES]
     exit_m = SYNTH_EXIT_M + max(gaps, default=0.0)
     probe = _Synth({k: 100.0 for k in _ARM_DIR}, exit_m, signalized)
     ego_other = (arm_of(conflict_agent), conflict_agent.maneuver) if conflict_agent else None
@@ -227,7 +231,10 @@ def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
     plans: dict[str, dict[str, Any]] = {}
     for a in agents:
         arm = arm_of(a)
-        if a.role in (AgentRole.LEAD, AgentRole.RELAY):
+        if a.role is AgentRole.FOLLOWER:  # behind the ego on its route, whatever its own manoeuvre says
+            plans[a.id] = {"arm": arm, "back": ego_back_m + a.gap_m}
+            needs[arm].append(ego_back_m + a.gap_m + 10.0)
+        elif a.role in AHEAD_ROLES:
             back = ego_back_m - a.gap_m  # distance of its centre before the stop bar (may be < 0)
             plans[a.id] = {"arm": arm, "back": back}
             needs[arm].append(max(back, 0.0) + 10.0)
@@ -282,7 +289,8 @@ def _on_straight_roads(spec: ScenarioSpec) -> ScenarioProgram:
         kw: dict[str, Any] = {"profile": a.profile, "equipped": a.equipped, "behaviour": a.behaviour}
         if p.get("t") is not None:
             kw["arrive_conflict_at_s"] = p["t"]
-        out.append(make(a.id, VehicleRole(a.role.value), p["arm"], a.maneuver, p["back"], a.speed_mps, **kw))
+        out.append(make(a.id, VehicleRole(a.role.value), p["arm"], agent_maneuver(spec, a), p["back"], a.speed_mps,
+                        **kw))
     bg_ids = [f"bg{k}" for k in range(len(background))]
     bg_equipped = equipage(spec.seed, bg_ids, spec.v2x.penetration)  # keyed per vehicle id
     for k, b in enumerate(background):

@@ -214,6 +214,21 @@ def _roster(ctx: _Ctx) -> Iterator[Finding]:
             yield Finding("roster", Severity.ERROR, "EEBL needs a hard-braking lead to raise the event",
                           (f"agents[{i}].behaviour.kind",),
                           Repair("make the lead brake hard", ((f"agents[{i}].behaviour.kind", "hard_brake"),)))
+    hazard = any(a.role is AgentRole.LEAD and a.behaviour.kind is BehaviourKind.HARD_BRAKE for a in spec.agents)
+    for i, a in enumerate(spec.agents):
+        if a.role is AgentRole.FOLLOWER and app.ahead_only and hazard:
+            yield Finding("roster", Severity.WARNING,
+                          f"follower {a.id!r} (an inattentive driver, 2 s) strikes any hard brake of the ego, so it also "
+                          "strikes the ground-truth twin braking for the lead's real hard brake: such a scene cannot "
+                          "admit a failure unless a fault invents the hazard (ghost_sender)",
+                          (f"agents[{i}].role",), Repair("make it background traffic",
+                                                          ((f"agents[{i}].role", "background"),)))
+        if a.role is AgentRole.FOLLOWER and not app.ahead_only:
+            yield Finding("roster", Severity.WARNING,
+                          f"{app.name} does not count a follower striking the ego (only FCW and EEBL count the "
+                          f"rear-end their warning's braking causes): agent {a.id!r} is traffic behind the ego",
+                          (f"agents[{i}].role",), Repair("make it background traffic",
+                                                          ((f"agents[{i}].role", "background"),)))
     if spec.v2x.eebl_rebroadcast and AgentRole.RELAY not in roles:
         yield Finding("roster", Severity.WARNING, "EEBL rebroadcast is on but no relay vehicle is placed",
                       ("v2x.eebl_rebroadcast", "agents"),

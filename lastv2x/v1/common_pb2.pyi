@@ -48,6 +48,7 @@ class AgentRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AGENT_ROLE_OPPOSING: _ClassVar[AgentRole]
     AGENT_ROLE_RELAY: _ClassVar[AgentRole]
     AGENT_ROLE_BACKGROUND: _ClassVar[AgentRole]
+    AGENT_ROLE_FOLLOWER: _ClassVar[AgentRole]
 
 class BehaviourKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -153,6 +154,7 @@ class VehicleRole(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     VEHICLE_ROLE_OPPOSING: _ClassVar[VehicleRole]
     VEHICLE_ROLE_RELAY: _ClassVar[VehicleRole]
     VEHICLE_ROLE_BACKGROUND: _ClassVar[VehicleRole]
+    VEHICLE_ROLE_FOLLOWER: _ClassVar[VehicleRole]
 
 class FailureClass(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -195,6 +197,7 @@ AGENT_ROLE_CROSS: AgentRole
 AGENT_ROLE_OPPOSING: AgentRole
 AGENT_ROLE_RELAY: AgentRole
 AGENT_ROLE_BACKGROUND: AgentRole
+AGENT_ROLE_FOLLOWER: AgentRole
 BEHAVIOUR_KIND_UNSPECIFIED: BehaviourKind
 BEHAVIOUR_KIND_NONE: BehaviourKind
 BEHAVIOUR_KIND_HARD_BRAKE: BehaviourKind
@@ -264,6 +267,7 @@ VEHICLE_ROLE_CROSS: VehicleRole
 VEHICLE_ROLE_OPPOSING: VehicleRole
 VEHICLE_ROLE_RELAY: VehicleRole
 VEHICLE_ROLE_BACKGROUND: VehicleRole
+VEHICLE_ROLE_FOLLOWER: VehicleRole
 FAILURE_CLASS_UNSPECIFIED: FailureClass
 FAILURE_CLASS_STALE_BUT_DETECTABLE: FailureClass
 FAILURE_CLASS_FRESH_BUT_WRONG: FailureClass

@@ -42,7 +42,15 @@ from lastv2x.core.program import (
     ego_group_plan,
 )
 from lastv2x.core.rng import Substream, counter_uniform, equipage, stable_hash64, substream
-from lastv2x.core.spec import AgentRole, Coordination, Maneuver, RsuPlacement, RsuSite, ScenarioSpec
+from lastv2x.core.spec import (
+    AHEAD_ROLES,
+    AgentRole,
+    Coordination,
+    Maneuver,
+    RsuPlacement,
+    RsuSite,
+    ScenarioSpec,
+)
 from services.grounding.catalogue import MapCatalogue
 from services.grounding.entries import (
     OPPOSITE_MIN_RAD,
@@ -261,8 +269,9 @@ class ProgramAssembler:
             return m.signal_group_id if signalized and m.signal_group_id in groups else None
 
         # the ego route: run-up for the ego (and traffic behind it), exit for leads
-        gaps = [a.gap_m for a in spec.agents if a.role in (AgentRole.LEAD, AgentRole.RELAY)]
-        behind = 2 * opt.background_spacing_m if spec.map.busy else 0.0
+        gaps = [a.gap_m for a in spec.agents if a.role in AHEAD_ROLES]
+        followers = [a.gap_m for a in spec.agents if a.role is AgentRole.FOLLOWER]
+        behind = max(followers, default=0.0) + (2 * opt.background_spacing_m if spec.map.busy else 0.0)
         ego_back = spec.ego.start_distance_m + L / 2
         fwd_need = opt.exit_m + max(gaps, default=0.0)
         traversal = spec.map.junctions_ahead > 0 or spec.map.whole_corridor
@@ -297,7 +306,14 @@ class ProgramAssembler:
             pick = sel.picks[a.id]
             m = pick.movement
             kw: dict[str, Any] = {"profile": a.profile, "equipped": a.equipped, "behaviour": a.behaviour}
-            if a.role in (AgentRole.LEAD, AgentRole.RELAY):
+            if a.role is AgentRole.FOLLOWER:  # behind the ego on the ego's own route
+                built = ego_built
+                start = ego_start - a.gap_m
+                if start < L / 2:
+                    raise FailedPrecondition(f"roles: {a.id} at gap_m = {a.gap_m:g} behind the ego lies before the "
+                                             "mapped road", f"gap_m <= {max(math.floor(ego_start - L / 2), 5)}")
+                back = built.bar_s - start
+            elif a.role in AHEAD_ROLES:
                 built = _route(rm, ego_back_ids, m, fwd_need, junction_id=j.id, signal_group=group_of(m),
                                conflict=None, turn=m.turn)
                 start = ego_start + a.gap_m

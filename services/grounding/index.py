@@ -33,7 +33,14 @@ from lastv2x.core.catalogue import APPLICATIONS, AppKind, canonical_map_name
 from lastv2x.core.errors import FailedPrecondition
 from lastv2x.core.map_hosting import signal_required
 from lastv2x.core.rng import Substream, substream
-from lastv2x.core.spec import AgentRole, JunctionKind, RsuPlacement, ScenarioSpec
+from lastv2x.core.spec import (
+    EGO_LANE_ROLES,
+    AgentRole,
+    JunctionKind,
+    RsuPlacement,
+    ScenarioSpec,
+    agent_maneuver,
+)
 from services.grounding.catalogue import MapCatalogue
 from services.grounding.embed import (
     DEFAULT_EMBEDDER,
@@ -237,7 +244,7 @@ def requirements(spec: ScenarioSpec) -> Requirements:
     corridor = (kind is JunctionKind.CORRIDOR or spec.v2x.rsu_placement is RsuPlacement.CHAIN
                 or spec.map.junctions_ahead > 0 or spec.map.whole_corridor)
     run_up = spec.ego.start_distance_m + VEHICLE_LENGTH_M + RUN_UP_MARGIN_M  # background behind it is optional
-    roles = tuple((a.id, a.role.value, a.maneuver.value) for a in spec.agents)
+    roles = tuple((a.id, a.role.value, agent_maneuver(spec, a).value) for a in spec.agents)
     # a conflict agent covers at least speed * (ego time to its stop bar + offset), less what lies inside the junction
     t_ego = (spec.ego.start_distance_m + VEHICLE_LENGTH_M / 2) / spec.ego.speed_mps
     needs = tuple(max(0.0, a.speed_mps * (t_ego + a.arrival_offset_s) - JUNCTION_DEPTH_M)
@@ -256,7 +263,7 @@ def _ego_movements(j: JunctionInfo, a: ApproachInfo, req: Requirements) -> list:
 def role_problem(j: JunctionInfo, a: ApproachInfo, role: str, turn: str, ego_moves: Sequence,
                  run_up_m: float = 0.0) -> str | None:
     """Why approach ``a`` (as the ego's, with these ego movements) cannot host ``role`` (None: it can)."""
-    if role in (AgentRole.LEAD.value, AgentRole.RELAY.value):
+    if role in EGO_LANE_ROLES:
         lanes = {m.from_lane_id for m in ego_moves}
         if any(m.from_lane_id in lanes for m in j.movements_of(a.id, turn)):
             return None
@@ -676,7 +683,8 @@ def spec_query(spec: ScenarioSpec) -> str:
     for a in spec.agents:
         words.append({"cross": "cross traffic from a perpendicular approach",
                       "opposing": "opposite approach with oncoming traffic", "lead": "lead vehicle ahead",
-                      "relay": "relay vehicle", "background": "background traffic"}[a.role.value])
+                      "relay": "relay vehicle", "follower": "following vehicle behind the ego",
+                      "background": "background traffic"}[a.role.value])
     if spec.map.busy:
         words.append("busy intersection with traffic on every approach")
     if spec.v2x.rsu_placement is RsuPlacement.CHAIN or spec.v2x.spat_relay:

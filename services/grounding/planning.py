@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lastv2x.core.rng import Substream, substream
-from lastv2x.core.spec import AgentRole, ScenarioSpec
+from lastv2x.core.spec import EGO_LANE_ROLES, AgentRole, ScenarioSpec
 from services.grounding.catalogue import MapCatalogue
 from services.grounding.index import CandidateSet
 from services.grounding.selection import EGO, PlanRejected, movement_options, validate_selection
@@ -137,7 +137,7 @@ class BuiltinPlanner:
             assignment: dict[str, tuple[str, str | None]] = {EGO: (ego.id, None)}
             ok = True
             for aid, role in agents:
-                options = [ego] if role in ("lead", "relay") else [h for h in same_j if h.id != ego.id] + [ego]
+                options = [ego] if role in EGO_LANE_ROLES else [h for h in same_j if h.id != ego.id] + [ego]
                 placed = False
                 for h in options:
                     trial = {**assignment, aid: (h.id, None)}

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lastv2x.core.spec import ScenarioSpec
+from lastv2x.core.spec import EGO_LANE_ROLES, ScenarioSpec, agent_maneuver
 from services.grounding.catalogue import MapCatalogue
 from services.grounding.entries import (
     OPPOSITE_MIN_RAD,
@@ -76,7 +76,7 @@ class Selection:
 def _turn(spec: ScenarioSpec, agent_id: str) -> str:
     if agent_id == EGO:
         return spec.ego.maneuver.value
-    return next(a for a in spec.agents if a.id == agent_id).maneuver.value
+    return agent_maneuver(spec, next(a for a in spec.agents if a.id == agent_id)).value
 
 
 def _role(spec: ScenarioSpec, agent_id: str) -> str:
@@ -133,7 +133,7 @@ def validate_selection(spec: ScenarioSpec, assignment: Mapping[str, tuple[str, s
             return [], f"{aid}: {cid} offers no {aturn} movement"
         rank = {ln: k for k, ln in enumerate(lane_preference(a.lane_ids, aturn))}
         moves = sorted(moves, key=lambda m: (m.from_lane_id != lane, rank.get(m.from_lane_id, 99), m.id))
-        if role in ("lead", "relay"):
+        if role in EGO_LANE_ROLES:
             if a.id != ego_app.id:
                 return [], f"{aid}: a {role} vehicle must drive on the ego's approach, not {cid}"
             same = [m for m in moves if m.from_lane_id == ego_m.from_lane_id]

@@ -114,7 +114,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     fault_magnitudes(p, app, faults)
     faults = merge_restatements(p, faults)
     _speeds(p, roles, ego, agents)
-    _fcw_hazard(p, app, agents)
+    _fcw_hazard(p, app, agents, faults)
     for q in n.quantities:
         if q.used is None:
             p.note(f"unused quantity {q.raw!r}")

@@ -10,9 +10,11 @@ The radio side of the scene is in ``intent_v2x``, the timing (signal plan, arriv
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from lastv2x.core.catalogue import APPLICATIONS, Application
+from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, Application
+from lastv2x.core.spec import FaultOperator
 from services.llm import lexicon as lx
 from services.llm.intent_text import BAR, Mention, ParseState, Q, agent_for, clean, rx, subject
 
@@ -39,13 +41,25 @@ def _maneuvers(p: ParseState, app: Application, roles: list[Mention], ego: dict[
 STOPPED_LEAD_MPS = 0.5  # "a stopped car ahead": the slowest a vehicle may drive (speeds are > 0), m/s
 SLOW_LEAD_MPS = 4.0  # "a slow car ahead", m/s
 FCW_LEAD_BRAKE_AT_S = 4.0  # the default hazard's onset: a lead braking hard, as EEBL's default
+GHOST_LEAD_BEYOND_M = 40.0  # an FCW lead the intent does not place sits this far beyond a phantom vehicle
 
 
-def _fcw_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:
+def _fcw_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any]],
+                faults: Sequence[Any] = ()) -> None:
     """FCW warns of a closing lead. A stopped or slow lead when the intent says so; else, unless it gave the
     lead a speed or a behaviour, a lead braking hard (the reference scene's hazard): a lead cruising at
-    the ego's speed hosts no mechanism, so no communication fault could ever matter."""
+    the ego's speed hosts no mechanism, so no communication fault could ever matter. A phantom vehicle
+    (``ghost_sender``) is the hazard itself: its lead cruises, or a real hard brake would mask the phantom's."""
     if app is not Application.FCW:
+        return
+    ghosts = [f.magnitude if f.magnitude is not None else FAULT_OPERATORS["ghost_sender"].default_magnitude
+              for f in faults if f.operator == FaultOperator.GHOST_SENDER]
+    if ghosts:
+        lead = agent_for(agents, "lead")
+        far = max(float(g or 0.0) for g in ghosts)
+        if "gap_m" not in lead and far > 0.0:  # the phantom must be the nearest vehicle ahead, or FCW never sees it
+            lead["gap_m"] = round(min(300.0, far + GHOST_LEAD_BEYOND_M), 1)
+            p.note(f"lead.gap_m {lead['gap_m']:g} ({GHOST_LEAD_BEYOND_M:g} m beyond the phantom vehicle)")
         return
     lead = agent_for(agents, "lead")
     if "speed_mps" in lead or (lead.get("behaviour") or {}).get("kind", "none") != "none":
@@ -221,7 +235,26 @@ def _chain(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]
     p.note(f"relay chain: relay.gap_m {rg:g}, lead.gap_m {lg:g} ({why})")
 
 
+def _follower_gap(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
+    """A follower's distance behind the ego: the first free distance after its mention in the sentence ("a
+    tailgater 8 m behind", "followed closely by a van at 12 m"); before the lead's gap patterns take it."""
+    if "follower" not in agents:
+        return
+    for mention in roles:
+        if mention.what != "follower":
+            continue
+        hit = rx(r"^[^.;]{0,40}?" + Q("dist") + r"(?! (?:ahead|in front)\b)").search(p.t[mention.end:])
+        if hit is None:
+            continue
+        m = rx(Q("dist")).search(p.t, mention.end + hit.start(), mention.end + hit.end())
+        if m is not None and p.free(m):
+            agents["follower"]["gap_m"] = p.use(m, "follower.gap_m")
+            p.note(f"follower.gap_m {agents['follower']['gap_m']} from {clean(m.group(0))!r}")
+            return
+
+
 def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
+    _follower_gap(p, roles, agents)
     # "puts it 9 m ahead of where it actually is" is a position offset, not a gap
     for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)(?! of (?:where|its|their|the (?:true|real|actual))\b)",
                     r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist"),

@@ -432,7 +432,13 @@ ONSET = {"amber": AnchorEvent.AMBER_ONSET, "red": AnchorEvent.RED_ONSET, "green"
 
 # ── vehicle roles ──────────────────────────────────────────────────────────
 _VEH = r"(vehicle|car|truck|bus|van|driver|motorist)"
+_BEHIND_EGO = r"(?:the ego(?: vehicle| car)?|us|me|our (?:car|vehicle)|it)\b"
 ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
+    (AgentRole.FOLLOWER, rf"\btailgaters?\b|tailgating {_VEH}|{_VEH} (?:is )?tailgating {_BEHIND_EGO}"
+                         rf"|following {_VEH}|{_VEH} (?:that is |which is |is )?(?:following (?:close(?:ly)? )?"
+                         rf"|(?:right |close(?:ly)? |directly |just |immediately )?behind ){_BEHIND_EGO}"
+                         rf"|followed (?:close(?:ly)? |tightly )?by (?:a|an|another) (?:\w+ )?{_VEH}"
+                         rf"|{_VEH} (?:follows|following) (?:{_BEHIND_EGO}|close(?:ly)?)"),
     (AgentRole.RELAY, rf"relay {_VEH}|\brelay\b(?! spat)(?!ed)|middle {_VEH}|{_VEH} in between|intermediate {_VEH}"),
     (AgentRole.OPPOSING, rf"oncoming {_VEH}?|opposing {_VEH}?|{_VEH} (approaching |coming )?from the opposite "
                          rf"(direction|approach)|{_VEH} coming the other way"),

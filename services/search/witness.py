@@ -53,7 +53,8 @@ class WitnessKeeper(CampaignBase):
             self._coverage_gap(sc, cand, "as run")
             return
         sc.admitted_executions += 1
-        if sc.first_admitted_at is None:
+        first = sc.first_admitted_at is None
+        if first:
             sc.first_admitted_at = sc.candidates
         key = catalog_key(cand.spec)
         if key.text not in sc.keys:
@@ -71,6 +72,10 @@ class WitnessKeeper(CampaignBase):
             witness_spec, result = self._shrink(sc, cand.spec)
             if admission_class(witness_spec, declared) == "coverage_gap":  # every fault shrank away: it never needed one
                 self._coverage_gap(sc, cand, "its faults shrank away")
+                # not a fault admission: the search goes on (stop_at_first_admission, reflection) as if never admitted
+                sc.admitted_executions -= 1
+                if first:
+                    sc.first_admitted_at = None
             elif (signature := self._new_failure(sc, cand, witness_spec, key.text)) is not None:
                 self._archive(sc, cand, witness_spec, result, signature)
         except NOT_A_CANDIDATE_ERROR as exc:

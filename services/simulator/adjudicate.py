@@ -12,7 +12,10 @@ Per rollout (vectorized over the batch, one call per step):
   side impact in a crossing (centres 3.2-4.5 m apart at contact); adjacent-lane
   traffic (3.5 m apart) is excluded by the route filter. For
   FCW/EEBL only vehicles *ahead* on the ego route count and the ego must be the
-  striking vehicle (moving > ``MOVING_MPS``).
+  striking vehicle (moving > ``MOVING_MPS``); and a vehicle *behind* striking the ego
+  within ``REAR_STRIKE_WINDOW_S`` (3 s) of the ego braking on its application's warning
+  (the rear-end a phantom or false warning causes; the ground-truth twin brakes only for
+  real hazards).
 * **Efficiency and margins**: stops (speed below ``STOP_MPS`` after exceeding
   ``RESTART_MPS``), travel time (ego leaves its route), time at the first stop bar,
   closest approach to a qualifying vehicle, closest approach to a scenario agent
@@ -130,14 +133,21 @@ class Adjudicator:
         self.enter = np.full((b, n), np.nan)
         self.exit = np.full((b, n), np.nan)
         self.all_active = np.ones(b, bool)
+        self.warned_brake_t = np.full(b, -np.inf)  # when the ego last braked on its application's warning
+        self.rear_open = np.zeros(b, bool)
 
-    def observe(self, st: TrafficState, active: np.ndarray | None = None) -> None:
-        """Account for the step that produced ``st``; ``active`` (B,) masks rows still running
+    def observe(self, st: TrafficState, active: np.ndarray | None = None, brake: Sequence[float] | None = None
+                ) -> None:
+        """Account for the step that produced ``st``; ``active`` (B,) masks rows still running; ``brake`` (B,) the
+        braking the egos' applications commanded for it (a warning acted on; None: none)
         (:func:`services.simulator.kernels.adjudicate.observe`)."""
+        if brake is not None and self.ahead_only.any():
+            self.warned_brake_t[np.asarray(brake) > 0.0] = st.t_s
+            np.less_equal(st.t_s - self.warned_brake_t, K.REAR_STRIKE_WINDOW_S + 1e-9, out=self.rear_open)
         if K.observe(st.t_s, self.scene.dt_s, st.s, st.v, st.alive, st.xy, st.crossed, st.crossed_bar_s,
                      st.crossed_group, st.front_prev, self.all_active if active is None else active, self.ego_length,
                      self.plans, self.seg_a, self.seg_ab, self.seg_ab2, self.seg_s, self.ahead_only, self.is_agent,
-                     self.conflict_xy, self.acc, self.cnt, self.enter, self.exit):
+                     self.conflict_xy, self.rear_open, self.acc, self.cnt, self.enter, self.exit):
             for bi in np.nonzero(self.cnt[K.RED_G] >= 0)[0].tolist():
                 g = int(self.cnt[K.RED_G, bi])
                 self.red[bi].append(RedEntry(round(float(self.acc[K.RED_T, bi]), 6), self.scene.group_ids[bi][g]))

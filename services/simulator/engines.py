@@ -150,7 +150,7 @@ class VectorEngine:
                 active: list[bool], agents: AgentControl | None = None) -> None:
         self.st = advance(self.scene, self.st, np.array(stop, bool), np.array((v_target, brake), np.float64), agents,
                           fr.phase)
-        self.adj.observe(self.st, np.array(active, bool))
+        self.adj.observe(self.st, np.array(active, bool), brake)
 
     def finish(self) -> Adjudicator:
         return self.adj
@@ -205,7 +205,7 @@ class PlantEngine(VectorEngine):
                 s_new[0, i], v_new[0, i] = s_cum[-1], 0.0
         acc = (v_new - st.v) / scene.dt_s
         self.st = settle(scene, st, s_new, v_new, acc, want.sig_stop, want.sig_go, want.braked_out)
-        self.adj.observe(self.st, np.array(active, bool))
+        self.adj.observe(self.st, np.array(active, bool), brake)
 
 
 def _readonly(values: list, dtype: Any) -> np.ndarray:

@@ -25,3 +25,30 @@ def test_a_forged_vehicle_is_a_ghost_sender(text: str, magnitude: float) -> None
 def test_fake_braking_alerts_stay_unsupported() -> None:
     res = ROLES.parse_intent("Emergency brake warning where a stranger's car spoofs fake braking alerts.", seed=3)
     assert not any(f.operator.value == "ghost_sender" for f in res.spec.faults)
+
+
+@pytest.mark.parametrize(("text", "gap"), [
+    ("FCW: a phantom car 40 m ahead makes the ego brake while a tailgater follows 10 m behind.", 10.0),
+    ("Forward collision warning with a spoofed BSM from a ghost vehicle stopped 35 m ahead; a distracted driver "
+     "is following us closely, about 12 m back.", 12.0),
+    ("FCW with a fake vehicle broadcast 30 m ahead of us and a truck right behind the ego at 9 m.", 9.0),
+    ("Phantom car 45 m in front triggers forward collision warning; the ego is followed closely by a van at 15 m.",
+     15.0),
+])
+def test_a_follower_behind_the_ego_and_the_lead_beyond_the_phantom(text: str, gap: float) -> None:
+    spec = ROLES.parse_intent(text, seed=3).spec
+    (f,) = spec.faults
+    tail = [a for a in spec.agents if a.role.value == "follower"]
+    assert f.operator.value == "ghost_sender" and len(tail) == 1 and tail[0].gap_m == gap
+    lead = next(a for a in spec.agents if a.role.value == "lead")
+    assert lead.gap_m > f.magnitude and lead.behaviour.kind.value == "none"  # the phantom is the nearest, the hazard
+
+
+@pytest.mark.parametrize("text", [
+    "FCW with the ego tailgating the lead at 10 m while the lead's BSMs are delayed by 0.5 s.",
+    "Forward collision warning: the ego follows the lead car at a 20 m following distance and the lead's BSMs drop.",
+    "FCW, the ego 40 m behind a truck that brakes hard; BSMs from the truck are lost.",
+])
+def test_the_ego_following_a_lead_places_no_follower(text: str) -> None:
+    spec = ROLES.parse_intent(text, seed=3).spec
+    assert not [a for a in spec.agents if a.role.value == "follower"]

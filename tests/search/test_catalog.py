@@ -123,7 +123,9 @@ def test_a_failure_whose_faults_all_shrink_away_is_a_coverage_gap_not_a_witness(
     try:
         view = _run(core, specs=[faulted_reference_spec(Application.RLVW, seed=3)], seed=1, budget_per_scenario=1)
         (sc,) = view.summary["scenarios"]
-        assert sc["admitted_executions"] == 1 and sc["coverage_gaps"] == 1 and not core.witnesses(view.id)
+        # not a fault admission either: the count is taken back, so stop_at_first_admission and reflection go on
+        assert sc["admitted_executions"] == 0 and sc["first_admitted_at"] is None
+        assert sc["coverage_gaps"] == 1 and not core.witnesses(view.id)
         (gap,) = [p for _, k, p in core.store.journal(view.id) if k == "coverage_gap"]
         assert gap["when"] == "its faults shrank away"
     finally:
@@ -171,5 +173,19 @@ def test_the_same_failure_found_by_a_later_campaign_is_counted_under_the_first_w
         entry = core.store.catalogue_entry(catalog_key(first).text)
         assert entry is not None and entry["count"] == 2 and entry["first_campaign"] == one.id
         assert core.store.catalogue_entry(catalog_key(second).text) is None
+    finally:
+        core.close()
+
+
+def test_stop_at_first_admission_goes_on_past_a_failure_whose_faults_shrink_away(tmp_path):
+    """A coverage gap found by shrinking is no fault admission: a campaign told to stop at its first admission
+    keeps searching for one (here every run fails, so it spends its whole budget and archives nothing)."""
+    core = _core(tmp_path, _every_run_fails(tmp_path))
+    try:
+        view = _run(core, specs=[faulted_reference_spec(Application.RLVW, seed=3)], seed=1, budget_per_scenario=3,
+                    stop_at_first_admission=True)
+        (sc,) = view.summary["scenarios"]
+        assert sc["candidates"] == 3 and sc["admitted_executions"] == 0 and not core.witnesses(view.id)
+        assert sc["coverage_gaps"] >= 1
     finally:
         core.close()

@@ -20,6 +20,10 @@ NEAR_RADIUS_M = 30.0  # closest approach is tracked within this radius
 CONFLICT_ZONE_M = 2.5
 STOP_MPS = 0.5
 RESTART_MPS = 2.0
+# A follower striking a FCW/EEBL ego counts within this long of the ego's braking on its application's warning
+# (the follower's perception-reaction, ~1-1.5 s, and its braking to a stop from urban speed, ~2 s): the rear-end
+# that an unwarranted warning (a phantom vehicle, a false hard brake) causes
+REAR_STRIKE_WINDOW_S = 3.0
 
 # rows of the per-row float accumulators (``acc`` (A, B)); NaN / inf = not yet
 END_T, BAR_TIME, TRAVEL, CLOSEST, MIN_AGENT, COL_T, COL_D, COL_VE, COL_VO, RED_T = range(10)
@@ -41,7 +45,8 @@ def observe(t1: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.ndarra
             crossed: np.ndarray, crossed_bar_s: np.ndarray, crossed_group: np.ndarray, front_prev: np.ndarray,
             active: np.ndarray, ego_length: np.ndarray, plans: np.ndarray, seg_a: np.ndarray, seg_ab: np.ndarray,
             seg_ab2: np.ndarray, seg_s: np.ndarray, ahead_only: np.ndarray, is_agent: np.ndarray,
-            conflict_xy: np.ndarray, acc: np.ndarray, cnt: np.ndarray, enter: np.ndarray, exit_: np.ndarray) -> int:
+            conflict_xy: np.ndarray, rear_open: np.ndarray, acc: np.ndarray, cnt: np.ndarray, enter: np.ndarray,
+            exit_: np.ndarray) -> int:
     """Account for the step that ended at ``t1`` (the traffic state's arrays, (B, N)); ``active`` (B,)
     masks the rows still running. Updates ``acc``, ``cnt`` (rows above), ``enter`` / ``exit_`` (B, N) in
     place; a red entry of this step is left in ``acc[RED_T]`` / ``cnt[RED_G]`` (group -1: none) for the
@@ -49,7 +54,8 @@ def observe(t1: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.ndarra
 
     ``plans`` (4, B, G): cycle, green, amber, offset [s]; ``seg_*`` the ego route polyline's segments
     (starts and vectors (B, P, 2), squared lengths and start arc lengths (B, P)); ``conflict_xy`` (B, 2)
-    the ego's conflict point (NaN none)."""
+    the ego's conflict point (NaN none); ``rear_open`` (B,): the ego braked on its application's warning within
+    ``REAR_STRIKE_WINDOW_S`` (an ahead-only row then also counts a vehicle behind striking it)."""
     nb, nn = s.shape
     n_red = 0
     for b in range(nb):
@@ -112,7 +118,12 @@ def observe(t1: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.ndarra
                     if dd < best:
                         best, best_t, best_p = dd, tt, p
                 s_on = seg_s[b, best_p] + best_t * math.sqrt(seg_ab2[b, best_p])
-                if not (best <= ROUTE_LATERAL_M and (not ahead_only[b] or s_on > s[b, 0])):
+                if not best <= ROUTE_LATERAL_M:
+                    continue
+                if ahead_only[b] and not s_on > s[b, 0]:  # behind: it counts only striking a warned, braking ego
+                    if rear_open[b] and cnt[COLLIDED, b] == 0 and d < COLLISION_DISTANCE_M and v[b, j] > MOVING_MPS:
+                        cnt[COLLIDED, b], cnt[COL_J, b] = 1, j
+                        acc[COL_T, b], acc[COL_D, b], acc[COL_VE, b], acc[COL_VO, b] = t1, d, v[b, 0], v[b, j]
                     continue
                 if d < acc[CLOSEST, b]:
                     acc[CLOSEST, b], cnt[CLOSEST_ID, b] = d, j
@@ -137,5 +148,5 @@ def observe(t1: float, dt: float, s: np.ndarray, v: np.ndarray, alive: np.ndarra
     return n_red
 
 
-__all__ = ["COLLISION_DISTANCE_M", "CONFLICT_ZONE_M", "MOVING_MPS", "NEAR_RADIUS_M", "RESTART_MPS",
+__all__ = ["COLLISION_DISTANCE_M", "CONFLICT_ZONE_M", "MOVING_MPS", "NEAR_RADIUS_M", "REAR_STRIKE_WINDOW_S", "RESTART_MPS",
            "ROUTE_LATERAL_M", "STOP_MPS", "observe"]

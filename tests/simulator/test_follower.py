@@ -1,0 +1,95 @@
+"""A follower behind the ego (issue 37 item 3): the rear-end an unwarranted warning causes. FCW/EEBL count a
+vehicle behind striking the ego within REAR_STRIKE_WINDOW_S of its braking on the application's warning, so a
+phantom vehicle (``ghost_sender``) that makes the ego brake is admitted when someone follows it; the
+ground-truth twin never brakes for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from lastv2x.core.errors import FailedPrecondition
+from lastv2x.core.perception import INATTENTIVE_REACTION_S
+from lastv2x.core.spec import parse_spec
+from lastv2x.core.synthetic import program_from_spec_on_straight_roads
+from lastv2x.core.verifier import Severity, verify
+from services.simulator.paired import execute_paired
+from services.simulator.v2x.stack import v2x_source_factory
+
+GHOST = {"name": "ghost", "operator": "ghost_sender", "stream": "BSM", "magnitude": 40.0,
+         "anchor": {"offset_s": 3.0}}
+
+
+def _fcw(*faults: dict, follower_gap_m: float | None = 12.0, lead: dict | None = None, app: str = "FCW") -> dict:
+    agents = [lead or {"id": "lead", "role": "lead", "gap_m": 90.0}]
+    if follower_gap_m is not None:
+        agents.append({"id": "tail", "role": "follower", "gap_m": follower_gap_m})
+    return {"application": app, "duration_s": 15.0, "agents": agents, "faults": list(faults)}
+
+
+def _run(spec: dict):
+    return execute_paired(program_from_spec_on_straight_roads(parse_spec(spec)), 0, v2x_source_factory())
+
+
+def test_the_follower_is_placed_behind_the_ego_on_its_route_as_an_inattentive_driver():
+    p = program_from_spec_on_straight_roads(parse_spec({**_fcw(), "ego": {"maneuver": "straight"}}))
+    tail = next(v for v in p.agents if v.id == "tail")
+    assert tail.role.value == "follower" and tail.route == p.ego.route
+    assert p.ego.start_s_m - tail.start_s_m == pytest.approx(12.0)
+    assert tail.reaction_time_s == INATTENTIVE_REACTION_S
+
+
+def test_a_phantom_brake_is_a_rear_end_the_twin_never_has():
+    out = _run(_fcw(GHOST))
+    assert out.admitted and out.md.collision is not None and out.md.collision.other_id == "tail"
+    assert not out.gt.failed and out.gt.collision is None
+    assert out.monitor.extra["failure_class"] == "fresh_but_wrong"
+    braked = [r.t_s for r in out.md.decisions if r.action == "brake"]
+    assert braked and braked[0] < out.md.collision.t_s  # the ego braked for the phantom first
+
+
+def test_without_a_follower_or_without_a_phantom_nothing_fails():
+    alone = _run(_fcw(GHOST, follower_gap_m=None))
+    assert not alone.md.failed and not alone.admitted  # a phantom brake with nobody behind harms nobody
+    healthy = _run(_fcw())
+    assert not healthy.md.failed and not healthy.gt.failed
+
+
+def test_a_follower_counts_only_for_the_applications_that_brake_on_warnings():
+    findings = verify(parse_spec({"application": "RLVW", "agents": [{"id": "tail", "role": "follower"}]})).findings
+    warn = [f for f in findings if f.fields == ("agents[0].role",)]
+    assert warn and warn[0].severity is Severity.WARNING and warn[0].repair.patch == (("agents[0].role", "background"),)
+    braking = verify(parse_spec(_fcw(lead={"id": "lead", "role": "lead", "gap_m": 30.0,
+                                           "behaviour": {"kind": "hard_brake", "at_time_s": 3.0}}))).findings
+    assert any("ground-truth twin" in f.message for f in braking)  # a real hazard: the twin is struck too
+    assert not [f for f in verify(parse_spec(_fcw(GHOST))).findings if f.severity is Severity.ERROR]
+
+
+def test_a_follower_far_behind_is_placed_exactly_or_refused_with_a_repair(builtin_grounder_or_skip):
+    for gap in (150.0, 300.0):
+        spec = parse_spec({**_fcw(GHOST, follower_gap_m=gap), "ego": {"start_distance_m": 900.0}})
+        try:
+            p = builtin_grounder_or_skip.ground(spec)
+        except FailedPrecondition as exc:
+            assert "gap_m" in str(exc) or "start_distance_m" in str(exc)
+            assert exc.alternative
+            continue
+        tail = next(v for v in p.agents if v.id == "tail")
+        assert p.ego.start_s_m - tail.start_s_m == pytest.approx(gap) and tail.start_s_m > 0.0
+
+
+def test_grounded_follower_is_on_the_ego_route_and_the_phantom_is_admitted(builtin_grounder_or_skip):
+    p = builtin_grounder_or_skip.ground(parse_spec(_fcw(GHOST)))
+    tail = next(v for v in p.agents if v.id == "tail")
+    assert tail.route == p.ego.route and p.ego.start_s_m - tail.start_s_m == pytest.approx(12.0)
+    out = execute_paired(p, 0, v2x_source_factory())
+    assert out.admitted and out.md.collision.other_id == "tail"
+
+
+@pytest.fixture(scope="module")
+def builtin_grounder_or_skip(tmp_path_factory):
+    from services.grounding.catalogue import CatalogueConfig, MapCatalogue
+    from services.grounding.ground import Grounder
+    from services.grounding.index import RetrievalIndex
+
+    cat = MapCatalogue(CatalogueConfig(cache_dir=tmp_path_factory.mktemp("c"), map_cache_dir=tmp_path_factory.mktemp("m")))
+    return Grounder(cat, RetrievalIndex(cat))
