@@ -27,8 +27,10 @@ application (``stated_applications``). The rest is split by concern:
 gaps, platoon, relay chain, speeds, FCW's default hazard), ``intent_v2x`` (channel,
 penetration, RSUs, relays, backhaul, equipage), ``intent_timing`` (the signal plan
 and its phase offset, arrival offsets, the scenario duration), ``intent_faults``
-(fault phrases, anchors, magnitudes) and ``intent_text`` (normalization, quantities,
-roles, the parse state).
+(fault phrases: operators, streams, senders, magnitudes), ``intent_windows`` (a fault's
+anchor and duration), ``intent_fault_draft`` (the fault clause being read and which
+clause owns a phrase) and ``intent_text`` (normalization, quantities, roles, the parse
+state).
 """
 
 from __future__ import annotations

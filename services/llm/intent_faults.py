@@ -1,4 +1,5 @@
-"""Fault phrases of the offline grammar: operators, streams, senders, anchors, magnitudes.
+"""Fault phrases of the offline grammar: operators, streams, senders, magnitudes (anchors and durations: in
+``intent_windows``; the fault clause being read and which clause owns a phrase: ``intent_fault_draft``).
 
 Fault cues (``lexicon.FAULT_CUES``) are found first; cues close together in one
 sentence form one fault, unless a conjunction separates them. Every other fault
@@ -10,18 +11,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from lastv2x.core import tolerance
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, STREAMS, Application, Stream
-from lastv2x.core.spec import MAX_FAULTS, AnchorEvent, FaultOperator
+from lastv2x.core.spec import MAX_FAULTS, FaultOperator
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import fault_cues
 from services.llm import lexicon as lx
+from services.llm.intent_fault_draft import (
+    SEPARATOR,
+    STRONG_SEPARATOR,
+    FaultDraft,
+    nearest,
+    owner_of,
+)
 from services.llm.intent_text import (
-    BAR,
     Mention,
     ParseState,
     Q,
@@ -30,34 +35,8 @@ from services.llm.intent_text import (
     rx,
     stated_range,
 )
+from services.llm.intent_windows import fault_anchors, fault_durations
 
-
-@dataclass
-class FaultDraft:
-    operator: FaultOperator | str
-    start: int
-    end: int
-    sentence: int
-    cue: str
-    stream: Stream | None = None
-    sender: str | None = None
-    anchor: dict[str, Any] | None = None
-    duration_s: float | None = None
-    magnitude: float | None = None
-    probability: float | None = None
-    burst_count: int | None = None
-    target_phase: str | None = None
-    provenance: str = "intent"
-    stream_named: bool = False
-    notes: list[str] = field(default_factory=list)
-
-    def distance(self, pos: int) -> int:
-        return 0 if self.start <= pos < self.end else min(abs(pos - self.start), abs(pos - self.end))
-
-
-# " + " joins two faults as "plus" does ("bsm delay 0.4s + bsm speed +2 m/s")
-_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[,;]|\s\+\s")
-_STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|;|\s\+\s")
 # "...never sends its brake message at all; its radio simply stays quiet": the same sender, said again
 _SAME_SENDER = rx(r"[^.]{0,60}?; (its|their|the) (radio|transmitter|unit|obu|rsu|v2x unit|sender) (\w+ )?")
 # between two cues of one operator: "and", then a verb phrase of the same subject (no new noun phrase first)
@@ -147,7 +126,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             # a generic corruption word and the operator its field names ("configured wrong, so our lane gets
             # linked to the wrong group") are one fault, as two cues of one operator are
             same_op = op == last.operator or lx.SEMANTIC in (op, last.operator)
-            sep = _STRONG_SEPARATOR if same_op else _SEPARATOR
+            sep = STRONG_SEPARATOR if same_op else SEPARATOR
             # one subject, two verb phrases ("freezes and keeps repeating", "stays quiet and never sends"): one fault
             one_subject = op == last.operator and (_SAME_SUBJECT.fullmatch(gap) is not None
                                                    or _SAME_SENDER.fullmatch(gap) is not None)
@@ -201,7 +180,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.notes.append(f"sender {f.sender} dropped: a forged roadside unit transmits under an id of its own")
             f.sender = None
         if f.operator is FaultOperator.SPOOFED_RSU and f.target_phase is None:
-            hit = _nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|says|saying|displays"
+            hit = nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|says|saying|displays"
                                  r"|advertises|announc\w*) (?:a |an |the )?(?:false |wrong |fake )?(?P<ph>green|red|amber"
                                  r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)")
             if hit:
@@ -218,7 +197,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.target_phase = lx.PHASES[own[-1]]  # the colour the cue itself says is shown ("telling us it is green")
             f.notes.append(f"target_phase {f.target_phase} (what the receiver is shown)")
         elif f.operator is FaultOperator.SPAT_PHASE_CORRUPT:
-            hit = _nearest(p, f, r"(?:reports?|shows?|claims?|broadcasts?|says|displays|advertises|to|as|into) "
+            hit = nearest(p, f, r"(?:reports?|shows?|claims?|broadcasts?|says|displays|advertises|to|as|into) "
                                  r"(?:a |an )?(?:false |wrong |fake )?(?P<ph>green|red|amber|yellow)\b"
                                  r"|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)")
             if hit:
@@ -234,36 +213,14 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                                   f"the intent asks for a fault the parser cannot build: {clause!r} (cue {f.cue!r}: "
                                   f"no reported field or quantity says what is wrong on {f.stream.value if f.stream else 'the stream'}"
                                   f"); the spec runs without it", ("faults",)))
-    _anchors(p, app, faults)
-    _durations(p, faults)
+    fault_anchors(p, app, faults)
+    fault_durations(p, faults)
     return faults
 
 
 # "green ... when it is actually red", "sees a green light in the messages": the first colour is shown
 _SHOWN = (r"^(?:\w+ ){0,3}?(?P<ph>green|red|amber|yellow)\b[^.;]{0,60}?\b(?:when|while|although|though|after|but|despite"
           r"|in the (?:messages?|broadcasts?|spat|data))\b")
-
-
-def _nearest(p: ParseState, f: FaultDraft, pattern: str, same_sentence: bool = True) -> re.Match[str] | None:
-    best: tuple[int, re.Match[str]] | None = None
-    for m in p.finditer(pattern):
-        if same_sentence and p.n.sentence_of(m.start()) != f.sentence:
-            continue
-        d = f.distance(m.start())
-        if best is None or d < best[0]:
-            best = (d, m)
-    return best[1] if best else None
-
-
-def _owner(faults: list[FaultDraft], p: ParseState, pos: int) -> FaultDraft | None:
-    """The fault a phrase at ``pos`` belongs to: nearest cue in its sentence, else the only fault."""
-    s = p.n.sentence_of(pos)
-    here = [f for f in faults if f.sentence == s]
-    if here:
-        # a fault in the phrase's own clause first ("speed 3 m/s lower, and 15 % of its BSMs are dropped")
-        same_clause = [f for f in here if not _STRONG_SEPARATOR.search(p.t[min(pos, f.end):max(pos, f.start)])]
-        return min(same_clause or here, key=lambda f: f.distance(pos))
-    return faults[0] if len(faults) == 1 else None
 
 
 # "the location carried in those notices": the fault's own words refer back to messages named before
@@ -273,10 +230,10 @@ _BACK_TO_MESSAGES = rx(r"\b(those|these|the same|such|said) (messages?|notices?|
 
 def _fault_stream(p: ParseState, app: Application, f: FaultDraft, faults: list[FaultDraft],
                   streams: list[tuple[Stream, int, int]]) -> None:
-    mine = [(st, a) for st, a, _b in streams if _owner(faults, p, a) is f]
+    mine = [(st, a) for st, a, _b in streams if owner_of(faults, p, a) is f]
     if mine:
         # a stream in the fault's own clause first ("SPaT messages arrive with 0.5 s of lag, and the MAP ...")
-        own = [(st, a) for st, a in mine if not _STRONG_SEPARATOR.search(p.t[min(a, f.end):max(a, f.start)])]
+        own = [(st, a) for st, a in mine if not STRONG_SEPARATOR.search(p.t[min(a, f.end):max(a, f.start)])]
         f.stream = min(own or mine, key=lambda x: f.distance(x[1]))[0]
         f.stream_named = True
         f.notes.append(f"stream {f.stream.value} named")
@@ -332,7 +289,7 @@ def _fault_sender(p: ParseState, app: Application, f: FaultDraft, faults: list[F
                   agents: dict[str, dict[str, Any]]) -> None:
     best: tuple[int, Mention] | None = None
     for r in roles:
-        if r.what == "ego" or _owner(faults, p, r.start) is not f or p.n.sentence_of(r.start) != f.sentence:
+        if r.what == "ego" or owner_of(faults, p, r.start) is not f or p.n.sentence_of(r.start) != f.sentence:
             continue
         before = p.t[max(0, r.start - 12):r.start]
         after = p.t[r.end:r.end + 14]
@@ -370,255 +327,51 @@ def _fault_sender(p: ParseState, app: Application, f: FaultDraft, faults: list[F
     f.notes.append(f"sender {who}")
 
 
-_PHASE = r"(?P<ph>amber|yellow|red|green)"
-_ONSET_OF = r"(?:the |our )?(?:onset of (?:the |our )?|start of (?:the |our )?|beginning of (?:the |our )?)?"
+# "we drive at 15 m/s": a speed whose subject is the ego, not the forged vehicle named before it
+_EGO_MOVES = rx(r"\b(we|ego|i)\b\s+(?:\w+\s+){0,2}?(?:drive|driving|travel\w*|go|goes|going|are|is|approach\w*"
+                r"|cruis\w*)\b")
 
 
-_TURNS = r"(?:(?:light |signal |traffic light )?(?:turns |turning |changes to |changing to |goes |switches to "\
-         r"|switching to ))?"
-
-
-_DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:decision (?:point|epoch|moment|time|distance)|dilemma zone"
-             r"|last comfortable stopping point|point of no return)")
-
-
-# who reaches the decision point or has to decide: the ego, its driver, or the application under test
-_DECIDER = (r"(?:we|it|the ego|the car|our car|the driver|the vehicle|the app|the application|the system"
-            r"|the (?:warning|assist|advisory) (?:app|application|logic|system))")
-
-_REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"
-
-
-# a phase's onset said as a clause, in any tense: "the yellow comes on", "real red begins", "the amber started",
-# "our light comes on green", "the lamp switched to red"
-_ONSET_CLAUSE = (r"(?:(?:the|our|its|their) )?(?:(?:real|actual|true) )?(?:"
-                 + _PHASE + r"(?: light| phase| signal| aspect)? (?:begins|began|begin|starts|started|start|comes on"
-                 r"|came on|come on|appears|appeared|is shown|was shown|lights up|lit up|shows up|kicks in|kicked in)\b"
-                 r"|(?:light|signal|traffic light|lamp|signal head)s? (?:turns|turned|turn|changes|changed|change|goes"
-                 r"|went|go|switches|switched|switch|comes on|came on|come on|flips|flipped|passes|passed|pass)(?: over)?"
-                 r"(?: to| on)? " + _PHASE.replace("ph>", "ph2>") + r"\b"
-                 # "right when it goes red": nothing but a light turns a colour
-                 r"|(?:it|they) (?:turns|turned|goes|went|changes|changed|switches|switched|flips|flipped|passes|passed)"
-                 r"(?: over)?(?: to)? " + _PHASE.replace("ph>", "ph4>") + r"\b)")
-
-
-def _onset_phase(m: re.Match[str]) -> str:
-    return next(m.group(g) for g in ("ph", "ph2", "ph3", "ph4") if g in m.groupdict() and m.group(g))
-
-
-def _same_clause(p: ParseState, faults: list[FaultDraft], m: re.Match[str]) -> bool:
-    """Does the phrase ``m`` stand in its owner fault's clause (no "and", "but", "while", ";" between)?"""
-    f = _owner(faults, p, m.start())
-    return f is not None and not _STRONG_SEPARATOR.search(p.t[min(m.end(), f.start):max(m.end(), f.start)])
-
-
-def _anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
-    def sig(ph: str, offset: float) -> dict[str, Any]:
-        return {"kind": "signal_event", "event": lx.ONSET[lx.PHASES[ph]].value, "offset_s": offset}
-
-    def ego_ev(event: AnchorEvent, offset: float, distance: float | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "ego_event", "event": event.value, "offset_s": offset}
-        if distance is not None:
-            out["distance_m"] = distance
-        return out
-
-    def sign(rel: str) -> float:
-        return -1.0 if rel in ("before", "prior to", "ahead of") else 1.0
-
-    def last_of(m: re.Match[str]) -> dict[str, Any] | None:
-        """"in the last second of amber": the window that ends at the next onset (amber -> red, green -> amber)."""
-        span = p.use(m, "anchor") if m.group("q") else 1.0
-        owner = _owner(faults, p, m.start())
-        if owner is not None and owner.duration_s is None:
-            owner.duration_s = span
-            owner.notes.append(f"duration {span:g} s from {clean(m.group(0))!r}")
-        nxt = {"amber": "red", "yellow": "red", "green": "amber"}[m.group("ph")]
-        return sig(nxt, -span)
-
-    rules: list[tuple[str, Callable[[re.Match[str]], dict[str, Any] | None]]] = [
-        (r"\b(?:in|during|for|over|within|throughout) (?:the )?(?:last|final|closing) (?:" + Q("time") + r"|second|moment)"
-         r" of (?:the |our )?(?P<ph>amber|yellow|green)\b", last_of),
-        # "starting 10 seconds after the run begins"
-        (Q("time") + r" after (?:the )?(?:start|beginning|run|scenario|simulation|test)(?: (?:begins|starts|start|began"
-                     r"|started|has started|has begun))?\b",
-         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
-        # "for 6 s after green starts", "for ~2 s after the light turns red": the window opens at the onset and
-        # the quantity is its duration (read by _durations), not an offset
-        (r"\bfor " + _ABOUT + Q("time") + r" (?:right |just )?(?:after|from|since|following) (?:" + _ONSET_CLAUSE + r"|(?:the )?(?:(?:onset"
-         r"|start|beginning) of (?:the )?)?(?:(?:real|actual|true) )?" + _PHASE.replace("ph>", "ph3>") + r"\b)", lambda m: sig(_onset_phase(m), 0.0)),
-        # "during the first four seconds of green", "in the first 2 s of the red": from the onset, for that long
-        (r"\b(?:during|in|for|over|within|throughout) (?:the )?(?:first|opening|initial) " + _ABOUT + Q("time")
-         + r" (?:of|into|after) (?:the )?(?:(?:real|actual|true) )?" + _PHASE + r"\b",
-         lambda m: sig(m.group("ph"), 0.0)),
-        (Q("time") + r" (?P<rel>before|after|prior to|ahead of|into) " + _ONSET_OF + _TURNS + _PHASE + r"\b",
-         lambda m: sig(m.group("ph"), sign(m.group("rel")) * p.use(m, "anchor"))),
-        (r"(?:just|right|immediately|shortly|moments?|a moment) (?P<rel>before|after) " + _ONSET_OF + _TURNS + _PHASE
-         + r"\b", lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
-        (r"(?P<rel>before|after) (?:the )?(?:onset|start|beginning) of (?:the )?" + _PHASE,
-         lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
-        (r"(?P<rel>before|after) (?:the )?(?:light|signal|traffic light|lamp) (?:turns|changes to|goes|switches to) "
-         + _PHASE, lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
-        (r"(?P<rel>before|after) " + _PHASE + r" (?:onset|begins|starts|phase|comes on)",
-         lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
-        (r"(?:at|on|upon|with|from|since|starting (?:at|from|with)) (?:the )?(?:onset|start|beginning) of (?:the |our )?"
-         + _PHASE, lambda m: sig(m.group("ph"), 0.0)),
-        # "from the first green on", "from green onwards", "starting with the next red"
-        (r"\b(?:from|since|starting (?:at|from|with)) (?:the )?(?:(?:first|next|initial) " + _PHASE + r"\b(?: (?:light"
-         r"|phase|signal))?(?: on(?:wards?)?\b)?|" + _PHASE.replace("ph>", "ph2>") + r"(?: (?:light|phase|signal))? "
-         r"on(?:wards?)?\b)", lambda m: sig(m.group("ph") or m.group("ph2"), 0.0)),
-        (r"(?:when|as|once|the moment|as soon as) (?:the )?(?:light|signal|traffic light|lamp) (?:turns|changes to|goes"
-         r"|switches to) " + _PHASE,
-         lambda m: sig(m.group("ph"), 0.0)),
-        (r"(?:when|as|once) (?:the )?" + _PHASE + r" (?:begins|starts|comes on)", lambda m: sig(m.group("ph"), 0.0)),
-        # "red onset", "begin at the red start" (start as a noun)
-        (r"\b" + _PHASE + r" (?:onset|start)\b", lambda m: sig(m.group("ph"), 0.0)),
-        (r"during (?:the )?(?:whole |entire |full )?" + _PHASE + r"(?: phase| interval| light)?", lambda m: sig(m.group("ph"), 0.5)),
-        (Q("dist") + r" (?:before|from|ahead of|short of|upstream of|prior to|out from|in front of) (?:the |our |its "
-         r"|their )?" + BAR,
-         lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
-        (Q("time") + r" (?P<rel>before|after|prior to) " + _DECISION,
-         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * p.use(m, "anchor"))),
-        (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
-         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * 0.5)),
-        (r"(?:at|around|near|by|in) " + _DECISION, lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
-        (r"(?:(?:right|just|exactly) )?(?:as|when|once|the moment) " + _DECIDER + r" (?:reach|reaches"
-         r"|hit|hits|get to|gets to|arrive at|arrives at|come to|comes to) " + _DECISION,
-         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
-        (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
-         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
-        (r"(?:moment|instant|time|point|when|as) " + _DECIDER + r" (?:has to|must|needs to"
-         r"|is about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
-        (r"(?:after|once|when|while|though|since) (?:it|the light|the signal)(?: has| had)? (?:already |in fact "
-         r"|actually )*(?:turned|changed to"
-         r"|gone|switched to|changed from \w+ to) " + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),
-        (r"(?:once|when|as|the moment|as soon as) " + _PHASE + r" (?:begins|starts|comes on|is shown)",
-         lambda m: sig(m.group("ph"), 0.0)),
-        # "from the moment the yellow comes on", "when the amber started", "starting when the amber begin"
-        (r"\b(?:when|whenever|as|once|the moment|the instant|the second|as soon as|from when|starting when) "
-         + _ONSET_CLAUSE, lambda m: sig(_onset_phase(m), 0.0)),
-        (r"\b(?:after|since|following) " + _ONSET_CLAUSE, lambda m: sig(_onset_phase(m), 0.5)),
-        # "while our light is red": during that phase
-        # ("while the light is red, the feed says green"; not a fault in another clause)
-        (r"\b(?:while|whilst|as long as) (?:the |our |its |their )?(?:light|signal|lamp|traffic light)s? (?:is|are"
-         r"|shows|still shows) (?:still )?" + _PHASE + r"\b",
-         lambda m: sig(m.group("ph"), 0.5) if _same_clause(p, faults, m) else None),
-        # "right as the ego gets within 40 metres of the stop line", "closer than 30 m to the junction"
-        (r"\b(?:within|inside|closer than|nearer than|less than|at) " + Q("dist") + r" (?:of|from|to|before) (?:the |our "
-         r"|its |their )?" + BAR, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
-        (Q("time") + r" before " + _REACH,
-         lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
-        (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
-        (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
-         + r"(?! (?:before|after|prior|into|of|delay|late))",
-         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
-        (Q("time") + r" into the (?:scenario|run|simulation|test|drive|trip|journey|approach|episode)",
-         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
-    ]
-    for pattern, build in rules:
-        for m in p.finditer(pattern):
-            owner = _owner(faults, p, m.start())
-            if owner is None and _ALL_FAULTS.search(p.n.sentence(p.n.sentence_of(m.start()))):
-                _anchor_all(p, faults, m, build)  # "Begin both after 5 seconds."
-                continue
-            if owner is None or owner.anchor is not None:
-                continue
-            if "q" in m.groupdict() and m.group("q") is not None and not p.free(m):
-                continue
-            anchor = build(m)
-            if anchor is None:
-                continue
-            owner.anchor = anchor
-            owner.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
-                               f"{clean(m.group(0))!r}")
-
-
-    # "and from the same point every BSM ... arrives 2 s late": the anchor of the fault before
-    for m in p.finditer(r"\b(?:from|at|starting (?:at|from)|beginning (?:at|from)) (?:the |that )?(?:same|very same) "
-                        r"(?:point|moment|time|instant|place|distance|spot)\b"):
-        owner = _owner(faults, p, m.start())
-        if owner is None or owner.anchor is not None:
+def _ghost_speed(p: ParseState, faults: list[FaultDraft], f: FaultDraft) -> None:
+    """A forged vehicle's speed said after its cue in its sentence ("a fake car 60 m ahead, driving at 10 m/s"):
+    ``ghost_speed_mps``, so the ego's speed keeps the words meant for it."""
+    for m in p.finditer(Q("speed")):
+        if m.start() < f.start or p.n.sentence_of(m.start()) != f.sentence or not p.free(m) \
+                or owner_of(faults, p, m.start()) is not f or _EGO_MOVES.search(p.t[f.start:m.start()]):
             continue
-        before = [f for f in faults[:faults.index(owner)] if f.anchor is not None]
-        if before:
-            owner.anchor = dict(before[-1].anchor or {})
-            owner.notes.append(f"anchor {owner.anchor.get('event', 'scenario_time')} of the fault before, from "
-                               f"{clean(m.group(0))!r}")
-
-
-# a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")
-_ALL_FAULTS = rx(r"\b(both|all of them|all (?:the |these |those )?(?:faults|effects|degradations|errors)|each of them"
-                 r"|each fault|every fault|all \d+|all three|all two)\b")
-
-
-def _anchor_all(p: ParseState, faults: list[FaultDraft], m: re.Match[str],
-                build: Callable[[re.Match[str]], dict[str, Any] | None]) -> None:
-    """One anchor for every fault still without one."""
-    open_faults = [f for f in faults if f.anchor is None]
-    if len(faults) < 2 or not open_faults or ("q" in m.groupdict() and m.group("q") is not None and not p.free(m)):
+        f.ghost_speed_mps = round(p.use(m, "ghost_speed_mps"), 3)
+        f.notes.append(f"ghost_speed_mps {f.ghost_speed_mps:g} from {m.group(0)!r} ({p.q(m).raw})")
         return
-    anchor = build(m)
-    if anchor is None:
-        return
-    for f in open_faults:
-        f.anchor = dict(anchor)
-        f.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
-                       f"{clean(m.group(0))!r} (said of every fault)")
-
-
-# "for about two seconds", "for roughly 3 s": an approximate duration is still the duration
-_ABOUT = r"(?:~ ?|≈ ?)?(?:(?:about|roughly|around|approximately|approx\.?|nearly|almost|some|up to|just over|just under|over|under"\
-         r"|a little over|a bit over|at least|at most|maybe|perhaps|circa|ca\.) )?"
-
-
-def _durations(p: ParseState, faults: list[FaultDraft]) -> None:
-    for pattern in (r"(?:for|lasting|over|during) (?:a |an |the )?(?:period of |window of |span of |duration of "
-                    r"|burst of |total of )?(?:the (?:first|next|last|final) )?" + _ABOUT + Q("time"),
-                    r"(?:in|within|throughout) the (?:first|opening|initial) " + _ABOUT + Q("time"),
-                    Q("time") + r" (?:long|window|episode|burst|outage|blackout|period|gap|silence)\b",
-                    r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
-                    r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time")):
-        for m in p.finditer(pattern):
-            owner = _owner(faults, p, m.start())
-            if owner is None or owner.duration_s is not None or not p.free(m):
-                continue
-            if rx(r" (?:longer|shorter|more|less|extra|too)\b").match(p.t, m.end()):
-                continue  # "amber will last 2 s longer": a countdown offset, not the fault's duration
-            value = p.use(m, "duration")
-            if pattern.startswith("(?:until"):
-                start = (owner.anchor or {}).get("offset_s", 0.0) if (owner.anchor or {}).get(
-                    "kind", "scenario_time") == "scenario_time" else 0.0
-                value = value - start
-            if value > 0:
-                owner.duration_s = value
-                owner.notes.append(f"duration {value:g} s from {clean(m.group(0))!r}")
 
 
 def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
     for f in faults:
         op = FaultOperator(f.operator)
         if op is FaultOperator.DROP:
-            m = _nearest(p, f, Q("count"))
-            if m and p.free(m) and _owner(faults, p, m.start()) is f:
+            m = nearest(p, f, Q("count"))
+            if m and p.free(m) and owner_of(faults, p, m.start()) is f:
                 m, source = _upper_end(p, m, "burst_count")
                 f.burst_count = int(round(p.use(m, "burst_count")))
                 f.notes.append(f"burst_count {f.burst_count}" + (f" {source}" if source else ""))
             else:
-                m = _nearest(p, f, Q("pct"))
-                m = m or _nearest(p, f, r"(?:probability|rate|chance)(?: of)? (?P<bare>0?\.\d+|1\.0|0|1)\b")
-                if m and (m.groupdict().get("bare") or (p.free(m) and _owner(faults, p, m.start()) is f)):
+                m = nearest(p, f, Q("pct"))
+                m = m or nearest(p, f, r"(?:probability|rate|chance)(?: of)? (?P<bare>0?\.\d+|1\.0|0|1)\b")
+                if m and (m.groupdict().get("bare") or (p.free(m) and owner_of(faults, p, m.start()) is f)):
                     source = None
                     if not m.groupdict().get("bare"):
                         m, source = _upper_end(p, m, "probability")
                     f.probability = float(m.group("bare")) if m.groupdict().get("bare") else p.use(m, "probability")
                     f.notes.append(f"probability {f.probability:g}" + (f" {source}" if source else ""))
             continue
+        if op is FaultOperator.GHOST_SENDER:
+            _ghost_speed(p, faults, f)
         info = FAULT_OPERATORS[op.value]
         kind = info.magnitude_quantity  # the quantity kind of the magnitude, from the catalogue's unit
         if kind is None:
             continue
         m = None
         for cand in p.finditer(Q(kind)):
-            if p.free(cand) and p.n.sentence_of(cand.start()) == f.sentence and _owner(faults, p, cand.start()) is f:
+            if p.free(cand) and p.n.sentence_of(cand.start()) == f.sentence and owner_of(faults, p, cand.start()) is f:
                 if m is None or f.distance(cand.start()) < f.distance(m.start()):
                     m = cand
         if m is not None:
@@ -711,7 +464,8 @@ def fault_json(p: ParseState, app: Application, f: FaultDraft, i: int) -> dict[s
     stream = f.stream or next(iter(APPLICATIONS[app].consumes))
     out: dict[str, Any] = {"name": f"{op.value}_{stream.value.lower()}" + (f"_{i}" if i else ""),
                            "operator": op.value, "stream": stream.value}
-    for key in ("sender", "anchor", "duration_s", "magnitude", "probability", "burst_count", "target_phase"):
+    for key in ("sender", "anchor", "duration_s", "magnitude", "probability", "burst_count", "target_phase",
+                "ghost_speed_mps"):
         value = getattr(f, key)
         if value is not None:
             out[key] = value

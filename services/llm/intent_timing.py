@@ -4,7 +4,7 @@ The fixed-time plan's phases ("a 60 s cycle with 4 s of amber"), the offset that
 a time ("the light turns amber at 6 s", ``_signal_event_time``) or where the ego is ("red when the
 car is still 80 m away", ``_signal_at_ego``), the conflict agents' arrival offsets ("2 s after the
 ego"), and the scenario duration. Fault anchors (times relative to an onset) are in
-``intent_faults``. Called from ``grammar.parse_text``.
+``intent_windows``. Called from ``grammar.parse_text``.
 """
 
 from __future__ import annotations

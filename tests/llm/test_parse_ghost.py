@@ -52,3 +52,22 @@ def test_a_follower_behind_the_ego_and_the_lead_beyond_the_phantom(text: str, ga
 def test_the_ego_following_a_lead_places_no_follower(text: str) -> None:
     spec = ROLES.parse_intent(text, seed=3).spec
     assert not [a for a in spec.agents if a.role.value == "follower"]
+
+
+@pytest.mark.parametrize(("text", "ghost_speed", "ego_speed"), [
+    ("Intersection movement assist where a fake car that does not exist is announced over V2X 60 m ahead of us, "
+     "driving at 10 m/s.", 10.0, None),
+    ("FCW where a phantom vehicle 50 m ahead broadcasts that it is moving at 5 m/s.", 5.0, None),
+    ("Forward collision warning where someone spoofs a nonexistent truck 45 m ahead doing 18 km/h.", 5.0, None),
+    ("FCW: a ghost car 40 m ahead crawling at 3 m/s while we drive at 14 m/s.", 3.0, 14.0),
+    ("FCW at 15 m/s where a ghost car stopped 40 m ahead is spoofed.", None, 15.0),
+])
+def test_the_phantom_s_speed_is_the_phantom_s_not_the_ego_s(text: str, ghost_speed: float | None,
+                                                            ego_speed: float | None) -> None:
+    spec = ROLES.parse_intent(text, seed=3).spec
+    (f,) = spec.faults
+    assert f.operator.value == "ghost_sender" and f.ghost_speed_mps == ghost_speed
+    if ego_speed is not None:
+        assert spec.ego.speed_mps == ego_speed
+    else:
+        assert spec.ego.speed_mps != ghost_speed  # never swapped onto the ego

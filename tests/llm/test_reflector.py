@@ -274,3 +274,33 @@ def test_the_openai_backend_answers_field_edits_too(fake_server: FakeOpenAIServe
     (request,) = fake_server.requests
     assert json.loads(request["messages"][-1]["content"])["spec"] == ran.model_dump(mode="json")
     assert "edits" in request["response_format"]["json_schema"]["schema"]["properties"]
+
+
+PHANTOM = "FCW with a phantom vehicle: someone spoofs safety messages from a nonexistent car stopped 30 m ahead."
+
+
+def _phantom_digest(**fields: object) -> EvidenceDigest:
+    return EvidenceDigest.from_dict({
+        "application": "FCW", "admitted": False, "decision_epoch_s": 0.05, "md_decision": "brake",
+        "gt_decision": "proceed", "failure_margin": 40.0,
+        "faults": [{"name": "ghost_bsm", "operator": "ghost_sender", "stream": "BSM", "window_start_s": 0.0,
+                    "magnitude": 30.0}], **fields})
+
+
+def test_a_phantom_brake_with_nobody_behind_gets_a_tailgater(roles: LlmRoles) -> None:
+    ref = roles.reflect(PHANTOM, _phantom_digest())
+    assert ref.rule_ids == ("phantom_brake_nobody_behind",)
+    spec = roles.parse_intent(ref.revised_prompt, 1).spec  # the fault as written, a follower added
+    (f,) = spec.faults
+    assert f.operator.value == "ghost_sender" and f.magnitude == 30.0
+    assert [a.gap_m for a in spec.agents if a.role.value == "follower"] == [12.0]
+
+
+@pytest.mark.parametrize(("prompt", "fields"), [
+    (PHANTOM + " A tailgater follows 10 m behind.", {}),  # someone follows already: another mechanism is missing
+    (PHANTOM, {"gt_decision": "brake"}),  # the twin braked too: the phantom changed nothing
+    (PHANTOM, {"md_decision": "proceed"}),  # the ego never braked for it
+])
+def test_the_phantom_rule_fires_only_when_the_brake_was_the_phantom_s_and_nobody_followed(
+        roles: LlmRoles, prompt: str, fields: dict[str, object]) -> None:
+    assert "phantom_brake_nobody_behind" not in roles.reflect(prompt, _phantom_digest(**fields)).rule_ids

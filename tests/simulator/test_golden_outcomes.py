@@ -22,7 +22,8 @@ hard-braking flag, which made every EEBL-stream fault ineffective): FCW and EEBL
 every admission verdict of the reference programs stayed (not admitted, margin 6.50 m, seeds 0-3, both sources).
 Issue 37 item 1 (warnings act through the driver): a BRAKE (FCW, EEBL) or YIELD (IMA, LTA) is acted on after the
 driver's alerted reaction (REACTION_TIME_S, 1 s; was at once), as a STOP always was, and FCW warns on the
-deceleration needed after that reaction: FCW, EEBL, IMA and LTA moved (paired, batch, traces); every verdict and
+deceleration needed after that reaction (its own decision reason): FCW, EEBL, IMA and LTA moved (paired, batch,
+traces); every verdict and
 margin of the reference programs stayed (not admitted; margins 6.50 / 6.50 / 12.66 / 8.27 m, seeds 0-3, both
 sources).
 """
@@ -163,14 +164,14 @@ GOLDEN_PAIRED: dict[str, str] = {
     "GLOSA/v2x/1": "02a7f39ad91b652070b7afd93ad38d3da8283a4a78adeec3348bfdddb141bda4",
     "GLOSA/v2x/2": "d9ed0ecc571fc37f9656e4eff5c0e134c92252e663499e004902d282eab94922",
     "GLOSA/v2x/3": "21230d76e508ad28c989a7899c20a1207e51f7cfc50d4e2f5a086f04471db0b9",
-    "FCW/gt/0": "894f026ed804074f69931af8fce2924b3e6c255d11853e864f6c0ad09aff644b",
-    "FCW/gt/1": "cd4004581ced27b01176d9936044d6f95b405622608b0db648f6dd2c924cddf4",
-    "FCW/gt/2": "0c94e149687cab5950d82ec5027c420c5e03b6a36ac87d065a90f8717d3ab31e",
-    "FCW/gt/3": "eb8a413ea230b2a8d703d3703c01765292c979c38e12da3da34fc852f1d74365",
-    "FCW/v2x/0": "e83e56b3785b8e9de6a75ff601c24a31453f9fb0141271a64821ec003bd0b8aa",
-    "FCW/v2x/1": "024ca8016f88413b520fbdbe21f619fb59f4fb29796a89e9b3bc5052aac65925",
-    "FCW/v2x/2": "8a561a7ba145f1c2fcbc4feb7ed5e33b695cd3b229ece53ae806bde938c266e0",
-    "FCW/v2x/3": "98339c17e378931e590ed75edc78d31864ec367b530c6f39a5af1245756c1118",
+    "FCW/gt/0": "f66f128d1e7ec335e25821e1846e8bbefec4377d6d774cfe8ae0309e32369d5b",
+    "FCW/gt/1": "6139e5dbc058d898f11c5b702fa287009ed9669e4259dbc7bf6c9923c96d4f21",
+    "FCW/gt/2": "4cb9f803647aa8be537dcc9d96289efc9cc7accd1f9599d864c79a429966a9ba",
+    "FCW/gt/3": "09750a63fc3a785ffac777e031f63d23a5041e869f83f0e62312bb3df605c69a",
+    "FCW/v2x/0": "529f1b07c953a746867b6e39c0a5294805ff0257454bf6fe4f92a8b5918cc3ab",
+    "FCW/v2x/1": "ef842301e8a10b19802ba3d53a2d8c7ca0c58162027dc52c057fac6c2c731560",
+    "FCW/v2x/2": "4de7b07ff8f865d04fd6c3c093f189d4fb86245ff86da021cb529cbc8470a1ce",
+    "FCW/v2x/3": "83d22fb0f7495533443a18ae87f33a5b78373a997f856dd14b07738df6c3e128",
     "EEBL/gt/0": "0b0fd0e5ce46cc13ddd5462aa7ffffc3ebbebd76e08e1db70287ff374cea3603",
     "EEBL/gt/1": "726e8a59093a40e40ad94eb8829b6f9bc88d6ff5c51152a62be145a502972156",
     "EEBL/gt/2": "d4010725180d46ce90ebed23d1273b2b73e59c0446229eda8bfff73c357458eb",
@@ -207,14 +208,14 @@ GOLDEN_PAIRED: dict[str, str] = {
     "FREEZE_BEFORE_AMBER/v2x/7": "c5180d779a2c6f6caa538e66851d7823c4e6ca0618b81ca3dd2a741b5578a8a6",
 }
 GOLDEN_BATCH: dict[str, str] = {
-    "gt": "5122815f2e033c15ae7c612135a7c41c7a98014474a5f5d54c89b682587c6693",
-    "v2x": "4c847dc0092ebf3e0c7a8559264e4aeb020461b90a76fa158f13898eb2c963ed",
+    "gt": "a55ecdd288218490e5ab81224771542806c145fa9208324dd578e69f62917aaf",
+    "v2x": "1bb9f722ef5c9c2c100be82e0fa513598bc3ae8684e3d99e400f593e5719b148",
 }
 GOLDEN_TRACE: dict[str, str] = {
     "FREEZE_BEFORE_AMBER": "ecc8a5fd89f1d4532143494b4b6e15177060a03f99320768d690d1a1a09b70f7",
     "RLVW": "df57358605301b7b34423f8dbdbc61ad6792d03d654c9e6edae0677163706e3d",
     "GLOSA": "c9bf88568e21b661abb532df6acf05e117a0ad80fb559a221903d44cdbbd55d2",
-    "FCW": "cc07ef2b189de786af38fc378867e70242467a3989e54d7d70782c405c4b5c59",
+    "FCW": "273c3410d435c33213f850ab129df599ab305dab0580f4bd9021226b331f3582",
     "EEBL": "e6f40095d55ad80ac9c8b9cd3d644134d51ede0583b7429a7bc353dce19936de",
     "IMA": "2076c693429b61705c4066d0fb1e8396f0cc45091d061781855602245695af24",
     "LTA": "69a31e0e78f6b77cf6b4579fd6eee10d284074907f314382c0123cb4a1b721c7",

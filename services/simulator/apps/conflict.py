@@ -162,14 +162,17 @@ def fcw(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | N
     if best is not None:
         gap, ttc, tr = best
         lead_v, lead_a = tr.speed_mps * math.cos(angle_diff(tr.heading_rad, eh)), tr.accel_mps2
-        if braking:
-            warn = ttc < FCW_RELEASE_TTC_S or fcw_required_decel_mps2(
-                gap, ego.speed_mps, lead_v, lead_a, 0.0) > FCW_RELEASE_DECEL_MPS2
+        if ttc < (FCW_RELEASE_TTC_S if braking else FCW_TTC_S):
+            why = "lead track below the TTC threshold"
+        elif braking and fcw_required_decel_mps2(gap, ego.speed_mps, lead_v, lead_a, 0.0) > FCW_RELEASE_DECEL_MPS2:
+            why = "stopping behind the lead track still needs braking"
+        elif not braking and fcw_required_decel_mps2(
+                gap, ego.speed_mps, lead_v, lead_a, REACTION_TIME_S) > FCW_ALERT_DECEL_MPS2:
+            why = "stopping behind the lead track after a reaction needs hard braking"
         else:
-            warn = ttc < FCW_TTC_S or fcw_required_decel_mps2(
-                gap, ego.speed_mps, lead_v, lead_a, REACTION_TIME_S) > FCW_ALERT_DECEL_MPS2
-        if warn:
-            return Decision(app, Action.BRAKE, ego.t_s, "lead track below the TTC threshold",
+            why = ""
+        if why:
+            return Decision(app, Action.BRAKE, ego.t_s, why,
                             brake_mps2=FCW_BRAKE_MPS2, epoch=not (prev and prev.after_epoch), after_epoch=True,
                             aoi_s=tr.aoi_s, evidence_t_s=ego.t_s)
     if not fresh:

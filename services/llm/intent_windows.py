@@ -1,0 +1,241 @@
+"""When a fault's window opens and how long it lasts, in the offline grammar: anchors ("just before amber",
+"40 m before the stop bar", "at the decision point", "after 5 s", "both start at 3 s") and durations ("for
+2 s", "until t = 8 s"). Each phrase attaches to the fault that owns it (``intent_fault_draft.owner_of``); called
+from ``intent_faults.parse_faults``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from lastv2x.core.catalogue import Application
+from lastv2x.core.spec import AnchorEvent
+from services.llm import lexicon as lx
+from services.llm.intent_fault_draft import STRONG_SEPARATOR, FaultDraft, owner_of
+from services.llm.intent_text import BAR, ParseState, Q, clean, rx
+
+_PHASE = r"(?P<ph>amber|yellow|red|green)"
+_ONSET_OF = r"(?:the |our )?(?:onset of (?:the |our )?|start of (?:the |our )?|beginning of (?:the |our )?)?"
+
+
+_TURNS = r"(?:(?:light |signal |traffic light )?(?:turns |turning |changes to |changing to |goes |switches to "\
+         r"|switching to ))?"
+
+
+_DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:decision (?:point|epoch|moment|time|distance)|dilemma zone"
+             r"|last comfortable stopping point|point of no return)")
+
+
+# who reaches the decision point or has to decide: the ego, its driver, or the application under test
+_DECIDER = (r"(?:we|it|the ego|the car|our car|the driver|the vehicle|the app|the application|the system"
+            r"|the (?:warning|assist|advisory) (?:app|application|logic|system))")
+
+_REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"
+
+
+# a phase's onset said as a clause, in any tense: "the yellow comes on", "real red begins", "the amber started",
+# "our light comes on green", "the lamp switched to red"
+_ONSET_CLAUSE = (r"(?:(?:the|our|its|their) )?(?:(?:real|actual|true) )?(?:"
+                 + _PHASE + r"(?: light| phase| signal| aspect)? (?:begins|began|begin|starts|started|start|comes on"
+                 r"|came on|come on|appears|appeared|is shown|was shown|lights up|lit up|shows up|kicks in|kicked in)\b"
+                 r"|(?:light|signal|traffic light|lamp|signal head)s? (?:turns|turned|turn|changes|changed|change|goes"
+                 r"|went|go|switches|switched|switch|comes on|came on|come on|flips|flipped|passes|passed|pass)(?: over)?"
+                 r"(?: to| on)? " + _PHASE.replace("ph>", "ph2>") + r"\b"
+                 # "right when it goes red": nothing but a light turns a colour
+                 r"|(?:it|they) (?:turns|turned|goes|went|changes|changed|switches|switched|flips|flipped|passes|passed)"
+                 r"(?: over)?(?: to)? " + _PHASE.replace("ph>", "ph4>") + r"\b)")
+
+
+def _onset_phase(m: re.Match[str]) -> str:
+    return next(m.group(g) for g in ("ph", "ph2", "ph3", "ph4") if g in m.groupdict() and m.group(g))
+
+
+def _same_clause(p: ParseState, faults: list[FaultDraft], m: re.Match[str]) -> bool:
+    """Does the phrase ``m`` stand in its owner fault's clause (no "and", "but", "while", ";" between)?"""
+    f = owner_of(faults, p, m.start())
+    return f is not None and not STRONG_SEPARATOR.search(p.t[min(m.end(), f.start):max(m.end(), f.start)])
+
+
+def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
+    def sig(ph: str, offset: float) -> dict[str, Any]:
+        return {"kind": "signal_event", "event": lx.ONSET[lx.PHASES[ph]].value, "offset_s": offset}
+
+    def ego_ev(event: AnchorEvent, offset: float, distance: float | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "ego_event", "event": event.value, "offset_s": offset}
+        if distance is not None:
+            out["distance_m"] = distance
+        return out
+
+    def sign(rel: str) -> float:
+        return -1.0 if rel in ("before", "prior to", "ahead of") else 1.0
+
+    def last_of(m: re.Match[str]) -> dict[str, Any] | None:
+        """"in the last second of amber": the window that ends at the next onset (amber -> red, green -> amber)."""
+        span = p.use(m, "anchor") if m.group("q") else 1.0
+        owner = owner_of(faults, p, m.start())
+        if owner is not None and owner.duration_s is None:
+            owner.duration_s = span
+            owner.notes.append(f"duration {span:g} s from {clean(m.group(0))!r}")
+        nxt = {"amber": "red", "yellow": "red", "green": "amber"}[m.group("ph")]
+        return sig(nxt, -span)
+
+    rules: list[tuple[str, Callable[[re.Match[str]], dict[str, Any] | None]]] = [
+        (r"\b(?:in|during|for|over|within|throughout) (?:the )?(?:last|final|closing) (?:" + Q("time") + r"|second|moment)"
+         r" of (?:the |our )?(?P<ph>amber|yellow|green)\b", last_of),
+        # "starting 10 seconds after the run begins"
+        (Q("time") + r" after (?:the )?(?:start|beginning|run|scenario|simulation|test)(?: (?:begins|starts|start|began"
+                     r"|started|has started|has begun))?\b",
+         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+        # "for 6 s after green starts", "for ~2 s after the light turns red": the window opens at the onset and
+        # the quantity is its duration (read by _durations), not an offset
+        (r"\bfor " + _ABOUT + Q("time") + r" (?:right |just )?(?:after|from|since|following) (?:" + _ONSET_CLAUSE + r"|(?:the )?(?:(?:onset"
+         r"|start|beginning) of (?:the )?)?(?:(?:real|actual|true) )?" + _PHASE.replace("ph>", "ph3>") + r"\b)", lambda m: sig(_onset_phase(m), 0.0)),
+        # "during the first four seconds of green", "in the first 2 s of the red": from the onset, for that long
+        (r"\b(?:during|in|for|over|within|throughout) (?:the )?(?:first|opening|initial) " + _ABOUT + Q("time")
+         + r" (?:of|into|after) (?:the )?(?:(?:real|actual|true) )?" + _PHASE + r"\b",
+         lambda m: sig(m.group("ph"), 0.0)),
+        (Q("time") + r" (?P<rel>before|after|prior to|ahead of|into) " + _ONSET_OF + _TURNS + _PHASE + r"\b",
+         lambda m: sig(m.group("ph"), sign(m.group("rel")) * p.use(m, "anchor"))),
+        (r"(?:just|right|immediately|shortly|moments?|a moment) (?P<rel>before|after) " + _ONSET_OF + _TURNS + _PHASE
+         + r"\b", lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
+        (r"(?P<rel>before|after) (?:the )?(?:onset|start|beginning) of (?:the )?" + _PHASE,
+         lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
+        (r"(?P<rel>before|after) (?:the )?(?:light|signal|traffic light|lamp) (?:turns|changes to|goes|switches to) "
+         + _PHASE, lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
+        (r"(?P<rel>before|after) " + _PHASE + r" (?:onset|begins|starts|phase|comes on)",
+         lambda m: sig(m.group("ph"), sign(m.group("rel")) * 0.5)),
+        (r"(?:at|on|upon|with|from|since|starting (?:at|from|with)) (?:the )?(?:onset|start|beginning) of (?:the |our )?"
+         + _PHASE, lambda m: sig(m.group("ph"), 0.0)),
+        # "from the first green on", "from green onwards", "starting with the next red"
+        (r"\b(?:from|since|starting (?:at|from|with)) (?:the )?(?:(?:first|next|initial) " + _PHASE + r"\b(?: (?:light"
+         r"|phase|signal))?(?: on(?:wards?)?\b)?|" + _PHASE.replace("ph>", "ph2>") + r"(?: (?:light|phase|signal))? "
+         r"on(?:wards?)?\b)", lambda m: sig(m.group("ph") or m.group("ph2"), 0.0)),
+        (r"(?:when|as|once|the moment|as soon as) (?:the )?(?:light|signal|traffic light|lamp) (?:turns|changes to|goes"
+         r"|switches to) " + _PHASE,
+         lambda m: sig(m.group("ph"), 0.0)),
+        (r"(?:when|as|once) (?:the )?" + _PHASE + r" (?:begins|starts|comes on)", lambda m: sig(m.group("ph"), 0.0)),
+        # "red onset", "begin at the red start" (start as a noun)
+        (r"\b" + _PHASE + r" (?:onset|start)\b", lambda m: sig(m.group("ph"), 0.0)),
+        (r"during (?:the )?(?:whole |entire |full )?" + _PHASE + r"(?: phase| interval| light)?", lambda m: sig(m.group("ph"), 0.5)),
+        (Q("dist") + r" (?:before|from|ahead of|short of|upstream of|prior to|out from|in front of) (?:the |our |its "
+         r"|their )?" + BAR,
+         lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
+        (Q("time") + r" (?P<rel>before|after|prior to) " + _DECISION,
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * p.use(m, "anchor"))),
+        (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * 0.5)),
+        (r"(?:at|around|near|by|in) " + _DECISION, lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:(?:right|just|exactly) )?(?:as|when|once|the moment) " + _DECIDER + r" (?:reach|reaches"
+         r"|hit|hits|get to|gets to|arrive at|arrives at|come to|comes to) " + _DECISION,
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:moment|instant|time|point|when|as) " + _DECIDER + r" (?:has to|must|needs to"
+         r"|is about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:after|once|when|while|though|since) (?:it|the light|the signal)(?: has| had)? (?:already |in fact "
+         r"|actually )*(?:turned|changed to"
+         r"|gone|switched to|changed from \w+ to) " + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),
+        (r"(?:once|when|as|the moment|as soon as) " + _PHASE + r" (?:begins|starts|comes on|is shown)",
+         lambda m: sig(m.group("ph"), 0.0)),
+        # "from the moment the yellow comes on", "when the amber started", "starting when the amber begin"
+        (r"\b(?:when|whenever|as|once|the moment|the instant|the second|as soon as|from when|starting when) "
+         + _ONSET_CLAUSE, lambda m: sig(_onset_phase(m), 0.0)),
+        (r"\b(?:after|since|following) " + _ONSET_CLAUSE, lambda m: sig(_onset_phase(m), 0.5)),
+        # "while our light is red": during that phase
+        # ("while the light is red, the feed says green"; not a fault in another clause)
+        (r"\b(?:while|whilst|as long as) (?:the |our |its |their )?(?:light|signal|lamp|traffic light)s? (?:is|are"
+         r"|shows|still shows) (?:still )?" + _PHASE + r"\b",
+         lambda m: sig(m.group("ph"), 0.5) if _same_clause(p, faults, m) else None),
+        # "right as the ego gets within 40 metres of the stop line", "closer than 30 m to the junction"
+        (r"\b(?:within|inside|closer than|nearer than|less than|at) " + Q("dist") + r" (?:of|from|to|before) (?:the |our "
+         r"|its |their )?" + BAR, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
+        (Q("time") + r" before " + _REACH,
+         lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
+        (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
+        (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
+         + r"(?! (?:before|after|prior|into|of|delay|late))",
+         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+        (Q("time") + r" into the (?:scenario|run|simulation|test|drive|trip|journey|approach|episode)",
+         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+    ]
+    for pattern, build in rules:
+        for m in p.finditer(pattern):
+            owner = owner_of(faults, p, m.start())
+            if owner is None and _ALL_FAULTS.search(p.n.sentence(p.n.sentence_of(m.start()))):
+                _anchor_all(p, faults, m, build)  # "Begin both after 5 seconds."
+                continue
+            if owner is None or owner.anchor is not None:
+                continue
+            if "q" in m.groupdict() and m.group("q") is not None and not p.free(m):
+                continue
+            anchor = build(m)
+            if anchor is None:
+                continue
+            owner.anchor = anchor
+            owner.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
+                               f"{clean(m.group(0))!r}")
+
+
+    # "and from the same point every BSM ... arrives 2 s late": the anchor of the fault before
+    for m in p.finditer(r"\b(?:from|at|starting (?:at|from)|beginning (?:at|from)) (?:the |that )?(?:same|very same) "
+                        r"(?:point|moment|time|instant|place|distance|spot)\b"):
+        owner = owner_of(faults, p, m.start())
+        if owner is None or owner.anchor is not None:
+            continue
+        before = [f for f in faults[:faults.index(owner)] if f.anchor is not None]
+        if before:
+            owner.anchor = dict(before[-1].anchor or {})
+            owner.notes.append(f"anchor {owner.anchor.get('event', 'scenario_time')} of the fault before, from "
+                               f"{clean(m.group(0))!r}")
+
+
+# a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")
+_ALL_FAULTS = rx(r"\b(both|all of them|all (?:the |these |those )?(?:faults|effects|degradations|errors)|each of them"
+                 r"|each fault|every fault|all \d+|all three|all two)\b")
+
+
+def _anchor_all(p: ParseState, faults: list[FaultDraft], m: re.Match[str],
+                build: Callable[[re.Match[str]], dict[str, Any] | None]) -> None:
+    """One anchor for every fault still without one."""
+    open_faults = [f for f in faults if f.anchor is None]
+    if len(faults) < 2 or not open_faults or ("q" in m.groupdict() and m.group("q") is not None and not p.free(m)):
+        return
+    anchor = build(m)
+    if anchor is None:
+        return
+    for f in open_faults:
+        f.anchor = dict(anchor)
+        f.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
+                       f"{clean(m.group(0))!r} (said of every fault)")
+
+
+# "for about two seconds", "for roughly 3 s": an approximate duration is still the duration
+_ABOUT = r"(?:~ ?|≈ ?)?(?:(?:about|roughly|around|approximately|approx\.?|nearly|almost|some|up to|just over|just under|over|under"\
+         r"|a little over|a bit over|at least|at most|maybe|perhaps|circa|ca\.) )?"
+
+
+def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
+    for pattern in (r"(?:for|lasting|over|during) (?:a |an |the )?(?:period of |window of |span of |duration of "
+                    r"|burst of |total of )?(?:the (?:first|next|last|final) )?" + _ABOUT + Q("time"),
+                    r"(?:in|within|throughout) the (?:first|opening|initial) " + _ABOUT + Q("time"),
+                    Q("time") + r" (?:long|window|episode|burst|outage|blackout|period|gap|silence)\b",
+                    r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
+                    r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time")):
+        for m in p.finditer(pattern):
+            owner = owner_of(faults, p, m.start())
+            if owner is None or owner.duration_s is not None or not p.free(m):
+                continue
+            if rx(r" (?:longer|shorter|more|less|extra|too)\b").match(p.t, m.end()):
+                continue  # "amber will last 2 s longer": a countdown offset, not the fault's duration
+            value = p.use(m, "duration")
+            if pattern.startswith("(?:until"):
+                start = (owner.anchor or {}).get("offset_s", 0.0) if (owner.anchor or {}).get(
+                    "kind", "scenario_time") == "scenario_time" else 0.0
+                value = value - start
+            if value > 0:
+                owner.duration_s = value
+                owner.notes.append(f"duration {value:g} s from {clean(m.group(0))!r}")
+
+
+__all__ = ["fault_anchors", "fault_durations"]
