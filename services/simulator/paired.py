@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lastv2x.core.catalogue import APPLICATIONS, LARGE_MARGIN, REACTION_TIME_S, AppKind, Application
+from lastv2x.core.catalogue import APPLICATIONS, LARGE_MARGIN, AppKind, Application
 from lastv2x.core.program import ScenarioProgram, VehicleRole, program_sha256
 from lastv2x.core.rng import stable_hash64
 from services.simulator.adjudicate import RolloutOutcome
-from services.simulator.apps import APPS, Action, AppContext, Decision, EgoState
+from services.simulator.apps import APPS, AppContext, Decision, EgoState
 from services.simulator.apps.contract import (
     INPUT_RAW,
     AppFault,
@@ -49,6 +49,8 @@ from services.simulator.apps.contract import (
     decision_problem,
     input_mode,
 )
+from services.simulator.controller import NOMINAL as _NOMINAL
+from services.simulator.controller import EgoController
 from services.simulator.engines import (
     Engine,
     Frame,
@@ -173,45 +175,6 @@ def agent_seed(seed: int, agent_id: str) -> int:
     return (seed ^ stable_hash64(f"agent:{agent_id}")) & (2**63 - 1)
 
 
-class EgoController:
-    """Maps a decision to a driver's commands (issue 37 item 1: warnings act through the driver). A STOP
-    (RLVW), BRAKE (FCW, EEBL) or YIELD (IMA, LTA) is a warning: the driver acts on it once it has stood
-    ``reaction_s`` (the vehicle's ``alerted_reaction_s``, by default the catalogue's REACTION_TIME_S, which
-    the decision epoch assumes), and from then on while it stands; 0 = the application acts directly.
-    ADVISE sets the speed target at once."""
-
-    __slots__ = ("acted", "reaction_s", "warned_since", "warning")
-
-    def __init__(self, reaction_s: float | None = None) -> None:
-        self.reaction_s = REACTION_TIME_S if reaction_s is None else reaction_s
-        self.warning: Action | None = None  # the warning standing, and since when
-        self.warned_since = math.nan
-        self.acted = True  # the driver acts on the standing warning (or none stands)
-
-    @property
-    def waiting(self) -> bool:
-        """A warning stands that the driver has not acted on yet: the command changes with time alone."""
-        return not self.acted
-
-    def command(self, dec: Decision, t_s: float) -> tuple[bool, float, float]:
-        action = dec.action
-        if action not in _WARNINGS:
-            self.warning, self.acted = None, True
-            if action is Action.ADVISE and dec.target_speed_mps is not None:
-                return False, dec.target_speed_mps, 0.0
-            return _NOMINAL
-        if action is not self.warning:
-            self.warning, self.warned_since = action, dec.t_s
-        self.acted = t_s >= self.warned_since + self.reaction_s - 1e-9
-        if not self.acted:
-            return _NOMINAL  # the driver has not reacted yet
-        if action is Action.BRAKE:
-            return False, math.nan, dec.brake_mps2
-        return True, math.nan, 0.0  # STOP / YIELD: hold at the bar
-
-
-_WARNINGS = frozenset((Action.STOP, Action.BRAKE, Action.YIELD))
-_NOMINAL = (False, math.nan, 0.0)  # (stop at the bar, target speed, braking): the nominal controller
 
 
 @dataclass(slots=True)
@@ -697,6 +660,6 @@ def execute_batch(programs: Sequence[ScenarioProgram], seeds: Sequence[int] | No
             for i, (p, s, m) in enumerate(zip(programs, seeds, md_srcs, strict=True))]
 
 
-__all__ = ["GT", "LARGE_MARGIN", "MD", "EgoController", "PairedOutcome", "agent_seed", "agent_view", "app_context",
+__all__ = ["GT", "LARGE_MARGIN", "MD", "PairedOutcome", "agent_seed", "agent_view", "app_context",
            "execute_batch",
            "execute_paired", "failure_margin", "hazard_slacks", "program_sha256", "recon_message", "run_rollouts"]

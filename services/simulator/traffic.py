@@ -34,7 +34,7 @@ Longitudinal model (per vehicle, the min of the active terms):
   deceleration that ends at the bar, ``a = -v^2 / (2 (d - gap))``, once that demand
   reaches its activation level (its comfortable deceleration for background
   drivers; 0 for an application-commanded stop or yield, which is already delayed by the
-  driver's alerted reaction, ``paired.EgoController``).
+  driver's alerted reaction, ``controller.EgoController``).
 * **Signals** (background drivers and conflict-application egos; a signal-
   application ego obeys only its application): at amber/red a driver stops if it
   can at ``COMFORT_DECEL_MPS2`` (amber) or at ``DECEL_MAX_MPS2`` (red), else goes;

@@ -14,7 +14,8 @@ from lastv2x.core.spec import parse_spec
 from lastv2x.core.synthetic import program_from_spec_on_straight_roads
 from services.simulator.apps.base import Action, Decision
 from services.simulator.apps.conflict import fcw_required_decel_mps2
-from services.simulator.paired import EgoController, execute_paired
+from services.simulator.controller import EgoController
+from services.simulator.paired import execute_paired
 from services.simulator.v2x.stack import v2x_source_factory
 
 

@@ -27,7 +27,7 @@ perception delay) -- the silent case.
   held track on its right and goes before one on its left.
 
 Every BRAKE and YIELD is a warning the driver acts on after its alerted reaction
-(``services.simulator.paired.EgoController``; the catalogue's ``REACTION_TIME_S``, 1 s, by
+(``services.simulator.controller.EgoController``; the catalogue's ``REACTION_TIME_S``, 1 s, by
 default), so FCW warns on the deceleration needed *after* that reaction, the way deployed
 forward-collision warnings time their alerts (Kiefer et al., "Developing an inverse
 time-to-collision crash alert timing approach", NHTSA DOT HS 809 868, 2005: a required-
@@ -226,7 +226,8 @@ def _conflict_app(app: Application, window_s: float, info: EgoInformation, ego: 
     # both held at their bars (a mutual yield): priority to the right breaks the tie, or each would see the
     # other stopped, go together, and be warned again too late for a driver to react
     waiting = v < HELD_MPS and ego.conflict_distance_m <= WAITING_RANGE_M
-    (ex, ey), ech, esh = ego.xy_m, math.cos(ego.heading_rad), math.sin(ego.heading_rad)
+    if waiting:
+        (ex, ey), ech, esh = ego.xy_m, math.cos(ego.heading_rad), math.sin(ego.heading_rad)
     threat: tuple[float, Track] | None = None
     for tr in fresh_tracks(info, ctx):
         dx, dy = cx - tr.xy_m[0], cy - tr.xy_m[1]
