@@ -47,7 +47,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_NONE, r"\bfake (\w+ ){0,2}(alerts?|messages?|warnings?|events?|broadcasts?|bsms?|packets?|spats?)\b|\binject\w*"
             r"|\bghost messages?\b", False),
     # a forged vehicle (ghost_sender): what it is wrong about is that the sender exists
-    (_WRONG, r"\bphantom\b|\bghost (vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
+    (_WRONG, r"\bphantom\b|\bghost[- ](vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
              r"|forged|spoofed|bogus|fake) (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?)\b|\b(does|do) ?n[o']?t (really )?exist"
              r"|\b(is|are) ?n[o']?t (really )?there\b", False),
     # a forged roadside unit (spoofed_rsu): what it is wrong about is who sends the SPaT

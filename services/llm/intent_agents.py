@@ -243,10 +243,11 @@ def _follower_gap(p: ParseState, roles: list[Mention], agents: dict[str, dict[st
     for mention in roles:
         if mention.what != "follower":
             continue
-        hit = rx(r"^[^.;]{0,40}?" + Q("dist") + r"(?! (?:ahead|in front)\b)").search(p.t[mention.end:])
+        # from its start: the distance may stand inside the mention ("a motorcycle riding 10 m behind us")
+        hit = rx(r"^[^.;]{0,80}?" + Q("dist") + r"(?! (?:ahead|in front)\b)").search(p.t[mention.start:])
         if hit is None:
             continue
-        m = rx(Q("dist")).search(p.t, mention.end + hit.start(), mention.end + hit.end())
+        m = rx(Q("dist")).search(p.t, mention.start + hit.start(), mention.start + hit.end())
         if m is not None and p.free(m):
             agents["follower"]["gap_m"] = p.use(m, "follower.gap_m")
             p.note(f"follower.gap_m {agents['follower']['gap_m']} from {clean(m.group(0))!r}")

@@ -383,7 +383,9 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             if neg and value > 0 and not rx(lx.POSITIVE_SIGN).search(after) and (
                     rx(r"^\W*(too )?(lower|slower|less|shorter|earlier|early|below|under|low|short|fewer|small|smaller)\b"
                        ).search(after)
-                    or rx(neg).search(p.n.sentence(f.sentence))):
+                    # the sentence's sign words, less a follower's ("a motorcycle 10 m behind us" says nothing of
+                    # the fault's direction)
+                    or rx(neg).search(rx(lx.FOLLOWER_CUE).sub(" ", p.n.sentence(f.sentence)))):
                 value = -value
             f.magnitude = value
             f.notes.append(f"magnitude {value:g} {source}")

@@ -158,7 +158,7 @@ SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
 # a forged vehicle (ghost_sender), also read by the scene parser: a distance that places it is not a lead gap
 
 GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?)\b|\bphantom\b"
-                 r"|\bghost (vehicles?|cars?|trucks?|senders?|bsms?|leads?|obstacles?)\b|\bsybil\b"
+                 r"|\bghost[- ](vehicles?|cars?|trucks?|senders?|bsms?|leads?|obstacles?)\b|\bsybil\b"
                  r"|\b(non-?existent|fake|forged|fictitious|imaginary|invented|made-up|spoofed|bogus)"
                  r" (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?|obstacles?)\b"
                  r"|\b(vehicles?|cars?|trucks?|senders?) (that|which) (is|are|was|were) ?n[o']?t (really )?"
@@ -433,12 +433,23 @@ ONSET = {"amber": AnchorEvent.AMBER_ONSET, "red": AnchorEvent.RED_ONSET, "green"
 # ── vehicle roles ──────────────────────────────────────────────────────────
 _VEH = r"(vehicle|car|truck|bus|van|driver|motorist)"
 _BEHIND_EGO = r"(?:the ego(?: vehicle| car)?|us|me|our (?:car|vehicle)|it)\b"
+# a vehicle behind the ego (role follower); also what the reflector looks for before it adds one. Its nouns are wider
+# than _VEH ("a sedan tailgates us", "a pickup follows us"); "behind" must not name what the ego itself follows
+_TRAILING = r"(vehicle|car|truck|bus|van|driver|motorist|sedan|suv|pickup|lorry|motorcycle|motorbike|bike|taxi|minivan" \
+            r"|coupe|hatchback|scooter|trailer)s?"
+_NOT_AHEAD_OF_EGO = r"(?! (?:a|an|the|that|this|its) (?!ego\b))"
+FOLLOWER_CUE = (rf"\btailgaters?\b|tailgating {_TRAILING}|{_TRAILING} (?:is |keeps )?tailgat\w* {_BEHIND_EGO}"
+                rf"|{_TRAILING} (?:that is |which is |is )?(?:follow\w*|trail\w*) (?:close(?:ly)? )?(?:behind )?"
+                rf"{_BEHIND_EGO}"
+                rf"|{_TRAILING} (?:that is |which is |is )?(?:follow\w*|trail\w*|riding|driving|sitting|travell?ing) "
+                rf"(?:(?:right |close(?:ly)? |directly |just |immediately )?behind\b{_NOT_AHEAD_OF_EGO}"
+                rf"|(?:\w+ ){{0,2}}?<q\d+:dist> (?:behind|back)\b{_NOT_AHEAD_OF_EGO})"
+                rf"|{_TRAILING} (?:right |close(?:ly)? |directly |just |immediately )?behind {_BEHIND_EGO}"
+                rf"|{_TRAILING} on (?:our|the ego'?s?|its) (?:rear )?(?:bumper|tail)\b"
+                rf"|followed (?:close(?:ly)? |tightly )?by (?:a|an|another) (?:\w+ )?{_TRAILING}"
+                rf"|following {_TRAILING}\b(?! (?:a|an|the|that|this)\b)")
 ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
-    (AgentRole.FOLLOWER, rf"\btailgaters?\b|tailgating {_VEH}|{_VEH} (?:is )?tailgating {_BEHIND_EGO}"
-                         rf"|following {_VEH}|{_VEH} (?:that is |which is |is )?(?:following (?:close(?:ly)? )?"
-                         rf"|(?:right |close(?:ly)? |directly |just |immediately )?behind ){_BEHIND_EGO}"
-                         rf"|followed (?:close(?:ly)? |tightly )?by (?:a|an|another) (?:\w+ )?{_VEH}"
-                         rf"|{_VEH} (?:follows|following) (?:{_BEHIND_EGO}|close(?:ly)?)"),
+    (AgentRole.FOLLOWER, FOLLOWER_CUE),
     (AgentRole.RELAY, rf"relay {_VEH}|\brelay\b(?! spat)(?!ed)|middle {_VEH}|{_VEH} in between|intermediate {_VEH}"),
     (AgentRole.OPPOSING, rf"oncoming {_VEH}?|opposing {_VEH}?|{_VEH} (approaching |coming )?from the opposite "
                          rf"(direction|approach)|{_VEH} coming the other way"),

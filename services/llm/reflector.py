@@ -531,7 +531,6 @@ def _rule_penetration(c: _Ctx) -> None:
         c.fire("low_penetration", f"penetration {p:g} < {cat.PENETRATION_WARNING_BELOW:g}")
 
 
-_FOLLOWER = r"\btailgat\w*|following (?:vehicle|car|truck|van|driver)|(?:vehicle|car|truck|van) (?:right |close |closely )?behind"
 
 
 def _rule_phantom_brake(c: _Ctx) -> None:
@@ -539,7 +538,7 @@ def _rule_phantom_brake(c: _Ctx) -> None:
     it. The revised intent adds a tailgater (a follower strikes a warned, braking ego: the adjudicator's rule)."""
     ghost = any(f.operator is FaultOperator.GHOST_SENDER for f in c.d.faults)
     if not (ghost and c.app.ahead_only and c.d.md_decision == "brake" and c.d.gt_decision != "brake"
-            and not c.d.md_violations) or c.agents("follower") or re.search(_FOLLOWER, c.prompt, _I):
+            and not c.d.md_violations) or c.agents("follower") or re.search(lx.FOLLOWER_CUE, c.prompt, _I):
         return
     c.rw.append("A tailgater follows the ego 12 m behind.")
     c.fire("phantom_brake_nobody_behind", "the ego braked for the phantom vehicle and its twin did not, but nobody "
