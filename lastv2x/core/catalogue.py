@@ -168,6 +168,10 @@ class FaultOperatorInfo:
     # wording cues (regular expressions over the parser's normalized intent, see services/llm/intent_text):
     # words that make a signed magnitude negative ("3 s early", "under-reports its speed")
     negative_words: str = ""
+    # words that say the positive direction ("5 m/s too fast", "4 m behind where it is"): with neither these nor
+    # ``negative_words`` in its sentence a magnitude's direction is open ("its position is off by 4 m"), and the
+    # parse-repair loop may choose it while it keeps the stated size (services/llm/roles.SIGN_OPEN)
+    positive_words: str = ""
     # phrases that name the operator; the built-in ten keep theirs in the offline grammar's ordered table
     # (services/llm/lexicon.FAULT_CUES, where the order settles overlapping cues), an added operator brings its own
     cues: tuple[str, ...] = ()
@@ -381,6 +385,7 @@ for _o in (
     FaultOperatorInfo("spat_countdown_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
                       "min_end_time", "s", (-60.0, 60.0), False, "Shift min/max end times by `magnitude` seconds.",
                       negative_words=r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under\w*|minus)\b",
+                      positive_words=r"\b(late|later|long|longer|more|extra|plus|over\w*|delay\w*|behind|after)\b",
                       cue_families=("late", "wrong"), tolerance="countdown"),
     FaultOperatorInfo("bsm_position_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG,
                       (Stream.BSM, Stream.EEBL), "position", "m", (-100.0, 100.0), False,
@@ -389,10 +394,12 @@ for _o in (
                       # "6 m further ahead than in reality", "ahead of where it is": reported forwards
                       negative_words=r"\b(further|farther|more) (ahead|forward)\b|\b(ahead|forward|in front) of "
                                      r"(where|its|their|the (true|real|actual))\b",
+                      positive_words=r"\b(behind|back\w*|lag\w*|trail\w*|short of)\b",
                       cue_families=("wrong",), tolerance="position"),
     FaultOperatorInfo("bsm_speed_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,),
                       "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed.",
                       negative_words=r"\b(under-?\w*|lower|slower|less|below|minus|low)\b",
+                      positive_words=r"\b(over-?\w*|inflat\w*|exaggerat\w*|higher|faster|more|above|plus|high|fast)\b",
                       cue_families=("wrong",), tolerance="speed"),
     FaultOperatorInfo("map_misassociation", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.MAP,),
                       "lane_signal_group", "", None, False,
@@ -424,6 +431,7 @@ for _o in (
                       strength=(StrengthKnob("magnitude", 300.0, 10.0, inverse=True),),
                       # "20 m behind us": a ghost behind the ego (negative)
                       negative_words=r"\bbehind (the |our )?(ego|us|we|our (car|vehicle))\b",
+                      positive_words=r"\b(ahead|in front|forward)\b",
                       cue_families=("wrong",), default_magnitude=40.0),
     # a forged roadside unit: during the window a transmitter that is not the junction's RSU (`sender`, default
     # 'rsu_spoof', an id nobody has) sends SPaT for the junction at the nominal 10 Hz, from beside the junction's RSU

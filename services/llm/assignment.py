@@ -31,6 +31,10 @@ class Field(IntEnum):
 
 EGO_SPEED_RANGE_MPS = (8.3, 15.3)  # 30-55 km/h: urban approach speeds
 AGENT_SPEED_RANGE_MPS = (8.3, 13.9)  # 30-50 km/h
+# an open ego speed is drawn at least this much above a stated speed it must close on (an FCW phantom's: a ghost
+# moving no slower than the ego is never closed on), within [floor, floor + 2 * margin] when the floor passes the
+# range: 3 m/s closes a 35 m gap to the FCW's 2.5 s time to collision in under 10 s
+CLOSING_MARGIN_MPS = 3.0
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,13 @@ class Assigner:
     def town(self, pool: Sequence[str]) -> str | None:
         return self.choose(Field.TOWN, pool) if pool else None
 
-    def ego_speed_mps(self) -> float:
+    def ego_speed_mps(self, closing_on_mps: float | None = None) -> float:
+        """The ego's speed when the intent states none; above ``closing_on_mps`` (a stated speed ahead it must
+        close on) by :data:`CLOSING_MARGIN_MPS` at least, so a stated value is never what has to give way."""
         lo, hi = EGO_SPEED_RANGE_MPS
+        if closing_on_mps is not None and closing_on_mps + CLOSING_MARGIN_MPS > lo:
+            lo = closing_on_mps + CLOSING_MARGIN_MPS
+            hi = max(hi, lo + 2 * CLOSING_MARGIN_MPS)
         return round(float(self._rng(Field.EGO_SPEED).uniform(lo, hi)), 1)
 
     def agent_speed_mps(self, ordinal: int) -> float:

@@ -42,7 +42,7 @@ from typing import Any
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import signal_required
-from lastv2x.core.spec import AgentRole, JunctionKind
+from lastv2x.core.spec import AgentRole, FaultOperator, JunctionKind
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
@@ -139,8 +139,12 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
         geometry["town"] = assigner.town(pool)
         p.note(f"map.town {geometry['town']} assigned from seed among {list(pool)}")
     if "speed_mps" not in ego:
-        ego["speed_mps"] = assigner.ego_speed_mps()
-        p.note(f"ego.speed_mps {ego['speed_mps']} assigned from seed")
+        # an FCW phantom with a stated speed is closed on only by a faster ego (the verifier's ghost rule)
+        ahead = [f.ghost_speed_mps for f in faults if FaultOperator(f.operator) is FaultOperator.GHOST_SENDER
+                 and f.ghost_speed_mps is not None] if app is Application.FCW else []
+        ego["speed_mps"] = assigner.ego_speed_mps(max(ahead) if ahead else None)
+        p.note(f"ego.speed_mps {ego['speed_mps']} assigned from seed"
+               + (f" (above the phantom's stated {max(ahead):g} m/s)" if ahead else ""))
     if APPLICATIONS[app].kind is not AppKind.CONFLICT:  # a conflict's timing is the agents' too: not the plan's
         _signal_at_ego(p, ego, signal)
     agent_list = []

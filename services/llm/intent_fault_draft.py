@@ -13,6 +13,10 @@ from lastv2x.core.catalogue import Stream
 from lastv2x.core.spec import FaultOperator
 from services.llm.intent_text import ParseState, rx
 
+# a magnitude whose size the intent states and whose direction it leaves open ("its position is off by 4 m": no
+# sign word of the operator's, either way): the parse-repair loop may flip its sign, never change its size
+PROVENANCE_SIGN_OPEN = "intent; sign open"
+
 
 @dataclass
 class FaultDraft:
@@ -30,7 +34,7 @@ class FaultDraft:
     burst_count: int | None = None
     target_phase: str | None = None
     ghost_speed_mps: float | None = None
-    provenance: str = "intent"
+    provenance: str = "intent"  # or PROVENANCE_SIGN_OPEN, or "default: ..." (the parser chose the magnitude)
     stream_named: bool = False
     notes: list[str] = field(default_factory=list)
 

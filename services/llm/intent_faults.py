@@ -20,6 +20,7 @@ from lastv2x.core.verifier import Finding, Severity
 from services.llm import fault_cues
 from services.llm import lexicon as lx
 from services.llm.intent_fault_draft import (
+    PROVENANCE_SIGN_OPEN,
     SEPARATOR,
     STRONG_SEPARATOR,
     FaultDraft,
@@ -380,13 +381,18 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             value = p.use(m, "magnitude")
             neg = info.negative_words
             after = p.t[m.end():m.end() + 30]
-            if neg and value > 0 and not rx(lx.POSITIVE_SIGN).search(after) and (
+            # the sentence's sign words, less a follower's ("a motorcycle 10 m behind us" says nothing of the fault's
+            # direction)
+            sentence = rx(lx.FOLLOWER_CUE).sub(" ", p.n.sentence(f.sentence))
+            positive = rx(lx.POSITIVE_SIGN).search(after)
+            if neg and value > 0 and not positive and (
                     rx(r"^\W*(too )?(lower|slower|less|shorter|earlier|early|below|under|low|short|fewer|small|smaller)\b"
-                       ).search(after)
-                    # the sentence's sign words, less a follower's ("a motorcycle 10 m behind us" says nothing of
-                    # the fault's direction)
-                    or rx(neg).search(rx(lx.FOLLOWER_CUE).sub(" ", p.n.sentence(f.sentence)))):
+                       ).search(after) or rx(neg).search(sentence)):
                 value = -value
+            elif neg and value > 0 and not positive and not (info.positive_words and rx(info.positive_words).search(
+                    sentence)):
+                f.provenance = PROVENANCE_SIGN_OPEN
+                source += ", direction not stated"
             f.magnitude = value
             f.notes.append(f"magnitude {value:g} {source}")
         else:

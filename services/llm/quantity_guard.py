@@ -7,8 +7,8 @@ among the values of the answer (every attempt's answer, so a verifier's delibera
 does not count as a loss):
 
 * in a clause that asks for a fault (``fault_cues.detect``), the value must be one of a
-  fault's fields: magnitude, duration, probability, burst count, anchor offset or distance
-  (or an anchor offset plus a duration: "until t = 10 s");
+  fault's fields: magnitude, duration, probability, burst count, a phantom's speed, anchor
+  offset or distance (or an anchor offset plus a duration: "until t = 10 s");
 * in any other clause, the value must be somewhere in the answer (a speed, a gap, a range).
 
 A quantity found nowhere becomes a ``parser.unparsed_fault`` WARNING quoting its clause and
@@ -33,7 +33,7 @@ from services.llm.intent_text import Quantity, normalize, stated_range
 
 CHECK = fault_cues.CHECK
 TOLERANCE = 0.02
-_FAULT_FIELDS = ("magnitude", "duration_s", "probability", "burst_count")
+_FAULT_FIELDS = ("magnitude", "duration_s", "probability", "burst_count", "ghost_speed_mps")
 _ANCHOR_FIELDS = ("offset_s", "distance_m")
 _NOT_VALUES = frozenset({"seed", "spec_version", "intent", "name", "id"})
 
@@ -55,7 +55,7 @@ def _fault_numbers(fault: dict[str, Any]) -> Iterable[float]:
     for key in _FAULT_FIELDS:
         if isinstance(fault.get(key), int | float):
             yield float(fault[key])
-    anchor = fault.get("anchor") if isinstance(fault.get("anchor"), dict) else {}
+    anchor: dict[str, Any] = fault["anchor"] if isinstance(fault.get("anchor"), dict) else {}
     for key in _ANCHOR_FIELDS:
         if isinstance(anchor.get(key), int | float):
             yield float(anchor[key])

@@ -56,6 +56,7 @@ from services.llm.config import LlmConfig
 from services.llm.errors import MalformedOutput, ParseFailed, RoleFailed
 from services.llm.evidence import EvidenceDigest
 from services.llm.grammar import stated_applications
+from services.llm.intent_fault_draft import PROVENANCE_SIGN_OPEN
 from services.llm.knowledge import KnowledgeNote, load_notes
 from services.llm.maps import MapView, junction_kind_for
 from services.llm.planner import ApproachCandidate, ScenePlan, check_candidates, validate_plan
@@ -383,29 +384,46 @@ class LlmRoles:
 
 STATED_CHECK = "parser.stated_fault_kept"
 # the fault fields an answer reads from the intent's words; a repair may not change them (a magnitude counts when
-# its provenance says the intent gave it)
-_STATED_KEYS = ("magnitude", "probability", "burst_count", "duration_s", "anchor")
+# its provenance says the intent gave it; one whose direction the intent leaves open, PROVENANCE_SIGN_OPEN, keeps
+# its size and may take the sign a repair gives it: "off by 4 m" is bound by 4 m ahead as well as 4 m behind)
+_STATED_KEYS = ("magnitude", "probability", "burst_count", "duration_s", "anchor", "ghost_speed_mps")
+_STATED_MAGNITUDE = ("intent", PROVENANCE_SIGN_OPEN)
+
+
+@dataclass(frozen=True)
+class _Unsigned:
+    """A stated size whose sign is open."""
+
+    size: float
+
+    def admits(self, value: Any) -> bool:
+        return isinstance(value, int | float) and abs(abs(value) - self.size) <= 1e-9 * max(1.0, self.size)
 
 
 def stated_fault_fields(data: Any) -> dict[tuple[int, str], Any]:
-    """(fault index, field) -> value for the fields the first answer read from the intent."""
+    """(fault index, field) -> value (or :class:`_Unsigned`) for the fields the first answer read from the intent."""
     out: dict[tuple[int, str], Any] = {}
     faults = data.get("faults") if isinstance(data, dict) else None
     for i, f in enumerate(faults if isinstance(faults, list) else ()):
         if not isinstance(f, dict):
             continue
         for key in _STATED_KEYS:
-            if key in f and f[key] is not None and (key != "magnitude" or f.get("provenance") == "intent") \
+            if key in f and f[key] is not None and (key != "magnitude" or f.get("provenance") in _STATED_MAGNITUDE) \
                     and _in_range(f, key):
-                out[(i, key)] = f[key]
+                open_sign = key == "magnitude" and f.get("provenance") == PROVENANCE_SIGN_OPEN
+                out[(i, key)] = _Unsigned(abs(float(f[key]))) if open_sign else f[key]
     return out
+
+
+def _changes(stated: Any, value: Any) -> bool:
+    return not stated.admits(value) if isinstance(stated, _Unsigned) else value != stated
 
 
 def _needs_stated(finding: Finding, stated: dict[tuple[int, str], Any]) -> bool:
     """Would the finding's repair change a fault field the intent states (so it is not applied)?"""
-    paths = [path for path, _ in finding.repair.patch] if finding.repair is not None else []
-    return any(path == f"faults[{i}].{key}" or path.startswith(f"faults[{i}].{key}.") for path in paths
-               for i, key in stated)
+    patch = finding.repair.patch if finding.repair is not None else ()
+    return any((path == f"faults[{i}].{key}" and _changes(value, new)) or path.startswith(f"faults[{i}].{key}.")
+               for path, new in patch for (i, key), value in stated.items())
 
 
 def _in_range(fault: dict[str, Any], key: str) -> bool:
@@ -435,12 +453,13 @@ def _keep_stated(data: Any, stated: dict[tuple[int, str], Any], kept: list[str])
         if i >= len(out["faults"]) or not isinstance(out["faults"][i], dict):
             continue
         fault = out["faults"][i]
-        if fault.get(key) != value:
-            kept.append(f"faults[{i}].{key} {json.dumps(value)} kept as stated (the repair would set "
+        if _changes(value, fault.get(key)):
+            said = value.size if isinstance(value, _Unsigned) else value
+            kept.append(f"faults[{i}].{key} {json.dumps(said)} kept as stated (the repair would set "
                         f"{json.dumps(fault.get(key))})")
-            fault[key] = value
+            fault[key] = said
             if key == "magnitude":
-                fault["provenance"] = "intent"
+                fault["provenance"] = PROVENANCE_SIGN_OPEN if isinstance(value, _Unsigned) else "intent"
     return out
 
 

@@ -82,6 +82,25 @@ def test_a_stated_magnitude_is_kept_even_when_the_verifier_would_repair_it(roles
     assert stated.spec.faults[0].provenance == "intent" and stated.ok
 
 
+def test_a_magnitude_whose_direction_is_open_keeps_its_size_and_may_take_the_repair_s_sign(roles: LlmRoles) -> None:
+    """"Off by 4 m" states a size, not a direction: the verifier's repair may report the car ahead of where it is
+    (the direction IMA can miss), never change the 4 m. A direction the user states is kept as stated, with the
+    verifier's error and the refused repair reported (held-out c099 was refused by the gate on every mutant)."""
+    res = roles.parse_intent("Crossing assist: the side car is silent for the first 6 seconds, then its position "
+                             "is off by 4 m.", 9099)
+    offset = next(f for f in res.spec.faults if f.operator is FaultOperator.BSM_POSITION_OFFSET)
+    assert res.ok and offset.magnitude == pytest.approx(-4.0)
+    assert not any(f.check == "parser.stated_fault_kept" for f in res.findings)
+    behind = roles.parse_intent("IMA where the cross car reports its position 4 m behind where it is.", 9099)
+    assert behind.spec.faults[0].magnitude == pytest.approx(4.0) and behind.spec.faults[0].provenance == "intent"
+    assert any(f.check == "parser.stated_fault_kept" for f in behind.findings)
+    slower = roles.parse_intent("FCW where the lead under-reports its speed by 3 m/s.", 9099)
+    assert slower.spec.faults[0].magnitude == pytest.approx(-3.0)  # "under-reports": stated, never flipped
+    open_ = roles.parse_intent("FCW where the lead reports a speed wrong by 3 m/s.", 9099)
+    assert open_.ok and open_.spec.faults[0].magnitude == pytest.approx(3.0)  # already effective: left as read
+    assert open_.spec.faults[0].provenance == "intent; sign open"
+
+
 def test_a_magnitude_the_intent_leaves_open_is_repaired_with_its_provenance(roles: LlmRoles) -> None:
     res = roles.parse_intent("RLVW where a quarter of the SPaT messages are dropped.", 1)
     assert res.spec.faults[0].probability == pytest.approx(0.25)  # stated: kept
