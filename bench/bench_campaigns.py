@@ -75,8 +75,8 @@ def run(intents: list[dict], budget: int, seed: int) -> list[dict]:
             core.close()
             shutil.rmtree(tmp, ignore_errors=True)
         r = rows[-1]
-        found = ("as written" if r["admitted_initially"] else f"at candidate {r['first_admitted_at']}"
-                 if r["witnesses"] else "no")
+        found = ("as written" if r["admitted_initially"] else f"at candidate {r['first_admitted_at']}") \
+            if r["witnesses"] else ("no (coverage gap)" if r["admitted_initially"] else "no")
         print(f"{r['id']} {r['kind']:<11} {r['app'] or '?':<5} {r['state']:<6} admitted: {found:<16} "
               f"witnesses {r['witnesses']}, coverage gaps {r['coverage_gaps']}, {r['executions']} runs, "
               f"{r['seconds']} s {('| ' + r['error']) if r['error'] else ''}", flush=True)

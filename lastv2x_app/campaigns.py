@@ -74,6 +74,8 @@ def results_table(summary: dict[str, Any], witnesses: Iterable[dict[str, Any]], 
         ws = [f"{w} ({by_id[w]['faults_left'] if w in by_id else '?'})" for w in sc["witness_ids"]]
         if not ws and sc.get("duplicate_keys"):
             ws = ["catalogued earlier"]
+        elif not ws and sc["admitted_initially"] and sc.get("coverage_gaps"):
+            ws = ["none: its faults shrink away (coverage gap)"]  # the no-fault run fails as well
         if sc["stage"] == "failed":
             ws = ["FAILED: " + (sc["error"][:60] + "..." if len(sc["error"]) > 60 else sc["error"])]
         rows.append((intent, sc["application"] or "?", _yes(sc["admitted_initially"]), refinement,

@@ -207,7 +207,9 @@ def _roster(ctx: _Ctx) -> Iterator[Finding]:
         want = app.ego_maneuvers[0]
         yield Finding("roster", Severity.ERROR, f"{app.name} ego must go {'/'.join(app.ego_maneuvers)}",
                       ("ego.maneuver",), Repair(f"set the ego manoeuvre to {want}", (("ego.maneuver", want),)))
-    if app.name is cat.Application.EEBL:
+    # a phantom's forged hard brake (ghost_sender on EEBL) raises the event without a braking lead
+    forged_event = any(f.operator is FaultOperator.GHOST_SENDER and f.stream is cat.Stream.EEBL for f in spec.faults)
+    if app.name is cat.Application.EEBL and not forged_event:
         leads = [i for i, a in enumerate(spec.agents) if a.role is AgentRole.LEAD]
         if leads and not any(spec.agents[i].behaviour.kind is BehaviourKind.HARD_BRAKE for i in leads):
             i = leads[0]

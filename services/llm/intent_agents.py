@@ -16,6 +16,7 @@ from typing import Any
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, Application
 from lastv2x.core.spec import FaultOperator
 from services.llm import lexicon as lx
+from services.llm.intent_fault_draft import owner_of
 from services.llm.intent_text import BAR, Mention, ParseState, Q, agent_for, clean, rx, subject
 
 
@@ -41,7 +42,16 @@ def _maneuvers(p: ParseState, app: Application, roles: list[Mention], ego: dict[
 STOPPED_LEAD_MPS = 0.5  # "a stopped car ahead": the slowest a vehicle may drive (speeds are > 0), m/s
 SLOW_LEAD_MPS = 4.0  # "a slow car ahead", m/s
 FCW_LEAD_BRAKE_AT_S = 4.0  # the default hazard's onset: a lead braking hard, as EEBL's default
-GHOST_LEAD_BEYOND_M = 40.0  # an FCW lead the intent does not place sits this far beyond a phantom vehicle
+GHOST_LEAD_BEYOND_M = 40.0  # an FCW/EEBL lead the intent does not place sits this far beyond a phantom vehicle
+# where a lead's hard brake was read when no subject was named (-1: EEBL's default), until _fcw_hazard pops it
+_BRAKE_AT = "__brake_at"
+
+
+def _said_of_phantom(p: ParseState, faults: Sequence[Any], pos: int) -> bool:
+    """Does the phrase at ``pos`` belong to a phantom vehicle's clause (its own sentence's ghost_sender)?"""
+    owner = owner_of(list(faults), p, pos)
+    return owner is not None and owner.sentence == p.n.sentence_of(pos) \
+        and owner.operator == FaultOperator.GHOST_SENDER
 
 
 def _fcw_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any]],
@@ -49,17 +59,26 @@ def _fcw_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any
     """FCW warns of a closing lead. A stopped or slow lead when the intent says so; else, unless it gave the
     lead a speed or a behaviour, a lead braking hard (the reference scene's hazard): a lead cruising at
     the ego's speed hosts no mechanism, so no communication fault could ever matter. A phantom vehicle
-    (``ghost_sender``) is the hazard itself: its lead cruises, or a real hard brake would mask the phantom's."""
-    if app is not Application.FCW:
+    (``ghost_sender``) is the hazard itself, for FCW and EEBL alike: its lead cruises, or a real hard brake would
+    mask the phantom's (EEBL's default braking lead, and a hard brake said of the phantom, "spoofs hard-braking
+    messages from a nonexistent car", are dropped; one the intent gives the lead itself stays)."""
+    phantom_brakes = {id(a): a.get("behaviour", {}).pop(_BRAKE_AT, None) for a in agents.values()}
+    if app not in (Application.FCW, Application.EEBL):
         return
-    ghosts = [f.magnitude if f.magnitude is not None else FAULT_OPERATORS["ghost_sender"].default_magnitude
-              for f in faults if f.operator == FaultOperator.GHOST_SENDER]
+    ghosts = [f for f in faults if f.operator == FaultOperator.GHOST_SENDER]
     if ghosts:
         lead = agent_for(agents, "lead")
-        far = max(float(g or 0.0) for g in ghosts)
-        if "gap_m" not in lead and far > 0.0:  # the phantom must be the nearest vehicle ahead, or FCW never sees it
+        at = phantom_brakes.get(id(lead))
+        if at is not None and (at < 0 or _said_of_phantom(p, faults, at)):
+            lead["behaviour"] = {"kind": "none"}
+            p.note("lead.behaviour none (the phantom's forged hard brake is the hazard; a real one would mask it)")
+        far = max(float(f.magnitude if f.magnitude is not None else
+                        FAULT_OPERATORS["ghost_sender"].default_magnitude or 0.0) for f in ghosts)
+        if "gap_m" not in lead and far > 0.0:  # the phantom must be the nearest vehicle ahead, or it is never seen
             lead["gap_m"] = round(min(300.0, far + GHOST_LEAD_BEYOND_M), 1)
             p.note(f"lead.gap_m {lead['gap_m']:g} ({GHOST_LEAD_BEYOND_M:g} m beyond the phantom vehicle)")
+        return
+    if app is not Application.FCW:
         return
     lead = agent_for(agents, "lead")
     if "speed_mps" in lead or (lead.get("behaviour") or {}).get("kind", "none") != "none":
@@ -105,10 +124,13 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
             if p.n.sentence_of(d.start()) == s and p.free(d):
                 behaviour["decel_mps2"] = p.use(d, f"{role}.behaviour.decel_mps2")
         p.note(f"{role}.behaviour hard_brake from {m.group(0)!r}")
+        if subj is None:
+            behaviour[_BRAKE_AT] = m.start()  # whose brake it is, the phantom's or the lead's: _fcw_hazard decides
     if app is Application.EEBL:
         lead = agent_for(agents, "lead").setdefault("behaviour", {})
         if lead.get("kind") != "hard_brake":
             lead["kind"] = "hard_brake"
+            lead[_BRAKE_AT] = -1
             p.note("lead.behaviour hard_brake (EEBL needs a braking lead)")
         if "at_time_s" not in lead:
             # "the lead brakes at 6 s": the braking time, left free for a fault anchored to it ("goes quiet as it

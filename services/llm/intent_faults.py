@@ -173,7 +173,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.operator = refined
             f.notes.append(f"generic corruption {f.cue!r} refined to {refined.value}")
         op = FaultOperator(f.operator)
-        implied = lx.operator_stream(op)
+        implied = lx.operator_stream(op, APPLICATIONS[app].consumes)
         if implied and f.stream is not implied and (not f.stream_named or f.stream not in FAULT_OPERATORS[op.value].streams):
             f.notes.append(f"stream {implied.value} implied by {op.value}")
             f.stream = implied

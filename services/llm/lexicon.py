@@ -15,6 +15,7 @@ open still compiles deterministically.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, Application, Stream
 from lastv2x.core.spec import AgentRole, AnchorEvent, FaultOperator
@@ -409,12 +410,14 @@ FIELD_REFINEMENT: tuple[tuple[FaultOperator, str], ...] = (
 
 
 
-def operator_stream(op: FaultOperator | str) -> Stream | None:
-    """The stream an operator implies: the first of the streams the catalogue lets it target, for operators
-    that cannot act on every stream (the catalogue is the one home of operator facts); read when asked, so
-    an operator registered later counts."""
+def operator_stream(op: FaultOperator | str, consumed: Iterable[Stream] = ()) -> Stream | None:
+    """The stream an operator implies: the first of the streams the catalogue lets it target that the application
+    consumes (``consumed``), else the first it may target, for operators that cannot act on every stream (the
+    catalogue is the one home of operator facts); read when asked, so an operator registered later counts."""
     info = FAULT_OPERATORS[str(op)]
-    return info.streams[0] if set(info.streams) != set(Stream) else None
+    if set(info.streams) == set(Stream):
+        return None
+    return next((s for s in info.streams if s in set(consumed)), info.streams[0])
 
 
 def fault_cue_table() -> tuple[tuple[FaultOperator | str, str, bool, int], ...]:

@@ -78,9 +78,9 @@ def test_the_phantom_s_speed_is_the_phantom_s_not_the_ego_s(text: str, ghost_spe
 
 BLIND = Path(__file__).resolve().parents[2] / "bench" / "data" / "parse_follower_blind.jsonl"
 # written by a helper who had not read the parser; first scored 30 of 43 labelled quantities (no follower bound),
-# the cues were then widened on it (38 of 43; 39 once b09's open ego speed was drawn above the phantom's). Known
-# miss: b03 (an EEBL phantom: not built, refused)
-KNOWN_MISSES = {"b03"}
+# the cues were then widened on it (38 of 43; 40 once b09's open ego speed was drawn above the phantom's and b03's
+# EEBL phantom was built)
+KNOWN_MISSES: set[str] = set()
 
 
 @pytest.mark.parametrize("item", [json.loads(line) for line in BLIND.read_text().splitlines() if line.strip()],
@@ -120,3 +120,19 @@ def test_a_phantom_speed_the_user_states_is_never_repaired_away() -> None:
     kept = [f for f in r.findings if f.check == "parser.stated_fault_kept"]
     assert kept and "ghost_speed_mps 10.0 kept as stated" in kept[0].message
     assert any(f.check == "semantic_corruption" and f.severity.value == "error" for f in r.findings)
+
+
+def test_an_eebl_phantom_is_the_hazard_its_lead_cruises_beyond_it() -> None:
+    """b03 of the blind set: "spoofs hard-braking messages from a nonexistent lead car 30 m ahead" is a forged EEBL
+    event (ghost_sender on EEBL); the real lead neither brakes (EEBL's default hazard would mask the phantom) nor
+    stands in front of it. A hard brake the intent gives the lead itself stays."""
+    spec = ROLES.parse_intent("EEBL scene where someone spoofs hard-braking messages from a nonexistent lead car 30 m "
+                              "ahead, and there's a van on our bumper just 6 metres back.", seed=3).spec
+    (f,) = spec.faults
+    assert (f.operator.value, f.stream.value, f.magnitude) == ("ghost_sender", "EEBL", 30.0)
+    lead = next(a for a in spec.agents if a.role.value == "lead")
+    assert lead.behaviour.kind.value == "none" and lead.gap_m == 70.0
+    both = ROLES.parse_intent("EEBL where the lead brakes hard at 5 s and a phantom vehicle 20 m ahead is spoofed.",
+                              seed=3).spec
+    lead = next(a for a in both.agents if a.role.value == "lead")
+    assert lead.behaviour.kind.value == "hard_brake" and lead.behaviour.at_time_s == 5.0 and lead.gap_m == 60.0

@@ -275,3 +275,17 @@ def test_an_execution_id_counts_once_per_process(search_core: SearchCore) -> Non
     assert search_core.store.count_executions("c-test") == {"shrink": 1}
     assert runner()._record(sc, "x1", "shrink", e)  # resumed: counted again, the ledger unchanged
     assert search_core.store.count_executions("c-test") == {"shrink": 1}
+
+
+def test_the_results_table_says_when_an_admission_was_only_a_coverage_gap() -> None:
+    """An initial run admitted whose faults all shrink away (the no-fault run fails too) has no witness: the table
+    says why instead of a bare '-' beside 'admitted before: yes'."""
+    from lastv2x_app.campaigns import results_table
+
+    sc = {"intent": "IMA where the side vehicle's location is 3 metres off for 5 seconds.", "source": "intents[0]",
+          "application": "IMA", "admitted_initially": True, "admitted_executions": 0, "first_admitted_at": None,
+          "reflection_rounds": 0, "witness_ids": [], "duplicate_keys": 0, "stage": "done", "error": "",
+          "executions": 197, "shrink_executions": 12, "coverage_gaps": 82, "unparsed_clauses": []}
+    table = results_table({"scenarios": [sc]}, [], "archive")
+    assert "none: its faults shrink away (coverage gap)" in table
+    assert "none: its faults" not in results_table({"scenarios": [{**sc, "coverage_gaps": 0}]}, [], "archive")

@@ -93,3 +93,23 @@ def builtin_grounder_or_skip(tmp_path_factory):
 
     cat = MapCatalogue(CatalogueConfig(cache_dir=tmp_path_factory.mktemp("c"), map_cache_dir=tmp_path_factory.mktemp("m")))
     return Grounder(cat, RetrievalIndex(cat))
+
+
+EEBL_GHOST = {**GHOST, "name": "forged_brake", "stream": "EEBL"}
+
+
+def test_an_eebl_phantom_announces_a_hard_brake_that_only_the_message_driven_ego_brakes_for():
+    """A ghost_sender on EEBL forges a hard-braking vehicle (its BSMs flagged, each with a hop-0 EEBL record): no
+    braking lead is needed (the verifier's roster rule), the EEBL ego brakes for the forged event and its follower
+    strikes it; the twin hears no event. Without a follower the same forged brake harms nobody."""
+    spec = _fcw(EEBL_GHOST, app="EEBL", lead={"id": "lead", "role": "lead", "gap_m": 90.0})
+    assert not [f for f in verify(parse_spec(spec)).findings if f.severity is Severity.ERROR]
+    out = _run(spec)
+    braked = [r for r in out.md.decisions if r.action == "brake"]
+    assert braked and braked[0].reason == "hard-braking event ahead" and braked[0].t_s >= 3.0  # the window opens
+    assert out.admitted and out.md.collision is not None and out.md.collision.other_id == "tail"
+    assert not any(r.action == "brake" for r in out.gt.decisions) and not out.gt.failed
+    alone = _run(_fcw(EEBL_GHOST, app="EEBL", follower_gap_m=None))
+    assert any(r.action == "brake" for r in alone.md.decisions) and not alone.admitted
+    on_bsm = verify(parse_spec(_fcw(GHOST, app="EEBL"))).findings  # a ghost on BSM: EEBL never reads it
+    assert any(f.check == "stream_consumption" and f.severity is Severity.ERROR for f in on_bsm)

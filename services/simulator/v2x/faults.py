@@ -38,7 +38,8 @@ message, the one its sender sent ``magnitude`` s earlier, content and original
 timestamp kept: stale by its own stamps; freeze re-stamps) and ``ghost_sender`` (BSMs at 10 Hz
 from a vehicle that does not exist, ``magnitude`` m ahead of the ego on its route when the window
 opens, at ``ghost_speed_mps``: :class:`.forged.GhostVehicle`, sent by the transmit step beside the real
-ones and carried by the channel from where it claims to be) and ``spoofed_rsu`` (SPaT at 10 Hz for
+ones and carried by the channel from where it claims to be; on EEBL each BSM flags a hard brake and carries
+its hop-0 EEBL record) and ``spoofed_rsu`` (SPaT at 10 Hz for
 one signal group from a roadside unit that is not the junction's, showing ``target_phase``:
 :class:`.forged.SpoofedRsu`, sent by the transmit step beside the real RSUs from the junction's RSU site,
 stamped one SPaT period ahead so that the receiver's newest-stamp-wins rule keeps it over the real
@@ -626,7 +627,7 @@ class FaultEngine:
                 k = senders.key(name)
                 af.ghost = GhostVehicle(ctx.ego_route_xy_m, float(f.magnitude or 0.0),
                                         float(getattr(f, "ghost_speed_mps", None) or 0.0), k,
-                                        senders.hash_rows([k])[0])
+                                        senders.hash_rows([k])[0], hard_braking=stream is Stream.EEBL)
             if info.name == "spoofed_rsu":
                 name = next(iter(af.sender_names or ())) if af.sender_names else (f.sender or SPOOFED_RSU_DEFAULT)
                 af.sender_names = frozenset({name})

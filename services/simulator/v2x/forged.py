@@ -18,6 +18,7 @@ from lastv2x.core.catalogue import Stream
 
 from .messages import (
     BSM_PERIOD_S,
+    EVENT_HARD_BRAKING,
     MSG_COUNT_MOD,
     NO_KEY,
     SPAT_PERIOD_S,
@@ -26,14 +27,22 @@ from .messages import (
     due_mask,
 )
 
+#: the deceleration a forged hard brake claims (a ghost_sender on EEBL), m/s^2: the spec's default hard brake
+GHOST_BRAKE_MPS2 = 6.0
+#: the event id of a ghost's forged hard brake (one event per ghost, as a real vehicle's first hard-braking onset)
+GHOST_EVENT_ID = 1
+
 
 class GhostVehicle:
     """Where a ghost_sender's forged vehicle is: on the ego's route, ``ahead_m`` ahead of the ego's centre when
     its window opens (negative: behind), moving along the route at ``speed_mps`` (0: stopped in the lane); past
     either end of the route it goes on along the end segment. Its BSMs have the catalogue's period and their
-    own slot phase and bus delays (the BUS_JITTER draws, keyed by the ghost's id, as any sender's)."""
+    own slot phase and bus delays (the BUS_JITTER draws, keyed by the ghost's id, as any sender's). A ghost on
+    EEBL (``hard_braking``) flags every BSM with the hard-braking event at :data:`GHOST_BRAKE_MPS2`, so the
+    transmit step adds its hop-0 EEBL record, as a real vehicle's."""
 
-    def __init__(self, route_xy_m: Any, ahead_m: float, speed_mps: float, key: int, sender_hash: int):
+    def __init__(self, route_xy_m: Any, ahead_m: float, speed_mps: float, key: int, sender_hash: int,
+                 hard_braking: bool = False):
         pts = np.asarray(route_xy_m, dtype=np.float64).reshape(-1, 2)
         step = np.sqrt((np.diff(pts, axis=0) ** 2).sum(axis=1))
         pts = np.vstack([pts[:1], pts[1:][step > 1e-9]])  # no zero-length segment
@@ -45,6 +54,7 @@ class GhostVehicle:
         self._s = np.concatenate([[0.0], np.cumsum(length)])
         self.ahead_m, self.speed_mps = float(ahead_m), float(speed_mps)
         self.key, self.sender_hash = key, sender_hash
+        self.hard_braking = hard_braking  # a ghost_sender on EEBL: every BSM announces a hard brake
         self.count = 0  # the ghost's messages so far (msg_id)
         self.s0_m: float | None = None  # its arc length when the window opened
         self.t0_s = 0.0
@@ -104,7 +114,7 @@ def ghost_bsms(ghosts: Sequence[Any], t_prev_s: float | None, t_s: float, ego_s_
     ``t_s`` as every sender's are (None: none due). Each ghost is placed, the first step its window is open,
     ``magnitude`` m ahead of the ego's arc length ``ego_s_m``; its slot phase and bus delays are the
     BUS_JITTER draws of its id (``jitter``: ``messages.BusJitter``), its message ids its own count."""
-    rows: list[tuple[int, int, float, float, float, float, float]] = []
+    rows: list[tuple[int, int, float, float, float, float, float, bool]] = []
     for af in ghosts:
         g = af.ghost
         assert g is not None
@@ -117,17 +127,19 @@ def ghost_bsms(ghosts: Sequence[Any], t_prev_s: float | None, t_s: float, ego_s_
         msg_id = g.count
         g.count += 1
         x, y, h = g.pose(t_s)
-        rows.append((g.key, msg_id, t_s + delay, x, y, h, g.speed_mps))
+        rows.append((g.key, msg_id, t_s + delay, x, y, h, g.speed_mps, g.hard_braking))
     if not rows:
         return None
     n = len(rows)
     col = list(zip(*rows, strict=True))
     msg = np.asarray(col[1], np.int64)
+    braking = np.asarray(col[7], bool)
     return BsmBatch(sender=np.asarray(col[0], np.int64), msg_id=msg, msg_count=msg % MSG_COUNT_MOD,
                     tx_time_s=np.asarray(col[2], np.float64), timestamp_s=np.full(n, t_s),
                     x_m=np.asarray(col[3], np.float64), y_m=np.asarray(col[4], np.float64),
                     speed_mps=np.asarray(col[6], np.float64), heading_rad=np.asarray(col[5], np.float64),
-                    accel_mps2=np.zeros(n), brake_flag=np.zeros(n, bool), event_flags=np.zeros(n, np.int64))
+                    accel_mps2=np.where(braking, -GHOST_BRAKE_MPS2, 0.0), brake_flag=braking,
+                    event_flags=np.where(braking, EVENT_HARD_BRAKING, 0).astype(np.int64))
 
 
 def spoof_spat(spoofers: Sequence[Any], ctx: Any, t_prev_s: float | None, t_s: float, jitter: Any) -> SpatBatch | None:
@@ -165,4 +177,4 @@ def spoof_spat(spoofers: Sequence[Any], ctx: Any, t_prev_s: float | None, t_s: f
                      timestamp_s=np.asarray(col[8], np.float64), hop_count=np.zeros(n, np.int64))
 
 
-__all__ = ["GhostVehicle", "SpoofedRsu", "forged_slot", "ghost_bsms", "spoof_spat"]
+__all__ = ["GHOST_BRAKE_MPS2", "GHOST_EVENT_ID", "GhostVehicle", "SpoofedRsu", "forged_slot", "ghost_bsms", "spoof_spat"]

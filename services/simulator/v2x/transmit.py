@@ -22,6 +22,7 @@ from services.simulator.info import (
 )
 
 from .faults import StepBatch
+from .forged import GHOST_EVENT_ID
 from .messages import (
     BATCH_TYPES,
     BSM_PERIOD_S,
@@ -133,6 +134,9 @@ class Transmitter:
             bsm, eebl = BsmBatch.empty(), EeblBatch.empty()
         if ghost is not None:  # after the real ones (the channel carries them from where the ghost claims to be)
             bsm = BsmBatch.concat([bsm, ghost]) if len(bsm) else ghost
+            if np.count_nonzero(ghost.event_flags):  # a forged hard brake (ghost_sender on EEBL): its EEBL record
+                forged = eebl_from_bsms(ghost, np.full(len(ghost), GHOST_EVENT_ID, np.int64))
+                eebl = EeblBatch.concat([eebl, forged]) if len(eebl) else forged
         # RSUs
         spat, map_ = SpatBatch.empty(), MapBatch.empty()
         if len(self.sites):

@@ -29,7 +29,7 @@ def _fcw(**fault: object) -> dict:
 
 def test_the_catalogue_entry() -> None:
     info = FAULT_OPERATORS["ghost_sender"]
-    assert info.failure_class is FailureClass.FRESH_BUT_WRONG and info.streams == (Stream.BSM,)
+    assert info.failure_class is FailureClass.FRESH_BUT_WRONG and info.streams == (Stream.BSM, Stream.EEBL)
     assert info.magnitude_unit == "m" and info.magnitude_range == (-300.0, 300.0)
     (knob,) = info.knobs  # farther is weaker
     assert knob.inverse and (knob.field, knob.weakest, knob.strongest) == ("magnitude", 300.0, 10.0)
