@@ -442,12 +442,16 @@ for _o in (
     # The real RSU keeps sending: the receiver keeps the newest-stamped SPaT per group, and the forger stamps its
     # messages one SPaT period ahead so that each real SPaT (stamped no later) never replaces it. No magnitude, no
     # strength knob: weakened only by a shorter (or later) window, or by removing it. No tolerance kind: a forged
-    # transmitter is not a degree of an error (only a check of the sender against the MAP's RSU can tell)
-    FaultOperatorInfo("spoofed_rsu", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,), "*", "",
-                      None, False,
+    # transmitter is not a degree of an error (only a check of the sender against the MAP's RSU can tell). On MAP the
+    # forger sends, once a MAP period (1 Hz), the junction's MAP rows of the ego's approach lanes tied to
+    # `target_group` (default the cross group: what map_misassociation does to the real MAP), stamped one MAP period
+    # ahead for the same newest-stamp rule
+    FaultOperatorInfo("spoofed_rsu", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT, Stream.MAP), "*",
+                      "", None, False,
                       "Send SPaT for the junction from a roadside unit that is not the junction's (`sender`, default "
                       "'rsu_spoof'), showing `target_phase` (default green) for `target_group` (default the ego's) "
-                      "until the window ends.",
+                      "until the window ends; on MAP, a MAP tying the ego's lanes to `target_group` (default the "
+                      "cross group).",
                       cue_families=("wrong",)),
 ):
     register_fault_operator(_o)

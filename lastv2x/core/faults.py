@@ -165,6 +165,18 @@ def _ghost_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProble
 
 
 SPOOFED_RSU_DEFAULT = "rsu_spoof"  # the forged roadside unit's id when a spoofed_rsu names none
+
+
+def rewires_lanes(fault: Fault) -> bool:
+    """Does the fault tie the ego's lanes to another signal group (map_misassociation, or a forged MAP:
+    spoofed_rsu on MAP)?"""
+    return fault.operator is FaultOperator.MAP_MISASSOCIATION or (
+        fault.operator is FaultOperator.SPOOFED_RSU and fault.stream is Stream.MAP)
+
+
+def ties_lanes_to_cross(fault: Fault) -> bool:
+    """A lane rewiring with no target group named: the ego's lanes go to the cross group (the default)."""
+    return rewires_lanes(fault) and fault.target_group is None
 SPOOF_DEFAULT_PHASE = "green"  # the phase a spoofed_rsu's SPaT shows when the spec names none
 
 
@@ -194,13 +206,18 @@ def _spoof_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProble
     sender's messages, which no operator models). ``rsu`` is every real RSU; a map's RSUs are ``rsu0``, ``rsu1``...
     (grounding checks those, :func:`resolve_faults`)."""
     out: list[FaultProblem] = []
+    kind = fault.stream.value
     if fault.field not in (None, "*"):
-        out.append(FaultProblem(("field",), f"spoofed_rsu forges whole SPaT messages, not the field {fault.field!r}",
+        out.append(FaultProblem(("field",), f"spoofed_rsu forges whole {kind} messages, not the field {fault.field!r}",
                                 "forge the whole message", (("field", None),)))
     if fault.magnitude is not None:
-        out.append(FaultProblem(("magnitude",), "spoofed_rsu takes no magnitude: its SPaT shows target_phase until "
-                                "the window ends (to make a countdown lie use spat_countdown_offset)",
-                                "unset the magnitude", (("magnitude", None),)))
+        out.append(FaultProblem(("magnitude",), "spoofed_rsu takes no magnitude: its SPaT shows target_phase, its MAP "
+                                "ties the ego's lanes to target_group, until the window ends (to make a countdown lie "
+                                "use spat_countdown_offset)", "unset the magnitude", (("magnitude", None),)))
+    if fault.stream is Stream.MAP and fault.target_phase is not None:
+        out.append(FaultProblem(("target_phase",), "a forged MAP shows no phase: it ties the ego's lanes to "
+                                "target_group (a forged phase is spoofed_rsu on SPAT)", "unset target_phase",
+                                (("target_phase", None),)))
     if spec is not None and spoof_id(fault) in scene_names(spec):
         taken = scene_names(spec) | {forged_id(f) or "" for f in spec.faults}
         out.append(FaultProblem(("sender",), f"the spoofed RSU's sender {spoof_id(fault)!r} is a real "
@@ -255,7 +272,7 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
                     f"one of {sorted(set(vehicle_ids) | set(rsus) | {RSU_SENDER})}"))
             sender_ids = (f.sender,)
         target = group(f.target_group, "target_group")
-        if f.operator is FaultOperator.MAP_MISASSOCIATION and f.target_group is None:
+        if ties_lanes_to_cross(f):
             target = cross_group
         anchor_group = group(f.anchor.group, "anchor.group") if f.anchor.kind is AnchorKind.SIGNAL_EVENT else None
         start, end = fault_window_s(spec, f)
@@ -268,6 +285,6 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
     return tuple(out)
 
 
-__all__ = ["GHOST_MIN_DISTANCE_M", "GHOST_SENDER_DEFAULT", "RSU_SENDER", "SPOOFED_RSU_DEFAULT", "SPOOF_DEFAULT_PHASE",
+__all__ = ["rewires_lanes", "ties_lanes_to_cross", "GHOST_MIN_DISTANCE_M", "GHOST_SENDER_DEFAULT", "RSU_SENDER", "SPOOFED_RSU_DEFAULT", "SPOOF_DEFAULT_PHASE",
            "FaultProblem", "default_sender", "forged_id", "free_forged_id", "free_id", "ghost_id",
            "operator_field_problems", "resolve_faults", "scene_names", "spoof_id"]

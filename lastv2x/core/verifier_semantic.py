@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from lastv2x.core import catalogue as cat
 from lastv2x.core import tolerance
 from lastv2x.core.catalogue import FAULT_OPERATORS, Stream
+from lastv2x.core.faults import rewires_lanes
 from lastv2x.core.spec import AgentRole, FaultOperator, Phase
 from lastv2x.core.timeline import (
     CROSS_GROUP,
@@ -88,7 +89,7 @@ def _belief(ctx: _Ctx, i: int) -> Belief | None:
         c = max(0.0, ctx.windows[i][0] - _period(fault.stream))  # the last message before the window
         phase, end = phase_at(plan, c), c + time_to_change_s(plan, c)  # min_end_time is absolute
         return lambda t: (phase, max(0.0, end - t))
-    if op is FaultOperator.MAP_MISASSOCIATION and fault.target_group in (None, CROSS_GROUP):
+    if rewires_lanes(fault) and fault.target_group in (None, CROSS_GROUP):  # a real or a forged MAP
         return lambda t: (phase_at(plan, t, CROSS_GROUP), time_to_change_s(plan, t, CROSS_GROUP))
     return None
 
@@ -189,7 +190,7 @@ def _signal_content(ctx: _Ctx, i: int) -> Iterator[Finding]:
                           "a countdown error matters only on an amber (GLOSA: a red) that stops the ego at the "
                           "decision epoch; the fault covers none", (_f(i, "magnitude"), _f(i, "anchor")),
                           _pick_repair(ctx, i, "semantic_corruption", [*scene, composite]))
-    elif op is FaultOperator.MAP_MISASSOCIATION:
+    elif rewires_lanes(fault):
         yield Finding("semantic_corruption", Severity.ERROR,
                       "the cross group never lets the ego go where its own group stops it, nor shows green while "
                       "it stands at its red", (_f(i, "anchor"), _f(i, "target_group")),
@@ -278,7 +279,7 @@ def _semantic_corruption(ctx: _Ctx) -> Iterator[Finding]:
         op = fault.operator
         kind = FAULT_OPERATORS[op.value].tolerance  # lastv2x.core.tolerance
         if op is FaultOperator.FREEZE and fault.stream is Stream.MAP and ctx.signal_app and not any(
-                f.operator is FaultOperator.MAP_MISASSOCIATION for f in spec.faults):
+                rewires_lanes(f) for f in spec.faults):
             yield Finding("semantic_corruption", Severity.ERROR,
                           "MAP does not change during a scenario: a frozen MAP repeats the truth",
                           (_f(i, "operator"),), Repair("drop the MAP instead", ((_f(i, "operator"), "drop"),)))
@@ -320,7 +321,7 @@ def _semantic_corruption(ctx: _Ctx) -> Iterator[Finding]:
                 yield from _safe_side(ctx, i)
         elif op is FaultOperator.GHOST_SENDER and fault.magnitude is not None:
             yield from _ghost_visibility(ctx, i)
-        elif op is FaultOperator.MAP_MISASSOCIATION and not ctx.signal_app:
+        elif rewires_lanes(fault) and not ctx.signal_app:
             yield Finding("semantic_corruption", Severity.ERROR,
                           f"{ctx.app.name} does not read the lane -> signal-group association",
                           (_f(i, "operator"),), Repair("use a signal application or another operator", ()))

@@ -44,7 +44,9 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_NONE, r"\bduplicat\w*|out of order|re-?order\w*|(scal|multipl)\w* by|factor of|\b(doubled|halved|tripled)\b"
             r"|\b(arriv\w*|sent|received|delivered|comes?|shows? up) twice\b|\b(two|2|extra) copies\b", True),
     # messages that were never sent (injection): no operator adds messages
-    (_NONE, r"\bfake (\w+ ){0,2}(alerts?|messages?|warnings?|events?|broadcasts?|bsms?|packets?|spats?)\b|\binject\w*"
+    # (a fake sender that broadcasts is a forged one: "a fake roadside unit broadcasts", below)
+    (_NONE, r"\bfake (?!(rsus?|roadside units?|road-side units?|vehicles?|cars?|trucks?|senders?)\b)(\w+ ){0,2}(alerts?"
+            r"|messages?|warnings?|events?|broadcasts?|bsms?|packets?|spats?)\b|\binject\w*"
             r"|\bghost messages?\b", False),
     # a forged vehicle (ghost_sender): what it is wrong about is that the sender exists
     (_WRONG, r"\bphantom\b|\bghost[- ](vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"

@@ -153,6 +153,16 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             if shown or own:
                 f.target_phase = lx.PHASES[shown.group("ph") if shown else own[-1]]
                 f.notes.append(f"target_phase {f.target_phase} (what the forged RSU's SPaT shows, {g.cue!r})")
+        # its MAP "tying our lane to the cross street's signal": the content of a forged MAP, not a second fault
+        # (a lane-association cue of its sentence, said apart or merged into the forger's own cue)
+        for g in [d for d in faults if d.operator is FaultOperator.MAP_MISASSOCIATION and d.sentence == f.sentence]:
+            faults.remove(g)
+            f.start, f.end = min(f.start, g.start), max(f.end, g.end)
+        rewired = next((m for op, pattern, *_ in lx.fault_cue_table() if op is FaultOperator.MAP_MISASSOCIATION
+                        for m in [rx(pattern).search(p.n.sentence(f.sentence))] if m), None)
+        if rewired is not None:
+            f.stream, f.stream_named = Stream.MAP, True
+            f.notes.append(f"stream MAP (the forged RSU's MAP rewires the ego's lane: {rewired.group(0)!r})")
     if len(faults) > MAX_FAULTS:
         p.findings.append(Finding("parser.fault_count", Severity.WARNING,
                                   f"the intent names {len(faults)} faults; the first {MAX_FAULTS} were kept",
@@ -231,6 +241,8 @@ _BACK_TO_MESSAGES = rx(r"\b(those|these|the same|such|said) (messages?|notices?|
 
 def _fault_stream(p: ParseState, app: Application, f: FaultDraft, faults: list[FaultDraft],
                   streams: list[tuple[Stream, int, int]]) -> None:
+    if f.stream_named and f.stream is not None:
+        return  # its own words settled it (a forged RSU's MAP rewiring the ego's lane)
     mine = [(st, a) for st, a, _b in streams if owner_of(faults, p, a) is f]
     if mine:
         # a stream in the fault's own clause first ("SPaT messages arrive with 0.5 s of lag, and the MAP ...")

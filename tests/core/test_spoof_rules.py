@@ -62,7 +62,7 @@ def test_a_window_that_misses_the_decision_epoch_is_the_usual_finding() -> None:
 
 
 @pytest.mark.parametrize(("fault", "field"), [({"magnitude": 3.0}, "magnitude"), ({"field": "phase"}, "field"),
-                                              ({"stream": "MAP"}, "stream")])
+                                              ({"stream": "BSM"}, "stream")])
 def test_what_a_spoofed_rsu_does_not_take(fault: dict, field: str) -> None:
     errs = _errors(_spec(**fault))
     assert any(f.check == "operator_field" and f"faults[0].{field}" in f.fields for f in errs)

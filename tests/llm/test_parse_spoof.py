@@ -29,3 +29,17 @@ def test_a_spoofed_car_stays_a_ghost_and_a_lying_rsu_stays_a_phase_corruption() 
     assert [f.operator.value for f in ghost.spec.faults] == ["ghost_sender"]
     corrupt = ROLES.parse_intent("RLVW where the roadside unit's SPaT says green while the light is red.", seed=3)
     assert [f.operator.value for f in corrupt.spec.faults] == ["spat_phase_corrupt"]
+
+
+@pytest.mark.parametrize("text", [
+    "RLVW where a fake roadside unit broadcasts a MAP that ties our lane to the cross street signal.",
+    "RLVW where a fake roadside unit links our lane to the wrong signal group.",
+    "GLOSA test: an attacker impersonates the RSU and sends forged MAP messages for the junction.",
+])
+def test_a_forged_roadside_unit_s_map_is_one_spoofed_rsu_on_map(text: str) -> None:
+    """Its lane rewiring is the forged MAP's content, not a second fault (a map_misassociation of the real RSU);
+    nothing is reported unread ("a fake roadside unit broadcasts" is a forger, not an injection no operator has)."""
+    res = ROLES.parse_intent(text, seed=3)
+    (f,) = res.spec.faults
+    assert (f.operator.value, f.stream.value, f.target_phase) == ("spoofed_rsu", "MAP", None)
+    assert not [x for x in res.findings if x.check == "parser.unparsed_fault"]

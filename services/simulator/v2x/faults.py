@@ -58,7 +58,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lastv2x.core.catalogue import FAULT_OPERATORS, Registry, Stream
-from lastv2x.core.faults import GHOST_SENDER_DEFAULT, SPOOFED_RSU_DEFAULT
+from lastv2x.core.faults import GHOST_SENDER_DEFAULT, SPOOFED_RSU_DEFAULT, rewires_lanes
 from lastv2x.core.rng import Substream, counter_uniform, stable_hash64, substream
 from lastv2x.core.spec import Phase
 
@@ -467,8 +467,9 @@ class _GhostSender:
 
 
 class _SpoofedRsu:
-    """The forged roadside unit's SPaTs are made by :meth:`FaultEngine.spoof_spat` (the transmit step adds them
-    to the step's SPaT, so the channel carries them from the junction's RSU site); here they are only counted."""
+    """The forged roadside unit's SPaTs (MAPs) are made by :meth:`FaultEngine.spoof_spat` (``spoof_map``; the
+    transmit step adds them to the step's SPaT or MAP, so the channel carries them from the junction's RSU site);
+    here they are only counted."""
 
     name = "spoofed_rsu"
 
@@ -610,7 +611,7 @@ class FaultEngine:
             af = ActiveFault(f, ctx, window, OPERATORS[info.name], stream, fld, key, senders, groups, lanes,
                              activity, sender_names=frozenset(resolved_senders) or None)
             tg = getattr(item, "target_group_id", None) or f.target_group
-            if info.name == "map_misassociation":
+            if rewires_lanes(f):  # map_misassociation, a forged MAP: the cross group unless one is named
                 tg = tg or CROSS_GROUP_ALIAS
             if tg is not None:
                 name = ctx.cross_group_id if tg == CROSS_GROUP_ALIAS else (
@@ -637,7 +638,7 @@ class FaultEngine:
                     raise ValueError(f"fault {f.name!r}: a spoofed_rsu needs a signal group to lie about")
                 k = senders.key(name)
                 af.spoof = SpoofedRsu(k, senders.hash_rows([k])[0], af.target_group_key,
-                                      ctx.phases.code(f.target_phase or Phase.GREEN))
+                                      ctx.phases.code(f.target_phase or Phase.GREEN), stream=stream)
             self.faults.append(af)
         self._streams = frozenset(af.stream for af in self.faults)  # the streams some fault acts on
         self.ghosts = [af for af in self.faults if af.ghost is not None]  # empty: the transmit step skips them
@@ -678,6 +679,10 @@ class FaultEngine:
     def spoof_spat(self, t_prev_s: float | None, t_s: float, jitter: Any) -> SpatBatch | None:
         """The forged roadside units' SPaTs due in ``(t_prev_s, t_s]`` (:func:`.forged.spoof_spat`); None: none."""
         return forged.spoof_spat(self.spoofers, self.ctx, t_prev_s, t_s, jitter)
+
+    def spoof_map(self, t_prev_s: float | None, t_s: float, jitter: Any) -> MapBatch | None:
+        """The forged roadside units' MAPs due in ``(t_prev_s, t_s]`` (:func:`.forged.spoof_map`); None: none."""
+        return forged.spoof_map(self.spoofers, t_prev_s, t_s, jitter)
 
     def active(self, t_s: float) -> list[ActiveFault]:
         return [af for af in self.faults if af.window.active(t_s)]

@@ -19,10 +19,12 @@ from lastv2x.core.catalogue import Stream
 from .messages import (
     BSM_PERIOD_S,
     EVENT_HARD_BRAKING,
+    MAP_PERIOD_S,
     MSG_COUNT_MOD,
     NO_KEY,
     SPAT_PERIOD_S,
     BsmBatch,
+    MapBatch,
     SpatBatch,
     due_mask,
 )
@@ -79,7 +81,9 @@ class SpoofedRsu:
     """A spoofed_rsu's forged roadside unit: its sender key and id hash (slot phase, bus delays, link draws: all
     keyed by its id), the signal group it lies about and the phase code it shows, the real RSU of that junction
     (``origin_key``: the intersection its SPaT claims to describe; ``site``: the site index it transmits beside,
-    set by the V2X source) and its message count."""
+    set by the V2X source) and its message count. On MAP (``stream``) it sends the junction's MAP rows of the ego's
+    approach lanes (``lanes``, ``stops_xy_m``: set by the V2X source from that site's real MAP) tied to
+    ``group_key``."""
 
     key: int
     sender_hash: Any
@@ -88,11 +92,16 @@ class SpoofedRsu:
     origin_key: int = NO_KEY
     site: int = -1
     count: int = 0
+    stream: Stream = Stream.SPAT
+    lanes: Any = None  # MAP: the ego's approach lane keys the forged MAP describes
+    stops_xy_m: Any = None  # MAP: their stop bars (L, 2), as the real MAP gives them
 
-    #: each forged SPaT's timestamp is its sample time plus this (one SPaT period): the receiver keeps the
-    #: newest-stamped SPaT per group, and a real SPaT sampled up to a period later is stamped no later, so it
-    #: never replaces the forged one (a tie keeps the held message)
-    lead_s: float = SPAT_PERIOD_S
+    @property
+    def lead_s(self) -> float:
+        """Each forged message's timestamp is its sample time plus one period of its stream: the receiver keeps the
+        newest-stamped SPaT per group (MAP per lane), and a real one sampled up to a period later is stamped no
+        later, so it never replaces the forged one (a tie keeps the held message)."""
+        return MAP_PERIOD_S if self.stream is Stream.MAP else SPAT_PERIOD_S
 
 
 def forged_slot(sender_hash: int, stream: Stream, period_s: float, t_prev_s: float | None, t_s: float, jitter: Any,
@@ -151,7 +160,7 @@ def spoof_spat(spoofers: Sequence[Any], ctx: Any, t_prev_s: float | None, t_s: f
     for af in spoofers:
         sp = af.spoof
         assert sp is not None
-        if not af.window.active(t_s):
+        if sp.stream is not Stream.SPAT or not af.window.active(t_s):
             continue
         delay = forged_slot(sp.sender_hash, Stream.SPAT, SPAT_PERIOD_S, t_prev_s, t_s, jitter, sp.count)
         if delay is None:
@@ -177,4 +186,31 @@ def spoof_spat(spoofers: Sequence[Any], ctx: Any, t_prev_s: float | None, t_s: f
                      timestamp_s=np.asarray(col[8], np.float64), hop_count=np.zeros(n, np.int64))
 
 
-__all__ = ["GHOST_BRAKE_MPS2", "GHOST_EVENT_ID", "GhostVehicle", "SpoofedRsu", "forged_slot", "ghost_bsms", "spoof_spat"]
+def spoof_map(spoofers: Sequence[Any], t_prev_s: float | None, t_s: float, jitter: Any) -> MapBatch | None:
+    """The MAPs the forged roadside units on MAP (``spoofed_rsu``) whose window is open send in ``(t_prev_s, t_s]``
+    (None: none due): the ego's approach lanes with their true stop bars, each tied to the forger's group, stamped
+    :attr:`SpoofedRsu.lead_s` ahead. Slot phase and bus delays are the BUS_JITTER draws of the forger's id."""
+    parts: list[MapBatch] = []
+    for af in spoofers:
+        sp = af.spoof
+        assert sp is not None
+        if sp.stream is not Stream.MAP or not af.window.active(t_s):
+            continue
+        delay = forged_slot(sp.sender_hash, Stream.MAP, MAP_PERIOD_S, t_prev_s, t_s, jitter, sp.count)
+        if delay is None:
+            continue
+        msg_id = sp.count
+        sp.count += 1
+        n = len(sp.lanes)
+        parts.append(MapBatch(sender=np.full(n, sp.key, np.int64), msg_id=np.full(n, msg_id, np.int64),
+                              msg_count=np.full(n, msg_id % MSG_COUNT_MOD, np.int64),
+                              lane=np.asarray(sp.lanes, np.int64), group=np.full(n, sp.group_key, np.int64),
+                              stop_x_m=np.asarray(sp.stops_xy_m, np.float64)[:, 0].copy(),
+                              stop_y_m=np.asarray(sp.stops_xy_m, np.float64)[:, 1].copy(),
+                              tx_time_s=np.full(n, t_s + delay), timestamp_s=np.full(n, t_s + sp.lead_s)))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else MapBatch.concat(parts)
+
+
+__all__ = ["GHOST_BRAKE_MPS2", "GHOST_EVENT_ID", "GhostVehicle", "SpoofedRsu", "forged_slot", "ghost_bsms", "spoof_map", "spoof_spat"]

@@ -281,6 +281,13 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
                                  "lies about")
             sp.site, sp.origin_key = site, int(self.rsu_keys[site])
             self.rsu_index[sp.key] = site
+            if sp.stream is Stream.MAP:  # a forged MAP: the site's real rows of the ego's approach lanes
+                lanes, _groups, stops = self.rsu_lanes[site]
+                mine = np.isin(lanes, np.asarray(self.ego_lane_keys, np.int64))
+                if not mine.any():
+                    raise ValueError(f"fault {af.fault.name!r}: the MAP of the RSU serving the group a spoofed_rsu "
+                                     "ties the ego's lanes to describes none of them")
+                sp.lanes, sp.stops_xy_m = lanes[mine], np.asarray(stops, np.float64).reshape(-1, 2)[mine]
         # RSU-to-RSU backhaul (v2x.backhaul): per site, the sites its SPaT is forwarded to over the wire
         bh = program.v2x.backhaul
         self.backhaul_to: list[list[int]] | None = None

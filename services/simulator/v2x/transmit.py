@@ -105,7 +105,8 @@ class Transmitter:
             if self.faults.ghosts else None
         # forged roadside units (spoofed_rsu) due now; none without such a fault
         spoof = self.faults.spoof_spat(self.t_prev, t, self.jitter) if self.faults.spoofers else None
-        if not (vi.size or spat_due.size or map_due.size) and ghost is None and spoof is None:
+        spoof_map = self.faults.spoof_map(self.t_prev, t, self.jitter) if self.faults.spoofers else None
+        if not (vi.size or spat_due.size or map_due.size) and ghost is None and spoof is None and spoof_map is None:
             return None  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
             vk = keys[vi]
@@ -144,6 +145,8 @@ class Transmitter:
             map_ = self._rsu_map(t, map_due)
         if spoof is not None:  # after the real ones (the channel carries them from the junction's RSU site)
             spat = SpatBatch.concat([spat, spoof]) if len(spat) else spoof
+        if spoof_map is not None:
+            map_ = MapBatch.concat([map_, spoof_map]) if len(map_) else spoof_map
         # faults (per message, all receivers)
         steps: dict[Stream, StepBatch] = {}
         sent = False

@@ -26,7 +26,7 @@ def _rlvw(t_dec: float = 28.0, **fault: object) -> dict:
 
 def test_the_catalogue_entry() -> None:
     info = FAULT_OPERATORS["spoofed_rsu"]
-    assert info.failure_class is FailureClass.FRESH_BUT_WRONG and info.streams == (Stream.SPAT,)
+    assert info.failure_class is FailureClass.FRESH_BUT_WRONG and info.streams == (Stream.SPAT, Stream.MAP)
     assert info.magnitude_range is None and info.knobs == ()  # weakened only through its window
     assert not info.requires_sender  # the forged id defaults to 'rsu_spoof'
 
@@ -121,3 +121,38 @@ def test_the_simulator_refuses_a_program_whose_forger_has_a_real_id() -> None:
     errors = ErrorCollector()
     validate_faults(bad, errors)
     assert [v.field for v in errors.violations] == ["program.faults[0].fault.sender"]
+
+
+def _rewired(operator: str, app: str = "RLVW") -> dict:
+    """The reference RLVW/GLOSA scene with one MAP fault tying the ego's lane to the cross group, after the
+    verifier's repair of the signal timing (the cross group must show green where the ego's stops it)."""
+    from services.search.repairs import verifier_repaired
+
+    spec = parse_spec({"application": app, "faults": [{"name": "m", "operator": operator, "stream": "MAP"}]})
+    repaired, _records = verifier_repaired(spec)
+    assert repaired is not None
+    return repaired
+
+
+@pytest.mark.parametrize("app", ["RLVW", "GLOSA"])
+def test_a_forged_map_rewires_the_ego_s_lane_as_a_misassociated_real_one(app: str) -> None:
+    """spoofed_rsu on MAP: a forger beside the junction's RSU sends, at 1 Hz, the ego's approach lanes tied to the
+    cross group, stamped a MAP period ahead; the ego reads the cross group's phase, as with the real RSU's MAP
+    misassociated (map_misassociation), and enters on red where its twin stops. The verifier judges both alike."""
+    forged, real = _rewired("spoofed_rsu", app), _rewired("map_misassociation", app)
+    assert verify(forged).ok and verify(real).ok
+    outs = [run_one(program_from_spec_on_straight_roads(s), None, SimulatorLimits())[0] for s in (forged, real)]
+    for o in outs:
+        assert o.admitted and "red_entry" in o.md.violations and not o.gt.violations
+    assert outs[0].md.red_entries[0].t_s == pytest.approx(outs[1].md.red_entries[0].t_s, abs=0.2)
+    src = V2XInformationSource()
+    run(program_from_spec_on_straight_roads(forged), src, 0)
+    (act,) = src.faults.activities()
+    assert act.operator == "spoofed_rsu" and act.stream == "MAP" and act.messages_affected >= 10  # 1 Hz
+
+
+def test_a_forged_map_shows_no_phase_and_takes_no_magnitude() -> None:
+    spec = parse_spec({"application": "RLVW", "faults": [{"name": "m", "operator": "spoofed_rsu", "stream": "MAP",
+                                                           "target_phase": "green"}]})
+    problems = [f for f in verify(spec).findings if f.severity.value == "error" and "target_phase" in " ".join(f.fields)]
+    assert problems and problems[0].repair.patch == (("faults[0].target_phase", None),)
