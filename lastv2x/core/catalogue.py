@@ -394,7 +394,10 @@ for _o in (
                       # "6 m further ahead than in reality", "ahead of where it is": reported forwards
                       negative_words=r"\b(further|farther|more) (ahead|forward)\b|\b(ahead|forward|in front) of "
                                      r"(where|its|their|the (true|real|actual))\b",
-                      positive_words=r"\b(behind|back\w*|lag\w*|trail\w*|short of)\b",
+                      # (and any word of a relative direction: "10 m farther away than actual", "closer than it
+                      # is" state one, whichever sign the parser gives it)
+                      positive_words=r"\b(behind|back\w*|lag\w*|trail\w*|short of|farther|further|closer|nearer"
+                                     r"|away)\b",
                       cue_families=("wrong",), tolerance="position"),
     FaultOperatorInfo("bsm_speed_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,),
                       "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed.",

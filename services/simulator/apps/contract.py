@@ -44,7 +44,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from lastv2x.core.catalogue import Application
 from services.simulator.apps import APPS
-from services.simulator.apps.base import Action, AppContext, DecideFn, Decision, EgoState
+from services.simulator.apps.base import (
+    Action,
+    AppContext,
+    DecideFn,
+    Decision,
+    EgoState,
+    future_stamped,
+)
 from services.simulator.info import EgoInformation
 from services.simulator.v2x.wire import RawMessage
 
@@ -192,13 +199,25 @@ class DecideFnApp:
 
 def _with_plausibility(decide: DecideFn, bound_s: float) -> DecideFn:
     """``decide`` on a context with the plausibility option on (``AppContext.plausible_age_s = bound_s``): the
-    context paired execution hands in gets its checked twin once (kept beside it, by identity)."""
-    twins: weakref.WeakKeyDictionary[AppContext, AppContext] = weakref.WeakKeyDictionary()
+    context paired execution hands in gets its checked twin once (kept beside it, by identity). Per run it also
+    remembers the signal groups whose SPaT, or whose lane's MAP, it once saw stamped in the future
+    (``base.future_stamped``: a forged roadside unit): their SPaT reads as stamped in the future for the rest of
+    the run, so the forger is not trusted again once its stamp, a period ahead, ages past zero. When no such
+    stamp was seen the information passes unchanged, so the decisions are the freshness check's alone."""
+    twins: weakref.WeakKeyDictionary[AppContext, tuple[AppContext, set[str]]] = weakref.WeakKeyDictionary()
 
     def checked(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision | None) -> Decision:
-        twin = twins.get(ctx)
-        if twin is None:
-            twin = twins[ctx] = ctx if ctx.plausible_age_s == bound_s else replace(ctx, plausible_age_s=bound_s)
+        held = twins.get(ctx)
+        if held is None:
+            twin = ctx if ctx.plausible_age_s == bound_s else replace(ctx, plausible_age_s=bound_s)
+            held = twins[ctx] = (twin, set())
+        twin, forged = held
+        forged.update(g for g, sig in info.signals.items() if future_stamped(sig.aoi_s))
+        if info.ego_group_id is not None and future_stamped(info.map_aoi_s):
+            forged.add(info.ego_group_id)
+        if forged and not forged.isdisjoint(info.signals):
+            info = replace(info, signals={g: replace(sig, aoi_s=-math.inf) if g in forged else sig
+                                          for g, sig in info.signals.items()})
         return decide(info, ego, twin, prev)
 
     return checked

@@ -93,9 +93,9 @@ def _signal_decide(app: Application, info: EgoInformation, ego: EgoState, ctx: A
         dec = _epoch_rule(app, info, ego, ctx)
         if not dec.info_valid and ctx.plausible_age_s is not None:
             old = ctx.implausible_signal(info)
-            if old is not None:  # the plausibility option: a SPaT older than its bound is a warning to stop
-                dec = replace(dec, action=Action.STOP, reason="SPaT older than the plausibility bound: stop",
-                              aoi_s=old.aoi_s)
+            if old is not None:  # the plausibility option: a SPaT older than its bound (or from the future) stops
+                why = "stamped in the future" if old.aoi_s < 0.0 else "older than the plausibility bound"
+                dec = replace(dec, action=Action.STOP, reason=f"SPaT {why}: stop", aoi_s=old.aoi_s)
         return replace(dec, known_ahead=ctx.junctions_known_ahead(info, ego))
     return None
 

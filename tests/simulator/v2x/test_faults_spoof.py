@@ -156,3 +156,25 @@ def test_a_forged_map_shows_no_phase_and_takes_no_magnitude() -> None:
                                                            "target_phase": "green"}]})
     problems = [f for f in verify(spec).findings if f.severity.value == "error" and "target_phase" in " ".join(f.fields)]
     assert problems and problems[0].repair.patch == (("faults[0].target_phase", None),)
+
+
+def test_the_freshness_option_catches_a_forged_rsu_by_its_stamps_from_the_future() -> None:
+    """The reference build's plausibility option (``reference:freshness=0.3``) also distrusts a stamp from the
+    future (beyond half a SPaT period) and, for the rest of the run, the group it was seen on: the forged green
+    and the forged MAP no longer pass (the ego stops, 'SPaT stamped in the future'), while on the same scenes
+    without a forger its decisions are the reference's to the byte."""
+    from services.simulator.apps.plugin import resolve_app
+
+    checked = resolve_app("reference:freshness=0.3")
+    green = parse_spec(_rlvw(anchor={"kind": "signal_event", "event": "amber_onset", "offset_s": -1.0},
+                             duration_s=None))
+    for spec in (green, _rewired("spoofed_rsu")):
+        program = program_from_spec_on_straight_roads(spec)
+        plain, _ = run_one(program, None, SimulatorLimits())
+        caught, _ = run_one(program, None, SimulatorLimits(), app=checked)
+        assert plain.admitted and not caught.admitted and not caught.md.violations
+        assert any(d.reason == "SPaT stamped in the future: stop" for d in caught.md.decisions)
+    clean = program_from_spec_on_straight_roads(parse_spec(rlvw_spec(t_dec=28.0)))
+    a, _ = run_one(clean, None, SimulatorLimits(), app=checked)
+    b, _ = run_one(clean, None, SimulatorLimits())
+    assert [(d.t_s, d.action, d.reason) for d in a.md.decisions] == [(d.t_s, d.action, d.reason) for d in b.md.decisions]
