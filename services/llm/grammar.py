@@ -49,8 +49,8 @@ from services.llm.assignment import Assigner
 from services.llm.intent_agents import (
     _behaviours,
     _chain,
-    _fcw_hazard,
     _gaps,
+    _lead_hazard,
     _maneuvers,
     _platoon,
     _speeds,
@@ -116,7 +116,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     fault_magnitudes(p, app, faults)
     faults = merge_restatements(p, faults)
     _speeds(p, roles, ego, agents)
-    _fcw_hazard(p, app, agents, faults)
+    _lead_hazard(p, app, agents, faults)
     for q in n.quantities:
         if q.used is None:
             p.note(f"unused quantity {q.raw!r}")

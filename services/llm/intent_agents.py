@@ -43,7 +43,7 @@ STOPPED_LEAD_MPS = 0.5  # "a stopped car ahead": the slowest a vehicle may drive
 SLOW_LEAD_MPS = 4.0  # "a slow car ahead", m/s
 FCW_LEAD_BRAKE_AT_S = 4.0  # the default hazard's onset: a lead braking hard, as EEBL's default
 GHOST_LEAD_BEYOND_M = 40.0  # an FCW/EEBL lead the intent does not place sits this far beyond a phantom vehicle
-# where a lead's hard brake was read when no subject was named (-1: EEBL's default), until _fcw_hazard pops it
+# where a lead's hard brake was read when no subject was named (-1: EEBL's default), until _lead_hazard pops it
 _BRAKE_AT = "__brake_at"
 
 
@@ -54,7 +54,7 @@ def _said_of_phantom(p: ParseState, faults: Sequence[Any], pos: int) -> bool:
         and owner.operator == FaultOperator.GHOST_SENDER
 
 
-def _fcw_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any]],
+def _lead_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any]],
                 faults: Sequence[Any] = ()) -> None:
     """FCW warns of a closing lead. A stopped or slow lead when the intent says so; else, unless it gave the
     lead a speed or a behaviour, a lead braking hard (the reference scene's hazard): a lead cruising at
@@ -125,7 +125,7 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
                 behaviour["decel_mps2"] = p.use(d, f"{role}.behaviour.decel_mps2")
         p.note(f"{role}.behaviour hard_brake from {m.group(0)!r}")
         if subj is None:
-            behaviour[_BRAKE_AT] = m.start()  # whose brake it is, the phantom's or the lead's: _fcw_hazard decides
+            behaviour[_BRAKE_AT] = m.start()  # whose brake it is, the phantom's or the lead's: _lead_hazard decides
     if app is Application.EEBL:
         lead = agent_for(agents, "lead").setdefault("behaviour", {})
         if lead.get("kind") != "hard_brake":

@@ -8,7 +8,7 @@ forgers from the faults and asks here for what they send."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,22 +151,29 @@ def ghost_bsms(ghosts: Sequence[Any], t_prev_s: float | None, t_s: float, ego_s_
                     event_flags=np.where(braking, EVENT_HARD_BRAKING, 0).astype(np.int64))
 
 
+def _due_forgers(spoofers: Sequence[Any], stream: Stream, period_s: float, t_prev_s: float | None, t_s: float,
+                 jitter: Any) -> Iterator[tuple[Any, SpoofedRsu, int, float]]:
+    """(fault, forger, message id, bus delay) of each forged roadside unit on ``stream`` whose window is open and
+    whose slot falls in ``(t_prev_s, t_s]``; each one's message count moves on."""
+    for af in spoofers:
+        sp = af.spoof
+        assert sp is not None
+        if sp.stream is not stream or not af.window.active(t_s):
+            continue
+        delay = forged_slot(sp.sender_hash, stream, period_s, t_prev_s, t_s, jitter, sp.count)
+        if delay is None:
+            continue
+        sp.count += 1
+        yield af, sp, sp.count - 1, delay
+
+
 def spoof_spat(spoofers: Sequence[Any], ctx: Any, t_prev_s: float | None, t_s: float, jitter: Any) -> SpatBatch | None:
     """The SPaTs the forged roadside units (``spoofed_rsu``) whose window is open send in ``(t_prev_s, t_s]``,
     sampled at ``t_s`` (None: none due): one row, the target group showing the fault's phase held to the
     window's end (its min/max end time; a forged green's next green onset is now), stamped
     :attr:`SpoofedRsu.lead_s` ahead. Slot phase and bus delays are the BUS_JITTER draws of the forger's id."""
     rows: list[tuple[int, int, int, int, int, float, float, float, float]] = []
-    for af in spoofers:
-        sp = af.spoof
-        assert sp is not None
-        if sp.stream is not Stream.SPAT or not af.window.active(t_s):
-            continue
-        delay = forged_slot(sp.sender_hash, Stream.SPAT, SPAT_PERIOD_S, t_prev_s, t_s, jitter, sp.count)
-        if delay is None:
-            continue
-        msg_id = sp.count
-        sp.count += 1
+    for af, sp, msg_id, delay in _due_forgers(spoofers, Stream.SPAT, SPAT_PERIOD_S, t_prev_s, t_s, jitter):
         end = af.window.end_s if af.window.end_s is not None and math.isfinite(af.window.end_s) \
             else float(ctx.duration_s)
         ts = t_s + sp.lead_s
@@ -191,16 +198,7 @@ def spoof_map(spoofers: Sequence[Any], t_prev_s: float | None, t_s: float, jitte
     (None: none due): the ego's approach lanes with their true stop bars, each tied to the forger's group, stamped
     :attr:`SpoofedRsu.lead_s` ahead. Slot phase and bus delays are the BUS_JITTER draws of the forger's id."""
     parts: list[MapBatch] = []
-    for af in spoofers:
-        sp = af.spoof
-        assert sp is not None
-        if sp.stream is not Stream.MAP or not af.window.active(t_s):
-            continue
-        delay = forged_slot(sp.sender_hash, Stream.MAP, MAP_PERIOD_S, t_prev_s, t_s, jitter, sp.count)
-        if delay is None:
-            continue
-        msg_id = sp.count
-        sp.count += 1
+    for _af, sp, msg_id, delay in _due_forgers(spoofers, Stream.MAP, MAP_PERIOD_S, t_prev_s, t_s, jitter):
         n = len(sp.lanes)
         parts.append(MapBatch(sender=np.full(n, sp.key, np.int64), msg_id=np.full(n, msg_id, np.int64),
                               msg_count=np.full(n, msg_id % MSG_COUNT_MOD, np.int64),
