@@ -531,8 +531,6 @@ def _rule_penetration(c: _Ctx) -> None:
         c.fire("low_penetration", f"penetration {p:g} < {cat.PENETRATION_WARNING_BELOW:g}")
 
 
-
-
 def _rule_phantom_brake(c: _Ctx) -> None:
     """A phantom (ghost_sender) made the FCW/EEBL ego brake and its twin not, and nothing failed: nobody was behind
     it. The revised intent adds a tailgater (a follower strikes a warned, braking ego: the adjudicator's rule)."""

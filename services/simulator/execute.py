@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lastv2x.core.catalogue import APPLICATIONS
+from lastv2x.core.catalogue import APPLICATIONS, Stream
 from lastv2x.core.errors import ErrorCollector, FieldViolation, InvalidArgument
 from lastv2x.core.faults import (
     RSU_SENDER,
@@ -202,6 +202,10 @@ def validate_faults(program: ScenarioProgram, errors: ErrorCollector, path: str 
                 errors.add(f"{fpath}.operator", f"a forged roadside unit transmits from beside the RSU site of the "
                                                 f"junction it lies about, and no RSU serves {junction or 'it'}",
                            "place an RSU there (spec v2x.rsu_placement junction or chain)")
+            elif f.stream is Stream.MAP and junction not in {c.junction_id for c in ego.route.crossings}:
+                errors.add(f"{fpath}.target_group", f"a forged MAP ties the ego's approach lanes to the target group, "
+                                                    f"and the ego's route does not cross its junction {junction}",
+                           "name a group of a junction the ego's route crosses, or leave it unset (the cross group)")
         if f.operator in (FaultOperator.GHOST_SENDER, FaultOperator.SPOOFED_RSU):
             forged = forged_id(f)
             real = {v.id for v in program.vehicles} | {r.id for r in program.rsus} | {RSU_SENDER}

@@ -175,8 +175,6 @@ def agent_seed(seed: int, agent_id: str) -> int:
     return (seed ^ stable_hash64(f"agent:{agent_id}")) & (2**63 - 1)
 
 
-
-
 @dataclass(slots=True)
 class _Row:
     program: ScenarioProgram

@@ -178,3 +178,20 @@ def test_the_freshness_option_catches_a_forged_rsu_by_its_stamps_from_the_future
     a, _ = run_one(clean, None, SimulatorLimits(), app=checked)
     b, _ = run_one(clean, None, SimulatorLimits())
     assert [(d.t_s, d.action, d.reason) for d in a.md.decisions] == [(d.t_s, d.action, d.reason) for d in b.md.decisions]
+
+
+def test_a_forged_map_for_a_junction_off_the_ego_s_route_is_invalid_argument() -> None:
+    """A forged MAP ties the ego's approach lanes to its target group; one naming a group whose junction the ego's
+    route never crosses has no lane to rewire: INVALID_ARGUMENT naming the fault's target_group (never a crash)."""
+    program = program_from_spec_on_straight_roads(_rewired("spoofed_rsu"))
+    far = program.signal_groups[0].model_copy(update={"id": "jx.sg0", "junction_id": "jx"})
+    rsu = program.rsus[0].model_copy(update={"id": "rsu_x", "xy_m": (900.0, 900.0), "junction_id": "jx"})
+    fault = program.faults[0]
+    moved = fault.model_copy(update={"fault": fault.fault.model_copy(update={"target_group": "jx.sg0"}),
+                                     "target_group_id": "jx.sg0"})
+    bad = program.model_copy(update={"signal_groups": (*program.signal_groups, far), "rsus": (*program.rsus, rsu),
+                                     "faults": (moved,)})
+    with pytest.raises(InvalidArgument) as info:
+        run_one(bad, None, SimulatorLimits())
+    assert info.value.violations[0].field == "program.faults[0].fault.target_group"
+    assert "does not cross its junction jx" in info.value.violations[0].description
