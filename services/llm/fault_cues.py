@@ -51,7 +51,8 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     # a forged vehicle (ghost_sender): what it is wrong about is that the sender exists
     (_WRONG, r"\bphantom\b|\bghost[- ](vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
              r"|forged|spoofed|bogus|fake) (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?)\b|\b(does|do) ?n[o']?t (really )?exist"
-             r"|\b(is|are) ?n[o']?t (really )?there\b", False),
+             r"|\b(is|are) ?n[o']?t (really )?there\b|\b(pretend\w*|pos(es|ing|ed)) (to be |as )(a |an )?(\w+ ){0,1}"
+             r"(vehicles?|cars?|trucks?)\b|\bno (actual|real) (vehicles?|cars?|trucks?) (is )?there\b", False),
     # a forged roadside unit (spoofed_rsu): what it is wrong about is who sends the SPaT
     (_WRONG, r"\b(fake|forged|spoofed|rogue|bogus|counterfeit|impostor|fraudulent|malicious|cloned) (\w+ ){0,1}(rsus?"
              r"|roadside units?|road-side units?)\b|\b(impersonat\w*|masquerad\w*|pretend\w* to be|pos(es|ing|ed) as)\b"

@@ -193,9 +193,10 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
         if f.operator is FaultOperator.SPOOFED_RSU and f.target_phase is None:
             hit = nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|says|saying|displays"
                                  r"|advertises|announc\w*) (?:a |an |the )?(?:false |wrong |fake )?(?P<ph>green|red|amber"
-                                 r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)")
+                                 r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)"
+                                 r"|\bphase ?(?:=|:|of) ?(?P<ph3>green|red|amber|yellow)\b")
             if hit:
-                f.target_phase = lx.PHASES[hit.group("ph") or hit.group("ph2")]
+                f.target_phase = lx.PHASES[hit.group("ph") or hit.group("ph2") or hit.group("ph3")]
                 f.notes.append(f"target_phase {f.target_phase} (what the forged RSU's SPaT shows)")
         if f.operator is FaultOperator.SUPPRESS_SENDER and f.sender is None:
             f.sender = _default_sender(app, f.stream, agents)

@@ -165,7 +165,10 @@ GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?
                  r"|\b(vehicles?|cars?|trucks?|senders?) (that|which) (is|are|was|were) ?n[o']?t (really )?"
                  r"(there|real)\b|\b(vehicles?|cars?|trucks?|senders?) (that|which) (does|do) ?n[o']?t "
                  r"(really )?exist\b|\b(vehicles?|cars?|trucks?) (that )?(isn'?t|aren'?t|is not|are not) "
-                 r"(really )?(there|real)\b")
+                 r"(really )?(there|real)\b"
+                 # "somebody pretends to be a car up ahead", "there's no actual car there"
+                 r"|\b(pretend\w*|pos(es|ing|ed)) (to be |as )(a |an )?(\w+ ){0,1}(vehicles?|cars?|trucks?)\b"
+                 r"|\bno (actual|real) (vehicles?|cars?|trucks?) (is )?there\b")
 # a forged roadside unit (spoofed_rsu): SPaT from a transmitter that is not the junction's RSU
 _RSU_NOUN = r"(rsus?|roadside units?|road-side units?|traffic (light|signal) (transmitters?|beacons?)|signal beacons?)"
 SPOOFED_RSU = (r"\b(fake|forged|spoofed|rogue|bogus|counterfeit|impostor|fraudulent|malicious|cloned) (\w+ ){0,1}"
@@ -435,11 +438,11 @@ ONSET = {"amber": AnchorEvent.AMBER_ONSET, "red": AnchorEvent.RED_ONSET, "green"
 
 # ── vehicle roles ──────────────────────────────────────────────────────────
 _VEH = r"(vehicle|car|truck|bus|van|driver|motorist)"
-_BEHIND_EGO = r"(?:the ego(?: vehicle| car)?|us|me|our (?:car|vehicle)|it)\b"
+_BEHIND_EGO = r"(?:(?:the )?ego(?: vehicle| car)?|us|me|our (?:car|vehicle)|it)\b"
 # a vehicle behind the ego (role follower); also what the reflector looks for before it adds one. Its nouns are wider
 # than _VEH ("a sedan tailgates us", "a pickup follows us"); "behind" must not name what the ego itself follows
 _TRAILING = r"(vehicle|car|truck|bus|van|driver|motorist|sedan|suv|pickup|lorry|motorcycle|motorbike|bike|taxi|minivan" \
-            r"|coupe|hatchback|scooter|trailer)s?"
+            r"|coupe|hatchback|scooter|trailer|follower)s?"
 _NOT_AHEAD_OF_EGO = r"(?! (?:a|an|the|that|this|its) (?!ego\b))"
 FOLLOWER_CUE = (rf"\btailgaters?\b|tailgating {_TRAILING}|{_TRAILING} (?:is |keeps )?tailgat\w* {_BEHIND_EGO}"
                 rf"|{_TRAILING} (?:that is |which is |is )?(?:follow\w*|trail\w*) (?:close(?:ly)? )?(?:behind )?"
@@ -447,8 +450,8 @@ FOLLOWER_CUE = (rf"\btailgaters?\b|tailgating {_TRAILING}|{_TRAILING} (?:is |kee
                 rf"|{_TRAILING} (?:that is |which is |is )?(?:follow\w*|trail\w*|riding|driving|sitting|travell?ing) "
                 rf"(?:(?:right |close(?:ly)? |directly |just |immediately )?behind\b{_NOT_AHEAD_OF_EGO}"
                 rf"|(?:\w+ ){{0,2}}?<q\d+:dist> (?:behind|back)\b{_NOT_AHEAD_OF_EGO})"
-                rf"|{_TRAILING} (?:right |close(?:ly)? |directly |just |immediately )?behind {_BEHIND_EGO}"
-                rf"|{_TRAILING} on (?:our|the ego'?s?|its) (?:rear )?(?:bumper|tail)\b"
+                rf"|{_TRAILING} (?:right |close(?:ly)? |directly |just |immediately |<q\d+:dist> )?behind {_BEHIND_EGO}"
+                rf"|{_TRAILING} (?:right |just |riding )?on (?:our|the ego'?s?|its) (?:rear )?(?:bumper|tail)\b"
                 rf"|followed (?:close(?:ly)? |tightly )?by (?:a|an|another) (?:\w+ )?{_TRAILING}"
                 rf"|following {_TRAILING}\b(?! (?:a|an|the|that|this)\b)")
 ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
