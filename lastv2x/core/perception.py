@@ -19,6 +19,13 @@ Defaults and their sources:
   so every leader that matters for stopping at urban speeds is seen; the field makes the range
   explicit and settable.
 
+* **equipped drivers** (``equipped_see_signals``, off by default): a driver with V2X acts on a signal
+  it sees within ``signal_sight_distance_m`` as well as on its application. Off, an equipped ego of a
+  signal application (RLVW, GLOSA) acts on its application alone: RLVW's premise is a driver who
+  misses the light, and a message-driven ego that hears a junction's SPaT too late enters on red.
+  On, a GLOSA driver without an advisory stops for the red it can see, as people do (the LAST-V2X
+  corridor study's "direct SPaT changes little" at 50 m).
+
 When the rule applies (default-off, so programs without it keep their bytes): every unequipped
 vehicle of a program drives by sight when the spec sets ``perception`` or its ego is unequipped
 (``ego.equipped: false``; then with the default distances unless ``perception`` says otherwise).
@@ -110,6 +117,8 @@ def apply(program: Any, spec: ScenarioSpec | None = None) -> Any:
     assert spec is not None
 
     def see(v: Any, equipped: bool) -> Any:
+        if equipped and per.equipped_see_signals:  # a driver with V2X who also watches the signal face
+            return v.model_copy(update={"equipped": True, "sight_distance_m": per.signal_sight_distance_m})
         if equipped:
             return v if v.equipped else v.model_copy(update={"equipped": True})
         return v.model_copy(update={"equipped": False, "sight_distance_m": per.signal_sight_distance_m,

@@ -140,7 +140,8 @@ class ProgramVehicle(_Model):
     # drivers without V2X (lastv2x.core.perception); left out of the JSON when unset (programs keep their bytes)
     sight_distance_m: float | None = Field(
         None, gt=0.0, le=1000.0, exclude_if=lambda v: v is None,
-        description="signals acted on only within this distance of the stop bar; null = unlimited")
+        description="signals acted on only within this distance of the stop bar; null = unlimited (an equipped "
+                    "ego of a signal application given one watches the signal face besides its application)")
     perception_range_m: float | None = Field(
         None, gt=0.0, le=2000.0, exclude_if=lambda v: v is None,
         description="leaders perceived only within this bumper gap; null = unlimited")

@@ -361,13 +361,20 @@ class Variation(_Model):
 
 class Perception(_Model):
     """What a vehicle without V2X sees (``lastv2x.core.perception``, which gives the defaults' sources).
-    Set: every unequipped vehicle drives by it; unset: only an unequipped ego does, with the defaults."""
+    Set: every unequipped vehicle drives by it; unset: only an unequipped ego does, with the defaults.
+    ``equipped_see_signals``: equipped drivers watch the signal face too."""
 
     signal_sight_distance_m: float = Field(
         SIGNAL_SIGHT_DISTANCE_M, ge=1.0, le=1000.0,
         description="a signal is acted on once its stop bar is this close (MUTCD Table 4D-2), m")
     leader_range_m: float = Field(LEADER_RANGE_M, ge=1.0, le=2000.0,
                                   description="a leader is perceived within this bumper gap, m")
+    # left out of the JSON when unset: specs keep their bytes
+    equipped_see_signals: bool = Field(
+        False, exclude_if=lambda v: not v,
+        description="equipped drivers act on a signal they see within signal_sight_distance_m as well as on their "
+                    "application (a GLOSA driver who stops for a red it can see); false = an equipped ego of a "
+                    "signal application acts on its application alone (RLVW's inattentive driver)")
 
 
 class ScenarioSpec(_Model):

@@ -190,7 +190,8 @@ def _equipage(spec: ScenarioSpec) -> Iterator[Finding]:
         yield Finding("consistency", Severity.ERROR,
                       "the ego is unequipped: it receives no messages for the faults to act on",
                       ("ego.equipped", "faults"), Repair("equip the ego", (("ego.equipped", True),)))
-    if spec.perception is not None and spec.ego.equipped and all(a.equipped for a in spec.agents):
+    if spec.perception is not None and not spec.perception.equipped_see_signals and spec.ego.equipped and all(
+            a.equipped for a in spec.agents):
         yield Finding("consistency", Severity.WARNING,
                       "perception applies to unequipped vehicles, and every scenario vehicle is equipped",
                       ("perception",), Repair("drop perception", (("perception", None),)))

@@ -488,12 +488,14 @@ class ScenarioSpec(_message.Message):
     def __init__(self, spec_version: _Optional[str] = ..., application: _Optional[_Union[Application, str]] = ..., intent: _Optional[str] = ..., seed: _Optional[int] = ..., duration_s: _Optional[float] = ..., map: _Optional[_Union[MapQuery, _Mapping]] = ..., ego: _Optional[_Union[Ego, _Mapping]] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., v2x: _Optional[_Union[V2X, _Mapping]] = ..., signal: _Optional[_Union[SignalPlan, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ..., variation: _Optional[_Union[Variation, _Mapping]] = ..., perception: _Optional[_Union[Perception, _Mapping]] = ...) -> None: ...
 
 class Perception(_message.Message):
-    __slots__ = ("signal_sight_distance_m", "leader_range_m")
+    __slots__ = ("signal_sight_distance_m", "leader_range_m", "equipped_see_signals")
     SIGNAL_SIGHT_DISTANCE_M_FIELD_NUMBER: _ClassVar[int]
     LEADER_RANGE_M_FIELD_NUMBER: _ClassVar[int]
+    EQUIPPED_SEE_SIGNALS_FIELD_NUMBER: _ClassVar[int]
     signal_sight_distance_m: float
     leader_range_m: float
-    def __init__(self, signal_sight_distance_m: _Optional[float] = ..., leader_range_m: _Optional[float] = ...) -> None: ...
+    equipped_see_signals: bool
+    def __init__(self, signal_sight_distance_m: _Optional[float] = ..., leader_range_m: _Optional[float] = ..., equipped_see_signals: _Optional[bool] = ...) -> None: ...
 
 class Bounds(_message.Message):
     __slots__ = ("min", "max")

@@ -1,7 +1,8 @@
 """LAST-V2X §3.3, corridor traversal along an RSU chain: GLOSA on the built-in ``corridor`` (signalized
 junctions 250 m apart, one RSU per junction: ``rsu_placement: chain``), traversed whole (the ego starts at its first
 junction, ``map.whole_corridor``; seeded offsets per junction, ``signal.coordination: random``) at radio ranges 50 / 100 / 150 m, four
-arms: no V2X (``ego.equipped: false``, driving by sight), direct SPaT (each RSU its own junction), RSU relay
+arms (every driver, equipped or not, acts on the signal it sees within 100 m: ``perception.equipped_see_signals``):
+no V2X (``ego.equipped: false``, driving by sight alone), direct SPaT (each RSU its own junction), RSU relay
 over the radio (``v2x.spat_relay``) and RSU relay over the wired backhaul (``v2x.backhaul``). Per arm: the
 message-driven ego's stops and the junctions it holds fresh SPaT for ahead (``Decision.known_ahead``, mean
 over its decision epochs) and travel time, over seed-varied worlds (the ego's desired speed drawn per seed)."""
@@ -32,7 +33,10 @@ def spec_dict(arm: str, range_m: float, seed: int) -> dict:
          "map": {"town": "corridor", "junction_kind": "corridor", "whole_corridor": True},
          "signal": {"coordination": "random"}, "v2x": v2x,
          # seed-varied worlds: the ego's desired speed (so its arrival phase) drawn per seed
-         "variation": {"desired_speed_mps": {"min": 10.0, "max": 15.0}}}
+         "variation": {"desired_speed_mps": {"min": 10.0, "max": 15.0}},
+         # every driver watches the signal face within 100 m (MUTCD), equipped or not: GLOSA advises, it does not
+         # drive through a red its driver can see (perception.equipped_see_signals)
+         "perception": {"equipped_see_signals": True}}
     if arm == "no V2X":
         d["ego"] = {"equipped": False}
     return d

@@ -72,7 +72,7 @@ from services.llm.intent_text import (
     rx,
 )
 from services.llm.intent_timing import _arrivals, _scenario_duration, _signal_at_ego, _signal_plan
-from services.llm.intent_v2x import _v2x
+from services.llm.intent_v2x import _v2x, perception
 from services.llm.maps import MapView, junction_kind_for
 
 
@@ -165,6 +165,9 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     }
     if signal:
         spec["signal"] = signal
+    seen = perception(p)
+    if seen is not None:
+        spec["perception"] = seen
     if duration is not None:
         spec["duration_s"] = duration
     return GrammarResult(spec, p.notes, p.findings)

@@ -124,6 +124,21 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego
     return v2x
 
 
+def perception(p: ParseState) -> dict[str, Any] | None:
+    """``perception`` from the wording: drivers with V2X who still watch the lights (``equipped_see_signals``), and
+    how far a signal is seen (``signal_sight_distance_m``); None when the intent says neither."""
+    out: dict[str, Any] = {}
+    m = p.has(lx.SIGHT_DISTANCE)
+    if m and p.free(m, "q"):
+        out["signal_sight_distance_m"] = p.use(m, "perception.signal_sight_distance_m", "q")
+        p.note(f"perception.signal_sight_distance_m {out['signal_sight_distance_m']:g} from {m.group(0)!r}")
+    m = p.has(lx.SEES_SIGNALS)
+    if m:
+        out["equipped_see_signals"] = True
+        p.note(f"perception.equipped_see_signals from {m.group(0)!r} (equipped drivers act on the signal they see)")
+    return out or None
+
+
 def _agent_applications(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:
     """Mutual yield / "both vehicles run IMA": the conflict agent runs the application too."""
     if app not in (Application.IMA, Application.LTA) or not p.has(lx.MUTUAL_APP):

@@ -473,6 +473,18 @@ RSU_CUE = r"\brsus?\b|roadside unit|the (traffic )?(light|signal) controller|inf
 UNEQUIPPED = (r"\b(unequipped|un-equipped|not equipped|non-equipped|not v2x[- ]equipped|unconnected|non-connected"
               r"|not connected|legacy)\b|without (a |an )?(v2x|obu|radio|on-board unit)|\bno obu\b")
 EQUIPPED_NOTE = r"\b(equipped|connected)\b"
+# drivers with V2X who also act on the signal face they see (perception.equipped_see_signals): "the driver still
+# watches the lights", "drivers obey the signals they can see", "an attentive driver who stops at a visible red"
+SEES_SIGNALS = (r"\b(?:drivers?|everyone|everybody|ego)\b[^.;]{0,40}?(?<!not )(?<!n't )(?<!cannot )(?<!never )"
+                r"\b(?:watch(?:es|ing)?|sees?|seeing|looks? at|keeps? an eye on|obey(?:s|ing)?|respects?|follows?) "
+                r"(?:the |a |any |every |each |its |their |what )?(?:traffic |visible |red )?"
+                r"(?:lights?|signals?|signal (?:heads?|faces?))\b(?! (?:phase|timing|messages?|data))"
+                r"|\battentive drivers?\b|\bstops? (?:at|for) (?:a |any |the )?(?:visible )?reds? (?:it|they|he|she) "
+                r"(?:can )?sees?\b|\bvisible red")
+# how far a driver sees a signal: "sees the lights from 60 m", "signals visible from 60 m", "sight distance 60 m"
+SIGHT_DISTANCE = (r"\b(?:(?:lights?|signals?|signal (?:heads?|faces?))[^.;]{0,12}?\b(?:visible|seen|in sight)|sees? "
+                  r"(?:the |a )?(?:traffic )?(?:lights?|signals?|signal (?:heads?|faces?))|sight distance)"
+                  r"(?: of| is| =)?(?: (?:only |just )?(?:from|within|at|up to))? <q(?P<q>\d+):dist>")
 
 # ── maps and geometry ──────────────────────────────────────────────────────
 UNSUPPORTED_GEOMETRY = (

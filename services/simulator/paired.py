@@ -341,8 +341,10 @@ def run_rollouts(programs: Sequence[ScenarioProgram], seeds: Sequence[int], sour
         wire = active_codec()
     fns = app if isinstance(app, DecideFnApp) else None
     checked = fns is not None and not isinstance(fns, ReferenceApp)  # a team's functions: check each decision
-    # conflict-application egos obey the true signals; an unequipped ego drives by sight (no application)
-    obey = [APPLICATIONS[p.application].kind is AppKind.CONFLICT or not p.ego.equipped for p in programs]
+    # conflict-application egos obey the true signals; an unequipped ego drives by sight (no application), and so
+    # does an equipped one given a sight distance (perception.equipped_see_signals), besides its application
+    obey = [APPLICATIONS[p.application].kind is AppKind.CONFLICT or not p.ego.equipped
+            or p.ego.sight_distance_m is not None for p in programs]
     scene = Scene.from_programs(programs, obey)
     st = initial_state(scene)
     traces = traces or [None] * len(programs)

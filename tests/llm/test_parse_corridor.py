@@ -72,3 +72,24 @@ def test_the_channel_model_is_read(text: str, model: str | None) -> None:
 def test_where_and_how_high_the_rsu_stands_is_read(text: str, site: str | None, height_m: float | None) -> None:
     v2x = _spec(text)["v2x"]
     assert v2x.get("rsu_site") == site and v2x.get("rsu_height_m") == height_m
+
+
+@pytest.mark.parametrize(("text", "sees", "sight_m"), [
+    ("GLOSA along the whole corridor at 50 m radio range; the driver still watches the lights.", True, None),
+    ("RLVW test: the ego's driver sees the signals only from 30 m (fog), SPaT dropped for 3 s before the red.",
+     True, 30.0),
+    ("GLOSA on a corridor, an attentive driver who stops at a visible red, RSU relay over backhaul.", True, None),
+    ("GLOSA: drivers obey the traffic lights they can see; signal visible from 80 m.", True, 80.0),
+    # brake lights are not the signal, and a driver who cannot see is not one who watches
+    ("A car several vehicles ahead brakes hard and the ego cannot see its brake lights.", False, None),
+    ("RLVW with a SPaT freeze of 4 s at amber onset.", False, None),
+])
+def test_drivers_who_watch_the_lights_are_read(text: str, sees: bool, sight_m: float | None) -> None:
+    """issue 37 item 1: an equipped driver who also acts on the signal face it sees (perception.equipped_see_signals),
+    and how far it sees it."""
+    per = _spec(text).get("perception")
+    if not sees:
+        assert per is None or not per.get("equipped_see_signals", False)
+        return
+    assert per["equipped_see_signals"] is True
+    assert per["signal_sight_distance_m"] == (100.0 if sight_m is None else sight_m)

@@ -61,6 +61,43 @@ def test_an_equipped_ego_is_driven_by_its_application_as_before() -> None:
     assert execute_paired(prog).md.decisions  # the RLVW application decides
 
 
+def _silent_glosa(**kw: object) -> ScenarioSpec:
+    """A GLOSA ego without a roadside unit: its application never has SPaT, so never an advisory."""
+    from lastv2x.core.spec import V2X, RsuPlacement
+
+    return ScenarioSpec(application=Application.GLOSA, seed=3, duration_s=20.0, signal=RED_AHEAD,
+                        v2x=V2X(rsu_placement=RsuPlacement.NONE), **kw)
+
+
+def test_an_equipped_driver_who_watches_the_lights_stops_at_a_red_its_application_never_heard() -> None:
+    """perception.equipped_see_signals (issue 37 item 1): the GLOSA driver without SPaT stops for the red it sees,
+    in both rollouts; without the option the message-driven ego acts on its application alone and enters on red
+    (the ground-truth twin, with ideal SPaT, stops)."""
+    blind = execute_paired(program_from_spec_on_straight_roads(_silent_glosa()),
+                           md_source_factory=v2x_source_factory())
+    assert blind.md.red_entries and not blind.gt.red_entries
+    spec = _silent_glosa(perception=Perception(equipped_see_signals=True))
+    prog = program_from_spec_on_straight_roads(spec)
+    assert prog.ego.equipped and prog.ego.sight_distance_m == SIGNAL_SIGHT_DISTANCE_M
+    seen = execute_paired(prog, md_source_factory=v2x_source_factory())
+    assert seen.md.red_entries == () and seen.md.stops >= 1  # no advisory: it stops for the red it sees
+    assert seen.gt.red_entries == ()  # (the twin's advisory slows it to arrive on green)
+    assert seen.md.decisions  # the application still decides (and advises nothing: no SPaT)
+    assert not seen.admitted
+    # the field round-trips through the spec's JSON and is left out when off (specs keep their bytes)
+    assert parse_spec(spec.model_dump(mode="json")) == spec
+    assert "equipped_see_signals" not in Perception().model_dump_json()
+
+
+def test_the_verifier_keeps_quiet_about_perception_that_equipped_drivers_use() -> None:
+    from lastv2x.core.verifier import verify
+
+    warned = [f.message for f in verify(_silent_glosa(perception=Perception())).findings]
+    assert any("every scenario vehicle is equipped" in m for m in warned)
+    used = [f.message for f in verify(_silent_glosa(perception=Perception(equipped_see_signals=True))).findings]
+    assert not any("every scenario vehicle is equipped" in m for m in used)
+
+
 def test_unequipped_agents_drive_by_sight_only_when_the_spec_says_perception() -> None:
     agents = (Agent(id="lead", role="lead", gap_m=40.0, equipped=False),
               Agent(id="relay", role="relay", gap_m=20.0))
