@@ -83,13 +83,14 @@ def run(quick: bool, progress: Progress, *, tiny: bool = False) -> Row:
             f"(radio relay) / {m(res[('RSU relay (backhaul)', r0)]['ahead'])} (backhaul)")
     why = ("Our corridor's RSUs stand 250 m apart, beyond every radio range tested, so a radio relay (RSU to RSU "
            "over the air) cannot carry SPaT ahead: only the wired backhaul does; the paper's chain was built so "
-           "neighbouring RSUs hear each other. Ours is the built-in corridor (straight, five junctions, each with its "
-           "own seeded offset), traversed from its first junction, GLOSA is the reference advisory logic, and the no-V2X driver "
-           "decides by sight within 100 m (MUTCD); the paper's corridor is a CARLA town. Our GLOSA ego stops less "
-           "than the paper's at every arm (its advisory slows it to arrive on green). The red entries of the "
-           "equipped arms at 50 m have no fault behind them: an equipped ego decides on SPaT alone, never on the "
-           "light its driver could see, so one that hears a junction's SPaT too late to stop enters on red (issue "
-           "37 item 1: drivers who perceive like people).")
+           "neighbouring RSUs hear each other. Every driver watches the lights within 100 m (MUTCD), equipped or not "
+           "(perception.equipped_see_signals), so SPaT first heard 50 m before a junction changes little, as in "
+           "the paper. A relaying RSU also describes the junctions it relays in its MAP, and GLOSA's advisory stands "
+           "across the gaps in coverage until the stop bar it was made for: that is what cuts the relayed ego's "
+           "stops. Ours is the built-in corridor (straight, five junctions, each with its own seeded offset), "
+           "traversed from its first junction, with the reference GLOSA; the paper's corridor is a CARLA town. "
+           "Known ahead is a mean over the ego's decision epochs, some of which at 50 m fall before it hears any "
+           "RSU.")
     details = table(("range", "arm", "stops (MD ego)", "known ahead (mean over epochs)", "travel / end time s",
                      "red entries", "signalized junctions on route"), rows) + (
         "\n\nMeans over seeds; each seed draws the ego's desired speed in 10-15 m/s (`variation`), so it reaches "

@@ -74,3 +74,23 @@ def test_the_simulator_refuses_a_program_whose_backhaul_names_an_absent_rsu(buil
     with pytest.raises(InvalidArgument) as exc:
         validate_program(bad, SimulatorLimits.from_env({}))
     assert [v.field for v in exc.value.violations] == ["program.v2x.backhaul.links[0]"]
+
+
+def test_a_backhaul_relay_lets_glosa_plan_across_the_gaps_between_rsus(builtin_grounder, corridor_map):
+    """The corridor study at 50 m (issue 37 item 2; LAST-V2X §3.3): an RSU relaying the next junction's SPaT also
+    describes its lanes (MAP), so right after a junction the ego ties its lane to the next group and gets an
+    advisory, which stands across the gap in coverage; with direct SPaT it learns each junction only at 50 m and,
+    watching the lights, stops as a driver without V2X would. Seed 5 of the experiment: 2 stops direct, 0 relayed."""
+    from lastv2x_app.experiments.corridor import spec_dict
+    from services.simulator.paired import execute_paired
+    from services.simulator.v2x.stack import v2x_source_factory
+
+    def run(arm: str) -> object:
+        program = builtin_grounder.ground(parse_spec(spec_dict(arm, 50.0, 5)))
+        return execute_paired(program, program.seed, md_source_factory=v2x_source_factory(road_map=corridor_map)).md
+
+    direct, relayed = run("direct SPaT"), run("RSU relay (backhaul)")
+    assert direct.stops == 2 and relayed.stops == 0
+    assert direct.red_entries == () and relayed.red_entries == ()
+    # the advisories that carried it: made for the next junction while the ego was still near the last one
+    assert sum(d.action == "advise" for d in relayed.decisions) > sum(d.action == "advise" for d in direct.decisions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -95,6 +96,22 @@ def test_glosa_advises_arrival_on_the_next_green():
     assert dec.action is Action.ADVISE and dec.target_speed_mps == pytest.approx(110.0 / 11.0)
     far = glosa(_info(PHASE_GREEN, 30.0), _ego(p, 110.0), ctx, None)
     assert far.action is Action.ADVISE and far.target_speed_mps == pytest.approx(ctx.desired_speed_mps)
+
+
+def test_glosa_keeps_its_advisory_across_a_gap_in_spat_until_the_bar_it_was_made_for():
+    """Between a corridor's RSUs the SPaT ages out; the green onset the advisory aimed at is still predicted, so the
+    advisory stands until the ego reaches that bar or fresh SPaT returns (issue 37 item 2); another bar, none."""
+    p, ctx = _ctx(ScenarioSpec(application="GLOSA"))
+    glosa = APPS[Application.GLOSA].decide
+    advice = glosa(_info(PHASE_RED, 10.0), _ego(p, 110.0), ctx, None)
+    assert advice.action is Action.ADVISE and advice.bar_s_m is not None
+    gap = _ego(p, 100.0, t=5.7)  # the same bar, 10 m on
+    for silent in (_info(None), _info(PHASE_RED, 9.3, aoi=ctx.freshness_budget_s + 0.5)):
+        held = glosa(silent, gap, ctx, advice)
+        assert held.action is Action.ADVISE and held.target_speed_mps == advice.target_speed_mps and held.t_s == 5.7
+    elsewhere = glosa(_info(None), gap, ctx, dataclasses.replace(advice, bar_s_m=advice.bar_s_m - 250.0))
+    assert elsewhere.action is Action.PROCEED and elsewhere.reason == "no fresh SPaT: no advisory"
+    assert glosa(_info(None), gap, ctx, None).action is Action.PROCEED
 
 
 def _fcw_world():

@@ -20,7 +20,11 @@ reaches the stop bar ``GLOSA_MARGIN_S`` after the believed next green onset (red
 countdown; amber/green-too-late: ``time_to_green_s`` when the source knows it); at the
 epoch it applies the RLVW rule, except that a red believed to end at least
 ``GLOSA_RED_END_MARGIN_S`` before the ego reaches the bar is driven through (arriving on
-the coming green is the advisory's purpose). Stops are counted by the adjudicator.
+the coming green is the advisory's purpose). An advisory stands while SPaT is absent or stale
+until the ego reaches the stop bar it was made for or fresh SPaT returns: the green onset it
+aimed at is a prediction, not a message that ages (a corridor's RSUs cover only their junctions;
+one that relays the next junction's SPaT and MAP lets the ego plan across the gap). Stops are
+counted by the adjudicator.
 """
 
 from __future__ import annotations
@@ -121,13 +125,17 @@ def glosa(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision |
         return out
     sig = fresh_signal(info, ctx)
     v_max = ctx.desired_speed_mps
+    bar = _bar_s_m(ego)
     if sig is None:
+        if prev is not None and prev.action is Action.ADVISE and prev.bar_s_m is not None and abs(
+                prev.bar_s_m - bar) < NEW_BAR_M:  # between RSUs: the timing it advised on still predicts this bar
+            return prev.at(ego.t_s)
         return Decision(app, Action.PROCEED, ego.t_s, "no fresh SPaT: no advisory", info_valid=False)
     d = ego.stop_bar_distance_m
     t_green: float | None
     if sig.phase == PHASE_GREEN and d / v_max < sig.time_to_change_s:
         return Decision(app, Action.ADVISE, ego.t_s, "arrive on this green", target_speed_mps=v_max,
-                        aoi_s=sig.aoi_s)
+                        aoi_s=sig.aoi_s, bar_s_m=bar)
     if sig.phase == PHASE_RED:
         t_green = sig.time_to_change_s
     else:
@@ -137,7 +145,7 @@ def glosa(info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision |
     v = d / (t_green + GLOSA_MARGIN_S)
     target = min(max(v, GLOSA_MIN_SPEED_MPS), v_max)
     return Decision(app, Action.ADVISE, ego.t_s, "arrive on the next green", target_speed_mps=round(target, 6),
-                    aoi_s=sig.aoi_s)
+                    aoi_s=sig.aoi_s, bar_s_m=bar)
 
 
 __all__ = ["GLOSA_MARGIN_S", "GLOSA_MIN_SPEED_MPS", "glosa", "rlvw"]

@@ -2,7 +2,8 @@
 
 BSM (+ EEBL events) from every equipped live vehicle but the ego, SPaT and MAP from
 every RSU, each on its own phase offset (BUS_JITTER); RSUs append the SPaT of other
-junctions they hold (``v2x.spat_relay``) and vehicles rebroadcast EEBL events they
+junctions they hold (``v2x.spat_relay``, ``v2x.backhaul``), and their MAP describes those
+junctions' lanes too, and vehicles rebroadcast EEBL events they
 heard about a vehicle ahead of them (``v2x.eebl_rebroadcast``). Faults act per
 message (same verdict for every receiver), what left the senders goes to the trace
 (``/v2x/tx``), and the step's links are collected for the channel (``links.py``; ``_transmit`` returns
@@ -253,15 +254,10 @@ class Transmitter:
         if not self.spat_relay and self.backhaul_to is None:  # RSUs rebroadcast what radio or backhaul brought
             return own
         parts: list[SpatBatch] = []
-        cfg = self.config
         for j, i in enumerate(ri.tolist()):
             k = int(self.rsu_keys[i])
             mine = own.take(own.sender == k)
-            view = self.rsu_rx[k].signals(t)
-            sel = (view.origin != k) & (view.hop_count + 1 <= cfg.spat_relay_max_hops) & (
-                view.aoi_s <= cfg.spat_relay_max_age_s)
-            if not np.isin(view.group, self.rsu_groups[i]).all():
-                sel &= ~np.isin(view.group, self.rsu_groups[i])
+            view, sel = self._relayable(i, t)
             n = int(sel.sum())
             if n:
                 relayed = SpatBatch(
@@ -274,6 +270,18 @@ class Transmitter:
                 mine = SpatBatch.concat([mine, relayed])
             parts.append(mine)
         return SpatBatch.concat(parts)
+
+    def _relayable(self, i: int, t: float) -> tuple[Any, np.ndarray]:
+        """What RSU site ``i`` holds of other junctions' SPaT (radio or backhaul brought it) and may pass on at
+        ``t``: (its signal view, the rows within the relay's hop and age limits, its own groups' rows left out)."""
+        cfg = self.config
+        k = int(self.rsu_keys[i])
+        view = self.rsu_rx[k].signals(t)
+        sel = (view.origin != k) & (view.hop_count + 1 <= cfg.spat_relay_max_hops) & (
+            view.aoi_s <= cfg.spat_relay_max_age_s)
+        if not np.isin(view.group, self.rsu_groups[i]).all():
+            sel &= ~np.isin(view.group, self.rsu_groups[i])
+        return view, sel
 
     def _own_spat(self, snap: WorldSnapshot, ri: np.ndarray, rk: np.ndarray, msg_id: np.ndarray, t: float,
                   delay: np.ndarray) -> SpatBatch:
@@ -321,7 +329,26 @@ class Transmitter:
         if due is None:
             return MapBatch.empty()
         ri, rk, msg_id, delay = due
-        return make_map(rk, msg_id, [self.rsu_lanes[i] for i in ri.tolist()], t, delay)
+        if not self.spat_relay and self.backhaul_to is None:
+            return make_map(rk, msg_id, [self.rsu_lanes[i] for i in ri.tolist()], t, delay)
+        # an RSU that relays other junctions' SPaT describes their lanes too: a receiver can then tie its lane at
+        # the next junction to the group the relayed SPaT is about (the junctions' MAPs are static, held by the chain)
+        return make_map(rk, msg_id, [self._lanes_told(i, t) for i in ri.tolist()], t, delay)
+
+    def _lanes_told(self, i: int, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``rsu_lanes[i]`` and, after them, the lanes of every site whose SPaT site ``i`` relays at ``t`` (a lane
+        told twice kept once, at its first place)."""
+        view, sel = self._relayable(i, t)
+        origins = set(view.origin[sel].tolist())
+        if not origins:
+            return self.rsu_lanes[i]
+        at = {int(k): x for x, k in enumerate(self.rsu_keys.tolist())}
+        parts = [self.rsu_lanes[i]] + [self.rsu_lanes[at[o]] for o in sorted(origins) if o in at and at[o] != i]
+        lanes = np.concatenate([p[0] for p in parts])
+        _, first = np.unique(lanes, return_index=True)
+        keep = np.sort(first)
+        return (lanes[keep], np.concatenate([p[1] for p in parts])[keep],
+                np.concatenate([np.asarray(p[2], np.float64).reshape(-1, 2) for p in parts])[keep])
 
 
 __all__ = ["Transmitter"]
