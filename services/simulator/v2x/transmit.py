@@ -2,8 +2,8 @@
 
 BSM (+ EEBL events) from every equipped live vehicle but the ego, SPaT and MAP from
 every RSU, each on its own phase offset (BUS_JITTER); RSUs append the SPaT of other
-junctions they hold (``v2x.spat_relay``, ``v2x.backhaul``), and their MAP describes those
-junctions' lanes too, and vehicles rebroadcast EEBL events they
+junctions they hold (``v2x.spat_relay``, ``v2x.backhaul``) and describe those junctions'
+lanes in their MAP; vehicles rebroadcast EEBL events they
 heard about a vehicle ahead of them (``v2x.eebl_rebroadcast``). Faults act per
 message (same verdict for every receiver), what left the senders goes to the trace
 (``/v2x/tx``), and the step's links are collected for the channel (``links.py``; ``_transmit`` returns
