@@ -422,7 +422,16 @@ def _hint(err: Any) -> str:
         return "remove this field; see the ScenarioSpec JSON Schema"
     if kind == "missing":
         return "this field is required"
-    return ""
+    return _LENGTH_HINT.get(kind, "").format(**ctx) or _TYPE_HINTS.get(kind.split("_")[0], "") or \
+        "see the ScenarioSpec JSON Schema for this field's type and range"
+
+
+# what a value of the wrong type should be, by pydantic's error kind (its first word: bool_parsing, bool_type, ...)
+_TYPE_HINTS = {"bool": "use true or false", "int": "use a whole number", "float": "use a number",
+               "string": "use a JSON string", "tuple": "use a JSON array", "list": "use a JSON array",
+               "model": "use a JSON object", "dict": "use a JSON object", "literal": "use one of the listed values"}
+_LENGTH_HINT = {"string_too_long": "at most {max_length} characters", "too_long": "at most {max_length} items",
+                "too_short": "at least {min_length} items", "string_too_short": "at least {min_length} characters"}
 
 
 def violations_from(exc: ValidationError, prefix: str = "") -> list[FieldViolation]:
