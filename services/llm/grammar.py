@@ -106,6 +106,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     _behaviours(p, app, roles, ego, agents)
     _start_distance(p, ego)
     v2x = _v2x(p, app, agents, ego)
+    seen = perception(p)  # before the faults: "spots the red from 50 m" is a sight distance, not a fault's size
     duration = _scenario_duration(p)
     faults = parse_faults(p, app, roles, agents)
     signal = _signal_plan(p)
@@ -165,7 +166,6 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     }
     if signal:
         spec["signal"] = signal
-    seen = perception(p)
     if seen is not None:
         spec["perception"] = seen
     if duration is not None:

@@ -326,7 +326,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                         r"[^.;]{0,20}?\bthan\b", False, 6),
     (FaultOperator.BSM_SPEED_OFFSET, r"<q\d+:speed> (too )?(small|big|large|great)\b|\b(higher|lower|faster|slower|greater"
                                      r"|smaller|bigger|less|more) (of|by) <q\d+:speed>[^.;]{0,20}?\bthan\b", False, 6),
-    (FaultOperator.BSM_POSITION_OFFSET, r"\b(positions?|locations?|spot|place)\b[^.;]{0,25}?<q\d+:dist> (back|behind"
+    (FaultOperator.BSM_POSITION_OFFSET, r"\b(positions?|locations?|(?<!can )(?<!could )(?<!to )spot|place)\b"
+                                        r"[^.;]{0,25}?<q\d+:dist> (back|behind"
                                         r"|ahead|further|farther|closer|nearer|off|away|forward|short|out)\b", False, 6),
     (FaultOperator.BSM_SPEED_OFFSET, r"\b(under|over)-?(stat|estimat)\w* (its |the |their )?(own )?speed"
                                      r"|\bspeeds?\b[^.;]{0,25}?\b(is |are )?(over|under)-?(stat|estimat|report)\w*"
@@ -474,17 +475,23 @@ UNEQUIPPED = (r"\b(unequipped|un-equipped|not equipped|non-equipped|not v2x[- ]e
               r"|not connected|legacy)\b|without (a |an )?(v2x|obu|radio|on-board unit)|\bno obu\b")
 EQUIPPED_NOTE = r"\b(equipped|connected)\b"
 # drivers with V2X who also act on the signal face they see (perception.equipped_see_signals): "the driver still
-# watches the lights", "drivers obey the signals they can see", "an attentive driver who stops at a visible red"
+# watches the lights", "pays attention to the traffic lights", "shall comply with visible traffic signals",
+# "notices the red and stops", "an attentive driver"; a negated verb ("never looks at", "doesn't watch") is not one
+_SIGNAL_FACE = r"(?:lights?|signals?|signal (?:heads?|faces?)|reds?)\b(?! (?:phase|timing|messages?|data|says))"
 SEES_SIGNALS = (r"\b(?:drivers?|everyone|everybody|ego)\b[^.;]{0,40}?(?<!not )(?<!n't )(?<!cannot )(?<!never )"
-                r"\b(?:watch(?:es|ing)?|sees?|seeing|looks? at|keeps? an eye on|obey(?:s|ing)?|respects?|follows?) "
-                r"(?:the |a |any |every |each |its |their |what )?(?:traffic |visible |red )?"
-                r"(?:lights?|signals?|signal (?:heads?|faces?))\b(?! (?:phase|timing|messages?|data))"
+                r"\b(?:watch(?:es|ing)?|sees?|seeing|looks? at|looking at|keeps? (?:an eye on|looking at|watching)|"
+                r"keeping an eye on|obey(?:s|ing)?|respects?|respecting|follows?|pays? attention to|paying attention "
+                r"to|compl(?:y|ies|ying) with|notices?|noticing|spots?|spotting|heeds?) "
+                r"(?:the |a |any |every |each |its |their |what )?(?:(?:traffic|visible|red) ){0,2}" + _SIGNAL_FACE +
                 r"|\battentive drivers?\b|\bstops? (?:at|for) (?:a |any |the )?(?:visible )?reds? (?:it|they|he|she) "
                 r"(?:can )?sees?\b|\bvisible red")
-# how far a driver sees a signal: "sees the lights from 60 m", "signals visible from 60 m", "sight distance 60 m"
-SIGHT_DISTANCE = (r"\b(?:(?:lights?|signals?|signal (?:heads?|faces?))[^.;]{0,12}?\b(?:visible|seen|in sight)|sees? "
-                  r"(?:the |a )?(?:traffic )?(?:lights?|signals?|signal (?:heads?|faces?))|sight distance)"
-                  r"(?: of| is| =)?(?: (?:only |just )?(?:from|within|at|up to))? <q(?P<q>\d+):dist>")
+# how far a driver sees a signal: "sees the lights from 60 m", "can see the signal heads from about 60 m", "can spot
+# the red from 50 m away", "signals visible from 60 m", "sight distance 60 m", "limits visibility of the lights to 25 m"
+SIGHT_DISTANCE = (r"\b(?:(?:lights?|signals?|signal (?:heads?|faces?))[^.;]{0,12}?\b(?:visible|seen|in sight)|(?:sees?|spots?) "
+                  r"(?:the |a )?(?:traffic )?(?:lights?|signals?|signal (?:heads?|faces?)|reds?)|sight distance|"
+                  r"visibility(?: of (?:the )?(?:traffic )?(?:lights?|signals?|signal (?:heads?|faces?)))?)"
+                  r"(?: of| is| =)?(?: (?:only |just )?(?:from|within|at|up to|to|limited to|down to))?"
+                  r"(?: (?:about|around|roughly))? <q(?P<q>\d+):dist>")
 
 # ── maps and geometry ──────────────────────────────────────────────────────
 UNSUPPORTED_GEOMETRY = (
