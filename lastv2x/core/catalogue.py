@@ -424,7 +424,9 @@ for _o in (
                       cue_families=("stale", "late"), tolerance="latency"),
     # a forged vehicle: a BSM stream (10 Hz) from a sender id no vehicle or RSU of the scenario has, during the
     # window, placed `magnitude` m ahead of the ego along its route when the window opens (negative: behind) and
-    # moving along it at `ghost_speed_mps` (unset: stopped in the lane). Farther is weaker (an inverse knob: the
+    # moving along it at `ghost_speed_mps` (unset: stopped in the lane); with `ghost_route: cross` (IMA, LTA: the only
+    # applications that watch crossing traffic, and never the ego's own stream) on the crossing agent's route,
+    # `magnitude` m before the conflict point when the window opens. Farther is weaker (an inverse knob: the
     # shrinker moves it out, to the 300 m end); strongest at 10 m. No tolerance kind: a ghost is not a degree of
     # an error but a vehicle the receiver cannot tell from a real one (only a plausibility check can). On EEBL the
     # forged vehicle brakes hard: its BSMs carry the hard-braking flag and a hop-0 EEBL record (a forged emergency
@@ -433,7 +435,8 @@ for _o in (
                       "*", "m", (-300.0, 300.0), False,
                       "Transmit BSMs from a vehicle that does not exist (`sender`, default 'ghost'), `magnitude` m "
                       "ahead of the ego on its route when the window opens, at `ghost_speed_mps` (unset: stopped); "
-                      "on EEBL they announce a hard-braking event.",
+                      "with `ghost_route: cross` (IMA, LTA) on the crossing route, `magnitude` m before the conflict "
+                      "point, heading for it; on EEBL they announce a hard-braking event.",
                       strength=(StrengthKnob("magnitude", 300.0, 10.0, inverse=True),),
                       # "20 m behind us": a ghost behind the ego (negative)
                       negative_words=r"\bbehind (the |our )?(ego|us|we|our (car|vehicle))\b",

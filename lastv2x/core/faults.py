@@ -30,10 +30,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lastv2x.core.catalogue import FAULT_OPERATORS, STREAMS, Stream
+from lastv2x.core.catalogue import FAULT_OPERATORS, STREAMS, Application, Stream
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.program import ResolvedFault
-from lastv2x.core.spec import AgentRole, AnchorKind, Fault, FaultOperator, ScenarioSpec
+from lastv2x.core.spec import AgentRole, AnchorKind, Fault, FaultOperator, GhostRoute, ScenarioSpec
 from lastv2x.core.timeline import CROSS_GROUP, EGO_GROUP_ALIASES, fault_window_s
 
 RSU_SENDER = "rsu"  # the spec's name for every RSU of the scene
@@ -108,9 +108,13 @@ def operator_field_problems(fault: Fault, spec: ScenarioSpec | None = None) -> l
         out += _ghost_problems(fault, spec)
     elif fault.operator is FaultOperator.SPOOFED_RSU:
         out += _spoof_problems(fault, spec)
-    elif fault.ghost_speed_mps is not None:
-        out.append(FaultProblem(("ghost_speed_mps",), f"ghost_speed_mps is the speed of a ghost_sender's forged vehicle; "
-                                f"{op.name} has none", "unset it", (("ghost_speed_mps", None),)))
+    else:
+        if fault.ghost_speed_mps is not None:
+            out.append(FaultProblem(("ghost_speed_mps",), f"ghost_speed_mps is the speed of a ghost_sender's forged "
+                                    f"vehicle; {op.name} has none", "unset it", (("ghost_speed_mps", None),)))
+        if fault.ghost_route is not GhostRoute.EGO:
+            out.append(FaultProblem(("ghost_route",), f"ghost_route is the route of a ghost_sender's forged vehicle; "
+                                    f"{op.name} has none", "unset it", (("ghost_route", None),)))
     if op.requires_sender and fault.sender is None:
         out.append(FaultProblem(("sender",), f"{op.name} needs a sender to silence", "name the sender",
                                 (("sender", default_sender(fault, spec)),)))
@@ -118,6 +122,7 @@ def operator_field_problems(fault: Fault, spec: ScenarioSpec | None = None) -> l
 
 
 GHOST_SENDER_DEFAULT = "ghost"  # the forged vehicle's id when a ghost_sender names none
+CROSS_GHOST_APPS = frozenset((Application.IMA, Application.LTA))  # the applications with a crossing route
 GHOST_MIN_DISTANCE_M = 5.0  # closer than this the ghost's centre lies inside the ego (4.5 m cars)
 
 
@@ -157,6 +162,15 @@ def _ghost_problems(fault: Fault, spec: ScenarioSpec | None) -> list[FaultProble
                                 "needs an id nobody has (to falsify a real sender's BSMs use bsm_position_offset)",
                                 "give the ghost an id of its own", (("sender", free_id(GHOST_SENDER_DEFAULT, taken)),)))
     m = fault.magnitude
+    if fault.ghost_route is GhostRoute.CROSS:
+        if spec is not None and spec.application not in CROSS_GHOST_APPS:
+            out.append(FaultProblem(("ghost_route",), f"{spec.application.value} has no crossing route for a ghost to "
+                                    "drive (only IMA and LTA watch crossing traffic)", "put the ghost on the ego's route",
+                                    (("ghost_route", None),)))
+        if m is not None and math.isfinite(m) and m < 0.0:
+            out.append(FaultProblem(("magnitude",), f"a ghost {-m:g} m past the conflict point is never heading for it",
+                                    "place it before the conflict point", (("magnitude", -m),)))
+        return out  # (the ego is on another route: no overlap with it to rule out)
     if m is not None and math.isfinite(m) and abs(m) < GHOST_MIN_DISTANCE_M:
         out.append(FaultProblem(("magnitude",), f"a ghost {m:g} m from the ego lies inside it (closer than "
                                 f"{GHOST_MIN_DISTANCE_M:g} m, centre to centre)", "place it in front of the ego",
@@ -285,6 +299,6 @@ def resolve_faults(spec: ScenarioSpec, *, groups: Collection[str], ego_group: st
     return tuple(out)
 
 
-__all__ = ["rewires_lanes", "ties_lanes_to_cross", "GHOST_MIN_DISTANCE_M", "GHOST_SENDER_DEFAULT", "RSU_SENDER", "SPOOFED_RSU_DEFAULT", "SPOOF_DEFAULT_PHASE",
+__all__ = ["rewires_lanes", "ties_lanes_to_cross", "CROSS_GHOST_APPS", "GHOST_MIN_DISTANCE_M", "GHOST_SENDER_DEFAULT", "RSU_SENDER", "SPOOFED_RSU_DEFAULT", "SPOOF_DEFAULT_PHASE",
            "FaultProblem", "default_sender", "forged_id", "free_forged_id", "free_id", "ghost_id",
            "operator_field_problems", "resolve_faults", "scene_names", "spoof_id"]

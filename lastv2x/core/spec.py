@@ -302,6 +302,13 @@ class Anchor(_Model):
         return self
 
 
+class GhostRoute(StrEnum):
+    """Where a ghost_sender's forged vehicle drives."""
+
+    EGO = "ego"  # on the ego's route, ``magnitude`` m ahead of the ego when the window opens (negative: behind)
+    CROSS = "cross"  # on the crossing route (IMA, LTA), ``magnitude`` m before the conflict point, heading for it
+
+
 class Fault(_Model):
     name: str = Field(..., min_length=1, max_length=48, pattern=r"^[a-z][a-z0-9_\-]*$")
     operator: FaultOperator
@@ -322,6 +329,11 @@ class Fault(_Model):
     ghost_speed_mps: float | None = Field(
         None, ge=0.0, le=40.0, allow_inf_nan=False, exclude_if=lambda v: v is None,
         description="ghost_sender: the forged vehicle's speed along the ego route, m/s, [0, 40]; null = 0 (stopped)")
+    # ghost_sender: which route the forged vehicle drives (left out of the JSON when the ego's, the default)
+    ghost_route: GhostRoute = Field(
+        GhostRoute.EGO, exclude_if=lambda v: v is GhostRoute.EGO,
+        description="ghost_sender: 'ego' (on the ego's route, magnitude m ahead of the ego) or 'cross' (IMA, LTA: on "
+                    "the crossing route, magnitude m before the conflict point, heading for it)")
 
 
 class Bounds(_Model):

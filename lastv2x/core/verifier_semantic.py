@@ -12,7 +12,7 @@ from lastv2x.core import catalogue as cat
 from lastv2x.core import tolerance
 from lastv2x.core.catalogue import FAULT_OPERATORS, Stream
 from lastv2x.core.faults import rewires_lanes
-from lastv2x.core.spec import AgentRole, FaultOperator, Phase
+from lastv2x.core.spec import AgentRole, FaultOperator, GhostRoute, Phase
 from lastv2x.core.timeline import (
     CROSS_GROUP,
     GLOSA_RED_END_MARGIN_S,
@@ -246,13 +246,22 @@ def _ghost_visibility(ctx: _Ctx, i: int) -> Iterator[Finding]:
 
     * FCW (ahead only): a ghost behind the ego is never a lead; one moving away at least as fast as the ego is
       never closed on (TTC infinite).
-    * IMA / LTA: they yield to a track heading for the conflict point; a ghost on the ego's own route is one
-      only while it moves toward that point (a stopped one is predicted there never)."""
+    * IMA / LTA: they yield to a crossing track heading for the conflict point: never to one travelling the ego's
+      way (a ghost on the ego's route: the repair puts it on the crossing route, ``ghost_route: cross``, where it
+      sits ``magnitude`` m before the conflict point), and never to a stopped one (predicted there never)."""
     spec, fault = ctx.spec, ctx.spec.faults[i]
     mag = float(fault.magnitude or 0.0)
     v = float(fault.ghost_speed_mps or 0.0)
     app = ctx.app.name
-    if ctx.app.ahead_only and mag < 0.0:
+    cross = fault.ghost_route is GhostRoute.CROSS
+    if app in (cat.Application.IMA, cat.Application.LTA) and not cross:
+        yield Finding("semantic_corruption", Severity.ERROR,
+                      f"a ghost on the ego's route travels the ego's way: {app.value} yields only to crossing traffic",
+                      (_f(i, "ghost_route"),),
+                      Repair("put the ghost on the crossing route, heading for the conflict point",
+                             ((_f(i, "ghost_route"), GhostRoute.CROSS.value), (_f(i, "magnitude"), abs(mag) or 60.0),
+                              (_f(i, "ghost_speed_mps"), v or float(spec.ego.speed_mps)))))
+    elif ctx.app.ahead_only and mag < 0.0:
         yield Finding("semantic_corruption", Severity.ERROR,
                       f"a ghost {-mag:g} m behind the ego is never ahead of it: {app.value} only looks ahead",
                       (_f(i, "magnitude"),), Repair("place the ghost ahead of the ego", ((_f(i, "magnitude"), -mag),)))
@@ -263,7 +272,7 @@ def _ghost_visibility(ctx: _Ctx, i: int) -> Iterator[Finding]:
                       (_f(i, "ghost_speed_mps"),), Repair("stop the ghost in the lane", ((_f(i, "ghost_speed_mps"), None),)))
     elif app in (cat.Application.IMA, cat.Application.LTA) and v <= 0.0:
         yield Finding("semantic_corruption", Severity.ERROR,
-                      f"a stopped ghost on the ego's route is never predicted at the conflict point: {app.value} "
+                      f"a stopped ghost is never predicted at the conflict point: {app.value} "
                       "yields only to a track heading there",
                       (_f(i, "ghost_speed_mps"),),
                       Repair("move the ghost toward the conflict point at the ego's speed",

@@ -426,7 +426,7 @@ class Anchor(_message.Message):
     def __init__(self, kind: _Optional[_Union[AnchorKind, str]] = ..., event: _Optional[_Union[AnchorEvent, str]] = ..., group: _Optional[str] = ..., distance_m: _Optional[float] = ..., offset_s: _Optional[float] = ...) -> None: ...
 
 class Fault(_message.Message):
-    __slots__ = ("name", "operator", "stream", "field", "sender", "anchor", "duration_s", "magnitude", "probability", "burst_count", "target_phase", "target_group", "provenance", "ghost_speed_mps")
+    __slots__ = ("name", "operator", "stream", "field", "sender", "anchor", "duration_s", "magnitude", "probability", "burst_count", "target_phase", "target_group", "provenance", "ghost_speed_mps", "ghost_route")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OPERATOR_FIELD_NUMBER: _ClassVar[int]
     STREAM_FIELD_NUMBER: _ClassVar[int]
@@ -441,6 +441,7 @@ class Fault(_message.Message):
     TARGET_GROUP_FIELD_NUMBER: _ClassVar[int]
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     GHOST_SPEED_MPS_FIELD_NUMBER: _ClassVar[int]
+    GHOST_ROUTE_FIELD_NUMBER: _ClassVar[int]
     name: str
     operator: FaultOperator
     stream: Stream
@@ -455,7 +456,8 @@ class Fault(_message.Message):
     target_group: str
     provenance: str
     ghost_speed_mps: float
-    def __init__(self, name: _Optional[str] = ..., operator: _Optional[_Union[FaultOperator, str]] = ..., stream: _Optional[_Union[Stream, str]] = ..., field: _Optional[str] = ..., sender: _Optional[str] = ..., anchor: _Optional[_Union[Anchor, _Mapping]] = ..., duration_s: _Optional[float] = ..., magnitude: _Optional[float] = ..., probability: _Optional[float] = ..., burst_count: _Optional[int] = ..., target_phase: _Optional[_Union[Phase, str]] = ..., target_group: _Optional[str] = ..., provenance: _Optional[str] = ..., ghost_speed_mps: _Optional[float] = ...) -> None: ...
+    ghost_route: str
+    def __init__(self, name: _Optional[str] = ..., operator: _Optional[_Union[FaultOperator, str]] = ..., stream: _Optional[_Union[Stream, str]] = ..., field: _Optional[str] = ..., sender: _Optional[str] = ..., anchor: _Optional[_Union[Anchor, _Mapping]] = ..., duration_s: _Optional[float] = ..., magnitude: _Optional[float] = ..., probability: _Optional[float] = ..., burst_count: _Optional[int] = ..., target_phase: _Optional[_Union[Phase, str]] = ..., target_group: _Optional[str] = ..., provenance: _Optional[str] = ..., ghost_speed_mps: _Optional[float] = ..., ghost_route: _Optional[str] = ...) -> None: ...
 
 class ScenarioSpec(_message.Message):
     __slots__ = ("spec_version", "application", "intent", "seed", "duration_s", "map", "ego", "agents", "v2x", "signal", "faults", "variation", "perception")

@@ -34,6 +34,7 @@ class FaultDraft:
     burst_count: int | None = None
     target_phase: str | None = None
     ghost_speed_mps: float | None = None
+    ghost_route: str | None = None  # "ego" / "cross" when the words place a phantom; None: open
     provenance: str = "intent"  # or PROVENANCE_SIGN_OPEN, or "default: ..." (the parser chose the magnitude)
     stream_named: bool = False
     notes: list[str] = field(default_factory=list)

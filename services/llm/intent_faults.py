@@ -358,6 +358,33 @@ def _ghost_speed(p: ParseState, faults: list[FaultDraft], f: FaultDraft) -> None
         return
 
 
+def _ghost_route(p: ParseState, app: Application, f: FaultDraft) -> None:
+    """Where the words put a phantom (IMA, LTA: the only applications with a crossing route): on the crossing
+    route ("a fake car on the cross street", "approaching the junction from the left", "a phantom oncoming car")
+    or on ours ("60 m ahead of us", "in our lane"); both stated, so no repair moves it. Said of neither: open."""
+    if app not in (Application.IMA, Application.LTA):
+        return
+    # the phantom's own clause (a follower "8 m behind us" in the next one places the follower, not the phantom)
+    clause = _GHOST_CLAUSE_END.split(p.t[f.start:p.n.sentences[f.sentence][1]])[0]
+    clause = rx(lx.FOLLOWER_CUE).sub(" ", clause)
+    if rx(lx.GHOST_OWN_ROUTE).search(clause):
+        f.ghost_route = "ego"
+    elif rx(lx.GHOST_CROSS_ROUTE).search(p.n.sentence(f.sentence)):
+        f.ghost_route = "cross"
+        anchor = f.anchor or {}
+        if anchor.get("event") == "stop_bar_distance" and f.magnitude is None:
+            # "a phantom on the cross street, 120 m before the intersection": where the phantom is, not when the
+            # window opens (the anchor reading took it first)
+            f.magnitude, f.provenance, f.anchor = float(anchor["distance_m"]), "intent", None
+            f.notes.append(f"magnitude {f.magnitude:g}: the phantom's distance before the conflict point (not a "
+                           "window anchor)")
+    if f.ghost_route is not None:
+        f.notes.append(f"ghost_route {f.ghost_route} from the wording")
+
+
+_GHOST_CLAUSE_END = re.compile(r"[.;]|,\s*(?:and|while|with|plus)\b|\band (?:a|an|the)\b")
+
+
 def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
     for f in faults:
         op = FaultOperator(f.operator)
@@ -379,6 +406,9 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             continue
         if op is FaultOperator.GHOST_SENDER:
             _ghost_speed(p, faults, f)
+            _ghost_route(p, app, f)
+            if f.magnitude is not None:
+                continue
         info = FAULT_OPERATORS[op.value]
         kind = info.magnitude_quantity  # the quantity kind of the magnitude, from the catalogue's unit
         if kind is None:
@@ -486,7 +516,7 @@ def fault_json(p: ParseState, app: Application, f: FaultDraft, i: int) -> dict[s
     out: dict[str, Any] = {"name": f"{op.value}_{stream.value.lower()}" + (f"_{i}" if i else ""),
                            "operator": op.value, "stream": stream.value}
     for key in ("sender", "anchor", "duration_s", "magnitude", "probability", "burst_count", "target_phase",
-                "ghost_speed_mps"):
+                "ghost_speed_mps", "ghost_route"):
         value = getattr(f, key)
         if value is not None:
             out[key] = value

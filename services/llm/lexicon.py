@@ -82,6 +82,7 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
             r"|side[- ](traffic|car|vehicle)s?\b", 4),
     (A.IMA, r"\b(crossing|cross[- ]path|cross[- ]traffic|junction) collision (warning|alert)", 10),
     (A.IMA, r"from the (left|right|side)( street| road)?|from (its|the ego's|our) (left|right)|side[- ](street|road)", 3),
+    (A.IMA, r"\b(cutting |cuts |cut )?across (our|the ego'?s?|my) path", 4),
     (A.IMA, r"at (nearly |about |roughly |almost )?the same time", 3),
     (A.IMA, r"blind (intersection|junction|corner)|t-bone|broadside|side[- ]impact|angle collision", 3),
     (A.IMA, r"stop[- ]sign|(stop|yield|priority)[- ]controlled|unsignali[sz]ed|unsignall?ed|uncontrolled|all-way stop|two-way stop|red[- ]light runners?\b",
@@ -160,7 +161,8 @@ SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
 
 GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?)\b|\bphantom\b"
                  r"|\bghost[- ](vehicles?|cars?|trucks?|senders?|bsms?|leads?|obstacles?)\b|\bsybil\b"
-                 r"|\b(non-?existent|fake|forged|fictitious|imaginary|invented|made-up|spoofed|bogus)"
+                 r"|\b(non-?existent|fake|forged|fictitious|imaginary|invented|made-up|spoofed|bogus|fabricated"
+                 r"|falsified|counterfeit|phony|phoney|sham)"
                  r" (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?|obstacles?)\b"
                  r"|\b(vehicles?|cars?|trucks?|senders?) (that|which) (is|are|was|were) ?n[o']?t (really )?"
                  r"(there|real)\b|\b(vehicles?|cars?|trucks?|senders?) (that|which) (does|do) ?n[o']?t "
@@ -445,7 +447,10 @@ _BEHIND_EGO = r"(?:(?:the )?ego(?: vehicle| car)?|us|me|our (?:car|vehicle)|it)\
 _TRAILING = r"(vehicle|car|truck|bus|van|driver|motorist|sedan|suv|pickup|lorry|motorcycle|motorbike|bike|taxi|minivan" \
             r"|coupe|hatchback|scooter|trailer|follower)s?"
 _NOT_AHEAD_OF_EGO = r"(?! (?:a|an|the|that|this|its) (?!ego\b))"
-FOLLOWER_CUE = (rf"\btailgaters?\b|tailgating {_TRAILING}|{_TRAILING} (?:is |keeps )?tailgat\w* {_BEHIND_EGO}"
+# a phantom's own noun ("a phantom vehicle behind us", "a fake tailgater") is the forged vehicle, never a real follower
+_NOT_PHANTOM = "".join(rf"(?<!{w} )" for w in ("phantom", "ghost", "fake", "forged", "spoofed", "nonexistent",
+                                               "non-existent", "fictitious", "imaginary", "bogus", "fabricated"))
+FOLLOWER_CUE = (rf"{_NOT_PHANTOM}(?:\btailgaters?\b|tailgating {_TRAILING}|{_TRAILING} (?:is |keeps )?tailgat\w* {_BEHIND_EGO}"
                 rf"|{_TRAILING} (?:that is |which is |is )?(?:follow\w*|trail\w*) (?:close(?:ly)? )?(?:behind )?"
                 rf"{_BEHIND_EGO}"
                 rf"|{_TRAILING} (?:that is |which is |is )?(?:follow\w*|trail\w*|riding|driving|sitting|travell?ing) "
@@ -454,7 +459,7 @@ FOLLOWER_CUE = (rf"\btailgaters?\b|tailgating {_TRAILING}|{_TRAILING} (?:is |kee
                 rf"|{_TRAILING} (?:right |close(?:ly)? |directly |just |immediately |<q\d+:dist> )?behind {_BEHIND_EGO}"
                 rf"|{_TRAILING} (?:right |just |riding )?on (?:our|the ego'?s?|its) (?:rear )?(?:bumper|tail)\b"
                 rf"|followed (?:close(?:ly)? |tightly )?by (?:a|an|another) (?:\w+ )?{_TRAILING}"
-                rf"|following {_TRAILING}\b(?! (?:a|an|the|that|this)\b)")
+                rf"|following {_TRAILING}\b(?! (?:a|an|the|that|this)\b))")
 ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
     (AgentRole.FOLLOWER, FOLLOWER_CUE),
     (AgentRole.RELAY, rf"relay {_VEH}|\brelay\b(?! spat)(?!ed)|middle {_VEH}|{_VEH} in between|intermediate {_VEH}"),
@@ -474,6 +479,16 @@ RSU_CUE = r"\brsus?\b|roadside unit|the (traffic )?(light|signal) controller|inf
 UNEQUIPPED = (r"\b(unequipped|un-equipped|not equipped|non-equipped|not v2x[- ]equipped|unconnected|non-connected"
               r"|not connected|legacy)\b|without (a |an )?(v2x|obu|radio|on-board unit)|\bno obu\b")
 EQUIPPED_NOTE = r"\b(equipped|connected)\b"
+# where a phantom (ghost_sender) drives for IMA / LTA: on the crossing route ("a fake car on the cross street",
+# "approaching the junction from the left", "a phantom oncoming car", "across our path") or on ours ("ahead of us",
+# "in front of the ego", "in our lane", "behind us")
+GHOST_CROSS_ROUTE = (r"\b(?:cross(?:ing)?[- ]?(?:street|road|traffic|lane|direction)|side (?:street|road)|from the "
+                     r"(?:left|right|side)|intersecting (?:street|road)|perpendicular|oncoming|opposing|across "
+                     r"(?:our|the ego'?s?|my) path|(?:towards?|approaching|entering|heading (?:for|to|into)) the "
+                     r"(?:intersection|junction|crossing|conflict point)|before the (?:intersection|junction|conflict "
+                     r"point)|from the (?:intersection|junction|conflict point))\b")
+GHOST_OWN_ROUTE = (r"\b(?:ahead of|in front of|behind) (?:us|me|the ego|ego|our (?:car|vehicle))\b|\b(?:in|on) (?:our|the "
+                   r"ego'?s?|my|the same) (?:lane|route|path|road)\b")
 # drivers with V2X who also act on the signal face they see (perception.equipped_see_signals): "the driver still
 # watches the lights", "pays attention to the traffic lights", "shall comply with visible traffic signals",
 # "notices the red and stops", "an attentive driver"; a negated verb ("never looks at", "doesn't watch") is not one

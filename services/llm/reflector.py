@@ -532,15 +532,18 @@ def _rule_penetration(c: _Ctx) -> None:
 
 
 def _rule_phantom_brake(c: _Ctx) -> None:
-    """A phantom (ghost_sender) made the FCW/EEBL ego brake and its twin not, and nothing failed: nobody was behind
-    it. The revised intent adds a tailgater (a follower strikes a warned, braking ego: the adjudicator's rule)."""
+    """A phantom (ghost_sender) made the ego brake (FCW, EEBL) or yield (IMA, LTA) and its twin not, and nothing
+    failed: nobody was behind it. The revised intent adds a tailgater (a follower strikes a warned, braking ego: the
+    adjudicator's rule for FCW/EEBL; any collision counts for IMA/LTA)."""
     ghost = any(f.operator is FaultOperator.GHOST_SENDER for f in c.d.faults)
-    if not (ghost and c.app.ahead_only and c.d.md_decision == "brake" and c.d.gt_decision != "brake"
+    warning = "brake" if c.app.ahead_only else "yield" if c.app.name in (cat.Application.IMA, cat.Application.LTA) \
+        else None
+    if not (ghost and warning is not None and c.d.md_decision == warning and c.d.gt_decision != warning
             and not c.d.md_violations) or c.agents("follower") or re.search(lx.FOLLOWER_CUE, c.prompt, _I):
         return
     c.rw.append("A tailgater follows the ego 12 m behind.")
-    c.fire("phantom_brake_nobody_behind", "the ego braked for the phantom vehicle and its twin did not, but nobody "
-                                          "followed it")
+    c.fire("phantom_brake_nobody_behind", f"the ego {'braked' if warning == 'brake' else 'yielded'} for the phantom "
+                                          "vehicle and its twin did not, but nobody followed it")
 
 
 RULES: tuple[Callable[[_Ctx], Any], ...] = (_rule_verifier, _rule_faults, _rule_phantom_brake, _rule_conflict,

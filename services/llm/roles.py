@@ -386,7 +386,7 @@ STATED_CHECK = "parser.stated_fault_kept"
 # the fault fields an answer reads from the intent's words; a repair may not change them (a magnitude counts when
 # its provenance says the intent gave it; one whose direction the intent leaves open, PROVENANCE_SIGN_OPEN, keeps
 # its size and may take the sign a repair gives it: "off by 4 m" is bound by 4 m ahead as well as 4 m behind)
-_STATED_KEYS = ("magnitude", "probability", "burst_count", "duration_s", "anchor", "ghost_speed_mps")
+_STATED_KEYS = ("magnitude", "probability", "burst_count", "duration_s", "anchor", "ghost_speed_mps", "ghost_route")
 _STATED_MAGNITUDE = ("intent", PROVENANCE_SIGN_OPEN)
 
 

@@ -27,7 +27,7 @@ from lastv2x.core.faults import (
 )
 from lastv2x.core.program import ScenarioProgram, backhaul_problems, program_sha256
 from lastv2x.core.settings import env_flag
-from lastv2x.core.spec import AnchorEvent, AnchorKind, FaultOperator, ScenarioSpec
+from lastv2x.core.spec import AnchorEvent, AnchorKind, FaultOperator, GhostRoute, ScenarioSpec
 from lastv2x.core.synthetic import SYNTH_MAP_NAME, program_from_spec_on_straight_roads
 from services.simulator.apps.access import AppAccess
 from services.simulator.apps.contract import ApplicationUnderTest
@@ -206,6 +206,12 @@ def validate_faults(program: ScenarioProgram, errors: ErrorCollector, path: str 
                 errors.add(f"{fpath}.target_group", f"a forged MAP ties the ego's approach lanes to the target group, "
                                                     f"and the ego's route does not cross its junction {junction}",
                            "name a group of a junction the ego's route crosses, or leave it unset (the cross group)")
+        if f.operator is FaultOperator.GHOST_SENDER and f.ghost_route is GhostRoute.CROSS and not any(
+                a.route.conflict_s_m is not None for a in program.agents):
+            errors.add(f"{fpath}.ghost_route", "a phantom on the crossing route drives the route of the agent that "
+                                               "meets the ego at its conflict point, and no agent has one",
+                       "give the program a cross or opposing agent with a conflict point, or put the phantom on the "
+                       "ego's route (ghost_route ego)")
         if f.operator in (FaultOperator.GHOST_SENDER, FaultOperator.SPOOFED_RSU):
             forged = forged_id(f)
             real = {v.id for v in program.vehicles} | {r.id for r in program.rsus} | {RSU_SENDER}

@@ -49,8 +49,37 @@ def test_a_ghost_faster_than_the_fcw_ego_is_never_closed_on() -> None:
 
 
 def test_a_stopped_ghost_is_invisible_to_ima() -> None:
-    (f,) = _errors(_spec(Application.IMA))
+    (f,) = _errors(_spec(Application.IMA, ghost_route="cross"))
     assert f.fields == ("faults[0].ghost_speed_mps",) and f.repair.patch[0][1] > 0.0
+
+
+def test_a_ghost_on_the_ima_ego_s_own_route_is_repaired_onto_the_crossing_route() -> None:
+    """IMA / LTA yield only to crossing traffic, never to the ego's own stream (issue 37 item 3)."""
+    (f,) = _errors(_spec(Application.IMA, ghost_speed_mps=12.0))
+    assert f.check == "semantic_corruption" and f.fields == ("faults[0].ghost_route",)
+    assert dict(f.repair.patch) == {"faults[0].ghost_route": "cross", "faults[0].magnitude": 40.0,
+                                    "faults[0].ghost_speed_mps": 12.0}
+    fixed = parse_spec(apply_patch(_spec(Application.IMA, ghost_speed_mps=12.0).model_dump(mode="json"),
+                                   f.repair.patch))
+    assert not _errors(fixed) and fixed.faults[0].ghost_route.value == "cross"
+
+
+def test_a_crossing_ghost_needs_a_crossing_route_and_a_place_before_the_conflict_point() -> None:
+    (f,) = _errors(_spec(ghost_route="cross"))  # FCW watches no crossing traffic
+    assert f.fields == ("faults[0].ghost_route",) and f.repair.patch == (("faults[0].ghost_route", None),)
+    (g,) = _errors(_spec(Application.IMA, ghost_route="cross", magnitude=-50.0, ghost_speed_mps=12.0))
+    assert g.fields == ("faults[0].magnitude",) and g.repair.patch == (("faults[0].magnitude", 50.0),)
+    d = _spec().model_dump(mode="json")
+    d["faults"][0].update(operator="drop", ghost_route="cross", magnitude=None)
+    assert [e.fields for e in _errors(parse_spec(d))] == [("faults[0].ghost_route",)]
+
+
+def test_a_crossing_phantom_is_the_conflict_so_the_real_cross_car_may_stay_away() -> None:
+    d = _spec(Application.IMA, ghost_route="cross", ghost_speed_mps=12.0).model_dump(mode="json")
+    d["agents"] = [{**a, "arrival_offset_s": 14.0} if a["role"] == "cross" else a for a in d["agents"]]
+    assert not _errors(parse_spec(d))
+    d["faults"] = []
+    assert [e.check for e in _errors(parse_spec(d))] == ["timing"]
 
 
 def test_out_of_range_kinematics() -> None:

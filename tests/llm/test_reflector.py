@@ -304,3 +304,21 @@ def test_a_phantom_brake_with_nobody_behind_gets_a_tailgater(roles: LlmRoles) ->
 def test_the_phantom_rule_fires_only_when_the_brake_was_the_phantom_s_and_nobody_followed(
         roles: LlmRoles, prompt: str, fields: dict[str, object]) -> None:
     assert "phantom_brake_nobody_behind" not in roles.reflect(prompt, _phantom_digest(**fields)).rule_ids
+
+
+IMA_PHANTOM = "IMA with a phantom car on the cross street, 120 m before the intersection at 12 m/s."
+
+
+def test_a_phantom_yield_with_nobody_behind_gets_a_tailgater(roles: LlmRoles) -> None:
+    """IMA / LTA: a phantom on the crossing route made the ego yield and its twin not (issue 37 item 3)."""
+    digest = EvidenceDigest.from_dict({
+        "application": "IMA", "admitted": False, "decision_epoch_s": 5.7, "md_decision": "yield",
+        "gt_decision": "proceed", "failure_margin": 30.0,
+        "faults": [{"name": "ghost_bsm", "operator": "ghost_sender", "stream": "BSM", "window_start_s": 0.0,
+                    "magnitude": 120.0}]})
+    ref = roles.reflect(IMA_PHANTOM, digest)
+    assert ref.rule_ids == ("phantom_brake_nobody_behind",) and "yielded" in ref.diagnosis
+    spec = roles.parse_intent(ref.revised_prompt, 1).spec
+    (f,) = spec.faults
+    assert f.ghost_route.value == "cross" and f.magnitude == 120.0 and f.ghost_speed_mps == 12.0
+    assert [a.gap_m for a in spec.agents if a.role.value == "follower"] == [12.0]

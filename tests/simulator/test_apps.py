@@ -165,6 +165,22 @@ def test_ima_yields_to_cross_track_due_within_the_window():
     assert ima(_info(tracks=[]), _ego(p, 200.0), ctx, None).reason == "before the decision epoch"
 
 
+def test_ima_does_not_yield_to_the_ego_s_own_stream():
+    """A follower (or leader) on the ego's lane heading for the conflict point crosses nothing: before, IMA yielded to
+    the ego's own follower, which then struck it (issue 37 item 3, found with the phantom on the crossing route)."""
+    p, ctx = _ctx(ScenarioSpec(application="IMA", map=MapQuery(signalized=False),
+                               agents=(Agent(id="x", role="cross"),)))
+    ima = APPS[Application.IMA].decide
+    ego = _ego(p, stopping_distance_m(V) - 0.2)
+    cx, cy = ctx.conflict_xy_m
+    x, y = ego.xy_m
+    follower = Track("f", (x, y - 10.0), 13.9, ego.heading_rad, 0.0, 0.1)  # behind us, heading our way
+    assert abs(cx - x) < 2.0 and cy > y  # (it heads for the conflict point, as the ego does)
+    assert ima(_info(tracks=[follower]), ego, ctx, None).action is Action.PROCEED
+    crossing = Track("x", (cx - 40.0, cy), 13.9, 0.0, 0.0, 0.1)
+    assert ima(_info(tracks=[follower, crossing]), ego, ctx, None).action is Action.YIELD
+
+
 def test_lta_waits_for_opposing_within_gap_acceptance():
     p, ctx = _ctx(ScenarioSpec(application="LTA", ego=Ego(maneuver="left"),
                                agents=(Agent(id="o", role="opposing"),)))

@@ -17,7 +17,8 @@ perception delay) -- the silent case.
   (a BSM track's hard-braking flag is the same event: reading both would make every
   fault on the EEBL stream ineffective).
 * **IMA**: from the decision epoch (``d <= ds(v)``) until the stop bar is passed: yield
-  at the bar while a fresh cross track heading for the conflict point is predicted there
+  at the bar while a fresh cross track heading for the conflict point (not one travelling the ego's
+  way: its leader or follower) is predicted there
   no later than ``CONFLICT_WINDOW_S`` (8 s) after the ego and not more than
   ``CLEARANCE_S`` before it.
 * **LTA**: the same with the 4 s gap acceptance ``LTA_GAP_S`` against opposing tracks.
@@ -236,6 +237,8 @@ def _conflict_app(app: Application, window_s: float, info: EgoInformation, ego: 
         across = abs(-dx * sh + dy * ch)
         if across > ROUTE_LATERAL_M or along < 0.0:
             continue  # not heading for the conflict point, or its centre is past it
+        if abs(angle_diff(tr.heading_rad, ego.heading_rad)) < SAME_DIRECTION_RAD:
+            continue  # the ego's own stream (its leader, its follower) crosses nothing: car-following, not a yield
         if waiting and tr.speed_mps < HELD_MPS and along <= WAITING_RANGE_M:
             if (tr.xy_m[0] - ex) * esh - (tr.xy_m[1] - ey) * ech > 0.0:  # it waits on our right: it goes first
                 threat = (0.0, tr)

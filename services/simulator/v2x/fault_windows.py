@@ -55,6 +55,10 @@ class FaultContext:
     signal_onset_s: Callable[[str, AnchorEvent], float] | None = None
     #: the ego route's polyline (ghost_sender places its forged vehicle on it); None = no route known
     ego_route_xy_m: Any = None
+    #: the crossing route's polyline and its conflict point's arc length (a ghost_sender on ``ghost_route: cross``
+    #: drives it); None = the program has no agent with a conflict point
+    cross_route_xy_m: Any = None
+    cross_conflict_s_m: float | None = None
 
 
 @dataclass

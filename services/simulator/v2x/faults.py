@@ -621,14 +621,18 @@ class FaultEngine:
             if info.name == "replay":
                 af.history = ReplayHistory(float(f.magnitude or 0.0))
             if info.name == "ghost_sender":
-                if ctx.ego_route_xy_m is None:
-                    raise ValueError(f"fault {f.name!r}: a ghost_sender needs the ego route")
+                cross = str(getattr(f, "ghost_route", "ego")) == "cross"
+                route = ctx.cross_route_xy_m if cross else ctx.ego_route_xy_m
+                if route is None:
+                    raise ValueError(f"fault {f.name!r}: a ghost_sender needs the {'crossing' if cross else 'ego'} "
+                                     "route")
                 name = next(iter(af.sender_names or ())) if af.sender_names else (f.sender or GHOST_SENDER_DEFAULT)
                 af.sender_names = frozenset({name})
                 k = senders.key(name)
-                af.ghost = GhostVehicle(ctx.ego_route_xy_m, float(f.magnitude or 0.0),
-                                        float(getattr(f, "ghost_speed_mps", None) or 0.0), k,
-                                        senders.hash_rows([k])[0], hard_braking=stream is Stream.EEBL)
+                mag = float(f.magnitude or 0.0)
+                af.ghost = GhostVehicle(route, mag, float(getattr(f, "ghost_speed_mps", None) or 0.0), k,
+                                        senders.hash_rows([k])[0], hard_braking=stream is Stream.EEBL,
+                                        start_s_m=None if not cross else float(ctx.cross_conflict_s_m or 0.0) - mag)
             if info.name == "spoofed_rsu":
                 name = next(iter(af.sender_names or ())) if af.sender_names else (f.sender or SPOOFED_RSU_DEFAULT)
                 af.sender_names = frozenset({name})

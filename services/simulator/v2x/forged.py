@@ -37,14 +37,16 @@ GHOST_EVENT_ID = 1
 
 class GhostVehicle:
     """Where a ghost_sender's forged vehicle is: on the ego's route, ``ahead_m`` ahead of the ego's centre when
-    its window opens (negative: behind), moving along the route at ``speed_mps`` (0: stopped in the lane); past
+    its window opens (negative: behind), or, given ``start_s_m`` (``ghost_route: cross``), at that arc length of
+    the crossing route (``magnitude`` m before its conflict point), moving along its route at ``speed_mps`` (0:
+    stopped in the lane); past
     either end of the route it goes on along the end segment. Its BSMs have the catalogue's period and their
     own slot phase and bus delays (the BUS_JITTER draws, keyed by the ghost's id, as any sender's). A ghost on
     EEBL (``hard_braking``) flags every BSM with the hard-braking event at :data:`GHOST_BRAKE_MPS2`, so the
     transmit step adds its hop-0 EEBL record, as a real vehicle's."""
 
     def __init__(self, route_xy_m: Any, ahead_m: float, speed_mps: float, key: int, sender_hash: int,
-                 hard_braking: bool = False):
+                 hard_braking: bool = False, start_s_m: float | None = None):
         pts = np.asarray(route_xy_m, dtype=np.float64).reshape(-1, 2)
         step = np.sqrt((np.diff(pts, axis=0) ** 2).sum(axis=1))
         pts = np.vstack([pts[:1], pts[1:][step > 1e-9]])  # no zero-length segment
@@ -59,11 +61,12 @@ class GhostVehicle:
         self.hard_braking = hard_braking  # a ghost_sender on EEBL: every BSM announces a hard brake
         self.count = 0  # the ghost's messages so far (msg_id)
         self.s0_m: float | None = None  # its arc length when the window opened
+        self.start_s_m = start_s_m  # a fixed arc length to start from (the crossing route's), else relative to the ego
         self.t0_s = 0.0
 
     def place(self, t_s: float, ego_s_m: float) -> None:
         if self.s0_m is None:
-            self.s0_m, self.t0_s = ego_s_m + self.ahead_m, t_s
+            self.s0_m, self.t0_s = (ego_s_m + self.ahead_m if self.start_s_m is None else self.start_s_m), t_s
 
     def pose(self, t_s: float) -> tuple[float, float, float]:
         """(x, y, heading) at ``t_s`` (after :meth:`place`)."""

@@ -248,7 +248,8 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
             seed=self.seed, duration_s=program.duration_s, ego_group_id=ego_group, cross_group_id=cross,
             ego_lane_ids=tuple(self.lanes.name(k) for k in self.ego_lane_keys),
             rsu_ids=tuple(s.rsu_id for s in self.sites), signal_onset_s=onset,
-            ego_route_xy_m=np.asarray(ego.route.points_xy_m, dtype=np.float64))
+            ego_route_xy_m=np.asarray(ego.route.points_xy_m, dtype=np.float64),
+            **_cross_route(program))
         self.faults = FaultEngine(program.faults, self.fault_ctx, self.senders, self.groups, self.lanes)
         self._windows_open = _windows_open(self.faults)
         # receivers
@@ -573,6 +574,16 @@ def v2x_source_factory(buildings: BuildingSet | None = None, *, road_map: RoadMa
         return V2XInformationSource(buildings, road_map=road_map, channel_params=channel_params, config=config)
     return make
 
+
+
+def _cross_route(program: ScenarioProgram) -> dict[str, Any]:
+    """The crossing route a ghost on ``ghost_route: cross`` drives: the first agent's with a conflict point (IMA's
+    and LTA's conflict agent), as ``FaultContext`` fields; none without one."""
+    agent = next((a for a in program.agents if a.route.conflict_s_m is not None), None)
+    if agent is None:
+        return {}
+    return {"cross_route_xy_m": np.asarray(agent.route.points_xy_m, dtype=np.float64),
+            "cross_conflict_s_m": float(agent.route.conflict_s_m)}
 
 __all__ = ["LinkBudget", "V2XConfig", "V2XInformationSource", "V2XStats", "buildings_from_map", "rsu_sites",
            "v2x_source_factory"]

@@ -157,3 +157,44 @@ def test_both_options_together() -> None:
     app = resolve_app("reference:freshness=0.3,appearance=60")
     assert (app.plausible_age_s, app.appearance_m) == (0.3, 60.0)  # type: ignore[attr-defined]
     assert app.build.target == "reference:freshness=0.3,appearance=60"
+
+
+def _ima_phantom(**fault: object) -> dict:
+    """IMA on the synthetic crossing: the real cross car 14 s after the ego (no conflict), a tailgater 8 m behind,
+    and a phantom on the crossing route 150 m before the conflict point at 12 m/s."""
+    return {"application": "IMA", "seed": 3, "duration_s": 20.0,
+            "agents": [{"id": "cross", "role": "cross", "arrival_offset_s": 14.0},
+                       {"id": "tail", "role": "follower", "gap_m": 8.0}],
+            "faults": [{"name": "g", "operator": "ghost_sender", "stream": "BSM", "magnitude": 150.0,
+                        "ghost_speed_mps": 12.0, "ghost_route": "cross", **fault}]}
+
+
+def test_a_phantom_on_the_crossing_route_makes_ima_yield_and_the_tailgater_strike() -> None:
+    """issue 37 item 3: a forged crossing car (ghost_route cross) is predicted at the conflict point, so the
+    message-driven ego yields and its tailgater rear-ends it; the twin, which knows nobody crosses, drives on.
+    Admitted, fresh-but-wrong. The phantom on the ego's own route, or none, changes nothing."""
+    spec = parse_spec(_ima_phantom())
+    assert verify(spec).ok or not [f for f in verify(spec).findings if f.severity.value == "error"]
+    o, _ = run_one(program_from_spec_on_straight_roads(spec), None, SimulatorLimits())
+    assert any(d.action == "yield" for d in o.md.decisions) and not any(d.action == "yield" for d in o.gt.decisions)
+    assert o.admitted and o.md.collision is not None and o.gt.collision is None
+    own = _ima_phantom(ghost_route="ego")
+    none = {**own, "faults": []}
+    for d in (own, none):
+        out, _ = run_one(program_from_spec_on_straight_roads(parse_spec(d)), None, SimulatorLimits())
+        assert not out.admitted and not any(x.action == "yield" for x in out.md.decisions)
+
+
+def test_a_crossing_phantom_in_a_program_without_a_crossing_agent_is_invalid_argument() -> None:
+    """A program (built by hand) whose phantom drives the crossing route but whose agents have no conflict point:
+    INVALID_ARGUMENT naming the fault's ghost_route, never a crash inside the V2X source."""
+    from lastv2x.core.errors import InvalidArgument as Invalid
+
+    program = program_from_spec_on_straight_roads(parse_spec(_ima_phantom()))
+    cross = next(a for a in program.agents if a.route.conflict_s_m is not None)
+    flat = cross.model_copy(update={"route": cross.route.model_copy(update={"crossings": ()})})
+    bad = program.model_copy(update={"agents": tuple(flat if a is cross else a for a in program.agents)})
+    assert all(a.route.conflict_s_m is None for a in bad.agents)
+    with pytest.raises(Invalid) as info:
+        run_one(bad, None, SimulatorLimits())
+    assert info.value.violations[0].field == "program.faults[0].fault.ghost_route"
