@@ -579,11 +579,12 @@ def v2x_source_factory(buildings: BuildingSet | None = None, *, road_map: RoadMa
 def _cross_route(program: ScenarioProgram) -> dict[str, Any]:
     """The crossing route a ghost on ``ghost_route: cross`` drives: the first agent's with a conflict point (IMA's
     and LTA's conflict agent), as ``FaultContext`` fields; none without one."""
-    agent = next((a for a in program.agents if a.route.conflict_s_m is not None), None)
-    if agent is None:
-        return {}
-    return {"cross_route_xy_m": np.asarray(agent.route.points_xy_m, dtype=np.float64),
-            "cross_conflict_s_m": float(agent.route.conflict_s_m)}
+    for agent in program.agents:
+        conflict_s_m = agent.route.conflict_s_m
+        if conflict_s_m is not None:
+            return {"cross_route_xy_m": np.asarray(agent.route.points_xy_m, dtype=np.float64),
+                    "cross_conflict_s_m": float(conflict_s_m)}
+    return {}
 
 __all__ = ["LinkBudget", "V2XConfig", "V2XInformationSource", "V2XStats", "buildings_from_map", "rsu_sites",
            "v2x_source_factory"]
