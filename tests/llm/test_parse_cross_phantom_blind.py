@@ -8,20 +8,16 @@ follower 30 m behind, an invented vehicle, and the phantom moved to the crossing
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from services.llm.config import LlmConfig
 from services.llm.roles import LlmRoles
+from tests.llm.blind_sets import over_blind_set
 
 ROLES = LlmRoles(config=LlmConfig())
-BLIND = Path(__file__).resolve().parents[2] / "bench" / "data" / "parse_cross_phantom_blind.jsonl"
 
 
-@pytest.mark.parametrize("item", [json.loads(line) for line in BLIND.read_text().splitlines() if line.strip()],
-                         ids=lambda item: item["id"])
+@over_blind_set("cross_phantom")
 def test_the_blind_crossing_phantom_set(item: dict) -> None:
     spec, labels = ROLES.parse_intent(item["text"], seed=3).spec, item["labels"]
     assert spec.application.value == labels["application"]

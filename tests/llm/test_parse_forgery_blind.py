@@ -7,22 +7,18 @@ MAP misassociated (map_misassociation), not a forged RSU: the same rewiring from
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from services.llm.config import LlmConfig
 from services.llm.roles import LlmRoles
+from tests.llm.blind_sets import over_blind_set
 
 ROLES = LlmRoles(config=LlmConfig())
-BLIND = Path(__file__).resolve().parents[2] / "bench" / "data" / "parse_forgery_blind.jsonl"
 KNOWN_MISSES = {"b06"}
 SIGN = {"behind": 1.0, "ahead": -1.0, "slower": -1.0, "faster": 1.0}  # the catalogue's signs of the offsets
 
 
-@pytest.mark.parametrize("item", [json.loads(line) for line in BLIND.read_text().splitlines() if line.strip()],
-                         ids=lambda item: item["id"])
+@over_blind_set("forgery")
 def test_the_blind_forgery_set(item: dict) -> None:
     if item["id"] in KNOWN_MISSES:
         pytest.skip("known miss (see the module docstring)")

@@ -8,21 +8,15 @@ offset of 50 m, a fault the user never asked for): 20 of 20 after, an in-sample 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import pytest
-
 from lastv2x.core.catalogue import SIGNAL_SIGHT_DISTANCE_M
 from services.llm.config import LlmConfig
 from services.llm.roles import LlmRoles
+from tests.llm.blind_sets import over_blind_set
 
 ROLES = LlmRoles(config=LlmConfig())
-BLIND = Path(__file__).resolve().parents[2] / "bench" / "data" / "parse_perception_blind.jsonl"
 
 
-@pytest.mark.parametrize("item", [json.loads(line) for line in BLIND.read_text().splitlines() if line.strip()],
-                         ids=lambda item: item["id"])
+@over_blind_set("perception")
 def test_the_blind_perception_set(item: dict) -> None:
     spec, labels = ROLES.parse_intent(item["text"], seed=3).spec, item["labels"]
     assert spec.application.value == labels["application"]
