@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from services.llm.config import LlmConfig
 from services.llm.roles import LlmRoles
+from tests.llm.blind_sets import over_blind_set
 
 ROLES = LlmRoles(config=LlmConfig())
 
@@ -76,15 +74,13 @@ def test_the_phantom_s_speed_is_the_phantom_s_not_the_ego_s(text: str, ghost_spe
         assert spec.ego.speed_mps != ghost_speed  # never swapped onto the ego
 
 
-BLIND = Path(__file__).resolve().parents[2] / "bench" / "data" / "parse_follower_blind.jsonl"
 # written by a helper who had not read the parser; first scored 30 of 43 labelled quantities (no follower bound),
 # the cues were then widened on it (38 of 43; 40 once b09's open ego speed was drawn above the phantom's and b03's
 # EEBL phantom was built)
 KNOWN_MISSES: set[str] = set()
 
 
-@pytest.mark.parametrize("item", [json.loads(line) for line in BLIND.read_text().splitlines() if line.strip()],
-                         ids=lambda item: item["id"])
+@over_blind_set("follower")
 def test_the_blind_follower_and_phantom_set(item: dict) -> None:
     if item["id"] in KNOWN_MISSES:
         pytest.skip("known miss (see KNOWN_MISSES)")
