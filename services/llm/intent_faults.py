@@ -372,7 +372,7 @@ def _ghost_route(p: ParseState, app: Application, f: FaultDraft) -> None:
     elif rx(lx.GHOST_CROSS_ROUTE).search(p.n.sentence(f.sentence)):
         f.ghost_route = "cross"
         anchor = f.anchor or {}
-        if anchor.get("event") == "stop_bar_distance" and f.magnitude is None:
+        if anchor.get("event") == "stop_bar_distance" and f.magnitude is None and not _EGO_WHEN.search(clause):
             # "a phantom on the cross street, 120 m before the intersection": where the phantom is, not when the
             # window opens (the anchor reading took it first)
             f.magnitude, f.provenance, f.anchor = float(anchor["distance_m"]), "intent", None
@@ -383,6 +383,8 @@ def _ghost_route(p: ParseState, app: Application, f: FaultDraft) -> None:
 
 
 _GHOST_CLAUSE_END = re.compile(r"[.;]|,\s*(?:and|while|with|plus)\b|\band (?:a|an|the)\b")
+# "... appears when we are 50 m before the intersection": the ego's distance, a window anchor, not the phantom's
+_EGO_WHEN = re.compile(r"\b(?:when|as|once|after|until) (?:we|the ego|ego|our car|i)\b")
 
 
 def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:

@@ -132,3 +132,19 @@ def test_an_eebl_phantom_is_the_hazard_its_lead_cruises_beyond_it() -> None:
                               seed=3).spec
     lead = next(a for a in both.agents if a.role.value == "lead")
     assert lead.behaviour.kind.value == "hard_brake" and lead.behaviour.at_time_s == 5.0 and lead.gap_m == 60.0
+
+
+@pytest.mark.parametrize(("text", "magnitude", "anchor_m"), [
+    ("IMA test: a phantom car on the cross street, 120 m before the intersection at 12 m/s.", 120.0, None),
+    # the ego's distance when the phantom appears: a window anchor, not where the phantom is
+    ("IMA: a phantom car on the cross street appears when we are 50 m before the intersection, driving at 12 m/s.",
+     None, 50.0),
+])
+def test_a_crossing_phantom_s_distance_is_its_own_unless_it_is_the_ego_s(text: str, magnitude: float | None,
+                                                                        anchor_m: float | None) -> None:
+    (f,) = ROLES.parse_intent(text, seed=3).spec.faults
+    assert f.ghost_route.value == "cross" and f.ghost_speed_mps == 12.0
+    if magnitude is not None:
+        assert f.magnitude == magnitude and f.anchor.distance_m is None
+    else:
+        assert f.anchor.distance_m == anchor_m and f.magnitude != anchor_m
