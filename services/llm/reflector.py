@@ -495,10 +495,22 @@ def _rule_faults(c: _Ctx) -> None:
                                                 f"stays within the {c.d.application} tolerance; raised to {th[1]:g}")
 
 
+def _crossing_phantom(c: _Ctx) -> bool:
+    """Is a phantom (ghost_sender) on the crossing route the scene's conflict (IMA, LTA)? From the spec that ran,
+    else from the words."""
+    if c.app.name not in (Application.IMA, Application.LTA) or not any(
+            f.operator is FaultOperator.GHOST_SENDER for f in c.d.faults):
+        return False
+    faults = (c.spec or {}).get("faults")
+    if faults:
+        return any(f.get("ghost_route") == "cross" for f in faults if isinstance(f, dict))
+    return bool(re.search(lx.GHOST_CROSS_ROUTE, c.prompt, _I))
+
+
 def _rule_conflict(c: _Ctx) -> None:
     gap = c.d.conflict_arrival_gap_s
-    if c.signal_app or gap is None or abs(gap) <= cat.CONFLICT_WINDOW_S:
-        return
+    if c.signal_app or gap is None or abs(gap) <= cat.CONFLICT_WINDOW_S or _crossing_phantom(c):
+        return  # (a crossing phantom is the conflict: the real car outside the window is the point)
     c.rw.replace_or_append(_ARRIVAL, "arrives 1 s after the ego",
                            f"The {_conflict_role(c.d.application)} vehicle arrives 1 s after the ego.")
     _arrival(c, 1.0, "conflict_outside_window")
@@ -538,7 +550,8 @@ def _rule_phantom_brake(c: _Ctx) -> None:
     ghost = any(f.operator is FaultOperator.GHOST_SENDER for f in c.d.faults)
     warning = "brake" if c.app.ahead_only else "yield" if c.app.name in (cat.Application.IMA, cat.Application.LTA) \
         else None
-    if not (ghost and warning is not None and c.d.md_decision == warning and c.d.gt_decision != warning
+    masked = "phantom_masked_by_real_conflict" in c.fired  # the twin's yield was the real car's: about to go
+    if not (ghost and warning is not None and c.d.md_decision == warning and (c.d.gt_decision != warning or masked)
             and not c.d.md_violations) or c.agents("follower") or re.search(lx.FOLLOWER_CUE, c.prompt, _I):
         return
     c.rw.append("A tailgater follows the ego 12 m behind.")
@@ -546,8 +559,21 @@ def _rule_phantom_brake(c: _Ctx) -> None:
                                           "vehicle and its twin did not, but nobody followed it")
 
 
-RULES: tuple[Callable[[_Ctx], Any], ...] = (_rule_verifier, _rule_faults, _rule_phantom_brake, _rule_conflict,
-                                             _rule_benign, _rule_penetration)
+def _rule_phantom_masked(c: _Ctx) -> None:
+    """A phantom on the crossing route, and the twin yielded too: to the real crossing car, so the phantom changed
+    nothing. The revised intent sends the real car through well before the window (9 s before the ego: early enough
+    to be gone, and it needs no longer run-up than the ego's, where 9 s after it would need a longer one)."""
+    if not (_crossing_phantom(c) and c.d.md_decision == "yield" and c.d.gt_decision == "yield"):
+        return
+    c.rw.replace_or_append(_ARRIVAL, "arrives 9 s before the ego",
+                           f"The real {_conflict_role(c.d.application)} vehicle arrives 9 s before the ego.")
+    _arrival(c, -9.0, "phantom_masked_by_real_conflict")
+    c.fire("phantom_masked_by_real_conflict", "the ego and its twin both yielded, the twin to the real "
+                                              f"{_conflict_role(c.d.application)} car")
+
+
+RULES: tuple[Callable[[_Ctx], Any], ...] = (_rule_verifier, _rule_faults, _rule_phantom_masked, _rule_phantom_brake,
+                                             _rule_conflict, _rule_benign, _rule_penetration)
 
 
 def reflect_offline(prompt: str, digest: EvidenceDigest, notes: tuple[KnowledgeNote, ...],

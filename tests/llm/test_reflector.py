@@ -322,3 +322,20 @@ def test_a_phantom_yield_with_nobody_behind_gets_a_tailgater(roles: LlmRoles) ->
     (f,) = spec.faults
     assert f.ghost_route.value == "cross" and f.magnitude == 120.0 and f.ghost_speed_mps == 12.0
     assert [a.gap_m for a in spec.agents if a.role.value == "follower"] == [12.0]
+
+
+def test_a_phantom_masked_by_the_real_crossing_car_sends_the_car_away_and_adds_a_tailgater(roles: LlmRoles) -> None:
+    """Both rollouts yielded, the twin to the real cross car: the revision sends the real car through 9 s before the
+    ego (the crossing phantom is the conflict) and puts a tailgater behind the ego (issue 37 item 3)."""
+    digest = EvidenceDigest.from_dict({
+        "application": "IMA", "admitted": False, "decision_epoch_s": 5.7, "md_decision": "yield",
+        "gt_decision": "yield", "failure_margin": 30.0, "conflict_arrival_gap_s": 0.0,
+        "faults": [{"name": "ghost_bsm", "operator": "ghost_sender", "stream": "BSM", "window_start_s": 0.0,
+                    "magnitude": 120.0}]})
+    ref = roles.reflect(IMA_PHANTOM, digest)
+    assert ref.rule_ids == ("phantom_masked_by_real_conflict", "phantom_brake_nobody_behind")
+    spec = roles.parse_intent(ref.revised_prompt, 1).spec
+    (early,) = [a.arrival_offset_s for a in spec.agents if a.role.value == "cross"]
+    assert early <= -7.0  # (9 s before, or as early as the ego's own arrival allows: the verifier's repair)
+    assert [a.gap_m for a in spec.agents if a.role.value == "follower"] == [12.0]
+    assert spec.faults[0].ghost_route.value == "cross"
