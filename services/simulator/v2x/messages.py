@@ -36,7 +36,6 @@ another sender's draws.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -53,6 +52,7 @@ from lastv2x.core.rng import (
     stable_hash64,
     substream,
 )
+from services.simulator.kernels.schedule import due_slots, quiet_until
 
 if TYPE_CHECKING:
     from services.simulator.info import WorldSnapshot
@@ -255,25 +255,13 @@ class LinkDraws:
 
 
 def due_mask(t_prev: float | None, t_now: float, phase_s: FloatArray, period_s: float) -> BoolArray:
-    """Senders whose schedule ``phase + k*period`` has a slot in (t_prev, t_now].
+    """Senders whose schedule ``phase + k*period`` has a slot in (t_prev, t_now] (``kernels.schedule.due_slots``).
 
     On the first step (``t_prev`` None) every sender transmits once.
     """
     if t_prev is None:
-        return trues(phase_s.shape[0]) if phase_s.ndim == 1 else np.ones(phase_s.shape, dtype=bool)
-    if phase_s.ndim == 1 and phase_s.shape[0] <= _SMALL:  # the same arithmetic on floats
-        out = []
-        for p in phase_s.tolist():
-            a = (t_now - p) / period_s + 1e-9
-            b = (t_prev - p) / period_s + 1e-9
-            if not (math.isfinite(a) and math.isfinite(b)):
-                break
-            out.append(math.floor(a) > math.floor(b))
-        else:
-            return np.array(out, dtype=bool)
-    k_now = np.floor((t_now - phase_s) / period_s + 1e-9)
-    k_prev = np.floor((t_prev - phase_s) / period_s + 1e-9)
-    return k_now > k_prev
+        return trues(phase_s.shape[0])
+    return due_slots(float(t_prev), float(t_now), phase_s, float(period_s))
 
 
 QUIET_GUARD_S = 1e-6  # far above the rounding of (t - phase) / period at any scenario time, far below a step
@@ -285,18 +273,9 @@ def quiet_until_s(t_now: float, phase_s: FloatArray, period_s: float) -> float:
 
     Each sender's next slot is ``phase + (k + 1) * period`` for its slot ``k`` at ``t_now`` (as
     :func:`due_mask` counts it, with its 1e-9 slot tolerance); :data:`QUIET_GUARD_S` earlier covers the
-    rounding of that division. -inf (check every step) when a phase is not finite; +inf without senders."""
-    if phase_s.shape[0] > _SMALL:
-        k = np.floor((t_now - phase_s) / period_s + 1e-9)
-        first = float(np.min(phase_s + (k + 1 - 1e-9) * period_s))
-        return first - QUIET_GUARD_S if math.isfinite(first) else -math.inf
-    first = math.inf
-    for p in phase_s.tolist():
-        a = (t_now - p) / period_s + 1e-9
-        if not math.isfinite(a):
-            return -math.inf
-        first = min(first, p + (math.floor(a) + 1 - 1e-9) * period_s)
-    return first - QUIET_GUARD_S
+    rounding of that division (``kernels.schedule.quiet_until``). -inf (check every step) when a phase is not
+    finite; +inf without senders."""
+    return float(quiet_until(float(t_now), phase_s, float(period_s), QUIET_GUARD_S))
 
 
 # ---------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -302,3 +304,31 @@ def test_a_maps_sources_share_one_building_set() -> None:
     assert V2XInformationSource(road_map=canyon).buildings is shared
     assert V2XInformationSource(road_map=canyon).buildings is shared
     assert buildings_from_map(four_way) is not shared and buildings_from_map(None) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.floats(0.0, 1.0, exclude_max=True), st.just(math.nan), st.just(math.inf)),
+                min_size=0, max_size=40),
+       st.sampled_from([0.1, 1.0]), st.floats(0.0, 600.0), st.floats(0.0, 0.2))
+def test_the_schedule_kernels_are_one_body_compiled_or_not(phase_frac, period, t_prev, dt):
+    """issue 32 stage 2: due_mask and quiet_until_s run one kernel body (services/simulator/kernels/schedule.py)
+    for every sender count; compiled it gives its Python's bits, and the arithmetic numpy did before."""
+    from services.simulator.kernels import schedule
+
+    phase = np.array(phase_frac, dtype=np.float64) * period
+    t_now = t_prev + dt
+    due = schedule.due_slots(t_prev, t_now, phase, period)
+    with np.errstate(invalid="ignore"):
+        assert due.tolist() == (np.floor((t_now - phase) / period + 1e-9)
+                                > np.floor((t_prev - phase) / period + 1e-9)).tolist()
+    quiet = schedule.quiet_until(t_now, phase, period, 1e-6)
+    py_due = getattr(schedule.due_slots, "py_func", schedule.due_slots)(t_prev, t_now, phase, period)
+    py_quiet = getattr(schedule.quiet_until, "py_func", schedule.quiet_until)(t_now, phase, period, 1e-6)
+    assert py_due.tolist() == due.tolist() and (py_quiet == quiet or (math.isnan(py_quiet) and math.isnan(quiet)))
+    if not phase.size:
+        assert quiet == math.inf
+    elif not np.isfinite(phase).all():
+        assert quiet == -math.inf
+    else:
+        k = np.floor((t_now - phase) / period + 1e-9)
+        assert quiet == float(np.min(phase + (k + 1 - 1e-9) * period)) - 1e-6
