@@ -58,9 +58,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from lastv2x.core.catalogue import FAULT_OPERATORS, Registry, Stream
-from lastv2x.core.faults import GHOST_SENDER_DEFAULT, SPOOFED_RSU_DEFAULT, rewires_lanes
+from lastv2x.core.faults import forged_id, rewires_lanes
 from lastv2x.core.rng import Substream, counter_uniform, stable_hash64, substream
-from lastv2x.core.spec import Phase
 
 from . import forged
 from .fault_windows import (
@@ -620,29 +619,17 @@ class FaultEngine:
             af.ego_lane_keys = np.asarray([lanes.key(x) for x in ctx.ego_lane_ids], dtype=np.int64)
             if info.name == "replay":
                 af.history = ReplayHistory(float(f.magnitude or 0.0))
-            if info.name == "ghost_sender":
-                cross = str(getattr(f, "ghost_route", "ego")) == "cross"
-                route = ctx.cross_route_xy_m if cross else ctx.ego_route_xy_m
-                if route is None:
-                    raise ValueError(f"fault {f.name!r}: a ghost_sender needs the {'crossing' if cross else 'ego'} "
-                                     "route")
-                name = next(iter(af.sender_names or ())) if af.sender_names else (f.sender or GHOST_SENDER_DEFAULT)
+            forged = forged_id(f)
+            if forged is not None:  # ghost_sender, spoofed_rsu: a sender nobody has (built in forged.py)
+                name = next(iter(af.sender_names)) if af.sender_names else forged
                 af.sender_names = frozenset({name})
                 k = senders.key(name)
-                mag = float(f.magnitude or 0.0)
-                af.ghost = GhostVehicle(route, mag, float(getattr(f, "ghost_speed_mps", None) or 0.0), k,
-                                        senders.hash_rows([k])[0], hard_braking=stream is Stream.EEBL,
-                                        start_s_m=None if not cross else float(ctx.cross_conflict_s_m or 0.0) - mag)
-            if info.name == "spoofed_rsu":
-                name = next(iter(af.sender_names or ())) if af.sender_names else (f.sender or SPOOFED_RSU_DEFAULT)
-                af.sender_names = frozenset({name})
-                if af.target_group_key == NO_KEY:  # default: the ego's group
-                    af.target_group_key = groups.key(ctx.ego_group_id) if ctx.ego_group_id else NO_KEY
-                if af.target_group_key == NO_KEY:
-                    raise ValueError(f"fault {f.name!r}: a spoofed_rsu needs a signal group to lie about")
-                k = senders.key(name)
-                af.spoof = SpoofedRsu(k, senders.hash_rows([k])[0], af.target_group_key,
-                                      ctx.phases.code(f.target_phase or Phase.GREEN), stream=stream)
+                if info.name == "ghost_sender":
+                    af.ghost = GhostVehicle.for_fault(f, ctx, k, senders.hash_rows([k])[0], stream)
+                else:
+                    if af.target_group_key == NO_KEY:  # default: the ego's group
+                        af.target_group_key = groups.key(ctx.ego_group_id) if ctx.ego_group_id else NO_KEY
+                    af.spoof = SpoofedRsu.for_fault(f, ctx, k, senders.hash_rows([k])[0], af.target_group_key, stream)
             self.faults.append(af)
         self._streams = frozenset(af.stream for af in self.faults)  # the streams some fault acts on
         self.ghosts = [af for af in self.faults if af.ghost is not None]  # empty: the transmit step skips them

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from lastv2x.core.catalogue import Stream
+from lastv2x.core.spec import Phase
 
 from .messages import (
     BSM_PERIOD_S,
@@ -64,6 +65,19 @@ class GhostVehicle:
         self.start_s_m = start_s_m  # a fixed arc length to start from (the crossing route's), else relative to the ego
         self.t0_s = 0.0
 
+    @classmethod
+    def for_fault(cls, fault: Any, ctx: Any, key: int, sender_hash: int, stream: Stream) -> GhostVehicle:
+        """The forged vehicle of a ghost_sender ``fault`` transmitting as ``key`` (``ctx``: the V2X source's
+        ``FaultContext``, whose routes it drives: the crossing one for ``ghost_route: cross``)."""
+        cross = str(getattr(fault, "ghost_route", "ego")) == "cross"
+        route = ctx.cross_route_xy_m if cross else ctx.ego_route_xy_m
+        if route is None:
+            raise ValueError(f"fault {fault.name!r}: a ghost_sender needs the {'crossing' if cross else 'ego'} route")
+        mag = float(fault.magnitude or 0.0)
+        return cls(route, mag, float(getattr(fault, "ghost_speed_mps", None) or 0.0), key, sender_hash,
+                   hard_braking=stream is Stream.EEBL,
+                   start_s_m=float(ctx.cross_conflict_s_m or 0.0) - mag if cross else None)
+
     def place(self, t_s: float, ego_s_m: float) -> None:
         if self.s0_m is None:
             self.s0_m, self.t0_s = (ego_s_m + self.ahead_m if self.start_s_m is None else self.start_s_m), t_s
@@ -98,6 +112,14 @@ class SpoofedRsu:
     stream: Stream = Stream.SPAT
     lanes: Any = None  # MAP: the ego's approach lane keys the forged MAP describes
     stops_xy_m: Any = None  # MAP: their stop bars (L, 2), as the real MAP gives them
+
+    @classmethod
+    def for_fault(cls, fault: Any, ctx: Any, key: int, sender_hash: int, group_key: int, stream: Stream) -> SpoofedRsu:
+        """The forged roadside unit of a spoofed_rsu ``fault`` transmitting as ``key``, lying about ``group_key``
+        with the fault's phase (default green; ``ctx``: the V2X source's ``FaultContext``)."""
+        if group_key == NO_KEY:
+            raise ValueError(f"fault {fault.name!r}: a spoofed_rsu needs a signal group to lie about")
+        return cls(key, sender_hash, group_key, ctx.phases.code(fault.target_phase or Phase.GREEN), stream=stream)
 
     @property
     def lead_s(self) -> float:
