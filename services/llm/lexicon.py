@@ -171,6 +171,16 @@ GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?
                  # "somebody pretends to be a car up ahead", "there's no actual car there"
                  r"|\b(pretend\w*|pos(es|ing|ed)) (to be |as )(a |an )?(\w+ ){0,1}(vehicles?|cars?|trucks?)\b"
                  r"|\bno (actual|real) (vehicles?|cars?|trucks?) (is )?there\b")
+# where a phantom (ghost_sender) drives for IMA / LTA: on the crossing route ("a fake car on the cross street",
+# "approaching the junction from the left", "a phantom oncoming car", "across our path") or on ours ("ahead of us",
+# "in front of the ego", "in our lane", "behind us")
+GHOST_CROSS_ROUTE = (r"\b(?:cross(?:ing)?[- ]?(?:street|road|traffic|lane|direction)|side (?:street|road)|from the "
+                     r"(?:left|right|side)|intersecting (?:street|road)|perpendicular|oncoming|opposing|across "
+                     r"(?:our|the ego'?s?|my) path|(?:towards?|approaching|entering|heading (?:for|to|into)) the "
+                     r"(?:intersection|junction|crossing|conflict point)|before the (?:intersection|junction|conflict "
+                     r"point)|from the (?:intersection|junction|conflict point))\b")
+GHOST_OWN_ROUTE = (r"\b(?:ahead of|in front of|behind) (?:us|me|the ego|ego|our (?:car|vehicle))\b|\b(?:in|on) (?:our|the "
+                   r"ego'?s?|my|the same) (?:lane|route|path|road)\b")
 # a forged roadside unit (spoofed_rsu): SPaT from a transmitter that is not the junction's RSU
 _RSU_NOUN = r"(rsus?|roadside units?|road-side units?|traffic (light|signal) (transmitters?|beacons?)|signal beacons?)"
 SPOOFED_RSU = (r"\b(fake|forged|spoofed|rogue|bogus|counterfeit|impostor|fraudulent|malicious|cloned) (\w+ ){0,1}"
@@ -479,16 +489,8 @@ RSU_CUE = r"\brsus?\b|roadside unit|the (traffic )?(light|signal) controller|inf
 UNEQUIPPED = (r"\b(unequipped|un-equipped|not equipped|non-equipped|not v2x[- ]equipped|unconnected|non-connected"
               r"|not connected|legacy)\b|without (a |an )?(v2x|obu|radio|on-board unit)|\bno obu\b")
 EQUIPPED_NOTE = r"\b(equipped|connected)\b"
-# where a phantom (ghost_sender) drives for IMA / LTA: on the crossing route ("a fake car on the cross street",
-# "approaching the junction from the left", "a phantom oncoming car", "across our path") or on ours ("ahead of us",
-# "in front of the ego", "in our lane", "behind us")
-GHOST_CROSS_ROUTE = (r"\b(?:cross(?:ing)?[- ]?(?:street|road|traffic|lane|direction)|side (?:street|road)|from the "
-                     r"(?:left|right|side)|intersecting (?:street|road)|perpendicular|oncoming|opposing|across "
-                     r"(?:our|the ego'?s?|my) path|(?:towards?|approaching|entering|heading (?:for|to|into)) the "
-                     r"(?:intersection|junction|crossing|conflict point)|before the (?:intersection|junction|conflict "
-                     r"point)|from the (?:intersection|junction|conflict point))\b")
-GHOST_OWN_ROUTE = (r"\b(?:ahead of|in front of|behind) (?:us|me|the ego|ego|our (?:car|vehicle))\b|\b(?:in|on) (?:our|the "
-                   r"ego'?s?|my|the same) (?:lane|route|path|road)\b")
+
+# ── drivers' perception (ScenarioSpec.perception) ─────────────────────────
 # drivers with V2X who also act on the signal face they see (perception.equipped_see_signals): "the driver still
 # watches the lights", "pays attention to the traffic lights", "shall comply with visible traffic signals",
 # "notices the red and stops", "an attentive driver"; a negated verb ("never looks at", "doesn't watch") is not one
