@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from lastv2x.core import catalogue as cat
 from lastv2x.core import tolerance
 from lastv2x.core.catalogue import FAULT_OPERATORS, Stream
-from lastv2x.core.faults import rewires_lanes
+from lastv2x.core.faults import CROSS_GHOST_APPS, rewires_lanes
 from lastv2x.core.spec import AgentRole, FaultOperator, GhostRoute, Phase
 from lastv2x.core.timeline import (
     CROSS_GROUP,
@@ -254,7 +254,7 @@ def _ghost_visibility(ctx: _Ctx, i: int) -> Iterator[Finding]:
     v = float(fault.ghost_speed_mps or 0.0)
     app = ctx.app.name
     cross = fault.ghost_route is GhostRoute.CROSS
-    if app in (cat.Application.IMA, cat.Application.LTA) and not cross:
+    if app in CROSS_GHOST_APPS and not cross:
         yield Finding("semantic_corruption", Severity.ERROR,
                       f"a ghost on the ego's route travels the ego's way: {app.value} yields only to crossing traffic",
                       (_f(i, "ghost_route"),),

@@ -15,6 +15,7 @@ from typing import Any
 
 from lastv2x.core import tolerance
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, STREAMS, Application, Stream
+from lastv2x.core.faults import CROSS_GHOST_APPS
 from lastv2x.core.spec import MAX_FAULTS, FaultOperator
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import fault_cues
@@ -362,7 +363,7 @@ def _ghost_route(p: ParseState, app: Application, f: FaultDraft) -> None:
     """Where the words put a phantom (IMA, LTA: the only applications with a crossing route): on the crossing
     route ("a fake car on the cross street", "approaching the junction from the left", "a phantom oncoming car")
     or on ours ("60 m ahead of us", "in our lane"); both stated, so no repair moves it. Said of neither: open."""
-    if app not in (Application.IMA, Application.LTA):
+    if app not in CROSS_GHOST_APPS:
         return
     # the phantom's own clause (a follower "8 m behind us" in the next one places the follower, not the phantom)
     clause = _GHOST_CLAUSE_END.split(p.t[f.start:p.n.sentences[f.sentence][1]])[0]

@@ -31,6 +31,7 @@ from lastv2x.core import catalogue as cat
 from lastv2x.core import tolerance
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application, Stream
 from lastv2x.core.errors import ErrorCollector
+from lastv2x.core.faults import CROSS_GHOST_APPS
 from lastv2x.core.spec import FaultOperator, Phase
 from services.llm import lexicon as lx
 from services.llm.evidence import EvidenceDigest, FaultEvidence
@@ -498,7 +499,7 @@ def _rule_faults(c: _Ctx) -> None:
 def _crossing_phantom(c: _Ctx) -> bool:
     """Is a phantom (ghost_sender) on the crossing route the scene's conflict (IMA, LTA)? From the spec that ran,
     else from the words."""
-    if c.app.name not in (Application.IMA, Application.LTA) or not any(
+    if c.app.name not in CROSS_GHOST_APPS or not any(
             f.operator is FaultOperator.GHOST_SENDER for f in c.d.faults):
         return False
     faults = (c.spec or {}).get("faults")
@@ -548,7 +549,7 @@ def _rule_phantom_brake(c: _Ctx) -> None:
     failed: nobody was behind it. The revised intent adds a tailgater (a follower strikes a warned, braking ego: the
     adjudicator's rule for FCW/EEBL; any collision counts for IMA/LTA)."""
     ghost = any(f.operator is FaultOperator.GHOST_SENDER for f in c.d.faults)
-    warning = "brake" if c.app.ahead_only else "yield" if c.app.name in (cat.Application.IMA, cat.Application.LTA) \
+    warning = "brake" if c.app.ahead_only else "yield" if c.app.name in CROSS_GHOST_APPS \
         else None
     masked = "phantom_masked_by_real_conflict" in c.fired  # the twin's yield was the real car's: about to go
     if not (ghost and warning is not None and c.d.md_decision == warning and (c.d.gt_decision != warning or masked)
