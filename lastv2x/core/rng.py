@@ -8,7 +8,9 @@ identical across processes, machines and Python hash seeds.
 Per-element draws that must not depend on which other elements exist (one vehicle's
 equipage, one message's delivery) are *counter-based*: :func:`counter_uniform` hashes a
 base key with integer counters (SplitMix64), and :func:`stable_hash64` turns an id into
-such a counter. :func:`equipage` is the one rule for which vehicles carry a V2X unit.
+such a counter. Its one body is :func:`splitmix_uniforms` (whole-array uint64 arithmetic), which
+the simulator's engine compiles as it is (``services.simulator.kernels.draws``): same bits.
+:func:`equipage` is the one rule for which vehicles carry a V2X unit.
 """
 
 from __future__ import annotations
@@ -57,53 +59,53 @@ def stable_hash64(name: str) -> int:
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _splitmix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    with np.errstate(over="ignore"):
-        z = x + _GOLD
-        z = (z ^ (z >> np.uint64(30))) * _M1
-        z = (z ^ (z >> np.uint64(27))) * _M2
-        return z ^ (z >> np.uint64(31))
-
-
+_S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
+_INV_2_53 = 1.0 / 9007199254740992.0
 _MASK64 = 0xFFFFFFFFFFFFFFFF
-_GOLD_I, _M1_I, _M2_I = int(_GOLD), int(_M1), int(_M2)
-_SMALL = 32  # up to this many elements the splitmix runs on Python ints (same bits, no numpy overhead)
 
 
-def _splitmix_int(x: int) -> int:
-    z = (x + _GOLD_I) & _MASK64
-    z = ((z ^ (z >> 30)) * _M1_I) & _MASK64
-    z = ((z ^ (z >> 27)) * _M2_I) & _MASK64
-    return z ^ (z >> 31)
+def splitmix_uniforms(bases: NDArray[np.uint64], columns: NDArray[np.uint64]) -> NDArray[np.float64]:
+    """U[0, 1) per element ``i``: start from ``bases[i]``, then for each counter row ``j`` of ``columns``
+    (shape ``(k, n)``) mix ``z = splitmix64(z ^ columns[j, i])``; the top 53 bits of ``z`` are the uniform.
+
+    The one body of every counter-based draw: :func:`counter_uniform` runs it on numpy arrays, and the
+    simulator's engine compiles this very function (``services.simulator.kernels.draws``), so the
+    two give the same bits. Whole-array uint64 arithmetic only (it wraps mod 2**64, silently, in both)."""
+    z = bases.copy()
+    for j in range(columns.shape[0]):
+        z = (z ^ columns[j]) + _GOLD
+        z = (z ^ (z >> _S30)) * _M1
+        z = (z ^ (z >> _S27)) * _M2
+        z = z ^ (z >> _S31)
+    return (z >> _S11).astype(np.float64) * _INV_2_53
 
 
-def counter_uniform_rows(base: int, *columns: Sequence[int]) -> list[float]:
-    """:func:`counter_uniform` (same bits) of a few elements given as columns of Python ints (each in
-    [0, 2**64): a negative counter must be reduced mod 2**64 first, as ``astype(np.uint64)`` does)."""
-    b0 = base & _MASK64
-    out = []
-    for vals in zip(*columns, strict=True):
-        zi = b0
-        for v in vals:
-            zi = _splitmix_int(zi ^ v)
-        out.append(float(zi >> 11) * (1.0 / 9007199254740992.0))
-    return out
+def pack_counters(base: int, *counters: Any) -> tuple[NDArray[np.uint64], NDArray[np.uint64], tuple[int, ...]]:
+    """``(bases, columns, shape)`` for :func:`splitmix_uniforms`: the counters broadcast to one shape, each
+    reduced mod 2**64 (``astype(np.uint64)``: a negative counter wraps), flattened into the rows of
+    ``columns``, and ``base`` repeated per element."""
+    arrs = [np.asarray(c) for c in counters]
+    n = arrs[0].shape[0] if arrs[0].ndim == 1 else -1
+    if n >= 0 and all(a.ndim == 1 and a.shape[0] == n for a in arrs):  # the engine's case: columns of one length
+        shape: tuple[int, ...] = (n,)
+        columns = np.array(arrs, dtype=np.uint64).reshape(len(arrs), n)  # as astype: a negative counter wraps
+    else:
+        wide = np.broadcast_arrays(*(a.astype(np.uint64, copy=False) for a in arrs))
+        shape = wide[0].shape
+        n = int(np.prod(shape))
+        columns = np.empty((len(wide), n), dtype=np.uint64)
+        for j, a in enumerate(wide):
+            columns[j] = a.reshape(n)
+    bases = np.empty(n, dtype=np.uint64)
+    bases.fill(base & _MASK64)
+    return bases, columns, shape
 
 
 def counter_uniform(base: int, *counters: Any) -> NDArray[np.float64]:
-    """U[0, 1) per element from a base key and integer counters (order independent)."""
-    arrs = [np.asarray(c).astype(np.uint64, copy=False) for c in counters]
-    shapes = {a.shape for a in arrs}
-    if len(shapes) == 1 and arrs[0].ndim == 1 and arrs[0].shape[0] <= _SMALL:
-        return np.array(counter_uniform_rows(base, *(a.tolist() for a in arrs)), dtype=np.float64)
-    if len(shapes) > 1:
-        arrs = list(np.broadcast_arrays(*arrs))
-    z = np.full(arrs[0].shape, np.uint64(base & 0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
-    for a in arrs:
-        z = _splitmix(z ^ a)
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+    """U[0, 1) per element from a base key and integer counters (order independent), shaped like the
+    broadcast counters (:func:`splitmix_uniforms`)."""
+    bases, columns, shape = pack_counters(base, *counters)
+    return splitmix_uniforms(bases, columns).reshape(shape)
 
 
 def equipage(seed: int, vehicle_ids: Sequence[str], penetration: float,

@@ -42,10 +42,11 @@ JIT = env_flag(os.environ.get("LASTV2X_SIMULATOR_JIT", "1"))
 
 _HERE = Path(__file__).resolve().parent
 _ROOT = _HERE.parent.parent.parent
-# every source whose names the kernels read: the kernels themselves and the modules they import constants from
+# every source whose names the kernels read: the kernels themselves and the modules they import constants (or, for
+# the counter-based draws, a whole function: lastv2x.core.rng.splitmix_uniforms) from
 # (tests/simulator/test_engine_parity.py checks that the list covers the kernels' imports)
 SOURCES = (*sorted(_HERE.glob("*.py")), _ROOT / "lastv2x" / "core" / "catalogue.py",
-           _ROOT / "services" / "simulator" / "info.py")
+           _ROOT / "lastv2x" / "core" / "rng.py", _ROOT / "services" / "simulator" / "info.py")
 
 
 def cache_dir() -> Path:

@@ -85,9 +85,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from lastv2x.core.rng import counter_uniform
 from services.simulator.kernels import channel as k_channel
 from services.simulator.kernels import tr37885
+from services.simulator.kernels.draws import counter_uniform
 
 from .geometry import (
     BoolArray,

@@ -59,7 +59,8 @@ import numpy as np
 
 from lastv2x.core.catalogue import FAULT_OPERATORS, Registry, Stream
 from lastv2x.core.faults import forged_id, rewires_lanes
-from lastv2x.core.rng import Substream, counter_uniform, stable_hash64, substream
+from lastv2x.core.rng import Substream, stable_hash64, substream
+from services.simulator.kernels.draws import counter_uniform
 
 from . import forged
 from .fault_windows import (

@@ -36,7 +36,6 @@ from .messages import (
 )
 from .queues import RSU_EGO_SPANS
 
-SMALL_LINKS = 32  # up to this many links a step's draws are keyed on Python ints, more on arrays (the same bits)
 _SMALL_RELAY = 64
 # every kind of link, in link order
 ALL_SPANS = ("bsm", *(span for _s, span in RSU_EGO_SPANS), "spat_rsu", "eebl_relay")  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
@@ -254,18 +253,8 @@ class LinkEvaluator:
     def _link_uniforms(self, pending: PendingLinks) -> np.ndarray:
         """The uniform of every link of the step, in link order, each keyed by (stream, sender, message,
         receiver) (:class:`~.messages.LinkDraws`): a BSM (its EEBL records ride on it) and each SPaT/MAP message
-        to the ego, a SPaT message to another RSU, an EEBL record to a relay candidate. A few links are keyed
-        on Python ints, more on arrays (the same bits)."""
-        if pending.n <= SMALL_LINKS:
-            return np.array(self._link_uniform_rows(pending), dtype=np.float64)
-        return self._link_uniforms_arrays(pending, ALL_SPANS)
-
-    def _link_uniforms_arrays(self, pending: PendingLinks, kinds: tuple[str, ...]) -> np.ndarray:
-        """:meth:`_link_uniforms` of the links of the spans named in ``kinds`` (the others are left unset)."""
-        u = np.empty(pending.n)
-        for sl, stream, sender_hash, msg_id, receiver_hash in self._link_identities(pending, kinds):
-            u[sl] = self.link_draws.uniform(stream, sender_hash, msg_id, receiver_hash)
-        return u
+        to the ego, a SPaT message to another RSU, an EEBL record to a relay candidate; one kernel call."""
+        return self.link_draws.uniform_spans(pending.n, self._link_identities(pending, ALL_SPANS))
 
     def _link_identities(self, pending: PendingLinks, kinds: tuple[str, ...]
                          ) -> list[tuple[slice, Stream, np.ndarray, np.ndarray, np.ndarray]]:
@@ -303,28 +292,6 @@ class LinkEvaluator:
             sender[sl], receiver[sl] = sender_hash, receiver_hash
         cols = [_column([seg[j] for seg in pending.links.segments]) for j in (0, 1, 3, 4)]
         return channel_draws(self.shadowing_base, sender, receiver, *cols)
-
-    def _link_uniform_rows(self, pending: PendingLinks) -> list[float]:
-        """:meth:`_link_uniforms` (same bits) of a step's few links, on Python ints (spans in link order)."""
-        spans, steps, draws, hashes = pending.links.spans, pending.steps, self.link_draws, self.senders.hash_rows
-        ego = self.ego_hash
-        parts: list[tuple[int, list[float]]] = []
-        sl = spans.get("bsm")
-        if sl is not None:
-            b = pending.bsm
-            parts.append((sl.start, draws.uniform_rows(BSM_STREAM, hashes(b.sender.tolist()), b.msg_id.tolist(),
-                                                       [ego] * len(b))))
-        for s, span in RSU_EGO_SPANS:
-            sl = spans.get(span)
-            if sl is not None:
-                b, rows = steps[s].batch, pending.msg_rows[s].tolist()
-                snd, mid = b.sender.tolist(), b.msg_id.tolist()
-                parts.append((sl.start, draws.uniform_rows(s, hashes([snd[r] for r in rows]), [mid[r] for r in rows],
-                                                           [ego] * len(rows))))
-        if "spat_rsu" in spans or "eebl_relay" in spans:  # rare at this size: the array path's bits, per span
-            u = self._link_uniforms_arrays(pending, ("spat_rsu", "eebl_relay"))
-            parts += [(spans[k].start, u[spans[k]].tolist()) for k in ("spat_rsu", "eebl_relay") if k in spans]
-        return [v for _start, values in sorted(parts, key=lambda p: p[0]) for v in values]
 
     def _ego_hash(self, n: int) -> np.ndarray:
         """The ego's id hash, ``n`` times (a link's receiver)."""

@@ -45,13 +45,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lastv2x.core.catalogue import STREAMS, Stream
-from lastv2x.core.rng import (
-    Substream,
-    counter_uniform,
-    counter_uniform_rows,
-    stable_hash64,
-    substream,
-)
+from lastv2x.core.rng import Substream, stable_hash64, substream
+from services.simulator.kernels.draws import counter_uniform, keyed_uniforms
 from services.simulator.kernels.schedule import due_slots, quiet_until
 
 if TYPE_CHECKING:
@@ -174,6 +169,7 @@ def filled(n: int, value: float, dtype: Any = np.float64) -> np.ndarray:
 
 
 _STREAM_KEYS: dict[str, int] = {}
+_MASK64 = 0xFFFFFFFFFFFFFFFF
 
 
 def _stream_key(stream: Stream) -> int:
@@ -244,14 +240,20 @@ class LinkDraws:
     def uniform(self, stream: Stream, sender_hash: NDArray[np.uint64], msg_id: IntArray,
                 receiver_hash: NDArray[np.uint64]) -> FloatArray:
         """U[0, 1) per link from its sender's and receiver's id hashes and the sender-local message index."""
-        return counter_uniform(self.base ^ _stream_key(stream), sender_hash,
-                               np.asarray(msg_id, dtype=np.int64) + 1, receiver_hash)
+        return self.uniform_spans(len(sender_hash), [(slice(None), stream, sender_hash, msg_id, receiver_hash)])
 
-    def uniform_rows(self, stream: Stream, sender_hash: list[int], msg_id: list[int],
-                     receiver_hash: list[int]) -> list[float]:
-        """:meth:`uniform` (same bits) of a few links given as Python ints (message indices >= 0)."""
-        return counter_uniform_rows(self.base ^ _stream_key(stream), sender_hash, [m + 1 for m in msg_id],
-                                    receiver_hash)
+    def uniform_spans(self, n: int, spans: Sequence[tuple[slice, Stream, NDArray[np.uint64], IntArray,
+                                                           NDArray[np.uint64]]]) -> FloatArray:
+        """:meth:`uniform` of ``n`` links given span by span (``(span, stream, sender hashes, message indices,
+        receiver hashes)``, the spans covering ``range(n)``), in one kernel call (``kernels.draws``)."""
+        bases = np.empty(n, dtype=np.uint64)
+        columns = np.empty((3, n), dtype=np.uint64)
+        for sl, stream, sender_hash, msg_id, receiver_hash in spans:
+            bases[sl] = (self.base ^ _stream_key(stream)) & _MASK64
+            columns[0, sl] = sender_hash
+            columns[1, sl] = np.asarray(msg_id, dtype=np.int64) + 1
+            columns[2, sl] = receiver_hash
+        return keyed_uniforms(bases, columns)
 
 
 def due_mask(t_prev: float | None, t_now: float, phase_s: FloatArray, period_s: float) -> BoolArray:

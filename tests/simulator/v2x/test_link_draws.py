@@ -130,3 +130,55 @@ def test_a_links_draw_does_not_depend_on_its_place_or_its_company(seed: int, sen
     assert ((u >= 0.0) & (u < 1.0)).all()
     other = draws.uniform(Stream.SPAT, sender, msg_id, ego)  # another stream, another draw
     assert n < 3 or not np.array_equal(other, u)
+
+
+def _splitmix64_reference(state: int) -> int:
+    """Vigna's splitmix64.c ``next()`` from ``state``, on Python ints (the published reference)."""
+    z = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return z ^ (z >> 31)
+
+
+def test_the_draw_is_splitmix64_as_published() -> None:
+    """The first output of SplitMix64 seeded with 0 is 0xE220A8397B1DCDAF (splitmix64.c); a uniform is its top 53
+    bits."""
+    from lastv2x.core.rng import counter_uniform
+    from services.simulator.kernels import draws
+
+    assert _splitmix64_reference(0) == 0xE220A8397B1DCDAF
+    want = (0xE220A8397B1DCDAF >> 11) / 2.0**53
+    assert counter_uniform(0, np.zeros(1, np.uint64))[0] == want
+    assert draws.counter_uniform(0, np.zeros(1, np.uint64))[0] == want
+
+
+_U64 = st.integers(0, 2**64 - 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.integers(1, 3).flatmap(lambda k: st.lists(
+    st.tuples(*([_U64] * k)), min_size=0, max_size=40)), st.booleans())
+def test_one_body_for_every_draw_compiled_or_not(base, rows, signed):
+    """issue 32 stage 2: every counter-keyed uniform of the engine runs ``lastv2x.core.rng.splitmix_uniforms``,
+    compiled (``kernels.draws``) or as numpy (the core); both give the published SplitMix64 chain's bits for any
+    number of elements (the Python-int twins for small counts are gone), negative counters wrapping mod 2**64."""
+    from lastv2x.core.rng import counter_uniform
+    from services.simulator.kernels import draws
+
+    k = len(rows[0]) if rows else 2
+    cols = [np.array([r[j] for r in rows], dtype=np.uint64) for j in range(k)]
+    if signed:  # the same bits given as int64 (a negative counter is its value mod 2**64)
+        cols = [c.view(np.int64) for c in cols]
+    want = []
+    for r in rows:
+        z = base
+        for v in r:
+            z = _splitmix64_reference(z ^ v)
+        want.append((z >> 11) / 2.0**53)
+    assert counter_uniform(base, *cols).tolist() == want
+    assert draws.counter_uniform(base, *cols).tolist() == want
+    kernel = draws.keyed_uniforms
+    py = getattr(kernel, "py_func", kernel)
+    bases = np.full(len(rows), base, np.uint64)
+    stacked = np.array(cols, dtype=np.uint64).reshape(k, len(rows))
+    assert kernel(bases, stacked).tolist() == py(bases, stacked).tolist() == want
