@@ -89,6 +89,19 @@ def test_rlvw_latched_stop_released_only_by_fresh_green_at_standstill():
     assert rlvw(_info(PHASE_GREEN, 20.0), _ego(p, 0.5, v=0.0), ctx, stop).action is Action.PROCEED
 
 
+def test_glosa_stop_ends_when_the_light_turns_green_before_the_standstill():
+    """GLOSA advises: a driver told to stop who sees (fresh SPaT) the green come while still rolling drives on, as a
+    driver without V2X does; RLVW's warning holds to the standstill (above). Stale SPaT releases nothing."""
+    p, ctx = _ctx(ScenarioSpec(application="GLOSA"))
+    glosa = APPS[Application.GLOSA].decide
+    stop = glosa(_info(PHASE_RED, 20.0), _ego(p, 30.0), ctx, None)
+    assert stop.action is Action.STOP
+    rolling = glosa(_info(PHASE_GREEN, 20.0), _ego(p, 10.0, v=5.0), ctx, stop)
+    assert rolling.action is Action.PROCEED and rolling.reason == "believed green before the stop"
+    stale = _info(PHASE_GREEN, 20.0, aoi=ctx.freshness_budget_s + 0.5)
+    assert glosa(stale, _ego(p, 10.0, v=5.0), ctx, stop).action is Action.STOP
+
+
 def test_glosa_advises_arrival_on_the_next_green():
     p, ctx = _ctx(ScenarioSpec(application="GLOSA"))
     glosa = APPS[Application.GLOSA].decide

@@ -68,11 +68,12 @@ def _epoch_rule(app: Application, info: EgoInformation, ego: EgoState, ctx: AppC
 
 
 def _latched(app: Application, info: EgoInformation, ego: EgoState, ctx: AppContext, prev: Decision) -> Decision:
-    if prev.action is Action.STOP and ego.speed_mps < STOPPED_MPS:
+    stopped = ego.speed_mps < STOPPED_MPS  # RLVW's stop is released at a standstill; GLOSA's whenever green shows
+    if prev.action is Action.STOP and (stopped or app is Application.GLOSA):
         sig = fresh_signal(info, ctx)
         if sig is not None and sig.phase == PHASE_GREEN:
-            return Decision(app, Action.PROCEED, ego.t_s, "believed green after the stop", after_epoch=True,
-                            committed=True, aoi_s=sig.aoi_s, bar_s_m=prev.bar_s_m)
+            return Decision(app, Action.PROCEED, ego.t_s, f"believed green {'after' if stopped else 'before'} the stop",
+                            after_epoch=True, committed=True, aoi_s=sig.aoi_s, bar_s_m=prev.bar_s_m)
     return prev if not prev.epoch else prev.at(ego.t_s)
 
 
