@@ -79,9 +79,13 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # drops, 0 substitutions, 2 invented faults (f13_014: "aren't delayed, frozen or dropped"), 2 inexact anchors ("the moment
 # the app has to decide", "once the app reaches its decision point"), 0 false alarms, 0 refused; fresh14 first: 100 %
 # exact (27 of 27), 0 silent drops, 0 substitutions, 1 invented fault (f14_027: "a healthy RLVW run as reference for
-# the delayed-SPaT ticket"), 0 false alarms, 0 refused)
-FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14 = (
-    _SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 15))
+# the delayed-SPaT ticket"), 0 false alarms, 0 refused; fresh15 (2026-12-07; the labeller was given two anchors the
+# spec has no event for, "lead_brake" and "conflict", mapped to scenario_time and decision_epoch, an operator name
+# ours spells spat_phase_corrupt, and no sign convention for positions: f15_015's "12 metres further ahead" is -12 in
+# ours) first: application 96.7 %, 53.6 % exact (15 of 28), 2 silent drops, 5 substitutions, 2 invented faults, 0 false
+# alarms, 1 refused; the anchors "once it starts braking" and "once the crossing vehicle is near" were read as t = 0)
+FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15 = (
+    _SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 16))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

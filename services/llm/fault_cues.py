@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from lastv2x.core.catalogue import operators_in_family
 from lastv2x.core.verifier import Finding, Severity
+from services.llm import lexicon as lx
 from services.llm.intent_text import NEGATED, correct_typos, normalize
 
 CHECK = "parser.unparsed_fault"
@@ -125,6 +126,7 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        # a test procedure's heading ("Fault injection: (a) ... SPaT messages are lost"): the faults are
                        # what follows it, not messages injected
                        r"|\b(fault|error|impairment|degradation)[- ]injection\s*:"
+                       r"|" + lx.LATENCY_BUDGET_MET +
                        # the application's own output late: the outcome a test checks ("whether the alert comes too late")
                        r"|\b(warnings?|alerts?|alarms?|advisory|advice|notifications?) (\w+ ){0,3}?(comes?|came|fires?|fired"
                        r"|triggers?|is issued|goes off|sounds|is raised|is given) (still )?(too |much too |far too )?"
@@ -138,7 +140,10 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        r"|ahead of|earlier than|later than) (the |our )?(ego|us|we)\b|\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
                        r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
-                       r"|car)s?\b", _F)
+                       r"|car)s?\b"
+                       # a vehicle behind another ("a tailgating car behind the ego"): where it drives
+                       r"|\b(car|vehicle|truck|van|bus|motorcycle|tailgater|follower)s? (\w+ ){0,2}?behind (the |our )?(ego"
+                       r"|us|me)\b", _F)
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand)(?<!phase),?\s+\b(?:and(?! a half)|but"
                      r"|while(?! it('s| is)\b)|whereas|plus|also|then|on top of that|(?:before|after|prior to) th(?:at|is)"
                      r"|until then|afterwards|meanwhile|separately|additionally|in addition)\b,?\s+"

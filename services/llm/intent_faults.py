@@ -57,7 +57,11 @@ _VEHICLE_IDIOM = rx(r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in th
                     r"(<q\d+:time> )?(too |much too )?(late|later)\b"
                     r"|\b(departure|start|launch|take-?off|release)('s)? (is |was |gets |got )?(delayed|late|postponed)\b"
                     # "does the warning hold up?", "how well it holds up under stress": to withstand, not a delay
-                    r"|\b(hold|holds|holding|held) up\b(?=\s*(?:[?!.,;]|$|(?:well|under|against|in practice|at all|or not)\b))")
+                    r"|\b(hold|holds|holding|held) up\b(?=\s*(?:[?!.,;]|$|(?:well|under|against|in practice|at all|or not)\b))"
+                    # a latency budget met ("radio link within its latency budget"), and the application's own output
+                    # being late ("want to see if the warning comes late"): said of the run, not of a message
+                    r"|" + lx.LATENCY_BUDGET_MET + r"|\b(warnings?|alerts?|advisory|advisories|alarms?) (comes?|came"
+                    r"|fires?|fired|triggers?|triggered|gets? issued|is issued)( too)? (late|later)\b")
 # a word mentioned, not used: a report's column, counter or metric named by a fault word, quoted or not ("the 'lost'
 # column in the report should read zero", "the dropped-packets counter"): what a run shows, not a fault it asks for
 _MENTION = rx(lx.REPORT_ITEM)
@@ -135,6 +139,12 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             # a fault announced before a colon and detailed after it ("the SPaT content freezes at the start of
             # green: phase and end times stop changing") is one fault
             announced = op == last.operator and last.sentence == s and ":" in gap and len(gap) < 80
+            # "resend a captured message with a 10 s lag": a replayed message is late by what it replays; that lag
+            # is the replay's own, not a delay beside it
+            if last.operator is FaultOperator.REPLAY and op is FaultOperator.DELAY and last.sentence == s:
+                last.end = end
+                last.notes.append(f"{text!r}: the replay's lag, not a delay of its own")
+                continue
             if announced or (one_subject or (last.sentence == s and not sep.search(gap))) and len(gap) < (60 if same_op else 40):
                 last.end = end
                 if prio > last_prio:
@@ -226,7 +236,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                                   f"the intent asks for a fault the parser cannot build: {clause!r} (cue {f.cue!r}: "
                                   f"no reported field or quantity says what is wrong on {f.stream.value if f.stream else 'the stream'}"
                                   f"); the spec runs without it", ("faults",)))
-    fault_anchors(p, app, faults)
+    fault_anchors(p, app, faults, agents)
     fault_durations(p, faults)
     return faults
 
@@ -480,6 +490,9 @@ def _stated(f: FaultDraft) -> bool:
         or f.burst_count is not None
 
 
+_STALENESS = rx(r"stale|outdated|out of date|old|older")
+
+
 def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDraft]:
     """One fault said twice in different sentences is one fault: a heading and its description ("IMA-88 Cross-traffic
     speed inflated\nDescription: the BSM speed field reads 5 m/s higher"), a fault and its gloss ("its OBU never
@@ -489,6 +502,15 @@ def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDra
     field either states. Anything that tells them apart (another anchor, another value) keeps both."""
     out: list[FaultDraft] = []
     for f in faults:
+        # "the feed freezes ... whether the advisory notices the stale data": frozen or replayed content is stale by
+        # what it is; a bare staleness word (no value of its own) after such a fault on its stream describes it
+        kin = next((g for g in out if g.operator in (FaultOperator.FREEZE, FaultOperator.REPLAY)
+                    and (f.stream is None or g.stream == f.stream)), None)
+        if f.operator is FaultOperator.TIMESTAMP_OFFSET and kin is not None and not _stated(f) \
+                and _STALENESS.fullmatch(f.cue.strip()):
+            kin.notes.append(f"{f.cue!r} in {clean(p.n.sentence(f.sentence)).strip()!r}: what the {kin.operator} makes "
+                             "of the content, not a fault of its own")
+            continue
         # a sender only one of them names is no other sender ("the roadside unit's clock is 1.5 s behind" and later
         # "the signal data as stale")
         twin = next((g for g in out if g.operator == f.operator and g.stream == f.stream

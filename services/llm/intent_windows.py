@@ -9,11 +9,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lastv2x.core.catalogue import Application
+from lastv2x.core.catalogue import APPLICATIONS, Application
 from lastv2x.core.spec import AnchorEvent
 from services.llm import lexicon as lx
+from services.llm.intent_agents import FCW_LEAD_BRAKE_AT_S
 from services.llm.intent_fault_draft import STRONG_SEPARATOR, FaultDraft, owner_of
-from services.llm.intent_text import BAR, ParseState, Q, clean, rx
+from services.llm.intent_text import BAR, ParseState, Q, agent_for, clean, rx
 
 _PHASE = r"(?P<ph>amber|yellow|red|green)"
 _ONSET_OF = r"(?:the |our )?(?:onset of (?:the |our )?|start of (?:the |our )?|beginning of (?:the |our )?)?"
@@ -57,7 +58,8 @@ def _same_clause(p: ParseState, faults: list[FaultDraft], m: re.Match[str]) -> b
     return f is not None and not STRONG_SEPARATOR.search(p.t[min(m.end(), f.start):max(m.end(), f.start)])
 
 
-def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
+def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
+                  agents: dict[str, dict[str, Any]] | None = None) -> None:
     def sig(ph: str, offset: float) -> dict[str, Any]:
         return {"kind": "signal_event", "event": lx.ONSET[lx.PHASES[ph]].value, "offset_s": offset}
 
@@ -80,7 +82,27 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> 
         nxt = {"amber": "red", "yellow": "red", "green": "amber"}[m.group("ph")]
         return sig(nxt, -span)
 
+    def lead_brakes(m: re.Match[str]) -> dict[str, Any] | None:
+        """"once the lead starts braking": the lead's hard-brake onset, a scenario time (a lead the words make brake
+        brakes, at the default onset, when nothing else said when)."""
+        if agents is None or (m.group("it") and not APPLICATIONS[app].follows_lead) or "lead" not in agents and not \
+                APPLICATIONS[app].follows_lead:
+            return None
+        behaviour = agent_for(agents, "lead").setdefault("behaviour", {})
+        if behaviour.get("kind") != "hard_brake":
+            behaviour.update(kind="hard_brake", at_time_s=FCW_LEAD_BRAKE_AT_S)
+            p.note(f"lead.behaviour hard_brake at {FCW_LEAD_BRAKE_AT_S:g} s (a fault starts when the lead brakes: "
+                   f"{clean(m.group(0))!r})")
+        return {"kind": "scenario_time", "offset_s": float(behaviour.get("at_time_s") or 0.0)}
+
+    def crossing_near(m: re.Match[str]) -> dict[str, Any] | None:
+        """"once the crossing vehicle gets near the conflict point": IMA/LTA decide on it then (the scene times the
+        two to meet there), the ego's decision epoch."""
+        return ego_ev(AnchorEvent.DECISION_EPOCH, 0.0) if app in (Application.IMA, Application.LTA) else None
+
     rules: list[tuple[str, Callable[[re.Match[str]], dict[str, Any] | None]]] = [
+        (_LEAD_BRAKES, lead_brakes),
+        (_CROSSING_NEAR, crossing_near),
         (r"\b(?:in|during|for|over|within|throughout) (?:the )?(?:last|final|closing) (?:" + Q("time") + r"|second|moment)"
          r" of (?:the |our )?(?P<ph>amber|yellow|green)\b", last_of),
         # "starting 10 seconds after the run begins"
@@ -188,6 +210,18 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft]) -> 
             owner.anchor = dict(before[-1].anchor or {})
             owner.notes.append(f"anchor {owner.anchor.get('event', 'scenario_time')} of the fault before, from "
                                f"{clean(m.group(0))!r}")
+
+
+# "once the lead starts braking", "from the moment the lead vehicle begins braking", "as soon as it starts braking" (it:
+# the lead of an application that follows one)
+_LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as) (?:the |our )?(?:(?:lead(?:ing)?|front)"
+                r"(?: (?:vehicle|car|truck))?|(?:vehicle|car|truck) (?:ahead|in front)|(?P<it>it|they)) (?:starts?|begins?"
+                r"|started|began) (?:to )?brak\w*|\b(?:when|once|as soon as|the moment|the instant) (?:the |our )?lead(?:ing)?"
+                r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b")
+# "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
+_CROSSING_NEAR = (r"\b(?:when|once|as soon as|as) (?:the )?(?:(?:crossing|cross|opposing|oncoming|other)(?: (?:vehicle|car"
+                  r"|traffic|truck))?|it|they) (?:is|are|gets?|comes?|draws?) (?:near|close|closer)(?: to (?:the )?"
+                  r"(?:conflict (?:point|zone|area)|intersection|junction|crossing))?\b")
 
 
 # a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")

@@ -122,7 +122,7 @@ def app_cue_table() -> tuple[tuple[Application, str, int], ...]:
 STREAM_CUES: tuple[tuple[Stream, str], ...] = (
     # ETSI names are synonyms of the streams: SPATEM = SPaT, MAPEM = MAP, CAM = BSM, DENM = the EEBL event
     (Stream.SPAT, r"\bspats?\b|\bspatems?\b|signal phase and timing|phase[- ]and[- ]timing|signal[- ]timing|\bcountdown\b"
-                  r"|(signal|traffic[- ]light|light's|light|signal's|phase) (feed|broadcasts?|messages?|data|updates?"
+                  r"|(signal|traffic[- ]light|(?<!brake )(?<!brake-)light's|(?<!brake )(?<!brake-)light|signal's|phase) (feed|broadcasts?|messages?|data|updates?"
                   r"|information|info|packets?|frames?|timing)|timing (information|info|messages?|data|feed)"
                   r"|(knowledge|information|info|data) (of|about) the (traffic )?(light|signal)"
                   r"|(signal|light|lamp|traffic[- ]light)[- ](status|state)|light[- ]timing|timing (packets?|updates?"
@@ -136,7 +136,9 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
                   r"|emergency[- ]brak\w* (messages?|warnings?|events?|alerts?)|\bdenms?\b|event flags?"
                   r"|(brake|braking) (notifications?|messages?|position|location)|event messages?"
                   r"|(hazard|hard[- ]stop|danger) (alerts?|warnings?|messages?|notices?|notifications?)"
-                  r"|braking (car|vehicle)'s (alerts?|warnings?)"),
+                  r"|braking (car|vehicle)'s (alerts?|warnings?)"
+                  # the application's own name: "(emergency) (electronic) brake light messages"
+                  r"|brake[- ]lights? (messages?|warnings?|events?|alerts?|broadcasts?|notifications?|packets?)"),
     (Stream.BSM, r"\bbsms?\b|basic safety messages?|(position|status|safety|position[- ]and[- ]speed|speed[- ]and[- ]position"
                  r"|kinematic) (broadcasts?|beacons?|messages?)"
                  r"|heartbeats?|\bcams?\b|cooperative awareness( messages?| traffic| data| broadcasts?)?|v2v (messages?|broadcasts?)"
@@ -187,7 +189,13 @@ SPOOFED_RSU = (r"\b(fake|forged|spoofed|rogue|bogus|counterfeit|impostor|fraudul
                + _RSU_NOUN + r"\b|\b(impersonat\w*|pos(es|ing|ed) as|pretend\w* to be|masquerad\w* as) (the |a |an )?"
                r"([\w']+ ){0,2}?" + _RSU_NOUN + r"\b|\b" + _RSU_NOUN + r" (that|which) (is|are) ?n[o']?t (the |a )?"
                r"(real|genuine|junction's|intersection's)\b|\bnot the (real|genuine|junction's|intersection's) "
-               + _RSU_NOUN + r"\b|\bspoof(s|ed|ing)? (the )?([\w']+ ){0,1}?" + _RSU_NOUN + r"\b")
+               + _RSU_NOUN + r"\b|\bspoof(s|ed|ing)? (the )?([\w']+ ){0,1}?" + _RSU_NOUN + r"\b"
+               # "a rogue transmitter near the stop line sends its own SPaT pretending to be the junction": a forged
+               # sender of signal data, named by what it sends or whom it pretends to be
+               r"|\b(fake|forged|spoofed|rogue|bogus|counterfeit|impostor|fraudulent|malicious|cloned) (\w+ ){0,1}"
+               r"(transmitters?|radios?|devices?|stations?|senders?|emitters?)\b(?=[^.;]{0,60}?\b(spats?|spatems?|signal "
+               r"(phase|timing)|phase and timing|(pretend\w* to be|impersonat\w*|pos(es|ing) as) (the |a |an )?"
+               r"(junction|intersection|signal|traffic light)))")
 FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     # a forged roadside unit (spoofed_rsu): first, so that "a fake RSU broadcasting green while it is red" is not
     # read as a phase corruption of the real RSU's SPaT
@@ -591,7 +599,8 @@ BACKHAUL = (r"\bback[- ]?haul\b|rsus? (are |is )?(connected|linked|wired|network
 MUTUAL_APP = (r"\bmutual(ly)?[- ]yield\w*|\bboth (vehicles|cars|drivers) (run|use|have|are running) "
               r"(the |an? )?(ima|lta|application|app)\b|\b(other|cross\w*|oncoming|opposing) (vehicle|car|driver) "
               r"(also )?(runs|uses|has|is running) (the |an? )?(ima|lta|application|app)\b")
-NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x |fault )?(faults?|errors?|degradation|injection"
+NO_FAULTS = (r"\b(no|without( any)?) (communications? |comms? |message |messaging |v2x |radio |network |link |channel "
+             r"|fault )?(faults?|errors?|degradation|injection"
              r"|impairments?)\b|\bnothing (is |gets |will be )?injected\b|\bno (faults?|errors?) to inject\b"
              r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
 
@@ -600,6 +609,11 @@ NO_FAULTS = (r"\b(no|without( any)?) (communication |message |v2x |fault )?(faul
 REPORT_ITEM = (r"['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|stale|frozen|corrupted|suppressed)\b['\"\u2019\u201d]?"
                r"[- ](packets?[- ]|messages?[- ]|msgs?[- ])?(columns?|counters?|counts?|metrics?|tally|tallies|stats?"
                r"|statistics?|kpis?|fields? (in|of) the (report|log|summary))\b")
+
+# a latency budget met ("radio link within its latency budget"): said of a healthy link, never a delay (the parser's
+# cue filter and the unparsed-fault guard both read it)
+LATENCY_BUDGET_MET = (r"\b(within|inside|under|below|meets?|meeting|met) (its |the |their |our |a )?latency (budget|limit"
+                      r"|requirement|target|spec\w*)\b")
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking
@@ -711,7 +725,8 @@ COMMON_WORDS = frozenset(
     "route routes rural urban city town towns north south east west plan plans place model mode rain snow night "
     "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
     "along alongside case cases sense moment moments ends ending ended begins begin began starts start started "
-    "function functions style styled thanks thank stock stocks stick sticks stack stacks comms".split())
+    "function functions style styled thanks thank stock stocks stick sticks stack stacks comms stable stability "
+    "steady".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (

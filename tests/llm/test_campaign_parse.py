@@ -579,6 +579,8 @@ def test_a_plus_sign_joins_two_faults() -> None:
 #   association), its clauses reported; f10_015 (a 2 s time headway, a TTC pass criterion) and f10_026 (distance to
 #   the conflict point): no spec field.
 # fresh11 f11_008: "the roadside unit's SPaT going completely silent" is not read yet: reported, never dropped.
+# fresh15 f15_024 (LTA with a SPaT phase corruption) and f15_030 (LTA with a MAP misassociation): our LTA reads neither
+#   stream, so the verifier refuses them and their clauses are reported.
 LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
@@ -588,6 +590,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH12, (), {}, (), ()),
     (bench_parse_campaign.FRESH13, (), {}, (), ()),
     (bench_parse_campaign.FRESH14, (), {}, (), ()),
+    (bench_parse_campaign.FRESH15, (), {"f15_024": {"reported"}, "f15_030": {"reported"}}, ("f15_024",), ()),
 ]
 
 
@@ -640,3 +643,59 @@ def test_contractions_negate_and_the_app_reaches_its_decision_point(text: str, f
            for f in res.history[0].data["faults"]]
     assert got == faults
     assert not res.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "faults"), [
+    # fresh15: words that sound like faults and are not one
+    ("Baseline GLOSA run along all five junctions of the corridor, clean channel, no interference. Just want to confirm "
+     "the advisory speed stays stable.", []),  # "stable" is a word, not a typo of "stale"
+    ("FCW nominal: lead car braking hard at 7 m/s2, a tailgating car behind the ego, radio link within its latency "
+     "budget. No comms faults.", []),
+    ("FCW where the lead's BSM reports 18 km/h less than it is doing; want to see if the warning comes late.",
+     [("bsm_speed_offset", "BSM")]),
+    # a delayed warning *message* is still a delay
+    ("EEBL with a relay car in between. The brake warning is delayed by 600 ms.", [("delay", "EEBL")]),
+    # the application's own name is a stream: "(emergency) brake light messages" are EEBL, not a traffic light's
+    ("EEBL with the emergency brake light messages delivered 1500 ms late.", [("delay", "EEBL")]),
+    # a freeze described as stale is the freeze; a replay's lag is the replay's
+    ("GLOSA: SPaT content freezes at the decision epoch. Want to see whether the advisory notices the stale data.",
+     [("freeze", "SPAT")]),
+    ("Replay attack on EEBL: resend a previously captured hard-braking message with a 10 s lag and its original "
+     "timestamp.", [("replay", "EEBL")]),
+    ("RLVW: the genuine roadside unit keeps broadcasting, but a rogue transmitter near the stop line sends its own SPaT "
+     "pretending to be the junction.", [("spoofed_rsu", "SPAT")]),
+])
+def test_fresh15_words_bind_what_they_ask_and_nothing_else(text: str, faults: list[tuple[str, str]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert [(f["operator"], f["stream"]) for f in res.history[0].data["faults"]] == faults
+    assert not res.unparsed_clauses
+
+
+def test_a_replays_lag_is_its_magnitude() -> None:
+    res = LlmRoles().parse_intent("Replay attack on EEBL: resend a previously captured hard-braking message with a 10 s "
+                                  "lag and its original timestamp.", 1)
+    [fault] = res.history[0].data["faults"]
+    assert fault["magnitude"] == 10.0
+
+
+@pytest.mark.parametrize(("text", "brake_at_s"), [
+    # the lead's own onset, stated or the default; a lead the words make brake brakes at the default onset
+    ("EEBL with the lead's EEBL messages delivered 1.5 s late from the moment the lead vehicle begins braking at 6 s.",
+     6.0),
+    ("FCW: BSMs from the vehicle ahead arrive 0.3 s late once it starts braking. The lead is a truck doing 80 km/h.",
+     4.0),
+])
+def test_once_the_lead_starts_braking_is_the_leads_brake_onset(text: str, brake_at_s: float) -> None:
+    """fresh15: "once it starts braking" was read as t = 0, dropping when the user asked the fault to start."""
+    data = LlmRoles().parse_intent(text, 1).history[0].data
+    lead = next(a for a in data["agents"] if a["role"] == "lead")
+    assert lead["behaviour"]["kind"] == "hard_brake" and lead["behaviour"]["at_time_s"] == brake_at_s
+    [fault] = data["faults"]
+    assert fault["anchor"]["kind"] == "scenario_time" and fault["anchor"]["offset_s"] == brake_at_s
+
+
+def test_once_the_crossing_vehicle_is_near_is_the_decision_epoch() -> None:
+    data = LlmRoles().parse_intent("IMA: the crossing vehicle stops transmitting its BSMs once it gets near the conflict "
+                                   "point.", 1).history[0].data
+    [fault] = data["faults"]
+    assert (fault["operator"], fault["anchor"]["event"]) == ("suppress_sender", "decision_epoch")
