@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lastv2x.core.catalogue import APPLICATIONS, Application
+from lastv2x.core.faults import CROSS_GHOST_APPS
 from lastv2x.core.spec import AnchorEvent
 from services.llm import lexicon as lx
 from services.llm.intent_agents import FCW_LEAD_BRAKE_AT_S
@@ -85,20 +86,21 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
     def lead_brakes(m: re.Match[str]) -> dict[str, Any] | None:
         """"once the lead starts braking": the lead's hard-brake onset, a scenario time (a lead the words make brake
         brakes, at the default onset, when nothing else said when)."""
-        if agents is None or (m.group("it") and not APPLICATIONS[app].follows_lead) or "lead" not in agents and not \
-                APPLICATIONS[app].follows_lead:
+        # a lead the scene has (FCW, EEBL: always; else one the intent placed, named, not an "it")
+        if agents is None or not (APPLICATIONS[app].follows_lead or ("lead" in agents and not m.group("it"))):
             return None
         behaviour = agent_for(agents, "lead").setdefault("behaviour", {})
         if behaviour.get("kind") != "hard_brake":
             behaviour.update(kind="hard_brake", at_time_s=FCW_LEAD_BRAKE_AT_S)
             p.note(f"lead.behaviour hard_brake at {FCW_LEAD_BRAKE_AT_S:g} s (a fault starts when the lead brakes: "
                    f"{clean(m.group(0))!r})")
+        # an onset left open is t = 0 (Behaviour.at_time_s None: the traffic model brakes from the start)
         return {"kind": "scenario_time", "offset_s": float(behaviour.get("at_time_s") or 0.0)}
 
     def crossing_near(m: re.Match[str]) -> dict[str, Any] | None:
         """"once the crossing vehicle gets near the conflict point": IMA/LTA decide on it then (the scene times the
         two to meet there), the ego's decision epoch."""
-        return ego_ev(AnchorEvent.DECISION_EPOCH, 0.0) if app in (Application.IMA, Application.LTA) else None
+        return ego_ev(AnchorEvent.DECISION_EPOCH, 0.0) if app in CROSS_GHOST_APPS else None
 
     rules: list[tuple[str, Callable[[re.Match[str]], dict[str, Any] | None]]] = [
         (_LEAD_BRAKES, lead_brakes),
