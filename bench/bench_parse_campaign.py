@@ -83,9 +83,15 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # spec has no event for, "lead_brake" and "conflict", mapped to scenario_time and decision_epoch, an operator name
 # ours spells spat_phase_corrupt, and no sign convention for positions: f15_015's "12 metres further ahead" is -12 in
 # ours) first: application 96.7 %, 53.6 % exact (15 of 28), 2 silent drops, 5 substitutions, 2 invented faults, 0 false
-# alarms, 1 refused; the anchors "once it starts braking" and "once the crossing vehicle is near" were read as t = 0)
-FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15 = (
-    _SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 16))
+# alarms, 1 refused; the anchors "once it starts braking" and "once the crossing vehicle is near" were read as t = 0;
+# fresh16 (healthy intents in fault-like world words, after fresh15's fixes) first: application 100 %, 80.0 % exact
+# (20 of 25), 0 silent drops, 1 substitution ("FCW late-warning check"), 2 invented faults ("the previous run lost its
+# logs", "a packet error rate target of 10 %"), 3 false alarms; after: 100 % exact, 0/0/0 and 2 healthy intents that
+# report a quantity no spec field holds (a KPI's 10 %, "80 m before the stop line at amber onset"). The held-out set's
+# c086 ("as it nears the junction") now anchors at the decision epoch, where its label, written before that anchor
+# was read, puts none)
+FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
+    FRESH16 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 17))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

@@ -126,7 +126,7 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        # a test procedure's heading ("Fault injection: (a) ... SPaT messages are lost"): the faults are
                        # what follows it, not messages injected
                        r"|\b(fault|error|impairment|degradation)[- ]injection\s*:"
-                       r"|" + lx.LATENCY_BUDGET_MET +
+                       r"|" + lx.LATENCY_BUDGET_MET + r"|" + lx.NOT_A_FAULT +
                        # the application's own output late: the outcome a test checks ("whether the alert comes too late")
                        r"|\b(warnings?|alerts?|alarms?|advisory|advice|notifications?) (\w+ ){0,3}?(comes?|came|fires?|fired"
                        r"|triggers?|is issued|goes off|sounds|is raised|is given) (still )?(too |much too |far too )?"

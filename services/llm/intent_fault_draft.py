@@ -62,14 +62,23 @@ def nearest(p: ParseState, f: FaultDraft, pattern: str, same_sentence: bool = Tr
 
 
 def owner_of(faults: list[FaultDraft], p: ParseState, pos: int) -> FaultDraft | None:
-    """The fault a phrase at ``pos`` belongs to: nearest cue in its sentence, else the only fault."""
+    """The fault a phrase at ``pos`` belongs to: nearest cue in its sentence, else the only fault, else, in a sentence
+    that refers back ("Start it when the crossing car gets near."), the last fault before it."""
     s = p.n.sentence_of(pos)
     here = [f for f in faults if f.sentence == s]
     if here:
         # a fault in the phrase's own clause first ("speed 3 m/s lower, and 15 % of its BSMs are dropped")
         same_clause = [f for f in here if not STRONG_SEPARATOR.search(p.t[min(pos, f.end):max(pos, f.start)])]
         return min(same_clause or here, key=lambda f: f.distance(pos))
-    return faults[0] if len(faults) == 1 else None
+    if len(faults) == 1:
+        return faults[0]
+    before = [f for f in faults if f.start < pos]
+    return before[-1] if before and _REFERS_BACK.search(p.n.sentence(s)) else None
+
+
+# a sentence of its own about the fault said before it: "Start it when ...", "Apply this from 5 s."
+_REFERS_BACK = re.compile(r"^\W*(?:start|begin|apply|inject|trigger|run|activate|enable|do|make)s? (?:it|this|that)\b",
+                          re.IGNORECASE)
 
 
 

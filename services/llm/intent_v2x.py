@@ -12,7 +12,7 @@ from typing import Any
 
 from lastv2x.core.catalogue import APPLICATIONS, Application
 from services.llm import lexicon as lx
-from services.llm.intent_text import ParseState, Q, agent_for, role_mentions, subject
+from services.llm.intent_text import ParseState, Q, agent_for, role_mentions, stated_range, subject
 
 
 def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego: dict[str, Any]) -> dict[str, Any]:
@@ -137,6 +137,26 @@ def perception(p: ParseState) -> dict[str, Any] | None:
         out["equipped_see_signals"] = True
         p.note(f"perception.equipped_see_signals from {m.group(0)!r} (equipped drivers act on the signal they see)")
     return out or None
+
+
+def reaction(p: ParseState) -> dict[str, Any] | None:
+    """``variation`` from the wording: the drivers' leader-perception reaction time ("drivers react 1.2 s late", "reaction
+    times between 0.8 and 1.5 s"), pinned (one value) or drawn per seed (a range); None when the intent says none."""
+    m = p.has(lx.REACTION_TIME)
+    if m is None:
+        return None
+    group = "q" if m.group("q") else "qa"
+    if not p.free(m, group):
+        return None
+    rng = stated_range(p.n, p.q(m, group))
+    high = p.use(m, "variation.reaction_time_s", group)
+    low = high
+    if rng is not None:
+        low = rng.low
+        if rng.low_quantity is not None:
+            rng.low_quantity.used = "variation.reaction_time_s (the lower end)"
+    p.note(f"variation.reaction_time_s [{low:g}, {high:g}] from {m.group(0)!r} (every driver's perception delay)")
+    return {"reaction_time_s": {"min": low, "max": high}}
 
 
 def _agent_applications(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:

@@ -30,7 +30,7 @@ _DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:decision (?:point|epoch|mo
 
 
 # who reaches the decision point or has to decide: the ego, its driver, or the application under test
-_DECIDER = (r"(?:we|it|the ego|the car|our car|the driver|the vehicle|the app|the application|the system"
+_DECIDER = (r"(?:we|it|the ego|ego|the car|our car|the driver|the vehicle|the app|the application|the system"
             r"|the (?:warning|assist|advisory) (?:app|application|logic|system))")
 
 _REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"
@@ -186,6 +186,10 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
     for pattern, build in rules:
         for m in p.finditer(pattern):
             owner = owner_of(faults, p, m.start())
+            # "..., both starting when it gets near the intersection": said of every fault, in their own sentence too
+            if len(faults) > 1 and _ALL_FAULTS.search(p.t[max(0, m.start() - 25):m.start()]):
+                _anchor_all(p, faults, m, build)
+                continue
             if owner is None and _ALL_FAULTS.search(p.n.sentence(p.n.sentence_of(m.start()))):
                 _anchor_all(p, faults, m, build)  # "Begin both after 5 seconds."
                 continue
@@ -221,9 +225,10 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as) 
                 r"|started|began) (?:to )?brak\w*|\b(?:when|once|as soon as|the moment|the instant) (?:the |our )?lead(?:ing)?"
                 r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b")
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
-_CROSSING_NEAR = (r"\b(?:when|once|as soon as|as) (?:the )?(?:(?:crossing|cross|opposing|oncoming|other)(?: (?:vehicle|car"
-                  r"|traffic|truck))?|it|they) (?:is|are|gets?|comes?|draws?) (?:near|close|closer)(?: to (?:the )?"
-                  r"(?:conflict (?:point|zone|area)|intersection|junction|crossing))?\b")
+_CROSSING_NEAR = (r"\b(?:when|once|as soon as|as) (?:the )?(?:(?:real |actual |true |genuine )?(?:crossing|cross|opposing"
+                  r"|oncoming|other)(?: (?:vehicle|car|traffic|truck))?|it|they) (?:(?:is|are|gets?|comes?|draws?) (?:near"
+                  r"|close|closer)(?: to (?:the )?(?:conflict (?:point|zone|area)|intersection|junction|crossing))?"
+                  r"|(?:approach(?:es)?|nears?) (?:the )?(?:conflict (?:point|zone|area)|intersection|junction|crossing))\b")
 
 
 # a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")

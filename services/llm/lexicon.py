@@ -518,6 +518,15 @@ SIGHT_DISTANCE = (r"\b(?:(?:lights?|signals?|signal (?:heads?|faces?))[^.;]{0,12
                   r"(?: of| is| =)?(?: (?:only |just )?(?:from|within|at|up to|to|limited to|down to))?"
                   r"(?: (?:about|around|roughly))? <q(?P<q>\d+):dist>")
 
+# a driver's reaction time said of every driver ("drivers react 1.2 s late", "a reaction time of 1.5 s", "reaction times
+# between 0.8 and 1.5 s"): the leader-perception delay the seed draws (variation.reaction_time_s); a range's upper end
+# in the quantity (intent_text.stated_range gives its lower end)
+REACTION_TIME = (r"\b(?:(?:drivers?|everyone|everybody|all (?:the )?drivers|the driver)\b[^.;]{0,20}?\b(?:reacts?|responds?"
+                 r"|reacting|responding) (?:with a delay of |after )?<q(?P<q>\d+):time>(?: (?:late|later|delay))?"
+                 r"|(?:perception[- ])?reaction[- ]times? (?:of |is |are |= |at |around |about )?(?:(?:between|from) )?"
+                 r"(?:[\d.]+ ?(?:and|to|-) ?)?<q(?P<qa>\d+):time>)")
+
+
 # ── maps and geometry ──────────────────────────────────────────────────────
 UNSUPPORTED_GEOMETRY = (
     (r"roundabouts?|traffic circles?|rotary", "a roundabout"),
@@ -599,8 +608,8 @@ BACKHAUL = (r"\bback[- ]?haul\b|rsus? (are |is )?(connected|linked|wired|network
 MUTUAL_APP = (r"\bmutual(ly)?[- ]yield\w*|\bboth (vehicles|cars|drivers) (run|use|have|are running) "
               r"(the |an? )?(ima|lta|application|app)\b|\b(other|cross\w*|oncoming|opposing) (vehicle|car|driver) "
               r"(also )?(runs|uses|has|is running) (the |an? )?(ima|lta|application|app)\b")
-NO_FAULTS = (r"\b(no|without( any)?) (communications? |comms? |message |messaging |v2x |radio |network |link |channel "
-             r"|fault )?(faults?|errors?|degradation|injection"
+NO_FAULTS = (r"\b(no|without( any)?) (injected |simulated |induced |added )?(communications? |comms? |message |messaging "
+             r"|v2x |radio |network |link |channel |fault )?(faults?|errors?|degradation|injection"
              r"|impairments?)\b|\bnothing (is |gets |will be )?injected\b|\bno (faults?|errors?) to inject\b"
              r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
 
@@ -614,6 +623,13 @@ REPORT_ITEM = (r"['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|st
 # cue filter and the unparsed-fault guard both read it)
 LATENCY_BUDGET_MET = (r"\b(within|inside|under|below|meets?|meeting|met) (its |the |their |our |a )?latency (budget|limit"
                       r"|requirement|target|spec\w*)\b")
+# what a test measures or leaves out, said with a fault word ("a packet error rate target of 10 %", "the previous run
+# lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
+# filter and the unparsed-fault guard both read it)
+NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budget|requirement|kpi|limit)s?\b"
+               r"|\blos(t|es|ing) (its|the|their|our|all) (logs?|log files?|recordings?|results?|traces?|data files?)\b"
+               r"|\blate[- ](warning|alert|advisory|braking)s?\b[- ](check|test|case|regression|scenario|ticket)s?\b"
+               r"|\b[^.;]{0,60}\b(is|are) (out of scope|not part of (this|the) (test|run|scenario)|not tested|excluded)\b")
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking
@@ -726,7 +742,7 @@ COMMON_WORDS = frozenset(
     "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
     "along alongside case cases sense moment moments ends ending ended begins begin began starts start started "
     "function functions style styled thanks thank stock stocks stick sticks stack stacks comms stable stability "
-    "steady".split())
+    "steady tile tiles scope".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (

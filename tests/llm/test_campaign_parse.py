@@ -581,6 +581,8 @@ def test_a_plus_sign_joins_two_faults() -> None:
 # fresh11 f11_008: "the roadside unit's SPaT going completely silent" is not read yet: reported, never dropped.
 # fresh15 f15_024 (LTA with a SPaT phase corruption) and f15_030 (LTA with a MAP misassociation): our LTA reads neither
 #   stream, so the verifier refuses them and their clauses are reported.
+# fresh16 f16_015 (a KPI's "packet error rate target of 10 %") and f16_028 ("80 m before the stop line at amber onset"):
+#   healthy, each with a quantity no spec field holds, reported.
 LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
@@ -591,6 +593,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH13, (), {}, (), ()),
     (bench_parse_campaign.FRESH14, (), {}, (), ()),
     (bench_parse_campaign.FRESH15, (), {"f15_024": {"reported"}, "f15_030": {"reported"}}, ("f15_024",), ()),
+    (bench_parse_campaign.FRESH16, (), {}, (), ("f16_015", "f16_028")),
 ]
 
 
@@ -699,3 +702,47 @@ def test_once_the_crossing_vehicle_is_near_is_the_decision_epoch() -> None:
                                    "point.", 1).history[0].data
     [fault] = data["faults"]
     assert (fault["operator"], fault["anchor"]["event"]) == ("suppress_sender", "decision_epoch")
+
+
+@pytest.mark.parametrize(("text", "faults"), [
+    # fresh16: what a test measures or leaves out, said with a fault word, is no fault
+    ("GLOSA reference run: the KPI sheet quotes a packet error rate target of 10 %, but this run is the clean baseline "
+     "with no injected faults.", []),
+    ("EEBL reference: the previous run lost its logs, so this is only a rerun of the clean case.", []),
+    ("FCW late-warning check: the lead car's BSM places it 3 metres ahead of its true position. Start at t = 10 s.",
+     [("bsm_position_offset", "BSM")]),
+])
+def test_fresh16_mentions_are_no_faults(text: str, faults: list[tuple[str, str]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert [(f["operator"], f["stream"]) for f in res.history[0].data["faults"]] == faults
+
+
+@pytest.mark.parametrize(("text", "events"), [
+    # fresh16: a window said in a sentence of its own that refers back, or said of both faults
+    ("IMA security case: inject a ghost vehicle 40 m from the junction on the cross street, i.e. BSMs from a car that "
+     "isn't there. Start it when the real crossing vehicle gets near.", ["decision_epoch"]),
+    ("IMA: crossing vehicle's position reported 6 m behind where it really is, plus drop 20 % of its BSMs, both starting "
+     "when it gets near the intersection.", ["decision_epoch", "decision_epoch"]),
+    ("LTA: oncoming car reports its speed 36 km/h lower than it really drives, from the moment ego has to decide "
+     "whether to turn.", ["decision_epoch"]),
+    ("Security test for IMA: attacker records the crossing car's BSMs and replays them 2 s later with the original "
+     "timestamps, starting as the crossing vehicle approaches the junction.", ["decision_epoch"]),
+])
+def test_fresh16_windows_open_where_the_words_say(text: str, events: list[str]) -> None:
+    data = LlmRoles().parse_intent(text, 1).history[0].data
+    assert [f["anchor"].get("event") for f in data["faults"]] == events
+
+
+@pytest.mark.parametrize(("text", "bounds"), [
+    ("LTA nominal run: oncoming car at 60 km/h. Drivers react 1.2 s late in the driver model.", (1.2, 1.2)),
+    ("FCW with reaction times between 0.8 and 1.5 s, the lead brakes hard at 5 s.", (0.8, 1.5)),
+    ("EEBL: reaction time 0.7-1.5 s, lead brakes at 6 m/s2 at t = 4 s.", (0.7, 1.5)),
+    ("RLVW where the SPaT is delayed by 300 ms.", None),
+])
+def test_a_drivers_reaction_time_is_the_seeds_variation(text: str, bounds: tuple[float, float] | None) -> None:
+    """fresh16: "drivers react 1.2 s late" was an unbound quantity; it is every driver's perception delay, pinned or
+    drawn per seed (variation.reaction_time_s), and never a fault."""
+    res = LlmRoles().parse_intent(text, 1)
+    got = res.spec.variation.reaction_time_s if res.spec.variation is not None else None
+    assert (None if got is None else (got.min, got.max)) == bounds
+    assert not res.unparsed_clauses
