@@ -169,7 +169,6 @@ def filled(n: int, value: float, dtype: Any = np.float64) -> np.ndarray:
 
 
 _STREAM_KEYS: dict[str, int] = {}
-_MASK64 = 0xFFFFFFFFFFFFFFFF
 
 
 def _stream_key(stream: Stream) -> int:
@@ -249,7 +248,7 @@ class LinkDraws:
         bases = np.empty(n, dtype=np.uint64)
         columns = np.empty((3, n), dtype=np.uint64)
         for sl, stream, sender_hash, msg_id, receiver_hash in spans:
-            bases[sl] = (self.base ^ _stream_key(stream)) & _MASK64
+            bases[sl] = self.base ^ _stream_key(stream)  # (both 63-bit)
             columns[0, sl] = sender_hash
             columns[1, sl] = np.asarray(msg_id, dtype=np.int64) + 1
             columns[2, sl] = receiver_hash
