@@ -128,9 +128,7 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        r"|\b(fault|error|impairment|degradation)[- ]injection\s*:"
                        r"|" + lx.LATENCY_BUDGET_MET + r"|" + lx.NOT_A_FAULT +
                        # the application's own output late: the outcome a test checks ("whether the alert comes too late")
-                       r"|\b(warnings?|alerts?|alarms?|advisory|advice|notifications?) (\w+ ){0,3}?(comes?|came|fires?|fired"
-                       r"|triggers?|is issued|goes off|sounds|is raised|is given) (still )?(too |much too |far too )?"
-                       r"(late|early)( enough)?\b|"
+                       r"|" + lx.APP_OUTPUT_LATE + r"|"
                        # a vehicle's or a driver's own motion and timing: "the lead car drops back", "a lost in thought
                        # driver who reacts 1.5 s late", "the ego's departure is delayed by 2 s"
                        r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in thought\b|\b(reacts?|reacting|responds?"

@@ -125,6 +125,12 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
 
     junction = geometry.pop("__kind")
     control = APPLICATIONS[app].junction_signalized
+    if "signalized" not in geometry and control is False and junction is JunctionKind.SIGNALIZED_4WAY:
+        # "a rural crossroad" for IMA: four approaches, no signal said, so none (the application's junction)
+        junction = JunctionKind.ANY
+        geometry.pop("junction_kind", None)
+        p.note(f"map.junction_kind any with {geometry.get('min_approaches', 4)} approaches (a four-way crossing the "
+               f"intent gives no signals, for {app.value})")
     if "signalized" not in geometry and p.has(lx.RED_RUNNER):
         geometry["signalized"] = True  # a red-light runner needs a red light
         p.note("map.signalized true (a red-light runner needs a signal)")

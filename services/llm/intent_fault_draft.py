@@ -70,12 +70,18 @@ def owner_of(faults: list[FaultDraft], p: ParseState, pos: int) -> FaultDraft | 
         # a fault in the phrase's own clause first ("speed 3 m/s lower, and 15 % of its BSMs are dropped")
         same_clause = [f for f in here if not STRONG_SEPARATOR.search(p.t[min(pos, f.end):max(pos, f.start)])]
         return min(same_clause or here, key=lambda f: f.distance(pos))
+    sentence = p.n.sentence(s)
+    if _CRITERION.search(sentence):  # "Expected: IMA holds the last track for at most 1 s": the result, not the fault
+        return None
     if len(faults) == 1:
         return faults[0]
     before = [f for f in faults if f.start < pos]
-    return before[-1] if before and _REFERS_BACK.search(p.n.sentence(s)) else None
+    return before[-1] if before and _REFERS_BACK.search(sentence) else None
 
 
+# a sentence that states what the test expects, not what it injects ("Expected: ...", "Pass criterion: ...")
+_CRITERION = re.compile(r"^\W*(?:expected(?: result| behaviou?r| outcome)?|pass(?:ing)?(?: criteri\w*)?|acceptance"
+                        r"(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?)\s*:", re.IGNORECASE)
 # a sentence of its own about the fault said before it: "Start it when ...", "Apply this from 5 s."
 _REFERS_BACK = re.compile(r"^\W*(?:start|begin|apply|inject|trigger|run|activate|enable|do|make)s? (?:it|this|that)\b",
                           re.IGNORECASE)

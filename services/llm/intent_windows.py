@@ -149,7 +149,11 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * p.use(m, "anchor"))),
         (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * 0.5)),
-        (r"(?:at|around|near|by|in) " + _DECISION, lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:at|around|near|by|in|from|since|starting (?:at|from)|beginning (?:at|from)) " + _DECISION,
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # "beginning with the red phase", "starting with the amber"
+        (r"\b(?:beginning|starting|begins|starts) with (?:the )?" + _PHASE + r"(?: phase| light| signal| interval)?\b",
+         lambda m: sig(m.group("ph"), 0.0)),
         (r"(?:(?:right|just|exactly) )?(?:as|when|once|the moment) " + _DECIDER + r" (?:reach|reaches"
          r"|hit|hits|get to|gets to|arrive at|arrives at|come to|comes to) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
@@ -225,10 +229,12 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as) 
                 r"|started|began) (?:to )?brak\w*|\b(?:when|once|as soon as|the moment|the instant) (?:the |our )?lead(?:ing)?"
                 r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b")
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
-_CROSSING_NEAR = (r"\b(?:when|once|as soon as|as) (?:the )?(?:(?:real |actual |true |genuine )?(?:crossing|cross|opposing"
-                  r"|oncoming|other)(?: (?:vehicle|car|traffic|truck))?|it|they) (?:(?:is|are|gets?|comes?|draws?) (?:near"
-                  r"|close|closer)(?: to (?:the )?(?:conflict (?:point|zone|area)|intersection|junction|crossing))?"
-                  r"|(?:approach(?:es)?|nears?) (?:the )?(?:conflict (?:point|zone|area)|intersection|junction|crossing))\b")
+_CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment) (?:the )?(?:(?:real |actual "
+                  r"|true |genuine )?(?:crossing|cross|opposing|oncoming|other)(?: (?:vehicle|car|traffic|truck))?|it|he|she"
+                  r"|they) (?:(?:is|are|gets?|comes?|draws?|arrives?) (?:near|close|closer)(?: to (?:the )?(?:conflict (?:point"
+                  r"|zone|area)|intersection|junction|crossing))?|(?:(?:is|are) )?(?:approach(?:es|ing)?|nears?|nearing) (?:the )?"
+                  r"(?:conflict (?:point|zone|area)|intersection|junction|crossing)|enters? (?:the )?(?:decision|conflict) "
+                  r"(?:zone|area|point))\b")
 
 
 # a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")

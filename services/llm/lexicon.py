@@ -215,7 +215,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.REPLAY, r"\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?) (an? |some )(old|older"
                            r"|earlier|previous|outdated)\b|\b(captured|recorded|intercepted|sniffed|eavesdropped|old"
                            r"|earlier)\b[^.;]{0,40}?\b(re-?sen(d|ds|t|ding)|re-?broadcast\w*|re-?transmit\w*|played back"
-                           r"|sent again|broadcast again|transmitted again)\b|\bwith (its|their|the) (original|old|own"
+                           r"|sent again|broadcast again|transmitted again)\b|\bre-?sen(d|ds|t|ding)\b[^.;]{0,50}?\b(captured"
+                           r"|recorded|intercepted) <q\d+:time> (earlier|before|ago)\b|\bwith (its|their|the) (original|old|own"
                            r"|earlier) (time ?stamps?|generation times?)\b", False, 7),
     (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
                                        r"|associat\w* (the |its |our )?(ego('s)? )?lane with|mapped to the wrong"
@@ -224,12 +225,16 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                     r"|falls? silent|\bsilenced?\b|never (transmits|broadcasts|sends)"
                                     r"|does ?n[o']t (transmit|broadcast|send)|\bmute[sd]?\b", False, 8),
     (FaultOperator.FREEZE, r"\bfr(ee|o)z\w*|\bstuck\b|stop(s|ped)? (to )?(updating|update)\b|\bhangs?\b"
+                           r"|\b(send\w*|repeat\w*|broadcast\w*|transmit\w*) (the )?same (content|contents|payload|data"
+                           r"|values?|message|state)( again)? (again and again|over and over|repeatedly|each time|every time)"
                            r"|keeps? (repeating|re-?sending|broadcasting|sending) the (same|last|old)"
                            r"|repeat\w* the (same|last|old)|replay\w* (the )?(same|old|last)", False, 7),
     (FaultOperator.FREEZE, r"(messages?|broadcasts?|data|feeds?|updates?|info\w*|spats?|bsms?) (\w+ )?stall\w*"
                            r"|stops? (to )?(changing|change)\b|(never|no longer) changes\b|\bunchanged\b|keeps? (its|their|the) "
                            r"(first|initial|old|last|same|previous) (content|contents|payload|values?|state|data)"
                            r"|repeat\w* (\w+ ){0,2}?(stale|old|same|last|previous|identical)\b", True, 7),
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdowns?|time[- ]to[- ]change)\b[^.;]{0,20}?\b(over|under)-?(report|stat|estimat)\w*"
+                                          r"|(over|under)-?(report|stat|estimat)\w* (the )?(remaining|countdown)\b", False, 6),
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdowns? (is |are |runs? )?(<q\d+:time> )?(off|wrong|early|late|shifted|offset|skewed"
                                           r"|ahead|behind|in error)|(shift|offset|skew)\w* (the )?(spat )?countdown"
                                           r"|countdown (offset|error|shift|skew)|end[- ]times? (is |are )?(shifted|off|wrong)"
@@ -254,10 +259,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                      r"|drifting)\b", False, 5),
     (FaultOperator.TIMESTAMP_OFFSET, r"\bstale\b|backdat\w*|outdated|timestamps?\b[^.;]{0,30}?\b(in the past|old|behind"
                                      r"|lag\w*|offset|shifted|wrong|early)\b|(offset|shift)\w* (the )?timestamps?", False, 5),
-    (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
+    (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloosing\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
                          r"|never arriv\w*|fail\w* to arriv\w*|erased", True, 4),
     (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
-    (FaultOperator.DELAY, r"\bdelay\w*|\bpostpone\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late", True, 4),
+    (FaultOperator.DELAY, r"\bdelay\w*|\bpostpone\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late|\bretard(ed)?\b",
+     True, 4),
     # effects: what a receiver would see (issue 19); the quantity's kind and the comparative decide
     (FaultOperator.MAP_MISASSOCIATION, r"(ties|tied|links?|linked|puts?|assigns?|points?|pointing|associates?)\b"
                                        r"[^.;]{0,40}?\b(to|with|under|at) (the |a )?wrong (signal|group|phase|light"
@@ -286,8 +292,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                      r"|under|over)\b", False, 6),
     (FaultOperator.BSM_POSITION_OFFSET, r"<q\d+:dist> (off|wrong|out(?! (from|of|before))|in error|displaced|shifted)\b"
                                         r"|<q\d+:dist> (further"
-                                        r"|farther|closer|nearer)\b[^.;]{0,20}?\bthan\b|<q\d+:dist> (behind|ahead of"
-                                        r"|away from|from|short of|beyond|past) ((its|their|the) (true|real|actual)"
+                                        r"|farther|closer|nearer)\b[^.;]{0,20}?\bthan\b|<q\d+:dist> (behind|ahead of|in front of"
+                                        r"|away from|from|short of|beyond|past) (the truth\b|reality\b|where (it|they) (is|are) "
+                                        r"(really|actually|truly)\b|(its|their|the) (true|real|actual)"
                                         r"|where (it|they)|where (the|its|their) \w+ (really|actually|truly|in fact) (is|are|was"
                                         r"|were|stands?|sits?))\b", False, 6),
     (FaultOperator.TIMESTAMP_OFFSET, r"<q\d+:time> (old|older|stale|out of date|outdated|in the past|behind real[- ]?time)"
@@ -619,6 +626,13 @@ REPORT_ITEM = (r"['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|st
                r"[- ](packets?[- ]|messages?[- ]|msgs?[- ])?(columns?|counters?|counts?|metrics?|tally|tallies|stats?"
                r"|statistics?|kpis?|fields? (in|of) the (report|log|summary))\b")
 
+# the application's own output late, the outcome a test checks ("want to see if the warning comes late", "no warning
+# should be late", "whether the alert fires too late"): never a message delay
+APP_OUTPUT_LATE = (r"\b(warnings?|alerts?|alarms?|advisory|advisories|advice|notifications?) (\w+ ){0,3}?(comes?|came|fires?"
+                   r"|fired|triggers?|triggered|gets? issued|is issued|goes off|sounds|is raised|is given|(should|must|shall"
+                   r"|may|will|would)( not)? be|(is|are|was|were) (not )?(still )?) ?(too |much too |far too )?(late|later"
+                   r"|early)( enough)?\b|\b(warnings?|alerts?|advisory|advice) (\w+ ){0,2}?(early|soon) enough\b")
+
 # a latency budget met ("radio link within its latency budget"): said of a healthy link, never a delay (the parser's
 # cue filter and the unparsed-fault guard both read it)
 LATENCY_BUDGET_MET = (r"\b(within|inside|under|below|meets?|meeting|met) (its |the |their |our |a )?latency (budget|limit"
@@ -629,12 +643,21 @@ LATENCY_BUDGET_MET = (r"\b(within|inside|under|below|meets?|meeting|met) (its |t
 NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budget|requirement|kpi|limit)s?\b"
                r"|\blos(t|es|ing) (its|the|their|our|all) (logs?|log files?|recordings?|results?|traces?|data files?)\b"
                r"|\blate[- ](warning|alert|advisory|braking)s?\b[- ](check|test|case|regression|scenario|ticket)s?\b"
-               r"|\b[^.;]{0,60}\b(is|are) (out of scope|not part of (this|the) (test|run|scenario)|not tested|excluded)\b")
+               r"|\b[^.;]{0,60}\b(is|are) (out of scope|not part of (this|the) (test|run|scenario)|not tested|excluded)\b"
+               # a scene edit ("we dropped pedestrians from the scene"), a pass criterion ("warning within 500 ms", "must
+               # appear within 0.5 s", "no late braking"), a software or map version ("the old map version 2.1")
+               r"|\b(dropp?\w*|remov\w*|delet\w*) (the |all )?(pedestrians?|cyclists?|bikes?|trucks?|buses|cars?|vehicles?"
+               r"|agents?|background traffic|parked cars?)\b[^.;]{0,20}?\bfrom (the )?(scene|scenario|map|test|run)\b"
+               r"|\b(warnings?|alerts?|advisory|advice|alarms?|notifications?)\b[^.;]{0,30}?\bwithin (<q\d+:time>|\d+(\.\d+)? ?"
+               r"(ms|s|secs?|seconds?|milliseconds?))\b|\b(no|without) late (braking|brakes?|reactions?|warnings?)\b"
+               r"|\b(old|older|previous|outdated|legacy) (map|software|firmware|sw|hmi) (version|release|build)s?\b")
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking
 HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*\b(?![- ]lights?\b)"
               r"|slam\w* on (the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
+              # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)
+              r"|brak(es|ing) (?=(at|after) (t ?= ?)?<q\d+:time>)"
               r"|decelerat\w* (at|with|by) (?=<q\d+:accel>)")
 _VEHICLE = r"(?:car|vehicle|truck|van|bus|lead|leader|lorry)"
 STOPPED_LEAD = (rf"\b(?:stopped|stationary|parked|broken[- ]down|stalled|halted|standing)\s+(?:\w+\s+)?{_VEHICLE}"
@@ -742,7 +765,7 @@ COMMON_WORDS = frozenset(
     "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
     "along alongside case cases sense moment moments ends ending ended begins begin began starts start started "
     "function functions style styled thanks thank stock stocks stick sticks stack stacks comms stable stability "
-    "steady tile tiles scope".split())
+    "steady tile tiles scope version versions".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (

@@ -583,6 +583,7 @@ def test_a_plus_sign_joins_two_faults() -> None:
 #   stream, so the verifier refuses them and their clauses are reported.
 # fresh16 f16_015 (a KPI's "packet error rate target of 10 %") and f16_028 ("80 m before the stop line at amber onset"):
 #   healthy, each with a quantity no spec field holds, reported.
+# fresh17 f17_007, f17_017, f17_021: healthy, each with a pass criterion ("warning within 500 ms"), reported.
 LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
@@ -594,6 +595,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH14, (), {}, (), ()),
     (bench_parse_campaign.FRESH15, (), {"f15_024": {"reported"}, "f15_030": {"reported"}}, ("f15_024",), ()),
     (bench_parse_campaign.FRESH16, (), {}, (), ("f16_015", "f16_028")),
+    (bench_parse_campaign.FRESH17, (), {}, (), ("f17_007", "f17_017", "f17_021")),
 ]
 
 
@@ -746,3 +748,54 @@ def test_a_drivers_reaction_time_is_the_seeds_variation(text: str, bounds: tuple
     got = res.spec.variation.reaction_time_s if res.spec.variation is not None else None
     assert (None if got is None else (got.min, got.max)) == bounds
     assert not res.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "faults"), [
+    # fresh17: non-native wording, scene edits, pass criteria, choreography
+    ("RLVW test: the SPaT is coming with 300 ms retard since the beginning of the amber, please to verify.",
+     [("delay", "SPAT", "amber_onset")]),
+    ("FCW case, BSM of lead vehicle are loosing 15 percent, start when lead begin brake.", [("drop", "BSM", None)]),
+    ("Kindly check IMA when the crossing vehicle BSM is sending same content again and again with fresh timestamps, "
+     "from the time it is approaching the junction itself.", [("freeze", "BSM", "decision_epoch")]),
+    ("RLVW: SPaT timestamps shall be 2 seconds in the past, beginning with the red phase.",
+     [("timestamp_offset", "SPAT", "red_onset")]),
+    ("What does FCW do if someone re-sends the lead vehicle's BSMs captured 3 s earlier, still carrying their old "
+     "timestamps, while the lead is braking?", [("replay", "BSM", None)]),
+    ("Run RLVW with the SPaT countdown over-reporting the remaining amber by two tenths of a second, from amber onset.",
+     [("spat_countdown_offset", "SPAT", "amber_onset")]),
+    ("Nominal GLOSA drive at 45 km/h with clean SPaT and MAP, and we dropped pedestrians from the scene to keep it "
+     "simple.", []),
+    ("IMA healthy case: the crossing vehicle has a delayed departure (it starts at 4 s instead of 0 s) as part of the "
+     "choreography, and all BSMs are nominal. No warning should be late.", []),
+])
+def test_fresh17_words_bind_what_they_ask(text: str, faults: list[tuple[str, str, str | None]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    anchors = [f.get("anchor") or {} for f in res.history[0].data["faults"]]
+    got = [(f["operator"], f["stream"], a.get("event") if a.get("kind", "scenario_time") != "scenario_time" else None)
+           for f, a in zip(res.history[0].data["faults"], anchors, strict=True)]
+    assert got == faults
+    assert not res.unparsed_clauses
+
+
+def test_a_crossroad_for_ima_is_a_four_way_without_signals() -> None:
+    """fresh17 (and the held-out e102): "a rural crossroad" made the junction a signalized 4-way, which IMA's map has
+    not, and the parse was refused."""
+    spec = LlmRoles().parse_intent("Rural crossroad with the view blocked by a barn. IMA: the crossing vehicle's BSMs "
+                                   "are dropped.", 1).spec
+    assert (spec.map.junction_kind.value, spec.map.min_approaches, spec.map.signalized) == ("any", 4, False)
+
+
+def test_an_expected_result_is_not_the_faults_window() -> None:
+    """fresh17: "Expected: IMA holds the last track for at most 1 s" is the pass criterion, not the fault's duration."""
+    data = LlmRoles().parse_intent("IMA: once the crossing vehicle enters the decision zone its sender goes silent. "
+                                   "Expected: IMA holds the last track for at most 1 s.", 1).history[0].data
+    [fault] = data["faults"]
+    assert fault["operator"] == "suppress_sender" and fault.get("duration_s") is None
+
+
+def test_a_lead_that_brakes_at_a_time_brakes_then() -> None:
+    """fresh17: "lead vehicle brakes at 10 s at 4 m/s2" was unbound and FCW's default brake at 4 s took its place."""
+    data = LlmRoles().parse_intent("FCW baseline: lead vehicle brakes at 10 s at 4 m/s2, all BSMs delivered normally.",
+                                   1).history[0].data
+    lead = next(a for a in data["agents"] if a["role"] == "lead")
+    assert lead["behaviour"] == {"kind": "hard_brake", "at_time_s": 10.0, "decel_mps2": 4.0}
