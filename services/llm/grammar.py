@@ -305,16 +305,19 @@ def _geometry(p: ParseState) -> dict[str, Any]:
 def _traversal(p: ParseState, out: dict[str, Any]) -> None:
     """A corridor traversal: "along all 5 junctions" (``map.junctions_ahead`` 4: the scenario junction and 4
     after it), "the whole corridor" (``map.whole_corridor``)."""
+    whole = p.has(lx.WHOLE_CORRIDOR)
     m = p.has(lx.JUNCTION_COUNT)
+    if m and whole and whole.start() < m.end() and m.start() < whole.end():
+        m = None  # "along all five signals of the high street": every junction, not a count of them
     if m:
-        n = int(m.group("n") or m.group("n2"))
+        n = int(m.group("n") or m.group("n2") or m.group("n3"))
         if n < 2 or n > 8:
             raise InvalidArgument(FieldViolation(
                 "map.junctions_ahead", f"a traversal of {n} junctions cannot be expressed ({clean(m.group(0))!r})",
                 "a corridor traversal crosses 2 to 8 signalized junctions"))
         out["junctions_ahead"] = n - 1
         p.note(f"map.junctions_ahead {n - 1} from {clean(m.group(0))!r} (the scenario junction and {n - 1} after it)")
-    if p.has(lx.WHOLE_CORRIDOR):
+    if whole:
         out["whole_corridor"] = True
         p.note("map.whole_corridor from the wording (the ego starts at the corridor's first junction)")
 

@@ -14,7 +14,7 @@ from typing import Any
 from lastv2x.core.catalogue import Application
 from lastv2x.core.spec import Ego, SignalPlan
 from services.llm import lexicon as lx
-from services.llm.intent_text import BAR, Mention, ParseState, Q, clean, subject
+from services.llm.intent_text import BAR, Mention, ParseState, Q, clean, rx, subject
 
 
 def _scenario_duration(p: ParseState) -> float | None:
@@ -66,7 +66,9 @@ def _coordination(p: ParseState, out: dict[str, Any]) -> None:
     out["coordination"] = "green_wave"
     p.note(f"signal.coordination green_wave from {clean(m.group(0))!r}")
     near = p.t[m.start():m.end() + 40]
-    s = p.has(r"^[^.;]*?\b(?:for|at|to|of|with|on)\s(?:a |an )?(?:design |progression )?(?:speed (?:of )?)?" + Q("speed"), near)
+    # the design speed inside the phrase ("progression at 35 mph", "green-wave design speed 70 km/h"), else just after it
+    s = rx(r"<q(?P<q>\d+):speed>").search(m.group(0)) or p.has(
+        r"^[^.;]*?\b(?:for|at|to|of|with|on)\s(?:a |an )?(?:design |progression )?(?:speed (?:of )?)?" + Q("speed"), near)
     if s:
         q = p.n.quantities[int(s.group("q"))]
         if q.used is None:

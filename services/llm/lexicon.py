@@ -289,7 +289,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                           r"|long|early|late|off) by <q\d+:time>)|<q\d+:time> (more|less|extra|fewer"
                                           r"|longer|shorter)\b[^.;]{0,12}?\b(green|amber|red|yellow)\b", False, 6),
     (FaultOperator.BSM_SPEED_OFFSET, r"<q\d+:speed> (too )?(higher|lower|faster|slower|more|less|high|low|above|below"
-                                     r"|under|over)\b", False, 6),
+                                     r"|under|over)\b"
+                                     # "a green wave at 60 km/h over 6 junctions": over a stretch of road, not a comparison
+                                     r"(?! (the |a |an |all |every |several |<q\d+:\w+> |\d+ )?(junctions?|intersections?"
+                                     r"|signals?|lights?|corridor|arterial|route|road|stretch|section|distance))", False, 6),
     (FaultOperator.BSM_POSITION_OFFSET, r"<q\d+:dist> (off|wrong|out(?! (from|of|before))|in error|displaced|shifted)\b"
                                         r"|<q\d+:dist> (further"
                                         r"|farther|closer|nearer)\b[^.;]{0,20}?\bthan\b|<q\d+:dist> (behind|ahead of|in front of"
@@ -550,14 +553,18 @@ CORRIDOR = (r"corridor|arterial|(series|string|chain|sequence) of (signals|light
 # a corridor traversal (spec map.junctions_ahead / map.whole_corridor): "along all 5 junctions", "through 4
 # intersections", "crossing 3 consecutive signals"; "the whole corridor", "every junction of the corridor"
 _JUNCTIONS = r"(?:junctions|intersections|signals|traffic lights|lights|crossings)"
-JUNCTION_COUNT = (r"\b(?:along|through|across|via|over|past|cross(?:es|ing)?|travers(?:es?|ing)|pass(?:es|ing)? "
-                  r"(?:through|by)?|drives? (?:through|along|past))\s(?:all |the |every |of )*(?P<n>\d+) "
+JUNCTION_COUNT = (r"\b(?:along|through|across|via|over|past|cross(?:es|ing)?|travers(?:es?|ing)|pass(?:es|ing)?(?: through"
+                  r"| by)?|drives? (?:through|along|past)|approach(?:es|ing)?|the first)\s(?:all |the |every |of )*(?P<n>\d+) "
                   r"(?:successive |consecutive |coordinated |signali[sz]ed |connected |equipped )*" + _JUNCTIONS + r"\b"
-                  r"|\b(?P<n2>\d+) (?:successive|consecutive) (?:signali[sz]ed )?" + _JUNCTIONS + r"\b")
+                  r"|\b(?P<n2>\d+) (?:successive|consecutive) (?:signali[sz]ed )?" + _JUNCTIONS + r"\b"
+                  r"|\b(?P<n3>\d+) (?:signali[sz]ed )?" + _JUNCTIONS + r" in a row\b")
 WHOLE_CORRIDOR = (r"\b(?:whole|entire|full|complete) (?:length of the )?(?:corridor|arterial)\b"
                   r"|\b(?:all|every|each) (?:of )?(?:the )?(?:junction|intersection|signal|light)s? (?:of|on|along|in) "
                   r"(?:the )?(?:corridor|arterial)\b|\b(?:corridor|arterial) from (?:one )?end to (?:the other )?end\b"
-                  r"|\bthe length of the (?:corridor|arterial)\b")
+                  r"|\bthe length of the (?:corridor|arterial)\b|\bend[- ]to[- ]end\b(?=[^.;]{0,60}\b(?:corridor|arterial)\b)"
+                  r"|\b(?:corridor|arterial)\b[^.;]{0,60}\bend[- ]to[- ]end\b|\bfrom the first (?:(?:junction|intersection|signal"
+                  r"|light)s? )?to the last\b|\ball (?:the )?(?:\d+ )?(?:junction|intersection|signal|light)s? (?:of|on|along|in) the "
+                  r"(?:high street|main street|main road|avenue|boulevard|strip)\b")
 URBAN_CANYON = (r"urban canyon|downtown|high[- ]rise|tall buildings|skyscrapers|city (center|centre|core)"
                 r"|dense urban|(between|among|surrounded by) buildings|buildings? block\w*")
 FOUR_WAY = r"\bcrossroads?\b|4[- ]leg\w*"
@@ -572,24 +579,35 @@ QUIET = r"light traffic|\bempty\b|\bquiet\b|no other traffic|sparse traffic|free
 # signal coordination of the junctions after the scenario junction (spec signal.coordination); a bare "green
 # wave" names GLOSA's purpose, not a plan, so only a wave of the signals counts
 GREEN_WAVE = (r"\b(?:signals|lights|traffic lights|junctions|intersections) (?:are |is )?(?:coordinated|synchroni[sz]ed|"
-              r"linked|timed|progressed)(?: as a green wave)?\b|\bgreen wave (?:of|across|along|through|over|on) (?:the |all "
+              r"linked|timed|progressed)(?: as a green wave)?\b(?! (?:independently|separately|randomly|individually))|\bgreen wave (?:of|across|along|through|over|on) (?:the |all "
               r"(?:the )?|every |each )?(?:signals|lights|traffic lights|junctions|intersections|corridor|arterial)\b"
               r"|\b(?:coordinated|synchroni[sz]ed|progressive) (?:signals|lights|traffic lights|signal timing|timing)\b"
-              r"|\bgreen wave (?:at|for|of) (?:a |an )?(?:design |progression )?(?:speed (?:of )?)?<q\d+:speed>")
+              r"|\bgreen[- ]wave (?:at|for|of) (?:a |an )?(?:design |progression )?(?:speed (?:of )?)?<q\d+:speed>"
+              r"|\bgreen[- ]wave (?:design |progression )?speed (?:of |is |= )?<q\d+:speed>"
+              r"|\bprogression (?:speed )?(?:designed |timed |set )?(?:at|for|of) <q\d+:speed>"
+              r"|\b(?:corridor|arterial|signals|lights) (?:is |are )?coordinated (?:for|at) <q\d+:speed>")
 RANDOM_OFFSETS = (r"\brandom (?:signal )?offsets?\b|\b(?:un|non[- ]?)coordinated (?:signals|lights|traffic lights|"
                   r"junctions|intersections|signal timing|timing)\b|\b(?:signals|lights|traffic lights) (?:are |is )?"
                   r"(?:not coordinated|uncoordinated|random(?:ly timed)?)\b|\beach (?:signal|light|junction) "
-                  r"(?:has |with )?(?:its own|a random|a different) (?:offset|timing)\b")
+                  r"(?:has |with )?(?:its own|a random|a different) (?:offset|timing)\b|\bindependent (?:timing|signal timing"
+                  r"|plans|timing plans|offsets|signal plans)\b|\b(?:timed|running|operating|run|operate|switching)"
+                  r" (?:independently|separately|individually)\b|\bno coordination\b|\b(?:signals|lights) not "
+                  r"(?:coordinated|synchroni[sz]ed)\b")
 # where each junction's RSU stands (spec v2x.rsu_site) and how high (v2x.rsu_height_m)
 _RSU = r"(?:rsus?|roadside units?|road-side units?|beacons?)"
 RSU_FAR_SIDE = (_RSU + r"\b[^.;]{0,50}?\b(?:on|at) the far (?:side|corner)|" + _RSU + r"\b[^.;]{0,30}?\b(?:across|beyond|"
-                r"past|after) the (?:junction|intersection|crossing)|\bfar[- ](?:side|corner) " + _RSU)
+                r"past|after) the (?:junction|intersection|crossing|stop (?:line|bar))|\bfar[- ](?:side|corner) " + _RSU
+                + r"|" + _RSU + r"\b[^.;]{0,40}?\bon the (?:other|opposite) side (?:of the (?:junction|intersection))?")
 RSU_NEAR_SIDE = (_RSU + r"\b[^.;]{0,50}?\b(?:on|at) the near (?:side|corner)|" + _RSU + r"\b[^.;]{0,30}?\bbefore the "
-                 r"(?:junction|intersection|stop (?:line|bar))|\bnear[- ](?:side|corner) " + _RSU)
+                 r"(?:junction|intersection|stop (?:line|bar))|\bnear[- ](?:side|corner) " + _RSU + r"|" + _RSU
+                 + r"\b[^.;]{0,30}?\bon (?:our|the approach|this|the ego'?s?) side\b")
 RSU_HEIGHT = (_RSU + r"\b[^.;]{0,40}?\b(?:mounted|installed|sits|placed|antenna)?[^.;]{0,12}?\b(?:at a height of|"
               r"height of|at|on a pole of|on a mast of)\s<q(?P<q>\d+):dist> (?:high|up|tall|above (?:the )?(?:ground|road)"
               r"|height)\b|" + _RSU + r"\b[^.;]{0,40}?\b(?:at a height of|with a height of|with an antenna height of|"
-              r"(?:mounted|installed) (?:at|on a pole of|on a mast of))\s<q(?P<q2>\d+):dist>")
+              r"(?:mounted|installed) (?:at|on a pole of|on a mast of)|at a (?:mast|pole|antenna) height of|(?:antenna|mast|pole)"
+              r"(?: height)?(?: of| at| is| =)?)\s<q(?P<q2>\d+):dist>(?! (?:before|after|from|ahead|behind|back|past|beyond"
+              r"|short|away))|" + _RSU + r"\b[^.;]{0,40}?\b(?:on )?an? <q(?P<q3>\d+):dist> (?:pole|mast|antenna)\b"
+              r"|" + _RSU + r"\b[^.;]{0,30}?\bantenna <q(?P<q4>\d+):dist> (?:high|tall|up)\b")
 
 # the channel model (spec v2x.channel.model)
 TR37885_HIGHWAY = (r"\b(?:3gpp|tr ?37\.?885|37\.885)\b[^.;]{0,40}\b(?:highway|freeway|motorway)\b"
@@ -605,12 +623,16 @@ SINGLE_RSU = (r"\b(only|just) (one|1|a single) (rsu|roadside unit)|\ba single (r
               r"(junctions?|intersections?|signals?)")
 RSU_CHAIN = (r"rsu chain|chain of rsus|rsus? (at|on) (every|each) (junction|intersection|signal)|rsu relay"
              r"|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu")
-SPAT_RELAY = r"rsu relay|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu|relay between rsus"
+SPAT_RELAY = (r"rsu relay|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu|relay between rsus"
+              r"|\b(?:forward|pass|relay|rebroadcast|broadcast)\w* (?:each other'?s |one another'?s |the |their )?spat\b"
+              r"[^.;]{0,30}?\b(?:to each other|to one another|over the air|by radio|via radio|wirelessly)\b"
+              r"|\brebroadcast\w* (?:each other'?s|one another'?s) spat\b")
 EEBL_RELAY = r"rebroadcast\w*|relay (vehicle|car)|\brelay\w*\b"
 NO_RELAY = r"\b(no|without( a| any)?) (relay|rebroadcast\w*)\b|relay (is )?(off|disabled)"
 # RSU-to-RSU forwarding over a wired link (spec v2x.backhaul), not the radio
-BACKHAUL = (r"\bback[- ]?haul\b|rsus? (are |is )?(connected|linked|wired|networked) (by|over|via|with|through) "
-            r"(a |an )?(wire|wired|fib(re|er)|ethernet|cable|network)")
+BACKHAUL = (r"\bback[- ]?haul\b|" + _RSU + r" (are |is )?(connected|linked|wired|networked) (by|over|via|with|through) "
+            r"(a |an )?(wire|wired|fib(re|er)|ethernet|cable|network)\b(?! to the (backend|cloud|server))|\bwired (network|link"
+            r"|connection)s?\b[^.;]{0,40}?\bshar\w*|\b(?:linked|connected) by (?:fib(?:re|er)|wire|cable|ethernet)\b")
 # agents that run the application themselves (spec agents[].application): mutual yield, both deciding
 MUTUAL_APP = (r"\bmutual(ly)?[- ]yield\w*|\bboth (vehicles|cars|drivers) (run|use|have|are running) "
               r"(the |an? )?(ima|lta|application|app)\b|\b(other|cross\w*|oncoming|opposing) (vehicle|car|driver) "
