@@ -72,7 +72,7 @@ from services.llm.intent_text import (
     rx,
 )
 from services.llm.intent_timing import _arrivals, _scenario_duration, _signal_at_ego, _signal_plan
-from services.llm.intent_v2x import _v2x, perception, reaction
+from services.llm.intent_v2x import _v2x, perception, variation
 from services.llm.maps import MapView, junction_kind_for
 
 
@@ -107,7 +107,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     _start_distance(p, ego)
     v2x = _v2x(p, app, agents, ego)
     seen = perception(p)  # before the faults: "spots the red from 50 m" is a sight distance, not a fault's size
-    varied = reaction(p)  # before the faults too: "drivers react 1.2 s late" is a driver, not a message
+    varied = variation(p)  # before the faults too: "drivers react 1.2 s late" is a driver, not a message
     duration = _scenario_duration(p)
     faults = parse_faults(p, app, roles, agents)
     signal = _signal_plan(p)

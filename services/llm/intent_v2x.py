@@ -139,24 +139,32 @@ def perception(p: ParseState) -> dict[str, Any] | None:
     return out or None
 
 
-def reaction(p: ParseState) -> dict[str, Any] | None:
-    """``variation`` from the wording: the drivers' leader-perception reaction time ("drivers react 1.2 s late", "reaction
-    times between 0.8 and 1.5 s"), pinned (one value) or drawn per seed (a range); None when the intent says none."""
-    m = p.has(lx.REACTION_TIME)
-    if m is None:
-        return None
-    group = "q" if m.group("q") else "qa"
-    if not p.free(m, group):
-        return None
-    rng = stated_range(p.n, p.q(m, group))
-    high = p.use(m, "variation.reaction_time_s", group)
-    low = high
-    if rng is not None:
-        low = rng.low
-        if rng.low_quantity is not None:
-            rng.low_quantity.used = "variation.reaction_time_s (the lower end)"
-    p.note(f"variation.reaction_time_s [{low:g}, {high:g}] from {m.group(0)!r} (every driver's perception delay)")
-    return {"reaction_time_s": {"min": low, "max": high}}
+def variation(p: ParseState) -> dict[str, Any] | None:
+    """``variation`` from the wording, for seed-varied worlds: the drivers' leader-perception reaction time ("drivers
+    react 1.2 s late", "reaction times between 0.8 and 1.5 s"), the reaction to a warning ("drivers respond to a warning
+    within 0.7 to 1.5 s"), a speed range ("speeds drawn between 10 and 15 m/s") and an arrival jitter ("arrival jitter
+    of ±1 s"); each pinned (one value) or drawn per seed (a range). Before the speeds and faults, so that a range read
+    here is nobody's speed and no fault's size. None when the intent says none."""
+    out: dict[str, Any] = {}
+    for key, pattern in (("alerted_reaction_s", lx.WARNING_REACTION), ("reaction_time_s", lx.REACTION_TIME),
+                         ("desired_speed_mps", lx.VARIED_SPEED), ("arrival_jitter_s", lx.ARRIVAL_JITTER)):
+        for m in p.finditer(pattern):
+            group = next((g for g in ("q", "qa", "q2") if m.groupdict().get(g) is not None), None)
+            if group is None or not p.free(m, group):
+                continue
+            rng = stated_range(p.n, p.q(m, group))
+            high = p.use(m, f"variation.{key}", group)
+            low = high
+            if rng is not None:
+                low = rng.low
+                if rng.low_quantity is not None:
+                    rng.low_quantity.used = f"variation.{key} (the lower end)"
+            if key == "arrival_jitter_s" and rng is None:
+                low = -high  # "±1 s", "up to 1 s early or late": either way
+            out[key] = {"min": low, "max": high}
+            p.note(f"variation.{key} [{low:g}, {high:g}] from {m.group(0)!r} (drawn per seed)")
+            break
+    return out or None
 
 
 def _agent_applications(p: ParseState, app: Application, agents: dict[str, dict[str, Any]]) -> None:

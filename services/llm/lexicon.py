@@ -537,6 +537,21 @@ REACTION_TIME = (r"\b(?:(?:drivers?|everyone|everybody|all (?:the )?drivers|the 
                  r"(?:[\d.]+ ?(?:and|to|-) ?)?<q(?P<qa>\d+):time>)")
 
 
+# seed-varied worlds (spec variation): a speed range the seed draws ("speeds drawn between 10 and 15 m/s", "every
+# vehicle's desired speed varies from 40 to 60 km/h"), an arrival jitter ("arrival jitter of ±1 s", "arrives up to 1 s
+# early or late"), the reaction to a warning ("drivers respond to a warning within 0.7 to 1.5 s"); the quantity is a
+# range's upper end (intent_text.stated_range gives its lower end)
+_RANGE_TO = r"(?:(?:between|from|in|within|in the range(?: of)?) )?(?:[\d.]+ ?(?:and|to|-) ?)?"
+VARIED_SPEED = (r"\b(?:speeds?|desired speeds?|(?:every|each) (?:vehicle|car|driver)'?s? (?:desired )?speed)\b[^.;]{0,20}?"
+                r"\b(?:drawn|varied|vary|varies|varying|ranging|ranges|randomi[sz]ed|sampled|spread|distributed)\b"
+                r"(?: (?:uniformly|randomly|per seed|over seeds|across seeds))? " + _RANGE_TO + r"<q(?P<q>\d+):speed>")
+ARRIVAL_JITTER = (r"\barrival (?:time )?(?:jitter|spread|variation)\b[^.;]{0,12}?(?:±|\+/-|\+-|plus or minus |of |up to )*"
+                  r"<q(?P<q>\d+):time>|\barriv\w* (?:up to )?<q(?P<q2>\d+):time> (?:early or late|earlier or later|either way)")
+WARNING_REACTION = (r"\b(?:respond\w*|react\w*|reaction)\b (?:times? )?to (?:an? |the |each )?(?:in-vehicle )?(?:warnings?|alerts?)"
+                    r"\b[^.;]{0,12}?" + _RANGE_TO + r"<q(?P<q>\d+):time>|\b(?:warning|alert|alerted) reaction (?:times? )?"
+                    r"(?:of |is |= )?" + _RANGE_TO + r"<q(?P<q2>\d+):time>")
+
+
 # ── maps and geometry ──────────────────────────────────────────────────────
 UNSUPPORTED_GEOMETRY = (
     (r"roundabouts?|traffic circles?|rotary", "a roundabout"),

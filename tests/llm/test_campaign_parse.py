@@ -799,3 +799,26 @@ def test_a_lead_that_brakes_at_a_time_brakes_then() -> None:
                                    1).history[0].data
     lead = next(a for a in data["agents"] if a["role"] == "lead")
     assert lead["behaviour"] == {"kind": "hard_brake", "at_time_s": 10.0, "decel_mps2": 4.0}
+
+
+@pytest.mark.parametrize(("text", "key", "bounds"), [
+    # seed-varied worlds in the user's words: a range the seed draws is nobody's speed and no fault's size
+    ("GLOSA on the corridor, seed-varied worlds: every vehicle's speed drawn between 10 and 15 m/s.",
+     "desired_speed_mps", (10.0, 15.0)),
+    ("IMA with arrival jitter of ±1 s for the crossing car.", "arrival_jitter_s", (-1.0, 1.0)),
+    ("IMA: the crossing car arrives up to 1 s early or late; its BSMs are dropped.", "arrival_jitter_s", (-1.0, 1.0)),
+    ("EEBL chain where drivers respond to a warning within 0.7 to 1.5 s.", "alerted_reaction_s", (0.7, 1.5)),
+])
+def test_seed_varied_worlds_in_words(text: str, key: str, bounds: tuple[float, float]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert res.spec.variation is not None
+    got = getattr(res.spec.variation, key)
+    assert got is not None and (got.min, got.max) == pytest.approx(bounds)
+    assert not res.unparsed_clauses
+
+
+def test_a_speed_range_the_seed_draws_is_not_the_egos_speed() -> None:
+    """Before: "every vehicle's speed drawn between 10 and 15 m/s" pinned the ego at 15 m/s, the range's upper end."""
+    res = LlmRoles().parse_intent("GLOSA, seed-varied worlds: every vehicle's speed drawn between 10 and 15 m/s.", 1)
+    assert res.spec.variation is not None and res.spec.variation.desired_speed_mps is not None
+    assert not any(n.startswith("ego.speed_mps") and "assigned from seed" not in n for n in res.notes), res.notes
