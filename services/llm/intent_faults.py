@@ -504,9 +504,9 @@ def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDra
     out: list[FaultDraft] = []
     for f in faults:
         # "the feed freezes ... whether the advisory notices the stale data": frozen or replayed content is stale by
-        # what it is; a bare staleness word (no value of its own) after such a fault on its stream describes it
-        kin = next((g for g in out if g.operator in (FaultOperator.FREEZE, FaultOperator.REPLAY)
-                    and (f.stream is None or g.stream == f.stream)), None)
+        # what it is; a bare staleness word (no value of its own) beside such a fault on its stream describes it
+        kin = next((g for g in faults if g.operator in (FaultOperator.FREEZE, FaultOperator.REPLAY)
+                    and (f.stream is None or g.stream == f.stream)), None)  # before it or after ("IMA-57: stale BSMs ...")
         if f.operator is FaultOperator.TIMESTAMP_OFFSET and kin is not None and not _stated(f) \
                 and _STALENESS.fullmatch(f.cue.strip()):
             kin.notes.append(f"{f.cue!r} in {clean(p.n.sentence(f.sentence)).strip()!r}: what the {kin.operator} makes "

@@ -184,6 +184,9 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
          + r"(?! (?:before|after|prior|into|of|delay|late))",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+        # "start=t 9s", "start: 6 s"
+        (r"\bstart(?:s|ing)?\s*[=:]\s*(?:t ?=? ?)?" + Q("time"),
+         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         (Q("time") + r" into the (?:scenario|run|simulation|test|drive|trip|journey|approach|episode)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
     ]
@@ -268,7 +271,9 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     r"(?:in|within|throughout) the (?:first|opening|initial) " + _ABOUT + Q("time"),
                     Q("time") + r" (?:long|window|episode|burst|outage|blackout|period|gap|silence)\b",
                     r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
-                    r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time")):
+                    r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time"),
+                    # a request written as key = value: "dur=2s", "duration: 5 s", "How long: 2.5 s", "dur 3 s"
+                    r"\b(?:dur|duration|how long|length)\s*[=:]?\s*" + Q("time")):
         for m in p.finditer(pattern):
             owner = owner_of(faults, p, m.start())
             if owner is None or owner.duration_s is not None or not p.free(m):

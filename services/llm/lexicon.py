@@ -227,7 +227,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.FREEZE, r"\bfr(ee|o)z\w*|\bstuck\b|stop(s|ped)? (to )?(updating|update)\b|\bhangs?\b"
                            r"|\b(send\w*|repeat\w*|broadcast\w*|transmit\w*) (the )?same (content|contents|payload|data"
                            r"|values?|message|state)( again)? (again and again|over and over|repeatedly|each time|every time)"
-                           r"|keeps? (repeating|re-?sending|broadcasting|sending) the (same|last|old)"
+                           r"|keeps? (repeating|re-?sending|broadcasting|sending|transmitting|tx'?ing) (the|its|their) (same|last"
+                           r"|old)"
                            r"|repeat\w* the (same|last|old)|replay\w* (the )?(same|old|last)", False, 7),
     (FaultOperator.FREEZE, r"(messages?|broadcasts?|data|feeds?|updates?|info\w*|spats?|bsms?) (\w+ )?stall\w*"
                            r"|stops? (to )?(changing|change)\b|(never|no longer) changes\b|\bunchanged\b|keeps? (its|their|the) "
@@ -262,6 +263,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloosing\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
                          r"|never arriv\w*|fail\w* to arriv\w*|erased", True, 4),
     (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
+    # a request written as key = value ("app=EEBL; stream=EEBL; loss=30 %", "fault: delay; 0.6 s")
+    (FaultOperator.DROP, r"\b(?:fault|op|operator)\s*[=:]\s*(?:drop|loss|packet[ _-]?loss)\b|\b(?:loss|drops?|pkt[ _-]?loss"
+                         r"|packet[ _-]?loss)\s*[=:]\s*<q\d+:(?:pct|count)>", False, 5),
+    (FaultOperator.DELAY, r"\b(?:fault|op|operator)\s*[=:]\s*(?:delay|latency)\b|\b(?:delay|latency|lag)\s*[=:]\s*<q\d+:time>",
+     False, 5),
     (FaultOperator.DELAY, r"\bdelay\w*|\bpostpone\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late|\bretard(ed)?\b",
      True, 4),
     # effects: what a receiver would see (issue 19); the quantity's kind and the comparative decide
@@ -652,7 +658,8 @@ BACKHAUL = (r"\bback[- ]?haul\b|" + _RSU + r" (are |is )?(connected|linked|wired
 MUTUAL_APP = (r"\bmutual(ly)?[- ]yield\w*|\bboth (vehicles|cars|drivers) (run|use|have|are running) "
               r"(the |an? )?(ima|lta|application|app)\b|\b(other|cross\w*|oncoming|opposing) (vehicle|car|driver) "
               r"(also )?(runs|uses|has|is running) (the |an? )?(ima|lta|application|app)\b")
-NO_FAULTS = (r"\b(no|without( any)?) (injected |simulated |induced |added )?(communications? |comms? |message |messaging "
+NO_FAULTS = (r"\bfaults?\s*[=:]\s*(none|no|0|n/a)\b|\b(no|without( any)?) (injected |simulated |induced |added )?(communications? "
+             r"|comms? |message |messaging "
              r"|v2x |radio |network |link |channel |fault )?(faults?|errors?|degradation|injection"
              r"|impairments?)\b|\bnothing (is |gets |will be )?injected\b|\bno (faults?|errors?) to inject\b"
              r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
@@ -673,7 +680,8 @@ APP_OUTPUT_LATE = (r"\b(warnings?|alerts?|alarms?|advisory|advisories|advice|not
 # a latency budget met ("radio link within its latency budget"): said of a healthy link, never a delay (the parser's
 # cue filter and the unparsed-fault guard both read it)
 LATENCY_BUDGET_MET = (r"\b(within|inside|under|below|meets?|meeting|met) (its |the |their |our |a )?latency (budget|limit"
-                      r"|requirement|target|spec\w*)\b")
+                      r"|requirement|target|spec\w*)\b|\blatency (budget|limit|requirement|target)\b|\blatency (must|shall"
+                      r"|should|has to) (stay|be|remain|keep) (below|under|within|less than)\b")
 # what a test measures or leaves out, said with a fault word ("a packet error rate target of 10 %", "the previous run
 # lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
 # filter and the unparsed-fault guard both read it)
@@ -687,7 +695,11 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budg
                r"|agents?|background traffic|parked cars?)\b[^.;]{0,20}?\bfrom (the )?(scene|scenario|map|test|run)\b"
                r"|\b(warnings?|alerts?|advisory|advice|alarms?|notifications?)\b[^.;]{0,30}?\bwithin (<q\d+:time>|\d+(\.\d+)? ?"
                r"(ms|s|secs?|seconds?|milliseconds?))\b|\b(no|without) late (braking|brakes?|reactions?|warnings?)\b"
-               r"|\b(old|older|previous|outdated|legacy) (map|software|firmware|sw|hmi) (version|release|build)s?\b")
+               r"|\b(old|older|previous|outdated|legacy) (map|software|firmware|sw|hmi) (version|release|build)s?\b"
+               r"|\b(message|packet|msg|pkt) (drop|loss|delay|lateness)s? (counters?|counts?|histograms?|rates?|statistics"
+               r"|stats?)\b|\b(delay|latency) histograms?\b|\b(drop|loss) counts?\b|\bper (target|budget|requirement)\b"
+               r"|\bdrops? support\b|\bmsg counters?\b|\bmessage counters?\b"
+               r"|\b[^.;,]{0,80}\bnot (an? )?(injected|simulated|induced|added)\b")
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking

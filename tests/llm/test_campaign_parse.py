@@ -584,6 +584,8 @@ def test_a_plus_sign_joins_two_faults() -> None:
 # fresh16 f16_015 (a KPI's "packet error rate target of 10 %") and f16_028 ("80 m before the stop line at amber onset"):
 #   healthy, each with a quantity no spec field holds, reported.
 # fresh17 f17_007, f17_017, f17_021: healthy, each with a pass criterion ("warning within 500 ms"), reported.
+# fresh18 f18_005, f18_010, f18_015, f18_028: healthy, each with a requirement's quantity ("latency budget 100 ms",
+#   "SPaT every 100 ms", "a PER target of 10 %"), reported.
 LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
@@ -596,6 +598,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH15, (), {"f15_024": {"reported"}, "f15_030": {"reported"}}, ("f15_024",), ()),
     (bench_parse_campaign.FRESH16, (), {}, (), ("f16_015", "f16_028")),
     (bench_parse_campaign.FRESH17, (), {}, (), ("f17_007", "f17_017", "f17_021")),
+    (bench_parse_campaign.FRESH18, (), {}, (), ("f18_005", "f18_010", "f18_015", "f18_028")),
 ]
 
 
@@ -822,3 +825,35 @@ def test_a_speed_range_the_seed_draws_is_not_the_egos_speed() -> None:
     res = LlmRoles().parse_intent("GLOSA, seed-varied worlds: every vehicle's speed drawn between 10 and 15 m/s.", 1)
     assert res.spec.variation is not None and res.spec.variation.desired_speed_mps is not None
     assert not any(n.startswith("ego.speed_mps") and "assigned from seed" not in n for n in res.notes), res.notes
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh18: requests written as key = value, YAML-ish lines and abbreviations
+    ("app=EEBL; stream=EEBL; loss=30 %; start=t 9s; dur=3s; caller=campaign-runner",
+     ("drop", "EEBL", 9.0, 3.0)),
+    ("application: GLOSA\nstream: SPAT\nfault: RSU keeps re-sending its last SPaT content with fresh timestamps\n"
+     "start: t=4 s\nduration: 5 s", ("freeze", "SPAT", 4.0, 5.0)),
+    ("IMA-57: stale BSMs from crossing veh\nDesc: crossing veh OBU keeps tx'ing the same BSM content w/ fresh "
+     "timestamps, from t=3 s for 4 s.", ("freeze", "BSM", 3.0, 4.0)),
+])
+def test_fresh18_key_value_requests(text: str, want: tuple[str, str, float, float]) -> None:
+    [fault] = LlmRoles().parse_intent(text, 1).history[0].data["faults"]
+    anchor = fault.get("anchor") or {}
+    assert (fault["operator"], fault["stream"], anchor.get("offset_s", 0.0), fault.get("duration_s")) == want
+
+
+@pytest.mark.parametrize("text", [
+    "application: FCW\nfaults: none\nnotes: lead vehicle brakes at 4 m/s^2 from t=8 s; end-to-end latency must stay "
+    "below 100 ms; the ~1.5 m GNSS position error of the receiver is intrinsic, not an injected offset",
+    "Campaign 9, case 1 (IMA): nominal crossing, nothing injected; the message drop counter and the delay histogram are "
+    "logged for reference only.",
+    "EEBL campaign: the OBU firmware 2.3 drops support for v1 messages, so every EEBL message in this run is v2.",
+])
+def test_fresh18_requirements_and_counters_are_no_faults(text: str) -> None:
+    assert LlmRoles().parse_intent(text, 1).history[0].data["faults"] == []
+
+
+def test_a_lead_braking_from_a_time_brakes_then() -> None:
+    data = LlmRoles().parse_intent("FCW: lead vehicle brakes at 4 m/s^2 from t=8 s.", 1).history[0].data
+    lead = next(a for a in data["agents"] if a["role"] == "lead")
+    assert lead["behaviour"]["at_time_s"] == 8.0 and lead["behaviour"]["decel_mps2"] == 4.0
