@@ -87,7 +87,8 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # fresh16 (healthy intents in fault-like world words, after fresh15's fixes) first: application 100 %, 80.0 % exact
 # (20 of 25), 0 silent drops, 1 substitution ("FCW late-warning check"), 2 invented faults ("the previous run lost its
 # logs", "a packet error rate target of 10 %"), 3 false alarms; after: 100 % exact, 0/0/0 and 2 healthy intents that
-# report a quantity no spec field holds (a KPI's 10 %, "80 m before the stop line at amber onset"). The held-out set's
+# report a quantity no spec field holds (a KPI's 10 %, "80 m before the stop line at amber onset": that one now times
+# the signal plan, so 1 is left). The held-out set's
 # c086 ("as it nears the junction") now anchors at the decision epoch, where its label, written before that anchor
 # was read, puts none; fresh17 (non-native writers, requirement pastes, magnitudes in odd words) first: application
 # 96.7 %, 64.3 % exact (18 of 28), 1 silent drop ("sending same content again and again"), 0 substitutions, 2 invented

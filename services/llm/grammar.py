@@ -119,9 +119,6 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     faults = merge_restatements(p, faults)
     _speeds(p, roles, ego, agents)
     _lead_hazard(p, app, agents, faults)
-    for q in n.quantities:
-        if q.used is None:
-            p.note(f"unused quantity {q.raw!r}")
 
     junction = geometry.pop("__kind")
     control = APPLICATIONS[app].junction_signalized
@@ -155,6 +152,9 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
                + (f" (above the phantom's stated {max(ahead):g} m/s)" if ahead else ""))
     if APPLICATIONS[app].kind is not AppKind.CONFLICT:  # a conflict's timing is the agents' too: not the plan's
         _signal_at_ego(p, ego, signal)
+    for q in n.quantities:  # (after the last reader of a quantity)
+        if q.used is None:
+            p.note(f"unused quantity {q.raw!r}")
     agent_list = []
     for i, agent in enumerate(agents.values()):
         if "speed_mps" not in agent:

@@ -104,6 +104,10 @@ def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> N
     m = p.has(r"(?:light|signal|lamp)s? (?:turns|becomes|goes|changes to|switches to|is) (?:to )?(?P<ph>amber|yellow|red"
               r"|green) (?:when|as|once|while) (?:the )?(?:ego|car|vehicle|we|it|our car)(?: is| are|'s)? (?:still |only "
               r"|just )?(?:about )?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
+    # "the ego at 60 km/h is 80 m before the stop line at amber onset": the same, said from the ego
+    m = m or p.has(r"(?:the )?(?:ego|car|vehicle|we|our car)\b[^.;]{0,30}?\b(?:is|are) (?:still |only |just )?(?:about )?"
+                   + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r") (?:at|when|as) (?:the )?"
+                   r"(?:onset of (?:the )?|start of (?:the )?)?(?P<ph>amber|yellow|red|green)\b")
     if m and p.free(m):
         start = ego.get("start_distance_m", Ego().start_distance_m)
         at_distance = p.q(m).value

@@ -581,8 +581,8 @@ def test_a_plus_sign_joins_two_faults() -> None:
 # fresh11 f11_008: "the roadside unit's SPaT going completely silent" is not read yet: reported, never dropped.
 # fresh15 f15_024 (LTA with a SPaT phase corruption) and f15_030 (LTA with a MAP misassociation): our LTA reads neither
 #   stream, so the verifier refuses them and their clauses are reported.
-# fresh16 f16_015 (a KPI's "packet error rate target of 10 %") and f16_028 ("80 m before the stop line at amber onset"):
-#   healthy, each with a quantity no spec field holds, reported.
+# fresh16 f16_015 (a KPI's "packet error rate target of 10 %"): healthy, with a quantity no spec field holds, reported
+#   (f16_028's "ego ... 80 m before the stop line at amber onset" now times the plan).
 # fresh17 f17_007, f17_017, f17_021: healthy, each with a pass criterion ("warning within 500 ms"), reported.
 # fresh18 f18_005, f18_010, f18_015, f18_028: healthy, each with a requirement's quantity ("latency budget 100 ms",
 #   "SPaT every 100 ms", "a PER target of 10 %"), reported.
@@ -596,7 +596,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH13, (), {}, (), ()),
     (bench_parse_campaign.FRESH14, (), {}, (), ()),
     (bench_parse_campaign.FRESH15, (), {"f15_024": {"reported"}, "f15_030": {"reported"}}, ("f15_024",), ()),
-    (bench_parse_campaign.FRESH16, (), {}, (), ("f16_015", "f16_028")),
+    (bench_parse_campaign.FRESH16, (), {}, (), ("f16_015",)),
     (bench_parse_campaign.FRESH17, (), {}, (), ("f17_007", "f17_017", "f17_021")),
     (bench_parse_campaign.FRESH18, (), {}, (), ("f18_005", "f18_010", "f18_015", "f18_028")),
 ]
@@ -857,3 +857,13 @@ def test_a_lead_braking_from_a_time_brakes_then() -> None:
     data = LlmRoles().parse_intent("FCW: lead vehicle brakes at 4 m/s^2 from t=8 s.", 1).history[0].data
     lead = next(a for a in data["agents"] if a["role"] == "lead")
     assert lead["behaviour"]["at_time_s"] == 8.0 and lead["behaviour"]["decel_mps2"] == 4.0
+
+
+def test_the_ego_n_metres_before_the_bar_at_amber_onset_times_the_plan() -> None:
+    """fresh16 f16_028: "ego at 60 km/h is 80 m before the stop line at amber onset" was an unbound quantity; it is
+    the plan's offset that puts amber onset where the ego, at its speed from its start distance, is 80 m out."""
+    res = LlmRoles().parse_intent("RLVW nominal: ego at 60 km/h is 80 m before the stop line at amber onset.", 1)
+    spec = res.spec
+    at_s = (spec.ego.start_distance_m - 80.0) / spec.ego.speed_mps
+    assert (spec.signal.green_s - at_s) % spec.signal.cycle_s == pytest.approx(spec.signal.offset_s, abs=1e-3)
+    assert not res.unparsed_clauses
