@@ -44,11 +44,6 @@ _NONE = ""  # described, but no operator expresses it
 _CUES: tuple[tuple[str, str, bool], ...] = (
     (_NONE, r"\bduplicat\w*|out of order|re-?order\w*|(scal|multipl)\w* by|factor of|\b(doubled|halved|tripled)\b"
             r"|\b(arriv\w*|sent|received|delivered|comes?|shows? up) twice\b|\b(two|2|extra) copies\b", True),
-    # messages that were never sent (injection): no operator adds messages
-    # (a fake sender that broadcasts is a forged one: "a fake roadside unit broadcasts", below)
-    (_NONE, r"\bfake (?!(rsus?|roadside units?|road-side units?|vehicles?|cars?|trucks?|senders?)\b)(\w+ ){0,2}(alerts?"
-            r"|messages?|warnings?|events?|broadcasts?|bsms?|packets?|spats?)\b|\binject\w*"
-            r"|\bghost messages?\b", False),
     # a forged vehicle (ghost_sender): what it is wrong about is that the sender exists
     (_WRONG, r"\bphantom\b|\bghost[- ](vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
              r"|forged|spoofed|bogus|fake) (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?)\b|\b(does|do) ?n[o']?t (really )?exist"
@@ -59,6 +54,12 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
              r"|roadside units?|road-side units?)\b|\b(impersonat\w*|masquerad\w*|pretend\w* to be|pos(es|ing|ed) as)\b"
              r"[^.;]{0,30}\b(rsus?|roadside units?|road-side units?)\b|\bnot the (real|genuine) (one|rsu|roadside unit)\b",
      False),
+    # messages that were never sent (injection): no operator adds messages; after the forged senders above, so that
+    # "inject a phantom car" is the forged vehicle it names
+    (_NONE, r"\bfake (?!(rsus?|roadside units?|road-side units?|vehicles?|cars?|trucks?|senders?)\b)(\w+ ){0,2}(alerts?"
+            r"|messages?|warnings?|events?|broadcasts?|bsms?|packets?|spats?)\b|\binject\w* (?:(?:fake|false|extra|additional"
+            r"|spurious|bogus|made-up|forged) )?(?:\w+ ){0,1}(?:messages?|alerts?|warnings?|events?|broadcasts?|packets?)\b"
+            r"|\bghost messages?\b", False),
     # the corruption word binds to the nearest field: no other field noun may stand between them
     (_NONE, r"\b(heading|direction|acceleration|brake status|yaw)\b(?:(?!\b(?:position|location|coordinates|speed"
             r"|velocity|timestamp|phase|countdown|timing)\b)[^.;]){0,40}\b(flip\w*|revers\w*|invert\w*|"
@@ -139,6 +140,9 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
                        r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(truck|bus|van|building"
                        r"|car)s?\b"
+                       # the fault named as an event ("the car receives SPaT fine before the freeze"): a reference to it
+                       r"|\b(before|after|during|until|since|throughout) the (freeze|delay|outage|loss|drop|blackout|attack"
+                       r"|fault|injection|replay)\b"
                        # a vehicle behind another ("a tailgating car behind the ego"): where it drives
                        r"|\b(car|vehicle|truck|van|bus|motorcycle|tailgater|follower)s? (\w+ ){0,2}?behind (the |our )?(ego"
                        r"|us|me)\b", _F)
@@ -148,6 +152,9 @@ _CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand)(?<!phase),?
                      r"|,\s+(?=(?:its|their|the|and)\b)", _F)
 # a sentence ends at . ! ? or a line break (a bulleted list: "conditions:\n- 12 SPaT lost\n- MAP late")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*(?:[-*\u2022]\s+|\d+[.)]\s+)?")
+# a gloss marker ("on the cross street, i.e. BSMs from a car that isn't there"): what follows restates what came before,
+# so it neither ends a sentence nor opens a clause of its own
+_GLOSS = re.compile(r"\b(?:i\.\s?e\.|that is|in other words|namely),?\s*", re.IGNORECASE)
 _BACK_REFERENCE = re.compile(r"\b(it|its|they|their|them|these|those|ones)\b", _F)
 # A stream the clause names outright (not the grammar's table: bare words only, no inference from the app).
 _STREAMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -209,7 +216,7 @@ def quoted_clause(finding: Finding) -> str:
 
 def _split(text: str) -> list[tuple[Clause, str]]:
     out = []
-    for i, sentence in enumerate(_SENTENCE.split(text)):
+    for i, sentence in enumerate(_SENTENCE.split(_GLOSS.sub("", text))):
         for part in _CLAUSE.split(sentence):
             part = (part or "").strip(" ,.;:!?")
             if part:

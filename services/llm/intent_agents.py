@@ -105,7 +105,8 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
         agent = agent_for(agents, role)
         behaviour: dict[str, Any] = agent.setdefault("behaviour", {})
         behaviour["kind"] = "hard_brake"
-        after = rx(r"^\W*(?:\w+\W+){0,3}?(?:at|after|from) (?:t ?= ?)?" + Q("time")).search(p.t[m.end():m.end() + 40])
+        after = rx(r"^\W*(?:\w+\W+){0,3}?(?:at|after|from|around|about|near) (?:t ?= ?)?" + Q("time")).search(
+            p.t[m.end():m.end() + 40])
         before = rx(r"(?:at|after) (?:t ?= ?)?" + Q("time") + r",? (?:\w+\W+){0,5}$").search(
             p.t[max(0, m.start() - 50):m.start()])
         into = rx(Q("time") + r" into the (?:scenario|run|simulation|test),? (?:\w+\W+){0,5}$").search(

@@ -390,6 +390,7 @@ def _ghost_route(p: ParseState, app: Application, f: FaultDraft) -> None:
             f.magnitude, f.provenance, f.anchor = float(anchor["distance_m"]), "intent", None
             f.notes.append(f"magnitude {f.magnitude:g}: the phantom's distance before the conflict point (not a "
                            "window anchor)")
+            fault_anchors(p, app, [f])  # the window the words give besides ("From t=3 s, ... 30 m from the junction")
     if f.ghost_route is not None:
         f.notes.append(f"ghost_route {f.ghost_route} from the wording")
 

@@ -185,7 +185,7 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          + r"(?! (?:before|after|prior|into|of|delay|late))",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         # "start=t 9s", "start: 6 s"
-        (r"\bstart(?:s|ing)?\s*[=:]\s*(?:t ?=? ?)?" + Q("time"),
+        (r"\bstart(?:s|ing)?(?:\s*[=:|]\s*(?:t ?=? ?)?| t ?= ?)" + Q("time"),
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         (Q("time") + r" into the (?:scenario|run|simulation|test|drive|trip|journey|approach|episode)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),

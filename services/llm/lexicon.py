@@ -699,7 +699,8 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budg
                r"|\b(message|packet|msg|pkt) (drop|loss|delay|lateness)s? (counters?|counts?|histograms?|rates?|statistics"
                r"|stats?)\b|\b(delay|latency) histograms?\b|\b(drop|loss) counts?\b|\bper (target|budget|requirement)\b"
                r"|\bdrops? support\b|\bmsg counters?\b|\bmessage counters?\b"
-               r"|\b[^.;,]{0,80}\bnot (an? )?(injected|simulated|induced|added)\b")
+               r"|\b[^.;]{0,80}\bnot (an? )?(injected|simulated|induced|added)\b"
+               r"|\b(speed )?limits? (was |is |has been |gets )?(dropped|lowered|reduced|raised|cut)\b")
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking

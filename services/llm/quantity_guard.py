@@ -174,7 +174,14 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|^\W*(verify|check|ensure|confirm|make sure|determine) (that|whether|if)\b"
                       r"|\b(must|should|shall|has to|have to"
                       r"|needs? to) (still |always )?(react|respond|brake|stop|warn|alert|be (warned|alerted|issued|raised)"
-                      r"|come|fire|trigger)\b", re.IGNORECASE)
+                      r"|come|fire|trigger)\b"
+                      # "Expected: ...", "Pass: exactly one warning within 300 ms", "the warning within 500 ms of the
+                      # brake event", "TTC must stay above 1.5 s", "corrects its advice within 1 s after the change"
+                      r"|^\W*(expected(?: result| behaviou?r| outcome)?|pass(?:ing)?|fail(?:ure)?|criteri\w*|kpis?)\s*:"
+                      r"|\b(warnings?|alerts?|advisory|advisories|advice|recommendations?|notifications?)\b[^.;]{0,40}"
+                      r"\bwithin\b|\bwithin \d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) (of|after|from)\b"
+                      r"|\b(must|should|shall|has to) (stay|remain|be|keep) (above|below|under|over|within|less than"
+                      r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?)\b", re.IGNORECASE)
 
 
 def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[str, list[Quantity], bool]]:

@@ -583,7 +583,8 @@ def test_a_plus_sign_joins_two_faults() -> None:
 #   stream, so the verifier refuses them and their clauses are reported.
 # fresh16 f16_015 (a KPI's "packet error rate target of 10 %"): healthy, with a quantity no spec field holds, reported
 #   (f16_028's "ego ... 80 m before the stop line at amber onset" now times the plan).
-# fresh17 f17_007, f17_017, f17_021: healthy, each with a pass criterion ("warning within 500 ms"), reported.
+# fresh17: a pass criterion ("warning within 500 ms", "Expected: ...", "TTC must stay above 1.5 s") is the outcome a
+#   test checks, not a setting: neither bound nor reported (quantity_guard._OUTCOME).
 # fresh18 f18_005, f18_010, f18_015, f18_028: healthy, each with a requirement's quantity ("latency budget 100 ms",
 #   "SPaT every 100 ms", "a PER target of 10 %"), reported.
 LATER_SETS = [
@@ -597,7 +598,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH14, (), {}, (), ()),
     (bench_parse_campaign.FRESH15, (), {"f15_024": {"reported"}, "f15_030": {"reported"}}, ("f15_024",), ()),
     (bench_parse_campaign.FRESH16, (), {}, (), ("f16_015",)),
-    (bench_parse_campaign.FRESH17, (), {}, (), ("f17_007", "f17_017", "f17_021")),
+    (bench_parse_campaign.FRESH17, (), {}, (), ()),
     (bench_parse_campaign.FRESH18, (), {}, (), ("f18_005", "f18_010", "f18_015", "f18_028")),
 ]
 
@@ -867,3 +868,33 @@ def test_the_ego_n_metres_before_the_bar_at_amber_onset_times_the_plan() -> None
     at_s = (spec.ego.start_distance_m - 80.0) / spec.ego.speed_mps
     assert (spec.signal.green_s - at_s) % spec.signal.cycle_s == pytest.approx(spec.signal.offset_s, abs=1e-3)
     assert not res.unparsed_clauses
+
+
+@pytest.mark.parametrize("text", [
+    # a campaign stops on an unread clause; these are read (fresh15-18 through the campaign runner)
+    "IMA: inject a phantom car on the cross street, roughly 25 m from the conflict point, transmitting BSMs from t = 3 s.",
+    "IMA security case: inject a ghost vehicle 40 m from the junction on the cross street, i.e. BSMs from a car that "
+    "isn't there.",
+    "GLOSA q: what happens if the SPaT feed freezes at green onset? i.e. the RSU keeps sending the same last content, "
+    "only with new timestamps. The car receives SPaT fine before the freeze.",
+    "FCW regression: lead's BSMs delayed by 0.4 s. Expected result: FCW is issued before TTC drops below 2.5 s; TTC must "
+    "stay above 1.5 s.",
+    "GLOSA with the SPaT countdown off by 3 s; the advisory corrects its recommendation within 1 s after the phase change.",
+    "EEBL | 40 % packet loss on the EEBL stream, whole run, lead car brakes hard at 7 m/s2 around t=12s",
+])
+def test_what_a_campaign_reads_without_stopping(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert res.history[0].data["faults"]
+    assert not res.unparsed_clauses, res.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "offset_s", "magnitude"), [
+    # a crossing phantom's distance is its magnitude, and the window the words give besides still opens it
+    ("LTA-31: Phantom oncoming car\nDescription: From t=3 s, BSMs are broadcast for an oncoming car that does not exist, "
+     "30 m from the intersection, for 4 s.", 3.0, 30.0),
+    ("| field | value |\n| app | GLOSA |\n| fault | a SPaT captured 20 s earlier is re-sent with its original timestamp |\n"
+     "| start | t = 15 s |", 15.0, 20.0),
+])
+def test_a_window_read_beside_a_distance_or_in_a_table(text: str, offset_s: float, magnitude: float) -> None:
+    [fault] = LlmRoles().parse_intent(text, 1).history[0].data["faults"]
+    assert (fault["anchor"]["offset_s"], fault["magnitude"]) == (offset_s, magnitude)
