@@ -227,8 +227,9 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
 
 # "once the lead starts braking", "from the moment the lead vehicle begins braking", "as soon as it starts braking" (it:
 # the lead of an application that follows one)
-_LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as) (?:the |our )?(?:(?:lead(?:ing)?|front)"
-                r"(?: (?:vehicle|car|truck))?|(?:vehicle|car|truck) (?:ahead|in front)|(?P<it>it|they)) (?:starts?|begins?"
+_LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|after|since|from when) (?:the |our )?"
+                r"(?:(?:lead(?:ing)?|front)(?: (?:vehicle|car|truck))?|(?:vehicle|car|truck) (?:ahead|in front)"
+                r"|(?P<it>it|they)) (?:starts?|begins?"
                 r"|started|began) (?:to )?brak\w*|\b(?:when|once|as soon as|the moment|the instant) (?:the |our )?lead(?:ing)?"
                 r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b")
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"

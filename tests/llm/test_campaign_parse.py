@@ -693,6 +693,7 @@ def test_a_replays_lag_is_its_magnitude() -> None:
      6.0),
     ("FCW: BSMs from the vehicle ahead arrive 0.3 s late once it starts braking. The lead is a truck doing 80 km/h.",
      4.0),
+    ("FCW where the lead's BSM loses one in five packets after the lead starts braking.", 4.0),
 ])
 def test_once_the_lead_starts_braking_is_the_leads_brake_onset(text: str, brake_at_s: float) -> None:
     """fresh15: "once it starts braking" was read as t = 0, dropping when the user asked the fault to start."""
