@@ -6,8 +6,10 @@ when it holds a degradation cue (words and patterns a person uses when messages 
 lost, late, stale, frozen, silent or wrong: "stops coming", "lags", "2 s old", "off by
 8 m", "claims to be going slower", "flipped", "out of range") in a communication
 context (messages, SPaT, BSMs, broadcasts, "what the ego knows", a reported field).
-The detector shares no vocabulary table with the grammar (``lexicon.FAULT_CUES``), so a
-gap in the grammar is not a gap here.
+The detector shares no cue table with the grammar (``lexicon.FAULT_CUES``), so a gap in the
+grammar is not a gap here. It does share the lexicon's tables of words that are never a fault
+(``LATENCY_BUDGET_MET``, ``NOT_A_FAULT``, ``APP_OUTPUT_LATE``: a latency budget, a KPI, the
+warning itself being late), read on the raw clause: one home for what a run only mentions.
 
 The intent is split into clauses (sentences, semicolons, "and", "but", "while", "then",
 "before that", "until then", "separately", ...). A clause that refers back ("before that they

@@ -11,6 +11,7 @@ from typing import Any
 
 from lastv2x.core.catalogue import Stream
 from lastv2x.core.spec import FaultOperator
+from services.llm import lexicon as lx
 from services.llm.intent_text import ParseState, rx
 
 # a magnitude whose size the intent states and whose direction it leaves open ("its position is off by 4 m": no
@@ -79,9 +80,7 @@ def owner_of(faults: list[FaultDraft], p: ParseState, pos: int) -> FaultDraft | 
     return before[-1] if before and _REFERS_BACK.search(sentence) else None
 
 
-# a sentence that states what the test expects, not what it injects ("Expected: ...", "Pass criterion: ...")
-_CRITERION = re.compile(r"^\W*(?:expected(?: result| behaviou?r| outcome)?|pass(?:ing)?(?: criteri\w*)?|acceptance"
-                        r"(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?)\s*:", re.IGNORECASE)
+_CRITERION = re.compile(lx.CRITERION_HEADING, re.IGNORECASE)
 # a sentence of its own about the fault said before it: "Start it when ...", "Apply this from 5 s."
 _REFERS_BACK = re.compile(r"^\W*(?:start|begin|apply|inject|trigger|run|activate|enable|do|make)s? (?:it|this|that)\b",
                           re.IGNORECASE)

@@ -11,8 +11,19 @@ from __future__ import annotations
 from typing import Any
 
 from lastv2x.core.catalogue import APPLICATIONS, Application
+from lastv2x.core.variation import RANGES
+from lastv2x.core.verifier import Finding, Severity
+from services.llm import fault_cues
 from services.llm import lexicon as lx
-from services.llm.intent_text import ParseState, Q, agent_for, role_mentions, stated_range, subject
+from services.llm.intent_text import (
+    ParseState,
+    Q,
+    agent_for,
+    role_mentions,
+    rx,
+    stated_range,
+    subject,
+)
 
 
 def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +155,8 @@ def variation(p: ParseState) -> dict[str, Any] | None:
     react 1.2 s late", "reaction times between 0.8 and 1.5 s"), the reaction to a warning ("drivers respond to a warning
     within 0.7 to 1.5 s"), a speed range ("speeds drawn between 10 and 15 m/s") and an arrival jitter ("arrival jitter
     of ±1 s"); each pinned (one value) or drawn per seed (a range). Before the speeds and faults, so that a range read
-    here is nobody's speed and no fault's size. None when the intent says none."""
+    here is nobody's speed and no fault's size. A value outside its range (``lastv2x.core.variation.RANGES``) is
+    reported with the range, never clamped. None when the intent says none."""
     out: dict[str, Any] = {}
     for key, pattern in (("alerted_reaction_s", lx.WARNING_REACTION), ("reaction_time_s", lx.REACTION_TIME),
                          ("desired_speed_mps", lx.VARIED_SPEED), ("arrival_jitter_s", lx.ARRIVAL_JITTER)):
@@ -161,6 +173,15 @@ def variation(p: ParseState) -> dict[str, Any] | None:
                     rng.low_quantity.used = f"variation.{key} (the lower end)"
             if key == "arrival_jitter_s" and rng is None:
                 low = -high  # "±1 s", "up to 1 s early or late": either way
+            lowest, highest, unit = RANGES[key]
+            if low < lowest or high > highest:  # stated, so never clamped: said back with the range instead
+                clause = rx(r"<q(\d+):\w+>").sub(lambda k: p.n.quantities[int(k.group(1))].raw,
+                                                   p.n.sentence(p.n.sentence_of(m.start()))).strip(" .;!?")
+                p.findings.append(Finding(fault_cues.CHECK, Severity.WARNING,
+                                          f"the intent asks for something the spec cannot hold: {clause!r} "
+                                          f"(variation.{key} [{low:g}, {high:g}] is outside [{lowest:g}, {highest:g}] "
+                                          f"{unit}); the spec runs without it", (f"variation.{key}",)))
+                break
             out[key] = {"min": low, "max": high}
             p.note(f"variation.{key} [{low:g}, {high:g}] from {m.group(0)!r} (drawn per seed)")
             break

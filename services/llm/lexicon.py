@@ -514,7 +514,7 @@ UNEQUIPPED = (r"\b(unequipped|un-equipped|not equipped|non-equipped|not v2x[- ]e
               r"|not connected|legacy)\b|without (a |an )?(v2x|obu|radio|on-board unit)|\bno obu\b")
 EQUIPPED_NOTE = r"\b(equipped|connected)\b"
 
-# ── drivers' perception (ScenarioSpec.perception) ─────────────────────────
+# ── drivers' perception and seed-varied worlds (ScenarioSpec.perception, .variation) ──
 # drivers with V2X who also act on the signal face they see (perception.equipped_see_signals): "the driver still
 # watches the lights", "pays attention to the traffic lights", "shall comply with visible traffic signals",
 # "notices the red and stops", "an attentive driver"; a negated verb ("never looks at", "doesn't watch") is not one
@@ -658,6 +658,8 @@ BACKHAUL = (r"\bback[- ]?haul\b|" + _RSU + r" (are |is )?(connected|linked|wired
 MUTUAL_APP = (r"\bmutual(ly)?[- ]yield\w*|\bboth (vehicles|cars|drivers) (run|use|have|are running) "
               r"(the |an? )?(ima|lta|application|app)\b|\b(other|cross\w*|oncoming|opposing) (vehicle|car|driver) "
               r"(also )?(runs|uses|has|is running) (the |an? )?(ima|lta|application|app)\b")
+
+# ── words that are never a fault: a healthy run, a mention, a pass criterion ───
 NO_FAULTS = (r"\bfaults?\s*[=:]\s*(none|no|0|n/a)\b|\b(no|without( any)?) (injected |simulated |induced |added )?(communications? "
              r"|comms? |message |messaging "
              r"|v2x |radio |network |link |channel |fault )?(faults?|errors?|degradation|injection"
@@ -676,6 +678,11 @@ APP_OUTPUT_LATE = (r"\b(warnings?|alerts?|alarms?|advisory|advisories|advice|not
                    r"|fired|triggers?|triggered|gets? issued|is issued|goes off|sounds|is raised|is given|(should|must|shall"
                    r"|may|will|would)( not)? be|(is|are|was|were) (not )?(still )?) ?(too |much too |far too )?(late|later"
                    r"|early)( enough)?\b|\b(warnings?|alerts?|advisory|advice) (\w+ ){0,2}?(early|soon) enough\b")
+
+# a sentence that states what the test expects, not what it injects ("Expected: ...", "Pass criterion: ...", "KPI:"):
+# its quantities are no fault's (intent_fault_draft.owner_of) and no setting (quantity_guard)
+CRITERION_HEADING = (r"^\W*(?:expected(?: result| behaviou?r| outcome)?|pass(?:ing)?(?: criteri\w*)?|fail(?:ure)?"
+                     r"|acceptance(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?)\s*:")
 
 # a latency budget met ("radio link within its latency budget"): said of a healthy link, never a delay (the parser's
 # cue filter and the unparsed-fault guard both read it)

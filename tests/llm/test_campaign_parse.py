@@ -899,3 +899,17 @@ def test_what_a_campaign_reads_without_stopping(text: str) -> None:
 def test_a_window_read_beside_a_distance_or_in_a_table(text: str, offset_s: float, magnitude: float) -> None:
     [fault] = LlmRoles().parse_intent(text, 1).history[0].data["faults"]
     assert (fault["anchor"]["offset_s"], fault["magnitude"]) == (offset_s, magnitude)
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("FCW where drivers react 10 s late and the lead's BSMs are dropped.", "reaction_time_s"),
+    ("IMA with arrival jitter of ±40 s; the crossing car's BSMs are dropped.", "arrival_jitter_s"),
+    ("GLOSA with every vehicle's speed drawn between 10 and 60 m/s.", "desired_speed_mps"),
+])
+def test_a_variation_out_of_range_is_said_back_never_clamped(text: str, key: str) -> None:
+    """Bad input: the verifier's repair would clamp a stated bound to its range; the parser keeps it out of the spec and
+    reports the clause with the range (lastv2x.core.variation.RANGES), so a campaign stops on it."""
+    res = LlmRoles().parse_intent(text, 1)
+    assert res.spec.variation is None or getattr(res.spec.variation, key) is None
+    [message] = [f.message for f in res.findings if f.check == "parser.unparsed_fault"]
+    assert f"variation.{key}" in message and "is outside" in message

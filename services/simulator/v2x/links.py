@@ -36,9 +36,7 @@ from .messages import (
 )
 from .queues import RSU_EGO_SPANS
 
-_SMALL_RELAY = 64
-# every kind of link, in link order
-ALL_SPANS = ("bsm", *(span for _s, span in RSU_EGO_SPANS), "spat_rsu", "eebl_relay")  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
+_SMALL_RELAY = 64  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
 _NO_ROWS = np.zeros(0, np.int64)
 _NO_ROWS.setflags(write=False)
 _NO_PAIRS = np.zeros((0, 2), np.int64)
@@ -254,29 +252,28 @@ class LinkEvaluator:
         """The uniform of every link of the step, in link order, each keyed by (stream, sender, message,
         receiver) (:class:`~.messages.LinkDraws`): a BSM (its EEBL records ride on it) and each SPaT/MAP message
         to the ego, a SPaT message to another RSU, an EEBL record to a relay candidate; one kernel call."""
-        return self.link_draws.uniform_spans(pending.n, self._link_identities(pending, ALL_SPANS))
+        return self.link_draws.uniform_spans(pending.n, self._link_identities(pending))
 
-    def _link_identities(self, pending: PendingLinks, kinds: tuple[str, ...]
-                         ) -> list[tuple[slice, Stream, np.ndarray, np.ndarray, np.ndarray]]:
-        """What each link carries, span by span (those named in ``kinds``, in link order): ``(span, stream, sender
-        id hashes, sender-local message indices, receiver id hashes)``."""
+    def _link_identities(self, pending: PendingLinks) -> list[tuple[slice, Stream, np.ndarray, np.ndarray, np.ndarray]]:
+        """What each link carries, span by span in link order: ``(span, stream, sender id hashes, sender-local message
+        indices, receiver id hashes)``."""
         out = []
         spans, steps, hashes = pending.links.spans, pending.steps, self.senders.hashes
-        sl = spans.get("bsm") if "bsm" in kinds else None
+        sl = spans.get("bsm")
         if sl is not None:
             b = pending.bsm
             out.append((sl, BSM_STREAM, hashes(b.sender), b.msg_id, self._ego_hash(len(b))))
         for s, span in RSU_EGO_SPANS:
-            sl = spans.get(span) if span in kinds else None
+            sl = spans.get(span)
             if sl is not None:
                 b, rows = steps[s].batch, pending.msg_rows[s]
                 out.append((sl, s, hashes(b.sender[rows]), b.msg_id[rows], self._ego_hash(rows.size)))
-        sl = spans.get("spat_rsu") if "spat_rsu" in kinds else None
+        sl = spans.get("spat_rsu")
         if sl is not None:
             b, rows = steps[SPAT_STREAM].batch, pending.msg_rows[SPAT_STREAM][pending.rr_pairs[:, 0]]
             out.append((sl, SPAT_STREAM, hashes(b.sender[rows]), b.msg_id[rows],
                         hashes(self.rsu_keys[pending.rr_pairs[:, 1]])))
-        sl = spans.get("eebl_relay") if "eebl_relay" in kinds else None
+        sl = spans.get("eebl_relay")
         if sl is not None:
             b, rows = steps[EEBL_STREAM].batch, pending.ev_pairs[:, 0]
             out.append((sl, EEBL_STREAM, hashes(b.sender[rows]), b.msg_id[rows],
@@ -288,7 +285,7 @@ class LinkEvaluator:
         pair of ends and where the link lies, never by the message), in link order."""
         sender = np.empty(pending.n, np.uint64)
         receiver = np.empty(pending.n, np.uint64)
-        for sl, _stream, sender_hash, _msg, receiver_hash in self._link_identities(pending, ALL_SPANS):
+        for sl, _stream, sender_hash, _msg, receiver_hash in self._link_identities(pending):
             sender[sl], receiver[sl] = sender_hash, receiver_hash
         cols = [_column([seg[j] for seg in pending.links.segments]) for j in (0, 1, 3, 4)]
         return channel_draws(self.shadowing_base, sender, receiver, *cols)
