@@ -98,9 +98,14 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # YAML-ish lists, emails, abbreviations) first: application 100 %, 76.7 % exact (23 of 30), 1 silent drop ("keeps
 # tx'ing the same BSM content"), 1 substitution, 1 invented fault ("the GNSS error is intrinsic, not an injected
 # offset"), 6 false alarms; after: 100 % exact, 0/0/0, 4 healthy intents report a requirement's quantity ("latency
-# budget 100 ms", "SPaT every 100 ms"), which no spec field holds)
+# budget 100 ms", "SPaT every 100 ms"), which no spec field holds; fresh19 (assessors, pen testers, standards and
+# earlier runs named; written after every rule above) first: 96.4 % exact (27 of 28), 0 silent drops, 2 substitutions
+# ("we expect the false alert to be suppressed", "whether the warning is discarded"), 6 invented faults on 3 healthy
+# intents (tests named by their fault, "the replay and spoofing campaign", "zero packet loss"), 1 false alarm, 1 wrong
+# application, 1 refused; after: 100 % exact, 0/0/0/0, the refusal left (a healthy LTA run whose SPaT is "switched
+# off for maintenance": read as a silenced sender LTA cannot hear, refused with a poor reason))
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
-    FRESH16, FRESH17, FRESH18 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 19))
+    FRESH16, FRESH17, FRESH18, FRESH19 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 20))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

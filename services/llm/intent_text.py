@@ -210,6 +210,8 @@ def normalize(text: str) -> Normalized:
     # a fault named as the label of a ticket or bug ("the delayed-SPaT ticket", "our packet-loss bug") is a
     # reference to it, not a fault to inject
     t = _FAULT_LABEL.sub("reference", t)
+    # "zero packet loss" (before number words become quantities): none, not a loss of 0
+    t = re.sub(r"\b(?:zero|0) (packet |message |msg )?(loss|losses|drops?|delay|latency)\b", r"no \1\2", t)
     t = re.sub(r"\btime[- ]stamp", "timestamp", t)  # "time stamps", "time-stamped"
     t = re.sub(r"\bhalf (a|one) (second|sec)\b", "0.5 s", t)
     t = re.sub(r"\b(a|one) quarter (of )?(a |one )?(second|sec)\b", "0.25 s", t)

@@ -60,7 +60,7 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
      2),
     (A.GLOSA, r"rsu (chain|relay)|relay\w* (the )?spat|spat (is )?relay", 2),
     # FCW descriptions
-    (A.FCW, r"rear[- ]end|collision warning|tailgat\w*|time[- ]to[- ]collision|\bttc\b", 3),
+    (A.FCW, r"rear[- ]end|collision warning|tailgat\w*|time[- ]to[- ]collision|\bttc\b|closing speed", 3),
     (A.FCW, r"\b(front|forward|frontal)[- ](crash|collision|impact)", 4),
     (A.FCW, r"clos\w* (in )?(fast |quickly |rapidly )?on|follow\w* (\w+ ){0,3}?(too )?close|following distance"
             r"|safe distance", 3),
@@ -218,6 +218,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"|sent again|broadcast again|transmitted again)\b|\bre-?sen(d|ds|t|ding)\b[^.;]{0,50}?\b(captured"
                            r"|recorded|intercepted) <q\d+:time> (earlier|before|ago)\b|\bwith (its|their|the) (original|old|own"
                            r"|earlier) (time ?stamps?|generation times?)\b", False, 7),
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(ties?|tied|links?|linked|maps?|mapped|assigns?|assigned|associates?)\b (our|the "
+                                       r"ego'?s?|the|its) lane\b[^.;]{0,40}?\bto the (\S+ ){0,3}?(signal group|group|arrow"
+                                       r"|signal|light)s?\b[^.;]{0,30}?\binstead of\b", False, 9),
     (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
                                        r"|associat\w* (the |its |our )?(ego('s)? )?lane with|mapped to the wrong"
                                        r"|wrong (lane )?mapping", False, 9),
@@ -688,7 +691,8 @@ CRITERION_HEADING = (r"^\W*(?:expected(?: result| behaviou?r| outcome)?|pass(?:i
 # cue filter and the unparsed-fault guard both read it)
 LATENCY_BUDGET_MET = (r"\b(within|inside|under|below|meets?|meeting|met) (its |the |their |our |a )?latency (budget|limit"
                       r"|requirement|target|spec\w*)\b|\blatency (budget|limit|requirement|target)\b|\blatency (must|shall"
-                      r"|should|has to) (stay|be|remain|keep) (below|under|within|less than)\b")
+                      r"|should|has to) (stay|be|remain|keep) (below|under|within|less than)\b"
+                      r"|\blatency (below|under|less than|within|of at most|at most)\b")
 # what a test measures or leaves out, said with a fault word ("a packet error rate target of 10 %", "the previous run
 # lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
 # filter and the unparsed-fault guard both read it)
@@ -703,6 +707,13 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budg
                r"|\b(warnings?|alerts?|advisory|advice|alarms?|notifications?)\b[^.;]{0,30}?\bwithin (<q\d+:time>|\d+(\.\d+)? ?"
                r"(ms|s|secs?|seconds?|milliseconds?))\b|\b(no|without) late (braking|brakes?|reactions?|warnings?)\b"
                r"|\b(old|older|previous|outdated|legacy) (map|software|firmware|sw|hmi) (version|release|build)s?\b"
+               # the application's own output suppressed or discarded ("the false alert to be suppressed by plausibility
+               # checks", "whether the warning is discarded"), zero loss, and another test named by its fault ("the
+               # replay and spoofing campaign", "the control for the replay case", "before the freeze tests")
+               r"|(?<!brake )(?<!braking )(?<!hazard )(?<!eebl )(?<!emergency )\b(warnings?|alerts?|alarms?|advisory|advice)\b"
+               r"[^.;]{0,20}?\b(to be|is|are|gets?|being) (suppress\w*|discard\w*|filtered|rejected|ignored)\b|\b(zero|0) (packet |message )?(loss|losses|drops?|delay|latency)\b"
+               r"|\b(the |a |for the )?(\w+ and )?(replay|spoof\w*|freeze|delay|drop|loss|latency|ghost)\w* (campaign|case|tests?"
+               r"|suite|scenarios?|runs?|series)\b"
                r"|\b(message|packet|msg|pkt) (drop|loss|delay|lateness)s? (counters?|counts?|histograms?|rates?|statistics"
                r"|stats?)\b|\b(delay|latency) histograms?\b|\b(drop|loss) counts?\b|\bper (target|budget|requirement)\b"
                r"|\bdrops? support\b|\bmsg counters?\b|\bmessage counters?\b"

@@ -178,7 +178,7 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|come|fire|trigger)\b"
                       # "Expected: ...", "Pass: exactly one warning within 300 ms", "the warning within 500 ms of the
                       # brake event", "TTC must stay above 1.5 s", "corrects its advice within 1 s after the change"
-                      r"|" + lx.CRITERION_HEADING +
+                      r"|" + lx.CRITERION_HEADING + r"|" + lx.LATENCY_BUDGET_MET +
                       r"|\b(warnings?|alerts?|advisory|advisories|advice|recommendations?|notifications?)\b[^.;]{0,40}"
                       r"\bwithin\b|\bwithin \d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) (of|after|from)\b"
                       r"|\b(must|should|shall|has to) (stay|remain|be|keep) (above|below|under|over|within|less than"

@@ -585,8 +585,10 @@ def test_a_plus_sign_joins_two_faults() -> None:
 #   (f16_028's "ego ... 80 m before the stop line at amber onset" now times the plan).
 # fresh17: a pass criterion ("warning within 500 ms", "Expected: ...", "TTC must stay above 1.5 s") is the outcome a
 #   test checks, not a setting: neither bound nor reported (quantity_guard._OUTCOME).
-# fresh18 f18_005, f18_010, f18_015, f18_028: healthy, each with a requirement's quantity ("latency budget 100 ms",
+# fresh18 f18_010, f18_015, f18_028: healthy, each with a requirement's quantity ("latency budget 100 ms",
 #   "SPaT every 100 ms", "a PER target of 10 %"), reported.
+# fresh19 f19_025: a healthy LTA run whose SPaT is "switched off for maintenance" is read as a silenced sender LTA
+#   cannot hear, and refused.
 LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
@@ -599,7 +601,8 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH15, (), {"f15_024": {"reported"}, "f15_030": {"reported"}}, ("f15_024",), ()),
     (bench_parse_campaign.FRESH16, (), {}, (), ("f16_015",)),
     (bench_parse_campaign.FRESH17, (), {}, (), ()),
-    (bench_parse_campaign.FRESH18, (), {}, (), ("f18_005", "f18_010", "f18_015", "f18_028")),
+    (bench_parse_campaign.FRESH18, (), {}, (), ("f18_010", "f18_015", "f18_028")),
+    (bench_parse_campaign.FRESH19, (), {}, ("f19_025",), ()),
 ]
 
 
@@ -673,6 +676,20 @@ def test_contractions_negate_and_the_app_reaches_its_decision_point(text: str, f
      "timestamp.", [("replay", "EEBL")]),
     ("RLVW: the genuine roadside unit keeps broadcasting, but a rogue transmitter near the stop line sends its own SPaT "
      "pretending to be the junction.", [("spoofed_rsu", "SPAT")]),
+    # fresh19: a test named by its fault, zero loss, the application's output suppressed, a lane tied "instead of"
+    ("Homologation baseline for the replay and spoofing campaign: clean RLVW approach at 50 km/h, no drops, no added "
+     "delay.", []),
+    ("Reference run before the freeze tests: GLOSA approach with the controller's countdown correct and zero packet "
+     "loss.", []),
+    ("Emergency brake light event at 30 s, all EEBL messages delivered without delay or drop. Verify warning latency "
+     "below 100 ms as per J2945/1; this is the control for the replay case.", []),
+    ("Penetration test: a ghost vehicle appears 25 metres ahead in our lane from t=10 s for 3 s, and on top of that add "
+     "a 300 ms delay to all BSMs. We expect the false alert to be suppressed by plausibility checks.",
+     [("ghost_sender", "BSM"), ("delay", "BSM")]),
+    ("RLVW: when the ego is 60 m before the stop bar, have the MAP tie our lane to the left-turn signal group instead "
+     "of the through group.", [("map_misassociation", "MAP")]),
+    # the EEBL message is still one ("the brake warnings get dropped")
+    ("EEBL; 70% of the brake warnings get dropped when the lead brakes at 5 s.", [("drop", "EEBL")]),
 ])
 def test_fresh15_words_bind_what_they_ask_and_nothing_else(text: str, faults: list[tuple[str, str]]) -> None:
     res = LlmRoles().parse_intent(text, 1)
@@ -913,3 +930,9 @@ def test_a_variation_out_of_range_is_said_back_never_clamped(text: str, key: str
     assert res.spec.variation is None or getattr(res.spec.variation, key) is None
     [message] = [f.message for f in res.findings if f.check == "parser.unparsed_fault"]
     assert f"variation.{key}" in message and "is outside" in message
+
+
+def test_a_lead_whose_reported_speed_closes_is_fcw() -> None:
+    spec = LlmRoles().parse_intent("From t=8 s the lead vehicle reports a speed 18 km/h lower than it actually is, for "
+                                   "5 s. Closing speed is therefore overestimated; log any early warning.", 10914).spec
+    assert spec.application.value == "FCW"
