@@ -15,16 +15,19 @@ One V2V link in open space (no buildings), antennas 1.5 m, Tx-Rx distance 0-500 
                           RSSI (50 % at -90 dBm), 0 at or below the -98 dBm noise floor;
     ``tr37885/802.11p``   the analytic model's receiver without interference: 23 dBm, sensed when
                           RSSI >= -85 dBm, then 1 - FER(SNR + 10 log10(BW/Rd)) over -95 dBm noise.
-(c) ``sepulcre``: the analytical IEEE 802.11p model of Sepulcre et al., IEEE TVT 71(1) 2022
+(c) ``winner_b1_80211p``: the simulator's channel with ``v2x.channel.model = winner_b1_80211p`` (range 2 km):
+    WINNER+ B1 LOS path loss, 3 dB shadowing drawn per link, the 802.11p receiver (sensed from -85 dBm, then
+    1 - FER), 23 dBm and a 9 dB noise figure (the model's presets); no interference; the same draws.
+(r) ``sepulcre``: the analytical IEEE 802.11p model of Sepulcre et al., IEEE TVT 71(1) 2022
     (``services/simulator/v2x/analytic_80211p.py``) at 0.06 and 0.12 veh/m, 10 Hz, 190 B, 6 Mb/s,
     23 dBm, WINNER+ B1 path loss: the reference curves.
 (d) diagnostic rows ``winnerB1/logistic`` and ``winnerB1/802.11p``: the reference's own channel
     (WINNER+ B1 + 3 dB shadowing, Monte Carlo) through each receiver, without interference; their
-    deviation from (c) is what the receiver rule and the MAC/interference terms account for, so the
+    deviation from (r) is what the receiver rule and the MAC/interference terms account for, so the
     rest of (b)'s deviation is the path-loss model.
 
 Then the mean absolute deviation (percentage points, the paper's eq. (36) x 100) of every model row
-against (c) at each density, and the wall time. The output is deterministic for a given seed.
+against (r) at each density, and the wall time. The output is deterministic for a given seed.
 """
 
 from __future__ import annotations
@@ -72,11 +75,12 @@ def tr37885_losses(distances: np.ndarray, fc_ghz: float, h_m: float, draws: int,
     return out
 
 
-def simulator_tr37885_prr(distances: np.ndarray, draws: int, seed: int) -> np.ndarray:
-    """(b) through the simulator's own channel: ``evaluate_links`` with ``path_loss_model="tr37885_highway"``
-    (no range cut-off within the bench's 500 m), the draws (LOS state, blockage, shadowing) given as the
-    same common draws as :func:`tr37885_losses`; mean delivery probability per distance."""
-    params = ChannelParams(path_loss_model="tr37885_highway", range_m=2000.0)
+def simulator_prr(model: str, distances: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """(b), (c) through the simulator's own channel: ``evaluate_links`` under ``model`` (the spec's
+    ``v2x.channel.model``, with its presets; no range cut-off within the bench's 500 m), the draws (LOS state,
+    blockage, shadowing) given as the same common draws as :func:`tr37885_losses`; mean delivery probability
+    per distance."""
+    params = ChannelParams(range_m=2000.0).with_model(model)
     rng = np.random.default_rng(seed)
     u, z_sf, z_blk = rng.random(draws), rng.standard_normal(draws), rng.standard_normal(draws)
     n = distances.size * draws
@@ -122,8 +126,9 @@ def run(draws: int, seed: int) -> tuple[np.ndarray, dict[str, np.ndarray], dict[
     b1 = pl_b1[:, None] + sd_b1[:, None] * z[None, :]
     models = {
         "current": current_prr(distances, params),
-        "tr37885/logistic": simulator_tr37885_prr(distances, draws, seed),
+        "tr37885/logistic": simulator_prr("tr37885_highway", distances, draws, seed),
         "tr37885/802.11p": analytic_rx_prr(losses, base),
+        "winner_b1_80211p": simulator_prr("winner_b1_80211p", distances, draws, seed),
         "winnerB1/logistic": logistic_prr(b1, params),
         "winnerB1/802.11p": analytic_rx_prr(b1, base),
     }

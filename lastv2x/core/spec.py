@@ -196,6 +196,8 @@ class ChannelModel(StrEnum):
     LOG_DISTANCE = "log_distance"  # LAST-V2X Appendix B: log-distance path loss + height-aware building blockage
     TR37885_HIGHWAY = "tr37885_highway"  # 3GPP TR 37.885 V2V highway: LOS / NLOSv, vehicle blockage, shadowing
     TR37885_URBAN = "tr37885_urban"  # 3GPP TR 37.885 V2V urban: buildings make NLOS, else LOS / NLOSv
+    # WINNER+ B1 LOS path loss, 3 dB shadowing and the 802.11p receiver of Sepulcre et al. 2022 (no interference)
+    WINNER_B1_80211P = "winner_b1_80211p"
 
 
 class Channel(_Model):

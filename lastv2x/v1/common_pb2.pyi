@@ -123,6 +123,7 @@ class ChannelModel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHANNEL_MODEL_LOG_DISTANCE: _ClassVar[ChannelModel]
     CHANNEL_MODEL_TR37885_HIGHWAY: _ClassVar[ChannelModel]
     CHANNEL_MODEL_TR37885_URBAN: _ClassVar[ChannelModel]
+    CHANNEL_MODEL_WINNER_B1_80211P: _ClassVar[ChannelModel]
 
 class RsuSite(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -248,6 +249,7 @@ CHANNEL_MODEL_UNSPECIFIED: ChannelModel
 CHANNEL_MODEL_LOG_DISTANCE: ChannelModel
 CHANNEL_MODEL_TR37885_HIGHWAY: ChannelModel
 CHANNEL_MODEL_TR37885_URBAN: ChannelModel
+CHANNEL_MODEL_WINNER_B1_80211P: ChannelModel
 RSU_SITE_UNSPECIFIED: RsuSite
 RSU_SITE_BEST_VIEW: RsuSite
 RSU_SITE_NEAR_SIDE: RsuSite

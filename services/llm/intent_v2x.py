@@ -78,7 +78,9 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego
         if p.free(m, group):
             v2x["rsu_height_m"] = p.use(m, "v2x.rsu_height_m", group)
             p.note(f"v2x.rsu_height_m {v2x['rsu_height_m']:g} from {m.group(0)!r}")
-    if p.has(lx.TR37885_HIGHWAY):
+    if p.has(lx.WINNER_B1_80211P):
+        channel["model"] = "winner_b1_80211p"
+    elif p.has(lx.TR37885_HIGHWAY):
         channel["model"] = "tr37885_highway"
     elif p.has(lx.TR37885_URBAN) or p.has(lx.TR37885):
         channel["model"] = "tr37885_urban" if p.has(lx.TR37885_URBAN) or p.has(lx.URBAN_CANYON) else "tr37885_highway"

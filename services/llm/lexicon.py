@@ -639,6 +639,9 @@ TR37885_HIGHWAY = (r"\b(?:3gpp|tr ?37\.?885|37\.885)\b[^.;]{0,40}\b(?:highway|fr
 TR37885_URBAN = (r"\b(?:3gpp|tr ?37\.?885|37\.885)\b[^.;]{0,40}\b(?:urban|city|street|grid)\b"
                  r"|\b(?:urban|city) (?:3gpp|tr ?37\.?885) (?:channel|model|path ?loss)")
 TR37885 = r"\b3gpp (?:v2v )?(?:channel|path ?loss|propagation)(?: model)?\b|\btr ?37\.?885\b|\b37\.885\b"
+# WINNER+ B1 with the 802.11p receiver, the channel checked against Sepulcre et al.'s analytical model
+WINNER_B1_80211P = (r"\bwinner ?\+? ?b1\b|\bsepulcre\b|\banalytic(?:al)? (?:ieee )?802\.11p\b"
+                    r"|\b(?:ieee )?802\.11p (?:analytic(?:al)?|fer|frame error rate) (?:model|receiver|curve|channel)\b")
 
 # ── V2X ────────────────────────────────────────────────────────────────────
 NO_RSU = r"\bno rsus?\b|without (an? |any )?(rsus?|roadside units?)|\bno roadside units?"

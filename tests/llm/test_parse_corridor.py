@@ -58,6 +58,9 @@ def test_coordination_is_read_with_its_design_speed(text: str, coordination: str
     ("Forward collision warning on a motorway using the 3GPP TR 37.885 highway channel.", "tr37885_highway"),
     ("Red-light warning downtown under the 3GPP urban channel model.", "tr37885_urban"),
     ("Red-light warning with a 100 m radio range.", None),
+    ("FCW, the lead brakes at 5 s, over the WINNER+ B1 channel with the 802.11p receiver.", "winner_b1_80211p"),
+    ("EEBL chain checked against Sepulcre's analytical 802.11p model, range 300 m.", "winner_b1_80211p"),
+    ("FCW over an 802.11p link with 20 % packet loss on the lead's BSMs.", None),
 ])
 def test_the_channel_model_is_read(text: str, model: str | None) -> None:
     assert _spec(text)["v2x"]["channel"].get("model") == model

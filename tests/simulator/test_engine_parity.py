@@ -130,7 +130,7 @@ def test_compiled_kernels_match_their_python_bit_for_bit(k: int, monkeypatch: py
     assert compiled[1] == interpreted[1]
 
 
-@pytest.mark.parametrize("model", ["log_distance", "tr37885_urban"])
+@pytest.mark.parametrize("model", ["log_distance", "tr37885_urban", "winner_b1_80211p"])
 def test_an_outcome_does_not_depend_on_its_batch(model: str) -> None:
     """Nor on its row: also under a channel that draws per link (TR 37.885: LOS states, blockage, shadowing)."""
     programs = [reference_program(a, seed=3) for a in Application]

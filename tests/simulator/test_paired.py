@@ -84,7 +84,7 @@ def test_healthy_gt_vs_gt_is_never_admitted(seed, app, busy, offset):
     assert not out.admitted and out.md == out.gt
 
 
-@pytest.mark.parametrize("model", ["log_distance", "tr37885_urban"])
+@pytest.mark.parametrize("model", ["log_distance", "tr37885_urban", "winner_b1_80211p"])
 def test_healthy_batch_over_many_seeds_has_no_admission(model: str):
     """Healthy worlds admit nothing, under the default channel and under TR 37.885's (LOS states, vehicle
     blockage and shadowing drawn per link)."""

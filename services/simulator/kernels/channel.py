@@ -1,7 +1,7 @@
 """The radio channel's link budget as kernels (issue 32, stage 2; the model, its formulas and its parameters
 are described in :mod:`services.simulator.v2x.channel`, which packs the arrays and wraps the results): per
-link, the slant distance, log-distance path loss, height-aware building blockage, RSSI, delivery probability
-and latency, in one loop over links whatever their number (a step's one link, a coverage grid's ten thousand).
+link, the slant distance, path loss (log-distance, TR 37.885 or WINNER+ B1), height-aware building blockage, RSSI,
+delivery probability and latency, in one loop over links whatever their number (a step's one link, a coverage grid's ten thousand).
 
 Buildings arrive as four arrays (:attr:`services.simulator.v2x.geometry.BuildingSet.kernel_arrays`):
 ``bbox`` (B, 4) min x, min y, max x, max y; ``edges`` (E, 4) every footprint's edges ax, ay, bx, by, one
@@ -23,17 +23,20 @@ import math
 
 import numpy as np
 
-from services.simulator.kernels import kernel, tr37885
+from services.simulator.kernels import ieee80211p, kernel, tr37885
 
 # rows of the parameter vector ``prm``
 (RANGE_M, D0_M, REF_LOSS_DB, K_NEAR, HAS_BREAKPOINT, BREAKPOINT_M, AT_BREAKPOINT_DB, K_FAR, HEAD_DBM, FLOOR_DBM,
  BLOCKAGE_DB_PER_M, WALL_DB, SATURATION_M, CAP_DB, DELIVERY_SLOPE, DELIVERY_MID_DBM, LATENCY_KNEE_DBM,
- LATENCY_BASE_S, LATENCY_SLOPE, MODEL, FC_GHZ, BLOCKER_M) = range(22)
-N_PRM = 22
-# path-loss models (``prm[MODEL]``): the log-distance model of LAST-V2X Appendix B, or 3GPP TR 37.885's V2V
-LOG_DISTANCE, TR37885_HIGHWAY, TR37885_URBAN = range(3)
-# rows of a link's draws ``draws`` (3, N) under a TR 37.885 model (keyed by link identity by the caller):
-# the uniform that picks LOS or NLOSv, the standard normal of the vehicle-blockage loss, the shadowing's
+ LATENCY_BASE_S, LATENCY_SLOPE, MODEL, FC_GHZ, BLOCKER_M, SENSING_DBM, EBN0_OFFSET_DB, ENVIRONMENT_H_M,
+ WINNER_SIGMA_DB) = range(26)
+N_PRM = 26
+# channel models (``prm[MODEL]``): the log-distance model of LAST-V2X Appendix B, 3GPP TR 37.885's V2V, or
+# WINNER+ B1 with the 802.11p receiver (:mod:`.ieee80211p`; its receiver replaces the logistic one)
+LOG_DISTANCE, TR37885_HIGHWAY, TR37885_URBAN, WINNER_B1_80211P = range(4)
+# rows of a link's draws ``draws`` (3, N) under a model that draws (keyed by link identity by the caller): the
+# uniform that picks LOS or NLOSv, the standard normal of the vehicle-blockage loss, the shadowing's (the
+# WINNER+ B1 model reads only the shadowing's)
 U_LOS, Z_BLOCKAGE, Z_SHADOWING = range(3)
 # rows of the link budget ``out`` (7, N)
 DISTANCE, PATH_LOSS, BLOCKAGE, RSSI, IN_RANGE, DELIVERY, LATENCY = range(7)
@@ -56,10 +59,13 @@ def path_loss(distance_m: float, prm: np.ndarray) -> float:
 
 @kernel
 def delivery(rssi_dbm: float, prm: np.ndarray) -> float:
-    """Logistic delivery probability, ``1 / (1 + exp(-k (rssi - rssi_50)))`` (as tanh: overflow-free); exactly
-    0 at or below the noise floor."""
+    """Logistic delivery probability, ``1 / (1 + exp(-k (rssi - rssi_50)))`` (as tanh: overflow-free), or under
+    the WINNER+ B1 / 802.11p model that model's receiver (:func:`.ieee80211p.decoded_probability`, the noise
+    floor as its noise); exactly 0 at or below the noise floor."""
     if rssi_dbm <= prm[FLOOR_DBM]:
         return 0.0
+    if prm[MODEL] == WINNER_B1_80211P:
+        return ieee80211p.decoded_probability(rssi_dbm, prm[FLOOR_DBM], prm[SENSING_DBM], prm[EBN0_OFFSET_DB])
     z = -prm[DELIVERY_SLOPE] * (rssi_dbm - prm[DELIVERY_MID_DBM])
     return 0.5 * (1.0 - math.tanh(0.5 * z))
 
@@ -193,10 +199,10 @@ def link_budget(x0: np.ndarray, y0: np.ndarray, h0: np.ndarray, x1: np.ndarray, 
     """The channel state of N links (transmitter x, y, antenna height; receiver x, y, height: (N,) each, metres)
     into ``out`` (:data:`N_OUT`, N) (rows above; ``IN_RANGE`` 1.0 / 0.0). Blockage only for links within range;
     links beyond it, or too weak, sit at the noise floor and are never delivered. ``draws`` (3, N): each
-    link's draws under a TR 37.885 model (rows ``U_LOS`` ..; (3, 0) under the log-distance model, which draws
+    link's draws under a model that draws (rows ``U_LOS`` ..; (3, 0) under the log-distance model, which draws
     nothing). Under TR 37.885 urban, buildings make a link NLOS (its path-loss formula is their loss, so the
-    blockage term is 0); under highway, the map's buildings add the blockage term as they do to the log-distance
-    model. Returns :data:`OK`, or what the inputs broke (then ``out`` is undefined)."""
+    blockage term is 0); under highway and WINNER+ B1, the map's buildings add the blockage term as they do to
+    the log-distance model. Returns :data:`OK`, or what the inputs broke (then ``out`` is undefined)."""
     n = x0.shape[0]
     for i in range(n):
         if not (math.isfinite(x0[i]) and math.isfinite(y0[i]) and math.isfinite(x1[i]) and math.isfinite(y1[i])
@@ -217,6 +223,9 @@ def link_budget(x0: np.ndarray, y0: np.ndarray, h0: np.ndarray, x1: np.ndarray, 
             blk = blockage(x0[i], y0[i], h0[i], x1[i], y1[i], h1[i], bbox, edges, edge_start, heights, prm, ts)
         if model == LOG_DISTANCE:
             pl = path_loss(dist, prm)
+        elif model == WINNER_B1_80211P:
+            pl = (ieee80211p.winner_b1_path_loss_db(dist, prm[FC_GHZ], h0[i], h1[i], prm[ENVIRONMENT_H_M])
+                  + prm[WINNER_SIGMA_DB] * draws[Z_SHADOWING, i])
         else:
             scenario = tr37885.HIGHWAY if model == TR37885_HIGHWAY else tr37885.URBAN
             pl = tr37885_loss(scenario, dist, ground, h0[i], h1[i], blk > 0.0, prm, draws[U_LOS, i],

@@ -63,6 +63,7 @@ import math
 import numpy as np
 
 from services.simulator.kernels import kernel
+from services.simulator.kernels.ieee80211p import MIN_DISTANCE_M
 
 # scenario codes
 HIGHWAY = 0
@@ -72,7 +73,7 @@ LOS = 0
 NLOSV = 1
 NLOS = 2
 
-MIN_DISTANCE_M = 3.0  # below it the 3 m value is used (TR 36.885 A.1.4 / WINNER+ B1 convention; see module doc)
+# MIN_DISTANCE_M (3 m, imported): below it the 3 m value is used (the WINNER+ B1 convention; see module doc)
 
 # TR 37.885 Table 6.2.1-1: PL = A + B log10(d) + C log10(fc)
 HW_LOS_A, HW_LOS_B, HW_LOS_C = 32.4, 20.0, 20.0  # highway LOS (free-space form)

@@ -47,6 +47,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from services.simulator.kernels import ieee80211p
+
 FloatArray = NDArray[np.float64]
 PathLossFn = Callable[[FloatArray], tuple[FloatArray, FloatArray]]
 
@@ -81,7 +83,6 @@ class Analytic80211pParams:
     environment_height_m: float = _p(0.5, "m", _SRC + ": average environment height of WINNER+ B1 "
                                      "(effective antenna heights 1.0 m)")
     shadowing_std_db: float = _p(3.0, "dB", _SRC + ": WINNER+ B1 LOS shadowing std")
-    min_distance_m: float = _p(3.0, "m", _SRC + ": path loss at 3 m used below 3 m")
     step_db: float = _p(0.1, "dB", _SRC + ": step_dB of the SINR densities")
     interferer_span_m: float = _p(1000.0, "m", _SRC + ": interferers up to round(1000 beta)/beta m on "
                                   "either side of the receiver")
@@ -104,14 +105,17 @@ def parameter_table(params: Analytic80211pParams | None = None) -> list[dict[str
 
 
 # FER vs Eb/N0 [dB] look-up table of the authors' code (Goubet et al., IEEE TVT 64(9) 2015, Fig. 14, L = 1),
-# linear in dB between the points, 1 below 0 dB and 1e-3 above 35 dB
-FER_EBN0_DB = np.array([0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0])
-FER_VALUES = np.array([1.0, 1.0, 0.4, 1.5e-2, 4e-3, 3e-3, 2e-3, 1e-3])
+# linear in dB between the points, 1 below 0 dB and 1e-3 above 35 dB: one home, the simulator's kernel
+FER_EBN0_DB = ieee80211p.FER_EBN0_DB
+FER_VALUES = ieee80211p.FER_VALUES
 
 
 def frame_error_rate(ebn0_db: ArrayLike) -> FloatArray:
-    """FER at ``ebn0_db`` (the look-up table above)."""
-    return np.interp(np.asarray(ebn0_db, dtype=np.float64), FER_EBN0_DB, FER_VALUES)
+    """FER at ``ebn0_db`` (the look-up table above; the simulator's kernel)."""
+    x = np.ascontiguousarray(np.asarray(ebn0_db, dtype=np.float64))
+    out = np.empty(x.shape)
+    ieee80211p.frame_error_rates(x.reshape(-1), out.reshape(-1))
+    return out
 
 
 def winner_b1_path_loss_db(distance_m: ArrayLike, params: Analytic80211pParams | None = None
@@ -124,17 +128,15 @@ def winner_b1_path_loss_db(distance_m: ArrayLike, params: Analytic80211pParams |
         d <  d_BP   22.7 log10(d) + 27 + 20 log10(fc/GHz)
         d >= d_BP   40 log10(d) + 7.56 - 17.3 log10(h'_tx) - 17.3 log10(h'_rx) + 2.7 log10(fc/GHz)
 
-    never below free space, ``20 log10(d) + 46.4 + 20 log10(fc / 5 GHz)``; ``d`` at least 3 m."""
+    never below free space, ``20 log10(d) + 46.4 + 20 log10(fc / 5 GHz)``; ``d`` at least 3 m. One home: the
+    simulator's kernel (:func:`services.simulator.kernels.ieee80211p.winner_b1_path_loss_db`)."""
     p = params or Analytic80211pParams()
-    d = np.maximum(np.abs(np.asarray(distance_m, dtype=np.float64)), p.min_distance_m)
-    fc_ghz = p.carrier_frequency_hz / 1e9
-    he = p.antenna_height_m - p.environment_height_m
-    d_bp = 4.0 * he * he * p.carrier_frequency_hz / 3e8
-    near = 22.7 * np.log10(d) + 27.0 + 20.0 * math.log10(fc_ghz)
-    far = 40.0 * np.log10(d) + 7.56 - 2 * 17.3 * math.log10(he) + 2.7 * math.log10(fc_ghz)
-    pl = np.where(d < d_bp, near, far)
-    free = 20.0 * np.log10(d) + 46.4 + 20.0 * math.log10(fc_ghz / 5.0)
-    return np.maximum(pl, free), np.full(d.shape, p.shadowing_std_db)
+    d = np.ascontiguousarray(np.asarray(distance_m, dtype=np.float64))
+    pl = np.empty(d.shape)
+    h = p.antenna_height_m
+    ieee80211p.winner_b1_path_losses_db(d.reshape(-1), p.carrier_frequency_hz / 1e9, h, h, p.environment_height_m,
+                                        pl.reshape(-1))
+    return pl, np.full(d.shape, p.shadowing_std_db)
 
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

@@ -54,7 +54,9 @@ transmitter-receiver pair. Per link (all quantities in dB / dBm / metres / secon
 
 ``delivery_prob``
     Logistic in RSSI, ``1 / (1 + exp(-k (rssi - rssi_50)))``, and exactly 0 for links
-    at the noise floor (out of range, or too weak): such messages are lost.
+    at the noise floor (out of range, or too weak): such messages are lost. (Under the
+    ``winner_b1_80211p`` model, that model's 802.11p receiver instead: sensed from
+    ``sensing_threshold_dbm``, then ``1 - FER(Eb/N0)``; :mod:`services.simulator.kernels.ieee80211p`.)
 
 ``latency_s``
     ``latency_base_s + latency_slope_s_per_db * max(0, knee - rssi)``: constant above
@@ -78,7 +80,7 @@ inputs, packs :attr:`ChannelParams.kernel_vector` and the buildings' arrays, and
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -101,7 +103,11 @@ from .geometry import (
 SPEED_OF_LIGHT_M_S = 299_792_458.0
 #: path-loss models by name (the spec's ``v2x.channel.model``) -> the kernels' code
 PATH_LOSS_MODELS = {"log_distance": k_channel.LOG_DISTANCE, "tr37885_highway": k_channel.TR37885_HIGHWAY,
-                    "tr37885_urban": k_channel.TR37885_URBAN}
+                    "tr37885_urban": k_channel.TR37885_URBAN, "winner_b1_80211p": k_channel.WINNER_B1_80211P}
+#: what a model sets besides itself (:meth:`ChannelParams.with_model`): the WINNER+ B1 / 802.11p model is checked
+#: against the analytical curve of Sepulcre et al. (``bench/bench_prr.py``) in that paper's configuration, 23 dBm
+#: and a 9 dB noise figure (-95 dBm noise in 10 MHz); the other models keep the operator's parameters
+MODEL_PRESETS: dict[str, dict[str, float]] = {"winner_b1_80211p": {"tx_power_dbm": 23.0, "noise_figure_db": 9.0}}
 #: the lattice on which a TR 37.885 channel's draws are keyed [m] (:func:`channel_draws`): the LOS
 #: decorrelation distance
 SHADOWING_LATTICE_M = tr37885.DCORR_LOS_M
@@ -211,11 +217,25 @@ class ChannelParams:
     path_loss_model: str = _p(
         "log_distance", "-", "log_distance: the LAST-V2X model above (the default); tr37885_highway / "
         "tr37885_urban: 3GPP TR 37.885 V15 §6.2.1 V2V path loss, LOS/NLOSv/NLOS states, vehicle blockage and "
-        "shadowing (services/simulator/kernels/tr37885.py, every constant sourced there); the spec's "
-        "v2x.channel.model")
+        "shadowing (services/simulator/kernels/tr37885.py, every constant sourced there); winner_b1_80211p: "
+        "WINNER+ B1 LOS path loss, 3 dB shadowing and the 802.11p receiver (sensing threshold, FER table) of "
+        "Sepulcre et al., IEEE TVT 71(1) 2022, without interference (services/simulator/kernels/ieee80211p.py; "
+        "its presets: 23 dBm, 9 dB noise figure); the spec's v2x.channel.model")
     nlosv_blocker_height_m: float = _p(
         1.6, "m", "height of the vehicle that blocks an NLOSv link under TR 37.885: 1.6 m passenger car "
         "(3 m truck or bus), TR 37.885 V15 §6.2.1")
+    environment_height_m: float = _p(
+        0.5, "m", "winner_b1_80211p only: WINNER+ B1 average environment height (effective antenna heights "
+        "h - 0.5 m), as in Sepulcre et al., IEEE TVT 71(1) 2022, the authors' get_PL_SH.m")
+    winner_shadowing_std_db: float = _p(
+        3.0, "dB", "winner_b1_80211p only: WINNER+ B1 LOS shadowing standard deviation (Sepulcre et al. 2022); "
+        "drawn per link like TR 37.885's (channel_draws)")
+    sensing_threshold_dbm: float = _p(
+        -85.0, "dBm", "winner_b1_80211p only: the 802.11p receiver senses a frame from this power (Psen of "
+        "Sepulcre et al. 2022; IEEE 802.11-2012 Table 18-14: -85 dBm minimum sensitivity at 3 Mb/s, 10 MHz)")
+    data_rate_bps: float = _p(
+        6e6, "bit/s", "winner_b1_80211p only: 802.11p data rate Rd, Eb/N0 = SNR + 10 log10(BW / Rd); 6 Mb/s "
+        "(QPSK 1/2), the ETSI ITS-G5 control-channel default (ETSI EN 302 663) and Sepulcre et al.'s")
 
     def __post_init__(self) -> None:
         def need(ok: bool, msg: str) -> None:
@@ -250,11 +270,20 @@ class ChannelParams:
         need(self.path_loss_model in PATH_LOSS_MODELS,
              f"path_loss_model must be one of {', '.join(PATH_LOSS_MODELS)}")
         need(self.nlosv_blocker_height_m > 0, "nlosv_blocker_height_m must be > 0")
+        need(self.environment_height_m >= 0, "environment_height_m must be >= 0")
+        need(self.winner_shadowing_std_db >= 0, "winner_shadowing_std_db must be >= 0")
+        need(self.data_rate_bps > 0, "data_rate_bps must be > 0")
+
+    def with_model(self, path_loss_model: str) -> ChannelParams:
+        """These parameters under ``path_loss_model`` (the spec's ``v2x.channel.model``), with that model's
+        :data:`MODEL_PRESETS`."""
+        return replace(self, path_loss_model=path_loss_model,
+                                   **MODEL_PRESETS.get(path_loss_model, {}))
 
     @property
     def draws_links(self) -> bool:
-        """Whether the model draws per link (TR 37.885: LOS state, vehicle blockage, shadowing;
-        :func:`channel_draws`); the log-distance model draws nothing."""
+        """Whether the model draws per link (TR 37.885: LOS state, vehicle blockage, shadowing; WINNER+ B1:
+        shadowing; :func:`channel_draws`); the log-distance model draws nothing."""
         return self.path_loss_model != "log_distance"
 
     @cached_property  # derived once per params object: the channel reads them on every link evaluation
@@ -297,6 +326,9 @@ class ChannelParams:
         v[k.LATENCY_SLOPE] = self.latency_slope_s_per_db
         v[k.MODEL] = PATH_LOSS_MODELS[self.path_loss_model]
         v[k.FC_GHZ], v[k.BLOCKER_M] = self.carrier_frequency_hz / 1e9, self.nlosv_blocker_height_m
+        v[k.SENSING_DBM] = self.sensing_threshold_dbm
+        v[k.EBN0_OFFSET_DB] = 10.0 * math.log10(self.bandwidth_hz / self.data_rate_bps)
+        v[k.ENVIRONMENT_H_M], v[k.WINNER_SIGMA_DB] = self.environment_height_m, self.winner_shadowing_std_db
         v.setflags(write=False)
         return v
 
@@ -334,7 +366,8 @@ def path_loss_db(distance_m: ArrayLike, params: ChannelParams) -> FloatArray:
 
 
 def delivery_probability(rssi_dbm: ArrayLike, params: ChannelParams) -> FloatArray:
-    """Logistic delivery probability; exactly 0 at or below the noise floor."""
+    """Delivery probability of the model's receiver (logistic, or the 802.11p receiver under ``winner_b1_80211p``);
+    exactly 0 at or below the noise floor."""
     return _term(1, rssi_dbm, params)
 
 
@@ -459,7 +492,7 @@ def _budget(x0: FloatArray, y0: FloatArray, h0: FloatArray, x1: FloatArray, y1: 
 
 def channel_draws(base: int, sender_hash: NDArray[np.uint64], receiver_hash: NDArray[np.uint64], tx_x: FloatArray,
                   tx_y: FloatArray, rx_x: FloatArray, rx_y: FloatArray) -> FloatArray:
-    """The (3, N) draws of N links under a TR 37.885 model (rows ``U_LOS``, ``Z_BLOCKAGE``, ``Z_SHADOWING`` of
+    """The (3, N) draws of N links under a model that draws (TR 37.885, WINNER+ B1; rows ``U_LOS``, ``Z_BLOCKAGE``, ``Z_SHADOWING`` of
     :mod:`services.simulator.kernels.channel`), keyed by identity, never by a link's place in a step or batch:
     the seed's SHADOWING substream ``base``, the unordered pair of ends (A -> B and B -> A share one channel),
     and where the link's midpoint lies on a lattice of :data:`SHADOWING_LATTICE_M`.

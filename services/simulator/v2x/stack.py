@@ -191,9 +191,8 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
         self.seed = int(seed)
         self.trace = trace
         ch = program.v2x.channel
-        self.params = dataclasses.replace(self.base_params, range_m=float(ch.range_m),
-                                          blockage_db_per_m=float(ch.blockage_db_per_m),
-                                          path_loss_model=str(ch.model))
+        self.params = dataclasses.replace(self.base_params.with_model(str(ch.model)), range_m=float(ch.range_m),
+                                          blockage_db_per_m=float(ch.blockage_db_per_m))
         self.spat_relay = bool(program.v2x.spat_relay)
         self.eebl_relay = bool(program.v2x.eebl_rebroadcast)
         self.app = program.application
@@ -213,7 +212,7 @@ class V2XInformationSource(Transmitter, LinkEvaluator, Queues):
                           for s in self.sites]
         self.jitter = BusJitter.from_seed(self.seed, cfg.bus_delay_max_s)
         self.link_draws = LinkDraws.from_seed(self.seed, Substream.CHANNEL)
-        # a TR 37.885 channel's LOS states, vehicle blockage and shadowing (channel.channel_draws)
+        # a drawing channel's LOS states, vehicle blockage and shadowing (channel.channel_draws)
         self.shadowing_base = int(substream(self.seed, Substream.SHADOWING).integers(0, 2**63 - 1))
         rsu_hash = self.senders.hashes(self.rsu_keys) if len(self.rsu_keys) else np.zeros(0, np.uint64)
         self.rsu_phase = {Stream.SPAT: self.jitter.phase_s(rsu_hash, Stream.SPAT, SPAT_PERIOD_S),
