@@ -260,9 +260,19 @@ def _chain(p: ParseState, agents: dict[str, dict[str, Any]], v2x: dict[str, Any]
 
 def _follower_gap(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
     """A follower's distance behind the ego: the first free distance after its mention in the sentence ("a
-    tailgater 8 m behind", "followed closely by a van at 12 m"); before the lead's gap patterns take it."""
+    tailgater 8 m behind", "followed closely by a van at 12 m"); before the lead's gap patterns take it. A
+    tailgater whose distance the words leave open follows :data:`lexicon.TAILGATER_GAP_M` behind (the agents'
+    default gap, 30 m, is two seconds: not tailgating)."""
     if "follower" not in agents:
         return
+    _stated_follower_gap(p, roles, agents)
+    tailgates = any(m.what == "follower" and p.has(lx.TAILGATING, p.t[m.start:m.end]) for m in roles)
+    if "gap_m" not in agents["follower"] and tailgates:
+        agents["follower"]["gap_m"] = lx.TAILGATER_GAP_M
+        p.note(f"follower.gap_m {lx.TAILGATER_GAP_M:g}: a tailgater's (no distance stated)")
+
+
+def _stated_follower_gap(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
     for mention in roles:
         if mention.what != "follower":
             continue
@@ -285,6 +295,9 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
                     # "at 90 km/h, 40 m behind a truck": the ego follows the lead at that gap
                     Q("dist") + r" behind (?:a |the |that |this |our |its )?(?:\w+ )?(?:lead|leader|truck|car|vehicle|van"
                                 r"|bus|lorry)\b",
+                    # "the ego tailgates the lead at 10 m", "follows the truck by 15 m": the ego's gap to its lead
+                    r"(?:follow\w*|tailgat\w*|trail\w*) (?:the |a |its |our )?(?:\w+ )?(?:lead|leader|truck|car|vehicle|van"
+                    r"|bus|lorry)(?: vehicle)? (?:at|by|with a gap of) " + Q("dist") + r"(?! (?:behind|back)\b)",
                     # "the lead slams on the brakes at 40 m": the gap the braking starts at
                     r"(?:brak\w*|brakes) (?:hard |sharply |suddenly )?at " + Q("dist") + r"(?! (?:from|before|past|after|short of)\b)"):
         for m in p.finditer(pattern):

@@ -487,6 +487,10 @@ _NOT_AHEAD_OF_EGO = r"(?! (?:a|an|the|that|this|its) (?!ego\b))"
 # a phantom's own noun ("a phantom vehicle behind us", "a fake tailgater") is the forged vehicle, never a real follower
 _NOT_PHANTOM = "".join(rf"(?<!{w} )" for w in ("phantom", "ghost", "fake", "forged", "spoofed", "nonexistent",
                                                "non-existent", "fictitious", "imaginary", "bogus", "fabricated"))
+# a follower that tailgates, and its distance behind the ego where the words give none [m]: 0.8 s at 15 m/s, well
+# under the two-second rule (the agents' default gap, 30 m, is two seconds); the reflector's added tailgater too
+TAILGATING = r"\btailgat\w*"
+TAILGATER_GAP_M = 12.0
 FOLLOWER_CUE = (rf"{_NOT_PHANTOM}(?:\btailgaters?\b|tailgating {_TRAILING}|{_TRAILING} (?:is |keeps )?tailgat\w* {_BEHIND_EGO}"
                 rf"|{_TRAILING} (?:that is |which is |is )?(?:follow\w*|trail\w*) (?:close(?:ly)? )?(?:behind )?"
                 rf"{_BEHIND_EGO}"

@@ -555,7 +555,7 @@ def _rule_phantom_brake(c: _Ctx) -> None:
     if not (ghost and warning is not None and c.d.md_decision == warning and (c.d.gt_decision != warning or masked)
             and not c.d.md_violations) or c.agents("follower") or re.search(lx.FOLLOWER_CUE, c.prompt, _I):
         return
-    c.rw.append("A tailgater follows the ego 12 m behind.")
+    c.rw.append(f"A tailgater follows the ego {lx.TAILGATER_GAP_M:g} m behind.")
     c.fire("phantom_brake_nobody_behind", f"the ego {'braked' if warning == 'brake' else 'yielded'} for the phantom "
                                           "vehicle and its twin did not, but nobody followed it")
 

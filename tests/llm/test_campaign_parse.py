@@ -489,6 +489,23 @@ def test_a_gap_behind_a_vehicle_is_the_lead_gap() -> None:
     assert [a["gap_m"] for a in data["agents"] if a["role"] == "lead"] == [40.0] and not res.unparsed_clauses
 
 
+@pytest.mark.parametrize(("text", "lead_gap_m", "follower_gap_m"), [
+    # a tailgater with no distance follows close (the default 30 m is two seconds): fresh15's f15_015 was refused
+    # at grounding, a follower 30 m behind the ego lying before the mapped road
+    ("FCW: lead vehicle BSM position shifted 12 metres further ahead than true, beginning 5 s into the scenario. "
+     "There's a tailgating car behind the ego; leave it alone.", 30.0, 12.0),
+    ("FCW with a tailgater 8 m behind; the lead brakes at 5 s.", 30.0, 8.0),  # a stated distance stands
+    # the ego tailgating its lead is the lead's gap, never a follower's
+    ("FCW where the ego tailgates the lead at 10 m; a van follows 25 m behind us; drop 50 % of the lead's BSMs.",
+     10.0, 25.0),
+    ("FCW test where we tailgate the lead car at 12 m; its BSMs are delayed by 0.4 s.", 12.0, None),
+])
+def test_tailgating_sets_the_gap_it_names(text: str, lead_gap_m: float, follower_gap_m: float | None) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    gaps = {a.role.value: a.gap_m for a in res.spec.agents}
+    assert gaps.get("lead") == lead_gap_m and gaps.get("follower") == follower_gap_m and not res.unparsed_clauses
+
+
 def _range_note(res: object) -> str:
     return next(n for n in res.history[0].notes if "upper end of the stated range" in n)  # type: ignore[attr-defined]
 
