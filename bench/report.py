@@ -50,8 +50,8 @@ BENCHES: tuple[Bench, ...] = (
           "application, ExecuteBatch with 1 worker vs the pool, the traffic core vs SUMO, each vs c9e0fa4 (before the "
           "compiled engine's stage 1)"),
     Bench("bench/bench_channel.py", (), "spatial V2X channel: links/s and coverage at 5 vs 1 dB/m blockage"),
-    Bench("bench/bench_prr.py", (), "packet reception ratio vs distance: the log-distance and TR 37.885 channels vs "
-          "the analytical 802.11p model (mean absolute deviation, pp)"),
+    Bench("bench/bench_prr.py", (), "packet reception ratio vs distance: the log-distance, TR 37.885 and WINNER+ B1 / "
+          "802.11p channels vs the analytical 802.11p model (mean absolute deviation, pp)"),
     Bench("bench/bench_v2x.py", (), "V2X stack as message source vs the ground-truth-only run"),
     Bench("bench/bench_grounding.py", (), "grounding: catalogue build cold vs cached, Ground latency, retrieval "
           "recall@5 of the embedders"),

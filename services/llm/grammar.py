@@ -148,8 +148,16 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
         ahead = [f.ghost_speed_mps for f in faults if FaultOperator(f.operator) is FaultOperator.GHOST_SENDER
                  and f.ghost_speed_mps is not None] if app is Application.FCW else []
         ego["speed_mps"] = assigner.ego_speed_mps(max(ahead) if ahead else None)
-        p.note(f"ego.speed_mps {ego['speed_mps']} assigned from seed"
-               + (f" (above the phantom's stated {max(ahead):g} m/s)" if ahead else ""))
+        lead_mps = agents.get("lead", {}).get("speed_mps") if APPLICATIONS[app].follows_lead else None
+        if lead_mps is not None and not ahead and lead_mps > ego["speed_mps"]:
+            # a lead whose stated speed is above the drawn one (FCW, EEBL) is followed at that speed: "a truck ahead
+            # doing 80 km/h" brakes in front of an ego that keeps up with it, not one left behind that never meets
+            # its braking (a slower lead stays closed on, the application's usual scene)
+            ego["speed_mps"] = lead_mps
+            p.note(f"ego.speed_mps {lead_mps:g}: following the lead at its stated speed (above the seed's draw)")
+        else:
+            p.note(f"ego.speed_mps {ego['speed_mps']} assigned from seed"
+                   + (f" (above the phantom's stated {max(ahead):g} m/s)" if ahead else ""))
     if APPLICATIONS[app].kind is not AppKind.CONFLICT:  # a conflict's timing is the agents' too: not the plan's
         _signal_at_ego(p, ego, signal)
     for q in n.quantities:  # (after the last reader of a quantity)

@@ -506,6 +506,20 @@ def test_tailgating_sets_the_gap_it_names(text: str, lead_gap_m: float, follower
     assert gaps.get("lead") == lead_gap_m and gaps.get("follower") == follower_gap_m and not res.unparsed_clauses
 
 
+@pytest.mark.parametrize(("text", "followed"), [
+    # fresh15's f15_029: a drawn 14.7 m/s ego fell behind an 80 km/h truck and never met its braking
+    ("FCW: BSMs from the vehicle ahead arrive 0.3 s late once it starts braking. Lead vehicle is a truck ahead "
+     "doing 80 km/h.", True),
+    ("FCW: a slow truck ahead at 20 km/h; its BSMs are delayed by 0.5 s.", False),  # closed on, as drawn
+    ("FCW at 25 m/s behind a truck doing 80 km/h; its BSMs are delayed by 0.5 s.", False),  # the ego's own speed
+])
+def test_an_unstated_ego_keeps_up_with_a_faster_stated_lead(text: str, followed: bool) -> None:
+    spec = LlmRoles().parse_intent(text, 1).spec
+    (lead,) = [a for a in spec.agents if a.role.value == "lead"]
+    assert (spec.ego.speed_mps == lead.speed_mps) is followed
+    assert spec.ego.speed_mps >= lead.speed_mps
+
+
 def _range_note(res: object) -> str:
     return next(n for n in res.history[0].notes if "upper end of the stated range" in n)  # type: ignore[attr-defined]
 
