@@ -164,6 +164,9 @@ def test_a_channel_model_round_trips_and_the_default_keeps_spec_bytes() -> None:
     assert spec.v2x.channel.model is ChannelModel.TR37885_HIGHWAY
     assert spec_from_proto(spec_to_proto(spec)) == spec
     assert spec_to_proto(spec).v2x.channel.model == common_pb2.CHANNEL_MODEL_TR37885_HIGHWAY
+    checked = parse_spec({"application": "FCW", "v2x": {"channel": {"model": "winner_b1_80211p"}}})
+    assert spec_to_proto(checked).v2x.channel.model == common_pb2.CHANNEL_MODEL_WINNER_B1_80211P
+    assert spec_from_proto(spec_to_proto(checked)) == checked
     with pytest.raises(InvalidArgument) as info:
         parse_spec({"application": "FCW", "v2x": {"channel": {"model": "free_space"}}})
     assert info.value.violations[0].field == "v2x.channel.model"
