@@ -62,6 +62,8 @@ class FaultEvidence(_Model):
     sender: str | None = None
     sender_equipped: bool | None = None
     messages_affected: int | None = Field(None, ge=0, description="messages the operator acted on")
+    longest_drop_run: int | None = Field(None, ge=0, description="a random drop: its longest run of consecutive "
+                                                                 "lost messages from one sender")
     delivered_in_window: int | None = Field(None, ge=0, description="messages of the stream the ego could receive "
                                                                     "in the window without the fault (0: no exposure)")
     captured_phase: Phase | None = Field(None, description="SPaT freeze: phase captured when the window opened")

@@ -230,6 +230,8 @@ class Rewriter:
         self._remove_in_sentence(index, DURATION_PHRASES)
 
     def set_magnitude(self, index: int, fault: FaultEvidence, value: float) -> None:
+        if fault.operator is FaultOperator.DROP:  # a burst replaces a loss rate: "lose 40 %" -> "lose 6 consecutive"
+            self._remove_in_sentence(index, (_LOSS_RATE,))
         a, b, cue = self._fault_sentence(index)
         sentence = self.text[a:b]
         op = fault.operator
@@ -257,7 +259,8 @@ class Rewriter:
             sentence = sentence[:m.start()] + new + sentence[m.end():]
             self.text = self.text[:a] + sentence + self.text[b:]
         elif cue is not None:
-            self.text = self.text[:cue[1]] + phrase + self.text[cue[1]:]
+            at = cue[1] + (1 if self.text[cue[1]:cue[1] + 1] == "=" else 0)  # "loss=": the value after the sign
+            self.text = self.text[:at] + phrase + self.text[at:]
         else:
             self.replace_or_append(r"The fault magnitude is\b[^.]*\.", f"The fault magnitude is {new}.",
                                    f"The fault magnitude is {new}.")
@@ -349,9 +352,14 @@ def _past(kind: str, app: cat.ApplicationInfo, stream: Stream, value: float) -> 
 
 def _threshold(app: cat.ApplicationInfo, f: FaultEvidence) -> tuple[bool, float] | None:
     """(tolerated?, a magnitude past it) for an operator whose catalogue entry names a tolerance kind
-    (``lastv2x.core.tolerance``): its magnitude, or for a burst the messages it dropped."""
+    (``lastv2x.core.tolerance``): its magnitude, or for a burst the messages it dropped in a row (a random drop's
+    longest run: losing 40 % of a stream loses many messages, rarely enough of them in a row to matter)."""
     kind = cat.FAULT_OPERATORS[f.operator.value].tolerance
-    value = f.messages_affected if kind == "burst" else f.magnitude
+    value: float | None
+    if kind == "burst":
+        value = f.longest_drop_run if f.longest_drop_run is not None else f.messages_affected
+    else:
+        value = f.magnitude
     if not kind or value is None:
         return None
     return tolerance.tolerated(kind, app, f.stream, value), _past(kind, app, f.stream, value)
@@ -361,6 +369,9 @@ def _conflict_role(app: Application) -> str:
     return "oncoming" if app is Application.LTA else "cross"
 
 
+# a loss rate the burst replaces: "40 % (of)", "every third", "one in five", "1 out of 5"
+_LOSS_RATE = (r"(?:\d+(?:\.\d+)?\s*(?:%|percent|per ?cent)(?:\s+of\b)?|every (?:other|second|third|fourth|fifth|\d+(?:st|nd|rd|th))"
+              r"|(?:one|two|\d+) (?:in|out of) (?:two|three|four|five|six|ten|\d+)(?: packets| messages)?)")
 JUST_BEFORE_AMBER = ("just before amber", {"kind": "signal_event", "event": "amber_onset", "offset_s": -0.5})
 
 
@@ -492,8 +503,13 @@ def _rule_faults(c: _Ctx) -> None:
                 c.edit(f"faults[{i}].probability", None, "magnitude_below_threshold")
             else:
                 c.edit(f"faults[{i}].magnitude", th[1], "magnitude_below_threshold")
-            c.fire("magnitude_below_threshold", f"{f.name} magnitude {f.magnitude if f.magnitude is not None else f.messages_affected} "
-                                                f"stays within the {c.d.application} tolerance; raised to {th[1]:g}")
+            if f.longest_drop_run is not None:  # a random drop: its runs, not its count, delay the information
+                what = (f"{f.name} lost at most {f.longest_drop_run} {f.stream} message(s) in a row "
+                        f"({f.messages_affected or 0} in all)")
+            else:
+                what = f"{f.name} magnitude {f.magnitude if f.magnitude is not None else f.messages_affected}"
+            c.fire("magnitude_below_threshold", f"{what}, within the {c.d.application} tolerance; raised to {th[1]:g}"
+                   + (" consecutive messages" if f.operator is FaultOperator.DROP else ""))
 
 
 def _crossing_phantom(c: _Ctx) -> bool:

@@ -69,6 +69,7 @@ def evidence_digest(spec: ScenarioSpec, report: VerificationReport, outcome: dic
             f["sender_equipped"] = equipped[fault.sender]
         if fault.name in affected:
             f["messages_affected"] = affected[fault.name].get("messages_affected")
+            f["longest_drop_run"] = affected[fault.name].get("longest_drop_run")
             f["delivered_in_window"] = affected[fault.name].get("messages_affected")
         # freeze's own behaviour: it replays the payload captured when its window opens (the phase then)
         if fault.operator is FaultOperator.FREEZE and fault.stream is Stream.SPAT:

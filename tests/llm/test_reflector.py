@@ -65,6 +65,28 @@ def test_magnitude_below_threshold_is_raised(roles: LlmRoles) -> None:
     assert res.spec.faults[0].anchor.offset_s == 4.0  # the window is kept
 
 
+def test_a_random_drop_is_judged_by_its_runs_not_its_count(roles: LlmRoles) -> None:
+    """40 % of EEBL lost: 60 messages in all but never more than 2 in a row. The count passes the burst
+    tolerance; the run, which is what delays the information, does not: a burst past the tolerance is tried."""
+    base = {"operator": "drop", "stream": "EEBL", "window_start_s": 0.0, "messages_affected": 60}
+    prompt = "EEBL with 40 % of the braking car's EEBL messages lost from the start."
+    spec = roles.parse_intent(prompt, 1).spec
+    d = digest(application="EEBL", decision_epoch_s=None,
+               faults=[fault(**base, name=spec.faults[0].name, longest_drop_run=2)])
+    ref = roles.reflect(prompt, d, spec=spec)
+    assert ref.rule_ids == ("magnitude_below_threshold",)
+    assert "at most 2 EEBL message(s) in a row (60 in all)" in ref.diagnosis
+    edits = {e.path: e.value for e in ref.edits}
+    assert edits["faults[0].probability"] is None and edits["faults[0].burst_count"] > 2
+    # the words say the burst in place of the rate, and parse to it
+    assert "40 %" not in ref.revised_prompt
+    (revised,) = roles.parse_intent(ref.revised_prompt, 1).spec.faults
+    assert (revised.probability, revised.burst_count) == (None, edits["faults[0].burst_count"])
+    # without the run (a burst drop, or evidence from before it), the count is the burst, as before
+    assert roles.reflect(prompt, digest(application="EEBL", decision_epoch_s=None,
+                                        faults=[fault(**base)])).rule_ids != ("magnitude_below_threshold",)
+
+
 def test_unequipped_sender_and_conflict_timing(roles: LlmRoles) -> None:
     d = EvidenceDigest.from_dict({
         "application": "IMA", "admitted": False, "decision_epoch_s": 9.0, "conflict_arrival_gap_s": 12.0,

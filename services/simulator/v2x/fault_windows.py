@@ -87,9 +87,14 @@ class FaultActivity:
     messages_affected: int = 0
     first_affected_s: float | None = None
     last_affected_s: float | None = None
+    # a random drop (probability): its longest run of consecutive lost messages from one sender; None otherwise
+    longest_drop_run: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        if out["longest_drop_run"] is None:  # (outcomes without a random drop keep their bytes)
+            del out["longest_drop_run"]
+        return out
 
 
 # ---------------------------------------------------------------------------

@@ -313,3 +313,40 @@ def test_a_whole_payload_freeze_runs_on_every_stream() -> None:
     outcome, _ = run_one(program_from_spec_on_straight_roads(parse_spec(d)), None, SimulatorLimits())
     faults = {f["name"]: f for f in outcome.to_dict()["monitor"]["extra"]["faults"]}
     assert faults["freeze_eebl"]["messages_affected"] > 0
+
+
+def _lead_bsms(keys: KeyTable, i: int) -> BsmBatch:
+    k = np.array([keys.key("lead")])
+    return make_bsms(k, np.array([i]), i * 0.1, np.zeros(1), np.array([[float(i), 0.0]]), np.full(1, 10.0),
+                     np.zeros(1), np.zeros(1), np.zeros(1, bool), np.zeros(1, bool))
+
+
+@settings(max_examples=20, deadline=None)
+@given(p=st.floats(0.05, 1.0), seed=st.integers(0, 2**31))
+def test_a_random_drop_counts_its_longest_run_of_losses(p: float, seed: int):
+    """The reflector's evidence of a random drop: the longest run of consecutive lost messages, the very run the
+    kept flags show, never more than the losses in all (every loss in one run at p = 1)."""
+    keys = KeyTable()
+    f = Fault(name="d", operator="drop", stream="BSM", sender="lead", anchor={"offset_s": 1.0}, probability=p)
+    eng = FaultEngine([f], FaultContext(seed, 10.0), keys, KeyTable(), KeyTable())
+    kept = [bool(eng.apply(Stream.BSM, round(i * 0.1, 10), _lead_bsms(keys, i)).keep[0]) for i in range(60)]
+    assert all(kept[:10])  # before the window
+    longest = run = 0
+    for k in kept:
+        run = 0 if k else run + 1
+        longest = max(longest, run)
+    act = eng.activities()[0]
+    assert act.longest_drop_run == longest <= act.messages_affected == kept.count(False)
+    if p == 1.0:
+        assert longest == 50
+    assert "longest_drop_run" in act.to_dict()
+
+
+def test_a_drop_without_probability_keeps_its_outcome_bytes():
+    keys = KeyTable()
+    f = Fault(name="d", operator="drop", stream="BSM", anchor={"offset_s": 1.0}, burst_count=3)
+    eng = FaultEngine([f], FaultContext(0, 10.0), keys, KeyTable(), KeyTable())
+    for i in range(30):
+        eng.apply(Stream.BSM, round(i * 0.1, 10), _lead_bsms(keys, i))
+    act = eng.activities()[0]
+    assert act.messages_affected == 3 and act.longest_drop_run is None and "longest_drop_run" not in act.to_dict()
