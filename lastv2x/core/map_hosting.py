@@ -34,6 +34,13 @@ class JunctionFacts:
     kinds: frozenset[str]  # grounding's kind tags: signalized_4way, t_junction, corridor, urban_canyon, ...
     approaches: int
     signalized: bool
+    chain_ahead: int = 0  # the most junctions ahead of it along straight movements, from any approach
+
+
+def junctions_ahead_needed(junctions_ahead: int = 0, whole_corridor: bool = False) -> int:
+    """The junctions a request needs ahead of its own along the road (``map.junctions_ahead``; a whole corridor:
+    at least one), as grounding's index asks its approaches' chains."""
+    return max(int(junctions_ahead), 1 if whole_corridor else 0)
 
 
 @dataclass(frozen=True)
@@ -43,11 +50,14 @@ class MapHosting:
     name: str
     junctions: tuple[JunctionFacts, ...]
 
-    def hosts(self, junction_kind: str = "any", min_approaches: int = 3, signalized: bool | None = None) -> bool:
+    def hosts(self, junction_kind: str = "any", min_approaches: int = 3, signalized: bool | None = None,
+              junctions_ahead: int = 0) -> bool:
+        """Whether a junction of this map hosts the request (``junctions_ahead``: :func:`junctions_ahead_needed`)."""
         if junction_kind == "signalized_4way" and signalized is False:  # a 4-way asked for without signals
             junction_kind = "unsignalized_4way"
         return any((junction_kind == "any" or junction_kind in j.kinds) and j.approaches >= min_approaches
-                   and (signalized is None or j.signalized == signalized) for j in self.junctions)
+                   and (signalized is None or j.signalized == signalized) and j.chain_ahead >= junctions_ahead
+                   for j in self.junctions)
 
     @property
     def kinds(self) -> frozenset[str]:
@@ -65,7 +75,10 @@ class MapHosting:
     def from_entry(cls, entry: Mapping[str, Any]) -> MapHosting:
         """From a grounding catalogue entry as plain data (``services.grounding.entries.entry_to_dict``)."""
         junctions = tuple(JunctionFacts(frozenset(str(k) for k in j.get("kinds") or ()), len(j.get("approaches") or ()),
-                                        bool(j.get("signalized"))) for j in entry["junctions"])
+                                        bool(j.get("signalized")),
+                                        max((len(a.get("chain_ahead") or ()) for a in j.get("approaches") or ()),
+                                            default=0))
+                          for j in entry["junctions"])
         return cls(str(entry["name"]), junctions)
 
 

@@ -572,6 +572,11 @@ class RetrievalIndex:
             assert best is not None
             return best[1]
 
+        if failed == "corridor" and req.junctions_ahead > 1:  # a traversal longer than any road: the longest one
+            most = max((len(a.chain_ahead) for j in junctions if junction_problem(j, req) is None
+                        for a in j.approaches if _ego_movements(j, a, req)), default=0)
+            if most >= 1:
+                return f"map.junctions_ahead <= {most}" + (f" in {req.town}" if req.town else "")
         if failed == "run_up":  # the same place with a shorter start, if it has some road
             best = max((a.run_up_m for j in junctions if junction_problem(j, req) is None for a in j.approaches
                         if _ego_movements(j, a, req)), default=0.0)
@@ -652,6 +657,9 @@ def _constraint_text(failed: str, req: Requirements, spec: ScenarioSpec, scope: 
         return (f"run_up: no {sig}{req.ego_turn} approach of a {what} in {scope} has {req.ego_run_up_m:.0f} m "
                 f"of road before its stop bar for ego.start_distance_m = {spec.ego.start_distance_m:g}")
     if failed == "corridor":
+        if req.junctions_ahead > 1:
+            return (f"corridor: no {what} in {scope} has {req.junctions_ahead} junctions ahead along the road "
+                    f"({req.junctions_ahead + 1} in a row)")
         return f"corridor: no {what} in {scope} has a junction ahead along the road for an RSU chain"
     reasons: dict[str, int] = {}
     for j in survivors:

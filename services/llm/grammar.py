@@ -41,7 +41,7 @@ from typing import Any
 
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
-from lastv2x.core.map_hosting import signal_required
+from lastv2x.core.map_hosting import junctions_ahead_needed, signal_required
 from lastv2x.core.spec import AgentRole, FaultOperator, JunctionKind
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
@@ -140,7 +140,9 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     if town is None:
         needed = junction_kind_for(junction, app)
         pool = maps.candidates(needed, geometry.get("min_approaches", 3),
-                               signal_required(app, needed.value, geometry.get("signalized")))
+                               signal_required(app, needed.value, geometry.get("signalized")),
+                               junctions_ahead_needed(geometry.get("junctions_ahead", 0),
+                                                      bool(geometry.get("whole_corridor"))))
         geometry["town"] = assigner.town(pool)
         p.note(f"map.town {geometry['town']} assigned from seed among {list(pool)}")
     if "speed_mps" not in ego:

@@ -38,9 +38,12 @@ class MapFacts:
     signalized: bool = True
     hosting: MapHosting | None = None  # the grounding catalogue's junctions, when known
 
-    def offers(self, kind: JunctionKind, min_approaches: int = 3, signalized: bool | None = None) -> bool:
+    def offers(self, kind: JunctionKind, min_approaches: int = 3, signalized: bool | None = None,
+               junctions_ahead: int = 0) -> bool:
+        """``junctions_ahead``: junctions needed ahead along the road (``map_hosting.junctions_ahead_needed``);
+        judged only where the junctions are known (a map known by name alone: grounding decides)."""
         if self.hosting is not None:  # per junction, as grounding will search it
-            return self.hosting.hosts(kind.value, min_approaches, signalized)
+            return self.hosting.hosts(kind.value, min_approaches, signalized, junctions_ahead)
         kind_ok = kind is JunctionKind.ANY or kind in self.junction_kinds
         return kind_ok and min_approaches <= self.max_approaches and (signalized is not True or self.signalized)
 
@@ -49,24 +52,29 @@ def _facts(name: str, *kinds: JunctionKind, max_approaches: int = 4) -> MapFacts
     return MapFacts(name, frozenset(kinds), max_approaches)
 
 
-def _builtin(name: str, *junctions: tuple[tuple[str, ...], int, bool]) -> MapFacts:
-    """A built-in map's junctions as grounding catalogues them (kind tags, approaches, signalized):
-    known exactly, so hosting is judged per junction (tests/llm compares them with the catalogue)."""
-    hosting = MapHosting(name, tuple(JunctionFacts(frozenset(kinds), n, signalized) for kinds, n, signalized in junctions))
+def _builtin(name: str, *junctions: tuple[tuple[str, ...], int, bool, int]) -> MapFacts:
+    """A built-in map's junctions as grounding catalogues them (kind tags, approaches, signalized, junctions ahead
+    along the road): known exactly, so hosting is judged per junction (tests/llm compares them with the catalogue)."""
+    hosting = MapHosting(name, tuple(JunctionFacts(frozenset(kinds), n, signalized, ahead)
+                                     for kinds, n, signalized, ahead in junctions))
     values = {k.value for k in JunctionKind}
     return MapFacts(name, frozenset(JunctionKind(k) for k in hosting.kinds if k in values), hosting.max_approaches,
                     hosting.signalized_junctions > 0, hosting)
 
 
 _J = JunctionKind
-_SIGNALIZED_4WAY = (("signalized_4way",), 4, True)
+_SIGNALIZED_4WAY = (("signalized_4way",), 4, True, 0)
+_CORRIDOR = ("signalized_4way", "corridor")
+_CANYON = ("signalized_4way", "urban_canyon", "corridor")
 DEFAULT_MAPS: tuple[MapFacts, ...] = (
     _builtin("signalized_4way", _SIGNALIZED_4WAY),
-    _builtin("t_junction", (("t_junction",), 3, False)),
-    _builtin("unsignalized_4way", (("unsignalized_4way", "urban_canyon"), 4, False)),
-    _builtin("corridor", *[(("signalized_4way", "corridor"), 4, True)] * 5),
-    _builtin("urban_canyon", *[(("signalized_4way", "urban_canyon", "corridor"), 4, True)] * 8,
-             (("signalized_4way", "urban_canyon"), 4, True)),
+    _builtin("t_junction", (("t_junction",), 3, False, 0)),
+    _builtin("unsignalized_4way", (("unsignalized_4way", "urban_canyon"), 4, False, 0)),
+    # five junctions in a row: from either end four lie ahead
+    _builtin("corridor", *[(_CORRIDOR, 4, True, ahead) for ahead in (4, 3, 2, 3, 4)]),
+    # a three-by-three grid: at most two ahead along any street
+    _builtin("urban_canyon", *[(_CANYON, 4, True, 2)] * 4, (("signalized_4way", "urban_canyon"), 4, True, 1),
+             *[(_CANYON, 4, True, 2)] * 4),
     *(_facts(town, _J.SIGNALIZED_4WAY, _J.T_JUNCTION) for town in CARLA_TOWNS),
 )
 
@@ -104,10 +112,13 @@ class MapView:
         key = canonical_map_name(name)
         return next((m for m in self.maps if m.name.lower() == key.lower()), None)
 
-    def candidates(self, kind: JunctionKind, min_approaches: int = 3, signalized: bool | None = None
-                   ) -> tuple[str, ...]:
-        """Maps able to host the request, assignable pool first (falls back to any map)."""
-        able = [m.name for m in self.maps if m.offers(kind, min_approaches, signalized)]
+    def candidates(self, kind: JunctionKind, min_approaches: int = 3, signalized: bool | None = None,
+                   junctions_ahead: int = 0) -> tuple[str, ...]:
+        """Maps able to host the request, assignable pool first (falls back to any map; a traversal no map
+        hosts, to the maps that host the rest, where grounding says how many junctions the road does cross)."""
+        able = [m.name for m in self.maps if m.offers(kind, min_approaches, signalized, junctions_ahead)]
+        if not able and junctions_ahead:
+            able = [m.name for m in self.maps if m.offers(kind, min_approaches, signalized)]
         pool = [n for n in self.assignable if n in able]
         return tuple(pool or able)
 

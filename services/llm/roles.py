@@ -38,7 +38,7 @@ from typing import Any
 
 from lastv2x.core.catalogue import FAULT_OPERATORS
 from lastv2x.core.errors import FieldViolation, InvalidArgument
-from lastv2x.core.map_hosting import signal_required
+from lastv2x.core.map_hosting import junctions_ahead_needed, signal_required
 from lastv2x.core.spec import JunctionKind, ScenarioSpec, parse_spec
 from lastv2x.core.verifier import Finding, Repair, Severity, VerificationReport, verify
 from services.llm import fault_cues, quantity_guard
@@ -290,8 +290,10 @@ class LlmRoles:
                     return out
                 needed = junction_kind_for(kind, out.get("application"))
                 sig = query.get("signalized")
+                ahead = query.get("junctions_ahead", 0)
                 town = assigner.town(self.maps.candidates(needed, approaches, signal_required(
-                    out.get("application"), needed.value, sig if isinstance(sig, bool) else None)))
+                    out.get("application"), needed.value, sig if isinstance(sig, bool) else None),
+                    junctions_ahead_needed(ahead if isinstance(ahead, int) else 0, query.get("whole_corridor") is True)))
                 if town:
                     query["town"] = town
                     notes.append(f"map.town {town} assigned from seed")
@@ -319,6 +321,15 @@ class LlmRoles:
                             ("map.town", "map.junction_kind", "map.min_approaches"), repair)]
         needed = junction_kind_for(q.junction_kind, spec.application)
         sig = signal_required(spec.application, needed.value, q.signalized)
+        ahead = junctions_ahead_needed(q.junctions_ahead, q.whole_corridor)
+        # a map that hosts the traversal, where this one cannot (none at all: grounding says how many it crosses)
+        hosts = [m.name for m in self.maps.maps if m.offers(needed, q.min_approaches, sig, ahead)] if ahead else []
+        if hosts and facts.offers(needed, q.min_approaches, sig) and facts.name not in hosts:
+            fix = assigner.town(tuple(n for n in self.maps.assignable if n in hosts) or tuple(hosts))
+            return [Finding("map_catalogue", Severity.ERROR,
+                            f"{facts.name} has no road through {ahead + 1} junctions in a row, which the traversal "
+                            "asks for", ("map.town", "map.junctions_ahead"),
+                            Repair(f"use a map with {ahead + 1} junctions in a row", (("map.town", fix),)))]
         if not facts.offers(needed, q.min_approaches, sig):
             fix = assigner.town(self.maps.candidates(needed, q.min_approaches, sig))
             what = {True: "signalized ", False: "unsignalized "}.get(sig, "") if sig is not None else ""

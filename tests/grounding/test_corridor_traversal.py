@@ -37,8 +37,11 @@ def test_a_whole_corridor_starts_at_its_first_junction(builtin_grounder) -> None
 def test_junctions_ahead_is_a_floor_and_an_impossible_count_says_so(builtin_grounder) -> None:
     program = builtin_grounder.ground(parse_spec(_spec(map={"junctions_ahead": 3})))
     assert len(program.ego.route.crossings) >= 4
-    with pytest.raises(FailedPrecondition, match="corridor"):
+    with pytest.raises(FailedPrecondition, match="corridor") as info:
         builtin_grounder.ground(parse_spec(_spec(map={"junctions_ahead": 6})))
+    # says how many were asked and what the longest road offers
+    assert "6 junctions ahead along the road (7 in a row)" in str(info.value)
+    assert "nearest feasible: map.junctions_ahead <= 4" in str(info.value)
 
 
 def test_a_green_wave_starts_each_green_when_a_car_at_the_design_speed_arrives(builtin_grounder) -> None:

@@ -90,7 +90,7 @@ def test_the_parsers_builtin_map_facts_are_the_grounding_catalogues(tmp_path):
     assert set(static) == set(BUILTIN_MAPS)
 
     def facts(h: MapHosting) -> Counter:
-        return Counter((tuple(sorted(j.kinds)), j.approaches, j.signalized) for j in h.junctions)
+        return Counter((tuple(sorted(j.kinds)), j.approaches, j.signalized, j.chain_ahead) for j in h.junctions)
 
     for name, hosting in static.items():
         real = MapHosting.from_entry(entry_to_dict(core.catalogue.entry(name)))

@@ -19,6 +19,18 @@ def _spec(text: str) -> dict:
     return json.loads(ROLES.parse_intent(text, seed=3).spec.model_dump_json())
 
 
+def test_a_town_is_assigned_only_where_the_road_crosses_the_junctions_asked_for() -> None:
+    """fresh15's f15_002 ('along all five junctions of the corridor') was assigned urban_canyon on some seeds, a
+    grid with at most three junctions in a row, and grounding refused it; three in a row fit either map."""
+    five = "Baseline GLOSA run along all five junctions of the corridor, signals coordinated as a green wave."
+    assert {ROLES.parse_intent(five, seed).spec.map.town for seed in range(1, 9)} == {"corridor"}
+    three = "GLOSA along three junctions, SPaT frozen for 3 s."
+    assert {ROLES.parse_intent(three, seed).spec.map.town for seed in range(1, 9)} == {"corridor", "urban_canyon"}
+    # a stated town that cannot host the traversal is repaired, and the repair said
+    res = ROLES.parse_intent("GLOSA in urban_canyon along all five junctions.", 1)
+    assert res.spec.map.town == "corridor" and any("5 junctions in a row" in n for n in res.notes)
+
+
 @pytest.mark.parametrize(("text", "ahead", "whole"), [
     ("Speed advice while the car drives along all five junctions of the arterial.", 4, False),
     ("GLOSA test: the ego passes through 3 consecutive signalized intersections.", 2, False),
