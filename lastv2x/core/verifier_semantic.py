@@ -12,6 +12,7 @@ from lastv2x.core import catalogue as cat
 from lastv2x.core import tolerance
 from lastv2x.core.catalogue import FAULT_OPERATORS, Stream
 from lastv2x.core.faults import CROSS_GHOST_APPS, rewires_lanes
+from lastv2x.core.program import DEFAULT_VEHICLE_LENGTH_M
 from lastv2x.core.spec import AgentRole, FaultOperator, GhostRoute, Phase
 from lastv2x.core.timeline import (
     CROSS_GROUP,
@@ -206,6 +207,9 @@ def _safe_side(ctx: _Ctx, i: int) -> Iterator[Finding]:
 
     * FCW, speed understated: the lead looks slower, the closing speed larger, the TTC shorter, so the ego
       brakes earlier, never later.
+    * FCW, position behind by up to a car length: the lead looks that much closer, the gap and the TTC shorter,
+      so the ego brakes earlier, never later (further, a lead the real gap has nearly closed on could be
+      reported behind the ego itself and drop out of view: not judged).
     * IMA / LTA, position behind: a crossing or opposing car heading for the conflict point looks
       ``magnitude / speed`` seconds later. A later track never looks cleared (cleared means predicted
       before the ego); it leaves the yield window [ego - clearance, ego + window] only at the far end, and a
@@ -221,6 +225,13 @@ def _safe_side(ctx: _Ctx, i: int) -> Iterator[Finding]:
                       f"the lead reported {-mag} m/s slower than it is makes FCW brake earlier, never later: "
                       "only an overstated speed (or a lead reported ahead of where it is) delays its warning",
                       (_f(i, "magnitude"),), Repair("overstate the speed instead", ((_f(i, "magnitude"), -mag),)))
+        return
+    if app is cat.Application.FCW and fault.operator is FaultOperator.BSM_POSITION_OFFSET \
+            and 0.0 < mag <= DEFAULT_VEHICLE_LENGTH_M:
+        yield Finding("semantic_corruption", Severity.ERROR,
+                      f"the lead reported {mag:g} m behind where it is looks closer, so FCW brakes earlier, never "
+                      "later: only a lead reported ahead of where it is (or an overstated speed) delays its warning",
+                      (_f(i, "magnitude"),), Repair("report it ahead of where it is", ((_f(i, "magnitude"), -mag),)))
         return
     if app not in (cat.Application.IMA, cat.Application.LTA) or fault.operator is not FaultOperator.BSM_POSITION_OFFSET \
             or mag <= 0.0:

@@ -368,6 +368,20 @@ def test_an_fcw_lead_reported_slower_is_safe_side_and_faster_is_not() -> None:
     assert "semantic_corruption" in errors(speed(-5.0)) and "semantic_corruption" not in errors(speed(5.0))
 
 
+def test_an_fcw_lead_reported_behind_by_up_to_a_car_length_is_safe_side() -> None:
+    """fresh18's f18_003 ('lead vehicle position reported 3 m behind its true position') ran 140 executions:
+    a lead that looks closer is warned about earlier, never later. Past a car length, a lead the real gap has
+    nearly closed on could be reported behind the ego and drop out of view: not judged."""
+    def position(m: float) -> dict:
+        return mutate(FCW_OK, [("faults[0].operator", "bsm_position_offset"), ("faults[0].magnitude", m)])
+
+    found = verify(parse_spec(position(3.0)))
+    (finding,) = [f for f in found.findings if f.check == "semantic_corruption"]
+    assert finding.repair is not None and finding.repair.patch == (("faults[0].magnitude", -3.0),)
+    assert "semantic_corruption" not in errors(position(-3.0))  # ahead: looks further, warns later
+    assert "semantic_corruption" not in errors(position(10.0))
+
+
 def test_a_campaign_never_searches_on_a_reversed_fault() -> None:
     """The verifier's repair of a safe-side fault reverses it (behind -> ahead): another fault, so the campaign's
     repaired search step is not taken; a magnitude repair of the same direction still is."""
