@@ -103,9 +103,17 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # ("we expect the false alert to be suppressed", "whether the warning is discarded"), 6 invented faults on 3 healthy
 # intents (tests named by their fault, "the replay and spoofing campaign", "zero packet loss"), 1 false alarm, 1 wrong
 # application, 1 refused; after: 100 % exact, 0/0/0/0, the refusal left (a healthy LTA run whose SPaT is "switched
-# off for maintenance": read as a silenced sender LTA cannot hear, refused with a poor reason))
+# off for maintenance": read as a silenced sender LTA cannot hear, refused with a poor reason)); fresh20 (2026-12-07:
+# Jira tickets, chat, OEM test specs, questions, emails; written after every rule above) first: application 93.3 %,
+# 81.5 % exact (22 of 27), 0 silent drops, 1 substitution ("keeps sending the very same SPaT content, only with fresh
+# timestamps" read as a timestamp offset), 6 invented faults on 4 healthy intents ("KPI is advisory latency < 100ms",
+# "packet loss logged per junction", "Red onset when ego is ~60 m out" as a 60 m position offset, "even if the
+# countdown were off by a second", "timestamp offset statistics"), 3 false alarms (past runs: "last week's run had a
+# position offset", "the sender went silent last time"), 1 wrong application ("18 m behind the lead" named no
+# application), 1 refused; after: 96.7 % / 92.6 % exact, 0/0/0/0, the refusal left (EEBL with a BSM speed fault: our
+# EEBL reads no BSM, refused with that reason)
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
-    FRESH16, FRESH17, FRESH18, FRESH19 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 20))
+    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 21))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

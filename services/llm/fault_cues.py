@@ -120,7 +120,8 @@ _CONTEXT = re.compile(
     r"|green will|association|mapping|estimates?|residual|published|end-of-(green|red|amber|yellow))\b", _F)
 _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|ok|perfect|clean)\b|\b(radios?"
                       r"|communications?|comms|v2x|messages?|links?) (fine|ok|healthy|working|nominal|clean)\b|\bno (faults?"
-                      r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b", _F)
+                      r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b|"
+                      + lx.NO_FAULTS, _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
                        # a report's column or counter named by a fault word ("the 'lost' column should read zero")
                        r"|['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|stale|frozen|corrupted|suppressed)\b"
@@ -329,8 +330,8 @@ def _quantity(text: str) -> bool:
 
 
 def _restates(cue: CueClause, other: CueClause) -> bool:
-    """Are ``cue`` and ``other`` one fault said twice, in adjacent sentences, one of them with nothing of its own (no
-    quantity; the same operators and stream): a heading and its description ("Cross-traffic speed inflated\nDescription: the BSM speed
+    """Are ``cue`` and ``other`` one fault said twice, in adjacent sentences (or a title and any sentence), one of them
+    with nothing of its own (no quantity; the same operators and stream): a heading and its description ("Cross-traffic speed inflated\nDescription: the BSM speed
     field reads 5 m/s higher"), a fault and its gloss ("its OBU never transmits. V2X silence, not a radar dropout.")?"""
     if cue.sentence == other.sentence:
         # in one sentence only an effect in passing that names no stream and no field ("the oncoming car appearing
@@ -339,10 +340,18 @@ def _restates(cue: CueClause, other: CueClause) -> bool:
         bare = cue if not _quantity(cue.text) else other
         if bare.stream is not None or _FIELD.search(bare.text):
             return False
-    return (abs(cue.sentence - other.sentence) <= 1 and cue is not other
+    near = abs(cue.sentence - other.sentence) <= 1 or any(_heading(c) for c in (cue, other))
+    return (near and cue is not other
             and not (_quantity(cue.text) and _quantity(other.text))
             and bool(cue.operators & other.operators)
             and (cue.stream is None or other.stream is None or cue.stream == other.stream))
+
+
+def _heading(cue: CueClause) -> bool:
+    """A title: the text's first sentence, short and without a quantity ("RLVW-231 Stale SPaT near stop line",
+    a ticket's summary line, with the field line the text's check joins to it: "Type: Test | Priority: High"), which
+    the description below it may restate however far down."""
+    return cue.sentence == 0 and not _quantity(cue.text) and len(cue.text.split()) <= 16
 
 
 _FIELD = re.compile(r"\b(positions?|locations?|gps|coordinates|speeds?|velocity|phases?|countdowns?|end[- ]?times?"

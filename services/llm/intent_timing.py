@@ -108,6 +108,10 @@ def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> N
     m = m or p.has(r"(?:the )?(?:ego|car|vehicle|we|our car)\b[^.;]{0,30}?\b(?:is|are) (?:still |only |just )?(?:about )?"
                    + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r") (?:at|when|as) (?:the )?"
                    r"(?:onset of (?:the )?|start of (?:the )?)?(?P<ph>amber|yellow|red|green)\b")
+    # "red onset when ego is ~60 m out": the same, said from the light
+    m = m or p.has(r"(?P<ph>amber|yellow|red|green) (?:onset|starts|begins|comes on|comes) (?:when|as|once|while) (?:the )?"
+                   r"(?:ego|car|vehicle|we|our car|it)(?: is| are|'s)? (?:still |only |just )?(?:about |roughly |around )?"
+                   r"(?:~ ?)?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
     if m and p.free(m):
         start = ego.get("start_distance_m", Ego().start_distance_m)
         at_distance = p.q(m).value

@@ -235,10 +235,13 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|a
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
 _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment) (?:the )?(?:(?:real |actual "
                   r"|true |genuine )?(?:crossing|cross|opposing|oncoming|other)(?: (?:vehicle|car|traffic|truck))?|it|he|she"
-                  r"|they) (?:(?:is|are|gets?|comes?|draws?|arrives?) (?:near|close|closer)(?: to (?:the )?(?:conflict (?:point"
+                  r"|they|(?:vehicle|car|truck|van|bus|motorbike|motorcycle|bike|scooter|hatchback|sedan|suv|pickup|lorry"
+                  r"|taxi))"
+                  r" (?:(?:is|are|gets?|comes?|draws?|arrives?) (?:near|close|closer)(?: to (?:the )?(?:conflict (?:point"
                   r"|zone|area)|intersection|junction|crossing))?|(?:(?:is|are) )?(?:approach(?:es|ing)?|nears?|nearing) (?:the )?"
                   r"(?:conflict (?:point|zone|area)|intersection|junction|crossing)|enters? (?:the )?(?:decision|conflict) "
-                  r"(?:zone|area|point))\b")
+                  r"(?:zone|area|point|range)|(?:is|are|gets?|comes?) within (?:the )?(?:decision|warning|conflict) (?:range"
+                  r"|zone|distance|area))\b")
 
 
 # a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")

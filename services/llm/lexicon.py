@@ -69,6 +69,9 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     (A.FCW, r"(queue|traffic jam|congestion|stopped traffic) ahead|tail of (a |the )?(jam|queue)|end of (a |the )?queue"
             r"|catch\w* up (with|to)|gap (to the \w+( vehicle)? )?(shrink|clos|narrow)\w*", 3),
     (A.FCW, r"(car|vehicle|truck) (ahead|in front) (slows|decelerates|brakes)", 1),
+    # the ego following its lead and that lead's own BSMs ("18 m behind the lead", "the lead car's BSMs")
+    (A.FCW, r"\bbehind (the |a |its |our )?lead(er)?\b|\blead(er)?( car| vehicle| truck| van)?('s|s')? (bsms?|basic "
+            r"safety messages?)\b|\bbsms? (of|from) the lead\b", 2),
     (A.FCW, r"\bahead\b|in front", 1),
     # EEBL descriptions
     (A.EEBL, r"emergency[- ]brak\w*|hard[- ]brak\w*|brak\w* (hard|sharply|heavily|abruptly)|brake[- ]lights?", 3),
@@ -230,8 +233,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.FREEZE, r"\bfr(ee|o)z\w*|\bstuck\b|stop(s|ped)? (to )?(updating|update)\b|\bhangs?\b"
                            r"|\b(send\w*|repeat\w*|broadcast\w*|transmit\w*) (the )?same (content|contents|payload|data"
                            r"|values?|message|state)( again)? (again and again|over and over|repeatedly|each time|every time)"
-                           r"|keeps? (repeating|re-?sending|broadcasting|sending|transmitting|tx'?ing) (the|its|their) (same|last"
-                           r"|old)"
+                           r"|keeps? (repeating|re-?sending|broadcasting|sending|transmitting|tx'?ing) (the|its|their) (very )?(same"
+                           r"|last|old)"
                            r"|repeat\w* the (same|last|old)|replay\w* (the )?(same|old|last)", False, 7),
     (FaultOperator.FREEZE, r"(messages?|broadcasts?|data|feeds?|updates?|info\w*|spats?|bsms?) (\w+ )?stall\w*"
                            r"|stops? (to )?(changing|change)\b|(never|no longer) changes\b|\bunchanged\b|keeps? (its|their|the) "
@@ -477,7 +480,8 @@ PHASES = {"amber": "amber", "yellow": "amber", "red": "red", "green": "green"}
 ONSET = {"amber": AnchorEvent.AMBER_ONSET, "red": AnchorEvent.RED_ONSET, "green": AnchorEvent.GREEN_ONSET}
 
 # ── vehicle roles ──────────────────────────────────────────────────────────
-_VEH = r"(vehicle|car|truck|bus|van|driver|motorist)"
+_VEH = (r"(vehicle|car|truck|bus|van|driver|motorist|motorbike|motorcycle|motor ?bike|bike|scooter|hatchback|sedan|suv"
+        r"|pickup|lorry|coach|taxi|minivan)")
 _BEHIND_EGO = r"(?:(?:the )?ego(?: vehicle| car)?|us|me|our (?:car|vehicle)|it)\b"
 # a vehicle behind the ego (role follower); also what the reflector looks for before it adds one. Its nouns are wider
 # than _VEH ("a sedan tailgates us", "a pickup follows us"); "behind" must not name what the ego itself follows
@@ -674,7 +678,11 @@ NO_FAULTS = (r"\bfaults?\s*[=:]\s*(none|no|0|n/a)\b|\b(no|without( any)?) (injec
              r"|comms? |message |messaging "
              r"|v2x |radio |network |link |channel |fault )?(faults?|errors?|degradation|injection"
              r"|impairments?)\b|\bnothing (is |gets |will be )?injected\b|\bno (faults?|errors?) to inject\b"
-             r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication")
+             r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication"
+             # "we are NOT injecting loss here", "nothing broken on the comms side"
+             r"|\b(not|n't|never) (be )?(inject\w*|simulat\w*|introduc\w*|add\w*) (any )?(packet |message )?(loss|losses"
+             r"|delays?|latency|faults?|errors?|drops?)\b|\bnothing (is )?(broken|wrong|faulty|off) (on|in|with) the "
+             r"(comms?|communications?|v2x|radio|network|channel|link)\b")
 
 # a report's column, counter or metric named by a fault word, quoted or not ("the 'lost' column in the report should
 # read zero", "the dropped-packets counter", "the late count"): a mention of what a run shows, never a fault cue
@@ -692,11 +700,11 @@ APP_OUTPUT_LATE = (r"\b(warnings?|alerts?|alarms?|advisory|advisories|advice|not
 # a sentence that states what the test expects, not what it injects ("Expected: ...", "Pass criterion: ...", "KPI:"):
 # its quantities are no fault's (intent_fault_draft.owner_of) and no setting (quantity_guard)
 CRITERION_HEADING = (r"^\W*(?:expected(?: result| behaviou?r| outcome)?|pass(?:ing)?(?: criteri\w*)?|fail(?:ure)?"
-                     r"|acceptance(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?)\s*:")
+                     r"|acceptance(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?|requirements?|ac)\s*:")
 
 # a latency budget met ("radio link within its latency budget"): said of a healthy link, never a delay (the parser's
 # cue filter and the unparsed-fault guard both read it)
-LATENCY_BUDGET_MET = (r"\b(within|inside|under|below|meets?|meeting|met) (its |the |their |our |a )?latency (budget|limit"
+LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|below|meets?|meeting|met) (its |the |their |our |a )?latency (budget|limit"
                       r"|requirement|target|spec\w*)\b|\blatency (budget|limit|requirement|target)\b|\blatency (must|shall"
                       r"|should|has to) (stay|be|remain|keep) (below|under|within|less than)\b"
                       r"|\blatency (below|under|less than|within|of at most|at most)\b")
@@ -725,7 +733,26 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budg
                r"|stats?)\b|\b(delay|latency) histograms?\b|\b(drop|loss) counts?\b|\bper (target|budget|requirement)\b"
                r"|\bdrops? support\b|\bmsg counters?\b|\bmessage counters?\b"
                r"|\b[^.;]{0,80}\bnot (an? )?(injected|simulated|induced|added)\b"
-               r"|\b(speed )?limits? (was |is |has been |gets )?(dropped|lowered|reduced|raised|cut)\b")
+               r"|\b(speed )?limits? (was |is |has been |gets )?(dropped|lowered|reduced|raised|cut)\b"
+               # a freeze's fresh stamps ("the same content, only with fresh timestamps"): never a timestamp fault
+               r"|\b(fresh|new|current|updated|correct|valid|live) (time ?stamps?|stamps?)\b"
+               # where the ego is ("red onset when ego is ~60 m out"): a distance to the junction, never a position offset
+               r"|\b(ego|car|vehicle|we|our car|it)( is| are|'s) (still |about |only |roughly |around |~ ?)?(<q\d+:dist>"
+               r"|\d+(\.\d+)? ?m(etres|eters)?) (out|away)\b"
+               # what a run logs or measures ("we want packet loss logged per junction", "log BSM inter-arrival times
+               # and timestamp offset statistics", "record SPaT age / staleness in the log", "we only measure the
+               # speed-advice delay KPI")
+               r"|\b(log|logs|logged|logging|record|recorded|recording|measure|measured|measuring|track|tracked|tracking"
+               r"|report|reported per)\b[^.;]{0,60}\b(loss|losses|drops?|delays?|latenc\w*|staleness|age|offsets?"
+               r"|timestamps?|inter-arrival\w*|statistics|histograms?)\b"
+               r"|\b(loss|losses|drops?|delays?|latenc\w*|staleness)\b[^.;]{0,30}?\b(logged|recorded|measured|in the log)\b"
+               r"|\b[\w-]+ (delay|latency|loss) kpis?\b|\b(offset|error|delay|latency|loss|age)s? (statistics|stats"
+               r"|histograms?|distributions?)\b"
+               # a past run ("last week's run had a position offset", "the sender went silent last time")
+               r"|\blast (week|time|run|night)('s)? (run|test)?\s*(had|showed|was|were|went|got)\b"
+               r"|\b(went|was|were|had|got)\b[^.;]{0,60}?\blast (time|week|run|night)\b"
+               # a hypothetical in a requirement ("advice must stay valid even if the countdown were off by a second")
+               r"|\beven if\b[^.;]{0,60}?\b(were|was|would be|should be)\b[^.;]{0,40}")
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking

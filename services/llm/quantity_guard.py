@@ -182,7 +182,10 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|\b(warnings?|alerts?|advisory|advisories|advice|recommendations?|notifications?)\b[^.;]{0,40}"
                       r"\bwithin\b|\bwithin \d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) (of|after|from)\b"
                       r"|\b(must|should|shall|has to) (stay|remain|be|keep) (above|below|under|over|within|less than"
-                      r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?)\b", re.IGNORECASE)
+                      r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?)\b"
+                      # "advice must stay valid even if the countdown were off by a second": a robustness requirement
+                      r"|\b(must|should|shall|has to) (still )?(stay|remain|be|keep) (valid|correct|stable|accurate"
+                      r"|consistent|usable|safe)\b|\beven if\b[^.;]{0,60}\b(were|was|would be)\b", re.IGNORECASE)
 
 
 def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[str, list[Quantity], bool]]:

@@ -634,6 +634,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH17, (), {}, (), ()),
     (bench_parse_campaign.FRESH18, (), {}, (), ("f18_010", "f18_015", "f18_028")),
     (bench_parse_campaign.FRESH19, (), {}, ("f19_025",), ()),
+    (bench_parse_campaign.FRESH20, (), {"f20_022": {"reported"}}, ("f20_022",), ()),
 ]
 
 
@@ -967,3 +968,44 @@ def test_a_lead_whose_reported_speed_closes_is_fcw() -> None:
     spec = LlmRoles().parse_intent("From t=8 s the lead vehicle reports a speed 18 km/h lower than it actually is, for "
                                    "5 s. Closing speed is therefore overestimated; log any early warning.", 10914).spec
     assert spec.application.value == "FCW"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh20's first read: a freeze said with its fresh stamps is a freeze, not a timestamp offset
+    ("RLVW: beginning 40 m before the stop line the RSU keeps sending the very same SPaT content, only with fresh "
+     "timestamps, for 6 s.", [("freeze", "stop_bar_distance")]),
+    ("LTA: oncoming hatchback at 60 km/h. When the hatchback gets within the decision range, it stops transmitting "
+     "entirely for 4 s.", [("suppress_sender", "decision_epoch")]),
+    ("IMA: crossing motorbike at thirty mph from the right. From the moment the bike gets close to the junction, its "
+     "reported position lags 3 metres behind where it really is.", [("bsm_position_offset", "decision_epoch")]),
+    # requirements, measurements and past runs said with fault words: no fault
+    ("hey can u set up a glosa run thru all 4 lights, nothing broken on the comms side pls. KPI is advisory latency "
+     "< 100ms and we want packet loss logged per junction", []),
+    ("- RLVW, ego 45 km/h\n- Red onset when ego is ~60 m out\n- Requirement: warning must fire even with up to 10% "
+     "message loss (we are NOT injecting loss here, this is the nominal run)\n- Record SPaT age / staleness in the log",
+     []),
+    ("FCW baseline, lead brakes at t=15 s. No injected faults this time - last week's run had a position offset on "
+     "the lead's BSMs.", []),
+    ("lta nominal pls, no faults. fyi the sender went silent last time cos of a config bug", []),
+    ("GLOSA: advice must stay valid even if the countdown were off by a second - but in this run the RSUs broadcast "
+     "correct SPaT; we only measure the speed-advice delay KPI.", []),
+    ("Expected: IMA warning at least 2.5 s before conflict; log BSM inter-arrival times and timestamp offset "
+     "statistics.", []),
+])
+def test_fresh20_wording(text: str, want: list[tuple[str, str]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value)
+           for f in res.spec.faults]
+    assert got == want and not res.unparsed_clauses
+
+
+def test_fresh20_scene_words() -> None:
+    red = LlmRoles().parse_intent("RLVW, ego 45 km/h; red onset when ego is ~60 m out; SPaT dropped for 2 s at red "
+                                  "onset.", 1)
+    assert red.spec.signal.offset_s is not None and any("signal.offset_s" in n and "60 m out" in n for n in red.notes)
+    bike = LlmRoles().parse_intent("IMA: crossing motorbike at thirty mph from the right, ego at 25 km/h; its BSMs "
+                                   "are delayed by 0.5 s.", 1).spec
+    assert [a.speed_mps for a in bike.agents] == [pytest.approx(30 * 0.44704, abs=1e-3)]
+    lead = LlmRoles().parse_intent("What happens if the lead car's BSMs get replayed with an eight-second lag? Ego is "
+                                   "at 70 km/h, 18 m behind the lead.", 1).spec
+    assert lead.application.value == "FCW"
