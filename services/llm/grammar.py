@@ -157,6 +157,13 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
             # its braking (a slower lead stays closed on, the application's usual scene)
             ego["speed_mps"] = lead_mps
             p.note(f"ego.speed_mps {lead_mps:g}: following the lead at its stated speed (above the seed's draw)")
+        elif (meets := [float(a["speed_mps"]) for a in agents.values() if a.get("role") in ("cross", "opposing")
+                        and "speed_mps" in a]) and max(meets) > ego["speed_mps"]:
+            # crossing or oncoming traffic whose stated speed is above the drawn one (IMA, LTA): the ego approaches no
+            # slower, so that traffic, timed to meet it at the conflict point, starts on its own approach's road (a
+            # 40 km/h crosser timed to a 30 km/h ego needs 174 m of road before the conflict point, a 4-way has 161)
+            ego["speed_mps"] = max(meets)
+            p.note(f"ego.speed_mps {max(meets):g}: no slower than the stated conflicting traffic (above the seed's draw)")
         else:
             p.note(f"ego.speed_mps {ego['speed_mps']} assigned from seed"
                    + (f" (above the phantom's stated {max(ahead):g} m/s)" if ahead else ""))

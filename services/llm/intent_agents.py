@@ -26,6 +26,10 @@ def _maneuvers(p: ParseState, app: Application, roles: list[Mention], ego: dict[
     for pattern, turn in ((lx.LEFT, "left"), (lx.RIGHT, "right")):
         for m in p.finditer(pattern):
             subj = subject(p, roles, m.start(), 25)
+            if subj and subj.what == "opposing" and app is Application.LTA and turn == "left" and p.has(
+                    r"\b(?:during|in|through|for|on|throughout) (?:a |an |the |our |the ego'?s? )?$",
+                    p.t[max(0, m.start() - 24):m.start()]):
+                subj = None  # "oncoming car goes silent during left turn": the ego's turn, LTA's own, not the car's
             if subj and subj.what in agents:
                 agents[subj.what]["maneuver"] = turn
                 p.note(f"{subj.what}.maneuver {turn} from {m.group(0)!r}")

@@ -1009,3 +1009,25 @@ def test_fresh20_scene_words() -> None:
     lead = LlmRoles().parse_intent("What happens if the lead car's BSMs get replayed with an eight-second lag? Ego is "
                                    "at 70 km/h, 18 m behind the lead.", 1).spec
     assert lead.application.value == "FCW"
+
+
+def test_stated_conflicting_traffic_fits_its_road() -> None:
+    """fresh18's f18_023 (a healthy IMA run, 'crossing vehicle approaches from the right at 40 km/h') was refused at
+    grounding on seeds that drew a 30 km/h ego: the crosser, timed to meet it, needed 174 m of road where the 4-way has
+    161. An unstated ego now approaches no slower than stated crossing or oncoming traffic; a stated one is kept."""
+    text = "IMA nominal crossing, nothing injected. Crossing vehicle approaches from the right at 40 km/h."
+    for seed in range(1, 9):
+        spec = LlmRoles().parse_intent(text, seed).spec
+        assert spec.ego.speed_mps >= spec.agents[0].speed_mps
+    slow = LlmRoles().parse_intent("IMA at 25 km/h; crossing car at 40 km/h; its BSMs delayed by 1 s.", 2).spec
+    assert slow.ego.speed_mps == pytest.approx(25 / 3.6, abs=1e-3)
+
+
+def test_during_the_left_turn_is_the_egos_turn() -> None:
+    """fresh20's f20_012 ('Oncoming car goes silent during left turn') gave the oncoming car a left turn, which never
+    conflicts with the ego's: grounding refused it on every seed."""
+    spec = LlmRoles().parse_intent("LTA-88 Oncoming car goes silent during left turn. Steps: ego starts turning left at "
+                                   "the junction; oncoming hatchback at 60 km/h.", 1).spec
+    assert spec.ego.maneuver.value == "left" and [a.maneuver.value for a in spec.agents] == ["straight"]
+    turns = LlmRoles().parse_intent("LTA where the oncoming car turns left too, its BSMs delayed by 1 s.", 1).spec
+    assert [a.maneuver.value for a in turns.agents] == ["left"]
