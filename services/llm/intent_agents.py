@@ -111,8 +111,9 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
         behaviour["kind"] = "hard_brake"
         after = rx(r"^\W*(?:\w+\W+){0,3}?(?:at|after|from|around|about|near) (?:t ?= ?)?" + Q("time")).search(
             p.t[m.end():m.end() + 40])
-        before = rx(r"(?:at|after) (?:t ?= ?)?" + Q("time") + r",? (?:\w+\W+){0,5}$").search(
-            p.t[max(0, m.start() - 50):m.start()])
+        # "at t = 12 s from scenario start the lead vehicle brakes"
+        before = rx(r"(?:at|after) (?:t ?= ?)?" + Q("time") + r",? (?:from (?:the )?(?:scenario |run |test )?start,? )?"
+                    r"(?:\w+\W+){0,5}$").search(p.t[max(0, m.start() - 75):m.start()])
         into = rx(Q("time") + r" into the (?:scenario|run|simulation|test),? (?:\w+\W+){0,5}$").search(
             p.t[max(0, m.start() - 60):m.start()])
         # "does a panic stop 6 seconds after start", "brakes hard 3 s into the run"

@@ -151,7 +151,9 @@ def _range_lows(text: str, pool: Sequence[float]) -> set[str]:
 
 # A clause's parts: a fault's own words end at a comma, a bar ("FCW | ... late | gap 25 m") or where another
 # subject begins ("RLVW at 60 km/h where 12 SPaT packets are lost", "stale BSMs, with the lead braking hard at 3 s").
-_PART = re.compile(r",\s+|\s+\|\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+", re.IGNORECASE)
+# (a parenthesis is a part of its own: "for the corridor run (3 lights, ego 55 km/h) could you make the countdown ...")
+_PART = re.compile(r",\s+|\s+\|\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+|\)\s*|\s*\(",
+                   re.IGNORECASE)
 
 
 def _fault_part(clause: str, cue: str) -> tuple[int, int]:

@@ -130,7 +130,9 @@ def _violation_dicts(exc: InvalidArgument) -> list[dict[str, Any]]:
 _LIST_ITEM = re.compile(r"(?:[-*\u2022]|\d{1,2}[.)])\s")
 # a ticket's field opening a line: "RLVW-212 Stale SPaT\nDescription: SPaT messages are ..."
 _FIELD_LINE = re.compile(r"^(description|summary|details|expected( result)?|steps|preconditions?|setup|notes?|objective"
-                         r"|scenario|test case|acceptance( criteria)?)\s*:", re.IGNORECASE)
+                         r"|scenario|test case|acceptance( criteria)?|stimulus|requirements?|type|priority|ac)\s*:", re.IGNORECASE)
+# a one-line heading whose line ends its sentence: an email's subject, a ticket's title field
+_HEADING_LINE = re.compile(r"^(subject|title|re|fwd?)\s*:", re.IGNORECASE)
 
 
 class LlmRoles:
@@ -153,12 +155,13 @@ class LlmRoles:
                                                              "limit", "shorten the intent"))
         # white space folded; a line that opens a list item ("- 12 SPaT lost", "2) MAP late") keeps its line break,
         # so each item is a sentence of its own, as does a ticket's field ("Description: ...", "Expected: ...") after
-        # its title line (a hard-wrapped line joins the one before)
+        # its title line, and the line after an email's subject (a hard-wrapped line joins the one before)
         lines = [" ".join(line.split()) for line in text.replace("\x00", " ").splitlines()]
-        cleaned = ""
+        cleaned, last = "", ""
         for line in filter(None, lines):
-            cleaned += ("\n" if cleaned and (_LIST_ITEM.match(line) or _FIELD_LINE.match(line)) else " " if cleaned
-                        else "") + line
+            own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _HEADING_LINE.match(last)
+            cleaned += ("\n" if cleaned and own else " " if cleaned else "") + line
+            last = line
         if not cleaned:
             raise InvalidArgument(FieldViolation(field_name, "empty intent", "say what to test in one or two sentences"))
         return cleaned

@@ -56,7 +56,9 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
                                              f"{settings.max_intents}", "split the campaign"))
     cleaned = []
     for i, text in enumerate(intents):
-        t = " ".join(str(text).split())
+        # white space folded within lines; the line breaks stay, for the parser reads a list item or a ticket's field
+        # on its own line as a sentence of its own (LlmRoles.check_text)
+        t = "\n".join(filter(None, (" ".join(line.split()) for line in str(text).splitlines())))
         if not t:
             bad.append(FieldViolation(f"intents[{i}]", "empty intent", "say what to test in a sentence"))
         elif len(t) > MAX_INTENT_CHARS:

@@ -1031,3 +1031,34 @@ def test_during_the_left_turn_is_the_egos_turn() -> None:
     assert spec.ego.maneuver.value == "left" and [a.maneuver.value for a in spec.agents] == ["straight"]
     turns = LlmRoles().parse_intent("LTA where the oncoming car turns left too, its BSMs delayed by 1 s.", 1).spec
     assert [a.maneuver.value for a in turns.agents] == ["left"]
+
+
+def test_a_campaign_keeps_the_intents_line_breaks() -> None:
+    """A campaign folded every intent to one line, so a ticket's title ran into its fields and a restated fault was
+    a second, missing one: fresh20's f20_001 parsed whole in the benchmark and stopped its campaign on 'the parser
+    could not read'. The request keeps the line breaks (white space folded within lines)."""
+    from services.search.core import validate_request
+    from services.search.settings import SearchSettings
+
+    text = ("RLVW-231 Stale SPaT near stop line\nType: Test | Priority: High\nDescription: ego at 50 km/h. Beginning "
+            "40 m before the stop line the RSU keeps   sending the very same SPaT content, only with fresh timestamps, "
+            "for 6 s.")
+    (kept,) = validate_request(settings=SearchSettings(), intents=[text]).intents
+    assert kept.count("\n") == 2 and "keeps sending" in kept
+    assert not LlmRoles().parse_intent(kept, 1).unparsed_clauses
+
+
+@pytest.mark.parametrize("text", [
+    # an email's subject ends its sentence ("Subject: LTA packet loss" restates the loss below it)
+    "Subject: LTA packet loss\n\nHi, ego turning left at 10 km/h, oncoming motorcycle at 65 km/h. Please make the "
+    "oncoming bike lose 40% of its BSMs once it gets near the junction, for 6 seconds.",
+    # the time before its brake ("at t = 12 s from scenario start the lead vehicle brakes at 6 m/s²")
+    "FCW. Stimulus: at t = 12 s from scenario start the lead vehicle brakes at 6 m/s². From the moment it starts "
+    "braking, the lead's BSMs report its position 4 m further ahead than it really is.",
+    # a parenthesis is its own part of a clause ("(3 lights, ego 55 km/h)")
+    "Hi Tom, for the corridor run (3 lights, ego 55 km/h) could you make the SPaT countdown read 4 s too long from "
+    "green onset onwards?",
+])
+def test_fresh20_campaign_stoppers(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert len(res.spec.faults) == 1 and not res.unparsed_clauses
