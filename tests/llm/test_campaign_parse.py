@@ -1062,3 +1062,15 @@ def test_a_campaign_keeps_the_intents_line_breaks() -> None:
 def test_fresh20_campaign_stoppers(text: str) -> None:
     res = LlmRoles().parse_intent(text, 1)
     assert len(res.spec.faults) == 1 and not res.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "operator"), [
+    # the never-a-fault words of fresh20 leave a fault that is asked for alone
+    ("RLVW: log into the RSU and drop 30 % of SPaT messages from t = 5 s.", "drop"),
+    ("GLOSA: measure the effect of a 0.5 s delay on SPaT messages from 5 s.", "delay"),
+    ("FCW: the lead's BSMs are delayed by 300 ms; record the warning time in the log.", "delay"),
+    ("IMA: track how the app copes when the crossing car's BSMs are dropped for 2 s at the decision point.", "drop"),
+])
+def test_a_fault_near_a_logging_word_stays(text: str, operator: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert [f.operator.value for f in res.spec.faults] == [operator] and not res.unparsed_clauses
