@@ -111,9 +111,17 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # countdown were off by a second", "timestamp offset statistics"), 3 false alarms (past runs: "last week's run had a
 # position offset", "the sender went silent last time"), 1 wrong application ("18 m behind the lead" named no
 # application), 1 refused; after: 96.7 % / 92.6 % exact, 0/0/0/0, the refusal left (EEBL with a BSM speed fault: our
-# EEBL reads no BSM, refused with that reason)
+# EEBL reads no BSM, refused with that reason); fresh21 (homologation sections, markdown tables, CSV rows, voice memos,
+# non-native notes, a fleet operator's complaint; written after every rule above) first: application 100 %, 70.4 % exact
+# (19 of 27), 1 silent drop ("MAP binds ego lane to the left-turn signal group" in a table cell), 2 substitutions (a past
+# telemetry sentence taken as the fault, "broadcast red when it's actually green" as a countdown error), 7 invented
+# faults on 6 healthy intents (a past incident, "measure ... as observed; do not inject any", "this we test in other
+# campaign, not now", "replay attack covered in L-08", "we're not injecting anything", a question "what would happen
+# if ..."), 6 false alarms; after: 100 % / 92.6 % exact, 0/0/0, 1 false alarm left (a CSV row's columns, "90 km/h,60
+# km/h,40 m", which the parser does not read as ego speed, lead speed and gap: said back), 2 inexact (a replay lag said
+# as "sent back at twenty seconds ... ten seconds stale"; "from when it is 60 m from the conflict point")
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
-    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 21))
+    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 22))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

@@ -122,6 +122,7 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       r"|communications?|comms|v2x|messages?|links?) (fine|ok|healthy|working|nominal|clean)\b|\bno (faults?"
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b|"
                       + lx.NO_FAULTS, _F)
+_NOT_NOW = re.compile(lx.NOT_NOW, _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
                        # a report's column or counter named by a fault word ("the 'lost' column should read zero")
                        r"|['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|stale|frozen|corrupted|suppressed)\b"
@@ -208,6 +209,11 @@ def read_clauses(text: str) -> list[Clause]:
     return [c for c, _ in _split(correct_typos(text))]
 
 
+def read_clauses_in_sentences(text: str) -> list[tuple[Clause, str]]:
+    """:func:`read_clauses`, each with the sentence it stands in."""
+    return _split(correct_typos(text))
+
+
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.|'(?=[a-z]))*)'" + r'|"((?:[^"\\]|\\.)*)"')
 
 
@@ -239,11 +245,12 @@ def detect(text: str) -> list[CueClause]:
     semicolons) and of the sentence before, nearest first. The clauses are read with the parser's own
     one-edit typo corrections ("lateny" -> "latency"), so a misspelt fault is not a silent one.
     """
-    split = [c for c, _ in _split(correct_typos(text))]
+    pairs = _split(correct_typos(text))
+    split = [c for c, _ in pairs]
     out: list[CueClause] = []
-    for i, clause in enumerate(split):
-        if _HEALTHY.search(clause.text):
-            continue
+    for i, (clause, sentence) in enumerate(pairs):
+        if _HEALTHY.search(clause.text) or _NOT_NOW.search(sentence):
+            continue  # healthy, or a sentence about another run or test ("... but this we test in other campaign")
         scrubbed = _NOT_COMM.sub(" ", clause.text)
         context, stream = clause.context, clause.stream
         if clause.back_reference:
@@ -342,9 +349,16 @@ def _restates(cue: CueClause, other: CueClause) -> bool:
             return False
     near = abs(cue.sentence - other.sentence) <= 1 or any(_heading(c) for c in (cue, other))
     return (near and cue is not other
-            and not (_quantity(cue.text) and _quantity(other.text))
+            and (not (_quantity(cue.text) and _quantity(other.text)) or _same_quantities(cue.text, other.text))
             and bool(cue.operators & other.operators)
             and (cue.stream is None or other.stream is None or cue.stream == other.stream))
+
+
+def _same_quantities(a: str, b: str) -> bool:
+    """Do two clauses state the same quantities ("15 metres further back", "15 m behind its real position")?"""
+    def values(text: str) -> set[tuple[str, float]]:
+        return {(q.kind, round(q.value, 6)) for q in normalize(text).quantities}
+    return values(a) == values(b)
 
 
 def _heading(cue: CueClause) -> bool:

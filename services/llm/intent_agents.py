@@ -140,9 +140,15 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
             p.note("lead.behaviour hard_brake (EEBL needs a braking lead)")
         if "at_time_s" not in lead:
             # "the lead brakes at 6 s": the braking time, left free for a fault anchored to it ("goes quiet as it
-            # brakes at 4 s")
-            stated = p.has(r"\bbrak\w* (?:at|after) (?:t ?= ?)?" + Q("time"))
-            lead["at_time_s"] = p.q(stated).value if stated else 4.0
+            # brakes at 4 s"); "lead brakes 9 m/s2 at t=12 s": its deceleration too
+            stated = p.has(r"\bbrak\w* (?:(?:at |with )?" + Q("accel", "a") + r" )?(?:at|after) (?:t ?= ?)?" + Q("time"))
+            lead["at_time_s"] = p.use(stated, "lead.behaviour.at_time_s") if stated else 4.0
+            if stated and stated.group("a") is not None and "decel_mps2" not in lead:
+                decel = p.n.quantities[int(stated.group("a"))]
+                if decel.used is None:
+                    decel.used = "lead.behaviour.decel_mps2"
+                    lead["decel_mps2"] = decel.value
+                    p.note(f"lead.behaviour.decel_mps2 {decel.value:g} from {decel.raw!r}")
             p.note(f"lead.behaviour.at_time_s {lead['at_time_s']:g} s " + (f"from {clean(stated.group(0))!r}" if stated
                                                                           else "(default)"))
     cross_role = "opposing" if app is Application.LTA else "cross"
@@ -180,7 +186,13 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     r"(?:where|its|their|the (?:true|real|actual)))(?: away)?(?: (?:before|from|short of|upstream of|"
                     r"ahead of) (?:the )?" + BAR + r")?",
                     Q("dist") + r" (?:away |out )?(?:from|before|short of|upstream of) (?:the )?" + BAR
-                    + r" (?:at the start|initially|at t ?= ?0)"):
+                    + r" (?:at the start|initially|at t ?= ?0)",
+                    # "RLVW with signal at 300 m", "three signals, first one at two hundred metres": the first stop
+                    # bar that far ahead of the ego's start
+                    r"\b(?:with (?:the |a )?|the )?(?:signal|traffic light|light|junction|intersection)s? (?:is )?at "
+                    + Q("dist") + r"(?! (?:before|after|from|past|beyond|behind|apart|spacing|intervals?)\b)",
+                    r"\bfirst (?:one|1|signal|light|junction|intersection) (?:is )?at " + Q("dist")
+                    + r"(?! (?:before|after|from|past|beyond|behind|apart)\b)"):
         for m in p.finditer(pattern):
             if p.free(m):
                 ego["start_distance_m"] = p.use(m, "ego.start_distance_m")

@@ -47,8 +47,9 @@ class FaultDraft:
 
 # " + " joins two faults as "plus" does ("bsm delay 0.4s + bsm speed +2 m/s")
 # " + " joins two faults as "plus" does ("bsm delay 0.4s + bsm speed +2 m/s")
-SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[,;]|\s\+\s")
-STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|;|\s\+\s")
+# (a table's cell border "|" separates as strongly as ";": "| MAP binds ego lane to ... | SPaT ... starting at amber |")
+SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[,;|]|\s\+\s")
+STRONG_SEPARATOR = rx(r"\b(and|while|but|plus|whereas|also|then|meanwhile)\b|[;|]|\s\+\s")
 
 
 def nearest(p: ParseState, f: FaultDraft, pattern: str, same_sentence: bool = True) -> re.Match[str] | None:

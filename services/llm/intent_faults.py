@@ -495,13 +495,22 @@ def _stated(f: FaultDraft) -> bool:
 _STALENESS = rx(r"stale|outdated|out of date|old|older")
 
 
+def _same_value(a: FaultDraft, b: FaultDraft) -> bool:
+    """Do two faults state the same value ("showing it 15 metres further back ... Please reproduce that: reported
+    15 m behind its real position")? A restatement, not a second fault."""
+    def close(x: float | None, y: float | None) -> bool:
+        return (x is None) == (y is None) and (x is None or y is None or abs(x - y) <= 1e-9 * max(1.0, abs(x)))
+    return close(a.magnitude, b.magnitude) and close(a.probability, b.probability) \
+        and close(a.burst_count, b.burst_count)
+
+
 def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDraft]:
     """One fault said twice in different sentences is one fault: a heading and its description ("IMA-88 Cross-traffic
     speed inflated\nDescription: the BSM speed field reads 5 m/s higher"), a fault and its gloss ("its OBU never
     transmits. V2X silence, not a radar dropout.", "the phase it advertises is green ... Only the SPATEM content is
     wrong, and only for the first 3 s after the red onset"). Two faults of one operator, stream and sender merge when at
-    most one of them states a value and their anchors, durations and values do not differ; the merged fault keeps every
-    field either states. Anything that tells them apart (another anchor, another value) keeps both."""
+    most one of them states a value, or both state the same one, and their anchors, durations and values do not differ;
+    the merged fault keeps every field either states. Anything that tells them apart (another anchor, another value) keeps both."""
     out: list[FaultDraft] = []
     for f in faults:
         # "the feed freezes ... whether the advisory notices the stale data": frozen or replayed content is stale by
@@ -517,7 +526,7 @@ def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDra
         # "the signal data as stale")
         twin = next((g for g in out if g.operator == f.operator and g.stream == f.stream
                      and (g.sender == f.sender or g.sender is None or f.sender is None)
-                     and g.sentence != f.sentence and not (_stated(g) and _stated(f))
+                     and g.sentence != f.sentence and (not (_stated(g) and _stated(f)) or _same_value(g, f))
                      and (g.anchor is None or f.anchor is None or g.anchor == f.anchor)
                      and (g.duration_s is None or f.duration_s is None or g.duration_s == f.duration_s)), None)
         if twin is None:

@@ -159,6 +159,15 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # "from the moment the ego starts the turn decision", "when the crossing car is about to reach the decision point"
+        (r"(?:when|as|once|the moment|from the moment) (?:the ego|ego|it|we) (?:starts|begins|makes|takes) (?:its |the "
+         r"|their )?(?:turn(?:ing)? |stop |go )?decision\b", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:when|as|once|the moment) (?:the )?(?:crossing |cross |oncoming |opposing )?(?:vehicle|car|truck|van|bike"
+         r"|motorbike|it)s? (?:is )?(?:about to reach|reaches|gets to|nears) (?:the )?" + _DECISION,
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # "SPaT time-to-change reads 2 s short starting at amber"
+        (r"\b(?:starting|beginning|from) at (?:the )?" + _PHASE + r"(?: onset| phase| light)?\b",
+         lambda m: sig(m.group("ph"), 0.0)),
         (r"(?:moment|instant|time|point|when|as) " + _DECIDER + r" (?:has to|must|needs to"
          r"|is about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:after|once|when|while|though|since) (?:it|the light|the signal)(?: has| had)? (?:already |in fact "
@@ -207,9 +216,21 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
             anchor = build(m)
             if anchor is None:
                 continue
-            owner.anchor = anchor
-            owner.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
-                               f"{clean(m.group(0))!r}")
+            # a sentence that opens with its anchor clause ("when the crossing car is about to reach the decision
+            # point, have its BSMs report it 2 m/s slower and also 8 m further ahead") times every fault it then asks
+            # for, but one said apart ("separately ...", "for the whole run")
+            s = p.n.sentence_of(m.start())
+            same = [f for f in faults if f.sentence == s]
+            opened = len(same) > 1 and all(f.start >= m.end() for f in same) and rx(r"^\s*,").match(p.t[m.end():]) \
+                is not None
+            for f in (same if opened else [owner]):
+                if f is not owner and _SAID_APART.search(p.t[max(0, f.start - 40):f.start + 60]):
+                    continue
+                if f.anchor is None:
+                    f.anchor = dict(anchor)
+                    f.notes.append(f"anchor {anchor.get('event', 'scenario_time')} {anchor['offset_s']:+g} s from "
+                                   f"{clean(m.group(0))!r}" + (" (opens the sentence of every fault in it)"
+                                                               if opened else ""))
 
 
     # "and from the same point every BSM ... arrives 2 s late": the anchor of the fault before
@@ -243,6 +264,10 @@ _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from th
                   r"(?:zone|area|point|range)|(?:is|are|gets?|comes?) within (?:the )?(?:decision|warning|conflict) (?:range"
                   r"|zone|distance|area))\b")
 
+
+# a fault said apart from an anchor that opens its sentence ("and separately ...", "for the whole run")
+_SAID_APART = rx(r"\b(separately|independently|whole (run|test|scenario|drive)|entire (run|test|scenario|drive)"
+                 r"|throughout|all the time|from the (start|beginning))\b")
 
 # a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")
 _ALL_FAULTS = rx(r"\b(both|all of them|all (?:the |these |those )?(?:faults|effects|degradations|errors)|each of them"
@@ -280,6 +305,14 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     r"\b(?:dur|duration|how long|length)\s*[=:]?\s*" + Q("time")):
         for m in p.finditer(pattern):
             owner = owner_of(faults, p, m.start())
+            if len(faults) > 1 and p.free(m) and _ALL_FAULTS.search(p.t[max(0, m.start() - 25):m.start()]) \
+                    and not pattern.startswith("(?:until"):
+                value = p.use(m, "duration")  # "..., both for 5 seconds": every fault's that has none
+                for f in faults:
+                    if f.duration_s is None:
+                        f.duration_s = value
+                        f.notes.append(f"duration {value:g} s from {clean(m.group(0))!r} (said of every fault)")
+                continue
             if owner is None or owner.duration_s is not None or not p.free(m):
                 continue
             if rx(r" (?:longer|shorter|more|less|extra|too)\b").match(p.t, m.end()):

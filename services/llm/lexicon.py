@@ -224,6 +224,12 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.MAP_MISASSOCIATION, r"\b(ties?|tied|links?|linked|maps?|mapped|assigns?|assigned|associates?)\b (our|the "
                                        r"ego'?s?|the|its) lane\b[^.;]{0,40}?\bto the (\S+ ){0,3}?(signal group|group|arrow"
                                        r"|signal|light)s?\b[^.;]{0,30}?\binstead of\b", False, 9),
+    # "MAP binds ego lane to the left-turn signal group": a named group the ego lane does not belong to (a table
+    # cell says no "instead of")
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(binds?|bound|ties?|tied|links?|linked|assigns?|assigned|associates?)\b (our "
+                                       r"|the |its )?(ego'?s? )?lane\b[^.;|]{0,20}?\bto the (left[- ]turn|right[- ]turn"
+                                       r"|turn|pedestrian|cross(ing)?|through|wrong|other|opposing) (\S+ ){0,2}?(signal "
+                                       r"group|group|arrow|signal|phase)s?\b", False, 9),
     (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
                                        r"|associat\w* (the |its |our )?(ego('s)? )?lane with|mapped to the wrong"
                                        r"|wrong (lane )?mapping", False, 9),
@@ -240,6 +246,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"|stops? (to )?(changing|change)\b|(never|no longer) changes\b|\bunchanged\b|keeps? (its|their|the) "
                            r"(first|initial|old|last|same|previous) (content|contents|payload|values?|state|data)"
                            r"|repeat\w* (\w+ ){0,2}?(stale|old|same|last|previous|identical)\b", True, 7),
+    # "SPaT time-to-change reads 2 s short", "the countdown reads 3 s long"
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdowns?|time[- ]to[- ]change|remaining time)\b[^.;|]{0,15}?\b(reads?|shows?"
+                                          r"|is|runs?) <q\d+:time> (too )?(short|long|early|late)\b", False, 6),
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdowns?|time[- ]to[- ]change)\b[^.;]{0,20}?\b(over|under)-?(report|stat|estimat)\w*"
                                           r"|(over|under)-?(report|stat|estimat)\w* (the )?(remaining|countdown)\b", False, 6),
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdowns? (is |are |runs? )?(<q\d+:time> )?(off|wrong|early|late|shifted|offset|skewed"
@@ -401,6 +410,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.FREEZE, r"\b(go(es)? on|keeps?|continues?|carry|carries) (repeating|re-?sending|broadcasting|sending)"
                            r" (the |their |its )?(old |stale |same |previous |earlier )?(content|contents|payload|data"
                            r"|values?|state|snapshot)\b", True, 7),
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(broadcasts?|broadcasting|sends?|sending|shows?|showing|reports?|reporting"
+                                       r"|signals?|says|claims?) (a |an )?(green|red|amber|yellow)\b[^.;]{0,10}?\b(when|while"
+                                       r"|although|though) (it'?s|it is|the light is|the signal is|the phase is) (actually "
+                                       r"|really |in fact |truly )?(green|red|amber|yellow)\b", True, 7),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(claims?|claiming|says|saying|tells?|telling|insists?|insisting|announc\w*"
                                        r"|reports?|reporting|indicat\w*|signals?)\b( (the|our) (car|ego|vehicle|driver"
                                        r"|receiver)| everyone| everybody| us| drivers| (the )?(cars|vehicles))? (that )?"
@@ -679,10 +692,14 @@ NO_FAULTS = (r"\bfaults?\s*[=:]\s*(none|no|0|n/a)\b|\b(no|without( any)?) (injec
              r"|v2x |radio |network |link |channel |fault )?(faults?|errors?|degradation|injection"
              r"|impairments?)\b|\bnothing (is |gets |will be )?injected\b|\bno (faults?|errors?) to inject\b"
              r"|healthy (communication|channel|v2x)|pristine|normal communication|nominal communication"
-             # "we are NOT injecting loss here", "nothing broken on the comms side"
+             # "we are NOT injecting loss here", "nothing broken on the comms side", "do not inject any", "we're not
+             # injecting anything this run", "today only normal messages", "this row is the clean reference"
              r"|\b(not|n't|never) (be )?(inject\w*|simulat\w*|introduc\w*|add\w*) (any )?(packet |message )?(loss|losses"
              r"|delays?|latency|faults?|errors?|drops?)\b|\bnothing (is )?(broken|wrong|faulty|off) (on|in|with) the "
-             r"(comms?|communications?|v2x|radio|network|channel|link)\b")
+             r"(comms?|communications?|v2x|radio|network|channel|link)\b|\b(do not|don't|dont|not|n't) (inject|injecting) "
+             r"any(thing)?\b|\bonly normal messages\b|\bnormal messages only\b|\bclean reference\b"
+             r"|\bno (injected |simulated |added )?(loss|delay|latency)( or (loss|delay|latency))? (this time|today|in this"
+             r" run|this run)\b")
 
 # a report's column, counter or metric named by a fault word, quoted or not ("the 'lost' column in the report should
 # read zero", "the dropped-packets counter", "the late count"): a mention of what a run shows, never a fault cue
@@ -708,6 +725,30 @@ LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|
                       r"|requirement|target|spec\w*)\b|\blatency (budget|limit|requirement|target)\b|\blatency (must|shall"
                       r"|should|has to) (stay|be|remain|keep) (below|under|within|less than)\b"
                       r"|\blatency (below|under|less than|within|of at most|at most)\b")
+# a past incident told in a past tense ("last month on the Elm Avenue corridor (five signals, 600 m apart) we saw ...
+# an RSU firmware update introduced about 300 ms of SPaT latency"): none of its words or quantities are this run's
+PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter)\b[^.;]*\b(saw|observed"
+                 r"|noticed|had|was|were|went|introduced|caused|showed)\b[^.;]*")
+
+# a fault word about another time or another test, never this run's: a question not to run ("what would happen if the
+# lead's BSMs were replayed ...?"), another test's coverage ("replay attack covered in L-08", "but this we test in other
+# campaign, not now", "currently we only cover countdown errors"), a past incident told in a past tense ("last month ...
+# an RSU firmware update introduced about 300 ms of SPaT latency"), a quantity observed rather than injected ("measure
+# BSM packet loss and delay as observed"). Part of NOT_A_FAULT; the quantity guard also reads it per sentence (the
+# quantities of such a sentence are not this run's settings)
+NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
+           r"|\b[\w-]+( attacks?| faults?| errors?)? (is |are )?(covered|tested|handled) (in|by|elsewhere)\b[^.;|]*"
+           r"|[^.;|]{0,120}\b(in|for) (an? )?(other|another|separate|different|later) (campaign|test|run|suite|ticket)"
+           r"s?\b[^.;|]*|\b(only |currently |already )?cover(s|ed)? (\w+ ){0,2}?(countdown|delay|loss|latency|phase"
+           r"|position|speed|timestamp|replay|spoofing|freeze) (errors?|faults?|cases?)\b"
+           r"|" + PAST_INCIDENT +
+           r"|\b(packet |message )?(loss|delay|latency)( and (loss|delay|latency))? as (observed|measured|they come)\b")
+
+# what an application must withstand, not what is injected ("the advisory should handle like up to ten percent spat
+# loss", "must tolerate 200 ms of delay"); part of NOT_A_FAULT, and an outcome to the quantity guard
+ROBUSTNESS_REQUIREMENT = (r"\b(should|must|shall|has to|have to|needs? to|is to) (\w+ )?(handle|tolerate|cope with"
+                          r"|survive|withstand|ride out|absorb)\b[^.;]{0,50}")
+
 # what a test measures or leaves out, said with a fault word ("a packet error rate target of 10 %", "the previous run
 # lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
 # filter and the unparsed-fault guard both read it)
@@ -753,7 +794,11 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budg
                r"|\blast (week|time|run|night)('s)? (run|test)?\s*(had|showed|was|were|went|got)\b"
                r"|\b(went|was|were|had|got)\b[^.;]{0,60}?\blast (time|week|run|night)\b"
                # a hypothetical in a requirement ("advice must stay valid even if the countdown were off by a second")
-               r"|\beven if\b[^.;]{0,60}?\b(were|was|would be|should be)\b[^.;]{0,40}")
+               r"|\beven if\b[^.;]{0,60}?\b(were|was|would be|should be)\b[^.;]{0,40}"
+               # the application's own silence ("the left-turn assist stayed silent"): an outcome, not a silenced sender
+               r"|\b(warnings?|alerts?|assist|advisory|app|application|system|hmi)\b[^.;]{0,15}?\b(stayed|stays|remained"
+               r"|remains|was|kept|went|stay|remain) (silent|quiet|mute)\b"
+               r"|" + ROBUSTNESS_REQUIREMENT + r"|" + NOT_NOW)
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking

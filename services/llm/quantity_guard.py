@@ -185,9 +185,20 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"\bwithin\b|\bwithin \d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) (of|after|from)\b"
                       r"|\b(must|should|shall|has to) (stay|remain|be|keep) (above|below|under|over|within|less than"
                       r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?)\b"
+                      # "the advisory should handle up to 10 % SPaT loss": what it must withstand, not what is injected
+                      r"|" + lx.ROBUSTNESS_REQUIREMENT +
                       # "advice must stay valid even if the countdown were off by a second": a robustness requirement
                       r"|\b(must|should|shall|has to) (still )?(stay|remain|be|keep) (valid|correct|stable|accurate"
                       r"|consistent|usable|safe)\b|\beven if\b[^.;]{0,60}\b(were|was|would be)\b", re.IGNORECASE)
+
+
+_NOT_THIS_RUN = re.compile(lx.CRITERION_HEADING + r"|" + lx.NOT_NOW, re.IGNORECASE)
+_PAST = re.compile(lx.PAST_INCIDENT, re.IGNORECASE)
+
+
+def _fault_like(text: str) -> bool:
+    """Are the clause's quantities all of the kinds a fault states (times, shares, counts), none a scene's?"""
+    return all(q.kind in ("time", "pct", "count") for q in normalize(text).quantities)
 
 
 def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[str, list[Quantity], bool]]:
@@ -198,9 +209,14 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
     fault_lows, any_lows = _range_lows(text, faults), _range_lows(text, everything)
     asks = {c.text: c.cue for c in fault_cues.detect(text)}
     out = []
-    for clause in fault_cues.read_clauses(text):
-        if clause.text not in asks and (_OUTCOME.search(clause.text) or fault_cues.healthy(clause.text)):
-            continue  # an outcome to check or a healthy baseline ("about 20 ms, which is nominal"), not a setting
+    for clause, sentence in fault_cues.read_clauses_in_sentences(text):
+        if clause.text not in asks and (_OUTCOME.search(clause.text) or fault_cues.healthy(clause.text)
+                                        or _PAST.search(sentence)
+                                        or (_NOT_THIS_RUN.search(sentence) and _fault_like(clause.text))):
+            # an outcome to check, a healthy baseline ("about 20 ms, which is nominal"), or a fault's values in a
+            # sentence about another run or test ("Requirement: ... if SPaT has 200 ms delay, but this we test in
+            # other campaign"); a scene's speeds and distances there are still settings to read
+            continue
         part = _fault_part(clause.text, asks[clause.text]) if clause.text in asks else (0, 0)
         lost, fault = [], False
         for segment, own in ((clause.text[:part[0]], False), (clause.text[part[0]:part[1]], True),

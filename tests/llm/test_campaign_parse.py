@@ -635,6 +635,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH18, (), {}, (), ("f18_010", "f18_015", "f18_028")),
     (bench_parse_campaign.FRESH19, (), {}, ("f19_025",), ()),
     (bench_parse_campaign.FRESH20, (), {"f20_022": {"reported"}}, ("f20_022",), ()),
+    (bench_parse_campaign.FRESH21, ("f21_016", "f21_017"), {}, (), ("f21_009",)),
 ]
 
 
@@ -1074,3 +1075,47 @@ def test_fresh20_campaign_stoppers(text: str) -> None:
 def test_a_fault_near_a_logging_word_stays(text: str, operator: str) -> None:
     res = LlmRoles().parse_intent(text, 1)
     assert [f.operator.value for f in res.spec.faults] == [operator] and not res.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh21's first read: a table cell's fault is read, and its anchor stays in its own cell
+    ("| test_id | app | speed | fault 1 | fault 2 |\n|---|---|---|---|---|\n| R-14 | RLVW | 40 mph | MAP binds ego lane "
+     "to the left-turn signal group from start | SPaT time-to-change reads 2 s short starting at amber |",
+     [("map_misassociation", "scenario_time"), ("spat_countdown_offset", "amber_onset")]),
+    ("GLOSA: the second of three signals should broadcast red when it's actually green, for 4 s starting at its green "
+     "onset. Currently we only cover countdown errors.", [("spat_phase_corrupt", "green_onset")]),
+    # a past observation restated as the request is one fault, timed by the request
+    ("LTA: our telematics suggest the SUV's broadcasts were showing it about 15 metres further back than it actually "
+     "was, and the left-turn assist stayed silent. Please reproduce that: oncoming vehicle reported 15 m behind its "
+     "real position from the moment the ego starts the turn decision.", [("bsm_position_offset", "decision_epoch")]),
+    # an anchor that opens its sentence times every fault the sentence asks for
+    ("IMA: when the crossing car is about to reach the decision point, have its BSMs report it 2 m/s slower than "
+     "reality and also 8 m further ahead along its path than it is, both for 5 seconds.",
+     [("bsm_speed_offset", "decision_epoch"), ("bsm_position_offset", "decision_epoch")]),
+    # another time, another test, a question, a requirement to withstand: no fault
+    ("Last month on the Elm Avenue corridor (five signals, 600 m apart) we saw the speed advice go stale after an RSU "
+     "firmware update introduced about 300 ms of SPaT latency; that's fixed now. GLOSA with clean messages this time.",
+     []),
+    ("Please test RLVW with signal at 300 m, RSU on pole 8 m height. Requirement: system must warn also if SPaT has "
+     "200 ms delay, but this we test in other campaign, not now. Today only normal messages.", []),
+    ("| id | app | oncoming speed | fault | notes |\n|---|---|---|---|---|\n| L-07 | LTA | 60 km/h | none | replay attack "
+     "covered in L-08; this row is the clean reference |", []),
+    ("okay glosa on the harbor road corridor uh three signals first one at two hundred metres uh target is the "
+     "advisory should handle like up to ten percent spat loss but uh we're not injecting anything this run", []),
+    ("Quick question on the FCW suite, not a request to run anything: what would happen if the lead car's BSMs were "
+     "replayed with a 2 s lag while it brakes? For today just the standard case, no faults.", []),
+])
+def test_fresh21_wording(text: str, want: list[tuple[str, str]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value)
+           for f in res.spec.faults]
+    assert got == want and not res.unparsed_clauses
+
+
+def test_fresh21_scene_words() -> None:
+    eebl = LlmRoles().parse_intent("case;app;ego;braker;comment\nE-11;EEBL;80 km/h;lead brakes 9 m/s2 at t=12 s;no "
+                                   "message faults", 1).spec
+    lead = next(a for a in eebl.agents if a.id == "lead")
+    assert (lead.behaviour.at_time_s, lead.behaviour.decel_mps2) == (12.0, 9.0)
+    assert LlmRoles().parse_intent("RLVW with the signal at 300 m, SPaT delayed by 1 s.", 1).spec.ego.start_distance_m \
+        == 300.0
