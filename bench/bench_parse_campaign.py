@@ -260,6 +260,8 @@ def run(rows: list[dict[str, Any]], roles: LlmRoles) -> dict[str, Any]:
             c[u["verdict"]] += u["verdict"] == "silent"
         if asks:
             c["substitutions"] += len(s["extra"])
+            # a campaign stops on any clause the parser reports unread (never a run of something else than asked)
+            c["campaign_stops"] += bool(s.get("findings")) or s["refused"] is not None
         else:
             c["invented"] += len(s["extra"])
             c["false_alarms"] += bool(s["false_alarms"])
@@ -278,7 +280,8 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
             "unsupported": c.get("unsupported", 0), "unsupported_reported": c.get("unsupported_reported", 0),
             "silent_drops": c.get("silent", 0), "substitutions": c.get("substitutions", 0),
             "invented_faults": c.get("invented", 0), "healthy": c.get("healthy", 0),
-            "false_alarms": c.get("false_alarms", 0), "refused": c.get("refused", 0)}
+            "false_alarms": c.get("false_alarms", 0), "refused": c.get("refused", 0),
+            "campaign_stops": c.get("campaign_stops", 0)}
 
 
 def _miss_lines(res: dict[str, Any]) -> list[str]:
@@ -306,6 +309,8 @@ def _miss_lines(res: dict[str, Any]) -> list[str]:
             problems.append(f"{kind} {g}")
         if s["false_alarms"]:
             problems.append(f"false alarm {s['false_alarms']}")
+        if (s["faults"] or s["unsupported"]) and s.get("findings") and not problems:
+            problems.append(f"campaign stop: unread {s['findings']}")
         if problems:
             lines.append(f"{s['id']}: {s['text']}\n      " + "; ".join(problems))
     return lines
@@ -329,6 +334,8 @@ def report(name: str, res: dict[str, Any], backend: str, verbose: bool) -> bool:
     print(f"invented faults       {s['invented_faults']}   (healthy intents; target 0)")
     print(f"false alarms          {s['false_alarms']} of {s['healthy']} healthy intents (target 0)")
     print(f"refused               {s['refused']}")
+    print(f"campaign stops        {s['campaign_stops']} of {s['intents'] - s['healthy']} fault intents (an unread clause or "
+          "a refusal: its campaign would not run)")
     print(f"{'operator':<24}{'faults':>7}{'exact':>7}{'bound':>7}{'reported':>9}{'silent':>7}")
     for op, t in res["per_operator"].items():
         print(f"{op:<24}" + "".join(f"{t.get(k, 0):>{w}}" for k, w in _COLUMNS))

@@ -47,6 +47,8 @@ from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
 from services.llm.intent_agents import (
+    HEADWAY_KEY,
+    SMALLEST_GAP_M,
     _behaviours,
     _chain,
     _gaps,
@@ -172,6 +174,14 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     for q in n.quantities:  # (after the last reader of a quantity)
         if q.used is None:
             p.note(f"unused quantity {q.raw!r}")
+    for agent in agents.values():  # a headway in seconds is a gap at the ego's speed
+        headway = agent.pop(HEADWAY_KEY, None)
+        if headway is not None and "gap_m" not in agent:
+            gap = round(headway * float(ego["speed_mps"]), 1)
+            agent["gap_m"] = max(gap, SMALLEST_GAP_M)
+            p.note(f"{agent['id']}.gap_m {agent['gap_m']:g}: a {headway:g} s headway at the ego's "
+                   f"{float(ego['speed_mps']):g} m/s" + (f" (raised to the smallest gap, {SMALLEST_GAP_M:g} m)"
+                                                          if gap < SMALLEST_GAP_M else ""))
     agent_list = []
     for i, agent in enumerate(agents.values()):
         if "speed_mps" not in agent:

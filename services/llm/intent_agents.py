@@ -304,8 +304,21 @@ def _stated_follower_gap(p: ParseState, roles: list[Mention], agents: dict[str, 
             return
 
 
+# a lead's gap said as a time ("follows at 2 s headway", "a time gap of 1.5 s"): the grammar turns it into metres at the
+# ego's speed once that is known (HEADWAY_KEY holds the seconds until then)
+HEADWAY_KEY = "__headway_s"
+SMALLEST_GAP_M = 5.0  # the spec's lower bound of an agent's gap_m
+_HEADWAY = (r"(?:at |with )?(?:an? )?" + Q("time") + r" (?:time )?(?:headway|time gap|following gap)\b"
+            r"|\b(?:time )?(?:headway|time gap)(?: of| is| =)? " + Q("time", "q2"))
+
+
 def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
     _follower_gap(p, roles, agents)
+    m = p.has(_HEADWAY)
+    group = "q" if m is not None and m.group("q") is not None else "q2"
+    if m and p.free(m, group) and "lead" in agents:
+        agents["lead"][HEADWAY_KEY] = p.use(m, "lead.gap_m", group)
+        p.note(f"lead headway {agents['lead'][HEADWAY_KEY]:g} s from {clean(m.group(0))!r}")
     # "puts it 9 m ahead of where it actually is" is a position offset, not a gap
     for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)(?! of (?:where|its|their|the (?:true|real|actual))\b)",
                     r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist"),

@@ -74,7 +74,7 @@ def _v2x(p: ParseState, app: Application, agents: dict[str, dict[str, Any]], ego
         p.note(f"v2x.rsu_site {v2x['rsu_site']} from the wording")
     m = p.has(lx.RSU_HEIGHT)
     if m:
-        group = next(g for g in ("q", "q2", "q3", "q4") if m.group(g) is not None)
+        group = next(g for g in ("q", "q2", "q3", "q4", "q5") if m.group(g) is not None)
         if p.free(m, group):
             v2x["rsu_height_m"] = p.use(m, "v2x.rsu_height_m", group)
             p.note(f"v2x.rsu_height_m {v2x['rsu_height_m']:g} from {m.group(0)!r}")

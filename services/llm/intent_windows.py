@@ -190,8 +190,9 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (Q("time") + r" before " + _REACH,
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
         (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
+        # (not a following time: "follows at 2 s headway")
         (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
-         + r"(?! (?:before|after|prior|into|of|delay|late))",
+         + r"(?! (?:before|after|prior|into|of|delay|late|headway|time gap|gap|following)\b)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         # "start=t 9s", "start: 6 s"
         (r"\bstart(?:s|ing)?(?:\s*[=:|]\s*(?:t ?=? ?)?| t ?= ?)" + Q("time"),

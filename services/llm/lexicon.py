@@ -652,7 +652,9 @@ RSU_HEIGHT = (_RSU + r"\b[^.;]{0,40}?\b(?:mounted|installed|sits|placed|antenna)
               r"(?:mounted|installed) (?:at|on a pole of|on a mast of)|at a (?:mast|pole|antenna) height of|(?:antenna|mast|pole)"
               r"(?: height)?(?: of| at| is| =)?)\s<q(?P<q2>\d+):dist>(?! (?:before|after|from|ahead|behind|back|past|beyond"
               r"|short|away))|" + _RSU + r"\b[^.;]{0,40}?\b(?:on )?an? <q(?P<q3>\d+):dist> (?:pole|mast|antenna)\b"
-              r"|" + _RSU + r"\b[^.;]{0,30}?\bantenna <q(?P<q4>\d+):dist> (?:high|tall|up)\b")
+              r"|" + _RSU + r"\b[^.;]{0,30}?\bantenna <q(?P<q4>\d+):dist> (?:high|tall|up)\b"
+              # "RSU mounted on the mast arm, 6 m high"
+              r"|" + _RSU + r"\b[^.;]{0,40}?, <q(?P<q5>\d+):dist> (?:high|tall|up|above (?:the )?(?:ground|road))\b")
 
 # the channel model (spec v2x.channel.model)
 TR37885_HIGHWAY = (r"\b(?:3gpp|tr ?37\.?885|37\.885)\b[^.;]{0,40}\b(?:highway|freeway|motorway)\b"
@@ -709,7 +711,8 @@ REPORT_ITEM = (r"['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|st
 
 # the application's own output late, the outcome a test checks ("want to see if the warning comes late", "no warning
 # should be late", "whether the alert fires too late"): never a message delay
-APP_OUTPUT_LATE = (r"\b(warnings?|alerts?|alarms?|advisory|advisories|advice|notifications?) (\w+ ){0,3}?(comes?|came|fires?"
+APP_OUTPUT_LATE = (r"\blate ([\w-]+ ){0,2}?(warnings?|alerts?|alarms?|advisories|notifications?)\b"
+                   r"|\b(warnings?|alerts?|alarms?|advisory|advisories|advice|notifications?) (\w+ ){0,3}?(comes?|came|fires?"
                    r"|fired|triggers?|triggered|gets? issued|is issued|goes off|sounds|is raised|is given|(should|must|shall"
                    r"|may|will|would)( not)? be|(is|are|was|were) (not )?(still )?) ?(too |much too |far too )?(late|later"
                    r"|early)( enough)?\b|\b(warnings?|alerts?|advisory|advice) (\w+ ){0,2}?(early|soon) enough\b")
@@ -728,7 +731,10 @@ LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|
 # a past incident told in a past tense ("last month on the Elm Avenue corridor (five signals, 600 m apart) we saw ...
 # an RSU firmware update introduced about 300 ms of SPaT latency"): none of its words or quantities are this run's
 PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter)\b[^.;]*\b(saw|observed"
-                 r"|noticed|had|was|were|went|introduced|caused|showed)\b[^.;]*")
+                 r"|noticed|had|was|were|went|introduced|caused|showed)\b[^.;]*"
+                 # "a GNSS position offset of 0.4 m was measured in calibration"
+                 r"|[^.;]*\b(was|were) (measured|observed|found|seen|logged) (in|during) (calibration|the field|the logs?"
+                 r"|earlier runs?|a previous run|field tests?)\b[^.;]*")
 
 # a fault word about another time or another test, never this run's: a question not to run ("what would happen if the
 # lead's BSMs were replayed ...?"), another test's coverage ("replay attack covered in L-08", "but this we test in other

@@ -90,6 +90,17 @@ def _signal_distances(data: dict[str, Any]) -> Iterable[float]:
             yield left
 
 
+def _headways(data: dict[str, Any]) -> Iterable[float]:
+    """Each agent's gap as a time at the ego's speed ("follows at 2 s headway": 27.8 m at 13.9 m/s)."""
+    ego = data.get("ego")
+    speed = ego.get("speed_mps") if isinstance(ego, dict) else None
+    if not isinstance(speed, int | float) or speed <= 0:
+        return
+    for a in data.get("agents") or ():
+        if isinstance(a, dict) and isinstance(a.get("gap_m"), int | float):
+            yield float(a["gap_m"]) / float(speed)
+
+
 def values(answers: Sequence[dict[str, Any] | None]) -> tuple[list[float], list[float]]:
     """(fault values, every value) of the answers."""
     faults: list[float] = []
@@ -100,6 +111,7 @@ def values(answers: Sequence[dict[str, Any] | None]) -> tuple[list[float], list[
         everything.extend(_numbers(data))
         everything.extend(_signal_times(data))
         everything.extend(_signal_distances(data))
+        everything.extend(_headways(data))
         for fault in data.get("faults") or ():
             if isinstance(fault, dict):
                 faults.extend(_fault_numbers(fault))

@@ -159,7 +159,10 @@ class LlmRoles:
         lines = [" ".join(line.split()) for line in text.replace("\x00", " ").splitlines()]
         cleaned, last = "", ""
         for line in filter(None, lines):
-            own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _HEADING_LINE.match(last)
+            # (a capitalized line after a list's last item is a sentence of its own: "2) ... higher than actual\nEgo
+            # follows at 2 s headway.")
+            own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _HEADING_LINE.match(last) \
+                or (_LIST_ITEM.match(last) and line[:1].isupper())
             cleaned += ("\n" if cleaned and own else " " if cleaned else "") + line
             last = line
         if not cleaned:

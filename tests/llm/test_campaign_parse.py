@@ -607,8 +607,8 @@ def test_a_plus_sign_joins_two_faults() -> None:
 # fresh8 f8_006: "between 200 and 300 ms late" binds the upper end, the label its midpoint; f8_015 (a radar range) and
 #   f8_029 (gap acceptance 4 s): no spec field.
 # fresh10 f10_028: LTA with a MAP misassociation, refused by the verifier (LTA does not read the lane -> signal-group
-#   association), its clauses reported; f10_015 (a 2 s time headway, a TTC pass criterion) and f10_026 (distance to
-#   the conflict point): no spec field.
+#   association), its clauses reported; f10_026 (distance to the conflict point): no spec field. (f10_015's "2 s
+#   headway" is the lead's gap at the ego's speed since fresh21's round.)
 # fresh11 f11_008: "the roadside unit's SPaT going completely silent" is not read yet: reported, never dropped.
 # fresh15 f15_024 (LTA with a SPaT phase corruption) and f15_030 (LTA with a MAP misassociation): our LTA reads neither
 #   stream, so the verifier refuses them and their clauses are reported.
@@ -624,7 +624,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
     (bench_parse_campaign.FRESH9, (), {}, (), ()),
-    (bench_parse_campaign.FRESH10, (), {"f10_028": {"reported"}}, ("f10_028",), ("f10_015", "f10_026")),
+    (bench_parse_campaign.FRESH10, (), {"f10_028": {"reported"}}, ("f10_028",), ("f10_026",)),
     (bench_parse_campaign.FRESH11, (), {"f11_008": {"bound", "reported"}}, (), ()),
     (bench_parse_campaign.FRESH12, (), {}, (), ()),
     (bench_parse_campaign.FRESH13, (), {}, (), ()),
@@ -1119,3 +1119,15 @@ def test_fresh21_scene_words() -> None:
     assert (lead.behaviour.at_time_s, lead.behaviour.decel_mps2) == (12.0, 9.0)
     assert LlmRoles().parse_intent("RLVW with the signal at 300 m, SPaT delayed by 1 s.", 1).spec.ego.start_distance_m \
         == 300.0
+
+
+def test_a_headway_is_the_leads_gap_at_the_egos_speed() -> None:
+    """fresh16's f16_019 ('Ego follows at 2 s headway') stopped its campaign on an unread clause; fresh10's f10_015 was a
+    false alarm: a headway in seconds is the lead's gap at the ego's speed."""
+    spec = LlmRoles().parse_intent("FCW, the lead's BSMs delayed by 300 ms once it brakes. Ego follows at 2 s headway "
+                                   "at 50 km/h.", 1).spec
+    assert [a.gap_m for a in spec.agents] == [pytest.approx(2 * 50 / 3.6, abs=0.05)]
+    gap = LlmRoles().parse_intent("FCW with a time gap of 1.5 s; the lead brakes hard at 5 s; its BSMs are delayed "
+                                  "by 0.5 s.", 1)
+    assert gap.spec.agents[0].gap_m == pytest.approx(1.5 * gap.spec.ego.speed_mps, abs=0.05)
+    assert not gap.unparsed_clauses
