@@ -61,6 +61,7 @@ from services.llm.knowledge import KnowledgeNote, load_notes
 from services.llm.maps import MapView, junction_kind_for
 from services.llm.planner import ApproachCandidate, ScenePlan, check_candidates, validate_plan
 from services.llm.reflector import Reflection, validate_reflection
+from services.llm.table_rows import rows_as_sentences
 
 MAX_SEED = 2**63 - 1
 
@@ -158,7 +159,8 @@ class LlmRoles:
         # its title line, and the line after an email's subject (a hard-wrapped line joins the one before)
         lines = [" ".join(line.split()) for line in text.replace("\x00", " ").splitlines()]
         cleaned, last = "", ""
-        for line in filter(None, lines):
+        # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
+        for line in rows_as_sentences(list(filter(None, lines))):
             # (a capitalized line after a list's last item is a sentence of its own: "2) ... higher than actual\nEgo
             # follows at 2 s headway.")
             own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _HEADING_LINE.match(last) \

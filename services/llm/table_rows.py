@@ -1,0 +1,68 @@
+"""A test matrix pasted as an intent, read as sentences: a header line and data rows separated by commas or
+semicolons ("test,app,ego_speed,lead_speed,gap,notes\\nF-03,FCW,90 km/h,60 km/h,40 m,baseline - no faults") become
+one sentence per row whose cells are said with their column's name ("ego speed 90 km/h; lead speed 60 km/h; gap 40
+m; baseline - no faults"), which the parser reads as it reads prose. Columns that only name the row (an id, a test
+or case number) are dropped; a notes or comment column is said as it stands. Anything that is not such a table comes
+back unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+# a column named by a role the parser knows only as "<role> vehicle" ("crossing_speed" -> "crossing vehicle speed")
+_ROLE_WORDS = {"crossing": "crossing vehicle", "cross": "crossing vehicle", "oncoming": "oncoming vehicle",
+               "opposing": "oncoming vehicle", "lead": "lead", "leader": "lead", "braker": "braking vehicle"}
+_ID_COLUMNS = re.compile(r"^(id|test|test_?id|case|case_?id|scenario|scenario_?id|no|nr|#|row|ref)$", re.IGNORECASE)
+_NOTE_COLUMNS = re.compile(r"^(notes?|comments?|remarks?|description|desc|fault|faults|stimulus|disturbance|"
+                           r"obstruction|start|when)$", re.IGNORECASE)
+
+
+def _split(line: str) -> tuple[str, list[str]] | None:
+    for sep in (";", ","):
+        if line.count(sep) >= 2:
+            return sep, [c.strip() for c in line.split(sep)]
+    return None
+
+
+def _column(name: str) -> str:
+    words = name.replace("_", " ").replace("-", " ").split()
+    if words and words[0].lower() in _ROLE_WORDS:
+        words = [_ROLE_WORDS[words[0].lower()], *words[1:]]
+    return " ".join(words)
+
+
+def rows_as_sentences(lines: list[str]) -> list[str]:
+    """``lines`` with a separated header and its data rows said as sentences (other lines unchanged)."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        head = _split(lines[i])
+        rows: list[list[str]] = []
+        if head is not None and not any(ch.isdigit() for ch in lines[i]) and " " not in lines[i].replace(", ", ","):
+            sep, names = head
+            j = i + 1
+            while j < len(lines):
+                cells = _split(lines[j])
+                if cells is None or cells[0] != sep or len(cells[1]) != len(names):
+                    break
+                rows.append(cells[1])
+                j += 1
+        if not rows:
+            out.append(lines[i])
+            i += 1
+            continue
+        assert head is not None
+        for row in rows:
+            said = []
+            for name, cell in zip(head[1], row, strict=True):
+                if not cell or _ID_COLUMNS.match(name.strip()):
+                    continue
+                said.append(cell if _NOTE_COLUMNS.match(name.strip()) or name.strip().lower() == "app"
+                            else f"{_column(name)} {cell}")
+            out.append("; ".join(said) + ".")
+        i += 1 + len(rows)
+    return out
+
+
+__all__ = ["rows_as_sentences"]
