@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, Application
-from lastv2x.core.spec import FaultOperator
+from lastv2x.core.spec import Agent, FaultOperator
 from services.llm import lexicon as lx
 from services.llm.intent_fault_draft import owner_of
 from services.llm.intent_text import BAR, Mention, ParseState, Q, agent_for, clean, rx, subject
@@ -307,7 +307,8 @@ def _stated_follower_gap(p: ParseState, roles: list[Mention], agents: dict[str, 
 # a lead's gap said as a time ("follows at 2 s headway", "a time gap of 1.5 s"): the grammar turns it into metres at the
 # ego's speed once that is known (HEADWAY_KEY holds the seconds until then)
 HEADWAY_KEY = "__headway_s"
-SMALLEST_GAP_M = 5.0  # the spec's lower bound of an agent's gap_m
+# the spec's lower bound of an agent's gap_m (read from the spec, one home)
+SMALLEST_GAP_M = next(float(m.ge) for m in Agent.model_fields["gap_m"].metadata if hasattr(m, "ge"))
 _HEADWAY = (r"(?:at |with )?(?:an? )?" + Q("time") + r" (?:time )?(?:headway|time gap|following gap)\b"
             r"|\b(?:time )?(?:headway|time gap)(?: of| is| =)? " + Q("time", "q2"))
 

@@ -162,8 +162,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # "from the moment the ego starts the turn decision", "when the crossing car is about to reach the decision point"
         (r"(?:when|as|once|the moment|from the moment) (?:the ego|ego|it|we) (?:starts|begins|makes|takes) (?:its |the "
          r"|their )?(?:turn(?:ing)? |stop |go )?decision\b", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
-        (r"(?:when|as|once|the moment) (?:the )?(?:crossing |cross |oncoming |opposing )?(?:vehicle|car|truck|van|bike"
-         r"|motorbike|it)s? (?:is )?(?:about to reach|reaches|gets to|nears) (?:the )?" + _DECISION,
+        (r"(?:when|as|once|the moment) (?:the )?(?:crossing |cross |oncoming |opposing )?(?:" + lx.VEHICLE + r"|it)s? "
+         r"(?:is )?(?:about to reach|reaches|gets to|nears) (?:the )?" + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # "SPaT time-to-change reads 2 s short starting at amber"
         (r"\b(?:starting|beginning|from) at (?:the )?" + _PHASE + r"(?: onset| phase| light)?\b",
@@ -257,8 +257,7 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|a
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
 _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment) (?:the )?(?:(?:real |actual "
                   r"|true |genuine )?(?:crossing|cross|opposing|oncoming|other)(?: (?:vehicle|car|traffic|truck))?|it|he|she"
-                  r"|they|(?:vehicle|car|truck|van|bus|motorbike|motorcycle|bike|scooter|hatchback|sedan|suv|pickup|lorry"
-                  r"|taxi))"
+                  r"|they|" + lx.VEHICLE + r")"
                   r" (?:(?:is|are|gets?|comes?|draws?|arrives?) (?:near|close|closer)(?: to (?:the )?(?:conflict (?:point"
                   r"|zone|area)|intersection|junction|crossing))?|(?:(?:is|are) )?(?:approach(?:es|ing)?|nears?|nearing) (?:the )?"
                   r"(?:conflict (?:point|zone|area)|intersection|junction|crossing)|enters? (?:the )?(?:decision|conflict) "

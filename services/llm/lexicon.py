@@ -495,6 +495,7 @@ ONSET = {"amber": AnchorEvent.AMBER_ONSET, "red": AnchorEvent.RED_ONSET, "green"
 # ── vehicle roles ──────────────────────────────────────────────────────────
 _VEH = (r"(vehicle|car|truck|bus|van|driver|motorist|motorbike|motorcycle|motor ?bike|bike|scooter|hatchback|sedan|suv"
         r"|pickup|lorry|coach|taxi|minivan)")
+VEHICLE = _VEH  # a vehicle's noun, for the anchors that name one (intent_windows)
 _BEHIND_EGO = r"(?:(?:the )?ego(?: vehicle| car)?|us|me|our (?:car|vehicle)|it)\b"
 # a vehicle behind the ego (role follower); also what the reflector looks for before it adds one. Its nouns are wider
 # than _VEH ("a sedan tailgates us", "a pickup follows us"); "behind" must not name what the ego itself follows

@@ -333,7 +333,7 @@ class LlmRoles:
         # a map that hosts the traversal, where this one cannot (none at all: grounding says how many it crosses)
         hosts = [m.name for m in self.maps.maps if m.offers(needed, q.min_approaches, sig, ahead)] if ahead else []
         if hosts and facts.offers(needed, q.min_approaches, sig) and facts.name not in hosts:
-            fix = assigner.town(tuple(n for n in self.maps.assignable if n in hosts) or tuple(hosts))
+            fix = assigner.town(self.maps.candidates(needed, q.min_approaches, sig, ahead))  # (hosts: the strict pool)
             return [Finding("map_catalogue", Severity.ERROR,
                             f"{facts.name} has no road through {ahead + 1} junctions in a row, which the traversal "
                             "asks for", ("map.town", "map.junctions_ahead"),
