@@ -11,8 +11,8 @@
   (Execute: caps, map references and faults validated, then the paired run against ``app``;
   ``services.simulator.execute``);
 * ``execute_batch(programs, seeds, app=None, stop=None) -> Iterator[(first index, outcomes)]``
-  (ExecuteBatch: every request validated first, then run ``BATCH_CHUNK`` programs at a time,
-  one vectorized batch each, spread over ``limits.worker_count()`` worker processes
+  (ExecuteBatch: every request validated first, then run ``BATCH_CHUNK`` programs at a time
+  (a smaller batch: one equal share per worker, ``execute.pool_chunks``), one vectorized batch each, spread over ``limits.worker_count()`` worker processes
   (``lastv2x.core.workers``; the reference apps only: an application under test is one object
   of this process and runs here) and yielded in completion order; a chunk whose worker died
   yields a :class:`RowFailed` per program instead of outcomes; ``stop()`` is asked between
@@ -49,6 +49,7 @@ from services.simulator.coverage_service import RsuPlacement, coverage_for
 from services.simulator.execute import (
     SimulatorLimits,
     app_under_test,
+    pool_chunks,
     program_for,
     resolve_backend,
     road_map_for,
@@ -243,24 +244,24 @@ class SimulatorCore:
                     raise Cancelled(f"ExecuteBatch stopped before program {i} of {len(programs)}: the call ended")
                 yield i, [run_one(p, s, self.limits, False, app, backend)[0]]
             return
-        chunk = max(1, chunk)
-        firsts = list(range(0, len(programs), chunk))
+        pooled = app is None or type(app) is ReferenceApp
+        firsts = pool_chunks(len(programs), self.limits.worker_count() if pooled else 1, max(1, chunk))
+        ends = [*firsts[1:], len(programs)]
         workers = min(self.limits.worker_count(), len(firsts))
-        if workers > 1 and (app is None or type(app) is ReferenceApp):
-            yield from self._pooled(programs, seeds, firsts, chunk, workers, stop)
+        if workers > 1 and pooled:
+            yield from self._pooled(programs, seeds, firsts, ends, workers, stop)
             return
-        for first in firsts:
+        for first, end in zip(firsts, ends, strict=True):
             if stop is not None and stop():
                 raise Cancelled(f"ExecuteBatch stopped before program {first} of {len(programs)}: the call ended")
-            part = slice(first, first + chunk)
-            yield first, run_batch(programs[part], seeds[part], self.limits, app)
+            yield first, run_batch(programs[first:end], seeds[first:end], self.limits, app)
 
     def _pooled(self, programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], firsts: list[int],
-                chunk: int, workers: int, stop: Callable[[], bool] | None
+                ends: list[int], workers: int, stop: Callable[[], bool] | None
                 ) -> Iterator[tuple[int, list[PairedOutcome | RowFailed]]]:
-        """The chunks on the shared worker pool, in completion order (each chunk's outcomes are the
-        bytes the in-process run gives: the same ``run_batch`` on the same programs)."""
-        tasks = [(list(programs[f:f + chunk]), list(seeds[f:f + chunk]), self.limits) for f in firsts]
+        """The chunks ``programs[first:end]`` on the shared worker pool, in completion order (each chunk's
+        outcomes are the bytes the in-process run gives: the same ``run_batch`` on the same programs)."""
+        tasks = [(list(programs[f:e]), list(seeds[f:e]), self.limits) for f, e in zip(firsts, ends, strict=True)]
         done = 0
         for ci, result in shared_pool(workers).imap_unordered(_run_chunk, tasks, stop):
             first, n = firsts[ci], len(tasks[ci][0])

@@ -334,24 +334,37 @@ def _chunk_task(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None]
     return run_batch(programs, seeds, limits)  # a worker process runs the reference applications
 
 
+def pool_chunks(n: int, workers: int, chunk: int) -> list[int]:
+    """Where each chunk of an ``n``-program batch starts, for ``workers`` processes and chunks of at most
+    ``chunk`` programs: a batch of fewer than ``workers * chunk`` programs is cut into ``workers`` chunks of
+    (nearly) equal size, so every worker has a share (a campaign's generation of 12 on 2 workers: 6 + 6,
+    not 8 + 4; one of 8: 4 + 4, not 8 on one core); larger batches go in chunks of ``chunk``, handed out
+    as workers free up. Outcomes do not depend on the cut (a row's draws are keyed by its identity)."""
+    if n <= 0:
+        return []
+    size = max(1, min(chunk, -(-n // max(1, workers))))
+    return list(range(0, n, size))
+
+
 def run_batch_on_workers(programs: Sequence[ScenarioProgram], seeds: Sequence[int | None], limits: SimulatorLimits,
                          app: ApplicationUnderTest | None = None, chunk: int = 8
                          ) -> list[PairedOutcome | RuntimeError]:
     """``run_batch`` spread over the shared worker pool (``lastv2x.core.workers``, ``limits.worker_count()``
-    processes) in chunks of ``chunk`` programs, results in request order; in this process when there is
-    one worker, one chunk, or an application under test other than the reference apps (one object of
-    this process). A program whose worker died is a RuntimeError in its place (the others are not
+    processes) in chunks of at most ``chunk`` programs (``pool_chunks``), results in request order; in this
+    process when there is one worker, one chunk, or an application under test other than the reference
+    apps (one object of this process). A program whose worker died is a RuntimeError in its place (the others are not
     affected); what ``run_batch`` raises (InvalidArgument for a bad program) is raised."""
     from services.simulator.apps.contract import ReferenceApp
 
-    firsts = list(range(0, len(programs), max(1, chunk)))
+    firsts = pool_chunks(len(programs), limits.worker_count(), max(1, chunk))
     workers = min(limits.worker_count(), len(firsts))
     if workers <= 1 or not (app is None or type(app) is ReferenceApp):
         return list(run_batch(programs, seeds, limits, app))
     from lastv2x.core.workers import TaskError, WorkerDied, shared_pool
 
     out: list[PairedOutcome | RuntimeError | None] = [None] * len(programs)
-    tasks = [(list(programs[f:f + chunk]), list(seeds[f:f + chunk]), limits) for f in firsts]
+    ends = [*firsts[1:], len(programs)]
+    tasks = [(list(programs[f:e]), list(seeds[f:e]), limits) for f, e in zip(firsts, ends, strict=True)]
     for ci, result in shared_pool(workers).imap_unordered(_chunk_task, tasks):
         first, n = firsts[ci], len(tasks[ci][0])
         if isinstance(result, TaskError):

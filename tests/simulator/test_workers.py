@@ -16,7 +16,7 @@ from lastv2x.core.workers import TaskError, WorkerDied, WorkerPool, cpu_limit
 from lastv2x.rpc.convert import program_to_proto
 from lastv2x.v1 import simulator_pb2
 from services.simulator.core import SimulatorCore
-from services.simulator.execute import SimulatorLimits
+from services.simulator.execute import SimulatorLimits, pool_chunks
 from services.simulator.reference import reference_program
 from tests.simulator.conftest import served_simulator
 
@@ -128,6 +128,19 @@ def test_limits_still_answer_invalid_argument_in_the_pool(pooled_sim) -> None:
     with pytest.raises(grpc.RpcError) as info:
         list(pooled_sim.ExecuteBatch(bad, timeout=60))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize(("n", "workers", "chunk", "want"), [
+    (12, 2, 8, [0, 6]),  # a campaign's generation after gating: 6 + 6, not 8 + 4
+    (8, 2, 8, [0, 4]),  # one chunk's worth: both workers, not one core
+    (7, 2, 8, [0, 4]),
+    (24, 2, 8, [0, 8, 16]),  # a large batch: chunks of ``chunk``, handed out as workers free up
+    (5, 1, 8, [0]),
+    (3, 4, 8, [0, 1, 2]),
+    (0, 2, 8, []),
+])
+def test_pool_chunks_gives_every_worker_a_share(n: int, workers: int, chunk: int, want: list[int]) -> None:
+    assert pool_chunks(n, workers, chunk) == want
 
 
 def test_run_batch_on_workers_keeps_request_order_and_bytes() -> None:
