@@ -364,7 +364,8 @@ NOTES: dict[str, str] = {
                                            "`LASTV2X_TLS_*` files",
     "LASTV2X_SIMULATOR_APP_TLS_KEY_FILE": "its private key (goes with `_APP_TLS_CERT_FILE`)",
     "LASTV2X_SIMULATOR_WORKERS": "cgroup v2 `cpu.max`, cgroup v1 CFS quota, else the affinity mask; chunks of 8 "
-                                 "programs stream back in completion order; a worker that dies fails only its "
+                                 "programs (a smaller batch: one equal share per worker) stream back in "
+                                 "completion order; a worker that dies fails only its "
                                  "programs (`ExecuteBatchResponse.error`)",
     "LASTV2X_CARLA_HOST": "the CARLA 0.9.16 server of the `carla` backend (the `carla-gpu` sidecar listens on "
                           "the pod's loopback)",
