@@ -20,6 +20,7 @@ from lastv2x.core.catalogue import Stream
 from services.simulator.info import (
     WorldSnapshot,
 )
+from services.simulator.kernels.links import relay_pairs
 
 from .channel import ChannelParams, channel_draws, delivery_and_latency
 from .faults import StepBatch
@@ -29,14 +30,12 @@ from .messages import (
     EEBL_STREAM,
     SPAT_STREAM,
     BsmBatch,
-    EeblBatch,
     filled,
     live_equipped,
     message_start_rows,
 )
 from .queues import RSU_EGO_SPANS
 
-_SMALL_RELAY = 64  # EEBL records x equipped vehicles up to which relay pairs are picked on floats
 _NO_ROWS = np.zeros(0, np.int64)
 _NO_ROWS.setflags(write=False)
 _NO_PAIRS = np.zeros((0, 2), np.int64)
@@ -173,44 +172,21 @@ class LinkEvaluator:
         # EEBL carriers -> relay candidates (V2V rebroadcast)
         eb = steps[EEBL_STREAM].batch
         ev_pairs = _NO_PAIRS
-        equipped = live_equipped(snap) if self.eebl_relay and len(eb) else None
-        if equipped is not None and len(eb) * int(np.count_nonzero(equipped)) > _SMALL_RELAY:
-            ev_pairs = self._relay_pairs(snap, eb, equipped, ego_i)
-            if ev_pairs.shape[0]:
-                xy = np.asarray(snap.xy_m, dtype=np.float64)
+        if self.eebl_relay and len(eb):
+            equipped = live_equipped(snap)
+            candidates = np.nonzero(equipped)[0]
+            candidates = candidates[candidates != ego_i]
+            if candidates.size:
                 pos_of = {k: i for i, k in enumerate(self._veh_keys.tolist())}
-                carrier_i = np.array([pos_of.get(k, -1) for k in eb.sender.tolist()], dtype=np.int64)
-                m = ev_pairs.shape[0]
-                tx, rx = xy[carrier_i[ev_pairs[:, 0]]], xy[ev_pairs[:, 1]]
-                links.add("eebl_relay", m, tx[:, 0], tx[:, 1], filled(m, hv), rx[:, 0], rx[:, 1], filled(m, hv))
-        elif equipped is not None:  # a few pairs: the same selection on floats
-            eq = equipped.tolist()
-            cand = [i for i, e in enumerate(eq) if e and i != ego_i]
-            pos_of = {k: i for i, k in enumerate(self._veh_keys.tolist())}
-            carrier = [pos_of.get(k, -1) for k in eb.sender.tolist()]
-            if cand:
+                carrier = np.array([pos_of.get(k, -1) for k in eb.sender.tolist()], dtype=np.int64)
                 xy = np.asarray(snap.xy_m, dtype=np.float64)
-                xs, ys = xy[:, 0].tolist(), xy[:, 1].tolist()
-                rng_m = self.params.range_m
-                lo2, hi2 = rng_m * rng_m * (1.0 - 1e-9), rng_m * rng_m * (1.0 + 1e-9)
-                pairs = []
-                for rec, ci in enumerate(carrier):  # (record, candidate) pairs, record-major
-                    if ci < 0:
-                        continue
-                    for c in cand:
-                        if c == ci:
-                            continue
-                        # links beyond range R are lost anyway (noise floor): skip them before the channel
-                        # (np.hypot(gap) <= R, decided on squares outside a 1e-9 guard band)
-                        dx, dy = xs[ci] - xs[c], ys[ci] - ys[c]
-                        q = dx * dx + dy * dy
-                        if q <= lo2 or (q <= hi2 and float(np.hypot(dx, dy)) <= rng_m):
-                            pairs.append((rec, c))
-                if pairs:
-                    ev_pairs = np.array(pairs, dtype=np.int64)
-                    m = len(pairs)
-                    links.add("eebl_relay", m, [xs[carrier[r]] for r, _ in pairs], [ys[carrier[r]] for r, _ in pairs],
-                              [hv] * m, [xs[c] for _, c in pairs], [ys[c] for _, c in pairs], [hv] * m)
+                x, y = np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
+                ev_pairs = relay_pairs(carrier, candidates.astype(np.int64, copy=False), x, y,
+                                       float(self.params.range_m))
+                if ev_pairs.shape[0]:
+                    m = ev_pairs.shape[0]
+                    tx, rx = carrier[ev_pairs[:, 0]], ev_pairs[:, 1]
+                    links.add("eebl_relay", m, x[tx], y[tx], filled(m, hv), x[rx], y[rx], filled(m, hv))
         if self.backhaul_to is not None and msg_rows[SPAT_STREAM].size:
             self._backhaul(steps[SPAT_STREAM], msg_rows[SPAT_STREAM])
         if links.n == 0:
@@ -314,24 +290,6 @@ class LinkEvaluator:
         else:
             ok = np.ones(m, bool)
         self._queue_rsu(st, starts, pairs, ok, filled(m, self.backhaul_latency_s))
-
-    def _relay_pairs(self, snap: WorldSnapshot, eb: EeblBatch, equipped: np.ndarray, ego_i: int) -> np.ndarray:
-        """(EEBL record, relay candidate) pairs within range R, record-major (vectorized, for many pairs)."""
-        cand = np.nonzero(equipped)[0]
-        cand = cand[cand != ego_i]
-        keys = self._veh_keys
-        pos_of = {int(keys[i]): i for i in range(keys.shape[0])}
-        carrier_i = np.array([pos_of.get(int(k), -1) for k in eb.sender], dtype=np.int64)
-        if not cand.size:
-            return np.zeros((0, 2), np.int64)
-        r_idx, c_idx = np.meshgrid(np.arange(len(eb)), cand, indexing="ij")
-        r_idx, c_idx = r_idx.ravel(), c_idx.ravel()
-        keep = (c_idx != carrier_i[r_idx]) & (carrier_i[r_idx] >= 0)
-        xy = np.asarray(snap.xy_m, dtype=np.float64)
-        # links beyond range R are lost anyway (noise floor): skip them before the channel
-        gap = xy[np.maximum(carrier_i[r_idx], 0)] - xy[c_idx]
-        keep &= np.hypot(gap[:, 0], gap[:, 1]) <= self.params.range_m
-        return np.stack([r_idx[keep], c_idx[keep]], axis=1).astype(np.int64, copy=False)
 
 
 __all__ = ["LinkEvaluator", "PendingLinks", "evaluate_pending"]

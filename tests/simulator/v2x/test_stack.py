@@ -332,3 +332,27 @@ def test_the_schedule_kernels_are_one_body_compiled_or_not(phase_frac, period, t
     else:
         k = np.floor((t_now - phase) / period + 1e-9)
         assert quiet == float(np.min(phase + (k + 1 - 1e-9) * period)) - 1e-6
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(-400.0, 400.0), st.floats(-400.0, 400.0)), min_size=1, max_size=12),
+       st.lists(st.integers(-1, 11), min_size=0, max_size=6), st.sampled_from([0.0, 50.0, 150.0, 300.0]),
+       st.integers(0, 11))
+def test_relay_pairs_are_one_body_compiled_or_not(xy, carriers, range_m, ego):
+    """issue 32 stage 2: the EEBL rebroadcast's (record, candidate) pairs come from one kernel
+    (services/simulator/kernels/links.py) for every count (the vectorized path and its float twin for a few pairs
+    are gone): record-major, every equipped row but the ego and the carrier, np.hypot(gap) <= R; compiled it gives
+    its Python's pairs."""
+    from services.simulator.kernels import links
+
+    n = len(xy)
+    x = np.array([p[0] for p in xy], np.float64)
+    y = np.array([p[1] for p in xy], np.float64)
+    carrier = np.array([c if c < n else -1 for c in carriers], np.int64)
+    candidates = np.array([i for i in range(n) if i != ego], np.int64)
+    got = links.relay_pairs(carrier, candidates, x, y, range_m)
+    want = [(r, int(c)) for r, ci in enumerate(carrier.tolist()) if ci >= 0 for c in candidates
+            if c != ci and np.hypot(x[ci] - x[c], y[ci] - y[c]) <= range_m]
+    assert [tuple(p) for p in got.tolist()] == want
+    py = getattr(links.relay_pairs, "py_func", links.relay_pairs)(carrier, candidates, x, y, range_m)
+    assert py.tolist() == got.tolist()
