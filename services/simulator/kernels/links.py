@@ -4,7 +4,8 @@ gathers the step's links and calls these; no other body of these rules exists.
 :func:`relay_pairs`: the (EEBL record, relay candidate) pairs of V2V rebroadcast, record-major: every equipped
 vehicle but the ego and the record's carrier, within the channel's range ``R`` of the carrier (a link beyond
 ``R`` is lost anyway: the noise floor). The range test is ``hypot(dx, dy) <= R`` decided on the squared length
-outside a relative guard band of 1e-9 and on ``np.hypot`` (libm's, compiled or not) inside it.
+outside a relative guard band of 1e-9 (where that square is a normal number) and on ``np.hypot`` (libm's,
+compiled or not) otherwise.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from services.simulator.kernels import kernel
 
 GUARD_BAND = 1e-9  # relative band around R * R inside which the squared length does not decide the range test
+TINY_M2 = 1e-290  # squared lengths at or below this are not compared on squares (near the subnormals)
 
 
 @kernel
@@ -37,11 +39,19 @@ def relay_pairs(carrier: np.ndarray, candidates: np.ndarray, x_m: np.ndarray, y_
             dx = x_m[ci] - x_m[c]
             dy = y_m[ci] - y_m[c]
             q = dx * dx + dy * dy
-            if q <= lo2 or (q <= hi2 and np.hypot(dx, dy) <= range_m):
+            # on the squares only where they are exact enough: a square near the subnormals has lost its
+            # relative precision (a 1e-169 m gap squares to 0); NaN falls through to hypot
+            if q > TINY_M2 and q <= lo2:
+                within = True
+            elif q > TINY_M2 and q > hi2:
+                within = False
+            else:
+                within = np.hypot(dx, dy) <= range_m
+            if within:
                 out[m, 0] = r
                 out[m, 1] = c
                 m += 1
     return out[:m]
 
 
-__all__ = ["GUARD_BAND", "relay_pairs"]
+__all__ = ["GUARD_BAND", "TINY_M2", "relay_pairs"]

@@ -133,10 +133,14 @@ class KeyTable:
         return [table[k] for k in keys]
 
     def hashes(self, keys: IntArray) -> NDArray[np.uint64]:
+        return self.hash_table()[np.asarray(keys, dtype=np.int64)]
+
+    def hash_table(self) -> NDArray[np.uint64]:
+        """Every key's id hash, by key (the same array until a new key is added)."""
         table = self._hash_arr
         if table is None:
             table = self._hash_arr = np.asarray(self._hash, dtype=np.uint64)
-        return table[np.asarray(keys, dtype=np.int64)]
+        return table
 
     def __contains__(self, name: object) -> bool:
         return name in self._index
@@ -196,6 +200,12 @@ class BusJitter:
     def phase_s(self, sender_hash: NDArray[np.uint64], stream: Stream, period_s: float) -> FloatArray:
         """Transmit phase offset in [0, period) of each sender on ``stream``."""
         return period_s * counter_uniform(self.base ^ _stream_key(stream), sender_hash)
+
+    def delay_key(self, stream: Stream) -> np.uint64:
+        """The base key of ``stream``'s bus delays: message ``m`` of a sender with id hash ``h`` waits
+        ``bus_delay_max_s * U(delay_key; h, m + 1)`` (:meth:`bus_delay_s`; the BSM kernel
+        ``kernels.transmit.bsm_slots`` draws the same)."""
+        return np.uint64((self.base ^ _stream_key(stream)) & 0xFFFFFFFFFFFFFFFF)
 
     def bus_delay_s(self, sender_hash: NDArray[np.uint64], stream: Stream, index: IntArray) -> FloatArray:
         """Delay in [0, bus_delay_max_s) of message ``index`` of each sender."""

@@ -21,6 +21,7 @@ from lastv2x.core.catalogue import Stream
 from services.simulator.info import (
     WorldSnapshot,
 )
+from services.simulator.kernels.transmit import bsm_slots
 
 from .faults import StepBatch
 from .forged import GHOST_EVENT_ID
@@ -33,6 +34,7 @@ from .messages import (
     MAP_PERIOD_S,
     MAP_STREAM,
     MSG_COUNT_MOD,
+    QUIET_GUARD_S,
     SPAT_PERIOD_S,
     SPAT_STREAM,
     STREAM_VALUE,
@@ -70,6 +72,7 @@ class Transmitter:
     _quiet_ego = -1
     _bsm_rows: np.ndarray = _NO_SITES
     _bsm_rows_phase: np.ndarray = np.zeros(0)
+    _bsm_delay_key = np.uint64(0)  # the BSM stream's bus-delay key (BusJitter.delay_key), with the rows above
     # ``_sending_sites`` per stream, for the ``rsu_phase`` table ``_sending_for``
     _sending_for: object = None
     _sending: dict[Stream, tuple[np.ndarray, np.ndarray]]
@@ -93,12 +96,14 @@ class Transmitter:
             rows = np.arange(keys.shape[0])
             self._bsm_rows = rows[rows != ego_i]
             self._bsm_rows_phase = self._bsm_phase[keys[self._bsm_rows]]
+            self._bsm_delay_key = self.jitter.delay_key(BSM_STREAM)
         if t < self._quiet_until_s[BSM_STREAM]:
             vi = _NO_SITES
-        else:
-            rows, phase = self._bsm_rows, self._bsm_rows_phase
-            vi = rows[due_mask(self.t_prev, t, phase, BSM_PERIOD_S) & live_equipped(snap)[rows]]
-            self._quiet_until_s[BSM_STREAM] = quiet_until_s(t, phase, BSM_PERIOD_S)
+        else:  # the due senders, their message numbers (counters advanced) and bus delays: one kernel call
+            vi, msg_id, delay, self._quiet_until_s[BSM_STREAM] = bsm_slots(
+                self.t_prev, t, BSM_PERIOD_S, QUIET_GUARD_S, self._bsm_rows, self._bsm_rows_phase,
+                live_equipped(snap), keys, self._bsm_count, self.senders.hash_table(), self._bsm_delay_key,
+                self.jitter.bus_delay_max_s)
         spat_due = self._due_sites(SPAT_STREAM, SPAT_PERIOD_S, t)
         map_due = self._due_sites(MAP_STREAM, MAP_PERIOD_S, t)
         # forged vehicles (ghost_sender) due now; none without such a fault
@@ -111,15 +116,12 @@ class Transmitter:
             return None  # nobody is due (10 Hz messages, 20 Hz steps): no message, no fault verdict, no link
         if vi.size:
             vk = keys[vi]
-            msg_id = self._bsm_count[vk]  # fancy-indexed: a copy
-            self._bsm_count[vk] = msg_id + 1
-            hashes = self.senders.hashes(vk)
             xy = np.asarray(snap.xy_m, dtype=np.float64)
             hb_vi = hb[vi] if hb is not None else None
             # make_bsms(...) on arrays that are fresh already (fancy-indexed): the same columns, fewer copies
             bsm = BsmBatch._build(dict(
                 sender=vk, msg_id=msg_id, msg_count=msg_id % MSG_COUNT_MOD,
-                tx_time_s=t + self.jitter.bus_delay_s(hashes, BSM_STREAM, msg_id), timestamp_s=filled(vi.size, t),
+                tx_time_s=t + delay, timestamp_s=filled(vi.size, t),
                 x_m=xy[:, 0][vi], y_m=xy[:, 1][vi],  # (a column view, then one index: cheaper than xy[vi, 0])
                 speed_mps=np.asarray(snap.speed_mps, dtype=np.float64)[vi],
                 heading_rad=np.asarray(snap.heading_rad, dtype=np.float64)[vi],

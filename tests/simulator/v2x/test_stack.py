@@ -356,3 +356,53 @@ def test_relay_pairs_are_one_body_compiled_or_not(xy, carriers, range_m, ego):
     assert [tuple(p) for p in got.tolist()] == want
     py = getattr(links.relay_pairs, "py_func", links.relay_pairs)(carrier, candidates, x, y, range_m)
     assert py.tolist() == got.tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 1.0, exclude_max=True), st.booleans()), min_size=1, max_size=12),
+       st.integers(0, 11), st.floats(0.0, 60.0), st.sampled_from([0.0, 0.002]), st.integers(0, 2**62))
+def test_bsm_slots_are_the_schedule_the_counters_and_the_bus_delays(rows, ego, t_prev, delay_max, seed):
+    """issue 32 stage 2: a step's BSM senders, message numbers and bus delays come from one kernel
+    (services/simulator/kernels/transmit.py): the senders due_mask gives (equipped and alive, not the ego), each
+    sender's counter advanced once, BusJitter.bus_delay_s's delays; compiled it gives its Python's bits."""
+    from services.simulator.kernels import transmit
+    from services.simulator.v2x.messages import (
+        BSM_PERIOD_S,
+        QUIET_GUARD_S,
+        BusJitter,
+        due_mask,
+        quiet_until_s,
+    )
+
+    n = len(rows)
+    ego = ego % n
+    keys = np.arange(n, dtype=np.int64)[::-1].copy()  # sender keys are not the rows
+    phase = np.array([r[0] for r in rows]) * BSM_PERIOD_S
+    sends = np.array([r[1] for r in rows], bool)
+    cand = np.array([i for i in range(n) if i != ego], np.int64)
+    hashes = np.array([(k * 0x9E3779B97F4A7C15 + 7) % 2**64 for k in range(n)], np.uint64)
+    jitter = BusJitter(seed, delay_max)
+    t_now = t_prev + 0.05
+    outs = []
+    for fn in (transmit.bsm_slots, getattr(transmit.bsm_slots, "py_func", transmit.bsm_slots)):
+        count = np.arange(n, dtype=np.int64) * 3
+        vi, msg_id, delay, quiet = fn(t_prev, t_now, BSM_PERIOD_S, QUIET_GUARD_S, cand, phase[cand], sends, keys,
+                                      count, hashes, jitter.delay_key(Stream.BSM), delay_max)
+        outs.append((vi.tolist(), msg_id.tolist(), delay.tolist(), quiet, count.tolist()))
+    assert outs[0] == outs[1]
+    vi, msg_id, delay, quiet, count = outs[0]
+    want = cand[due_mask(t_prev, t_now, phase[cand], BSM_PERIOD_S) & sends[cand]]
+    assert vi == want.tolist() and quiet == quiet_until_s(t_now, phase[cand], BSM_PERIOD_S)
+    assert msg_id == (keys[want] * 3).tolist()
+    assert count == [3 * k + (1 if k in keys[want].tolist() else 0) for k in range(n)]
+    assert delay == jitter.bus_delay_s(hashes[keys[want]], Stream.BSM, np.array(msg_id, np.int64)).tolist()
+
+
+def test_relay_pairs_near_the_subnormals_use_hypot() -> None:
+    """A 1e-169 m gap squares to 0: the range test falls back to np.hypot there (found by the property test)."""
+    from services.simulator.kernels import links
+
+    x, y = np.zeros(2), np.array([0.0, 2.5816523807925442e-169])
+    for fn in (links.relay_pairs, getattr(links.relay_pairs, "py_func", links.relay_pairs)):
+        assert fn(np.array([0], np.int64), np.array([1], np.int64), x, y, 0.0).shape == (0, 2)
+        assert fn(np.array([0], np.int64), np.array([1], np.int64), x, y, 1e-168).tolist() == [[0, 1]]
