@@ -429,10 +429,13 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
         if kind is None:
             continue
         m = None
+        aged = False  # (an age's operator) the chosen quantity is said as an age: "ten seconds stale"
         for cand in p.finditer(Q(kind)):
             if p.free(cand) and p.n.sentence_of(cand.start()) == f.sentence and owner_of(faults, p, cand.start()) is f:
-                if m is None or f.distance(cand.start()) < f.distance(m.start()):
-                    m = cand
+                # an age said as one beats a nearer time: "replay what it sent at twenty seconds ... ten seconds stale"
+                is_age = op in _AGE_OPERATORS and bool(_SAID_AS_AGE.search(p.t[cand.end():cand.end() + 24]))
+                if m is None or (is_age, -f.distance(cand.start())) > (aged, -f.distance(m.start())):
+                    m, aged = cand, is_age
         if m is not None:
             m, source = _upper_end(p, m, "magnitude")
             source = source or f"from {m.group(0)!r} ({p.q(m).raw})"
@@ -457,6 +460,11 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             f.magnitude = _default_magnitude(app, op, f.stream or Stream.BSM)
             f.provenance = f"default: exceeds the {app.value} threshold"
             f.notes.append(f"magnitude {f.magnitude:g} (default past the threshold)")
+
+
+# operators whose magnitude is an age (seconds in the past), and the words that say a quantity is one
+_AGE_OPERATORS = (FaultOperator.REPLAY, FaultOperator.TIMESTAMP_OFFSET)
+_SAID_AS_AGE = rx(r"^\W*(?:too )?(?:stale|old|older|outdated|in the past|ago|behind)\b")
 
 
 def _upper_end(p: ParseState, m: re.Match[str], what: str) -> tuple[re.Match[str], str | None]:

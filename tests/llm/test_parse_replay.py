@@ -32,6 +32,16 @@ def test_replay_wording_becomes_a_replay_with_its_lag(text: str, want: tuple[str
     assert _faults(text) == [want]
 
 
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh21's f21_016: the nearer quantity is when the replayed messages were sent, the age is said as one
+    ("eebl test, lead car hard brakes at twenty seconds and starting at thirty seconds in replay the eebl messages "
+     "it sent back at twenty seconds with their original timestamps so like ten seconds stale", ("replay", "EEBL", 10.0)),
+    ("FCW: from 12 s, the lead's BSMs are stamped as of t = 5 s, i.e. 7 s old.", ("timestamp_offset", "BSM", 7.0)),
+])
+def test_an_age_said_as_one_is_the_magnitude(text: str, want: tuple[str, str, float]) -> None:
+    assert _faults(text) == [want]
+
+
 def test_a_replay_without_a_lag_gets_the_applications_budget() -> None:
     (fault,) = _faults("Red-light violation warning under a replay attack on the SPaT feed.")
     assert fault[:2] == ("replay", "SPAT")
