@@ -119,9 +119,19 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # campaign, not now", "replay attack covered in L-08", "we're not injecting anything", a question "what would happen
 # if ..."), 6 false alarms; after: 100 % / 92.6 % exact, 0/0/0, 1 false alarm left (a CSV row's columns, "90 km/h,60
 # km/h,40 m", which the parser does not read as ego speed, lead speed and gap: said back), 2 inexact (a replay lag said
-# as "sent back at twenty seconds ... ten seconds stale"; "from when it is 60 m from the conflict point")
+# as "sent back at twenty seconds ... ten seconds stale", read since; "from when it is 60 m from the conflict point");
+# fresh22 (2026-12-07: Gherkin, hand-typed YAML and key=value, a field bug report with a log excerpt, chats where the
+# second speaker corrects the first, an FMEA row, a checklist, SMS notes; written after every rule above; the labeller
+# was told "right when the lead starts braking" is the decision epoch, which our convention, and every earlier set's
+# label, reads as the lead's braking time: f22_002 and f22_012 relabelled scenario_time) first: application 100 %,
+# 69.2 % exact (18 of 26), 1 silent drop ("jam GNSS on the ego for 5 s", no operator), 4 substitutions (a Gherkin title
+# "RLVW under late SPaT" joined to its Given line, a log line's "+4.9 m", a chat's withdrawn MAP freeze, a stale offset
+# read twice), 0 invented faults, 6 false alarms on 8 healthy intents, 10 campaign stops of 22; after: 96.2 % exact,
+# 0/0/0, 1 false alarm left ("4 signals, 400 m spacing": no spec field holds a spacing), 2 stops left (the GNSS jam,
+# said back as no operator; "an oncoming vehicle ... 70 m away": no field holds an oncoming car's distance)
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
-    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 22))
+    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22 = (_SETS / f"parse_campaign_fresh{k}.jsonl"
+                                                                     for k in range(2, 23))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

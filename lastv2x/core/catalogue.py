@@ -393,7 +393,7 @@ for _o in (
                       "(negative: forwards, ahead of where the sender is).",
                       # "6 m further ahead than in reality", "ahead of where it is": reported forwards
                       negative_words=r"\b(further|farther|more) (ahead|forward)\b|\b(ahead|forward|in front) of "
-                                     r"(where|its|their|the (true|real|actual)|the truth|reality)\b",
+                                     r"(where|its|their|the (true|real|actual)|the truth|reality|truth|true|actual)\b",
                       # (and any word of a relative direction: "10 m farther away than actual", "closer than it
                       # is" state one, whichever sign the parser gives it)
                       positive_words=r"\b(behind|back\w*|lag\w*|trail\w*|short of|farther|further|closer|nearer"

@@ -67,6 +67,8 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"|velocity|timestamp|phase|countdown|timing)\b)[^.;]){0,40}\b(flip\w*|revers\w*|invert\w*|"
             r"wrong|corrupt\w*|off|garbl\w*|backwards?|mirrored)|\b(flip\w*|revers\w*|invert\w*|corrupt\w*) (the |its |their )?"
             r"(heading|direction|acceleration)", False),
+    # the ego's own positioning jammed: no message fault expresses it (before the loss words: "jam")
+    (_NONE, r"\bjam\w* (the )?(ego'?s? )?(gnss|gps)\b|\b(gnss|gps) (jamm\w*|jammer)\b", False),
     (_FROZEN, r"\b(blocked|stuck|locked|pinned|held|frozen) (on|at) (the |its |their )?(same|old|last|previous|initial"
               r"|first|identical)\b", False),
     (_LOSS, r"\b(lost|los(e|es|ing)|loss|drop(s|ped|ping)?|discard\w*|missing|vanish\w*|disappear\w*|blocked"
@@ -131,7 +133,7 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        # a test procedure's heading ("Fault injection: (a) ... SPaT messages are lost"): the faults are
                        # what follows it, not messages injected
                        r"|\b(fault|error|impairment|degradation)[- ]injection\s*:"
-                       r"|" + lx.LATENCY_BUDGET_MET + r"|" + lx.NOT_A_FAULT +
+                       r"|" + lx.LATENCY_BUDGET_MET + r"|" + lx.NOT_A_FAULT + r"|" + lx.FAULT_LABEL +
                        # the application's own output late: the outcome a test checks ("whether the alert comes too late")
                        r"|" + lx.APP_OUTPUT_LATE + r"|"
                        # a vehicle's or a driver's own motion and timing: "the lead car drops back", "a lost in thought
@@ -164,7 +166,9 @@ _BACK_REFERENCE = re.compile(r"\b(it|its|they|their|them|these|those|ones)\b", _
 _STREAMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("SPAT", re.compile(r"\bspats?\b|\bspatems?\b|signal phase and timing|phase[- ]and[- ]timing", _F)),
     ("MAP", re.compile(r"\bMAP\b|\b(?i:map ?(data|messages?|msgs?|broadcasts?|updates?)|mapmsg|mapems?)\b")),
-    ("EEBL", re.compile(r"\beebl (messages?|events?|warnings?|broadcasts?|alerts?|notifications?)\b|\bdenms?\b", _F)),
+    # (the application's name alone is no stream: "EEBL from V1", "silent on EEBL" are; "the EEBL test" is not)
+    ("EEBL", re.compile(r"\beebl (messages?|events?|warnings?|broadcasts?|alerts?|notifications?)\b|\bdenms?\b"
+                        r"|\beebl (from|of|by|sent)\b|\b(on|over|via) (the )?eebl\b(?! (test|run|scenario|case))", _F)),
     ("BSM", re.compile(r"\bbsms?\b|basic safety messages?|\bcams?\b|cooperative awareness", _F)),
 )
 
@@ -231,7 +235,7 @@ def _split(text: str) -> list[tuple[Clause, str]]:
             if part:
                 scrubbed = _NOT_COMM.sub(" ", part)
                 named = {name for name, pattern in _STREAMS if pattern.search(part)}
-                out.append((Clause(part, i, _CONTEXT.search(scrubbed) is not None,
+                out.append((Clause(part, i, bool(named) or _CONTEXT.search(scrubbed) is not None,  # (a stream named)
                                    named.pop() if len(named) == 1 else None,
                                    _BACK_REFERENCE.search(scrubbed) is not None), sentence))
     return out

@@ -188,9 +188,7 @@ def correct_typos(t: str) -> str:
     return _LOWER_WORD.sub(fix, t)
 
 
-_FAULT_LABEL = re.compile(
-    r"\b(?=[\w-]*\b(?:delay\w*|late|lag\w*|lost|loss|drop\w*|frozen|freez\w*|stale|offset|silent|missing|corrupt\w*"
-    r"|stuck|spoof\w*)\b)[\w]+(?:-[\w]+)+(?= (?:ticket|bug|issue|incident|defect|story|regression|jira)s?\b)")
+_FAULT_LABEL = re.compile(lx.FAULT_LABEL)
 
 
 def normalize(text: str) -> Normalized:
@@ -229,6 +227,10 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\b(?:plus|\+) ?(?=\d)", "+", t)  # "off by plus 4 s": a signed quantity
     t = re.sub(r"\b(\d+) and a half\b", lambda m: f"{int(m.group(1))}.5", t)
     t = re.sub(r"(\d),(\d{3})\b", r"\1\2", t)
+    # a time said as a clock reading without its unit ("brakes t=10", "at t = 12.5"), and "@" for "at" ("brakes @ -6 m/s2")
+    t = re.sub(r"\bt ?= ?(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms|msec|milliseconds?|min|minutes?)\b)",
+               r"t = \1 s", t)
+    t = re.sub(r"(?<=\s)@(?=\s)", "at", t)
     t = _ratios(t)
     t = re.sub(r"\b(\d+(?:\.\d+)?) (more|less|fewer|extra) (seconds?|secs?|s|ms|milliseconds?|m|metres?|meters?)\b",
                r"\1 \3 \2", t)  # "3 more seconds of amber" -> "3 seconds more of amber"
@@ -341,10 +343,10 @@ class Mention:
 
 # a negated list negates every item: "nothing dropped, delayed, frozen or spoofed", "no loss, no delay"
 NEGATED_LIST = r"|\b(no|nothing|none|neither|without|zero|\w+n't)\s+(\w+(?: \w+)?,\s+){1,4}$"
-# what negates the word after it: "no loss", "no packets are lost", "aren't delayed, frozen or dropped", "nothing is corrupted or late", "none of the
+# what negates the word after it: "no loss", "no packets are lost", "nobody tampers with anything", "aren't delayed, frozen or dropped", "nothing is corrupted or late", "none of the
 # messages should be lost or stale" ("none of" reaches over four words; the negator's scope runs to an "or"/"nor"
 # within 40 characters), a negated list
-NEGATED = rx(r"\b(no|not|\w+n't|cannot|without|never|zero|nothing|none|neither|nor)\s+(\w+,?\s+){0,2}$"
+NEGATED = rx(r"\b(no|not|\w+n't|cannot|without|never|zero|nothing|none|neither|nor|nobody|no one)\s+(\w+,?\s+){0,2}$"
              r"|\b(none|neither) of\s+(\w+\s+){1,4}$"
              r"|\b(nothing|none|neither|without|no \w+|\w+n't)\b[^.;]{0,40}\b(or|nor)\s+$" + NEGATED_LIST)
 

@@ -82,14 +82,28 @@ def _signal_event_time(p: ParseState, out: dict[str, Any]) -> None:
     fixed-time plan's green starts at t = -offset_s, amber green_s later, red amber_s after that)."""
     m = p.has(r"(?:light|signal|lamp)s? (?:turns|changes to|goes|switches to|is) (?P<ph>amber|yellow|red|green) at "
               r"(?:t ?= ?)?" + Q("time"))
+    # tersely: "amber at t = 10 s, red at t = 13 s", "green ends at t=14 s" (the amber onset)
+    m = m or p.has(_TERSE_ONSET)
     if not m or not p.free(m):
         return
     plan = SignalPlan()
+    phase = "amber" if m.groupdict().get("end") else m.group("ph")
+    nxt = p.has(r"^,? (?:and |then )?(?P<ph>amber|yellow|red) (?:at|from) (?:t ?= ?)?" + Q("time"), p.t[m.end():m.end() + 30]) \
+        if phase in ("amber", "yellow") else None
+    if nxt is not None and p.free(nxt) and 1.0 <= p.q(nxt).value - p.q(m).value <= 10.0 and nxt.group("ph") == "red":
+        out["amber_s"] = round(p.q(nxt).value - p.q(m).value, 3)  # "amber at 10 s, red at 13 s": 3 s of amber
+        p.use(nxt, "signal.amber_s")
+        p.note(f"signal.amber_s {out['amber_s']:g} from {clean(m.group(0) + nxt.group(0))!r}")
     green, amber, cycle = (out.get(k, getattr(plan, k)) for k in ("green_s", "amber_s", "cycle_s"))
     onset = {"green": 0.0, "amber": green, "yellow": green, "red": green + amber}
     at = p.use(m, "signal.offset_s")
-    out["offset_s"] = round((onset[m.group("ph")] - at) % cycle, 3)
+    out["offset_s"] = round((onset[phase] - at) % cycle, 3)
     p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r}")
+
+
+_TERSE_ONSET = (r"(?<!before )(?<!after )(?<!from )(?<!during )(?<!of )(?<!the )(?<!until )\b(?:(?P<ph>amber|yellow|red"
+                r"|green) (?:at|starts at|begins at|comes on at|onset at)|(?P<end>green) (?:ends|is over|stops) at) "
+                r"(?:t ?= ?)?" + Q("time"))
 
 
 def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> None:

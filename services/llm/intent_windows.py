@@ -159,6 +159,9 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # "When the left-turn decision is made", "once the stop/go decision is taken"
+        (r"(?:when|as|once|the moment) (?:the |its |the ego'?s? )?(?:left[- ]turn |turn(?:ing)? |stop(?:/| or )go |stop "
+         r"|go )?decision (?:is|gets|has been) (?:made|taken)\b", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # "from the moment the ego starts the turn decision", "when the crossing car is about to reach the decision point"
         (r"(?:when|as|once|the moment|from the moment) (?:the ego|ego|it|we) (?:starts|begins|makes|takes) (?:its |the "
          r"|their )?(?:turn(?:ing)? |stop |go )?decision\b", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
@@ -302,7 +305,9 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
                     r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time"),
                     # a request written as key = value: "dur=2s", "duration: 5 s", "How long: 2.5 s", "dur 3 s"
-                    r"\b(?:dur|duration|how long|length)\s*[=:]?\s*" + Q("time")):
+                    r"\b(?:dur|duration|how long|length)\s*[=:]?\s*" + Q("time"),
+                    # a start then a length, tersely: "suppress V2 BSM from t=6s, 4s"
+                    r"\bfrom (?:t ?= ?)?<q\d+:time>, (?:for )?" + Q("time") + r"(?= *(?:[.;]|$))"):
         for m in p.finditer(pattern):
             owner = owner_of(faults, p, m.start())
             if len(faults) > 1 and p.free(m) and _ALL_FAULTS.search(p.t[max(0, m.start() - 25):m.start()]) \

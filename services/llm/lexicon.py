@@ -235,7 +235,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|wrong (lane )?mapping", False, 9),
     (FaultOperator.SUPPRESS_SENDER, r"suppress\w*|stop(s|ped)? (transmitting|broadcasting|sending)|go(es)? silent"
                                     r"|falls? silent|\bsilenced?\b|never (transmits|broadcasts|sends)"
-                                    r"|does ?n[o']t (transmit|broadcast|send)|\bmute[sd]?\b", False, 8),
+                                    r"|does ?n[o']t (transmit|broadcast|send)|\bmute[sd]?\b"
+                                    # a terse line: "relay R1 completely silent on EEBL for the whole run"
+                                    r"|\bsilent (on|over) (the )?(eebl|bsms?|spats?|mapmsg|v2x|radio|dsrc|c-v2x)\b", False, 8),
     (FaultOperator.FREEZE, r"\bfr(ee|o)z\w*|\bstuck\b|stop(s|ped)? (to )?(updating|update)\b|\bhangs?\b"
                            r"|\b(send\w*|repeat\w*|broadcast\w*|transmit\w*) (the )?same (content|contents|payload|data"
                            r"|values?|message|state)( again)? (again and again|over and over|repeatedly|each time|every time)"
@@ -248,7 +250,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"|repeat\w* (\w+ ){0,2}?(stale|old|same|last|previous|identical)\b", True, 7),
     # "SPaT time-to-change reads 2 s short", "the countdown reads 3 s long"
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdowns?|time[- ]to[- ]change|remaining time)\b[^.;|]{0,15}?\b(reads?|shows?"
-                                          r"|is|runs?) <q\d+:time> (too )?(short|long|early|late)\b", False, 6),
+                                          r"|is|runs?) <q\d+:time> (too )?(short|long|early|late)\b"
+                                          # "the countdown reads longer, +5 s"
+                                          r"|(countdowns?|time[- ]to[- ]change|remaining time)\b[^.;|]{0,15}?\b(reads?|shows?"
+                                          r"|is|runs?) (longer|shorter|later|earlier),? (by )?<q\d+:time>", False, 6),
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdowns?|time[- ]to[- ]change)\b[^.;]{0,20}?\b(over|under)-?(report|stat|estimat)\w*"
                                           r"|(over|under)-?(report|stat|estimat)\w* (the )?(remaining|countdown)\b", False, 6),
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"countdowns? (is |are |runs? )?(<q\d+:time> )?(off|wrong|early|late|shifted|offset|skewed"
@@ -720,7 +725,7 @@ APP_OUTPUT_LATE = (r"\blate ([\w-]+ ){0,2}?(warnings?|alerts?|alarms?|advisories
 
 # a sentence that states what the test expects, not what it injects ("Expected: ...", "Pass criterion: ...", "KPI:"):
 # its quantities are no fault's (intent_fault_draft.owner_of) and no setting (quantity_guard)
-CRITERION_HEADING = (r"^\W*(?:expected(?: result| behaviou?r| outcome)?|pass(?:ing)?(?: criteri\w*)?|fail(?:ure)?"
+CRITERION_HEADING = (r"^\W*(?:expect(?:ed)?(?: result| behaviou?r| outcome)?|pass(?:ing)?(?: criteri\w*)?|fail(?:ure)?"
                      r"|acceptance(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?|requirements?|ac)\s*:")
 
 # a latency budget met ("radio link within its latency budget"): said of a healthy link, never a delay (the parser's
@@ -735,7 +740,9 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
                  r"|noticed|had|was|were|went|introduced|caused|showed)\b[^.;]*"
                  # "a GNSS position offset of 0.4 m was measured in calibration"
                  r"|[^.;]*\b(was|were) (measured|observed|found|seen|logged) (in|during) (calibration|the field|the logs?"
-                 r"|earlier runs?|a previous run|field tests?)\b[^.;]*")
+                 r"|earlier runs?|a previous run|field tests?)\b[^.;]*"
+                 # a pasted log line ("[10.42] bsm rx V2 pos err +4.9 m"): what a run recorded, not what to inject
+                 r"|(?:^|\n)\s*\[\d{1,3}(?:[.:]\d+){1,2}\][^\n]*")
 
 # a fault word about another time or another test, never this run's: a question not to run ("what would happen if the
 # lead's BSMs were replayed ...?"), another test's coverage ("replay attack covered in L-08", "but this we test in other
@@ -744,6 +751,9 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
 # BSM packet loss and delay as observed"). Part of NOT_A_FAULT; the quantity guard also reads it per sentence (the
 # quantities of such a sentence are not this run's settings)
 NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
+           # a chat line the next speaker turned down ("Ines: add 50 % EEBL loss? Kai: no, keep it clean"), marked so
+           # by the text check (roles.check_text)
+           r"|\(withdrawn\)[^\n]*"
            r"|\b[\w-]+( attacks?| faults?| errors?)? (is |are )?(covered|tested|handled) (in|by|elsewhere)\b[^.;|]*"
            r"|[^.;|]{0,120}\b(in|for) (an? )?(other|another|separate|different|later) (campaign|test|run|suite|ticket)"
            r"s?\b[^.;|]*|\b(only |currently |already )?cover(s|ed)? (\w+ ){0,2}?(countdown|delay|loss|latency|phase"
@@ -751,10 +761,18 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|" + PAST_INCIDENT +
            r"|\b(packet |message )?(loss|delay|latency)( and (loss|delay|latency))? as (observed|measured|they come)\b")
 
+# a fault named as the label of a ticket or bug ("the delayed-SPaT ticket", "our packet-loss bug", "the frozen-SPaT bug
+# from March is fixed"): a reference to it, not a fault to inject (the parser and the unparsed-fault guard both read it)
+FAULT_LABEL = (r"\b(?=[\w-]*\b(?:delay\w*|late|lag\w*|lost|loss|drop\w*|frozen|freez\w*|stale|offset|silent|missing"
+               r"|corrupt\w*|stuck|spoof\w*)\b)[\w]+(?:-[\w]+)+(?= (?:ticket|bug|issue|incident|defect|story|regression"
+               r"|jira)s?\b)")
+
 # what an application must withstand, not what is injected ("the advisory should handle like up to ten percent spat
 # loss", "must tolerate 200 ms of delay"); part of NOT_A_FAULT, and an outcome to the quantity guard
 ROBUSTNESS_REQUIREMENT = (r"\b(should|must|shall|has to|have to|needs? to|is to) (\w+ )?(handle|tolerate|cope with"
-                          r"|survive|withstand|ride out|absorb)\b[^.;]{0,50}")
+                          r"|survive|withstand|ride out|absorb)\b[^.;]{0,50}"
+                          # "robustness to up to 10 % BSM loss is a requirement", "robust against 200 ms of delay"
+                          r"|\brobust(ness)? (to|against)\b[^.;]{0,50}")
 
 # what a test measures or leaves out, said with a fault word ("a packet error rate target of 10 %", "the previous run
 # lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
@@ -812,8 +830,10 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budg
 HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*\b(?![- ]lights?\b)"
               r"|slam\w* on (the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
               # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)
-              r"|brak(es|ing) (?=(at|after) (t ?= ?)?<q\d+:time>)"
-              r"|decelerat\w* (at|with|by) (?=<q\d+:accel>)")
+              r"|brak(es|ing) (?=(?:(?:at|after) (?:t ?= ?)?|t ?= ?)<q\d+:time>)"
+              r"|decelerat\w* (at|with|by) (?=<q\d+:accel>)"
+              # a hand-typed field: "lead decel: -6 m/s2 at t=10", "deceleration = 7 m/s²"
+              r"|\bdecel(eration)?\s*[:=]?\s*(of )?(?=<q\d+:accel>)")
 _VEHICLE = r"(?:car|vehicle|truck|van|bus|lead|leader|lorry)"
 STOPPED_LEAD = (rf"\b(?:stopped|stationary|parked|broken[- ]down|stalled|halted|standing)\s+(?:\w+\s+)?{_VEHICLE}"
                 rf"|\b{_VEHICLE}\s+(?:ahead\s+|in front\s+)?(?:is\s+|sits\s+|stands\s+)?(?:stopped|stationary|at a standstill)"

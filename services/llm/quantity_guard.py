@@ -197,6 +197,7 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"\bwithin\b|\bwithin \d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) (of|after|from)\b"
                       r"|\b(must|should|shall|has to) (stay|remain|be|keep) (above|below|under|over|within|less than"
                       r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?)\b"
+                      r"|\bttc\s*(>=?|<=?|=>|=<|\u2265|\u2264)"  # "FCW warns at TTC >= 2.4 s"
                       # "the advisory should handle up to 10 % SPaT loss": what it must withstand, not what is injected
                       r"|" + lx.ROBUSTNESS_REQUIREMENT +
                       # "advice must stay valid even if the countdown were off by a second": a robustness requirement
@@ -224,10 +225,12 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
     for clause, sentence in fault_cues.read_clauses_in_sentences(text):
         if clause.text not in asks and (_OUTCOME.search(clause.text) or fault_cues.healthy(clause.text)
                                         or _PAST.search(sentence)
-                                        or (_NOT_THIS_RUN.search(sentence) and _fault_like(clause.text))):
+                                        or (_NOT_THIS_RUN.search(sentence) and (_fault_like(clause.text)
+                                                                                 or fault_cues.detect(clause.text)))):
             # an outcome to check, a healthy baseline ("about 20 ms, which is nominal"), or a fault's values in a
             # sentence about another run or test ("Requirement: ... if SPaT has 200 ms delay, but this we test in
-            # other campaign"); a scene's speeds and distances there are still settings to read
+            # other campaign", "The position offset of 5 m we make afterwards in a separate test"); a scene's speeds
+            # and distances there are still settings to read
             continue
         part = _fault_part(clause.text, asks[clause.text]) if clause.text in asks else (0, 0)
         lost, fault = [], False

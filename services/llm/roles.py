@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,12 +128,59 @@ def _violation_dicts(exc: InvalidArgument) -> list[dict[str, Any]]:
     return [{"field": v.field, "description": v.description, "hint": v.hint} for v in exc.violations]
 
 
-_LIST_ITEM = re.compile(r"(?:[-*\u2022]|\d{1,2}[.)])\s")
-# a ticket's field opening a line: "RLVW-212 Stale SPaT\nDescription: SPaT messages are ..."
-_FIELD_LINE = re.compile(r"^(description|summary|details|expected( result)?|steps|preconditions?|setup|notes?|objective"
-                         r"|scenario|test case|acceptance( criteria)?|stimulus|requirements?|type|priority|ac)\s*:", re.IGNORECASE)
+# a list item: "- 12 SPaT lost", "2) MAP late", a checklist's "[ ] relay silent", a log line's "[10.42] V2 decel", a
+# comment's "# covered by FCW-R2"
+_LIST_ITEM = re.compile(r"(?:[-*\u2022#]|\d{1,2}[.)]|\[[ xX]?\]|\[\d[\d.:]*\])\s")  # (and a "# comment" line)
+# a line opened by a key: a ticket's field ("RLVW-212 Stale SPaT\nDescription: SPaT messages are ..."), a hand-typed
+# YAML / key=value line ("ego_speed: 90 km/h"), a chat's speaker ("Ben: no, the countdown reads longer"); and a
+# Gherkin step ("Given the ego approaches ...", "Then the SPaT stream is delayed ...")
+_FIELD_LINE = re.compile(r"^(?:[a-z][\w/-]*(?: [\w/-]+){0,2}\s*[:=](?:\s|$)|(?:feature|scenario(?: outline)?|background"
+                         r"|examples|given|when|then|and|but)\b)", re.IGNORECASE)
+# a hand-typed key ("ego_speed:", "lead_decel =") opening a line; a fault's attribute lines ("start:", "duration:")
+_KEY_LINE = re.compile(r"^([a-z][\w/-]*)\s*[:=](?:\s|$)", re.IGNORECASE)
+_ATTRIBUTE_KEY = re.compile(r"^(start|starts?_at|from|until|end|stop|duration|window|trigger|anchor|magnitude|offset"
+                            r"|value|amount|stream|sender|target|probability|rate|burst|count)\s*[:=]", re.IGNORECASE)
+# Gherkin: "When" opens the step a fault is timed by; "Then", "And", "But" after it continue its sentence
+_GHERKIN_WHEN = re.compile(r"^when\b", re.IGNORECASE)
+_GHERKIN_CONTINUED = re.compile(r"^(then|and|but)\b", re.IGNORECASE)
 # a one-line heading whose line ends its sentence: an email's subject, a ticket's title field
 _HEADING_LINE = re.compile(r"^(subject|title|re|fwd?)\s*:", re.IGNORECASE)
+
+
+# a chat's speaker ("Anna: can we ...", "Ben: no, ..."), and a reply that turns down what the other speaker asked
+_SPEAKER = re.compile(r"^([A-Z][a-z]{1,15}):\s")
+_NOT_A_SPEAKER = frozenset({"Description", "Summary", "Details", "Expected", "Steps", "Setup", "Notes", "Note",
+                            "Objective", "Scenario", "Feature", "Fault", "Faults", "Scope", "Type", "Priority", "Repro",
+                            "Requirement", "Requirements", "Stimulus", "Subject", "Title", "Effect", "Cause",
+                            "Verification", "Background", "Examples", "Given", "When", "Then", "And", "But", "Expect"})
+_TURNED_DOWN = re.compile(r"^(no|nope|nah|not that)\b|\binstead\b", re.IGNORECASE)
+_AGREED = re.compile(r"^(ok|okay|agreed|fine|sure|yes|yep|right|deal|confirmed)\b", re.IGNORECASE)
+
+
+def _withdrawn(lines: Iterable[str]) -> list[str]:
+    """The lines of a chat between two or more speakers, each line a speaker turned down in the next reply of another
+    ("Ines: add 50 % EEBL loss on the relay test?" / "Kai: no, keep it clean"), or agreed to in a reply that restates
+    the fault ("Tom: agreed, SPaT freeze from green onset for 8 s"), marked ``(withdrawn)`` as one sentence
+    (its stops made commas), so what it asked for is read as said of no run (``lexicon.NOT_NOW``); the rest as
+    written."""
+    out = list(lines)
+    speakers = [m.group(1) if (m := _SPEAKER.match(line)) and m.group(1) not in _NOT_A_SPEAKER else None
+                for line in out]
+    if len({s for s in speakers if s}) < 2:
+        return out
+    for i, speaker in enumerate(speakers):
+        reply = out[i][len(speaker) + 1:].strip() if speaker else ""
+        # turned down, or agreed to in words that restate the fault ("Tom: agreed, SPaT freeze from green onset for 8
+        # s"): the reply is what is asked for
+        if speaker is None or not (_TURNED_DOWN.search(reply) or (_AGREED.match(reply) and fault_cues.detect(reply))):
+            continue
+        j = next((k for k in range(i - 1, -1, -1) if speakers[k] is not None), None)
+        if j is not None and speakers[j] != speaker and "(withdrawn)" not in out[j]:
+            name = speakers[j]
+            assert name is not None
+            said = re.sub(r"[.;!?]+(?=\s|$)", ",", out[j][len(name) + 1:].strip()).rstrip(",")
+            out[j] = f"{name}: (withdrawn) {said}"
+    return out
 
 
 class LlmRoles:
@@ -157,10 +204,21 @@ class LlmRoles:
         # white space folded; a line that opens a list item ("- 12 SPaT lost", "2) MAP late") keeps its line break,
         # so each item is a sentence of its own, as does a ticket's field ("Description: ...", "Expected: ...") after
         # its title line, and the line after an email's subject (a hard-wrapped line joins the one before)
-        lines = [" ".join(line.split()) for line in text.replace("\x00", " ").splitlines()]
-        cleaned, last = "", ""
+        lines = _withdrawn(" ".join(line.split()) for line in text.replace("\x00", " ").splitlines())
+        cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
         for line in rows_as_sentences(list(filter(None, lines))):
+            key = _KEY_LINE.match(line)
+            if key:  # "ego_speed: 90 km/h": the key's words
+                line = key.group(1).replace("_", " ") + line[key.end(1):]
+            # a Gherkin step after "When" continues its sentence ("When the signal turns amber, then the SPaT is
+            # delayed ..."), as a fault's attribute line continues the fault's ("fault: ...\nstart: when the lead
+            # brakes\nduration: 3s"), so that what times the fault is in its sentence
+            if (when and _GHERKIN_CONTINUED.match(line)) or (key and _ATTRIBUTE_KEY.match(line) and cleaned):
+                cleaned += ", " + line
+                last = line
+                continue
+            when = bool(_GHERKIN_WHEN.match(line)) or (when and not _FIELD_LINE.match(line) and not _LIST_ITEM.match(line))
             # (a capitalized line after a list's last item is a sentence of its own: "2) ... higher than actual\nEgo
             # follows at 2 s headway.")
             own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _HEADING_LINE.match(last) \

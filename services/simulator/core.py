@@ -246,7 +246,7 @@ class SimulatorCore:
             return
         pooled = app is None or type(app) is ReferenceApp
         firsts = pool_chunks(len(programs), self.limits.worker_count() if pooled else 1, max(1, chunk))
-        ends = [*firsts[1:], len(programs)]
+        ends = [*firsts[1:], len(programs)] if firsts else []
         workers = min(self.limits.worker_count(), len(firsts))
         if workers > 1 and pooled:
             yield from self._pooled(programs, seeds, firsts, ends, workers, stop)

@@ -363,7 +363,7 @@ def run_batch_on_workers(programs: Sequence[ScenarioProgram], seeds: Sequence[in
     from lastv2x.core.workers import TaskError, WorkerDied, shared_pool
 
     out: list[PairedOutcome | RuntimeError | None] = [None] * len(programs)
-    ends = [*firsts[1:], len(programs)]
+    ends = [*firsts[1:], len(programs)]  # (firsts is not empty here: two workers or more had a chunk)
     tasks = [(list(programs[f:e]), list(seeds[f:e]), limits) for f, e in zip(firsts, ends, strict=True)]
     for ci, result in shared_pool(workers).imap_unordered(_chunk_task, tasks):
         first, n = firsts[ci], len(tasks[ci][0])
