@@ -128,10 +128,17 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # "RLVW under late SPaT" joined to its Given line, a log line's "+4.9 m", a chat's withdrawn MAP freeze, a stale offset
 # read twice), 0 invented faults, 6 false alarms on 8 healthy intents, 10 campaign stops of 22; after: 96.2 % exact,
 # 0/0/0, 1 false alarm left ("4 signals, 400 m spacing": no spec field holds a spacing), 2 stops left (the GNSS jam,
-# said back as no operator; "an oncoming vehicle ... 70 m away": no field holds an oncoming car's distance)
+# said back as no operator; "an oncoming vehicle ... 70 m away": no field holds an oncoming car's distance); fresh23
+# (2026-12-07: hand-written JSON and a Python dict, numbered procedures, ETSI-style test purposes, annoyed customer
+# tickets, commit messages and a PR, tab-separated rows, slides, a call transcript, Spanish-, Italian- and Japanese-
+# speaking writers; written after fresh22's rules) first: application 100 %, 42.3 % exact (11 of 26), 3 silent drops
+# ("we kill ten BSMs in a row", rain on the camera and a CAN-bus fault, no operator), 0 substitutions, 3 invented
+# faults ("0 ms added latency", a fixed ghost-vehicle bug, "the replay removed"), 4 false alarms, 8 campaign stops of
+# 22; after: 100 % exact, 0/0/0/0, 3 stops left, each a request no operator expresses, said back (rain on the front
+# camera, an OTA firmware update, a CAN-bus fault)
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
-    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22 = (_SETS / f"parse_campaign_fresh{k}.jsonl"
-                                                                     for k in range(2, 23))
+    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23 = (_SETS / f"parse_campaign_fresh{k}.jsonl"
+                                                                              for k in range(2, 24))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

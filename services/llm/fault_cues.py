@@ -67,8 +67,14 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"|velocity|timestamp|phase|countdown|timing)\b)[^.;]){0,40}\b(flip\w*|revers\w*|invert\w*|"
             r"wrong|corrupt\w*|off|garbl\w*|backwards?|mirrored)|\b(flip\w*|revers\w*|invert\w*|corrupt\w*) (the |its |their )?"
             r"(heading|direction|acceleration)", False),
-    # the ego's own positioning jammed: no message fault expresses it (before the loss words: "jam")
-    (_NONE, r"\bjam\w* (the )?(ego'?s? )?(gnss|gps)\b|\b(gnss|gps) (jamm\w*|jammer)\b", False),
+    # the ego's own positioning jammed, its sensors blinded, its bus or software faulted: no message fault expresses
+    # them (before the loss words: "jam")
+    (_NONE, r"\bjam\w* (the )?(ego'?s? )?(gnss|gps)\b|\b(gnss|gps) (jamm\w*|jammer)\b"
+            r"|\b(rain|fog|snow|glare|dirt|mud|spray)\b[^.;]{0,20}\b(on|over|covering|blinding) (the )?(\w+ )?(camera|lidar|radar"
+            r"|sensor)s?\b|\b(camera|lidar|radar)s? (is |are |gets? )?(blind\w*|blocked|obstructed|covered|failing|failed)\b"
+            r"|\bcan[- ]?bus (fault|error|failure|corruption)s?\b|\b(fault|error|failure|corruption)s? on the can[- ]?bus\b"
+            r"|\b(ota|over-the-air) (software |firmware )?updates?\b|\bfirmware update\w*\b(?! (introduced|caused|fixed))",
+     False),
     (_FROZEN, r"\b(blocked|stuck|locked|pinned|held|frozen) (on|at) (the |its |their )?(same|old|last|previous|initial"
               r"|first|identical)\b", False),
     (_LOSS, r"\b(lost|los(e|es|ing)|loss|drop(s|ped|ping)?|discard\w*|missing|vanish\w*|disappear\w*|blocked"

@@ -42,7 +42,7 @@ from typing import Any
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import junctions_ahead_needed, signal_required
-from lastv2x.core.spec import AgentRole, FaultOperator, JunctionKind
+from lastv2x.core.spec import AgentRole, AnchorEvent, Ego, FaultOperator, JunctionKind
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
@@ -169,6 +169,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
         else:
             p.note(f"ego.speed_mps {ego['speed_mps']} assigned from seed"
                    + (f" (above the phantom's stated {max(ahead):g} m/s)" if ahead else ""))
+    _start_before_anchor(p, ego, faults)
     if APPLICATIONS[app].kind is not AppKind.CONFLICT:  # a conflict's timing is the agents' too: not the plan's
         _signal_at_ego(p, ego, signal)
     for q in n.quantities:  # (after the last reader of a quantity)
@@ -384,5 +385,21 @@ def _application(p: ParseState) -> Application:
         p.note(f"application {app.value} from {', '.join(hits[app])}")
     return app
 
+
+
+# an unstated start distance short of the farthest stop-bar anchor of a fault is raised to this far before it, so the
+# ego drives into the window ("from 150 m before the stop line" with the default 120 m start would never open)
+ANCHOR_RUN_IN_M = 30.0
+
+
+def _start_before_anchor(p: ParseState, ego: dict[str, Any], faults: list[Any]) -> None:
+    if "start_distance_m" in ego:
+        return  # stated: the verifier says whether its window opens
+    far = max((float(f.anchor["distance_m"]) for f in faults if f.anchor and f.anchor.get("event")
+               == AnchorEvent.STOP_BAR_DISTANCE.value and f.anchor.get("distance_m") is not None), default=None)
+    if far is not None and far > Ego().start_distance_m:
+        ego["start_distance_m"] = far + ANCHOR_RUN_IN_M
+        p.note(f"ego.start_distance_m {ego['start_distance_m']:g}: {ANCHOR_RUN_IN_M:g} m before the fault's "
+               f"{far:g} m stop-bar anchor (no start distance stated)")
 
 __all__ = ["GrammarResult", "Normalized", "Quantity", "normalize", "parse_text"]

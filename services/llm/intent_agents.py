@@ -352,9 +352,10 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
             p.note(f"{role}.gap_m {agents[role]['gap_m']} from {clean(m.group(0))!r}")
 
 
-# an expected outcome's line ("expect: advisory within 45-55 km/h band", "Pass: ..."); not an "AC:" line, which often
+# an expected outcome's line ("expect: advisory within 45-55 km/h band", "Pass: ...", "KPI: advisory accuracy ±2
+# km/h"); not an "AC:" line, which often
 # sets the scene ("AC: ego at 50 km/h passes all 4 lights")
-_CRITERION = rx(r"^\W*(?:expect(?:ed|ation)?s?|pass(?:ing)?|success)\b[\w ]{0,20}:")
+_CRITERION = rx(r"^\W*(?:expect(?:ed|ation)?s?|pass(?:ing)?|success|kpis?)\b[\w ]{0,20}:")
 
 
 def _speeds(p: ParseState, roles: list[Mention], ego: dict[str, Any], agents: dict[str, dict[str, Any]]) -> None:

@@ -464,7 +464,7 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
 
 # operators whose magnitude is an age (seconds in the past), and the words that say a quantity is one
 _AGE_OPERATORS = (FaultOperator.REPLAY, FaultOperator.TIMESTAMP_OFFSET)
-_SAID_AS_AGE = rx(r"^\W*(?:too )?(?:stale|old|older|outdated|in the past|ago|behind)\b")
+_SAID_AS_AGE = rx(r"^\W*(?:too )?(?:stale|old|older|outdated|in the past|ago|behind|before(?=\s*[,.;)]|\s+instead))\b")
 
 
 def _upper_end(p: ParseState, m: re.Match[str], what: str) -> tuple[re.Match[str], str | None]:

@@ -210,6 +210,9 @@ def normalize(text: str) -> Normalized:
     t = _FAULT_LABEL.sub("reference", t)
     # "zero packet loss" (before number words become quantities): none, not a loss of 0
     t = re.sub(r"\b(?:zero|0) (packet |message |msg )?(loss|losses|drops?|delay|latency)\b", r"no \1\2", t)
+    # "0 ms added latency", "0 s of extra delay": none
+    t = re.sub(r"\b(?:zero|0) ?(?:ms|s|sec|secs|seconds?|milliseconds?) (?:of )?((?:added |extra |additional )?(?:latency|delay"
+               r"|lag))\b", r"no \1", t)
     t = re.sub(r"\btime[- ]stamp", "timestamp", t)  # "time stamps", "time-stamped"
     t = re.sub(r"\bhalf (a|one) (second|sec)\b", "0.5 s", t)
     t = re.sub(r"\b(a|one) quarter (of )?(a |one )?(second|sec)\b", "0.25 s", t)
@@ -224,9 +227,13 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\b(\d+)[- ]point[- ](\d+)\b", r"\1.\2", t)  # "two point five", "two-point-five"
     t = re.sub(r"\b(\d+) (tenth|hundredth)s? of (?:(?:a|one|1) )?(?:seconds?|secs?|s)\b",  # "eight tenths of a second"
                lambda m: f"{int(m.group(1)) / (10 if m.group(2) == 'tenth' else 100):g} s", t)
-    t = re.sub(r"\b(?:plus|\+) ?(?=\d)", "+", t)  # "off by plus 4 s": a signed quantity
+    # "off by plus 4 s", "reads + 4 s": a signed quantity; not a conjunction (", plus 150 ms extra latency")
+    t = re.sub(r"\b(by|of|is|are|at|to|reads?|shows?|offset|off|set to|=|:) (?:plus|\+) ?(?=\d)", r"\1 +", t)
+    t = re.sub(r"(?<![\w,]) ?\+ (?=\d)", " +", t)
     t = re.sub(r"\b(\d+) and a half\b", lambda m: f"{int(m.group(1))}.5", t)
     t = re.sub(r"(\d),(\d{3})\b", r"\1\2", t)
+    # a hand-typed key in seconds with a bare number ("'duration_s': 3.5", "start_s=12"): that many seconds
+    t = re.sub(r"\b([a-z]+_s)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms)\b)", r"\1\2\3 s", t)
     # a time said as a clock reading without its unit ("brakes t=10", "at t = 12.5"), and "@" for "at" ("brakes @ -6 m/s2")
     t = re.sub(r"\bt ?= ?(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms|msec|milliseconds?|min|minutes?)\b)",
                r"t = \1 s", t)

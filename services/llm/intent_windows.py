@@ -25,7 +25,8 @@ _TURNS = r"(?:(?:light |signal |traffic light )?(?:turns |turning |changes to |c
          r"|switching to ))?"
 
 
-_DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:decision (?:point|epoch|moment|time|distance)|dilemma zone"
+_DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:(?:left[- ]turn |turn(?:ing)? )decision(?: (?:point|epoch|moment|time))?"
+             r"|decision (?:point|epoch|moment|time|distance)|dilemma zone"
              r"|last comfortable stopping point|point of no return)")
 
 
@@ -149,7 +150,7 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * p.use(m, "anchor"))),
         (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * 0.5)),
-        (r"(?:at|around|near|by|in|from|since|starting (?:at|from)|beginning (?:at|from)) " + _DECISION,
+        (r"(?:at|around|near|by|in|during|from|since|starting (?:at|from)|beginning (?:at|from)) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # "beginning with the red phase", "starting with the amber"
         (r"\b(?:beginning|starting|begins|starts) with (?:the )?" + _PHASE + r"(?: phase| light| signal| interval)?\b",
@@ -238,8 +239,10 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
 
 
     # "and from the same point every BSM ... arrives 2 s late": the anchor of the fault before
-    for m in p.finditer(r"\b(?:from|at|starting (?:at|from)|beginning (?:at|from)) (?:the |that )?(?:same|very same) "
-                        r"(?:point|moment|time|instant|place|distance|spot)\b"):
+    # ("in the same moment", "simultaneously", "at that moment")
+    for m in p.finditer(r"\b(?:from|at|in|starting (?:at|from)|beginning (?:at|from)) (?:the |that )?(?:same|very same) "
+                        r"(?:point|moment|time|instant|place|distance|spot)\b|\bsimultaneously\b"
+                        r"|\bat (?:that|this) (?:same |very )?(?:moment|time|instant|point)\b"):
         owner = owner_of(faults, p, m.start())
         if owner is None or owner.anchor is not None:
             continue
@@ -258,12 +261,15 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|a
                 r"|started|began) (?:to )?brak\w*|\b(?:when|once|as soon as|the moment|the instant) (?:the |our )?lead(?:ing)?"
                 r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b")
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
-_CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment) (?:the )?(?:(?:real |actual "
+_CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment|(?:just |right |shortly )?before) "
+                  r"(?:the )?(?:(?:real |actual "
                   r"|true |genuine )?(?:crossing|cross|opposing|oncoming|other)(?: (?:vehicle|car|traffic|truck))?|it|he|she"
                   r"|they|" + lx.VEHICLE + r")"
                   r" (?:(?:is|are|gets?|comes?|draws?|arrives?) (?:near|close|closer)(?: to (?:the )?(?:conflict (?:point"
                   r"|zone|area)|intersection|junction|crossing))?|(?:(?:is|are) )?(?:approach(?:es|ing)?|nears?|nearing) (?:the )?"
-                  r"(?:conflict (?:point|zone|area)|intersection|junction|crossing)|enters? (?:the )?(?:decision|conflict) "
+                  r"(?:conflict (?:point|zone|area)|intersection|junction|crossing)|(?:(?:is|are) about to )?(?:reach(?:es)?|gets? to"
+                  r"|enters?) (?:the )?(?:conflict (?:point|zone|area)|intersection|junction|crossing)"
+                  r"|enters? (?:the )?(?:decision|conflict) "
                   r"(?:zone|area|point|range)|(?:is|are|gets?|comes?) within (?:the )?(?:decision|warning|conflict) (?:range"
                   r"|zone|distance|area))\b")
 
@@ -297,6 +303,15 @@ _ABOUT = r"(?:~ ?|≈ ?)?(?:(?:about|roughly|around|approximately|approx\.?|near
          r"|a little over|a bit over|at least|at most|maybe|perhaps|circa|ca\.) )?"
 
 
+def _said_before(p: ParseState, pos: int) -> str:
+    """The words of ``pos``'s sentence before it, back to a ";" or a cell border, 60 characters at most ("both
+    beginning 4 s into the run and lasting 6 s", "Both from t = 5 s, 10 s long": the "both" is the length's too)."""
+    start = max(p.n.sentences[p.n.sentence_of(pos)][0], pos - 60)
+    stretch = p.t[start:pos]
+    cut = max((m.end() for m in re.finditer(r"[;|]", stretch)), default=0)
+    return stretch[cut:]
+
+
 def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
     for pattern in (r"(?:for|lasting|over|during) (?:a |an |the )?(?:period of |window of |span of |duration of "
                     r"|burst of |total of )?(?:the (?:first|next|last|final) )?" + _ABOUT + Q("time"),
@@ -305,12 +320,18 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
                     r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time"),
                     # a request written as key = value: "dur=2s", "duration: 5 s", "How long: 2.5 s", "dur 3 s"
-                    r"\b(?:dur|duration|how long|length)\s*[=:]?\s*" + Q("time"),
+                    r"\b(?:dur|duration|how[ _]long|length)(?:_s)?['\"]?\s*[=:]?\s*['\"]?(?:about |around |approx\.? "
+                    r"|approximately |roughly |~ ?)?" + Q("time"),
+                    # "please continue 10 seconds", "keep it going for 5 s"
+                    r"\b(?:continu\w*|keep\w* (?:it |them )?(?:going|on)) (?:for )?(?:about |around )?" + Q("time"),
+                    # a table row's cell holding only a time, after the cell that starts the fault: its length
+                    # ("| at left-turn decision | 3 s | pending", "| start: 2 s after amber | 6 s | new")
+                    r"\b(?:start\w*|at|from|onset|decision|after|when|trigger)\b[^|.;\n]*\| " + Q("time") + r" ?(?=\||$)",
                     # a start then a length, tersely: "suppress V2 BSM from t=6s, 4s"
                     r"\bfrom (?:t ?= ?)?<q\d+:time>, (?:for )?" + Q("time") + r"(?= *(?:[.;]|$))"):
         for m in p.finditer(pattern):
             owner = owner_of(faults, p, m.start())
-            if len(faults) > 1 and p.free(m) and _ALL_FAULTS.search(p.t[max(0, m.start() - 25):m.start()]) \
+            if len(faults) > 1 and p.free(m) and _ALL_FAULTS.search(_said_before(p, m.start())) \
                     and not pattern.startswith("(?:until"):
                 value = p.use(m, "duration")  # "..., both for 5 seconds": every fault's that has none
                 for f in faults:

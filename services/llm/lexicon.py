@@ -215,7 +215,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"|\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?|emit(s|ted|ting)?)\b"
                            r"[^.;]{0,50}?<q\d+:time> (later|afterwards|after (it was|they were|being) (sent|captured"
                            r"|recorded|received))\b", False, 7),
-    (FaultOperator.REPLAY, r"\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?) (an? |some )(old|older"
+    (FaultOperator.REPLAY, r"\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?) (an? |some |the )?(old|older"
                            r"|earlier|previous|outdated)\b|\b(captured|recorded|intercepted|sniffed|eavesdropped|old"
                            r"|earlier)\b[^.;]{0,40}?\b(re-?sen(d|ds|t|ding)|re-?broadcast\w*|re-?transmit\w*|played back"
                            r"|sent again|broadcast again|transmitted again)\b|\bre-?sen(d|ds|t|ding)\b[^.;]{0,50}?\b(captured"
@@ -281,7 +281,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.TIMESTAMP_OFFSET, r"\bstale\b|backdat\w*|outdated|timestamps?\b[^.;]{0,30}?\b(in the past|old|behind"
                                      r"|lag\w*|offset|shifted|wrong|early)\b|(offset|shift)\w* (the )?timestamps?", False, 5),
     (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloosing\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
-                         r"|never arriv\w*|fail\w* to arriv\w*|erased", True, 4),
+                         r"|never arriv\w*|fail\w* to arriv\w*|erased"
+                         # "we kill ten BSMs in a row from it"
+                         r"|\bkill(s|ed|ing)? (\S+ ){0,2}?(bsms?|spats?|mapmsgs?|eebls?|messages?|msgs?|packets?)\b", True, 4),
     (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
     # a request written as key = value ("app=EEBL; stream=EEBL; loss=30 %", "fault: delay; 0.6 s")
     (FaultOperator.DROP, r"\b(?:fault|op|operator)\s*[=:]\s*(?:drop|loss|packet[ _-]?loss)\b|\b(?:loss|drops?|pkt[ _-]?loss"
@@ -491,7 +493,8 @@ def fault_cue_table() -> tuple[tuple[FaultOperator | str, str, bool, int], ...]:
     return FAULT_CUES + extra if extra else FAULT_CUES
 
 # The sign right after a magnitude wins over the sentence's words ("3 m/s lower", "4 s longer").
-POSITIVE_SIGN = r"^\W*(too )?(higher|faster|more|longer|later|above|over|high|plus|extra|big|large|great)\b"
+# (not across a comma: "under-reports its speed by 10 mph, plus 150 ms extra latency" says nothing of the speed's sign)
+POSITIVE_SIGN = r"^[^\w,;]*(too )?(higher|faster|more|longer|later|above|over|high|plus|extra|big|large|great)\b"
 
 
 PHASES = {"amber": "amber", "yellow": "amber", "red": "red", "green": "green"}
@@ -695,7 +698,9 @@ MUTUAL_APP = (r"\bmutual(ly)?[- ]yield\w*|\bboth (vehicles|cars|drivers) (run|us
               r"(also )?(runs|uses|has|is running) (the |an? )?(ima|lta|application|app)\b")
 
 # ── words that are never a fault: a healthy run, a mention, a pass criterion ───
-NO_FAULTS = (r"\bfaults?\s*[=:]\s*(none|no|0|n/a)\b|\b(no|without( any)?) (injected |simulated |induced |added )?(communications? "
+NO_FAULTS = (r"\bfaults?\s*[=:]\s*(none|no|0|n/a)\b"
+             # "0 ms added latency", "zero seconds of extra delay"
+             r"|\b(zero|0) ?(ms|s|sec|secs|seconds?|milliseconds?) (of )?(added |extra |additional )?(latency|delay|lag)\b|\b(no|without( any)?) (injected |simulated |induced |added )?(communications? "
              r"|comms? |message |messaging "
              r"|v2x |radio |network |link |channel |fault )?(faults?|errors?|degradation|injection"
              r"|impairments?)\b|\bnothing (is |gets |will be )?injected\b|\bno (faults?|errors?) to inject\b"
@@ -737,12 +742,16 @@ LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|
 # a past incident told in a past tense ("last month on the Elm Avenue corridor (five signals, 600 m apart) we saw ...
 # an RSU firmware update introduced about 300 ms of SPaT latency"): none of its words or quantities are this run's
 PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter)\b[^.;]*\b(saw|observed"
-                 r"|noticed|had|was|were|went|introduced|caused|showed)\b[^.;]*"
+                 r"|noticed|had|was|were|went|introduced|caused|showed|got|received|lost|experienced)\b[^.;]*"
+                 # what someone reported of a past run ("Your tech said EEBL messages were dropped", "the logs show the
+                 # replay fault was still configured from the previous test")
+                 r"|\b(said|told (us|me)|reported|claimed|explained|logs? show(ed)?|logs? said) (that )?[^.;]{0,60}?\b(were"
+                 r"|was|had been)\b[^.;]*"
                  # "a GNSS position offset of 0.4 m was measured in calibration"
                  r"|[^.;]*\b(was|were) (measured|observed|found|seen|logged) (in|during) (calibration|the field|the logs?"
                  r"|earlier runs?|a previous run|field tests?)\b[^.;]*"
                  # a pasted log line ("[10.42] bsm rx V2 pos err +4.9 m"): what a run recorded, not what to inject
-                 r"|(?:^|\n)\s*\[\d{1,3}(?:[.:]\d+){1,2}\][^\n]*")
+                 r"|(?:^|\n)\s*\[\d{1,3}(?:[.:]\d+){1,2}\](?!\s*[a-z]{2,15}:\s)[^\n]*")  # (not a call's "[09:14:02] Marco: ...")
 
 # a fault word about another time or another test, never this run's: a question not to run ("what would happen if the
 # lead's BSMs were replayed ...?"), another test's coverage ("replay attack covered in L-08", "but this we test in other
@@ -754,6 +763,11 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # a chat line the next speaker turned down ("Ines: add 50 % EEBL loss? Kai: no, keep it clean"), marked so
            # by the text check (roles.check_text)
            r"|\(withdrawn\)[^\n]*"
+           # a fault planned for a later run ("We'll do the 40 % drop variant separately next week", "moved to next
+           # sprint (not in this run)")
+           r"|[^.;\n]{0,80}\b(we'?ll|we will|will be|to be|planned|scheduled|moved|deferred|postponed|pushed to)\b[^.;\n]{0,60}"
+           r"\b(next (week|sprint|month|release|time|run)|tomorrow|later (this|next) (week|month|sprint))\b[^.;\n]*"
+           r"|[^.;\n]{0,80}\bnot in this (run|test|campaign)\b[^.;\n]*"
            r"|\b[\w-]+( attacks?| faults?| errors?)? (is |are )?(covered|tested|handled) (in|by|elsewhere)\b[^.;|]*"
            r"|[^.;|]{0,120}\b(in|for) (an? )?(other|another|separate|different|later) (campaign|test|run|suite|ticket)"
            r"s?\b[^.;|]*|\b(only |currently |already )?cover(s|ed)? (\w+ ){0,2}?(countdown|delay|loss|latency|phase"
@@ -761,11 +775,12 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|" + PAST_INCIDENT +
            r"|\b(packet |message )?(loss|delay|latency)( and (loss|delay|latency))? as (observed|measured|they come)\b")
 
-# a fault named as the label of a ticket or bug ("the delayed-SPaT ticket", "our packet-loss bug", "the frozen-SPaT bug
-# from March is fixed"): a reference to it, not a fault to inject (the parser and the unparsed-fault guard both read it)
+# a fault named as the label of a ticket, a bug or a disabled variant ("the delayed-SPaT ticket", "our packet-loss bug",
+# "the frozen-SPaT bug from March is fixed", "the SPaT phase-corruption variant stays disabled"): a reference to it,
+# not a fault to inject (the parser and the unparsed-fault guard both read it)
 FAULT_LABEL = (r"\b(?=[\w-]*\b(?:delay\w*|late|lag\w*|lost|loss|drop\w*|frozen|freez\w*|stale|offset|silent|missing"
-               r"|corrupt\w*|stuck|spoof\w*)\b)[\w]+(?:-[\w]+)+(?= (?:ticket|bug|issue|incident|defect|story|regression"
-               r"|jira)s?\b)")
+               r"|corrupt\w*|corruption|stuck|spoof\w*|ghost|phantom|replay\w*)\b)[\w]+(?:-[\w]+)+(?= (?:ticket|bug|issue"
+               r"|incident|defect|story|regression|jira|variant)s?\b)")
 
 # what an application must withstand, not what is injected ("the advisory should handle like up to ten percent spat
 # loss", "must tolerate 200 ms of delay"); part of NOT_A_FAULT, and an outcome to the quantity guard
@@ -777,7 +792,15 @@ ROBUSTNESS_REQUIREMENT = (r"\b(should|must|shall|has to|have to|needs? to|is to)
 # what a test measures or leaves out, said with a fault word ("a packet error rate target of 10 %", "the previous run
 # lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
 # filter and the unparsed-fault guard both read it)
-NOT_A_FAULT = (r"\bpackets? error rates?\b|\b(error|loss|drop) rate (target|budget|requirement|kpi|limit)s?\b"
+NOT_A_FAULT = (r"\bpackets? error rates?\b"
+               # what the application wrongly said, the outcome a test looks at ("our drivers keep getting bogus red light
+               # warnings")
+               r"|\b(bogus|false|spurious|wrong|unjustified|nuisance) (red[- ]light |collision |brake |forward[- ]collision "
+               r"|left[- ]turn |intersection |speed )?(violation )?(warnings?|alerts?|alarms?)\b(?:[^.;]{0,20}?\b(suppress\w*"
+               r"|discard\w*|filter\w*|dropp\w*|ignor\w*|block\w*)\b(?: by [^.;,]{0,30})?)?"
+               # a fault taken out of the run ("rerun with the replay removed", "the freeze disabled")
+               r"|\b(the |any |that )?(replay|freeze|frozen \w+|delay|latency|loss|drop|spoof\w*|ghost|offset|fault)s? "
+               r"(is |are |was |were )?(removed|disabled|turned off|switched off|taken out|cleared|deleted|gone)\b|\b(error|loss|drop) rate (target|budget|requirement|kpi|limit)s?\b"
                r"|\blos(t|es|ing) (its|the|their|our|all) (logs?|log files?|recordings?|results?|traces?|data files?)\b"
                r"|\blate[- ](warning|alert|advisory|braking)s?\b[- ](check|test|case|regression|scenario|ticket)s?\b"
                r"|\b[^.;]{0,60}\b(is|are) (out of scope|not part of (this|the) (test|run|scenario)|not tested|excluded)\b"

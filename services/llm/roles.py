@@ -204,7 +204,9 @@ class LlmRoles:
         # white space folded; a line that opens a list item ("- 12 SPaT lost", "2) MAP late") keeps its line break,
         # so each item is a sentence of its own, as does a ticket's field ("Description: ...", "Expected: ...") after
         # its title line, and the line after an email's subject (a hard-wrapped line joins the one before)
-        lines = _withdrawn(" ".join(line.split()) for line in text.replace("\x00", " ").splitlines())
+        # (a row pasted from a spreadsheet, its cells tab-separated, is a table row: " | " between its cells)
+        lines = _withdrawn(" ".join((" | ".join(line.split("\t")) if line.count("\t") >= 2 else line).split())
+                           for line in text.replace("\x00", " ").splitlines())
         cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
         for line in rows_as_sentences(list(filter(None, lines))):

@@ -637,6 +637,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH20, (), {"f20_022": {"reported"}}, ("f20_022",), ()),
     (bench_parse_campaign.FRESH21, ("f21_017",), {}, (), ()),
     (bench_parse_campaign.FRESH22, ("f22_020",), {}, (), ("f22_015",)),
+    (bench_parse_campaign.FRESH23, (), {}, (), ()),
 ]
 
 
@@ -1233,3 +1234,75 @@ def test_a_chat_keeps_its_lines_and_marks_what_was_turned_down() -> None:
                                     "Kai: no, keep it clean.", "Ines: ok."]
     # one speaker is no chat ("Fault: ... / Note: no, ..." are fields)
     assert "(withdrawn)" not in LlmRoles().check_text("Fault: SPaT delayed 1 s.\nNote: no MAP changes.")
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh23's first read: durations in hand-typed keys and table cells, the decision said as the turn's
+    ("{\"test\": \"rlvw_phase_lie\", \"app\": \"RLVW\", \"fault\": \"SPaT from RSU-7 reports green although the light is "
+     "actually red\", \"start\": \"red onset\", \"duration\": \"4 s\"}", [("spat_phase_corrupt", "red_onset", 4.0)]),
+    ("rlvw_case = {'app': 'RLVW', 'stream': 'SPAT', 'fault': 'time-to-red reads 3 s shorter than reality', 'trigger': "
+     "'amber onset', 'duration_s': 3.5}", [("spat_countdown_offset", "amber_onset", 3.5)]),
+    ("LTA-012\tLTA\tunprotected left, oncoming sedan 40 mph\toncoming BSM position offset -4 m (reported ahead)\tat "
+     "left-turn decision\t3 s\tpending", [("bsm_position_offset", "decision_epoch", 3.0)]),
+    ("Buongiorno, in the LTA test the oncoming vehicle BSM should be replayed with messages two seconds old, in place of "
+     "the current ones, during the left-turn decision. Duration about 3 seconds. Grazie, Giulia",
+     [("replay", "decision_epoch", 3.0)]),
+    ("Hello, I am Tanaka. Please make test of GLOSA where the MAP is connecting ego lane to wrong signal group "
+     "(left-turn signal group instead of through). Start from green start, please continue 10 seconds.",
+     [("map_misassociation", "green_onset", 10.0)]),
+    ("IMA: the crossing truck's BSM under-reports its speed by 10 mph, plus 150 ms extra latency on its BSMs, both "
+     "beginning 4 s into the run and lasting 6 s.", [("bsm_speed_offset", "scenario_time", 6.0),
+                                                    ("delay", "scenario_time", 6.0)]),
+    ("Hola team, for the RLVW test we need that the SPaT messages arrive with the timestamp 2 seconds in the past, "
+     "starting when the ego is at 80 metres of the stop line. Also please lose 5 messages consecutive of MAP in the "
+     "same moment.", [("timestamp_offset", "stop_bar_distance", None), ("drop", "stop_bar_distance", None)]),
+    ("IMA: freeze the crossing car's BSMs just before it reaches the intersection",
+     [("freeze", "decision_epoch", None)]),
+    ("[09:14:02] Marco: so for the FCW run, when the lead car brakes, we kill ten BSMs in a row from it.",
+     [("drop", "scenario_time", None)]),
+    ("Ciao, for the EEBL test with the hidden vehicle we want that the relay re-send old EEBL messages, of 3 seconds "
+     "before, instead of the actual ones, starting at t = 9 s for 6 seconds.", [("replay", "scenario_time", 6.0)]),
+    ("Ticket 2291. Our drivers keep getting bogus red light warnings near 5th & Main. Our security guy thinks someone "
+     "parked a fake roadside unit there. Reproduce it: a fake RSU shows red from the moment the real light turns "
+     "green, for 8 seconds.", [("spoofed_rsu", "green_onset", 8.0)]),
+    # never a fault: a past incident and what someone said of it, a case moved to a later sprint, a disabled variant,
+    # "0 ms added latency", a fault removed, a variant for next week
+    ("Ticket #4471. Last month two of our trucks got NO brake alert when a car hidden behind a box van slammed on its "
+     "brakes. Your tech said EEBL messages were dropped. I want to see a clean EEBL run: hidden braking vehicle, relays "
+     "on.", []),
+    ("GLOSA Q3 regression - slide 4\n- Baseline corridor run, 3 signals, 60 km/h\n- Countdown-offset and spoofed-RSU "
+     "cases moved to next sprint (not in this run)\n- KPI: advisory accuracy 2 km/h", []),
+    ("test(rlvw): re-enable nominal junction case\n\nThe SPaT phase-corruption variant stays disabled until the RSU sim "
+     "is fixed.", []),
+    ("FCW quick check: lead brakes hard at t=3s, BSM at 10 Hz, 0 ms added latency, nothing dropped.", []),
+    ("Hi Sam, the logs show the replay fault was still configured from the previous test, so those results are "
+     "invalid. Please rerun the EEBL hidden-braking-vehicle case with relays enabled and the replay removed. We'll do "
+     "the 40 % drop variant separately next week.", []),
+])
+def test_fresh23_wording(text: str, want: list[tuple[str, str, float | None]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value,
+            f.duration_s) for f in res.spec.faults]
+    assert got == want and not res.unparsed_clauses
+
+
+@pytest.mark.parametrize("text", [
+    "LTA validation: the oncoming car's BSMs are dropped from t = 4 s, and also like heavy rain on the front camera.",
+    "GLOSA: SPaT frozen from green onset for 7 s; also an OTA update of the OBU firmware mid-run.",
+    "LTA: its BSM reports 15 km/h more than true for 4 s. Also inject a CAN-bus fault on the ego's steering signal.",
+])
+def test_what_no_operator_expresses_is_said_back(text: str) -> None:
+    """fresh23: weather on a sensor, a firmware update, a bus fault of the ego are no message fault: said back, never
+    dropped in silence (the campaign stops and names them)."""
+    res = LlmRoles().parse_intent(text, 1)
+    assert res.spec.faults and res.unparsed_clauses
+
+
+def test_an_unstated_start_lies_before_a_stop_bar_anchor() -> None:
+    """A fault from 150 m before the stop line with no start distance stated: the ego starts 30 m before it (the default
+    120 m start would never open the window); a stated start is left to the verifier."""
+    spec = LlmRoles().parse_intent("GLOSA: the SPaT freezes when the ego is 150 m before the stop line.", 1).spec
+    assert spec.ego.start_distance_m == 180.0
+    stated = LlmRoles().parse_intent("GLOSA, the ego starts 100 m from the stop bar; the SPaT freezes when the ego is "
+                                     "150 m before the stop line.", 1).spec
+    assert stated.ego.start_distance_m == 100.0
