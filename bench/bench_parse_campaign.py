@@ -135,10 +135,17 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # ("we kill ten BSMs in a row", rain on the camera and a CAN-bus fault, no operator), 0 substitutions, 3 invented
 # faults ("0 ms added latency", a fixed ghost-vehicle bug, "the replay removed"), 4 false alarms, 8 campaign stops of
 # 22; after: 100 % exact, 0/0/0/0, 3 stops left, each a request no operator expresses, said back (rain on the front
-# camera, an OTA firmware update, a CAN-bus fault)
+# camera, an OTA firmware update, a CAN-bus fault); fresh24 (2026-12-07: "shall" requirements with IDs, markdown tables,
+# lowercase voice transcripts, decimal commas, ranges, "one in five" and "packet delivery ratio 80 %", "00:12" and "the
+# 12-second mark", feet and yards, bug-tracker threads, a CLI-like line, ids like "relay RV2"; written after fresh23's
+# rules; the labeller called "driver distracted by phone" unsupported, which our perception model's default driver, who
+# does not watch the lights, already is: f24_020's unsupported clause removed) first: application 100 %, 61.5 % exact
+# (16 of 26), 4 silent drops, 2 substitutions, 0 invented faults, 4 false alarms, 9 campaign stops of 22; after: 100 %
+# exact, 0/0/0/0, 3 stops left, each said back (rain degrading the camera, the cloud backend down; an EEBL run's BSM
+# delay, which our EEBL does not read)
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
-    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23 = (_SETS / f"parse_campaign_fresh{k}.jsonl"
-                                                                              for k in range(2, 24))
+    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24 = (
+        _SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 25))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

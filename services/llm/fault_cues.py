@@ -70,8 +70,10 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     # the ego's own positioning jammed, its sensors blinded, its bus or software faulted: no message fault expresses
     # them (before the loss words: "jam")
     (_NONE, r"\bjam\w* (the )?(ego'?s? )?(gnss|gps)\b|\b(gnss|gps) (jamm\w*|jammer)\b"
-            r"|\b(rain|fog|snow|glare|dirt|mud|spray)\b[^.;]{0,20}\b(on|over|covering|blinding) (the )?(\w+ )?(camera|lidar|radar"
-            r"|sensor)s?\b|\b(camera|lidar|radar)s? (is |are |gets? )?(blind\w*|blocked|obstructed|covered|failing|failed)\b"
+            r"|\b(rain|fog|snow|glare|dirt|mud|spray)\b[^.;]{0,20}\b(on|over|covering|blinding|degrading|obscuring|affecting)"
+            r" (the )?(\w+ )?(camera|lidar|radar|sensor)s?\b"
+            r"|\b(cloud|backend|back-end|server|backend server)s?\b[^.;]{0,20}\b(down|outage|offline|unavailable|unreachable"
+            r"|crash\w*)\b|\b(camera|lidar|radar)s? (is |are |gets? )?(blind\w*|blocked|obstructed|covered|failing|failed)\b"
             r"|\bcan[- ]?bus (fault|error|failure|corruption)s?\b|\b(fault|error|failure|corruption)s? on the can[- ]?bus\b"
             r"|\b(ota|over-the-air) (software |firmware )?updates?\b|\bfirmware update\w*\b(?! (introduced|caused|fixed))",
      False),

@@ -379,7 +379,11 @@ def _ghost_route(p: ParseState, app: Application, f: FaultDraft) -> None:
     # the phantom's own clause (a follower "8 m behind us" in the next one places the follower, not the phantom)
     clause = _GHOST_CLAUSE_END.split(p.t[f.start:p.n.sentences[f.sentence][1]])[0]
     clause = rx(lx.FOLLOWER_CUE).sub(" ", clause)
-    if rx(lx.GHOST_OWN_ROUTE).search(clause):
+    # the phantom named by the crossing route's role ("ghost crossing vehicle BSMs ... 40 m ahead of the ego") is on it,
+    # whatever distance is said from the ego
+    if _CROSSING_PHANTOM.search(p.t[f.start:f.end + 20]):
+        f.ghost_route = "cross"
+    elif rx(lx.GHOST_OWN_ROUTE).search(clause):
         f.ghost_route = "ego"
     elif rx(lx.GHOST_CROSS_ROUTE).search(p.n.sentence(f.sentence)):
         f.ghost_route = "cross"
@@ -395,6 +399,7 @@ def _ghost_route(p: ParseState, app: Application, f: FaultDraft) -> None:
         f.notes.append(f"ghost_route {f.ghost_route} from the wording")
 
 
+_CROSSING_PHANTOM = rx(r"\b(?:ghost|phantom|fake|forged)[- ](?:crossing|cross|oncoming|opposing)\b")
 _GHOST_CLAUSE_END = re.compile(r"[.;]|,\s*(?:and|while|with|plus)\b|\band (?:a|an|the)\b")
 # "... appears when we are 50 m before the intersection": the ego's distance, a window anchor, not the phantom's
 _EGO_WHEN = re.compile(r"\b(?:when|as|once|after|until) (?:we|the ego|ego|our car|i)\b")
@@ -417,6 +422,9 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                     if not m.groupdict().get("bare"):
                         m, source = _upper_end(p, m, "probability")
                     f.probability = float(m.group("bare")) if m.groupdict().get("bare") else p.use(m, "probability")
+                    if _DELIVERY_RATIO.search(p.t[max(0, m.start() - 40):m.start()]):  # "delivery ratio 80 %": 20 % lost
+                        f.probability = round(1.0 - f.probability, 6)
+                        source = (source + ", " if source else "") + "the share not delivered"
                     f.notes.append(f"probability {f.probability:g}" + (f" {source}" if source else ""))
             continue
         if op is FaultOperator.GHOST_SENDER:
@@ -461,6 +469,9 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             f.provenance = f"default: exceeds the {app.value} threshold"
             f.notes.append(f"magnitude {f.magnitude:g} (default past the threshold)")
 
+
+# a share said as what arrives ("packet delivery ratio 80 %", "PDR of 0.8"): a drop's probability is the rest
+_DELIVERY_RATIO = rx(r"\b(?:(?:packet )?(?:delivery|reception|success) (?:ratio|rate)|pdr|prr)\b[^.;]{0,20}$")
 
 # operators whose magnitude is an age (seconds in the past), and the words that say a quantity is one
 _AGE_OPERATORS = (FaultOperator.REPLAY, FaultOperator.TIMESTAMP_OFFSET)

@@ -191,6 +191,20 @@ def correct_typos(t: str) -> str:
 _FAULT_LABEL = re.compile(lx.FAULT_LABEL)
 
 
+# a vehicle named by a short id after its role ("relay RV2 rebroadcasting ... RV2 goes quiet", "lead V1 brakes"): the id
+# said again is that role
+_ALIAS = re.compile(r"\b(relay|lead|leader|lead (?:car|vehicle)|crossing (?:car|vehicle|truck)|oncoming (?:car|vehicle"
+                    r"|sedan|suv|truck)|braking (?:car|vehicle))\s+([a-z]{1,3}\d{1,2})\b")
+
+
+def _aliases(t: str) -> str:
+    names = {m.group(2): m.group(1) for m in _ALIAS.finditer(t)}
+    for name, role in names.items():
+        t = re.sub(rf"\b{re.escape(role)}\s+{name}\b", role, t)  # "relay rv2" -> "relay"
+        t = re.sub(rf"(?<![\w-]){name}(?![\w-])", f"the {role}", t)  # "rv2 goes quiet" -> "the relay goes quiet"
+    return t
+
+
 def normalize(text: str) -> Normalized:
     t = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
     t = re.sub(r"[<>\x00-\x08\x0b-\x1f]", " ", t)
@@ -205,6 +219,7 @@ def normalize(text: str) -> Normalized:
 
     t = re.sub(r"\btown\s*0*\d{1,2}\s*(hd)?\b|\b(signalized_4way|t_junction|urban_canyon)\b", _map, t)
     t = correct_typos(t)
+    t = _aliases(t)
     # a fault named as the label of a ticket or bug ("the delayed-SPaT ticket", "our packet-loss bug") is a
     # reference to it, not a fault to inject
     t = _FAULT_LABEL.sub("reference", t)
@@ -232,6 +247,14 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"(?<![\w,]) ?\+ (?=\d)", " +", t)
     t = re.sub(r"\b(\d+) and a half\b", lambda m: f"{int(m.group(1))}.5", t)
     t = re.sub(r"(\d),(\d{3})\b", r"\1\2", t)
+    # a decimal comma before a unit ("13,9 m/s", "0,5 s", "2,5 m"): a decimal point
+    t = re.sub(r"(\d),(\d{1,2})(?=\s?(?:s|ms|m|km|mph|kmh|%|sec|secs|seconds?|metres?|meters?|m/s|km/h)\b)", r"\1.\2", t)
+    # "it's about to reach", "he's braking": the verb said out
+    t = re.sub(r"\b(it|he|she|that|there)'s\b", r"\1 is", t)
+    # "at the 12-second mark", "at 00:12" (minutes:seconds after a word of time): a scenario time
+    t = re.sub(r"\b(?:the )?(\d+(?:\.\d+)?)[- ]?(?:second|sec|s) mark\b", r"t = \1 s", t)
+    t = re.sub(r"\b(at|from|until|till|by|after|before|starting at|starting from) (\d{1,2}):([0-5]\d)\b(?!:)",
+               lambda m: f"{m.group(1)} t = {int(m.group(2)) * 60 + int(m.group(3))} s", t)
     # a hand-typed key in seconds with a bare number ("'duration_s': 3.5", "start_s=12"): that many seconds
     t = re.sub(r"\b([a-z]+_s)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms)\b)", r"\1\2\3 s", t)
     # a time said as a clock reading without its unit ("brakes t=10", "at t = 12.5"), and "@" for "at" ("brakes @ -6 m/s2")

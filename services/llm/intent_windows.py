@@ -98,6 +98,18 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # an onset left open is t = 0 (Behaviour.at_time_s None: the traffic model brakes from the start)
         return {"kind": "scenario_time", "offset_s": float(behaviour.get("at_time_s") or 0.0)}
 
+    def between(m: re.Match[str]) -> dict[str, Any] | None:
+        """"between t = 5 s and t = 20 s": from the first time, for the span to the second."""
+        start, end = p.q(m).value, p.n.quantities[int(m.group("q2"))].value
+        if not end > start:
+            return None
+        owner = owner_of(faults, p, m.start())
+        if owner is not None and owner.duration_s is None and p.n.quantities[int(m.group("q2"))].used is None:
+            p.n.quantities[int(m.group("q2"))].used = "duration"
+            owner.duration_s = round(end - start, 6)
+            owner.notes.append(f"duration {owner.duration_s:g} s from {clean(m.group(0))!r}")
+        return {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}
+
     def crossing_near(m: re.Match[str]) -> dict[str, Any] | None:
         """"once the crossing vehicle gets near the conflict point": IMA/LTA decide on it then (the scene times the
         two to meet there), the ego's decision epoch."""
@@ -105,6 +117,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
 
     rules: list[tuple[str, Callable[[re.Match[str]], dict[str, Any] | None]]] = [
         (_LEAD_BRAKES, lead_brakes),
+        # (a clock reading: "delayed between 200 ms and 300 ms" is a range of the magnitude)
+        (r"\bbetween t ?= ?" + Q("time") + r" and (?:t ?= ?)?<q(?P<q2>\d+):time>", between),
         (_CROSSING_NEAR, crossing_near),
         (r"\b(?:in|during|for|over|within|throughout) (?:the )?(?:last|final|closing) (?:" + Q("time") + r"|second|moment)"
          r" of (?:the |our )?(?P<ph>amber|yellow|green)\b", last_of),
@@ -226,8 +240,11 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
             # for, but one said apart ("separately ...", "for the whole run")
             s = p.n.sentence_of(m.start())
             same = [f for f in faults if f.sentence == s]
-            opened = len(same) > 1 and all(f.start >= m.end() for f in same) and rx(r"^\s*,").match(p.t[m.end():]) \
-                is not None
+            # (the comma after the clause, or none when the clause opens the sentence: "LTA: during the left-turn
+            # decision the oncoming car's BSM speed reads ..., and its BSMs are also delayed ...")
+            opened = len(same) > 1 and all(f.start >= m.end() for f in same) and (
+                rx(r"^\s*,").match(p.t[m.end():]) is not None
+                or rx(r"^\W*(?:[a-z]{2,6}\s*:\s*)?$").match(p.t[p.n.sentences[s][0]:m.start()]) is not None)
             for f in (same if opened else [owner]):
                 if f is not owner and _SAID_APART.search(p.t[max(0, f.start - 40):f.start + 60]):
                     continue
@@ -259,7 +276,10 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|a
                 r"(?:(?:lead(?:ing)?|front)(?: (?:vehicle|car|truck))?|(?:vehicle|car|truck) (?:ahead|in front)"
                 r"|(?P<it>it|they)) (?:starts?|begins?"
                 r"|started|began) (?:to )?brak\w*|\b(?:when|once|as soon as|the moment|the instant) (?:the |our )?lead(?:ing)?"
-                r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b")
+                r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b"
+                # "for 3 s from the braking", "from the lead's brake onset"
+                r"|\b(?:from|at|starting (?:at|with)) (?:the )?(?:lead(?:'s)? )?(?:braking|brake onset|hard brake)\b"
+                r"(?!'s|\s+(?:vehicles?|cars?|trucks?|vans?|bus|lorry|lights?|distance|force|level|pedal|one|event)\b)")
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
 _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment|(?:just |right |shortly )?before) "
                   r"(?:the )?(?:(?:real |actual "
@@ -303,6 +323,9 @@ _ABOUT = r"(?:~ ?|≈ ?)?(?:(?:about|roughly|around|approximately|approx\.?|near
          r"|a little over|a bit over|at least|at most|maybe|perhaps|circa|ca\.) )?"
 
 
+_EACH = r"(?<=, )" + Q("time") + r" each\b"  # (after the faults' own values: "delayed 200 ms, 5 s each")
+
+
 def _said_before(p: ParseState, pos: int) -> str:
     """The words of ``pos``'s sentence before it, back to a ";" or a cell border, 60 characters at most ("both
     beginning 4 s into the run and lasting 6 s", "Both from t = 5 s, 10 s long": the "both" is the length's too)."""
@@ -320,6 +343,7 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
                     r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time"),
                     # a request written as key = value: "dur=2s", "duration: 5 s", "How long: 2.5 s", "dur 3 s"
+                    _EACH,  # "delayed 200 ms, 5 s each": every fault's
                     r"\b(?:dur|duration|how[ _]long|length)(?:_s)?['\"]?\s*[=:]?\s*['\"]?(?:about |around |approx\.? "
                     r"|approximately |roughly |~ ?)?" + Q("time"),
                     # "please continue 10 seconds", "keep it going for 5 s"
@@ -330,8 +354,10 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     # a start then a length, tersely: "suppress V2 BSM from t=6s, 4s"
                     r"\bfrom (?:t ?= ?)?<q\d+:time>, (?:for )?" + Q("time") + r"(?= *(?:[.;]|$))"):
         for m in p.finditer(pattern):
+            if pattern is _EACH and len(faults) < 2:
+                break
             owner = owner_of(faults, p, m.start())
-            if len(faults) > 1 and p.free(m) and _ALL_FAULTS.search(_said_before(p, m.start())) \
+            if len(faults) > 1 and p.free(m) and (pattern is _EACH or _ALL_FAULTS.search(_said_before(p, m.start()))) \
                     and not pattern.startswith("(?:until"):
                 value = p.use(m, "duration")  # "..., both for 5 seconds": every fault's that has none
                 for f in faults:

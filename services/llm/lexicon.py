@@ -135,6 +135,8 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
     # a stream named right before a field ("the EEBL position", "the DENM speed") names the fault's stream
     (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?"
                   r"|positions?|locations?|coordinates|speeds?|headings?|timestamps?|time ?stamps?)\b"
+                  # "goes completely quiet on EEBL", "EEBL from V1" (the application's name alone is no stream)
+                  r"|\b(on|over|via) (the )?eebl\b(?! (test|run|scenario|case|app))|\beebl (from|of|by|sent)\b"
                   r"|(brake|braking) (warning|event|alert)s?|hard[- ]braking (events?|messages?|warnings?|alerts?)"
                   r"|emergency[- ]brak\w* (messages?|warnings?|events?|alerts?)|\bdenms?\b|event flags?"
                   r"|(brake|braking) (notifications?|messages?|position|location)|event messages?"
@@ -165,7 +167,8 @@ SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
 # a forged vehicle (ghost_sender), also read by the scene parser: a distance that places it is not a lead gap
 
 GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?)\b|\bphantom\b"
-                 r"|\bghost[- ](vehicles?|cars?|trucks?|senders?|bsms?|leads?|obstacles?)\b|\bsybil\b"
+                 r"|\bghost[- ]((crossing|cross|oncoming|opposing|lead|leading|braking|stopped) )?(vehicles?|cars?|trucks?"
+                 r"|senders?|bsms?|leads?|obstacles?)\b|\bsybil\b"
                  r"|\b(non-?existent|fake|forged|fictitious|imaginary|invented|made-up|spoofed|bogus|fabricated"
                  r"|falsified|counterfeit|phony|phoney|sham)"
                  r" (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?|obstacles?)\b"
@@ -282,6 +285,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                      r"|lag\w*|offset|shifted|wrong|early)\b|(offset|shift)\w* (the )?timestamps?", False, 5),
     (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloosing\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
                          r"|never arriv\w*|fail\w* to arriv\w*|erased"
+                         # a delivery ratio below 100 % ("packet delivery ratio 80 % on EEBL"): the rest is lost
+                         r"|\b(packet )?(delivery|reception) (ratio|rate)\b(?! (target|budget|requirement|kpi|limit|of at "
+                         r"least|must|shall|should))|\bpdr\b(?! (target|kpi))"
                          # "we kill ten BSMs in a row from it"
                          r"|\bkill(s|ed|ing)? (\S+ ){0,2}?(bsms?|spats?|mapmsgs?|eebls?|messages?|msgs?|packets?)\b", True, 4),
     (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
@@ -302,6 +308,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.SUPPRESS_SENDER, r"\b(is|are|goes|go|gone|went|stays?|remains?|falls?|turns?) (completely |totally "
                                     r"|entirely |radio[- ])?(silent|quiet)\b|never (sends|transmits|broadcasts|transmitting"
                                     r"|sending|broadcasting)\b|no longer (sends|transmits|broadcasts)", False, 8),
+    # "SPaT should wrongly say amber", "the RSU falsely reports red"
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(wrongly|falsely|incorrectly|erroneously) (say|says|show|shows|report|reports"
+                                       r"|broadcast|broadcasts|claim|claims|indicate|indicates|announce|announces) (a |an )?"
+                                       r"(?P<shown>green|red|amber|yellow)\b", False, 8),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(?P<shown>green|red|amber|yellow)\b( light)?( in the (messages?|broadcasts?"
                                        r"|spat|data))?[^.;]{0,30}?\b(when|while|although|though|after|but|despite)\b "
                                        r"(it|the (traffic )?(lights?|lamp|signal( head)?|phase))('s| is| has| was)? ?(actually |really |still "
@@ -786,13 +796,15 @@ FAULT_LABEL = (r"\b(?=[\w-]*\b(?:delay\w*|late|lag\w*|lost|loss|drop\w*|frozen|f
 # loss", "must tolerate 200 ms of delay"); part of NOT_A_FAULT, and an outcome to the quantity guard
 ROBUSTNESS_REQUIREMENT = (r"\b(should|must|shall|has to|have to|needs? to|is to) (\w+ )?(handle|tolerate|cope with"
                           r"|survive|withstand|ride out|absorb)\b[^.;]{0,50}"
+                          # "shall maintain warning availability with up to 10 % EEBL packet loss"
+                          r"|\b(should|must|shall)\b[^.;]{0,60}\b(with|under|despite) (up to|at most|as much as) [^.;]{0,50}"
                           # "robustness to up to 10 % BSM loss is a requirement", "robust against 200 ms of delay"
                           r"|\brobust(ness)? (to|against)\b[^.;]{0,50}")
 
 # what a test measures or leaves out, said with a fault word ("a packet error rate target of 10 %", "the previous run
 # lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
 # filter and the unparsed-fault guard both read it)
-NOT_A_FAULT = (r"\bpackets? error rates?\b"
+NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requirement)\b"
                # what the application wrongly said, the outcome a test looks at ("our drivers keep getting bogus red light
                # warnings")
                r"|\b(bogus|false|spurious|wrong|unjustified|nuisance) (red[- ]light |collision |brake |forward[- ]collision "
@@ -978,6 +990,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("dist", r"km|kilomet(er|re)s?", 1000.0),
     ("dist", r"m|met(er|re)s?", 1.0),
     ("dist", r"ft|feet|foot", 0.3048),
+    ("dist", r"yds?|yards?", 0.9144),
     ("pct", r"%|percent|per cent", 0.01),
     ("angle", r"°|deg|degrees?", 1.0),
 )

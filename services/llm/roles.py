@@ -148,12 +148,13 @@ _HEADING_LINE = re.compile(r"^(subject|title|re|fwd?)\s*:", re.IGNORECASE)
 
 
 # a chat's speaker ("Anna: can we ...", "Ben: no, ..."), and a reply that turns down what the other speaker asked
-_SPEAKER = re.compile(r"^([A-Z][a-z]{1,15}):\s")
+_SPEAKER = re.compile(r"^(?:([A-Z][a-z]{1,15}):|\[([a-z][\w.-]{1,15})\]:?)\s")  # "Ben: ...", a tracker's "[ben] ..."
 _NOT_A_SPEAKER = frozenset({"Description", "Summary", "Details", "Expected", "Steps", "Setup", "Notes", "Note",
                             "Objective", "Scenario", "Feature", "Fault", "Faults", "Scope", "Type", "Priority", "Repro",
                             "Requirement", "Requirements", "Stimulus", "Subject", "Title", "Effect", "Cause",
                             "Verification", "Background", "Examples", "Given", "When", "Then", "And", "But", "Expect"})
-_TURNED_DOWN = re.compile(r"^(no|nope|nah|not that)\b|\binstead\b", re.IGNORECASE)
+_TURNED_DOWN = re.compile(r"^(no|nope|nah|not that)\b|\binstead\b|^(maybe |perhaps )?(later|not now|not yet|not today"
+                          r"|not in this run)\b", re.IGNORECASE)
 _AGREED = re.compile(r"^(ok|okay|agreed|fine|sure|yes|yep|right|deal|confirmed)\b", re.IGNORECASE)
 
 
@@ -164,22 +165,35 @@ def _withdrawn(lines: Iterable[str]) -> list[str]:
     (its stops made commas), so what it asked for is read as said of no run (``lexicon.NOT_NOW``); the rest as
     written."""
     out = list(lines)
-    speakers = [m.group(1) if (m := _SPEAKER.match(line)) and m.group(1) not in _NOT_A_SPEAKER else None
-                for line in out]
+    said_at: list[int] = []  # where each line's words start after its speaker
+    speakers: list[str | None] = []
+    for line in out:
+        m = _SPEAKER.match(line)
+        name = (m.group(1) or m.group(2)) if m else None
+        speakers.append(name if name not in _NOT_A_SPEAKER else None)
+        said_at.append(m.end() if m else 0)
     if len({s for s in speakers if s}) < 2:
         return out
+
+    def withdraw(j: int) -> None:
+        if "(withdrawn)" not in out[j]:
+            said = re.sub(r"[.;!?]+(?=\s|$)", ",", out[j][said_at[j]:].strip()).rstrip(",")
+            out[j] = f"{out[j][:said_at[j]].strip()} (withdrawn) {said}"
+
     for i, speaker in enumerate(speakers):
-        reply = out[i][len(speaker) + 1:].strip() if speaker else ""
+        reply = out[i][said_at[i]:].strip() if speaker else ""
         # turned down, or agreed to in words that restate the fault ("Tom: agreed, SPaT freeze from green onset for 8
         # s"): the reply is what is asked for
-        if speaker is None or not (_TURNED_DOWN.search(reply) or (_AGREED.match(reply) and fault_cues.detect(reply))):
+        if speaker is None:
             continue
-        j = next((k for k in range(i - 1, -1, -1) if speakers[k] is not None), None)
-        if j is not None and speakers[j] != speaker and "(withdrawn)" not in out[j]:
-            name = speakers[j]
-            assert name is not None
-            said = re.sub(r"[.;!?]+(?=\s|$)", ",", out[j][len(name) + 1:].strip()).rstrip(",")
-            out[j] = f"{name}: (withdrawn) {said}"
+        if _TURNED_DOWN.search(reply) or (_AGREED.match(reply) and fault_cues.detect(reply)):
+            j = next((k for k in range(i - 1, -1, -1) if speakers[k] is not None), None)
+            if j is not None and speakers[j] != speaker:
+                withdraw(j)
+        if _AGREED.match(reply):  # who agrees to another's version drops their own earlier proposal ("agreed, use ben's")
+            for j in range(i):
+                if speakers[j] == speaker and fault_cues.detect(out[j][said_at[j]:]):
+                    withdraw(j)
     return out
 
 
@@ -223,7 +237,7 @@ class LlmRoles:
             when = bool(_GHERKIN_WHEN.match(line)) or (when and not _FIELD_LINE.match(line) and not _LIST_ITEM.match(line))
             # (a capitalized line after a list's last item is a sentence of its own: "2) ... higher than actual\nEgo
             # follows at 2 s headway.")
-            own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _HEADING_LINE.match(last) \
+            own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _SPEAKER.match(line) or _HEADING_LINE.match(last) \
                 or (_LIST_ITEM.match(last) and line[:1].isupper())
             cleaned += ("\n" if cleaned and own else " " if cleaned else "") + line
             last = line

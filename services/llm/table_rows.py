@@ -1,5 +1,6 @@
 """A test matrix pasted as an intent, read as sentences: a header line and data rows separated by commas or
-semicolons ("test,app,ego_speed,lead_speed,gap,notes\\nF-03,FCW,90 km/h,60 km/h,40 m,baseline - no faults") become
+semicolons, or a markdown table ("| id | app | ... |", "|---|---|", rows)
+("test,app,ego_speed,lead_speed,gap,notes\\nF-03,FCW,90 km/h,60 km/h,40 m,baseline - no faults") become
 one sentence per row whose cells are said with their column's name ("ego speed 90 km/h; lead speed 60 km/h; gap 40
 m; baseline - no faults"), which the parser reads as it reads prose. Columns that only name the row (an id, a test
 or case number) are dropped; a notes or comment column is said as it stands. Anything that is not such a table comes
@@ -13,16 +14,23 @@ import re
 # a column named by a role the parser knows only as "<role> vehicle" ("crossing_speed" -> "crossing vehicle speed")
 _ROLE_WORDS = {"crossing": "crossing vehicle", "cross": "crossing vehicle", "oncoming": "oncoming vehicle",
                "opposing": "oncoming vehicle", "lead": "lead", "leader": "lead", "braker": "braking vehicle"}
-_ID_COLUMNS = re.compile(r"^(id|test|test_?id|case|case_?id|scenario|scenario_?id|no|nr|#|row|ref)$", re.IGNORECASE)
+_ID_COLUMNS = re.compile(r"^(id|test|test[ _]?id|test[ _]?case|case|case[ _]?id|scenario|scenario[ _]?id|tc|no|nr|#|row"
+                         r"|ref)$", re.IGNORECASE)
 _NOTE_COLUMNS = re.compile(r"^(notes?|comments?|remarks?|description|desc|fault|faults|stimulus|disturbance|"
-                           r"obstruction|start|when)$", re.IGNORECASE)
+                           r"obstruction|start|when)( ?\d+)?$", re.IGNORECASE)
 
 
 def _split(line: str) -> tuple[str, list[str]] | None:
+    if _PIPE_ROW.match(line):  # a markdown row: "| id | app | fault |"
+        return "|", [c.strip() for c in line.strip().strip("|").split("|")]
     for sep in (";", ","):
         if line.count(sep) >= 2:
             return sep, [c.strip() for c in line.split(sep)]
     return None
+
+
+_PIPE_ROW = re.compile(r"^\s*\|(?:[^|]*\|){2,}\s*$")
+_PIPE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*\|?\s*$")  # "|---|:---:|"
 
 
 def _column(name: str) -> str:
@@ -39,9 +47,12 @@ def rows_as_sentences(lines: list[str]) -> list[str]:
     while i < len(lines):
         head = _split(lines[i])
         rows: list[list[str]] = []
-        if head is not None and not any(ch.isdigit() for ch in lines[i]) and " " not in lines[i].replace(", ", ","):
+        markdown = head is not None and head[0] == "|" and i + 1 < len(lines) and _PIPE_RULE.match(lines[i + 1])
+        if markdown or (head is not None and head[0] != "|" and not any(ch.isdigit() for ch in lines[i])
+                        and " " not in lines[i].replace(", ", ",")):
+            assert head is not None
             sep, names = head
-            j = i + 1
+            j = i + 2 if markdown else i + 1
             while j < len(lines):
                 cells = _split(lines[j])
                 if cells is None or cells[0] != sep or len(cells[1]) != len(names):
@@ -53,6 +64,10 @@ def rows_as_sentences(lines: list[str]) -> list[str]:
             i += 1
             continue
         assert head is not None
+        if markdown and len(head[1]) == 2:  # a key-value table ("| field | value |", "| start | t = 15 s |"): key lines
+            out.extend(f"{key}: {value}" for key, value in rows if key and value)
+            i += 2 + len(rows)
+            continue
         for row in rows:
             said = []
             for name, cell in zip(head[1], row, strict=True):
@@ -61,7 +76,7 @@ def rows_as_sentences(lines: list[str]) -> list[str]:
                 said.append(cell if _NOTE_COLUMNS.match(name.strip()) or name.strip().lower() == "app"
                             else f"{_column(name)} {cell}")
             out.append("; ".join(said) + ".")
-        i += 1 + len(rows)
+        i += (2 if markdown else 1) + len(rows)
     return out
 
 

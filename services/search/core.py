@@ -57,8 +57,10 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
     cleaned = []
     for i, text in enumerate(intents):
         # white space folded within lines; the line breaks stay, for the parser reads a list item or a ticket's field
-        # on its own line as a sentence of its own (LlmRoles.check_text)
-        t = "\n".join(filter(None, (" ".join(line.split()) for line in str(text).splitlines())))
+        # on its own line as a sentence of its own, and so do the tabs between a pasted spreadsheet row's cells
+        # (LlmRoles.check_text)
+        t = "\n".join(filter(None, ("\t".join(" ".join(cell.split()) for cell in line.split("\t")).strip("\t ")
+                                     for line in str(text).splitlines())))
         if not t:
             bad.append(FieldViolation(f"intents[{i}]", "empty intent", "say what to test in a sentence"))
         elif len(t) > MAX_INTENT_CHARS:

@@ -638,6 +638,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH21, ("f21_017",), {}, (), ()),
     (bench_parse_campaign.FRESH22, ("f22_020",), {}, (), ("f22_015",)),
     (bench_parse_campaign.FRESH23, (), {}, (), ()),
+    (bench_parse_campaign.FRESH24, (), {}, (), ()),
 ]
 
 
@@ -1049,6 +1050,13 @@ def test_a_campaign_keeps_the_intents_line_breaks() -> None:
     (kept,) = validate_request(settings=SearchSettings(), intents=[text]).intents
     assert kept.count("\n") == 2 and "keeps sending" in kept
     assert not LlmRoles().parse_intent(kept, 1).unparsed_clauses
+    # and a spreadsheet row's tabs (fresh23's f23_006 parsed whole in the benchmark, stopped in its campaign)
+    row = "LTA-012\tLTA\tunprotected left,  oncoming sedan 40 mph\toncoming BSM position offset -4 m (reported ahead)" \
+          "\tat left-turn decision\t3 s\tpending"
+    (kept,) = validate_request(settings=SearchSettings(), intents=[row]).intents
+    assert kept.count("\t") == 6 and "left, oncoming" in kept
+    (fault,) = LlmRoles().parse_intent(kept, 1).spec.faults
+    assert fault.duration_s == 3.0 and not LlmRoles().parse_intent(kept, 1).unparsed_clauses
 
 
 @pytest.mark.parametrize("text", [
@@ -1306,3 +1314,65 @@ def test_an_unstated_start_lies_before_a_stop_bar_anchor() -> None:
     stated = LlmRoles().parse_intent("GLOSA, the ego starts 100 m from the stop bar; the SPaT freezes when the ego is "
                                      "150 m before the stop line.", 1).spec
     assert stated.ego.start_distance_m == 100.0
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh24's first read
+    ("REQ-V2X-0421: The FCW function shall issue a warning within 1.2 s of lead vehicle braking onset when BSM messages "
+     "from the lead vehicle are delayed by between 200 and 400 ms for 5 s starting at t = 10 s.",
+     [("delay", "scenario_time", 5.0, 0.4)]),
+    ("GLOSA corridor test, ego at 13,9 m/s: SPaT countdown shall show 2,5 s less than the real time-to-change from "
+     "green onset, for 8,0 s.", [("spat_countdown_offset", "green_onset", 8.0, -2.5)]),
+    ("EEBL relay test: braking vehicle two cars ahead, relay rebroadcasting. Packet delivery ratio 80 % on EEBL between "
+     "t = 5 s and t = 20 s.", [("drop", "scenario_time", 15.0, None)]),
+    ("FCW with the lead car braking at t = 9 s: its BSM position is reported 5 yards behind where it actually is, for 3 "
+     "s from the braking.", [("bsm_position_offset", "scenario_time", 3.0, pytest.approx(4.572))]),
+    ("LTA: during the left-turn decision the oncoming car's BSM speed reads 10 mph slower than actual, and its BSMs are "
+     "also delayed 200 ms, 5 s each.", [("bsm_speed_offset", "decision_epoch", 5.0, pytest.approx(-4.4704)),
+                                        ("delay", "decision_epoch", 5.0, 0.2)]),
+    ("EEBL with hidden braker behind a box truck and relay RV2 rebroadcasting. At 00:12 RV2 goes completely quiet on "
+     "EEBL for 8 s.", [("suppress_sender", "scenario_time", 8.0, None)]),
+    ("IMA regression, ticket QA-3310: ghost crossing vehicle BSMs appearing 40 m ahead of the ego at the 20-second mark "
+     "for 6 s.", [("ghost_sender", "scenario_time", 6.0, 40.0)]),
+    ("GLOSA on Main St corridor: SPaT should wrongly say amber for 2 s, beginning 1 s after green onset.",
+     [("spat_phase_corrupt", "green_onset", 2.0, None)]),
+    ("hey lastv2x start an ima run crossing car from the left at thirty kilometres per hour and drop one in five of its "
+     "bsms when it's about to reach the intersection for ten seconds", [("drop", "decision_epoch", 10.0, None)]),
+    ("BUG-7731 comments:\n[anna] repro idea: IMA with 40 % BSM loss on the crossing car.\n[ben] field log says the "
+     "crossing car went totally silent, not lossy. Suppress its BSM from 00:08 for 6 s.\n[anna] agreed, use ben's "
+     "version.", [("suppress_sender", "scenario_time", 6.0, None)]),
+    # never a fault: a requirement to withstand, a thread that ends on the baseline, a table's KPI, decimal commas
+    ("REQ-V2X-0533: The EEBL application shall maintain warning availability with up to 10 % EEBL packet loss. Test "
+     "TC-0533-A (this run) is the nominal reference: hidden braking vehicle 30 m ahead behind a van, relay on, no fault "
+     "injection.", []),
+    ("Ticket #4412 thread:\n[cho] should we add 20 % BSM drop on the crossing car for IMA?\n[dev] maybe later, let's see "
+     "the baseline first\n[cho] ok, IMA baseline, no fault injection on this run.", []),
+    ("| Test case | App | Messages | Fault | KPI |\n|---|---|---|---|---|\n| TC-RLVW-02 | RLVW | SPaT + MAP from RSU-3 | "
+     "none | PER target 1 %, warning >= 2.5 s before stop bar |", []),
+    ("EEBL baseline: front vehicle brakes at 6,5 m/s², hidden behind a truck, gap 35,0 m, ego at 22,2 m/s. No fault, "
+     "BSM and EEBL undisturbed.", []),
+])
+def test_fresh24_wording(text: str, want: list[tuple[str, str, float | None, object]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value,
+            f.duration_s, f.magnitude) for f in res.spec.faults]
+    assert got == want and not res.unparsed_clauses
+
+
+def test_fresh24_scene_words() -> None:
+    roles = LlmRoles()
+    drop = roles.parse_intent("EEBL relay test, relay rebroadcasting. Packet delivery ratio 80 % on EEBL between t = 5 s "
+                              "and t = 20 s.", 1).spec.faults[0]
+    assert (drop.probability, drop.anchor.offset_s, drop.duration_s) == (pytest.approx(0.2), 5.0, 15.0)
+    eebl = roles.parse_intent("EEBL baseline: front vehicle brakes at 6,5 m/s², hidden behind a truck, gap 35,0 m, ego "
+                              "at 22,2 m/s. No fault.", 1).spec
+    assert (eebl.ego.speed_mps, eebl.agents[0].behaviour.decel_mps2) == (22.2, 6.5)
+    # a key-value markdown table is read as key lines
+    glosa = roles.parse_intent("| field | value |\n|---|---|\n| app | GLOSA |\n| fault | a SPaT captured 20 s earlier "
+                               "is re-sent with its original timestamp |\n| start | t = 15 s |", 1).spec
+    (replay,) = glosa.faults
+    assert (replay.operator.value, replay.magnitude, replay.anchor.offset_s) == ("replay", 20.0, 15.0)
+    # "300 ms each" for one fault is its magnitude, not its length
+    (held,) = roles.parse_intent("LTA: the opposing car's safety messages are held up in the channel by 300 "
+                                 "milliseconds each.", 1).spec.faults
+    assert (held.magnitude, held.duration_s) == (0.3, None)
