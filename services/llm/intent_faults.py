@@ -437,13 +437,15 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
         if kind is None:
             continue
         m = None
-        aged = False  # (an age's operator) the chosen quantity is said as an age: "ten seconds stale"
+        said = (False, False)  # (said as the fault's value: "delta=-3 m/s"; an age's: "ten seconds stale")
         for cand in p.finditer(Q(kind)):
             if p.free(cand) and p.n.sentence_of(cand.start()) == f.sentence and owner_of(faults, p, cand.start()) is f:
-                # an age said as one beats a nearer time: "replay what it sent at twenty seconds ... ten seconds stale"
+                # a value under the fault's key, or an age said as one, beats a nearer quantity ("v_oncoming=16 m/s,
+                # fault=speed_offset, delta=-3 m/s"; "replay what it sent at twenty seconds ... ten seconds stale")
+                keyed = _VALUE_KEY.search(p.t[max(0, cand.start() - 14):cand.start()]) is not None
                 is_age = op in _AGE_OPERATORS and bool(_SAID_AS_AGE.search(p.t[cand.end():cand.end() + 24]))
-                if m is None or (is_age, -f.distance(cand.start())) > (aged, -f.distance(m.start())):
-                    m, aged = cand, is_age
+                if m is None or ((keyed, is_age), -f.distance(cand.start())) > (said, -f.distance(m.start())):
+                    m, said = cand, (keyed, is_age)
         if m is not None:
             m, source = _upper_end(p, m, "magnitude")
             source = source or f"from {m.group(0)!r} ({p.q(m).raw})"
@@ -472,6 +474,9 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
 
 # a share said as what arrives ("packet delivery ratio 80 %", "PDR of 0.8"): a drop's probability is the rest
 _DELIVERY_RATIO = rx(r"\b(?:(?:packet )?(?:delivery|reception|success) (?:ratio|rate)|pdr|prr)\b[^.;]{0,20}$")
+
+# a hand-typed key that holds a fault's value ("delta=-3 m/s", "offset: 4 m", "magnitude = 0.5 s")
+_VALUE_KEY = rx(r"\b(?:delta|offset|magnitude|mag|value|amount|error|shift|age|lag|latency|delay)\s*[=:]\s*$")
 
 # operators whose magnitude is an age (seconds in the past), and the words that say a quantity is one
 _AGE_OPERATORS = (FaultOperator.REPLAY, FaultOperator.TIMESTAMP_OFFSET)
@@ -523,6 +528,11 @@ def _same_value(a: FaultDraft, b: FaultDraft) -> bool:
         and close(a.burst_count, b.burst_count)
 
 
+# what glosses the fault just said in its own sentence ("the MAP could associate the ego's lane with the wrong signal
+# group - say the left-turn arrow instead of the through phase")
+_GLOSS_BETWEEN = rx(r"(?:^|[-,(])\s*(?:say|i\.?\s?e\.?|e\.?\s?g\.?|namely|that is|in other words|for example)\b")
+
+
 def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDraft]:
     """One fault said twice in different sentences is one fault: a heading and its description ("IMA-88 Cross-traffic
     speed inflated\nDescription: the BSM speed field reads 5 m/s higher"), a fault and its gloss ("its OBU never
@@ -545,7 +555,8 @@ def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDra
         # "the signal data as stale")
         twin = next((g for g in out if g.operator == f.operator and g.stream == f.stream
                      and (g.sender == f.sender or g.sender is None or f.sender is None)
-                     and g.sentence != f.sentence and (not (_stated(g) and _stated(f)) or _same_value(g, f))
+                     and (g.sentence != f.sentence or _GLOSS_BETWEEN.search(p.t[g.end:f.start]) is not None)
+                     and (not (_stated(g) and _stated(f)) or _same_value(g, f))
                      and (g.anchor is None or f.anchor is None or g.anchor == f.anchor)
                      and (g.duration_s is None or f.duration_s is None or g.duration_s == f.duration_s)), None)
         if twin is None:

@@ -220,6 +220,16 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\btown\s*0*\d{1,2}\s*(hd)?\b|\b(signalized_4way|t_junction|urban_canyon)\b", _map, t)
     t = correct_typos(t)
     t = _aliases(t)
+    # texting shorthand: "b4" before, "w/" with, "w/o" without; a hand-typed key's underscores ("v_ego", "speed_offset")
+    t = re.sub(r"\bb4\b", "before", t)
+    t = re.sub(r"\bw/o\b", "without", t)
+    t = re.sub(r"\bw/(?=\s)", "with", t)
+    t = re.sub(r"(?<=[a-z])_(?!(?:s|ms|m|mps|kmh|pct|deg)\b)(?=[a-z])", " ", t)  # (not a unit suffix: "duration_s")
+    # a speed key ("v_ego=12 m/s", "v_oncoming=16 m/s"): whose speed it is
+    t = re.sub(r"\bv ?(ego|lead|oncoming|opposing|crossing|cross)\b(?=\s*[=:])",
+               lambda m: {"ego": "ego speed", "lead": "lead speed", "oncoming": "oncoming vehicle speed",
+                          "opposing": "oncoming vehicle speed", "crossing": "crossing vehicle speed",
+                          "cross": "crossing vehicle speed"}[m.group(1)], t)
     # a fault named as the label of a ticket or bug ("the delayed-SPaT ticket", "our packet-loss bug") is a
     # reference to it, not a fault to inject
     t = _FAULT_LABEL.sub("reference", t)

@@ -41,6 +41,9 @@ def _signal_plan(p: ParseState) -> dict[str, Any]:
                       ("all_red_s", r"all[- ]red")):
         for pattern in (word + r" (?:time |phase |interval |split |duration |length |clearance )?(?:of |is |lasts )?"
                         + Q("time"),
+                        # "Green windows are short (12 s) on purpose"
+                        word + r" (?:windows?|phases?|times?|splits?) (?:is|are) (?:short|long|only|just|about) \(?"
+                        + Q("time"),
                         Q("time") + r" (?:of )?" + word + r"(?: time| phase| interval| length)?\b"):
             m = p.has(pattern)
             if m and p.free(m):
@@ -126,6 +129,19 @@ def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> N
     m = m or p.has(r"(?P<ph>amber|yellow|red|green) (?:onset|starts|begins|comes on|comes) (?:when|as|once|while) (?:the )?"
                    r"(?:ego|car|vehicle|we|our car|it)(?: is| are|'s)? (?:still |only |just )?(?:about |roughly |around )?"
                    r"(?:~ ?)?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
+    # "light turns red 3 s before we get to the stop line": that onset that long before the ego, at its speed from its
+    # start distance, reaches the bar
+    ahead = p.has(r"(?:light|signal|lamp)s? (?:turns|becomes|goes|changes to|switches to|is) (?:to )?(?P<ph>amber|yellow"
+                  r"|red|green) " + Q("time") + r" before (?:we|the ego|ego|it|the car|our car) (?:get|gets|reach|reaches"
+                  r"|arrive|arrives|hit|hits)(?: to| at)? (?:the )?" + BAR)
+    if ahead and p.free(ahead) and not m:
+        start = ego.get("start_distance_m", Ego().start_distance_m)
+        at = start / ego["speed_mps"] - p.q(ahead).value
+        if at >= 0.0:
+            p.use(ahead, "signal.offset_s")
+            out["offset_s"] = round((onset[ahead.group("ph")] - at) % cycle, 3)
+            p.note(f"signal.offset_s {out['offset_s']:g} from {clean(ahead.group(0))!r} (the onset {at:.2f} s into the run)")
+            return
     if m and p.free(m):
         start = ego.get("start_distance_m", Ego().start_distance_m)
         at_distance = p.q(m).value

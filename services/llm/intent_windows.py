@@ -164,7 +164,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * p.use(m, "anchor"))),
         (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * 0.5)),
-        (r"(?:at|around|near|by|in|during|from|since|starting (?:at|from)|beginning (?:at|from)) " + _DECISION,
+        (r"(?:at|around|near|by|in|during|from|since|starting (?:at|from)|beginning (?:at|from)|t0 ?= ?|start ?= ?) "
+         r"?" + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # "beginning with the red phase", "starting with the amber"
         (r"\b(?:beginning|starting|begins|starts) with (?:the )?" + _PHASE + r"(?: phase| light| signal| interval)?\b",
@@ -243,7 +244,7 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
             # (the comma after the clause, or none when the clause opens the sentence: "LTA: during the left-turn
             # decision the oncoming car's BSM speed reads ..., and its BSMs are also delayed ...")
             opened = len(same) > 1 and all(f.start >= m.end() for f in same) and (
-                rx(r"^\s*,").match(p.t[m.end():]) is not None
+                rx(r"^\s*[,:]").match(p.t[m.end():]) is not None
                 or rx(r"^\W*(?:[a-z]{2,6}\s*:\s*)?$").match(p.t[p.n.sentences[s][0]:m.start()]) is not None)
             for f in (same if opened else [owner]):
                 if f is not owner and _SAID_APART.search(p.t[max(0, f.start - 40):f.start + 60]):
@@ -274,6 +275,7 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
 # the lead of an application that follows one)
 _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|after|since|from when) (?:the |our )?"
                 r"(?:(?:lead(?:ing)?|front)(?: (?:vehicle|car|truck))?|(?:vehicle|car|truck) (?:ahead|in front)"
+                r"|truck|van|bus|lorry"
                 r"|(?P<it>it|they)) (?:starts?|begins?"
                 r"|started|began) (?:to )?brak\w*|\b(?:when|once|as soon as|the moment|the instant) (?:the |our )?lead(?:ing)?"
                 r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b"
@@ -323,7 +325,8 @@ _ABOUT = r"(?:~ ?|≈ ?)?(?:(?:about|roughly|around|approximately|approx\.?|near
          r"|a little over|a bit over|at least|at most|maybe|perhaps|circa|ca\.) )?"
 
 
-_EACH = r"(?<=, )" + Q("time") + r" each\b"  # (after the faults' own values: "delayed 200 ms, 5 s each")
+# (after the faults' own values: "delayed 200 ms, 5 s each", "... by 0.3s. 8s each, both starting @ braking")
+_EACH = r"(?:(?<=, )|(?<=\. )|(?<=\n))" + Q("time") + r" each\b"
 
 
 def _said_before(p: ParseState, pos: int) -> str:
@@ -346,6 +349,8 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     _EACH,  # "delayed 200 ms, 5 s each": every fault's
                     r"\b(?:dur|duration|how[ _]long|length)(?:_s)?['\"]?\s*[=:]?\s*['\"]?(?:about |around |approx\.? "
                     r"|approximately |roughly |~ ?)?" + Q("time"),
+                    # "Hold both 5 s.", "hold it for 3 s"
+                    r"\bhold\w* (?:both |all |them |it |each )?(?:for )?" + Q("time"),
                     # "please continue 10 seconds", "keep it going for 5 s"
                     r"\b(?:continu\w*|keep\w* (?:it |them )?(?:going|on)) (?:for )?(?:about |around )?" + Q("time"),
                     # a table row's cell holding only a time, after the cell that starts the fault: its length
@@ -357,7 +362,8 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
             if pattern is _EACH and len(faults) < 2:
                 break
             owner = owner_of(faults, p, m.start())
-            if len(faults) > 1 and p.free(m) and (pattern is _EACH or _ALL_FAULTS.search(_said_before(p, m.start()))) \
+            if len(faults) > 1 and p.free(m) and (pattern is _EACH or _ALL_FAULTS.search(_said_before(p, m.start())
+                                                                                       + m.group(0))) \
                     and not pattern.startswith("(?:until"):
                 value = p.use(m, "duration")  # "..., both for 5 seconds": every fault's that has none
                 for f in faults:

@@ -254,6 +254,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     # "SPaT time-to-change reads 2 s short", "the countdown reads 3 s long"
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"(countdowns?|time[- ]to[- ]change|remaining time)\b[^.;|]{0,15}?\b(reads?|shows?"
                                           r"|is|runs?) <q\d+:time> (too )?(short|long|early|late)\b"
+                                          # "make the SPaT countdown read way too long" (no amount: the default)
+                                          r"|(countdowns?|time[- ]to[- ]change|remaining time)\b[^.;|]{0,15}?\b(reads?|shows?|is)"
+                                          r" (way |much |far |a lot )?too (short|long)\b"
                                           # "the countdown reads longer, +5 s"
                                           r"|(countdowns?|time[- ]to[- ]change|remaining time)\b[^.;|]{0,15}?\b(reads?|shows?"
                                           r"|is|runs?) (longer|shorter|later|earlier),? (by )?<q\d+:time>", False, 6),
@@ -294,6 +297,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     # a request written as key = value ("app=EEBL; stream=EEBL; loss=30 %", "fault: delay; 0.6 s")
     (FaultOperator.DROP, r"\b(?:fault|op|operator)\s*[=:]\s*(?:drop|loss|packet[ _-]?loss)\b|\b(?:loss|drops?|pkt[ _-]?loss"
                          r"|packet[ _-]?loss)\s*[=:]\s*<q\d+:(?:pct|count)>", False, 5),
+    # the effect of a delay, said from the application ("the app sees the truck where it was two seconds ago")
+    (FaultOperator.DELAY, r"\b(sees?|shows?|displays?|thinks?|believes?|puts?) (?:the \w+|it|them|him|her) where (it|they|he"
+                          r"|she) (was|were) <q\d+:time> (ago|earlier|before)\b", False, 7),
     (FaultOperator.DELAY, r"\b(?:fault|op|operator)\s*[=:]\s*(?:delay|latency)\b|\b(?:delay|latency|lag)\s*[=:]\s*<q\d+:time>",
      False, 5),
     (FaultOperator.DELAY, r"\bdelay\w*|\bpostpone\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late|\bretard(ed)?\b",
@@ -751,7 +757,8 @@ LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|
                       r"|\blatency (below|under|less than|within|of at most|at most)\b")
 # a past incident told in a past tense ("last month on the Elm Avenue corridor (five signals, 600 m apart) we saw ...
 # an RSU firmware update introduced about 300 ms of SPaT latency"): none of its words or quantities are this run's
-PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter)\b[^.;]*\b(saw|observed"
+PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter|sprint|build|version"
+                 r"|test)\b[^.;]*\b(saw|observed"
                  r"|noticed|had|was|were|went|introduced|caused|showed|got|received|lost|experienced)\b[^.;]*"
                  # what someone reported of a past run ("Your tech said EEBL messages were dropped", "the logs show the
                  # replay fault was still configured from the previous test")
@@ -760,6 +767,8 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
                  # "a GNSS position offset of 0.4 m was measured in calibration"
                  r"|[^.;]*\b(was|were) (measured|observed|found|seen|logged) (in|during) (calibration|the field|the logs?"
                  r"|earlier runs?|a previous run|field tests?)\b[^.;]*"
+                 # a test log's observed outcome ("Actual: alert at 2.1 s, late")
+                 r"|(?:^|\n)\W*(?:actual|observed)(?: result| behaviou?r| outcome)?\s*:[^\n]*"
                  # a pasted log line ("[10.42] bsm rx V2 pos err +4.9 m"): what a run recorded, not what to inject
                  r"|(?:^|\n)\s*\[\d{1,3}(?:[.:]\d+){1,2}\](?!\s*[a-z]{2,15}:\s)[^\n]*")  # (not a call's "[09:14:02] Marco: ...")
 
@@ -772,7 +781,7 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
 NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # a chat line the next speaker turned down ("Ines: add 50 % EEBL loss? Kai: no, keep it clean"), marked so
            # by the text check (roles.check_text)
-           r"|\(withdrawn\)[^\n]*"
+           r"|\((withdrawn|quoted)\)[^\n]*"
            # a fault planned for a later run ("We'll do the 40 % drop variant separately next week", "moved to next
            # sprint (not in this run)")
            r"|[^.;\n]{0,80}\b(we'?ll|we will|will be|to be|planned|scheduled|moved|deferred|postponed|pushed to)\b[^.;\n]{0,60}"
@@ -805,6 +814,13 @@ ROBUSTNESS_REQUIREMENT = (r"\b(should|must|shall|has to|have to|needs? to|is to)
 # lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
 # filter and the unparsed-fault guard both read it)
 NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requirement)\b"
+               # a fault put aside ("let's skip the loss idea for now"), added nowhere ("don't add anything"), the ego's
+               # own position lost with its GNSS ("so it loses its own position fix": said with the jamming)
+               r"|\bskip(ping)? (the |that |this )?[\w-]+ (idea|variant|case|test|part|bit)\b"
+               r"|\b(don'?t|do not|never) add (anything|any faults?|any \w+)\b"
+               # what relaying itself brings ("duplicate EEBL msgs w/ older timestamps - expected from relaying")
+               r"|[^.;\n]{0,70}\bexpected (from|with|due to|because of) (the )?(relay\w*|rebroadcast\w*|multi-?hop\w*)\b"
+               r"|\blos(e|es|ing|t) (its|their|the|his|her) (own )?(position|gps|gnss|location) (fix|lock)\b"
                # what the application wrongly said, the outcome a test looks at ("our drivers keep getting bogus red light
                # warnings")
                r"|\b(bogus|false|spurious|wrong|unjustified|nuisance) (red[- ]light |collision |brake |forward[- ]collision "

@@ -72,8 +72,14 @@ def _signal_times(data: dict[str, Any]) -> Iterable[float]:
         p = SignalPlan.model_validate(plan)
     except ValidationError:
         return
+    ego: dict[str, Any] = data["ego"] if isinstance(data.get("ego"), dict) else {}
+    speed, start = ego.get("speed_mps"), ego.get("start_distance_m", Ego().start_distance_m)
+    arrival = start / speed if isinstance(speed, int | float) and speed > 0 and isinstance(start, int | float) else None
     for onset in (0.0, p.green_s, p.green_s + p.amber_s):
-        yield (onset - p.offset_s) % p.cycle_s
+        at = (onset - p.offset_s) % p.cycle_s
+        yield at
+        if arrival is not None and arrival > at:
+            yield arrival - at  # "the light turns red 3 s before we get to the stop line"
 
 
 def _signal_distances(data: dict[str, Any]) -> Iterable[float]:

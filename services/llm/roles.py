@@ -158,6 +158,15 @@ _TURNED_DOWN = re.compile(r"^(no|nope|nah|not that)\b|\binstead\b|^(maybe |perha
 _AGREED = re.compile(r"^(ok|okay|agreed|fine|sure|yes|yep|right|deal|confirmed)\b", re.IGNORECASE)
 
 
+def _quoted(line: str) -> str:
+    """A line an email reply quotes ("> could we drop 30% of EEBL msgs?"): what was asked before, not the request; said
+    as one ``(quoted)`` sentence (``lexicon.NOT_NOW``)."""
+    if not line.startswith(">"):
+        return line
+    said = re.sub(r"[.;!?]+(?=\s|$)", ",", line.lstrip("> ").strip()).rstrip(",")
+    return f"(quoted) {said}" if said else ""
+
+
 def _withdrawn(lines: Iterable[str]) -> list[str]:
     """The lines of a chat between two or more speakers, each line a speaker turned down in the next reply of another
     ("Ines: add 50 % EEBL loss on the relay test?" / "Kai: no, keep it clean"), or agreed to in a reply that restates
@@ -219,7 +228,7 @@ class LlmRoles:
         # so each item is a sentence of its own, as does a ticket's field ("Description: ...", "Expected: ...") after
         # its title line, and the line after an email's subject (a hard-wrapped line joins the one before)
         # (a row pasted from a spreadsheet, its cells tab-separated, is a table row: " | " between its cells)
-        lines = _withdrawn(" ".join((" | ".join(line.split("\t")) if line.count("\t") >= 2 else line).split())
+        lines = _withdrawn(_quoted(" ".join((" | ".join(line.split("\t")) if line.count("\t") >= 2 else line).split()))
                            for line in text.replace("\x00", " ").splitlines())
         cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
