@@ -148,10 +148,18 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # 100 %, 70.4 % exact (19 of 27), 0 silent drops, 5 substitutions (quoted requests, a gloss read as a second fault, an
 # "Actual:" line, "loses its own position fix"), 0 invented faults, 6 false alarms, 8 campaign stops of 22; after: 96.3 %
 # exact, 0/0/0/0, 2 stops left, each said back (a GPS jam; "lead slows down at t=8 s", which no behaviour holds: ours
-# brakes hard), 1 inexact (German: "ab dem Moment wo die Ampel rot wird ..., für 4 Sekunden")
+# brakes hard), 1 inexact (German: "ab dem Moment wo die Ampel rot wird ..., für 4 Sekunden"); fresh26 (2026-12-07:
+# nested YAML in a code fence, Jira steps and acceptance criteria, OEM specification clauses, standup notes, questions
+# to a colleague, British spellings and "kph", "~200 ms", negated alternatives, "PDR"/"AoI", two applications named
+# for one run, a fault timed by the end of another, fractions; written after fresh25's rules; the labeller put signal
+# groups as target phases in f26_007 and f26_017: relabelled "green", what both say is shown) first: application
+# 93.3 %, 74.1 % exact (20 of 27), 0 silent drops, 2 substitutions, 2 invented faults ("No messages dropped or delayed",
+# "TTC drops"), 5 false alarms, 1 refused (a start "about 300 metres out" read as a 300 m position offset on BSM for
+# GLOSA), 9 campaign stops of 22; after: 100 % / 100 % exact, 0/0/0, 1 false alarm left (a 400 m junction spacing), 1
+# stop (the ego's GNSS degraded: said back as no operator)
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
-    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25 = (
-        _SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 26))
+    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26 = (
+        _SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 27))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

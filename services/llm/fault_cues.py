@@ -69,7 +69,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"(heading|direction|acceleration)", False),
     # the ego's own positioning jammed, its sensors blinded, its bus or software faulted: no message fault expresses
     # them (before the loss words: "jam")
-    (_NONE, r"\bjam\w* (the )?(ego'?s? )?(gnss|gps)\b|\b(gnss|gps) (jamm\w*|jammer)\b"
+    (_NONE, r"\b(jam|degrad|disturb|spoof|deny|denied)\w* (the )?(ego'?s? )?(own )?(gnss|gps)\b|\b(gnss|gps) (jamm\w*|jammer)\b"
             r"|\b(rain|fog|snow|glare|dirt|mud|spray)\b[^.;]{0,20}\b(on|over|covering|blinding|degrading|obscuring|affecting)"
             r" (the )?(\w+ )?(camera|lidar|radar|sensor)s?\b"
             r"|\b(cloud|backend|back-end|server|backend server)s?\b[^.;]{0,20}\b(down|outage|offline|unavailable|unreachable"
@@ -152,7 +152,7 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        r"|got )?(delayed|late|postponed)\b|\b(arriv\w*|gets? there|reach\w*) (\S+ ){0,3}?(after|before|behind"
                        r"|ahead of|earlier than|later than) (the |our )?(ego|us|we)\b|\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
-                       r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(\w+ )?(truck|bus|van|building"
+                       r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(\w+ )?(truck|lorry|lorries|hgv|trailer|suv|pickup|bus|van|building"
                        r"|car)s?\b"
                        # the fault named as an event ("the car receives SPaT fine before the freeze"): a reference to it
                        r"|\b(before|after|during|until|since|throughout) the (freeze|delay|outage|loss|drop|blackout|attack"

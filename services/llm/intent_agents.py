@@ -193,6 +193,9 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     + Q("dist") + r"(?! (?:before|after|from|past|beyond|behind|apart|spacing|intervals?)\b)",
                     r"\bfirst (?:one|1|signal|light|junction|intersection) (?:is )?at " + Q("dist")
                     + r"(?! (?:before|after|from|past|beyond|behind|apart)\b)",
+                    # "Ego approaching at 50 kph, about 300 metres out"
+                    r"\b(?:ego|we)\b (?:is |are )?approaching\b[^.;]{0,30}?(?:about |roughly |around |~ ?)?" + Q("dist")
+                    + r" (?:out|away)\b(?! (?:from|of))",
                     # a terse scene: "ego 60 km/h, 80 m from stop bar", "ego at 40 km/h 150 m before the stop line"
                     # (with its speed: "start: ego 120 m before the stop bar" is when a fault starts)
                     r"\bego (?:at )?<q\d+:speed>,? " + Q("dist") + r" (?:away )?(?:from|before|short of) (?:the )?" + BAR):

@@ -83,7 +83,7 @@ def owner_of(faults: list[FaultDraft], p: ParseState, pos: int) -> FaultDraft | 
 
 _CRITERION = re.compile(lx.CRITERION_HEADING, re.IGNORECASE)
 # a sentence of its own about the fault said before it: "Start it when ...", "Apply this from 5 s."
-_REFERS_BACK = re.compile(r"^\W*(?:start|begin|apply|inject|trigger|run|activate|enable|do|make)s? (?:it|this|that)\b",
+_REFERS_BACK = re.compile(r"^\W*(?:start|begin|apply|inject|trigger|run|activate|enable|do|make|keep|hold)s? (?:it|this|that)\b",
                           re.IGNORECASE)
 
 

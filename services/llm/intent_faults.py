@@ -37,7 +37,7 @@ from services.llm.intent_text import (
     rx,
     stated_range,
 )
-from services.llm.intent_windows import fault_anchors, fault_durations
+from services.llm.intent_windows import chained_windows, fault_anchors, fault_durations
 
 # "...never sends its brake message at all; its radio simply stays quiet": the same sender, said again
 _SAME_SENDER = rx(r"[^.]{0,60}?; (its|their|the) (radio|transmitter|unit|obu|rsu|v2x unit|sender) (\w+ )?")
@@ -82,6 +82,7 @@ def _stream_mentions(p: ParseState) -> list[tuple[Stream, int, int]]:
 
 
 _LIST_ITEM = rx(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s")
+_REFERS_BACK_TO = rx(r"\b(?:delay|drop|freeze|replay|corrupt|offset|shift|suppress|silence|stamp|lose)\w* (?:it|them)\b")
 
 
 def _in_context(p: ParseState, context: re.Pattern[str], s: int) -> bool:
@@ -89,7 +90,10 @@ def _in_context(p: ParseState, context: re.Pattern[str], s: int) -> bool:
     also from the item or heading before it: the list's items share one subject."""
     if context.search(p.n.sentence(s)):
         return True
-    return s > 0 and _LIST_ITEM.match(p.n.sentence(s)) is not None and context.search(p.n.sentence(s - 1)) is not None
+    # (and a sentence that refers back, "First delay it by 0.4 s ...", after one that names the messages: "Could you
+    # chain two faults on the lead's BSM?")
+    return s > 0 and (_LIST_ITEM.match(p.n.sentence(s)) is not None or _REFERS_BACK_TO.search(p.n.sentence(s))
+                      is not None) and context.search(p.n.sentence(s - 1)) is not None
 
 
 def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> list[FaultDraft]:
@@ -206,9 +210,12 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             hit = nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|says|saying|displays"
                                  r"|advertises|announc\w*) (?:a |an |the )?(?:false |wrong |fake )?(?P<ph>green|red|amber"
                                  r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)"
-                                 r"|\bphase ?(?:=|:|of) ?(?P<ph3>green|red|amber|yellow)\b")
+                                 r"|\bphase ?(?:=|:|of) ?(?P<ph3>green|red|amber|yellow)\b"
+                                 # "claiming phase 6 is green", "showing signal group 2 as green"
+                                 r"|(?:claim\w*|show\w*|report\w*|say\w*) (?:that )?(?:the )?(?:signal group|group|sg|phase)"
+                                 r" ?\w{0,3} (?:is|as|to be) (?P<ph4>green|red|amber|yellow)\b")
             if hit:
-                f.target_phase = lx.PHASES[hit.group("ph") or hit.group("ph2") or hit.group("ph3")]
+                f.target_phase = lx.PHASES[hit.group("ph") or hit.group("ph2") or hit.group("ph3") or hit.group("ph4")]
                 f.notes.append(f"target_phase {f.target_phase} (what the forged RSU's SPaT shows)")
         if f.operator is FaultOperator.SUPPRESS_SENDER and f.sender is None:
             f.sender = _default_sender(app, f.stream, agents)
@@ -239,6 +246,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                                   f"); the spec runs without it", ("faults",)))
     fault_anchors(p, app, faults, agents)
     fault_durations(p, faults)
+    chained_windows(p, faults)
     return faults
 
 
@@ -530,7 +538,8 @@ def _same_value(a: FaultDraft, b: FaultDraft) -> bool:
 
 # what glosses the fault just said in its own sentence ("the MAP could associate the ego's lane with the wrong signal
 # group - say the left-turn arrow instead of the through phase")
-_GLOSS_BETWEEN = rx(r"(?:^|[-,(])\s*(?:say|i\.?\s?e\.?|e\.?\s?g\.?|namely|that is|in other words|for example)\b")
+_GLOSS_BETWEEN = rx(r"(?:^|[-,(])\s*(?:say|i\.?\s?e\.?|e\.?\s?g\.?|namely|that is|in other words|for example"
+                    r"|not an? [\w ]{1,30},)")  # (and a negated alternative: "- not a random drop, a specific sender ...")
 
 
 def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDraft]:
@@ -550,6 +559,11 @@ def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDra
                 and _STALENESS.fullmatch(f.cue.strip()):
             kin.notes.append(f"{f.cue!r} in {clean(p.n.sentence(f.sentence)).strip()!r}: what the {kin.operator} makes "
                              "of the content, not a fault of its own")
+            # (its window is the content's: "stale-signal case: at amber onset, swap the live SPaT for a replay")
+            if kin.anchor is None and f.anchor is not None:
+                kin.anchor = f.anchor
+            if kin.duration_s is None and f.duration_s is not None:
+                kin.duration_s = f.duration_s
             continue
         # a sender only one of them names is no other sender ("the roadside unit's clock is 1.5 s behind" and later
         # "the signal data as stale")

@@ -112,7 +112,8 @@ def _ratios(t: str) -> str:
 # "a second car", "a second RSU": the ordinal of a noun
 _ORDINAL_NOUN = (r"(?!\s+(?:[a-z]+\s+)?(?:cars?|vehicles?|trucks?|vans?|bus|buses|drivers?|ones?|leads?|relays?|junctions?"
                  r"|intersections?|lights?|signals?|lanes?|runs?|tests?|messages?|rows?|rounds?|stops?|approach\w*|groups?"
-                 r"|rsus?|roadside|units?|radios?|senders?|streams?|faults?|phases?|cycles?|attempts?|tries|waves?)\b)")
+                 r"|rsus?|roadside|units?|radios?|senders?|streams?|faults?|phases?|cycles?|attempts?|tries|waves?"
+                 r"|sources?|sensors?|checks?|opinions?|hops?|paths?|channels?|links?)\b)")
 _ORDINALS = {"second": 2, "other": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
              "ninth": 9, "tenth": 10, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "10th": 10}
 
@@ -194,7 +195,7 @@ _FAULT_LABEL = re.compile(lx.FAULT_LABEL)
 # a vehicle named by a short id after its role ("relay RV2 rebroadcasting ... RV2 goes quiet", "lead V1 brakes"): the id
 # said again is that role
 _ALIAS = re.compile(r"\b(relay|lead|leader|lead (?:car|vehicle)|crossing (?:car|vehicle|truck)|oncoming (?:car|vehicle"
-                    r"|sedan|suv|truck)|braking (?:car|vehicle))\s+([a-z]{1,3}\d{1,2})\b")
+                    r"|sedan|suv|truck)|braking (?:car|vehicle))\s+([a-z]{1,3}-?\d{1,2})\b")
 
 
 def _aliases(t: str) -> str:
@@ -388,7 +389,7 @@ NEGATED_LIST = r"|\b(no|nothing|none|neither|without|zero|\w+n't)\s+(\w+(?: \w+)
 # within 40 characters), a negated list
 NEGATED = rx(r"\b(no|not|\w+n't|cannot|without|never|zero|nothing|none|neither|nor|nobody|no one)\s+(\w+,?\s+){0,2}$"
              r"|\b(none|neither) of\s+(\w+\s+){1,4}$"
-             r"|\b(nothing|none|neither|without|no \w+|\w+n't)\b[^.;]{0,40}\b(or|nor)\s+$" + NEGATED_LIST)
+             r"|\b(nothing|none|neither|without|not|no \w+|\w+n't)\b[^.;]{0,40}\b(or|nor)\s+(an? )?$" + NEGATED_LIST)
 
 
 class ParseState:

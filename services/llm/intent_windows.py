@@ -385,4 +385,22 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                 owner.notes.append(f"duration {value:g} s from {clean(m.group(0))!r}")
 
 
-__all__ = ["fault_anchors", "fault_durations"]
+def chained_windows(p: ParseState, faults: list[FaultDraft]) -> None:
+    """"after the delay ends, drop 5 BSMs", "Once that countdown fault ends, drop 3 MAP messages": a fault with no window
+    of its own opens when the fault before it (anchor and duration known) closes."""
+    for m in p.finditer(r"\b(?:after|once|when|as soon as) (?:the|that|this) (?:[\w-]+ ){0,2}?(?:fault|delay|freeze|drop|loss"
+                        r"|outage|offset|replay|window|injection|error) (?:ends|has ended|is over|stops|finishes|expires)\b"):
+        owner = owner_of(faults, p, m.start())
+        if owner is None or owner.anchor is not None:
+            continue
+        before = [f for f in faults[:faults.index(owner)] if f.anchor is not None and f.duration_s is not None]
+        if before:
+            first = before[-1]
+            assert first.anchor is not None and first.duration_s is not None
+            owner.anchor = dict(first.anchor)
+            owner.anchor["offset_s"] = round(float(first.anchor.get("offset_s", 0.0)) + first.duration_s, 6)
+            owner.notes.append(f"anchor {owner.anchor.get('event', 'scenario_time')} {owner.anchor['offset_s']:+g} s: "
+                               f"when the fault before ends, from {clean(m.group(0))!r}")
+
+
+__all__ = ["chained_windows", "fault_anchors", "fault_durations"]

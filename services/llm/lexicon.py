@@ -112,8 +112,12 @@ def _synonym_cues() -> tuple[tuple[Application, str, int], ...]:
     return tuple(out)
 
 
-_DESCRIBED_APP_CUES = APP_CUES
-APP_CUES = APP_CUES + _synonym_cues()
+# the application said to be this run's, over another one named for comparison ("Like the GLOSA corridor run from
+# Tuesday, but this one is for RLVW")
+_DESCRIBED_APP_CUES = APP_CUES + tuple(
+    (app, rf"\b(this (?:one|1)|this run|this test|this time|this case|today) (is |it'?s )?(for|about|with|on) (the )?"
+          rf"{app.value.lower()}\b|\bbut for (the )?{app.value.lower()}\b", 25) for app in A)
+APP_CUES = _DESCRIBED_APP_CUES + _synonym_cues()
 
 
 def app_cue_table() -> tuple[tuple[Application, str, int], ...]:
@@ -297,6 +301,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     # a request written as key = value ("app=EEBL; stream=EEBL; loss=30 %", "fault: delay; 0.6 s")
     (FaultOperator.DROP, r"\b(?:fault|op|operator)\s*[=:]\s*(?:drop|loss|packet[ _-]?loss)\b|\b(?:loss|drops?|pkt[ _-]?loss"
                          r"|packet[ _-]?loss)\s*[=:]\s*<q\d+:(?:pct|count)>", False, 5),
+    # an age of information set on a stream ("set AoI 1.5 s on the EEBL stream"): that much delay
+    (FaultOperator.DELAY, r"\b(set |an? )?aoi (of |at |to |= ?)?(?=<q\d+:time>)", False, 6),
     # the effect of a delay, said from the application ("the app sees the truck where it was two seconds ago")
     (FaultOperator.DELAY, r"\b(sees?|shows?|displays?|thinks?|believes?|puts?) (?:the \w+|it|them|him|her) where (it|they|he"
                           r"|she) (was|were) <q\d+:time> (ago|earlier|before)\b", False, 7),
@@ -314,6 +320,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.SUPPRESS_SENDER, r"\b(is|are|goes|go|gone|went|stays?|remains?|falls?|turns?) (completely |totally "
                                     r"|entirely |radio[- ])?(silent|quiet)\b|never (sends|transmits|broadcasts|transmitting"
                                     r"|sending|broadcasting)\b|no longer (sends|transmits|broadcasts)", False, 8),
+    # "have the RSU report signal group 2 as green for 3 s"
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(report|reports|reporting|show|shows|showing|broadcast|broadcasts|announce"
+                                       r"|announces) (the )?(signal group|group|sg|phase|light|signal) ?\w{0,3} as "
+                                       r"(?P<shown>green|red|amber|yellow)\b", False, 8),
     # "SPaT should wrongly say amber", "the RSU falsely reports red"
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(wrongly|falsely|incorrectly|erroneously) (say|says|show|shows|report|reports"
                                        r"|broadcast|broadcasts|claim|claims|indicate|indicates|announce|announces) (a |an )?"
@@ -818,6 +828,18 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                # own position lost with its GNSS ("so it loses its own position fix": said with the jamming)
                r"|\bskip(ping)? (the |that |this )?[\w-]+ (idea|variant|case|test|part|bit)\b"
                r"|\b(don'?t|do not|never) add (anything|any faults?|any \w+)\b"
+               # how far out the ego starts ("Ego approaching at 50 kph, about 300 metres out"): no position offset
+               r"|\b(ego|we|approaching|starts?|starting)\b[^.;]{0,40}(<q\d+:dist>|\d+(\.\d+)? ?(m|metres?|meters?|ft|feet))"
+               r" (out|away)\b(?! (from|of))"
+               # a fault named as the event that times another ("after the delay ends, drop 5 BSMs")
+               r"|\b(after|before|once|when|until|since|as soon as) (the|that|this) ([\w-]+ ){0,2}?(fault|delay|freeze|drop|loss"
+               r"|outage|offset|replay|injection|error)\b(?= (ends|has ended|is over|stops|finishes|expires|starts|begins)\b)"
+               # "No messages dropped or delayed on purpose"
+               r"|\bno (\w+ )?(messages?|packets?|msgs?|bsms?|spats?|frames?) (are |were |get |got |is |was )?(dropped|lost"
+               r"|delayed|corrupted|injected|touched|manipulated|altered)\b[^.;]*"
+               # the time to collision falling ("Expect the alert before TTC drops below 2 s"), logging a latency
+               r"|\bttc (drops?|falls?|goes)\b|\blog(s|ged|ging)? (the )?(end-to-end |e2e |channel |radio )?(latency|delay"
+               r"|loss)\b"
                # what relaying itself brings ("duplicate EEBL msgs w/ older timestamps - expected from relaying")
                r"|[^.;\n]{0,70}\bexpected (from|with|due to|because of) (the )?(relay\w*|rebroadcast\w*|multi-?hop\w*)\b"
                r"|\blos(e|es|ing|t) (its|their|the|his|her) (own )?(position|gps|gnss|location) (fix|lock)\b"
@@ -874,6 +896,8 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                # the application's own silence ("the left-turn assist stayed silent"): an outcome, not a silenced sender
                r"|\b(warnings?|alerts?|assist|advisory|app|application|system|hmi)\b[^.;]{0,15}?\b(stayed|stays|remained"
                r"|remains|was|kept|went|stay|remain) (silent|quiet|mute)\b"
+               r"|\b(rlvw|glosa|fcw|eebl|ima|lta)\b[^.;]{0,15}?\b(stayed|stays|remained|remains|kept|stay|remain) (silent"
+               r"|quiet|mute)\b"
                r"|" + ROBUSTNESS_REQUIREMENT + r"|" + NOT_NOW)
 
 # ── behaviours and profiles ────────────────────────────────────────────────
@@ -1010,6 +1034,6 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pct", r"%|percent|per cent", 0.01),
     ("angle", r"°|deg|degrees?", 1.0),
 )
-COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(spat |bsm |map |eebl |signal phase |signal timing "
+COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(spat |bsm |map |mapmsg |eebl |signal phase |signal timing "
                r"|phase |status |position |safety |brake |braking |hard-braking |cam |denm |spatem |mapem )?(event )?"
                r"(bsms?|spats?|cams?|denms?|spatems?|mapems?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)")

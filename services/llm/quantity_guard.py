@@ -195,6 +195,10 @@ def _fault_part(clause: str, cue: str) -> tuple[int, int]:
 # a pass criterion, not a setting: "the follower must react within 1 s", "the requirement is that the warning comes
 # at least 3 s before the conflict point" (the outcome a test checks; the spec has no field for it)
 _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(on|a))\b|^\W*kpis?\b"
+                      # "Expect the warning about 2.5 s before the stop bar", "Warning issued at least 2 s before the stop
+                      # bar", "Stop the run if the ego comes within 5 metres"
+                      r"|^\W*expect\w*\b|\bwe expect\b|\b(warnings?|alerts?)\s+(is |are )?(issued|given|raised|shown|fired|presented) (at "
+                      r"least|no later than|within|before|by)\b|\b(stop|abort|end) the (run|test|scenario)\b"
                       r"|^\W*(verify|check|ensure|confirm|make sure|determine) (that|whether|if)\b"
                       r"|\b(must|should|shall|has to|have to"
                       r"|needs? to) (still |always )?(react|respond|brake|stop|warn|alert|be (warned|alerted|issued|raised)"

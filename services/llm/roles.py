@@ -147,6 +147,7 @@ _GHERKIN_CONTINUED = re.compile(r"^(then|and|but)\b", re.IGNORECASE)
 _HEADING_LINE = re.compile(r"^(subject|title|re|fwd?)\s*:", re.IGNORECASE)
 
 
+_FENCE = re.compile(r"^\s*(```|~~~)\s*[\w+-]*\s*$")
 # a chat's speaker ("Anna: can we ...", "Ben: no, ..."), and a reply that turns down what the other speaker asked
 _SPEAKER = re.compile(r"^(?:([A-Z][a-z]{1,15}):|\[([a-z][\w.-]{1,15})\]:?)\s")  # "Ben: ...", a tracker's "[ben] ..."
 _NOT_A_SPEAKER = frozenset({"Description", "Summary", "Details", "Expected", "Steps", "Setup", "Notes", "Note",
@@ -228,8 +229,9 @@ class LlmRoles:
         # so each item is a sentence of its own, as does a ticket's field ("Description: ...", "Expected: ...") after
         # its title line, and the line after an email's subject (a hard-wrapped line joins the one before)
         # (a row pasted from a spreadsheet, its cells tab-separated, is a table row: " | " between its cells)
+        # (a code fence's marks, "```yaml", carry nothing: the block's lines are read as they stand)
         lines = _withdrawn(_quoted(" ".join((" | ".join(line.split("\t")) if line.count("\t") >= 2 else line).split()))
-                           for line in text.replace("\x00", " ").splitlines())
+                           for line in text.replace("\x00", " ").splitlines() if not _FENCE.match(line))
         cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
         for line in rows_as_sentences(list(filter(None, lines))):
@@ -240,8 +242,7 @@ class LlmRoles:
             # delayed ..."), as a fault's attribute line continues the fault's ("fault: ...\nstart: when the lead
             # brakes\nduration: 3s"), so that what times the fault is in its sentence
             if (when and _GHERKIN_CONTINUED.match(line)) or (key and _ATTRIBUTE_KEY.match(line) and cleaned):
-                cleaned += ", " + line
-                last = line
+                cleaned += ", " + line  # (``last`` stays the line it continues: a list item's, say)
                 continue
             when = bool(_GHERKIN_WHEN.match(line)) or (when and not _FIELD_LINE.match(line) and not _LIST_ITEM.match(line))
             # (a capitalized line after a list's last item is a sentence of its own: "2) ... higher than actual\nEgo

@@ -9,6 +9,7 @@ end are taken from the campaign set (``bench/data/parse_campaign_heldout.jsonl``
 from __future__ import annotations
 
 import json
+from unittest.mock import ANY
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -640,6 +641,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH23, (), {}, (), ()),
     (bench_parse_campaign.FRESH24, (), {}, (), ()),
     (bench_parse_campaign.FRESH25, ("f25_012",), {}, (), ()),
+    (bench_parse_campaign.FRESH26, (), {}, (), ("f26_013",)),
 ]
 
 
@@ -1437,3 +1439,60 @@ def test_fresh25_scene_words() -> None:
     assert roles.parse_intent("GLOSA, 3 signals. Green windows are short (12 s) on purpose.", 1).spec.signal.green_s == 12
     # a chat or thread: quoted lines are what was asked before
     assert "(quoted)" in roles.check_text("Ok, replay it instead.\n> could we drop 30% of EEBL msgs?")
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh26's first read
+    ("RLVW-77 False green on the through phase\nSteps to reproduce:\n1. Ego approaches junction 4 on the through lane at "
+     "50 km/h; signal group 2 is red.\n2. When the ego is 80 m before the stop bar, have the RSU report signal group 2 as "
+     "green for 3 s.\nAcceptance criteria:\n- Warning issued at least 2 s before the stop bar.",
+     [("spat_phase_corrupt", "stop_bar_distance", 3.0, None)]),
+    ("RLVW stale-signal case: at amber onset, swap the live SPaT for a replay of 2 s old messages - not a freeze, the old "
+     "messages are resent as they were. Keep it going for 4 s, then return to live data.",
+     [("replay", "amber_onset", 4.0, 2.0)]),
+    ("Could you chain two faults on the lead's BSM for the FCW run? First delay it by 0.4 s from the moment the lead "
+     "starts braking, for 2 s; after the delay ends, drop 5 BSMs in a row.",
+     [("delay", "scenario_time", 2.0, 0.4), ("drop", "scenario_time", None, None)]),
+    ("GLOSA on the ring road: from red onset, make the SPaT countdown read 4 s shorter than the real remaining red, for 6 "
+     "s. Once that countdown fault ends, drop 3 MAP messages in a row. Ego approaching at 50 kph, about 300 metres out.",
+     [("spat_countdown_offset", "red_onset", 6.0, -4.0), ("drop", "red_onset", ANY, None)]),  # (a burst's window: the verifier's)
+    ("```yaml\nscenario: eebl_hidden_braker\nfaults:\n  - type: delay\n    stream: EEBL\n    value: ~200 ms\n    start: "
+     "3s\n  - type: timestamp_offset\n    stream: EEBL\n    value: 1s\n    start: 3s\n    duration: 5s\n```\nTwo faults "
+     "at once on purpose: late delivery plus stale stamps.", [("delay", "scenario_time", None, 0.2),
+                                                             ("timestamp_offset", "scenario_time", 5.0, 1.0)]),
+    ("IMA junction test: the crossing car CV-7 should go completely silent on BSM from the moment it's about to enter "
+     "the junction - not a random drop, a specific sender switched off.", [("suppress_sender", "decision_epoch", None,
+                                                                           None)]),
+    ("Rahul, for the EEBL relay run, could you set AoI 1.5 s on the EEBL stream from t = 5 s, for 4 s?",
+     [("delay", "scenario_time", 4.0, 1.5)]),
+    ("7.3.1 Phantom brake alerts. The system under test shall not present an EEBL warning when an EEBL message arrives "
+     "from a vehicle that does not exist, claiming to be 150 m ahead of the ego, unless the alert is confirmed by a "
+     "second independent source.", [("ghost_sender", "scenario_time", None, 150.0)]),
+    # never a fault
+    ("FCW sanity run: lead brakes hard at ~4 s, ego at 30 m/s. To be clear, the lead really does brake - this is not a "
+     "ghost vehicle or a spoofed BSM, all messages are genuine and nothing is manipulated. Expect the alert before TTC "
+     "drops below 2 s.", []),
+    ("EEBL-210 Baseline for multi-hop relay\nSteps to reproduce:\n1. Hidden vehicle HV1, ~300 m ahead, brakes hard at 5 s "
+     "and sends EEBL.\n2. Relays R1 and R2 rebroadcast as designed.\n3. Log end-to-end latency (we expect around 100 "
+     "ms).\nAcceptance criteria:\n- No messages dropped or delayed on purpose; this is the reference run.", []),
+    ("RLVW positive case: the ego genuinely runs the red at 45 km/h - not a fault case, no countdown offset, no phase "
+     "corruption. Expect the warning about 2.5 s before the stop bar.", []),
+])
+def test_fresh26_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value,
+            f.duration_s, f.magnitude) for f in res.spec.faults]
+    assert got == want and not res.unparsed_clauses
+
+
+def test_fresh26_scene_words() -> None:
+    roles = LlmRoles()
+    chained = roles.parse_intent("FCW: delay the lead's BSMs by 0.4 s from t = 3 s for 2 s; after the delay ends, drop 5 "
+                                 "BSMs in a row.", 1).spec.faults
+    assert [f.anchor.offset_s for f in chained] == [3.0, 5.0]
+    glosa = roles.parse_intent("GLOSA, from red onset the SPaT countdown reads 4 s short. Ego approaching at 50 kph, about "
+                               "300 metres out.", 1).spec
+    assert glosa.ego.start_distance_m == 300.0 and [f.operator.value for f in glosa.faults] == ["spat_countdown_offset"]
+    which = roles.parse_intent("Like the GLOSA corridor run from Tuesday, but this one is for RLVW: the ego stops at the "
+                               "red. Nothing injected. Pass if RLVW stays quiet the whole time.", 1)
+    assert which.spec.application.value == "RLVW" and not which.spec.faults and not which.unparsed_clauses
