@@ -902,7 +902,10 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking
-HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)|hard[- ]brak\w*|emergency[- ]brak\w*\b(?![- ]lights?\b)"
+HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)"
+              # (not the messages that announce one: "send EEBL hard-braking msgs")
+              r"|hard[- ]brak\w*(?! (msgs?|messages?|events?|warnings?|alerts?|notifications?|flags?|broadcasts?)\b)"
+              r"|emergency[- ]brak\w*\b(?![- ]lights?\b)"
               r"|slam\w* on (the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
               # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)
               r"|brak(es|ing) (?=(?:(?:at|after) (?:t ?= ?)?|t ?= ?)<q\d+:time>)"

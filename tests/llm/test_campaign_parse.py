@@ -1496,3 +1496,13 @@ def test_fresh26_scene_words() -> None:
     which = roles.parse_intent("Like the GLOSA corridor run from Tuesday, but this one is for RLVW: the ego stops at the "
                                "red. Nothing injected. Pass if RLVW stays quiet the whole time.", 1)
     assert which.spec.application.value == "RLVW" and not which.spec.faults and not which.unparsed_clauses
+
+
+@pytest.mark.parametrize("seed", [3, 12511])
+def test_messages_that_announce_a_hard_brake_are_no_braking(seed: int) -> None:
+    """fresh25's f25_011 parsed whole at the benchmark's seed and stopped its campaign at another: 'send EEBL
+    hard-braking msgs, starting 12 s in' made the lead brake hard at 12 s, so the phantom's window lost its start."""
+    res = LlmRoles().parse_intent("EEBL spoof test: make a phantom car that doesn't exist appear 80 m ahead of us and send "
+                                  "EEBL hard-braking msgs, starting 12 s in, lasting 5 s.", seed)
+    (ghost,) = res.spec.faults
+    assert (ghost.anchor.offset_s, ghost.duration_s) == (12.0, 5.0) and not res.unparsed_clauses
