@@ -902,7 +902,7 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking
-HARD_BRAKE = (r"brak\w* (hard|sharply|suddenly|abruptly|heavily)"
+HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abruptly|heavily|strong|strongly)\b"
               # (not the messages that announce one: "send EEBL hard-braking msgs")
               r"|hard[- ]brak\w*(?! (msgs?|messages?|events?|warnings?|alerts?|notifications?|flags?|broadcasts?)\b)"
               r"|emergency[- ]brak\w*\b(?![- ]lights?\b)"
