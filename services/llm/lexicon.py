@@ -320,14 +320,12 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.SUPPRESS_SENDER, r"\b(is|are|goes|go|gone|went|stays?|remains?|falls?|turns?) (completely |totally "
                                     r"|entirely |radio[- ])?(silent|quiet)\b|never (sends|transmits|broadcasts|transmitting"
                                     r"|sending|broadcasting)\b|no longer (sends|transmits|broadcasts)", False, 8),
-    # "have the RSU report signal group 2 as green for 3 s"
-    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(report|reports|reporting|show|shows|showing|broadcast|broadcasts|announce"
-                                       r"|announces) (the )?(signal group|group|sg|phase|light|signal) ?\w{0,3} as "
-                                       r"(?P<shown>green|red|amber|yellow)\b", False, 8),
-    # "SPaT should wrongly say amber", "the RSU falsely reports red"
-    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(wrongly|falsely|incorrectly|erroneously) (say|says|show|shows|report|reports"
-                                       r"|broadcast|broadcasts|claim|claims|indicate|indicates|announce|announces) (a |an )?"
-                                       r"(?P<shown>green|red|amber|yellow)\b", False, 8),
+    # "SPaT should wrongly say amber", "the RSU falsely reports red", "have the RSU report signal group 2 as green"
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(?:(?:wrongly|falsely|incorrectly|erroneously) (?:say|says|show|shows|report"
+                                       r"|reports|broadcast|broadcasts|claim|claims|indicate|indicates|announce|announces)"
+                                       r" (?:a |an )?|(?:report|reports|reporting|show|shows|showing|broadcast|broadcasts"
+                                       r"|announce|announces) (?:the )?(?:signal group|group|sg|phase|light|signal) ?\w{0,3}"
+                                       r" as )(?P<shown>green|red|amber|yellow)\b", False, 8),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(?P<shown>green|red|amber|yellow)\b( light)?( in the (messages?|broadcasts?"
                                        r"|spat|data))?[^.;]{0,30}?\b(when|while|although|though|after|but|despite)\b "
                                        r"(it|the (traffic )?(lights?|lamp|signal( head)?|phase))('s| is| has| was)? ?(actually |really |still "

@@ -1247,6 +1247,14 @@ def test_a_chat_keeps_its_lines_and_marks_what_was_turned_down() -> None:
     assert "(withdrawn)" not in LlmRoles().check_text("Fault: SPaT delayed 1 s.\nNote: no MAP changes.")
 
 
+def _as_read(text: str) -> tuple[list[tuple[str, str, float | None, float | None]], tuple[str, ...]]:
+    """(operator, anchor event or kind, duration, magnitude) of each fault the parser answers, and its unread clauses:
+    what the fresh sets' wording tests compare."""
+    res = LlmRoles().parse_intent(text, 1)
+    return [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value,
+             f.duration_s, f.magnitude) for f in res.spec.faults], res.unparsed_clauses
+
+
 @pytest.mark.parametrize(("text", "want"), [
     # fresh23's first read: durations in hand-typed keys and table cells, the decision said as the turn's
     ("{\"test\": \"rlvw_phase_lie\", \"app\": \"RLVW\", \"fault\": \"SPaT from RSU-7 reports green although the light is "
@@ -1291,10 +1299,8 @@ def test_a_chat_keeps_its_lines_and_marks_what_was_turned_down() -> None:
      "the 40 % drop variant separately next week.", []),
 ])
 def test_fresh23_wording(text: str, want: list[tuple[str, str, float | None]]) -> None:
-    res = LlmRoles().parse_intent(text, 1)
-    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value,
-            f.duration_s) for f in res.spec.faults]
-    assert got == want and not res.unparsed_clauses
+    got, unread = _as_read(text)
+    assert [g[:3] for g in got] == want and not unread
 
 
 @pytest.mark.parametrize("text", [
@@ -1356,10 +1362,8 @@ def test_an_unstated_start_lies_before_a_stop_bar_anchor() -> None:
      "BSM and EEBL undisturbed.", []),
 ])
 def test_fresh24_wording(text: str, want: list[tuple[str, str, float | None, object]]) -> None:
-    res = LlmRoles().parse_intent(text, 1)
-    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value,
-            f.duration_s, f.magnitude) for f in res.spec.faults]
-    assert got == want and not res.unparsed_clauses
+    got, unread = _as_read(text)
+    assert got == want and not unread
 
 
 def test_fresh24_scene_words() -> None:
@@ -1423,10 +1427,8 @@ def test_fresh24_scene_words() -> None:
      "the RSU recieved normally, no fault injeciton.", []),
 ])
 def test_fresh25_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
-    res = LlmRoles().parse_intent(text, 1)
-    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value,
-            f.duration_s, f.magnitude) for f in res.spec.faults]
-    assert got == want and not res.unparsed_clauses
+    got, unread = _as_read(text)
+    assert got == want and not unread
 
 
 def test_fresh25_scene_words() -> None:
@@ -1479,10 +1481,8 @@ def test_fresh25_scene_words() -> None:
      "corruption. Expect the warning about 2.5 s before the stop bar.", []),
 ])
 def test_fresh26_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
-    res = LlmRoles().parse_intent(text, 1)
-    got = [(f.operator.value, f.anchor.event.value if f.anchor.event.value != "none" else f.anchor.kind.value,
-            f.duration_s, f.magnitude) for f in res.spec.faults]
-    assert got == want and not res.unparsed_clauses
+    got, unread = _as_read(text)
+    assert got == want and not unread
 
 
 def test_fresh26_scene_words() -> None:
