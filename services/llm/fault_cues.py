@@ -74,6 +74,10 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r" (the )?(\w+ )?(camera|lidar|radar|sensor)s?\b"
             r"|\b(cloud|backend|back-end|server|backend server)s?\b[^.;]{0,20}\b(down|outage|offline|unavailable|unreachable"
             r"|crash\w*)\b|\b(camera|lidar|radar)s? (is |are |gets? )?(blind\w*|blocked|obstructed|covered|failing|failed)\b"
+            # "blind the ego's front camera with an IR flood"; the weather a config file sets ("rain = heavy", "road =
+            # wet_asphalt"; weather said in a scene's prose, "in light rain", is its setting, not a request)
+            r"|\b(blind\w*|dazzl\w*|obstruct\w*|cover\w*) (the )?(ego'?s? )?(front |rear |forward[- ]facing )?(camera|lidar"
+            r"|radar)s?\b|\b(rain|snow|fog|sleet|hail|weather)\s*(=|:)\s*\w+|\broad( surface)?\s*(=|:)\s*(wet|icy|snow)\w*"
             r"|\bcan[- ]?bus (fault|error|failure|corruption)s?\b|\b(fault|error|failure|corruption)s? on the can[- ]?bus\b"
             r"|\b(ota|over-the-air) (software |firmware )?updates?\b|\bfirmware update\w*\b(?! (introduced|caused|fixed))",
      False),
@@ -133,6 +137,7 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b|"
                       + lx.NO_FAULTS, _F)
 _NOT_NOW = re.compile(lx.NOT_NOW, _F)
+_APP_HANDLING = re.compile(lx.APP_OWN_HANDLING, _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
                        # a report's column or counter named by a fault word ("the 'lost' column should read zero")
                        r"|['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|stale|frozen|corrupted|suppressed)\b"
@@ -237,7 +242,8 @@ def quoted_clause(finding: Finding) -> str:
 
 def _split(text: str) -> list[tuple[Clause, str]]:
     out = []
-    for i, sentence in enumerate(_SENTENCE.split(_GLOSS.sub("", text))):
+    # (the application's own handling of a track, "IMA holds last track? or drops it?", is no sender's fault)
+    for i, sentence in enumerate(_SENTENCE.split(_APP_HANDLING.sub(" ", _GLOSS.sub("", text)))):
         for part in _CLAUSE.split(sentence):
             part = (part or "").strip(" ,.;:!?")
             if part:
@@ -247,6 +253,16 @@ def _split(text: str) -> list[tuple[Clause, str]]:
                                    named.pop() if len(named) == 1 else None,
                                    _BACK_REFERENCE.search(scrubbed) is not None), sentence))
     return out
+
+
+_REQUIREMENT = re.compile(lx.ROBUSTNESS_REQUIREMENT, _F)
+
+
+def within_requirement(sentence: str, clause: str) -> bool:
+    """Does the clause start inside what a robustness requirement says must be withstood ("FCW has to tolerate up
+    to 300 ms of BSM latency and 10 % loss without missing a warning": its second clause too)?"""
+    at = sentence.find(clause)
+    return at >= 0 and any(m.start() <= at < m.end() for m in _REQUIREMENT.finditer(sentence))
 
 
 def detect(text: str) -> list[CueClause]:
@@ -261,7 +277,7 @@ def detect(text: str) -> list[CueClause]:
     split = [c for c, _ in pairs]
     out: list[CueClause] = []
     for i, (clause, sentence) in enumerate(pairs):
-        if _HEALTHY.search(clause.text) or _NOT_NOW.search(sentence):
+        if _HEALTHY.search(clause.text) or _NOT_NOW.search(sentence) or within_requirement(sentence, clause.text):
             continue  # healthy, or a sentence about another run or test ("... but this we test in other campaign")
         scrubbed = _NOT_COMM.sub(" ", clause.text)
         context, stream = clause.context, clause.stream
@@ -405,5 +421,5 @@ def problems(found: Sequence[Finding]) -> list[dict[str, object]]:
                      "keeping the faults already there"} for f in found]
 
 
-__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "healthy", "findings", "problems", "quoted_clause", "read_clauses",
+__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "healthy", "findings", "problems", "quoted_clause", "read_clauses", "within_requirement",
            "unparsed"]

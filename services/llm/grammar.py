@@ -75,6 +75,7 @@ from services.llm.intent_text import (
 )
 from services.llm.intent_timing import _arrivals, _scenario_duration, _signal_at_ego, _signal_plan
 from services.llm.intent_v2x import _v2x, perception, variation
+from services.llm.intent_windows import fault_anchors
 from services.llm.maps import MapView, junction_kind_for
 
 
@@ -120,7 +121,11 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
     fault_magnitudes(p, app, faults)
     faults = merge_restatements(p, faults)
     _speeds(p, roles, ego, agents)
-    _lead_hazard(p, app, agents, faults)
+    if _lead_hazard(p, app, agents, faults):
+        # a phantom's window said with the brake it forges ("a hard-braking event 30 s into the drive"): read once the
+        # lead has given that time back
+        fault_anchors(p, app, [f for f in faults if f.operator == FaultOperator.GHOST_SENDER and f.anchor is None],
+                      agents)
 
     junction = geometry.pop("__kind")
     control = APPLICATIONS[app].junction_signalized

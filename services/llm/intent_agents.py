@@ -10,6 +10,7 @@ The radio side of the scene is in ``intent_v2x``, the timing (signal plan, arriv
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,16 +60,18 @@ def _said_of_phantom(p: ParseState, faults: Sequence[Any], pos: int) -> bool:
 
 
 def _lead_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, Any]],
-                faults: Sequence[Any] = ()) -> None:
+                faults: Sequence[Any] = ()) -> bool:
     """FCW warns of a closing lead. A stopped or slow lead when the intent says so; else, unless it gave the
     lead a speed or a behaviour, a lead braking hard (the reference scene's hazard): a lead cruising at
     the ego's speed hosts no mechanism, so no communication fault could ever matter. A phantom vehicle
     (``ghost_sender``) is the hazard itself, for FCW and EEBL alike: its lead cruises, or a real hard brake would
     mask the phantom's (EEBL's default braking lead, and a hard brake said of the phantom, "spoofs hard-braking
-    messages from a nonexistent car", are dropped; one the intent gives the lead itself stays)."""
+    messages from a nonexistent car", are dropped; one the intent gives the lead itself stays). True: a time or a
+    deceleration read for the dropped brake was given back (the phantom's window may take it)."""
     phantom_brakes = {id(a): a.get("behaviour", {}).pop(_BRAKE_AT, None) for a in agents.values()}
     if app not in (Application.FCW, Application.EEBL):
-        return
+        return False
+    released = False
     ghosts = [f for f in faults if f.operator == FaultOperator.GHOST_SENDER]
     if ghosts:
         lead = agent_for(agents, "lead")
@@ -76,25 +79,31 @@ def _lead_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, An
         if at is not None and (at < 0 or _said_of_phantom(p, faults, at)):
             lead["behaviour"] = {"kind": "none"}
             p.note("lead.behaviour none (the phantom's forged hard brake is the hazard; a real one would mask it)")
+            # the brake's time and deceleration were the phantom's ("a hard-braking event 30 s into the drive"): free
+            # for its window
+            for q in p.n.quantities:
+                if q.used is not None and q.used.startswith("lead.behaviour."):
+                    q.used, released = None, True
         far = max(float(f.magnitude if f.magnitude is not None else
                         FAULT_OPERATORS["ghost_sender"].default_magnitude or 0.0) for f in ghosts)
         if "gap_m" not in lead and far > 0.0:  # the phantom must be the nearest vehicle ahead, or it is never seen
             lead["gap_m"] = round(min(300.0, far + GHOST_LEAD_BEYOND_M), 1)
             p.note(f"lead.gap_m {lead['gap_m']:g} ({GHOST_LEAD_BEYOND_M:g} m beyond the phantom vehicle)")
-        return
+        return released
     if app is not Application.FCW:
-        return
+        return False
     lead = agent_for(agents, "lead")
     if "speed_mps" in lead or (lead.get("behaviour") or {}).get("kind", "none") != "none":
-        return
+        return False
     for pattern, speed, words in ((lx.STOPPED_LEAD, STOPPED_LEAD_MPS, "stopped"), (lx.SLOW_LEAD, SLOW_LEAD_MPS, "slow")):
         hit = p.has(pattern)
         if hit:
             lead["speed_mps"] = speed
             p.note(f"lead.speed_mps {speed} (a {words} lead) from {clean(hit.group(0))!r}")
-            return
+            return False
     lead["behaviour"] = {"kind": "hard_brake", "at_time_s": FCW_LEAD_BRAKE_AT_S}
     p.note(f"lead.behaviour hard_brake at {FCW_LEAD_BRAKE_AT_S:g} s (FCW needs a closing lead; the intent named none)")
+    return False
 
 
 def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict[str, Any],
@@ -310,6 +319,15 @@ def _stated_follower_gap(p: ParseState, roles: list[Mention], agents: dict[str, 
             return
 
 
+# a quantity said as a bound or a tolerance ("from a vehicle \u2264 300 m ahead", "at most 40 m", "jitters \u00b14 km/h"): what
+# a requirement allows or a run showed, never a vehicle's gap or speed
+_BOUND_BEFORE = rx(r"(?:\u2264|\u2265|(?<!\w)<=?|(?<!\w)>=?|\u00b1|\+/-|\+-|\bup to|\bat most|\bno more than|\bnot more than)\s*$")
+
+
+def _a_bound(p: ParseState, m: re.Match[str]) -> bool:
+    return _BOUND_BEFORE.search(p.t[max(0, m.start() - 16):m.start()]) is not None
+
+
 # a lead's gap said as a time ("follows at 2 s headway", "a time gap of 1.5 s"): the grammar turns it into metres at the
 # ego's speed once that is known (HEADWAY_KEY holds the seconds until then)
 HEADWAY_KEY = "__headway_s"
@@ -339,7 +357,7 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
                     # "the lead slams on the brakes at 40 m": the gap the braking starts at
                     r"(?:brak\w*|brakes) (?:hard |sharply |suddenly )?at " + Q("dist") + r"(?! (?:from|before|past|after|short of)\b)"):
         for m in p.finditer(pattern):
-            if not p.free(m):
+            if not p.free(m) or _a_bound(p, m):
                 continue
             if " behind " in m.group(0) and p.has(r"\b(positions?|locations?|gps|placed|shown|puts?|reported|reports"
                                                   r"|appears?|claims?|says|broadcasts?)\b[^.;]{0,40}$",
@@ -363,7 +381,7 @@ _CRITERION = rx(r"^\W*(?:expect(?:ed|ation)?s?|pass(?:ing)?|success|kpis?)\b[\w 
 
 def _speeds(p: ParseState, roles: list[Mention], ego: dict[str, Any], agents: dict[str, dict[str, Any]]) -> None:
     for m in p.finditer(Q("speed")):
-        if not p.free(m) or _CRITERION.search(p.n.sentence(p.n.sentence_of(m.start()))):
+        if not p.free(m) or _a_bound(p, m) or _CRITERION.search(p.n.sentence(p.n.sentence_of(m.start()))):
             continue  # (a pass criterion's speed is checked, not driven: "expect: advisory within 45-55 km/h")
         subj = subject(p, roles, m.start(), 60)
         target = subj.what if subj and subj.what in agents else "ego"

@@ -64,8 +64,9 @@ _VEHICLE_IDIOM = rx(r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in th
                     # "a delayed departure (it starts at 4 s)": the scene's choreography
                     r"|\b(delayed|late|postponed) (departure|start|launch|take-?off|release)\b")
 # a word mentioned, not used: a report's column, counter or metric named by a fault word, quoted or not ("the 'lost'
-# column in the report should read zero", "the dropped-packets counter"): what a run shows, not a fault it asks for
-_MENTION = rx(lx.REPORT_ITEM)
+# column in the report should read zero", "the dropped-packets counter"): what a run shows, not a fault it asks for;
+# and the application's own handling of a track ("IMA holds last track? or drops it?")
+_MENTION = rx(lx.REPORT_ITEM + r"|" + lx.APP_OWN_HANDLING)
 
 
 _MESSAGE_SUBJECT = rx(r"(messages?|msgs?|packets?|broadcasts?|updates?|frames?|beacons?|spats?|bsms?|data|feeds?"
@@ -424,7 +425,7 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                 f.notes.append(f"burst_count {f.burst_count}" + (f" {source}" if source else ""))
             else:
                 m = nearest(p, f, Q("pct"))
-                m = m or nearest(p, f, r"(?:probability|rate|chance)(?: of)? (?P<bare>0?\.\d+|1\.0|0|1)\b")
+                m = m or nearest(p, f, r"(?:probability|rate|chance)(?: of| ?[=:])? ?(?P<bare>0?\.\d+|1\.0|0|1)\b")
                 if m and (m.groupdict().get("bare") or (p.free(m) and owner_of(faults, p, m.start()) is f)):
                     source = None
                     if not m.groupdict().get("bare"):
@@ -463,7 +464,9 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             # the sentence's sign words, less a follower's ("a motorcycle 10 m behind us" says nothing of the fault's
             # direction)
             sentence = rx(lx.FOLLOWER_CUE).sub(" ", p.n.sentence(f.sentence))
-            positive = rx(lx.POSITIVE_SIGN).search(after)
+            # an explicit plus sign ("a constant bias of +10 km/h") or a sign word after the quantity
+            positive = p.q(m).raw.lstrip().startswith("+") or p.t[max(0, m.start() - 2):m.start()].rstrip().endswith(
+                "+") or rx(lx.POSITIVE_SIGN).search(after)
             if neg and value > 0 and not positive and (
                     rx(r"^\W*(too )?(lower|slower|less|shorter|earlier|early|below|under|low|short|fewer|small|smaller)\b"
                        ).search(after) or rx(neg).search(sentence)):

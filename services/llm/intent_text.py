@@ -206,6 +206,11 @@ def _aliases(t: str) -> str:
     return t
 
 
+# a key's unit suffix, said after its bare number (``normalize``)
+_KEY_UNITS = {"s": "s", "ms": "ms", "mps": "m/s", "mps2": "m/s2", "kph": "km/h", "kmh": "km/h", "mph": "mph", "pct": "%",
+              "hz": "Hz"}
+
+
 def normalize(text: str) -> Normalized:
     t = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
     t = re.sub(r"[<>\x00-\x08\x0b-\x1f]", " ", t)
@@ -266,8 +271,13 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\b(?:the )?(\d+(?:\.\d+)?)[- ]?(?:second|sec|s) mark\b", r"t = \1 s", t)
     t = re.sub(r"\b(at|from|until|till|by|after|before|starting at|starting from) (\d{1,2}):([0-5]\d)\b(?!:)",
                lambda m: f"{m.group(1)} t = {int(m.group(2)) * 60 + int(m.group(3))} s", t)
-    # a hand-typed key in seconds with a bare number ("'duration_s': 3.5", "start_s=12"): that many seconds
+    # a hand-typed key in seconds with a bare number ("'duration_s': 3.5", "start_s=12"): that many seconds; a key
+    # line's unit suffix likewise ("length_s = 3.0", "lead_decel_mps2 = 7.0", read as "length s = 3.0")
     t = re.sub(r"\b([a-z]+_s)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms)\b)", r"\1\2\3 s", t)
+    t = re.sub(r"(?:(?<=^)|(?<=\n)|(?<=, ))([a-z][a-z ]*?) (s|ms|mps2|mps|kph|kmh|mph|pct|hz)( ?[:=] ?)([-+]?\d+(?:\.\d+)?)(?=\s*(?:$|\n|,))",
+               lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)} {_KEY_UNITS[m.group(2)]}", t)
+    # a time after the start ("start = T+8s", "à partir de T+10 s"): a scenario time
+    t = re.sub(r"\bt ?\+ ?(?=\d)", "t = ", t)
     # a time said as a clock reading without its unit ("brakes t=10", "at t = 12.5"), and "@" for "at" ("brakes @ -6 m/s2")
     t = re.sub(r"\bt ?= ?(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms|msec|milliseconds?|min|minutes?)\b)",
                r"t = \1 s", t)

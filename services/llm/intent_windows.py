@@ -26,7 +26,7 @@ _TURNS = r"(?:(?:light |signal |traffic light )?(?:turns |turning |changes to |c
 
 
 _DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:(?:left[- ]turn |turn(?:ing)? )decision(?: (?:point|epoch|moment|time))?"
-             r"|decision (?:point|epoch|moment|time|distance)|dilemma zone"
+             r"|decision (?:point|pt|epoch|moment|time|distance)|dilemma zone"
              r"|last comfortable stopping point|point of no return)")
 
 
@@ -187,6 +187,15 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # "SPaT time-to-change reads 2 s short starting at amber"
         (r"\b(?:starting|beginning|from) at (?:the )?" + _PHASE + r"(?: onset| phase| light)?\b",
          lambda m: sig(m.group("ph"), 0.0)),
+        # shorthand for the decision point ("goes dark @ decision pt", "bias_start = at_decision")
+        (r"(?:@|\bat)\s?(?:the )?(?:decision(?: (?:point|pt|epoch))?|decision[ _]point)\b",
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # the moment the warning is due ("right when I'm closing in and the warning should go off")
+        (r"\b(?:right |just )?(?:when|as|once|the moment) (?:[\w']+ ){0,4}?(?:the )?(?:warning|alert|advisory|app) (?:should|would|is supposed to"
+         r"|ought to|has to|must) (?:go off|fire|trigger|kick in|sound|come|warn)\b",
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # a trigger's setting ("--trigger on:green", "trigger: on amber", "armed on red")
+        (r"\b(?:trigger(?:ed)?|arm(?:ed)?)\W{1,4}on\W{1,3}" + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),
         (r"(?:moment|instant|time|point|when|as) " + _DECIDER + r" (?:has to|must|needs to"
          r"|is about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:after|once|when|while|though|since) (?:it|the light|the signal)(?: has| had)? (?:already |in fact "

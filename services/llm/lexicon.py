@@ -270,6 +270,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                           r"|ahead|behind|in error)|(shift|offset|skew)\w* (the )?(spat )?countdown"
                                           r"|countdown (offset|error|shift|skew)|end[- ]times? (is |are )?(shifted|off|wrong)"
                                           r"|(shift|offset)\w* (the )?(min |max )?end[- ]times?", False, 6),
+    # a J2735 SPaT time field shifted by a signed amount ("spat.min_end_time +4s", "minEndTime -2 s")
+    (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"\b(min[ _]?end[ _]?times?|max[ _]?end[ _]?times?|likely[ _]?times?)\W{0,3}<q\d+:time>",
+     False, 6),
     (FaultOperator.BSM_POSITION_OFFSET, r"(positions?|locations?|gps|coordinates)( fix)? (is |are )?(<q\d+:dist> )?(off|wrong|offset"
                                         r"|shifted|displaced|jumps?|spoofed|in error)|(offset|shift|displac|spoof)\w* "
                                         r"(the |its |their )?(reported |broadcast )?(positions?|locations?|gps)"
@@ -770,6 +773,12 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
                  r"|noticed|had|was|were|went|introduced|caused|showed|got|received|lost|experienced)\b[^.;]*"
                  # what someone reported of a past run ("Your tech said EEBL messages were dropped", "the logs show the
                  # replay fault was still configured from the previous test")
+                 # a trial of a stated year or an earlier one ("In our 2023 field trial, ... BSMs were arriving 600 ms late")
+                 r"|\b(in|during) (our|the|a|an) (\d{4}|earlier|previous|last|recent) [^.;]{0,30}?\b(trials?|tests?|pilots?"
+                 r"|deployments?|campaigns?|drives?)\b[^.;]*"
+                 # what happened in a numbered run ("during FCW run 14 the lead vehicle's BSMs dropped out for about 2 s")
+                 r"|\bduring ([\w-]+ ){0,2}?(run|test|trial|drive|session|lap)s? ?#?\d+\b[^.;]*\b(dropped|went|was|were"
+                 r"|fired|failed|lost|stopped|froze|had|showed)\b[^.;]*"
                  r"|\b(said|told (us|me)|reported|claimed|explained|logs? show(ed)?|logs? said) (that )?[^.;]{0,60}?\b(were"
                  r"|was|had been)\b[^.;]*"
                  # "a GNSS position offset of 0.4 m was measured in calibration"
@@ -795,12 +804,27 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|[^.;\n]{0,80}\b(we'?ll|we will|will be|to be|planned|scheduled|moved|deferred|postponed|pushed to)\b[^.;\n]{0,60}"
            r"\b(next (week|sprint|month|release|time|run)|tomorrow|later (this|next) (week|month|sprint))\b[^.;\n]*"
            r"|[^.;\n]{0,80}\bnot in this (run|test|campaign)\b[^.;\n]*"
+           # a case put off to a later release ("TC-02 (50 % event loss) deferred to release 3.1 — not in scope")
+           r"|[^.;\n]{0,120}\b(deferred|postponed|pushed|moved|parked)\b (to|until|for) (a |the )?(later |future |next )?"
+           r"(release|version|sprint|phase|milestone|iteration|cycle|backlog)\b[^;\n]{0,40}"
+           r"|[^.;\n]{0,120}\b(not in|out of) scope\b"
+           # a changelog's entry ("- Fixed: replay lag was off by one message period"): what a release changed
+           r"|(?:^|\n)\s*[-*\u2022]?\s*(fixed|resolved|changed|removed|deprecated|bug ?fix(es)?)\s*:[^\n]*"
+           # what was used in an earlier batch ("the +2 s countdown offset we had in that batch")
+           r"|[^.;?\n]{0,80}\b(we|they|you) (had|used|ran|injected|applied) (in|on|during|for) (that|the|this|last|"
+           r"yesterday's|the overnight|the previous|an earlier) (batch|run|campaign|test|series|sweep)\b[^.;?\n]*"
            r"|\b[\w-]+( attacks?| faults?| errors?)? (is |are )?(covered|tested|handled) (in|by|elsewhere)\b[^.;|]*"
            r"|[^.;|]{0,120}\b(in|for) (an? )?(other|another|separate|different|later) (campaign|test|run|suite|ticket)"
            r"s?\b[^.;|]*|\b(only |currently |already )?cover(s|ed)? (\w+ ){0,2}?(countdown|delay|loss|latency|phase"
            r"|position|speed|timestamp|replay|spoofing|freeze) (errors?|faults?|cases?)\b"
            r"|" + PAST_INCIDENT +
            r"|\b(packet |message )?(loss|delay|latency)( and (loss|delay|latency))? as (observed|measured|they come)\b")
+
+# the application's own handling of what it heard, offered as alternatives ("IMA holds last track? or drops it?"):
+# the application is the subject, no sender's fault (the parser's cue filter and the unparsed-fault guard both read it)
+APP_OWN_HANDLING = (r"\b(rlvw|glosa|fcw|eebl|ima|lta|the app|the application|the logic|the system)\b (\w+ly )?(holds?|keeps?"
+                    r"|retains?|uses?) (on to )?(its |the )?(last |old |stale )?(tracks?|targets?|objects?)\b\W{0,3}(or|and"
+                    r"|then) (\w+ly )?(drops?|discards?|forgets?|clears?|deletes?|loses?) (it|them)\b")
 
 # a fault named as the label of a ticket, a bug or a disabled variant ("the delayed-SPaT ticket", "our packet-loss bug",
 # "the frozen-SPaT bug from March is fixed", "the SPaT phase-corruption variant stays disabled"): a reference to it,
@@ -843,7 +867,9 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                r"|\blos(e|es|ing|t) (its|their|the|his|her) (own )?(position|gps|gnss|location) (fix|lock)\b"
                # what the application wrongly said, the outcome a test looks at ("our drivers keep getting bogus red light
                # warnings")
-               r"|\b(bogus|false|spurious|wrong|unjustified|nuisance) (red[- ]light |collision |brake |forward[- ]collision "
+               # (and "phantom 'vehicle braking ahead' alerts": the alerts' own words quoted between)
+               r"|\b(bogus|false|spurious|wrong|unjustified|nuisance|phantom|ghost) (['\"\u2018\u201c][^'\"\u2019\u201d]{1,40}"
+               r"['\"\u2019\u201d] )?(red[- ]light |collision |brake |forward[- ]collision "
                r"|left[- ]turn |intersection |speed )?(violation )?(warnings?|alerts?|alarms?)\b(?:[^.;]{0,20}?\b(suppress\w*"
                r"|discard\w*|filter\w*|dropp\w*|ignor\w*|block\w*)\b(?: by [^.;,]{0,30})?)?"
                # a fault taken out of the run ("rerun with the replay removed", "the freeze disabled")
@@ -888,6 +914,12 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                r"|histograms?|distributions?)\b"
                # a past run ("last week's run had a position offset", "the sender went silent last time")
                r"|\blast (week|time|run|night)('s)? (run|test)?\s*(had|showed|was|were|went|got)\b"
+               # injectors kept off ("Do NOT arm the ghost-vehicle or position-offset injectors")
+               r"|\b(do not|don't|dont|never|not to) (arm|enable|activate|switch on|turn on)\b[^.;]{0,60}?\b(injectors?"
+               r"|faults?|profiles?|impairments?|attacks?)\b"
+               # what a past fault did ("an unexpected phantom car spooked their driver last month")
+               r"|[^.;]{0,60}\b(spooked|scared|startled|surprised|confused|fooled|tricked|happened|occurred)\b[^.;]{0,60}?"
+               r"\blast (time|week|month|run|night|year)\b"
                r"|\b(went|was|were|had|got)\b[^.;]{0,60}?\blast (time|week|run|night)\b"
                # a hypothetical in a requirement ("advice must stay valid even if the countdown were off by a second")
                r"|\beven if\b[^.;]{0,60}?\b(were|was|would be|should be)\b[^.;]{0,40}"

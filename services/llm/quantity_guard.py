@@ -211,6 +211,8 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|\b(must|should|shall|has to) (stay|remain|be|keep) (above|below|under|over|within|less than"
                       r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?)\b"
                       r"|\bttc\s*(>=?|<=?|=>|=<|\u2265|\u2264)"  # "FCW warns at TTC >= 2.4 s"
+                      # a tolerance or a spread a run showed ("the advisory speed jitters \u00b14 km/h in run 7")
+                      r"|(\u00b1|\+/-|\+-)\s*\d"
                       # "the advisory should handle up to 10 % SPaT loss": what it must withstand, not what is injected
                       r"|" + lx.ROBUSTNESS_REQUIREMENT +
                       # "advice must stay valid even if the countdown were off by a second": a robustness requirement
@@ -237,6 +239,7 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
     out = []
     for clause, sentence in fault_cues.read_clauses_in_sentences(text):
         if clause.text not in asks and (_OUTCOME.search(clause.text) or fault_cues.healthy(clause.text)
+                                        or fault_cues.within_requirement(sentence, clause.text)
                                         or _PAST.search(sentence)
                                         or (_NOT_THIS_RUN.search(sentence) and (_fault_like(clause.text)
                                                                                  or fault_cues.detect(clause.text)))):

@@ -138,8 +138,11 @@ _FIELD_LINE = re.compile(r"^(?:[a-z][\w/-]*(?: [\w/-]+){0,2}\s*[:=](?:\s|$)|(?:f
                          r"|examples|given|when|then|and|but)\b)", re.IGNORECASE)
 # a hand-typed key ("ego_speed:", "lead_decel =") opening a line; a fault's attribute lines ("start:", "duration:")
 _KEY_LINE = re.compile(r"^([a-z][\w/-]*)\s*[:=](?:\s|$)", re.IGNORECASE)
-_ATTRIBUTE_KEY = re.compile(r"^(start|starts?_at|from|until|end|stop|duration|window|trigger|anchor|magnitude|offset"
-                            r"|value|amount|stream|sender|target|probability|rate|burst|count)\s*[:=]", re.IGNORECASE)
+_ATTRIBUTE_KEY = re.compile(r"^(start|starts?[ _]at|from|until|end|stop|duration|length|window|trigger|anchor|magnitude"
+                            r"|offset|value|amount|stream|channel|sender|target|probability|rate|burst|count)(?:[ _](?:s|ms))?"
+                            r"\s*[:=]", re.IGNORECASE)
+# a config file's section header ("[v2x]", "[[impairment]]"): a line of its own
+_SECTION_LINE = re.compile(r"^\[\[?[\w .-]+\]\]?$")
 # Gherkin: "When" opens the step a fault is timed by; "Then", "And", "But" after it continue its sentence
 _GHERKIN_WHEN = re.compile(r"^when\b", re.IGNORECASE)
 _GHERKIN_CONTINUED = re.compile(r"^(then|and|but)\b", re.IGNORECASE)
@@ -236,8 +239,8 @@ class LlmRoles:
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
         for line in rows_as_sentences(list(filter(None, lines))):
             key = _KEY_LINE.match(line)
-            if key:  # "ego_speed: 90 km/h": the key's words
-                line = key.group(1).replace("_", " ") + line[key.end(1):]
+            if key:  # "ego_speed: 90 km/h": the key's words; a quoted value as it reads ('start = "T+8s"')
+                line = key.group(1).replace("_", " ") + re.sub(r'([:=]\s*)"([^"]*)"\s*$', r"\1\2", line[key.end(1):])
             # a Gherkin step after "When" continues its sentence ("When the signal turns amber, then the SPaT is
             # delayed ..."), as a fault's attribute line continues the fault's ("fault: ...\nstart: when the lead
             # brakes\nduration: 3s"), so that what times the fault is in its sentence
@@ -248,6 +251,7 @@ class LlmRoles:
             # (a capitalized line after a list's last item is a sentence of its own: "2) ... higher than actual\nEgo
             # follows at 2 s headway.")
             own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _SPEAKER.match(line) or _HEADING_LINE.match(last) \
+                or _SECTION_LINE.match(line) or _SECTION_LINE.match(last) \
                 or (_LIST_ITEM.match(last) and line[:1].isupper())
             cleaned += ("\n" if cleaned and own else " " if cleaned else "") + line
             last = line

@@ -1506,3 +1506,57 @@ def test_messages_that_announce_a_hard_brake_are_no_braking(seed: int) -> None:
                                   "EEBL hard-braking msgs, starting 12 s in, lasting 5 s.", seed)
     (ghost,) = res.spec.faults
     assert (ghost.anchor.offset_s, ghost.duration_s) == (12.0, 5.0) and not res.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh27's first read
+    ("$ lastv2x campaign --app glosa --corridor elm-st --inject 'spat.min_end_time +4s' --trigger on:green --hold 10s "
+     "--runs 20", [("spat_countdown_offset", "green_onset", 10.0, 4.0)]),
+    ("# eebl_loss.toml\n[scenario]\napp = \"emergency-brake-light\"\nlead_decel_mps2 = 7.0\n\n[[impairment]]\ntype = "
+     "\"packet_loss\"\nchannel = \"EEBL\"\nrate = 0.5\nstart = \"T+8s\"\nlength_s = 3.0\n", [("drop", "scenario_time", 3.0,
+                                                                                           None)]),
+    ("3.2 Fault injection. To evaluate the left-turn assist function under degraded data integrity, we inject a constant "
+     "bias of +10 km/h into the speed field of the oncoming vehicle's BSMs, applied from the decision epoch.",
+     [("bsm_speed_offset", "decision_epoch", None, pytest.approx(2.7778, abs=1e-3))]),
+    ("hey its Dan at the track. for the next fcw pass can u make the lead car's bsms show up like 1.5 sec late right when "
+     "im closing in and the warning should go off? ready in 10", [("delay", "decision_epoch", None, 1.5)]),
+    ("IMA fail-safe?\n  ego -> 4-way, cross veh from L\n  cross veh goes dark (no BSM tx at all) @ decision pt -> IMA "
+     "holds last track? or drops it?\n  -> measure time to 'no threat'", [("suppress_sender", "decision_epoch", None,
+                                                                          None)]),
+    ("Support case #88213. Subject: phantom 'vehicle braking ahead' alerts on empty motorway. Engineering request: "
+     "reproduce on the test platform with a non-existent vehicle broadcasting a hard-braking event 30 s into the drive.",
+     [("ghost_sender", "scenario_time", None, ANY)]),
+    ("; fcw_wet.ini\n[run]\napplication = FCW\n\n[v2x]\nlead_speed_bias = +5 mph\nbias_start = at_decision\n",
+     [("bsm_speed_offset", "decision_epoch", None, pytest.approx(2.2352))]),
+    # never a fault
+    ("INCIDENT REPORT TT-0317. At approx. 10:42 during FCW run 14 the lead vehicle's BSMs dropped out for about 2 s and "
+     "the warning fired late (TTC 1.1 s vs 2.4 s expected). Request: repeat run 14 exactly as scripted, clean channel, "
+     "nothing injected.", []),
+    ("REQ-EEBL-044 (warn within 300 ms of receiving an EEBL event from a vehicle \u2264 300 m ahead) \u2192 TC-EEBL-044-01 "
+     "nominal, status: to run this cycle. TC-EEBL-044-02 (50 % event loss) and TC-EEBL-044-03 (stale timestamps) deferred "
+     "to release 3.1 \u2014 not in scope.", []),
+    ("2.4.1 (2024-06-03)\n- Fixed: suppress-sender injector kept muting the oncoming vehicle for 200 ms after the window "
+     "closed.\n- Fixed: replay lag was off by one message period.\n- Added: LTA baseline scenario (no faults).", []),
+    ("Review comment on the overnight GLOSA batch: the advisory speed jitters \u00b14 km/h in run 7. Is that from the +2 s "
+     "countdown offset we had in that batch, or does it show up in the clean runs too?", []),
+    ("Toolbox talk: IMA sessions on the north intersection are baseline only. Do NOT arm the ghost-vehicle or "
+     "position-offset injectors \u2014 an unexpected phantom car spooked their driver last month.", []),
+    ("Robustness target: FCW has to tolerate up to 300 ms of BSM latency and 10 % loss without missing a warning. For "
+     "this sprint we only need clean reference runs at 50, 80 and 100 km/h.", []),
+    ("Talk abstract: In our 2023 field trial, left-turn assist missed an oncoming motorcycle whose BSMs were arriving 600 "
+     "ms late because of a congested channel. Live demo: nominal unprotected-left run, no impairments.", []),
+])
+def test_fresh27_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
+    got, unread = _as_read(text)
+    assert got == want and not unread
+
+
+def test_fresh27_scene_words() -> None:
+    roles = LlmRoles()
+    bound = roles.parse_intent("EEBL: warn within 300 ms of an EEBL event from a vehicle \u2264 300 m ahead.", 1).spec
+    assert [a.gap_m for a in bound.agents if a.id == "lead"] != [300.0]  # a bound, not the lead's gap
+    jitter = roles.parse_intent("GLOSA: the advisory speed jitters \u00b14 km/h; plot the clean runs.", 1).spec
+    assert jitter.ego.speed_mps > 5.0  # a spread, not the ego's speed
+    said_back = roles.parse_intent("FCW config:\nrain = heavy\nroad = wet_asphalt\nlead_speed_bias = +5 mph", 1)
+    assert [f.operator.value for f in said_back.spec.faults] == ["bsm_speed_offset"]
+    assert sorted(said_back.unparsed_clauses) == ["rain = heavy", "road = wet_asphalt"]
