@@ -138,6 +138,8 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       + lx.NO_FAULTS, _F)
 _NOT_NOW = re.compile(lx.NOT_NOW, _F)
 _APP_HANDLING = re.compile(lx.APP_OWN_HANDLING, _F)
+_LOOKS_LIKE = re.compile(lx.LOOKS_LIKE, _F)
+_FORGED_RSU = re.compile(lx.SPOOFED_RSU, _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
                        # a report's column or counter named by a fault word ("the 'lost' column should read zero")
                        r"|['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|stale|frozen|corrupted|suppressed)\b"
@@ -368,6 +370,12 @@ def _restates(cue: CueClause, other: CueClause) -> bool:
     """Are ``cue`` and ``other`` one fault said twice, in adjacent sentences (or a title and any sentence), one of them
     with nothing of its own (no quantity; the same operators and stream): a heading and its description ("Cross-traffic speed inflated\nDescription: the BSM speed
     field reads 5 m/s higher"), a fault and its gloss ("its OBU never transmits. V2X silence, not a radar dropout.")?"""
+    if cue.sentence == other.sentence and any(_LOOKS_LIKE.search(c.text) for c in (cue, other)) \
+            and _same_quantities(cue.text, other.text) and bool(cue.operators & other.operators):
+        return True  # what the fault looks like, with its own amount ("...; the lead therefore appears 5 m farther away")
+    if _FORGED_RSU.search(cue.cue) and _FORGED_RSU.search(other.cue) and (
+            not (_quantity(cue.text) and _quantity(other.text)) or _same_quantities(cue.text, other.text)):
+        return True  # one forged roadside unit named twice ("rogue roadside unit transmits ...; fake RSU advertising")
     if cue.sentence == other.sentence:
         # in one sentence only an effect in passing that names no stream and no field ("the oncoming car appearing
         # slower than it is, its BSM speed understated by 20 km/h"); "the position is wrong and the speed is off by
@@ -414,6 +422,26 @@ def findings(text: str, operators: Sequence[str], streams: Sequence[str | None] 
     return out
 
 
+def foreign_findings(text: str, language: str, streams: Sequence[str | None],
+                     already: Sequence[Finding] = ()) -> list[Finding]:
+    """In a text the offline parser reads only the English words of, one ``parser.unparsed_fault`` WARNING per
+    clause that names a message stream no fault of the answer is on ("die MAP die Ego-Spur der falschen
+    Signalgruppe zuordnen"), unless another finding quotes it: what it asks of that stream went unread."""
+    quoted = [quoted_clause(f).lower() for f in already if f.check == CHECK]
+    on = set(streams)
+    out = []
+    for clause in read_clauses(text):
+        named = [name for name, pattern in _STREAMS if pattern.search(clause.text)]
+        low = clause.text.lower()
+        if not named or all(n in on for n in named) or any(q and (low in q or q in low) for q in quoted):
+            continue
+        out.append(Finding(CHECK, Severity.WARNING,
+                           f"the intent asks for something the spec does not contain: {clause.text!r} (in {language}, "
+                           f"of the {'/'.join(named)} stream: only its English words were read); the spec runs without "
+                           "it", ("faults",)))
+    return out
+
+
 def problems(found: Sequence[Finding]) -> list[dict[str, object]]:
     """The findings as repair problems for an LLM backend's next attempt."""
     return [{"field": "faults", "description": f.message,
@@ -421,5 +449,5 @@ def problems(found: Sequence[Finding]) -> list[dict[str, object]]:
                      "keeping the faults already there"} for f in found]
 
 
-__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "healthy", "findings", "problems", "quoted_clause", "read_clauses", "within_requirement",
-           "unparsed"]
+__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "healthy", "findings", "problems", "quoted_clause", "read_clauses",
+           "foreign_findings", "unparsed", "within_requirement"]

@@ -459,6 +459,10 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             m, source = _upper_end(p, m, "magnitude")
             source = source or f"from {m.group(0)!r} ({p.q(m).raw})"
             value = p.use(m, "magnitude")
+            fix = _corrected(p, kind, value)
+            if fix is not None:  # "edit: make that 3 s lag, not 2": the value the writer corrected it to
+                m, source = fix, f"from {fix.group(0)!r} ({p.q(fix).raw}), corrected from {p.q(m).raw}"
+                value = p.use(m, "magnitude")
             neg = info.negative_words
             after = p.t[m.end():m.end() + 30]
             # the sentence's sign words, less a follower's ("a motorcycle 10 m behind us" says nothing of the fault's
@@ -481,6 +485,14 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             f.magnitude = _default_magnitude(app, op, f.stream or Stream.BSM)
             f.provenance = f"default: exceeds the {app.value} threshold"
             f.notes.append(f"magnitude {f.magnitude:g} (default past the threshold)")
+
+
+def _corrected(p: ParseState, kind: str, value: float) -> re.Match[str] | None:
+    """The quantity a correction puts in place of ``value`` ("edit: make that 3 s lag, not 2"), or None."""
+    for m in p.finditer(lx.CORRECTION + Q(kind) + lx.CORRECTED_FROM):
+        if p.free(m) and abs(float(m.group("old")) - value) <= 1e-9 * max(1.0, abs(value)):
+            return m
+    return None
 
 
 # a share said as what arrives ("packet delivery ratio 80 %", "PDR of 0.8"): a drop's probability is the rest
@@ -530,10 +542,14 @@ def _stated(f: FaultDraft) -> bool:
 _STALENESS = rx(r"stale|outdated|out of date|old|older")
 
 
-def _same_value(a: FaultDraft, b: FaultDraft) -> bool:
+def _same_value(a: FaultDraft, b: FaultDraft, signless: bool = False) -> bool:
     """Do two faults state the same value ("showing it 15 metres further back ... Please reproduce that: reported
-    15 m behind its real position")? A restatement, not a second fault."""
+    15 m behind its real position")? A restatement, not a second fault. ``signless``: a gloss that says the same
+    offset by what it looks like ("5 m further forward ...; the lead therefore appears 5 m farther away"), whose
+    relative words give no sign of their own."""
     def close(x: float | None, y: float | None) -> bool:
+        if signless and x is not None and y is not None:
+            x, y = abs(x), abs(y)
         return (x is None) == (y is None) and (x is None or y is None or abs(x - y) <= 1e-9 * max(1.0, abs(x)))
     return close(a.magnitude, b.magnitude) and close(a.probability, b.probability) \
         and close(a.burst_count, b.burst_count)
@@ -543,6 +559,8 @@ def _same_value(a: FaultDraft, b: FaultDraft) -> bool:
 # group - say the left-turn arrow instead of the through phase")
 _GLOSS_BETWEEN = rx(r"(?:^|[-,(])\s*(?:say|i\.?\s?e\.?|e\.?\s?g\.?|namely|that is|in other words|for example"
                     r"|not an? [\w ]{1,30},)")  # (and a negated alternative: "- not a random drop, a specific sender ...")
+# what the fault looks like from the receiver, said after it ("...; the lead therefore appears 5 m farther away")
+_LOOKS_BETWEEN = rx(r"[;,]\s*(?:(?:the|its|our) [\w ]{1,20}?|it|they) " + lx.LOOKS_LIKE)
 
 
 def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDraft]:
@@ -572,14 +590,16 @@ def merge_restatements(p: ParseState, faults: list[FaultDraft]) -> list[FaultDra
         # "the signal data as stale")
         twin = next((g for g in out if g.operator == f.operator and g.stream == f.stream
                      and (g.sender == f.sender or g.sender is None or f.sender is None)
-                     and (g.sentence != f.sentence or _GLOSS_BETWEEN.search(p.t[g.end:f.start]) is not None)
-                     and (not (_stated(g) and _stated(f)) or _same_value(g, f))
+                     and (g.sentence != f.sentence or _GLOSS_BETWEEN.search(p.t[g.end:f.start]) is not None
+                          or _LOOKS_BETWEEN.search(p.t[g.end:f.start]) is not None)
+                     and (not (_stated(g) and _stated(f)) or _same_value(
+                         g, f, signless=_LOOKS_BETWEEN.search(p.t[g.end:f.start]) is not None))
                      and (g.anchor is None or f.anchor is None or g.anchor == f.anchor)
                      and (g.duration_s is None or f.duration_s is None or g.duration_s == f.duration_s)), None)
         if twin is None:
             out.append(f)
             continue
-        if _stated(f):
+        if _stated(f) and not _stated(twin):  # (the first statement's value and sign stand)
             twin.magnitude, twin.probability, twin.burst_count, twin.provenance = (
                 f.magnitude, f.probability, f.burst_count, f.provenance)
         twin.anchor = twin.anchor or f.anchor

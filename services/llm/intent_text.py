@@ -269,8 +269,12 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\b(it|he|she|that|there)'s\b", r"\1 is", t)
     # "at the 12-second mark", "at 00:12" (minutes:seconds after a word of time): a scenario time
     t = re.sub(r"\b(?:the )?(\d+(?:\.\d+)?)[- ]?(?:second|sec|s) mark\b", r"t = \1 s", t)
-    t = re.sub(r"\b(at|from|until|till|by|after|before|starting at|starting from) (\d{1,2}):([0-5]\d)\b(?!:)",
+    # (not a time of day: "track cleared till 23:00"; a run is ten minutes at most)
+    t = re.sub(r"\b(at|from|until|till|by|after|before|starting at|starting from) (0?\d|10):([0-5]\d)\b(?!:)",
                lambda m: f"{m.group(1)} t = {int(m.group(2)) * 60 + int(m.group(3))} s", t)
+    # a run sheet's line opened by its clock time ("00:00:12 SPaT reports red ..."): at that scenario time
+    t = re.sub(r"(?:(?<=^)|(?<=\n))(\d{1,2}):([0-5]\d):([0-5]\d)\b",
+               lambda m: f"at t = {int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))} s", t)
     # a hand-typed key in seconds with a bare number ("'duration_s': 3.5", "start_s=12"): that many seconds; a key
     # line's unit suffix likewise ("length_s = 3.0", "lead_decel_mps2 = 7.0", read as "length s = 3.0")
     t = re.sub(r"\b([a-z]+_s)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms)\b)", r"\1\2\3 s", t)

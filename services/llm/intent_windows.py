@@ -228,8 +228,11 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (Q("time") + r" into the (?:scenario|run|simulation|test|drive|trip|journey|approach|episode)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
     ]
+    fault_sentences = {f.sentence for f in faults}
     for pattern, build in rules:
-        for m in p.finditer(pattern):
+        # a rule's matches in a fault's own sentence first: a run sheet's "00:00:00 ego released" line does not time
+        # the fault its "00:00:12 SPaT reports red" line asks for
+        for m in sorted(p.finditer(pattern), key=lambda m: p.n.sentence_of(m.start()) not in fault_sentences):
             owner = owner_of(faults, p, m.start())
             # "..., both starting when it gets near the intersection": said of every fault, in their own sentence too
             if len(faults) > 1 and _ALL_FAULTS.search(p.t[max(0, m.start() - 25):m.start()]):
@@ -290,7 +293,10 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|a
                 r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b"
                 # "for 3 s from the braking", "from the lead's brake onset"
                 r"|\b(?:from|at|starting (?:at|with)) (?:the )?(?:lead(?:'s)? )?(?:braking|brake onset|hard brake)\b"
-                r"(?!'s|\s+(?:vehicles?|cars?|trucks?|vans?|bus|lorry|lights?|distance|force|level|pedal|one|event)\b)")
+                r"(?!'s|\s+(?:vehicles?|cars?|trucks?|vans?|bus|lorry|lights?|distance|force|level|pedal|one|event)\b)"
+                # "Lead brakes hard at T+20 s; from then on re-send its hard-brake messages"
+                r"|\blead(?:ing)?(?: (?:vehicle|car|truck))? brakes\b[^.;]{0,40}[;,] (?:and )?(?:from then on|from that "
+                r"(?:moment|point) on|from there on)\b")
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
 _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment|(?:just |right |shortly )?before) "
                   r"(?:the )?(?:(?:real |actual "

@@ -820,6 +820,17 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|" + PAST_INCIDENT +
            r"|\b(packet |message )?(loss|delay|latency)( and (loss|delay|latency))? as (observed|measured|they come)\b")
 
+# a correction of a value said before ("edit: make that 3 s lag, not 2", "correction: it should be 0.5 s, not 0.3"): the
+# prefix before the new value and the tail naming the old one (the parser takes the new value; the quantity guard
+# counts the old one as said)
+CORRECTION = (r"\b(?:edit|correction|update|actually|sorry|typo)\b\W{0,3}(?:make (?:that|it)|change (?:that|it) to|(?:that|it)"
+              r" should be|should be|read|it'?s|it is) ")
+CORRECTED_FROM = r"(?: [\w-]+){0,2}?,? (?:not|instead of|rather than) (?P<old>\d+(?:\.\d+)?)"
+
+# what a fault looks like from the receiver, said after it in its sentence ("..., so the lead therefore appears 5 m
+# farther away"): the same fault said again (the parser's restatement merge and the unparsed-fault guard both read it)
+LOOKS_LIKE = r"\b(therefore|thus|hence|so|then) (appears?|looks?|seems?|shows? up)\b"
+
 # the application's own handling of what it heard, offered as alternatives ("IMA holds last track? or drops it?"):
 # the application is the subject, no sender's fault (the parser's cue filter and the unparsed-fault guard both read it)
 APP_OWN_HANDLING = (r"\b(rlvw|glosa|fcw|eebl|ima|lta|the app|the application|the logic|the system)\b (\w+ly )?(holds?|keeps?"

@@ -220,6 +220,7 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|consistent|usable|safe)\b|\beven if\b[^.;]{0,60}\b(were|was|would be)\b", re.IGNORECASE)
 
 
+_CORRECTED = re.compile(lx.CORRECTION + r"[-+]?\d+(?:\.\d+)? ?[a-z/%]+" + lx.CORRECTED_FROM, re.IGNORECASE)
 _NOT_THIS_RUN = re.compile(lx.CRITERION_HEADING + r"|" + lx.NOT_NOW, re.IGNORECASE)
 _PAST = re.compile(lx.PAST_INCIDENT, re.IGNORECASE)
 
@@ -234,6 +235,9 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
     with any, in order. A quantity in the part of a clause that asks for a fault must be a fault's value;
     any other quantity must be somewhere in the answers."""
     faults, everything = values(answers)
+    # a value a correction replaced ("... a 2 s lag ... edit: make that 3 s lag, not 2") was said and taken back
+    taken_back = [float(m.group("old")) for m in _CORRECTED.finditer(text)]
+    faults, everything = faults + taken_back, everything + taken_back
     fault_lows, any_lows = _range_lows(text, faults), _range_lows(text, everything)
     asks = {c.text: c.cue for c in fault_cues.detect(text)}
     out = []

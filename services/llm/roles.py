@@ -112,6 +112,22 @@ class ParseResult:
                 "notes": list(self.notes)}
 
 
+def _unread(text: str, spec: ScenarioSpec, answers: list[dict[str, Any] | None], observed: Sequence[Finding]
+            ) -> list[Finding]:
+    """The guards' ``parser.unparsed_fault`` findings on an answer: clauses asking for a fault it lacks, quantities
+    bound nowhere, and, in a text the offline parser read only the English words of, clauses about a stream no fault
+    is on."""
+    missing = _dedupe(observed, fault_cues.findings(text, [f.operator.value for f in spec.faults],
+                                                    [f.stream.value for f in spec.faults]))
+    missing += quantity_guard.findings(text, answers, list(observed) + missing)
+    language = next((f.message for f in observed if f.check == "parser.language"), None)
+    if language is not None:
+        said = re.search(r"appears to be ([\w ]+?);", language)
+        missing += fault_cues.foreign_findings(text, said.group(1) if said else "another language",
+                                               [f.stream.value for f in spec.faults], list(observed) + missing)
+    return missing
+
+
 def _dedupe(observed: Sequence[Finding], missing: Sequence[Finding]) -> list[Finding]:
     """The guard's findings less those whose clause a backend's own ``parser.unparsed_fault`` finding
     already quotes (the offline grammar reports a fault it recognised but could not build)."""
@@ -130,7 +146,8 @@ def _violation_dicts(exc: InvalidArgument) -> list[dict[str, Any]]:
 
 # a list item: "- 12 SPaT lost", "2) MAP late", a checklist's "[ ] relay silent", a log line's "[10.42] V2 decel", a
 # comment's "# covered by FCW-R2"
-_LIST_ITEM = re.compile(r"(?:[-*\u2022#]|\d{1,2}[.)]|\[[ xX]?\]|\[\d[\d.:]*\])\s")  # (and a "# comment" line)
+# (and a run sheet's clock time: "00:00:12 SPaT reports red ...")
+_LIST_ITEM = re.compile(r"(?:[-*\u2022#]|\d{1,2}[.)]|\[[ xX]?\]|\[\d[\d.:]*\]|\d{1,2}:\d{2}(?::\d{2})?)\s")  # (and a "# comment" line)
 # a line opened by a key: a ticket's field ("RLVW-212 Stale SPaT\nDescription: SPaT messages are ..."), a hand-typed
 # YAML / key=value line ("ego_speed: 90 km/h"), a chat's speaker ("Ben: no, the countdown reads longer"); and a
 # Gherkin step ("Given the ego approaches ...", "Then the SPaT stream is delayed ...")
@@ -151,6 +168,9 @@ _HEADING_LINE = re.compile(r"^(subject|title|re|fwd?)\s*:", re.IGNORECASE)
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)\s*[\w+-]*\s*$")
+# a test function's signature ("def test_ima_crossing_pos_lag():"): a name, whose words ("lag") ask for nothing; its
+# docstring is read
+_DEF_LINE = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\([^)]*\)\s*(?:->\s*[^:]+)?:")
 # a chat's speaker ("Anna: can we ...", "Ben: no, ..."), and a reply that turns down what the other speaker asked
 _SPEAKER = re.compile(r"^(?:([A-Z][a-z]{1,15}):|\[([a-z][\w.-]{1,15})\]:?)\s")  # "Ben: ...", a tracker's "[ben] ..."
 _NOT_A_SPEAKER = frozenset({"Description", "Summary", "Details", "Expected", "Steps", "Setup", "Notes", "Note",
@@ -234,7 +254,8 @@ class LlmRoles:
         # (a row pasted from a spreadsheet, its cells tab-separated, is a table row: " | " between its cells)
         # (a code fence's marks, "```yaml", carry nothing: the block's lines are read as they stand)
         lines = _withdrawn(_quoted(" ".join((" | ".join(line.split("\t")) if line.count("\t") >= 2 else line).split()))
-                           for line in text.replace("\x00", " ").splitlines() if not _FENCE.match(line))
+                           for line in (_DEF_LINE.sub("", x) for x in text.replace("\x00", " ").splitlines())
+                           if not _FENCE.match(line))
         cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
         for line in rows_as_sentences(list(filter(None, lines))):
@@ -338,10 +359,7 @@ class LlmRoles:
                 history.append(AttemptRecord(attempt, tuple(problems), reply.notes, data))
                 break  # only changing what the intent states would verify it: kept as stated (below)
             if not errors:
-                missing = _dedupe(observed, fault_cues.findings(text, [f.operator.value for f in spec.faults],
-                                                                [f.stream.value for f in spec.faults]))
-                answers = [h.data for h in history] + [data]
-                missing += quantity_guard.findings(text, answers, list(observed) + missing)
+                missing = _unread(text, spec, [h.data for h in history] + [data], observed)
                 result = ParseResult(spec, attempt, tuple(observed) + tuple(missing) + findings, self.backend.name,
                                      tuple(notes), tuple(history) + (AttemptRecord(attempt, (), reply.notes, data),),
                                      report.decision_epoch_s, report.stop_bar_s)
@@ -360,9 +378,7 @@ class LlmRoles:
             note = Finding(STATED_CHECK, Severity.WARNING,
                            "the fault as the intent states it does not meet the verifier; the parser kept it as "
                            "stated instead of repairing it: " + "; ".join(dict.fromkeys(kept)), ("faults",))
-            missing = _dedupe(observed, fault_cues.findings(text, [f.operator.value for f in spec.faults],
-                                                            [f.stream.value for f in spec.faults]))
-            missing += quantity_guard.findings(text, [h.data for h in history] + [data], list(observed) + missing)
+            missing = _unread(text, spec, [h.data for h in history] + [data], observed)
             used = sum(1 for h in history if "no progress" not in h.notes)  # attempts that gave a new answer
             return ParseResult(spec, used, tuple(observed) + tuple(missing) + (note,) + findings,
                                self.backend.name, tuple(notes), tuple(history), verify(spec).decision_epoch_s)

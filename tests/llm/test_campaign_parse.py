@@ -621,6 +621,8 @@ def test_a_plus_sign_joins_two_faults() -> None:
 #   "SPaT every 100 ms", "a PER target of 10 %"), reported.
 # fresh19 f19_025: a healthy LTA run whose SPaT is "switched off for maintenance" is read as a silenced sender LTA
 #   cannot hear, and refused.
+# fresh27 f27_013 (German) and f27_017 (French): the offline parser reads only a foreign text's English words; the
+#   clauses are reported, never dropped.
 LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
@@ -642,6 +644,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH24, (), {}, (), ()),
     (bench_parse_campaign.FRESH25, ("f25_012",), {}, (), ()),
     (bench_parse_campaign.FRESH26, (), {}, (), ("f26_013",)),
+    (bench_parse_campaign.FRESH27, (), {"f27_013": {"reported"}, "f27_017": {"reported"}}, (), ()),
 ]
 
 
@@ -1528,6 +1531,20 @@ def test_messages_that_announce_a_hard_brake_are_no_braking(seed: int) -> None:
      [("ghost_sender", "scenario_time", None, ANY)]),
     ("; fcw_wet.ini\n[run]\napplication = FCW\n\n[v2x]\nlead_speed_bias = +5 mph\nbias_start = at_decision\n",
      [("bsm_speed_offset", "decision_epoch", None, pytest.approx(2.2352))]),
+    ("def test_ima_crossing_pos_lag():\n    \"\"\"Crossing vehicle reports its position 6 m behind where it really is, starting "
+     "once the ego is 40 m from the stop bar.\n\n    Expect IMA to still warn, just later than baseline.\n    \"\"\"",
+     [("bsm_position_offset", "stop_bar_distance", None, 6.0)]),
+    ("Exercise 4.2. Configure the testbed so that, for the whole run, the lead vehicle's BSM reports a position 5 m "
+     "further forward than its true position; the lead therefore appears 5 m farther away than it really is.",
+     [("bsm_position_offset", "scenario_time", None, -5.0)]),
+    ("Test calendar, Thu 09:30, LTA slot: replay the oncoming car's BSMs with a 2 s lag, starting at green onset, run it "
+     "for 6 s. edit: make that 3 s lag, not 2.", [("replay", "green_onset", 6.0, 3.0)]),
+    ("RUN SHEET RLVW-09\n00:00:00 ego released from hold, 45 km/h\n00:00:12 SPaT reports red while the signal is "
+     "actually green; hold 4 s\n00:00:30 end of run, ego stops at marker", [("spat_phase_corrupt", "scenario_time", 4.0,
+                                                                            None)]),
+    ("HZ-GL-05 | Op. situation: urban corridor, 50 km/h, approaching signalised junction | Hazard: rogue roadside unit "
+     "transmits SPaT claiming green while the real signal is red; GLOSA advises driver to hold speed | S3 E2 C2 | "
+     "Validation: fake RSU advertising green, activated at red onset.", [("spoofed_rsu", "red_onset", None, None)]),
     # never a fault
     ("INCIDENT REPORT TT-0317. At approx. 10:42 during FCW run 14 the lead vehicle's BSMs dropped out for about 2 s and "
      "the warning fired late (TTC 1.1 s vs 2.4 s expected). Request: repeat run 14 exactly as scripted, clean channel, "
@@ -1560,3 +1577,23 @@ def test_fresh27_scene_words() -> None:
     said_back = roles.parse_intent("FCW config:\nrain = heavy\nroad = wet_asphalt\nlead_speed_bias = +5 mph", 1)
     assert [f.operator.value for f in said_back.spec.faults] == ["bsm_speed_offset"]
     assert sorted(said_back.unparsed_clauses) == ["rain = heavy", "road = wet_asphalt"]
+    sheet = roles.parse_intent("RUN SHEET\n00:00:00 ego released, 45 km/h\n00:00:12 SPaT reports red while the signal "
+                               "is actually green; hold 4 s", 1)
+    first = sheet.history[0].data  # (the parser's own answer)
+    assert first is not None and [f["anchor"]["offset_s"] for f in first["faults"]] == [12.0]
+    handover = roles.parse_intent("EEBL #9: lead brakes hard at T+20 s; from then on re-send its hard-brake messages 5 s "
+                                  "later. Track cleared till 23:00.", 1)
+    (replay,) = handover.spec.faults
+    assert (replay.operator.value, replay.anchor.offset_s, replay.magnitude) == ("replay", 20.0, 5.0)
+
+
+@pytest.mark.parametrize(("text", "language", "stream"), [
+    ("Testplan RLVW, Lauf 7: SPaT-Verz\u00f6gerung 300 ms ab Gelbbeginn, Dauer 6 s. Zus\u00e4tzlich soll die MAP die "
+     "Ego-Spur der falschen Signalgruppe zuordnen, und zwar von Anfang an.", "German", "MAP"),
+])
+def test_a_clause_in_another_language_about_a_stream_is_said_back(text: str, language: str, stream: str) -> None:
+    """The offline parser reads only a foreign text's English words: a clause naming a stream that no fault is on is
+    reported, never dropped without a word (fresh27's f27_013 dropped its MAP clause)."""
+    res = LlmRoles().parse_intent(text, 1)
+    said = [f.message for f in res.unparsed if f"of the {stream} stream" in f.message]
+    assert len(said) == 1 and f"in {language}" in said[0] and not res.spec.faults
