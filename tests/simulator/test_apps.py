@@ -162,6 +162,18 @@ def test_eebl_brakes_on_events_ahead_including_relayed_and_ignores_behind():
     assert eebl(_info(events=[far]), ego, ctx, None).action is Action.PROCEED
 
 
+def test_an_ego_past_its_route_end_still_reads_events_ahead():
+    """A run longer than its route (fresh27's f27_010: 40 s at 8.8 m/s on a 319 m route) carries the ego past the
+    route's last point; locating a point there searches the last segment (it raised IndexError)."""
+    p, ctx = _ctx(ScenarioSpec(application="EEBL", agents=(Agent(id="lead", role="lead"),)))
+    end = ctx.route_points[-1]
+    s, lat = ctx.locate(float(end[0]), float(end[1]) + 5.0, ctx._sl[-1] + 200.0)
+    assert s == pytest.approx(ctx._sl[-1]) and lat == pytest.approx(5.0, abs=1e-6)
+    beyond = dataclasses.replace(_ego(p, 80.0), s_m=ctx._sl[-1] + 50.0, xy_m=(float(end[0]), float(end[1]) + 50.0))
+    event = EEBLEvent("lead", (float(end[0]), float(end[1]) + 120.0), 6.0, 0.1)
+    assert APPS[Application.EEBL].decide(_info(events=[event]), beyond, ctx, None).action is Action.PROCEED
+
+
 def test_ima_yields_to_cross_track_due_within_the_window():
     p, ctx = _ctx(ScenarioSpec(application="IMA", map=MapQuery(signalized=False),
                                agents=(Agent(id="x", role="cross"),)))

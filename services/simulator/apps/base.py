@@ -121,12 +121,11 @@ class AppContext:
         """(arc length, lateral distance) of one point, searching the route within ``window_m`` of
         ``s_hint`` (pure Python: a handful of segments beats numpy's per-call overhead here)."""
         sl, segs, hypot = self._sl, self._segs, math.hypot
-        i0 = bisect.bisect_right(sl, s_hint - window_m) - 1
-        if i0 < 0:
-            i0 = 0
+        # (a hint past the route's end, an ego that drove beyond it, searches the last segment)
+        i0 = min(max(bisect.bisect_right(sl, s_hint - window_m) - 1, 0), len(segs) - 1)
         i1 = bisect.bisect_left(sl, s_hint + window_m)
-        if i1 > len(sl) - 1:
-            i1 = len(sl) - 1
+        if i1 > len(segs):
+            i1 = len(segs)
         best_d, best_s = math.inf, math.nan
         for i in range(i0, i1 if i1 > i0 else i0 + 1):
             ax, ay, bx, by, L2, s0, ds = segs[i]
