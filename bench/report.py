@@ -71,6 +71,9 @@ BENCHES: tuple[Bench, ...] = (
           "time, vs c21697a"),
     Bench("bench/bench_grounded.py", ("--baseline", "fd260f5"), "paired runs of make run's grounded programs vs "
           "fd260f5 (before the float blockage and the numpy route scan)"),
+    Bench("bench/bench_campaign_grounding.py", ("--baseline", "a8ecb7f"), "grounding a campaign's candidates (parsed "
+          "held-out intents and seeded mutants) vs a8ecb7f (before routes, route lengths and query vectors were "
+          "remembered)"),
 )
 
 

@@ -19,6 +19,7 @@ without the grounding service.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from enum import StrEnum
 from typing import Any
@@ -86,8 +87,10 @@ class Route(_Model):
     crossings: tuple[Crossing, ...] = ()
     turn: Maneuver = Maneuver.STRAIGHT
 
-    @property
+    @functools.cached_property
     def length_m(self) -> float:
+        """The polyline's length, m (computed once: a route is frozen, and validating every vehicle on it, the
+        grounding's placement and the simulator's scene all ask for it)."""
         p = np.asarray(self.points_xy_m, dtype=np.float64)
         return float(np.hypot(*np.diff(p, axis=0).T).sum())
 

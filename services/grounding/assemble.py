@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -84,7 +86,7 @@ class GroundOptions:
     dt_s: float = DEFAULT_DT_S
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Built:
     route: Route
     ids: tuple[str, ...]
@@ -93,9 +95,39 @@ class _Built:
     move_s: float  # arc length where the junction movement starts
 
 
+# laid routes remembered (an LRU over every map): a campaign's candidates differ in their faults and a few numbers,
+# and lay the same routes again (the ego's, its agents', eight background vehicles'); a route is a pure function of
+# the map and its arguments, and immutable
+_ROUTES: OrderedDict[tuple[Any, ...], _Built] = OrderedDict()
+_ROUTES_KEPT = 2048
+_ROUTES_LOCK = threading.Lock()
+
+
 def _route(rm: RoadMap, back_ids: Sequence[str], movement: MovementInfo, fwd_need_m: float, *,
            junction_id: str, signal_group: str | None, conflict: tuple[str, float, tuple[float, float]] | None,
            turn: str, avoid: Sequence[str] = ()) -> _Built:
+    """The route from ``back_ids`` through ``movement`` and on for ``fwd_need_m`` (see :func:`_lay_route`),
+    remembered."""
+    key = (rm, tuple(back_ids), movement, float(fwd_need_m), junction_id, signal_group,
+           None if conflict is None else (conflict[0], float(conflict[1]), tuple(float(v) for v in conflict[2])),
+           turn, tuple(avoid))
+    with _ROUTES_LOCK:
+        built = _ROUTES.get(key)
+        if built is not None:
+            _ROUTES.move_to_end(key)
+            return built
+    built = _lay_route(rm, back_ids, movement, fwd_need_m, junction_id=junction_id, signal_group=signal_group,
+                       conflict=conflict, turn=turn, avoid=avoid)
+    with _ROUTES_LOCK:
+        _ROUTES[key] = built
+        if len(_ROUTES) > _ROUTES_KEPT:
+            _ROUTES.popitem(last=False)
+    return built
+
+
+def _lay_route(rm: RoadMap, back_ids: Sequence[str], movement: MovementInfo, fwd_need_m: float, *,
+               junction_id: str, signal_group: str | None, conflict: tuple[str, float, tuple[float, float]] | None,
+               turn: str, avoid: Sequence[str] = ()) -> _Built:
     lane = rm.lanes[movement.from_lane_id]
     exit_lane = rm.lanes[movement.to_lane_id]
     fwd, _ = walk_forward(rm, exit_lane.id, max(fwd_need_m - exit_lane.length_m, 0.0),
@@ -469,7 +501,8 @@ class ProgramAssembler:
         equipped = equipage(spec.seed, ids, spec.v2x.penetration)
         rng_bp = substream(spec.seed, Substream.BLUEPRINT)
         out: list[ProgramVehicle] = []
-        taken = [(p.vehicle.route, p.vehicle.start_s_m) for p in placed]
+        # where every vehicle placed so far stands at t = 0 (each computed once)
+        taken = [_route_position(p.vehicle.route, p.vehicle.start_s_m) for p in placed]
         for vid, (a, m, back) in zip(ids, plans, strict=True):
             length = float(np.round(rng_bp.uniform(4.2, 4.9), 3))
             lane = rm.lanes[m.from_lane_id]
@@ -484,17 +517,15 @@ class ProgramAssembler:
             if start < length / 2:
                 notes.append(f"{vid}: no room {back:.0f} m before the stop bar of {a.id}; dropped")
                 continue
-            xy = np.asarray(built.route.points_xy_m)
-            pos = _position(xy, start)
-            if any(np.hypot(*(pos - _position(np.asarray(r.points_xy_m), s))) < opt.min_clearance_m
-                   for r, s in taken):
+            pos = _route_position(built.route, start)
+            if any(np.hypot(*(pos - other)) < opt.min_clearance_m for other in taken):
                 notes.append(f"{vid}: too close to another vehicle at t = 0; dropped")
                 continue
             speed = min(opt.background_speed_mps, lane.speed_limit_mps)
             v = ProgramVehicle(id=vid, role=VehicleRole.BACKGROUND, route=built.route, start_s_m=round(start, 9),
                                initial_speed_mps=speed, desired_speed_mps=speed, equipped=equipped[vid],
                                length_m=length)
-            taken.append((built.route, start))
+            taken.append(pos)
             out.append(v)
         return out
 
@@ -569,6 +600,11 @@ class ProgramAssembler:
             "profiles": profiles, "knowledge": knowledge,
         }
         return GroundingRecord(builder="grounding", notes=tuple(lines), details=details)
+
+
+def _route_position(route: Route, s: float) -> np.ndarray:
+    """:func:`_position` on a route's points."""
+    return _position(np.asarray(route.points_xy_m), s)
 
 
 def _position(xy: np.ndarray, s: float) -> np.ndarray:

@@ -361,6 +361,9 @@ class RetrievalIndex:
         self._base = make_embedder(embedder) if isinstance(embedder, str) else (embedder or make_embedder(DEFAULT_EMBEDDER))
         self.embedding_cache = embedding_cache
         self._lock = threading.RLock()
+        # query text -> its vector under the current embedder (a campaign's candidates share their world, and so their
+        # query: ``spec_query`` reads no fault); emptied when the embedder is refitted
+        self._queries: dict[str, np.ndarray] = {}
         self._version: str | None = None
         self.build_s = 0.0
         self.refresh()
@@ -418,6 +421,7 @@ class RetrievalIndex:
             docs = self._docs()
             corpus = [d.text for ds in docs.values() for d in ds]
             self.embedder = self._base.fit(corpus)
+            self._queries = {}
             self.indexes = {kind: FlatIndex(ds, self._embed_docs([d.text for d in ds]) if ds
                                             else np.zeros((0, self.embedder.dim), np.float32))
                             for kind, ds in docs.items()}
@@ -434,7 +438,16 @@ class RetrievalIndex:
         return sum(ix.memory_bytes for ix in self.indexes.values())
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embedder.embed([text])[0]
+        """The query's vector (read-only), remembered for the last 256 query texts."""
+        queries = self._queries
+        vec = queries.get(text)
+        if vec is None:
+            vec = self.embedder.embed([text])[0]
+            vec.setflags(write=False)
+            if len(queries) >= 256:
+                queries.clear()
+            queries[text] = vec
+        return vec
 
     # ---------------------------------------------------------------- plain search
     def search(self, kind: str, query: str, k: int = 5, seed: int = 0,

@@ -191,6 +191,25 @@ def test_determinism(builtin_grounder, builtin_catalogue, tmp_path):
     assert program_to_json(ground(spec, fresh)) == a  # a cold catalogue and a fresh index agree
 
 
+def test_a_campaigns_candidates_share_their_roads_not_their_faults(builtin_grounder):
+    """A campaign's candidates differ in their faults: their routes are laid once and shared (the same objects), and
+    everything else of the program is what a fresh grounding gives; another start distance places the ego anew."""
+    from services.grounding import assemble
+
+    busy = _spec("IMA", seed=7)  # (a busy junction: background traffic on every approach)
+    faulted = parse_spec({**json.loads(busy.model_dump_json()), "faults": [
+        {"name": "late", "operator": "delay", "stream": "BSM", "magnitude": 0.4}]})
+    a, b = builtin_grounder.ground(busy), builtin_grounder.ground(faulted)
+    assert [v.route for v in (a.ego, *a.agents)] == [v.route for v in (b.ego, *b.agents)]
+    assert all(x.route is y.route for x, y in zip((a.ego, *a.agents), (b.ego, *b.agents), strict=True))
+    assert len(a.agents) > 2 and not a.faults and [f.fault.operator.value for f in b.faults] == ["delay"]
+    assemble._ROUTES.clear()  # laid afresh, the same bytes
+    assert program_to_json(builtin_grounder.ground(faulted)) == program_to_json(b)
+    nearer = builtin_grounder.ground(busy.model_copy(update={"ego": busy.ego.model_copy(
+        update={"start_distance_m": busy.ego.start_distance_m - 20.0})}))
+    assert nearer.ego.start_s_m != a.ego.start_s_m and nearer.agents != a.agents  # (the crossing car is timed to it)
+
+
 class _Planner:
     def __init__(self, fn):
         self.fn = fn
