@@ -168,10 +168,18 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # injectors"), 4 false alarms (a past incident, a changelog, a robustness target over two clauses, a dated field
 # trial), 1 refused ("Track cleared till 23:00" read as a 1,380 s window), 9 campaign stops of 22; after: 100 % / 87.0 %
 # exact, 0/0/0/0, 6 stops left, each said back (the German and the French clauses, in which only English words are
-# read; rain and a wet road set in an INI file, a GNSS jam with a heading flip, duplicated frames, a blinded camera)
+# read; rain and a wet road set in an INI file, a GNSS jam with a heading flip, duplicated frames, a blinded camera);
+# fresh28 (2026-12-07: a Slack line with emoji codes, an XML test case, an SQL insert, Python inject() calls, a numbered
+# campaign plan whose first phase is nominal, HV/RV shorthand, a footnote correction "3s* (*0.3 s sorry, not 3)", a GSN
+# safety case, a standards ballot comment, a product manager's hearsay, a results review, "what if ... let's run exactly
+# that"; written after fresh27's rules, with the spec's sign of a position offset) first: application 100 %, 62.5 % exact
+# (15 of 24), 3 silent drops ("Inject ghost RV", GNSS multipath, a rain simulation), 0 substitutions, 2 invented faults
+# (a ballot's robustness figures, "the 150 ms delay we injected"), 4 false alarms, 8 campaign stops of 22; after:
+# 100 % / 95.8 % exact, 0/0/0/0, 3 stops left, each said back (GNSS multipath with a second oncoming car 80 m behind,
+# which no field holds; a rain simulation; duplicated BSMs), 1 inexact ("between 200 and 400 ms": the upper end bound)
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
-    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27 = (
-        _SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 28))
+    FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
+    FRESH28 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 29))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

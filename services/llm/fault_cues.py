@@ -69,7 +69,8 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"(heading|direction|acceleration)", False),
     # the ego's own positioning jammed, its sensors blinded, its bus or software faulted: no message fault expresses
     # them (before the loss words: "jam")
-    (_NONE, r"\b(jam|degrad|disturb|spoof|deny|denied)\w* (the )?(ego'?s? )?(own )?(gnss|gps)\b|\b(gnss|gps) (jamm\w*|jammer)\b"
+    (_NONE, r"\b(jam|degrad|disturb|spoof|deny|denied)\w* (the )?(ego'?s? )?(own )?(gnss|gps)\b|\b(gnss|gps) (jamm\w*|jammer"
+            r"|multipath|interference|outage|denial|degradation)\b"
             r"|\b(rain|fog|snow|glare|dirt|mud|spray)\b[^.;]{0,20}\b(on|over|covering|blinding|degrading|obscuring|affecting)"
             r" (the )?(\w+ )?(camera|lidar|radar|sensor)s?\b"
             r"|\b(cloud|backend|back-end|server|backend server)s?\b[^.;]{0,20}\b(down|outage|offline|unavailable|unreachable"
@@ -78,6 +79,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             # wet_asphalt"; weather said in a scene's prose, "in light rain", is its setting, not a request)
             r"|\b(blind\w*|dazzl\w*|obstruct\w*|cover\w*) (the )?(ego'?s? )?(front |rear |forward[- ]facing )?(camera|lidar"
             r"|radar)s?\b|\b(rain|snow|fog|sleet|hail|weather)\s*(=|:)\s*\w+|\broad( surface)?\s*(=|:)\s*(wet|icy|snow)\w*"
+            r"|\b(rain|snow|fog|weather|wet[- ]road) simulation\b"
             r"|\bcan[- ]?bus (fault|error|failure|corruption)s?\b|\b(fault|error|failure|corruption)s? on the can[- ]?bus\b"
             r"|\b(ota|over-the-air) (software |firmware )?updates?\b|\bfirmware update\w*\b(?! (introduced|caused|fixed))",
      False),

@@ -73,16 +73,24 @@ _MESSAGE_SUBJECT = rx(r"(messages?|msgs?|packets?|broadcasts?|updates?|frames?|b
                       r"|info\w*|notices?|notifications?|denms?)\b")
 
 
+# a stream said to be out of the run ("DENM not used", "MAP unused here"): no fault's stream
+_STREAM_UNUSED = rx(r"\s*(?:is |are )?(?:not used|unused|not in use|not sent|disabled|switched off|turned off|off)\b")
+
+
 def _stream_mentions(p: ParseState) -> list[tuple[Stream, int, int]]:
     out: list[tuple[Stream, int, int]] = []
     for stream, pattern in lx.STREAM_CUES:
         for m in p.finditer(pattern):
+            if _STREAM_UNUSED.match(p.t, m.end()):
+                continue
             if not any(a < m.end() and m.start() < b for _s, a, b in out):
                 out.append((stream, m.start(), m.end()))
     return sorted(out, key=lambda x: x[1])
 
 
 _LIST_ITEM = rx(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s")
+# a step of a numbered plan ("1. Phase 1 - 20 nominal crossings, nothing injected"): what it says healthy is that step's
+_PLAN_STEP = rx(r"^\s*(?:\d{1,2}[.)]\s*)?(?:phase|step|stage|run|part|round|leg)\s*\d{1,2}\b")
 _REFERS_BACK_TO = rx(r"\b(?:delay|drop|freeze|replay|corrupt|offset|shift|suppress|silence|stamp|lose)\w* (?:it|them)\b")
 
 
@@ -98,15 +106,18 @@ def _in_context(p: ParseState, context: re.Pattern[str], s: int) -> bool:
 
 
 def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> list[FaultDraft]:
-    if p.has(lx.NO_FAULTS):
-        p.note("no faults: the intent asks for healthy communication")
-        return []
+    # healthy communication said for the run: no faults; said in one step of a plan whose other steps ask for a fault
+    # ("1. Phase 1 - nominal crossings, nothing injected ... 2. Phase 2 - offset the crossing vehicle's reported
+    # position by 6 m"), that step's sentence only
+    healthy = {p.n.sentence_of(m.start()) for m in p.finditer(lx.NO_FAULTS)}
     context = rx(lx.COMM_CONTEXT)
     cues: list[tuple[int, int, int, FaultOperator | str, str]] = []
     idioms = [(m.start(), m.end()) for pat in (_VEHICLE_IDIOM, _MENTION) for m in pat.finditer(p.t)]
     for op, pattern, needs_context, prio in lx.fault_cue_table():
         for m in p.finditer(pattern):
             s = p.n.sentence_of(m.start())
+            if s in healthy:
+                continue
             if needs_context and not _in_context(p, context, s):
                 continue
             if p.negated(m.start()) or _FALSE_CUES.match(p.t, m.start()):
@@ -129,6 +140,9 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                 cues.remove(c)
             cues.append((m.start(), m.end(), prio, op, m.group(0)))
     cues.sort()
+    if healthy and not (cues and _PLAN_STEP.match(p.n.sentence(min(healthy)))):
+        p.note("no faults: the intent asks for healthy communication")
+        return []
     drafts: list[tuple[FaultDraft, int]] = []
     for start, end, prio, op, text in cues:
         s = p.n.sentence_of(start)
@@ -212,8 +226,10 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                                  r"|advertises|announc\w*) (?:a |an |the )?(?:false |wrong |fake )?(?P<ph>green|red|amber"
                                  r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)"
                                  r"|\bphase ?(?:=|:|of) ?(?P<ph3>green|red|amber|yellow)\b"
-                                 # "claiming phase 6 is green", "showing signal group 2 as green"
-                                 r"|(?:claim\w*|show\w*|report\w*|say\w*) (?:that )?(?:the )?(?:signal group|group|sg|phase)"
+                                 # "claiming phase 6 is green", "showing signal group 2 as green", "claims the ego's
+                                 # signal is green"
+                                 r"|(?:claim\w*|show\w*|report\w*|say\w*) (?:that )?(?:the )?(?:ego'?s? |our |its )?(?:signal "
+                                 r"group|group|sg|phase|signal|light)"
                                  r" ?\w{0,3} (?:is|as|to be) (?P<ph4>green|red|amber|yellow)\b")
             if hit:
                 f.target_phase = lx.PHASES[hit.group("ph") or hit.group("ph2") or hit.group("ph3") or hit.group("ph4")]

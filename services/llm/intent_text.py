@@ -267,6 +267,8 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"(\d),(\d{1,2})(?=\s?(?:s|ms|m|km|mph|kmh|%|sec|secs|seconds?|metres?|meters?|m/s|km/h)\b)", r"\1.\2", t)
     # "it's about to reach", "he's braking": the verb said out
     t = re.sub(r"\b(it|he|she|that|there)'s\b", r"\1 is", t)
+    # shorthand for a reported position ("lead RV pos reported 4 m behind actual")
+    t = re.sub(r"\bpos\.?(?= (?:reported|is|was|offset|shifted|error|off|wrong|jumps?)\b)", "position", t)
     # "at the 12-second mark", "at 00:12" (minutes:seconds after a word of time): a scenario time
     t = re.sub(r"\b(?:the )?(\d+(?:\.\d+)?)[- ]?(?:second|sec|s) mark\b", r"t = \1 s", t)
     # (not a time of day: "track cleared till 23:00"; a run is ten minutes at most)
@@ -277,9 +279,13 @@ def normalize(text: str) -> Normalized:
                lambda m: f"at t = {int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))} s", t)
     # a hand-typed key in seconds with a bare number ("'duration_s': 3.5", "start_s=12"): that many seconds; a key
     # line's unit suffix likewise ("length_s = 3.0", "lead_decel_mps2 = 7.0", read as "length s = 3.0")
-    t = re.sub(r"\b([a-z]+_s)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms)\b)", r"\1\2\3 s", t)
+    t = re.sub(r"\b([a-z]+_s)(['\"]?\s*[:=]\s*)([-+]?\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms)\b)", r"\1\2\3 s",
+               t)
     t = re.sub(r"(?:(?<=^)|(?<=\n)|(?<=, ))([a-z][a-z ]*?) (s|ms|mps2|mps|kph|kmh|mph|pct|hz)( ?[:=] ?)([-+]?\d+(?:\.\d+)?)(?=\s*(?:$|\n|,))",
                lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)} {_KEY_UNITS[m.group(2)]}", t)
+    # a duration key with a bare number ("duration=6" in a call, "duration: 4"): seconds
+    t = re.sub(r"\b(duration)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms|msec|milliseconds?|min"
+               r"|minutes?)\b)", r"\1\2\3 s", t)
     # a time after the start ("start = T+8s", "à partir de T+10 s"): a scenario time
     t = re.sub(r"\bt ?\+ ?(?=\d)", "t = ", t)
     # a time said as a clock reading without its unit ("brakes t=10", "at t = 12.5"), and "@" for "at" ("brakes @ -6 m/s2")
@@ -293,6 +299,8 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?) - (?=\d)", r"\1-", t)  # "3 - 5 m" is the range "3-5 m", not a negative 5 m
     quantities: list[Quantity] = []
     num = r"(?<![\w.])(?P<num>[-+]?(?:\d+(?:\.\d+)?|\.\d+))"
+    # (a count is not an id's number: "RSU-2 SPaT will be delayed" is no count of two SPaT messages)
+    count_num = r"(?<![a-z]-)" + num
 
     def _sub(kind: str, factor: float) -> Callable[[re.Match[str]], str]:
         def repl(m: re.Match[str]) -> str:
@@ -303,7 +311,7 @@ def normalize(text: str) -> Normalized:
 
     for kind, unit, factor in lx.UNITS:
         t = re.sub(num + r"\s*(?:" + unit + r")(?![a-z0-9/²^])", _sub(kind, factor), t)
-    t = re.sub(num + r"\s+(?=" + lx.COUNT_NOUNS + r"\b)", lambda m: _sub("count", 1.0)(m) + " ", t)
+    t = re.sub(count_num + r"\s+(?=" + lx.COUNT_NOUNS + r"\b)", lambda m: _sub("count", 1.0)(m) + " ", t)
     t = re.sub(r"(?:burst of|a run of) " + num, lambda m: "burst of " + _sub("count", 1.0)(m), t)
     # "12 in a row", "lost five times in a row": a burst of that many messages
     t = re.sub(num + r" (?=(?:times )?in a row\b|times (?:running|back-to-back)\b)", lambda m: _sub("count", 1.0)(m) + " ", t)

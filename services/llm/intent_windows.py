@@ -31,7 +31,7 @@ _DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:(?:left[- ]turn |turn(?:in
 
 
 # who reaches the decision point or has to decide: the ego, its driver, or the application under test
-_DECIDER = (r"(?:we|it|the ego|ego|the car|our car|the driver|the vehicle|the app|the application|the system"
+_DECIDER = (r"(?:we|it|the ego|ego|the hv|hv|the car|our car|the driver|the vehicle|the app|the application|the system"
             r"|the (?:warning|assist|advisory) (?:app|application|logic|system))")
 
 _REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"
@@ -187,6 +187,17 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # "SPaT time-to-change reads 2 s short starting at amber"
         (r"\b(?:starting|beginning|from) at (?:the )?" + _PHASE + r"(?: onset| phase| light)?\b",
          lambda m: sig(m.group("ph"), 0.0)),
+        # a trigger written as a condition ("trigger = ego_dist_to_stopbar <= 60m", "distance to stop line: 50 m")
+        (r"\b(?:ego )?(?:dist|distance) (?:to|from) (?:the )?(?:stop ?bar|stop ?line)\s*(?:<=?|=|:|\u2264|of|is)?\s*"
+         + Q("dist"), lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
+        # "right when our car commits to the left turn": the turn decision
+        (r"\b(?:when|as|once|the moment) (?:the ego|ego|we|our car|it|the hv|hv) (?:commits?|is committing|has to commit) "
+         r"to (?:the |its |our )?(?:left[- ]turn|turn|manoeuvre|maneuver|crossing)\b",
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # "once the ego is within warning range": where the application decides
+        (r"\b(?:when|once|as soon as|as) (?:the ego|ego|we|our car|it|the hv|hv) (?:is|gets|comes|are|get) (?:with)?in "
+         r"(?:the )?(?:its |the app's )?(?:warning|alert|decision) (?:range|distance|zone)\b",
+         lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # shorthand for the decision point ("goes dark @ decision pt", "bias_start = at_decision")
         (r"(?:@|\bat)\s?(?:the )?(?:decision(?: (?:point|pt|epoch))?|decision[ _]point)\b",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),

@@ -173,8 +173,10 @@ def _range_lows(text: str, pool: Sequence[float]) -> set[str]:
 # A clause's parts: a fault's own words end at a comma, a bar ("FCW | ... late | gap 25 m") or where another
 # subject begins ("RLVW at 60 km/h where 12 SPaT packets are lost", "stale BSMs, with the lead braking hard at 3 s").
 # (a parenthesis is a part of its own: "for the corridor run (3 lights, ego 55 km/h) could you make the countdown ...")
-_PART = re.compile(r",\s+|\s+\|\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+|\)\s*|\s*\("
-                   r"|(?<=[a-z0-9%)]):\s+", re.IGNORECASE)  # (and a label's colon: "ego at 13,9 m/s: SPaT countdown ...")
+_PART = re.compile(r",\s+|\s+\|\s+|\s+[\u2014\u2013]\s+|\s+(?:with|where|whereas|when|whenever|once|as soon as|while)\s+|\)\s*"
+                   r"|\s*\("
+                   r"|(?<=[a-z0-9%)]):\s+", re.IGNORECASE)  # (and a label's colon: "ego at 13,9 m/s: SPaT countdown ...",
+# and a dash between two thoughts: "... from the start \u2014 advice must be withheld within 2 s")
 
 
 def _fault_part(clause: str, cue: str) -> tuple[int, int]:
@@ -210,7 +212,7 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"\bwithin\b|\bwithin \d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) (of|after|from)\b"
                       r"|\b(must|should|shall|has to) (stay|remain|be|keep) (above|below|under|over|within|less than"
                       r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?)\b"
-                      r"|\bttc\s*(>=?|<=?|=>|=<|\u2265|\u2264)"  # "FCW warns at TTC >= 2.4 s"
+                      r"|\bttc\s*(>=?|<=?|=>|=<|\u2265|\u2264|\u2248|~|=|of|about|around)"  # "FCW warns at TTC >= 2.4 s", "(TTC \u2248 4 s)"
                       # a tolerance or a spread a run showed ("the advisory speed jitters \u00b14 km/h in run 7")
                       r"|(\u00b1|\+/-|\+-)\s*\d"
                       # "the advisory should handle up to 10 % SPaT loss": what it must withstand, not what is injected

@@ -168,6 +168,23 @@ _HEADING_LINE = re.compile(r"^(subject|title|re|fwd?)\s*:", re.IGNORECASE)
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)\s*[\w+-]*\s*$")
+# an XML element's line ('<fault type="speed-bias" value="-15 km/h" start="t=3.0s" duration="4s"/>'): its name and
+# attributes said as keys ("fault type = speed-bias, value = -15 km/h, start = t=3.0s, duration = 4s")
+_XML_LINE = re.compile(r"^\s*</?[\w:-]+(?:\s+[\w:-]+\s*=\s*\"[^\"]*\")*\s*/?>\s*$")
+_XML_ATTRIBUTE = re.compile(r"([\w:-]+)\s*=\s*\"([^\"]*)\"")
+
+
+def _xml_as_keys(line: str) -> str:
+    """An XML element's line as key = value text; a closing tag says nothing (any other line as it stands)."""
+    if not _XML_LINE.match(line):
+        return line
+    if line.lstrip().startswith("</"):
+        return ""
+    name = re.match(r"\s*<([\w:-]+)", line)
+    attributes = ", ".join(f"{k} = {v}" for k, v in _XML_ATTRIBUTE.findall(line))
+    return f"{name.group(1) if name else ''} {attributes}".strip()
+
+
 # a test function's signature ("def test_ima_crossing_pos_lag():"): a name, whose words ("lag") ask for nothing; its
 # docstring is read
 _DEF_LINE = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\([^)]*\)\s*(?:->\s*[^:]+)?:")
@@ -254,7 +271,7 @@ class LlmRoles:
         # (a row pasted from a spreadsheet, its cells tab-separated, is a table row: " | " between its cells)
         # (a code fence's marks, "```yaml", carry nothing: the block's lines are read as they stand)
         lines = _withdrawn(_quoted(" ".join((" | ".join(line.split("\t")) if line.count("\t") >= 2 else line).split()))
-                           for line in (_DEF_LINE.sub("", x) for x in text.replace("\x00", " ").splitlines())
+                           for line in (_xml_as_keys(_DEF_LINE.sub("", x)) for x in text.replace("\x00", " ").splitlines())
                            if not _FENCE.match(line))
         cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)

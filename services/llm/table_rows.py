@@ -40,8 +40,44 @@ def _column(name: str) -> str:
     return " ".join(words)
 
 
+# an SQL insert, on one line or several: "INSERT INTO faults (app, stream, kind) VALUES ('RLVW', 'SPAT', 'delay');"
+_INSERT = re.compile(r"^\s*insert\s+into\s+[\w.]+\s*\(([^)]*)\)\s*values\s*(.*?);?\s*$", re.IGNORECASE | re.DOTALL)
+_SQL_ROW = re.compile(r"\(((?:[^()']|'[^']*')*)\)")
+_SQL_VALUE = re.compile(r"\s*('(?:[^']|'')*'|[^,]+)\s*(?:,|$)")
+
+
+def _inserts(lines: list[str]) -> list[str]:
+    """The lines with each SQL insert said as one sentence per row of values, its columns as keys ("app = RLVW, stream =
+    SPAT, kind = countdown_bias, offset_s = -2.0"; a NULL says nothing); beside an insert, a comment line ("-- i.e.
+    ...") as a sentence."""
+    sql = any(re.match(r"^\s*insert\s+into\b", line, re.IGNORECASE) for line in lines)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not re.match(r"^\s*insert\s+into\b", lines[i], re.IGNORECASE):
+            out.append(re.sub(r"^\s*--\s*", "", lines[i]) if sql else lines[i])
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(lines) and not lines[j].rstrip().endswith(";"):
+            j += 1
+        m = _INSERT.match(" ".join(lines[i:j + 1]))
+        if m is None:
+            out.extend(lines[i:j + 1])
+        else:
+            names = [c.strip() for c in m.group(1).split(",")]
+            for row in _SQL_ROW.findall(m.group(2)):
+                values = [v.strip().strip("'") for v in _SQL_VALUE.findall(row)]
+                said = [f"{n} = {v}" for n, v in zip(names, values, strict=False) if v and v.upper() != "NULL"]
+                out.append(", ".join(said) + ".")
+        i = j + 1
+    return out
+
+
 def rows_as_sentences(lines: list[str]) -> list[str]:
-    """``lines`` with a separated header and its data rows said as sentences (other lines unchanged)."""
+    """``lines`` with a separated header and its data rows, and an SQL insert's rows, said as sentences (other lines
+    unchanged)."""
+    lines = _inserts(lines)
     out: list[str] = []
     i = 0
     while i < len(lines):

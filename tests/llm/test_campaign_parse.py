@@ -623,6 +623,7 @@ def test_a_plus_sign_joins_two_faults() -> None:
 #   cannot hear, and refused.
 # fresh27 f27_013 (German) and f27_017 (French): the offline parser reads only a foreign text's English words; the
 #   clauses are reported, never dropped.
+# fresh28 f28_024: "anywhere between 200 and 400 ms" binds the upper end (the worst case), the label its midpoint.
 LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
@@ -645,6 +646,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH25, ("f25_012",), {}, (), ()),
     (bench_parse_campaign.FRESH26, (), {}, (), ("f26_013",)),
     (bench_parse_campaign.FRESH27, (), {"f27_013": {"reported"}, "f27_017": {"reported"}}, (), ()),
+    (bench_parse_campaign.FRESH28, ("f28_024",), {}, (), ()),
 ]
 
 
@@ -1597,3 +1599,61 @@ def test_a_clause_in_another_language_about_a_stream_is_said_back(text: str, lan
     res = LlmRoles().parse_intent(text, 1)
     said = [f.message for f in res.unparsed if f"of the {stream} stream" in f.message]
     assert len(said) == 1 and f"in {language}" in said[0] and not res.spec.faults
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh28's first read
+    (":warning: heads up \u2014 kicking off the red-light-runner warning run on the Main/5th rig now "
+     ":vertical_traffic_light: RSU-2 SPaT will be delayed by 400 ms starting at amber onset for 5 s :hourglass:",
+     [("delay", "amber_onset", 5.0, 0.4)]),
+    ("Campaign IMA-C7 (north crossing, 50 km/h cross traffic)\n1. Phase 1 \u2014 20 nominal crossings, nothing injected, to "
+     "fix the reference.\n2. Phase 2 \u2014 offset the crossing vehicle's reported position by 6 m ahead of its true "
+     "location once the ego is within warning range.\n3. Phase 3 \u2014 compare warning onset against Phase 1.",
+     [("bsm_position_offset", "decision_epoch", None, -6.0)]),
+    ("<testcase id=\"LTA-112\" app=\"left-turn-assist\">\n  <ego manoeuvre=\"left_turn\" speed_kph=\"20\"/>\n  <remote "
+     "id=\"oncoming_RV\" speed_kph=\"55\"/>\n  <fault type=\"speed-bias\" stream=\"BSM\" target=\"oncoming_RV\" "
+     "value=\"-15 km/h\" start=\"t=3.0s\" duration=\"4s\"/>\n</testcase>",
+     [("bsm_speed_offset", "scenario_time", 4.0, pytest.approx(-4.1667, abs=1e-3))]),
+    ("-- RLVW regression, intersection 7\nINSERT INTO faults (app, stream, kind, offset_s, trigger, duration_s)\nVALUES "
+     "('RLVW', 'SPAT', 'countdown_bias', -2.0, 'ego_dist_to_stopbar <= 60m', NULL);\n-- i.e. time-to-change reported 2 "
+     "s shorter than the controller's real value", [("spat_countdown_offset", "stop_bar_distance", None, -2.0)]),
+    ("# GLOSA robustness cell 4\ninject(app=\"glosa\", stream=\"SPAT\", op=\"drop\", rate=0.25, start=\"green_onset\", "
+     "duration=6)\nrun(seed=12808)", [("drop", "green_onset", 6.0, None)]),
+    ("LTA TC-09: HV turning L @ int. 2, RV oncoming @ 50 kph. Inject ghost RV (BSM only, no phys. veh.) in opp. lane "
+     "when HV reaches the decision pt (TTC \u2248 4 s). Log TTC + warn lat.", [("ghost_sender", "decision_epoch", None,
+                                                                           ANY)]),
+    ("GLOSA run pls \u2014 shift the SPaT countdown so it says 3s* longer than reality, starting at red onset. (*0.3 s sorry, "
+     "not 3, fat fingers)", [("spat_countdown_offset", "red_onset", None, 0.3)]),
+    ("Please run RLVW with a rogue roadside unit (not RSU-12 itself, but a second, fake one on the same channel) "
+     "broadcasting SPaT that claims the ego's signal is green (while the real one is red), starting at red onset "
+     "(lasting roughly 6 s).", [("spoofed_rsu", "red_onset", 6.0, None)]),
+    ("GLOSA acceptance thresholds, release 4.1:\n(a) advisory speed within \u00b11 km/h of the optimum on clean runs;\n(b) "
+     "run with the MAP tying our lane to the left-turn signal group instead of the through group from the start \u2014 "
+     "advice must be withheld within 2 s;", [("map_misassociation", "scenario_time", None, None)]),
+    ("What if the oncoming car's BSMs showed up late \u2014 say anywhere between 200 and 400 ms \u2014 right when our car "
+     "commits to the left turn? Let's stop guessing and run exactly that.", [("delay", "decision_epoch", None, 0.4)]),
+    ("FCW chk (BSM here \u2248 CAM in ETSI-speak, DENM not used): lead RV pos reported 4 m behind actual from t=5 s. Report "
+     "TTC at warn.", [("bsm_position_offset", "scenario_time", None, 4.0)]),
+    # never a fault
+    ("Context C1: SPaT spoofing, countdown errors and MAP misassociation are argued separately under G2. Solution Sn1: "
+     "baseline run, no injected faults, ego at 60 km/h approaching on amber.", []),
+    ("quick q re last Thursday's intersection-movement-assist runs (the ones with the phantom crossing car and 40% BSM "
+     "loss): did the warning ever fire late? I'd rather just get a fresh clean run, no injection at all.", []),
+    ("PM here \u2014 I keep hearing GLOSA 'falls apart when SPaT freezes', but can someone just do a vanilla run on the Elm "
+     "St corridor? No fault injection yet, please.", []),
+    ("Ballot comment #112: the draft should require robustness to 25 per cent BSM loss from the opposing vehicle and to "
+     "300 ms latency; suggest the test procedure begin with a nominal run.", []),
+    ("Result review, run 4471: the EEBL warning came 180 ms later than the reference \u2014 was that the 150 ms delay we "
+     "injected on the brake-event stream, or the app itself? Please just explain from the logs; don't rerun anything.",
+     []),
+])
+def test_fresh28_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
+    got, unread = _as_read(text)
+    assert got == want and not unread
+
+
+def test_what_no_operator_expresses_in_fresh28_is_said_back() -> None:
+    res = LlmRoles().parse_intent("RLVW, fault plan: SPaT to wrongly report amber while the real signal is red, from red "
+                                  "onset, for 3 s. Additional request: heavy rain simulation on the sprinkler section.", 1)
+    assert [f.operator.value for f in res.spec.faults] == ["spat_phase_corrupt"]
+    assert res.unparsed_clauses == ("Additional request: heavy rain simulation on the sprinkler section",)
