@@ -451,5 +451,5 @@ def problems(found: Sequence[Finding]) -> list[dict[str, object]]:
                      "keeping the faults already there"} for f in found]
 
 
-__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "healthy", "findings", "problems", "quoted_clause", "read_clauses",
-           "foreign_findings", "unparsed", "within_requirement"]
+__all__ = ["CHECK", "Clause", "CueClause", "clauses", "detect", "findings", "foreign_findings", "healthy", "problems",
+           "quoted_clause", "read_clauses", "unparsed", "within_requirement"]

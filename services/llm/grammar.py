@@ -237,6 +237,12 @@ def _script_of(text: str) -> tuple[str | None, float]:
     return name, sum(counts.values()) / len(letters)
 
 
+# the warning on a text in another language, the offline parser having read only its English words ("the text appears
+# to be German; ..."): the role layer then says back what that text asked of a stream (fault_cues.foreign_findings)
+LANGUAGE_CHECK = "parser.language"
+LANGUAGE_SAID = re.compile(r"appears to be ([\w ]+?);")
+
+
 def _language_gate(p: ParseState, raw: str) -> None:
     domain = len(rx(_DOMAIN).findall(p.t)) + len(p.n.maps)
     script, share = _script_of(raw)
@@ -259,7 +265,7 @@ def _language_gate(p: ParseState, raw: str) -> None:
                                              "say what to test, e.g. 'red-light warning when SPaT freezes just "
                                              "before amber'"))
     if language:
-        p.findings.append(Finding("parser.language", Severity.WARNING,
+        p.findings.append(Finding(LANGUAGE_CHECK, Severity.WARNING,
                                   f"the text appears to be {language}; only English domain words were read, "
                                   "the rest was ignored", ("intent",)))
 
@@ -407,4 +413,4 @@ def _start_before_anchor(p: ParseState, ego: dict[str, Any], faults: list[Any]) 
         p.note(f"ego.start_distance_m {ego['start_distance_m']:g}: {ANCHOR_RUN_IN_M:g} m before the fault's "
                f"{far:g} m stop-bar anchor (no start distance stated)")
 
-__all__ = ["GrammarResult", "Normalized", "Quantity", "normalize", "parse_text"]
+__all__ = ["LANGUAGE_CHECK", "LANGUAGE_SAID", "GrammarResult", "Normalized", "Quantity", "normalize", "parse_text"]

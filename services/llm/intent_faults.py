@@ -74,7 +74,7 @@ _MESSAGE_SUBJECT = rx(r"(messages?|msgs?|packets?|broadcasts?|updates?|frames?|b
 
 
 # a stream said to be out of the run ("DENM not used", "MAP unused here"): no fault's stream
-_STREAM_UNUSED = rx(r"\s*(?:is |are )?(?:not used|unused|not in use|not sent|disabled|switched off|turned off|off)\b")
+_STREAM_UNUSED = rx(r"\s*(?:is |are )?(?:not used|unused|not in use|not sent|disabled|switched off|turned off)\b")
 
 
 def _stream_mentions(p: ParseState) -> list[tuple[Stream, int, int]]:

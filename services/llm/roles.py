@@ -55,7 +55,7 @@ from services.llm.backends import (
 from services.llm.config import LlmConfig
 from services.llm.errors import MalformedOutput, ParseFailed, RoleFailed
 from services.llm.evidence import EvidenceDigest
-from services.llm.grammar import stated_applications
+from services.llm.grammar import LANGUAGE_CHECK, LANGUAGE_SAID, stated_applications
 from services.llm.intent_fault_draft import PROVENANCE_SIGN_OPEN
 from services.llm.knowledge import KnowledgeNote, load_notes
 from services.llm.maps import MapView, junction_kind_for
@@ -120,9 +120,9 @@ def _unread(text: str, spec: ScenarioSpec, answers: list[dict[str, Any] | None],
     missing = _dedupe(observed, fault_cues.findings(text, [f.operator.value for f in spec.faults],
                                                     [f.stream.value for f in spec.faults]))
     missing += quantity_guard.findings(text, answers, list(observed) + missing)
-    language = next((f.message for f in observed if f.check == "parser.language"), None)
+    language = next((f.message for f in observed if f.check == LANGUAGE_CHECK), None)
     if language is not None:
-        said = re.search(r"appears to be ([\w ]+?);", language)
+        said = LANGUAGE_SAID.search(language)
         missing += fault_cues.foreign_findings(text, said.group(1) if said else "another language",
                                                [f.stream.value for f in spec.faults], list(observed) + missing)
     return missing
@@ -145,9 +145,8 @@ def _violation_dicts(exc: InvalidArgument) -> list[dict[str, Any]]:
 
 
 # a list item: "- 12 SPaT lost", "2) MAP late", a checklist's "[ ] relay silent", a log line's "[10.42] V2 decel", a
-# comment's "# covered by FCW-R2"
-# (and a run sheet's clock time: "00:00:12 SPaT reports red ...")
-_LIST_ITEM = re.compile(r"(?:[-*\u2022#]|\d{1,2}[.)]|\[[ xX]?\]|\[\d[\d.:]*\]|\d{1,2}:\d{2}(?::\d{2})?)\s")  # (and a "# comment" line)
+# comment's "# covered by FCW-R2", a run sheet's clock time "00:00:12 SPaT reports red ..."
+_LIST_ITEM = re.compile(r"(?:[-*\u2022#]|\d{1,2}[.)]|\[[ xX]?\]|\[\d[\d.:]*\]|\d{1,2}:\d{2}(?::\d{2})?)\s")
 # a line opened by a key: a ticket's field ("RLVW-212 Stale SPaT\nDescription: SPaT messages are ..."), a hand-typed
 # YAML / key=value line ("ego_speed: 90 km/h"), a chat's speaker ("Ben: no, the countdown reads longer"); and a
 # Gherkin step ("Given the ego approaches ...", "Then the SPaT stream is delayed ...")
