@@ -79,7 +79,9 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             # wet_asphalt"; weather said in a scene's prose, "in light rain", is its setting, not a request)
             r"|\b(blind\w*|dazzl\w*|obstruct\w*|cover\w*) (the )?(ego'?s? )?(front |rear |forward[- ]facing )?(camera|lidar"
             r"|radar)s?\b|\b(rain|snow|fog|sleet|hail|weather)\s*(=|:)\s*\w+|\broad( surface)?\s*(=|:)\s*(wet|icy|snow)\w*"
-            r"|\b(rain|snow|fog|weather|wet[- ]road) simulation\b"
+            r"|\b(rain|snow|fog|weather|wet[- ]road) simulation\b|\bsimulat\w* (it|that|this|fog|rain|snow|glare) on the "
+            r"(\w+ )?(camera|lidar|radar)s?\b|\b(knock\w* out|disabl\w*|kill\w*|switch\w* off|turn\w* off) (the )?(ego'?s? )?"
+            r"(forward |front |rear )?(radar|lidar|camera)s?\b"
             r"|\bcan[- ]?bus (fault|error|failure|corruption)s?\b|\b(fault|error|failure|corruption)s? on the can[- ]?bus\b"
             r"|\b(ota|over-the-air) (software |firmware )?updates?\b|\bfirmware update\w*\b(?! (introduced|caused|fixed))",
      False),

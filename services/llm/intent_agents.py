@@ -207,7 +207,9 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     + r" (?:out|away)\b(?! (?:from|of))",
                     # a terse scene: "ego 60 km/h, 80 m from stop bar", "ego at 40 km/h 150 m before the stop line"
                     # (with its speed: "start: ego 120 m before the stop bar" is when a fault starts)
-                    r"\bego (?:at )?<q\d+:speed>,? " + Q("dist") + r" (?:away )?(?:from|before|short of) (?:the )?" + BAR):
+                    r"\bego (?:at )?<q\d+:speed>,? " + Q("dist") + r" (?:away )?(?:from|before|short of) (?:the )?" + BAR,
+                    # "here comes the ego down the approach at 50 kph, 150 metres to the stop line"
+                    r"\bego\b[^.;]{0,50}?<q\d+:speed>,? " + Q("dist") + r" (?:to|from|before) (?:the )?stop[- ]?(?:line|bar)\b"):
         for m in p.finditer(pattern):
             if p.free(m):
                 ego["start_distance_m"] = p.use(m, "ego.start_distance_m")
@@ -324,8 +326,15 @@ def _stated_follower_gap(p: ParseState, roles: list[Mention], agents: dict[str, 
 _BOUND_BEFORE = rx(r"(?:\u2264|\u2265|(?<!\w)<=?|(?<!\w)>=?|\u00b1|\+/-|\+-|\bup to|\bat most|\bno more than|\bnot more than)\s*$")
 
 
+# the application's own words quoted ("the advisory says 'hold 38 mph, you'll make the green'"): its output, not a speed
+# of the scene
+_QUOTED_OUTPUT = rx(r"\b(?:says|reads|shows|displays|advises|tells (?:you|us|the driver)|suggests)\s+['\"\u2018\u201c][^'\"\u2019\u201d]*$")
+
+
 def _a_bound(p: ParseState, m: re.Match[str]) -> bool:
-    return _BOUND_BEFORE.search(p.t[max(0, m.start() - 16):m.start()]) is not None
+    """A bound or a tolerance said with the quantity, or the application's own words quoted around it."""
+    return _BOUND_BEFORE.search(p.t[max(0, m.start() - 16):m.start()]) is not None \
+        or _QUOTED_OUTPUT.search(p.t[max(0, m.start() - 60):m.start()]) is not None
 
 
 # a lead's gap said as a time ("follows at 2 s headway", "a time gap of 1.5 s"): the grammar turns it into metres at the

@@ -245,7 +245,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.target_phase = lx.PHASES[own[-1]]  # the colour the cue itself says is shown ("telling us it is green")
             f.notes.append(f"target_phase {f.target_phase} (what the receiver is shown)")
         elif f.operator is FaultOperator.SPAT_PHASE_CORRUPT:
-            hit = nearest(p, f, r"(?:reports?|shows?|claims?|broadcasts?|says|displays|advertises|to|as|into) "
+            hit = nearest(p, f, r"(?:reports?|shows?|claims?|broadcasts?|says|displays|advertises|telling|tells|to|as|into) "
                                  r"(?:a |an )?(?:false |wrong |fake )?(?P<ph>green|red|amber|yellow)\b"
                                  r"|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)")
             if hit:

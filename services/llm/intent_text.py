@@ -321,7 +321,8 @@ def normalize(text: str) -> Normalized:
         q.start, q.end = m.start(), m.end()
     sentences = []
     start = 0
-    for m in re.finditer(r"[.;!?]+(?=\s|$)|\n", t):
+    # (an abbreviation's stop ends no sentence: "withheld, i.e. not delivered ...", "approx. 10:42")
+    for m in re.finditer(r"(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bca)(?<!\bvs)[.;!?]+(?=\s|$)|\n", t):
         sentences.append((start, m.end()))
         start = m.end()
     if start < len(t) or not sentences:

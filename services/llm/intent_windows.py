@@ -187,6 +187,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # "SPaT time-to-change reads 2 s short starting at amber"
         (r"\b(?:starting|beginning|from) at (?:the )?" + _PHASE + r"(?: onset| phase| light)?\b",
          lambda m: sig(m.group("ph"), 0.0)),
+        # "at 100 metres out, the SPaT goes stale": where the ego is from the stop line
+        (r"\bat " + Q("dist") + r" (?:out|away)\b", lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
         # a trigger written as a condition ("trigger = ego_dist_to_stopbar <= 60m", "distance to stop line: 50 m")
         (r"\b(?:ego )?(?:dist|distance) (?:to|from) (?:the )?(?:stop ?bar|stop ?line)\s*(?:<=?|=|:|\u2264|of|is)?\s*"
          + Q("dist"), lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
@@ -195,8 +197,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          r"to (?:the |its |our )?(?:left[- ]turn|turn|manoeuvre|maneuver|crossing)\b",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # "once the ego is within warning range": where the application decides
-        (r"\b(?:when|once|as soon as|as) (?:the ego|ego|we|our car|it|the hv|hv) (?:is|gets|comes|are|get) (?:with)?in "
-         r"(?:the )?(?:its |the app's )?(?:warning|alert|decision) (?:range|distance|zone)\b",
+        (r"\b(?:when|once|as soon as|as|the instant|the moment) (?:the ego|ego|we|our car|it|the hv|hv) (?:(?:(?:is|gets|comes|are"
+         r"|get) )?(?:with)?in|enters?|reach(?:es)?) (?:the )?(?:its |the app's )?(?:warning|alert|decision) (?:range|distance|zone)\b",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # shorthand for the decision point ("goes dark @ decision pt", "bias_start = at_decision")
         (r"(?:@|\bat)\s?(?:the )?(?:decision(?: (?:point|pt|epoch))?|decision[ _]point)\b",
@@ -379,6 +381,8 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     r"\bhold\w* (?:both |all |them |it |each )?(?:for )?" + Q("time"),
                     # "please continue 10 seconds", "keep it going for 5 s"
                     r"\b(?:continu\w*|keep\w* (?:it |them )?(?:going|on)) (?:for )?(?:about |around )?" + Q("time"),
+                    # "keep it ~6s", "keep it about 4 s"
+                    r"\bkeep (?:it|them|that) (?:for )?(?:about |around |roughly |~ ?)" + Q("time"),
                     # a table row's cell holding only a time, after the cell that starts the fault: its length
                     # ("| at left-turn decision | 3 s | pending", "| start: 2 s after amber | 6 s | new")
                     r"\b(?:start\w*|at|from|onset|decision|after|when|trigger)\b[^|.;\n]*\| " + Q("time") + r" ?(?=\||$)",
@@ -401,6 +405,8 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                 continue
             if rx(r" (?:longer|shorter|more|less|extra|too)\b").match(p.t, m.end()):
                 continue  # "amber will last 2 s longer": a countdown offset, not the fault's duration
+            if rx(r"\b(?:reads?|shows?|says) (?:about |around |~ ?)?$").search(p.t[max(0, m.start() - 16):m.start()]):
+                continue  # "the countdown reads 6 s long": the offset's size and sign, not the fault's duration
             value = p.use(m, "duration")
             if pattern.startswith("(?:until"):
                 start = (owner.anchor or {}).get("offset_s", 0.0) if (owner.anchor or {}).get(

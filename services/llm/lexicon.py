@@ -69,6 +69,9 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     (A.FCW, r"(queue|traffic jam|congestion|stopped traffic) ahead|tail of (a |the )?(jam|queue)|end of (a |the )?queue"
             r"|catch\w* up (with|to)|gap (to the \w+( vehicle)? )?(shrink|clos|narrow)\w*", 3),
     (A.FCW, r"(car|vehicle|truck) (ahead|in front) (slows|decelerates|brakes)", 1),
+    # "Our lead vehicle brakes", "the lead's messages show up late"
+    (A.FCW, r"\blead(er)?( car| vehicle| truck| van)? (brakes|slows|decelerates)\b|\bthe lead(er)?'s (messages?|msgs?"
+            r"|broadcasts?|packets?)\b", 2),
     # the ego following its lead and that lead's own BSMs ("18 m behind the lead", "the lead car's BSMs")
     (A.FCW, r"\bbehind (the |a |its |our )?lead(er)?\b|\blead(er)?( car| vehicle| truck| van)?('s|s')? (bsms?|basic "
             r"safety messages?)\b|\bbsms? (of|from) the lead\b", 2),
@@ -76,7 +79,7 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     # EEBL descriptions
     (A.EEBL, r"emergency[- ]brak\w*|hard[- ]brak\w*|brak\w* (hard|sharply|heavily|abruptly)|brake[- ]lights?", 3),
     (A.EEBL, r"(sudden|hard|emergency)[- ]brak\w* (alert|warning|notice)|brak\w* (alert|notice)", 3),
-    (A.EEBL, r"(several|multiple|two|three|few|\d) (cars|vehicles) ahead|brak\w* event", 3),
+    (A.EEBL, r"(several|multiple|two|three|few|\d) (cars|vehicles) ahead|brak\w*[- ]events?", 3),
     (A.EEBL, r"hidden|obscured|out of sight|line of sight|can(no|')t see|not visible|invisible", 3),
     (A.EEBL, r"rebroadcast\w*|relay (vehicle|car)|\brelay\b(?! spat)|platoon", 3),
     # IMA descriptions
@@ -86,7 +89,7 @@ APP_CUES: tuple[tuple[Application, str, int], ...] = (
     (A.IMA, r"\b(crossing|cross[- ]path|cross[- ]traffic|junction) collision (warning|alert)", 10),
     (A.IMA, r"from the (left|right|side)( street| road)?|from (its|the ego's|our) (left|right)|side[- ](street|road)", 3),
     (A.IMA, r"\b(cutting |cuts |cut )?across (our|the ego'?s?|my) path", 4),
-    (A.IMA, r"at (nearly |about |roughly |almost )?the same time", 3),
+    (A.IMA, r"(?<!and )at (nearly |about |roughly |almost )?the same time(?! we\b)", 3),
     (A.IMA, r"blind (intersection|junction|corner)|t-bone|broadside|side[- ]impact|angle collision", 3),
     (A.IMA, r"stop[- ]sign|(stop|yield|priority)[- ]controlled|unsignali[sz]ed|unsignall?ed|uncontrolled|all-way stop|two-way stop|red[- ]light runners?\b",
      3),
@@ -286,7 +289,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                      r"|(under|over)-?report\w* (of )?(its |the |their )?([\w']+ ){0,3}?speed|(offset|bias)\w* (the |its )?"
                                      r"(reported )?speed|speed (offset|error|bias)|misreport\w* (its |the |their )?speed",
      False, 6),
-    (FaultOperator.SPAT_PHASE_CORRUPT, r"(reports?|shows?|claims?|broadcasts?|says|advertises|displays) (a |an )?"
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"(reports?|shows?|claims?|broadcasts?|says|advertises|displays|telling|tells) (a |an )?"
                                        r"(false |wrong |fake )?(green|red|amber|yellow)(?! (will|would|is going to) "
                                        r"|('s|s)? (lasts?|ends?|remains?|time|countdown)\b)|(false|fake|spoofed) (green|red|amber"
                                        r"|yellow)|(phases?|spat)\w* (is |are )?(corrupt\w*|falsif\w*|flipped|spoofed|wrong"
@@ -298,6 +301,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                      r"|lag\w*|offset|shifted|wrong|early)\b|(offset|shift)\w* (the )?timestamps?", False, 5),
     (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloosing\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
                          r"|never arriv\w*|fail\w* to arriv\w*|erased"
+                         # "the hard-braking event messages ... are withheld, i.e. not delivered" (not "advice must be
+                         # withheld": the application's own output)
+                         r"|\b(messages?|msgs?|packets?|frames?|bsms?|spats?|broadcasts?)\b[^.;]{0,60}?\b(are|is|get|gets|being)"
+                         r" (withheld|not delivered)\b|\bwithhold\w* (the |its |their )?(messages?|msgs?|packets?|bsms?|spats?"
+                         r"|broadcasts?)\b"
                          # a delivery ratio below 100 % ("packet delivery ratio 80 % on EEBL"): the rest is lost
                          r"|\b(packet )?(delivery|reception) (ratio|rate)\b(?! (target|budget|requirement|kpi|limit|of at "
                          r"least|must|shall|should))|\bpdr\b(?! (target|kpi))"
@@ -772,6 +780,7 @@ LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|
 # a past incident told in a past tense ("last month on the Elm Avenue corridor (five signals, 600 m apart) we saw ...
 # an RSU firmware update introduced about 300 ms of SPaT latency"): none of its words or quantities are this run's
 PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter|sprint|build|version"
+                 r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
                  r"|test)\b[^.;]*\b(saw|observed"
                  r"|noticed|had|was|were|went|introduced|caused|showed|got|received|lost|experienced)\b[^.;]*"
                  # hearsay ("I keep hearing GLOSA 'falls apart when SPaT freezes'")
@@ -779,7 +788,10 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
                  # a run of a named past day ("quick q re last Thursday's runs (the ones with the phantom crossing car
                  # and 40% BSM loss): did the warning ever fire late?")
                  r"|[^.;?]{0,60}\b(last (monday|tuesday|wednesday|thursday|friday|saturday|sunday|night)|yesterday)'?s? ([\w-]+ "
-                 r"){0,2}?(runs?|tests?|campaigns?|batch|session|drives?)\b[^.;?]*"
+                 r"){0,4}?(runs?|tests?|campaigns?|batch|session|drives?)\b[^.;?]*"
+                 # a month's incident ("In March a replayed brake event slipped through")
+                 r"|\bin (january|february|march|april|may|june|july|august|september|october|november|december)\b[^.;]*"
+                 r"\b(slipped|was|were|went|happened|occurred|caused|showed|had|got|saw|found)\b[^.;]*"
                  # what someone reported of a past run ("Your tech said EEBL messages were dropped", "the logs show the
                  # replay fault was still configured from the previous test")
                  # a trial of a stated year or an earlier one ("In our 2023 field trial, ... BSMs were arriving 600 ms late")
@@ -816,6 +828,10 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # a question about what an earlier run had ("was that the 150 ms delay we injected on the brake-event stream?")
            r"|[^.;?\n]{0,80}\b(was|is|were) (that|it|this) (the|from the|due to the|because of the|caused by the) [^.;?]{0,60}?"
            r"\b(we|they|you) (injected|applied|had|used|ran)\b[^.;?\n]*"
+           # a fault withdrawn as it is said ("..., and also drop every fourth packet -- no wait, skip the second one")
+           r"|[^.;,\n]{0,80}(?:--|\u2014|\u2013)\s*no,? wait\b[^.;\n]*"
+           # a counterfactual ("if the oncoming vehicle's BSMs were lost for a full second, LTA would have to coast")
+           r"|\bif\b[^.;?]{0,80}\b(were|was)\b[^.;?]{0,80}\bwould\b[^.;?]*"
            # a safety case's context ("SPaT spoofing, countdown errors and MAP misassociation are argued separately")
            r"|[^.;\n]{0,120}\b(are|is) (argued|covered|handled|treated|addressed|tested|assessed) separately\b[^.;\n]*"
            # a case put off to a later release ("TC-02 (50 % event loss) deferred to release 3.1 — not in scope")
@@ -878,7 +894,7 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                # a fault put aside ("let's skip the loss idea for now"), added nowhere ("don't add anything"), the ego's
                # own position lost with its GNSS ("so it loses its own position fix": said with the jamming)
                r"|\bskip(ping)? (the |that |this )?[\w-]+ (idea|variant|case|test|part|bit)\b"
-               r"|\b(don'?t|do not|never) add (anything|any faults?|any \w+)\b"
+               r"|\b(don'?t|do not|never) add (anything|any faults?|any \w+)\b[^.;]{0,30}"
                # how far out the ego starts ("Ego approaching at 50 kph, about 300 metres out"): no position offset
                r"|\b(ego|we|approaching|starts?|starting)\b[^.;]{0,40}(<q\d+:dist>|\d+(\.\d+)? ?(m|metres?|meters?|ft|feet))"
                r" (out|away)\b(?! (from|of))"
@@ -945,7 +961,11 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                r"|\blast (week|time|run|night)('s)? (run|test)?\s*(had|showed|was|were|went|got)\b"
                # injectors kept off ("Do NOT arm the ghost-vehicle or position-offset injectors")
                r"|\b(do not|don't|dont|never|not to) (arm|enable|activate|switch on|turn on)\b[^.;]{0,60}?\b(injectors?"
-               r"|faults?|profiles?|impairments?|attacks?)\b"
+               r"|faults?|profiles?|impairments?|attacks?|offsets?|delays?|drops?|loss|freezes?|replays?)\b"
+               # where the ego is when something happens ("at 100 metres out, the SPaT goes stale"), what a run reports
+               # ("Report the alert latency")
+               r"|\bat (<q\d+:dist>|\d+(\.\d+)? ?(m|metres?|meters?|ft|feet)) (out|away)\b"
+               r"|\b(report|measure|record|note|log)\b (the )?([\w-]+ ){0,2}?(latency|delay|lateness)\b"
                # what a past fault did ("an unexpected phantom car spooked their driver last month")
                r"|[^.;]{0,60}\b(spooked|scared|startled|surprised|confused|fooled|tricked|happened|occurred)\b[^.;]{0,60}?"
                r"\blast (time|week|month|run|night|year)\b"
@@ -953,7 +973,7 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                # a hypothetical in a requirement ("advice must stay valid even if the countdown were off by a second")
                r"|\beven if\b[^.;]{0,60}?\b(were|was|would be|should be)\b[^.;]{0,40}"
                # the application's own silence ("the left-turn assist stayed silent"): an outcome, not a silenced sender
-               r"|\b(warnings?|alerts?|assist|advisory|app|application|system|hmi)\b[^.;]{0,15}?\b(stayed|stays|remained"
+               r"|\b(warnings?|alerts?|assist|advisory|app|application|system|hmi)\b[^.;]{0,15}?\b(goes|go|stayed|stays|remained"
                r"|remains|was|kept|went|stay|remain) (silent|quiet|mute)\b"
                r"|\b(rlvw|glosa|fcw|eebl|ima|lta)\b[^.;]{0,15}?\b(stayed|stays|remained|remains|kept|stay|remain) (silent"
                r"|quiet|mute)\b"
@@ -961,7 +981,8 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
 
 # ── behaviours and profiles ────────────────────────────────────────────────
 # "emergency brake light (warning)" names the application, not a braking
-HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abruptly|heavily|strong|strongly)\b"
+HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abruptly|heavily|strong|strongly|firmly)\b"
+              r"|\b(firm|hard|sharp) brake (by|from) (the |a )?(lead|leader|truck|car|vehicle|van)\b"
               # (not the messages that announce one: "send EEBL hard-braking msgs")
               r"|hard[- ]brak\w*(?! (msgs?|messages?|events?|warnings?|alerts?|notifications?|flags?|broadcasts?)\b)"
               r"|emergency[- ]brak\w*\b(?![- ]lights?\b)"

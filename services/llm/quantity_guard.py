@@ -215,6 +215,8 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|\bttc\s*(>=?|<=?|=>|=<|\u2265|\u2264|\u2248|~|=|of|about|around)"  # "FCW warns at TTC >= 2.4 s", "(TTC \u2248 4 s)"
                       # a tolerance or a spread a run showed ("the advisory speed jitters \u00b14 km/h in run 7")
                       r"|(\u00b1|\+/-|\+-)\s*\d"
+                      # the application's own words quoted ("the advisory says 'hold 38 mph, you'll make the green'")
+                      r"|\b(says|reads|shows|displays|advises|suggests)\s+['\"\u2018\u201c]"
                       # "the advisory should handle up to 10 % SPaT loss": what it must withstand, not what is injected
                       r"|" + lx.ROBUSTNESS_REQUIREMENT +
                       # "advice must stay valid even if the countdown were off by a second": a robustness requirement

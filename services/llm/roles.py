@@ -157,6 +157,11 @@ _KEY_LINE = re.compile(r"^([a-z][\w/-]*)\s*[:=](?:\s|$)", re.IGNORECASE)
 _ATTRIBUTE_KEY = re.compile(r"^(start|starts?[ _]at|from|until|end|stop|duration|length|window|trigger|anchor|magnitude"
                             r"|offset|value|amount|stream|channel|sender|target|probability|rate|burst|count)(?:[ _](?:s|ms))?"
                             r"\s*[:=]", re.IGNORECASE)
+# a headline in capitals before its story ("GHOST CAR HAUNTS TEST INTERSECTION -- Engineers will today ..."): a line of
+# its own
+_HEADLINE = re.compile(r"^([A-Z0-9][A-Z0-9 ,:'!?&/-]{10,}[A-Z0-9!?])\s+(?:--|\u2014|\u2013)\s+(?=[A-Z][a-z])")
+# a checklist's leader dots between an item and its setting ("Ego speed ... SET 50 KPH")
+_LEADER = re.compile(r"\s+\.{2,}\s+|\s*\u2026\s+")
 # a config file's section header ("[v2x]", "[[impairment]]"): a line of its own
 _SECTION_LINE = re.compile(r"^\[\[?[\w .-]+\]\]?$")
 # Gherkin: "When" opens the step a fault is timed by; "Then", "And", "But" after it continue its sentence
@@ -275,6 +280,8 @@ class LlmRoles:
         cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
         for line in rows_as_sentences(list(filter(None, lines))):
+            line = _LEADER.sub(": ", line)  # a checklist's leader dots ("Fault duration ... 10 SECONDS")
+            line = _HEADLINE.sub(lambda m: m.group(1) + "\n", line)  # a headline before its story
             key = _KEY_LINE.match(line)
             if key:  # "ego_speed: 90 km/h": the key's words; a quoted value as it reads ('start = "T+8s"')
                 line = key.group(1).replace("_", " ") + re.sub(r'([:=]\s*)"([^"]*)"\s*$', r"\1\2", line[key.end(1):])

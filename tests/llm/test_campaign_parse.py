@@ -624,6 +624,8 @@ def test_a_plus_sign_joins_two_faults() -> None:
 # fresh27 f27_013 (German) and f27_017 (French): the offline parser reads only a foreign text's English words; the
 #   clauses are reported, never dropped.
 # fresh28 f28_024: "anywhere between 200 and 400 ms" binds the upper end (the worst case), the label its midpoint.
+# fresh29 f29_025: "light turns amber about 3.5 s before arrival": no field holds a phase change timed to the ego's
+#   arrival; reported.
 LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
@@ -647,6 +649,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH26, (), {}, (), ("f26_013",)),
     (bench_parse_campaign.FRESH27, (), {"f27_013": {"reported"}, "f27_017": {"reported"}}, (), ()),
     (bench_parse_campaign.FRESH28, ("f28_024",), {}, (), ()),
+    (bench_parse_campaign.FRESH29, (), {}, (), ("f29_025",)),
 ]
 
 
@@ -1657,3 +1660,70 @@ def test_what_no_operator_expresses_in_fresh28_is_said_back() -> None:
                                   "onset, for 3 s. Additional request: heavy rain simulation on the sprinkler section.", 1)
     assert [f.operator.value for f in res.spec.faults] == ["spat_phase_corrupt"]
     assert res.unparsed_clauses == ("Additional request: heavy rain simulation on the sprinkler section",)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh29's first read
+    ("GLOSA BEFORE-RUN CHECKLIST. Ego speed ... SET 50 KPH. Countdown fault ... SPAT COUNTDOWN READS 6 SECONDS LONG FROM "
+     "GREEN ONSET. Fault duration ... 10 SECONDS. Checklist complete.", [("spat_countdown_offset", "green_onset", 10.0,
+                                                                          6.0)]),
+    ("STATEMENT OF WORK, Item 4.2. The Contractor will perform one (1) Emergency Electronic Brake Light trial wherein the "
+     "hard-braking event messages transmitted by the Remote Vehicle are withheld, i.e. not delivered to the Host "
+     "Vehicle, with a probability of thirty percent (30%) for the entire duration of the trial.",
+     [("drop", "scenario_time", None, None)]),
+    ("GHOST CAR HAUNTS TEST INTERSECTION -- Engineers will today conjure a vehicle that does not exist, broadcasting BSMs "
+     "as it apparently barrels through the cross street, to see whether the intersection movement assist in the ego "
+     "sedan cries wolf. The phantom is due to appear 5 seconds into the run.",
+     [("ghost_sender", "scenario_time", None, ANY)]),
+    ("LTA run 3 -> oncoming SUV speed underreported by 15 kph w/ offset starting when ego commits to turn. b/c we saw "
+     "late alerts last wk. keep it ~6s", [("bsm_speed_offset", "decision_epoch", 6.0, pytest.approx(-4.1667, abs=1e-3))]),
+    ("Please to make the test of red light warning where the signal message is telling yellow phase but really the light "
+     "is already red. This wrong phase begin at moment of red onset and continue during 3 seconds.",
+     [("spat_phase_corrupt", "red_onset", 3.0, None)]),
+    ("FCW session, Do / Don't:\n- DO offset the lead vehicle's reported position by a car length ahead of where it really "
+     "is (call it 4.5 m), starting at the decision point.\n- DON'T add any packet loss this time.",
+     [("bsm_position_offset", "decision_epoch", None, -4.5)]),
+    ("What the driver should experience: approaching the signal at 45 mph, the advisory says 'hold 38 mph, you'll make "
+     "the green', and then, right when the light goes green, the countdown on the dash suddenly reads 5 seconds less "
+     "than it really has.", [("spat_countdown_offset", "green_onset", None, -5.0)]),
+    ("IMA, crossing pickup from the right at 30 km/h. Put a 1.5 s timestamp offset on the pickup's BSMs (stamped older) "
+     "at the decision epoch, and also drop every fourth packet -- no wait, skip the second one, just the timestamp "
+     "thing.", [("timestamp_offset", "decision_epoch", None, 1.5)]),
+    ("As a validation engineer, I want the lead truck's speed overstated by 3 m/s and its BSMs frozen for 2 s when it "
+     "starts braking, so that I can see whether forward collision warning over-warns or goes quiet.",
+     [("bsm_speed_offset", "scenario_time", None, 3.0), ("freeze", "scenario_time", 2.0, None)]),
+    ("NOTAM LTA-07: ONCOMING VEH (CAR #2) BSM DROPPED IN BURST OF 5 CONSECUTIVE MSGS COMMENCING WHEN EGO WITHIN WARNING "
+     "RANGE. EFFECTIVE NEXT RUN ONLY.", [("drop", "decision_epoch", None, None)]),
+    ("And here comes the ego down the approach at 50 kph, 150 metres to the stop line... at 100 metres out, the SPaT goes "
+     "stale on us, frozen until the light changes!", [("freeze", "stop_bar_distance", None, None)]),
+    # never a fault
+    ("Q: Did the speed advisory go wrong last Thursday because SPaT packets were being dropped? A: No, the logs show the "
+     "RSU was fine. Q: So what do we run today? A: A plain green-light speed advisory approach at 40 km/h, no "
+     "impairments.", []),
+    ("Re: yesterday's left turn assist runs with the 500 ms BSM delay -- the alert came roughly 0.8 s later than the "
+     "baseline. No new runs needed, I just want to understand the numbers we already have.", []),
+    ("LESSONS LEARNED POSTER #7: In March a replayed brake event slipped through because nobody checked the message "
+     "timestamps. Moral: always run the clean EEBL hard-brake scenario first. That clean run is today's job.", []),
+    ("CAUTION: RLVW REFERENCE RUN. Do not enable the SPaT countdown offset left over from the last campaign. Record "
+     "only.", []),
+    ("Design review aside: if the oncoming vehicle's BSMs were lost for a full second, left turn assist would have to "
+     "coast on prediction -- that's a topic for the architecture review, not a test. For now, please do the standard "
+     "unprotected left on a clean channel.", []),
+])
+def test_fresh29_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
+    got, unread = _as_read(text)
+    assert got == want and not unread
+
+
+def test_fresh29_scene_words() -> None:
+    roles = LlmRoles()
+    narrator = roles.parse_intent("NARRATOR: Our lead vehicle brakes. Now we add the twist: the lead's messages show up a "
+                                  "quarter second late, and at the same time we'll knock out the forward radar.", 1)
+    assert narrator.spec.application.value == "FCW" and [f.operator.value for f in narrator.spec.faults] == ["delay"]
+    assert narrator.unparsed_clauses == ("at the same time we'll knock out the forward radar",)
+    radio = roles.parse_intent("Tower to test car two. Car one will go hard on the brakes; we'll be replaying its "
+                               "brake-event messages two seconds late.", 1)
+    assert radio.spec.application.value == "EEBL"
+    advisory = roles.parse_intent("GLOSA: approaching at 45 mph, the advisory says 'hold 38 mph'; then the countdown "
+                                  "reads 5 s less than it has.", 1)
+    assert advisory.spec.ego.speed_mps == pytest.approx(20.117, abs=1e-3)
