@@ -67,6 +67,7 @@ def run(intents: list[dict], budget: int, seed: int) -> list[dict]:
                          "state": sc["stage"], "error": sc["error"][:120], "app": sc["application"],
                          "admitted_initially": sc["admitted_initially"], "first_admitted_at": sc["first_admitted_at"],
                          "witnesses": len(sc["witness_ids"]), "coverage_gaps": sc.get("coverage_gaps", 0),
+                         "errored": sc.get("errored", 0),
                          "executions": sc["executions"] + sc["shrink_executions"],
                          "distinct_failures": view.summary.get("distinct_failures", 0),
                     "stated_ineffective": stated_ineffective(item["text"]),
@@ -79,6 +80,7 @@ def run(intents: list[dict], budget: int, seed: int) -> list[dict]:
             if r["witnesses"] else ("no (coverage gap)" if r["admitted_initially"] else "no")
         print(f"{r['id']} {r['kind']:<11} {r['app'] or '?':<5} {r['state']:<6} admitted: {found:<16} "
               f"witnesses {r['witnesses']}, coverage gaps {r['coverage_gaps']}, {r['executions']} runs, "
+              f"{(str(r['errored']) + ' errored, ') if r['errored'] else ''}"
               f"{r['seconds']} s {('| ' + r['error']) if r['error'] else ''}", flush=True)
     return rows
 
@@ -135,6 +137,7 @@ def main() -> None:
     print("  per application: " + ", ".join(f"{a} {n}/{m}" for a, (n, m) in by_app.items()))
     print(f"  healthy intents with a fault witness: {sum(1 for r in healthy if r['witnesses'])} / {len(healthy)}"
           f" (bar 0); their coverage gaps: {sum(r['coverage_gaps'] for r in healthy)}")
+    print(f"  candidates that errored (a simulator or grounding bug; bar 0): {sum(r['errored'] for r in rows)}")
     print(f"  distinct failures per 1,000 executions: {1000 * distinct / max(1, executions):.1f}"
           f" ({distinct} in {executions} executions)")
     if args.json:

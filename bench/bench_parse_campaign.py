@@ -184,10 +184,23 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # the camera, a radar knocked out), 5 substitutions, 4 invented faults, 4 false alarms, 1 refused ("at 100 metres out"
 # read as a 100 m position offset), 7 campaign stops of 22; after: 100 % / 100 % exact, 0/0/0, 1 false alarm left ("the
 # light turns amber about 3.5 s before arrival": no field holds it), 4 stops, each said back (a brake at a 200 m
-# marker, which no field holds; a GNSS jam; fog on the camera; a radar knocked out)
+# marker, which no field holds; a GNSS jam; fog on the camera; a radar knocked out); fresh30 (2026-12-07: an exam
+# question, a limerick, LaTeX with interval windows, a Kubernetes annotation, a weather-forecast parody, a shell script,
+# Italian and Spanish, protobuf text format, a tweet thread, play-by-play, a Makefile target, a complaint letter, ELI5,
+# an HTTP form body, a telegram with STOPs, an itinerary by clock of the day, a product review, a spreadsheet note, a
+# contract clause, a forum post, a notebook cell, a horoscope, unicode bullets and "+1/4 s", a postcard, a TV listing;
+# written after fresh29's rules) first: application 96.7 %, 55.6 % exact (15 of 27), 4 silent drops (a phase lie in
+# verse, a pretend car, fog in a forecast, a radar blinded with mud), 1 substitution (a text-format key's start time as
+# a magnitude), 2 invented faults (a variant "comes next week", a form body's commented-out variant), 5 false alarms, 1
+# refused, 12 campaign stops of 22; after: 100 % / 100 % exact of those bound (24 of 26 bound, 2 refused with the
+# reason: f30_022 asks IMA for a forged MAP, whose lane-to-group ties IMA never reads), 1 silent drop left (fog in the
+# forecast's prose: weather said as the scene's setting is not reported, as in earlier sets), 0/0/0, 3 stops, each said
+# back (a GNSS jam, a radar blinded with mud, the refused forged MAP). Found by it in the scene parser: "a car crossing
+# from the right at 40 km/h" gave its speed to the ego, and "the light turns amber 3.5 s before the ego arrives" set a
+# 3.5 s amber instead of the plan's offset (fresh17's f17_021 and fresh29's f29_025 now read it as the offset)
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
     FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
-    FRESH28, FRESH29 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 30))
+    FRESH28, FRESH29, FRESH30 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 31))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

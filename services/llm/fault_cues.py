@@ -48,7 +48,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"|\b(arriv\w*|sent|received|delivered|comes?|shows? up) twice\b|\b(two|2|extra) copies\b", True),
     # a forged vehicle (ghost_sender): what it is wrong about is that the sender exists
     (_WRONG, r"\bphantom\b|\bghost[- ](vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
-             r"|forged|spoofed|bogus|fake) (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?)\b|\b(does|do) ?n[o']?t (really )?exist"
+             r"|forged|spoofed|bogus|fake|pretend|make-believe) (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?)\b|\b(does|do) ?n[o']?t (really )?exist"
              r"|\b(is|are) ?n[o']?t (really )?there\b|\b(pretend\w*|pos(es|ing|ed)) (to be |as )(a |an )?(\w+ ){0,1}"
              r"(vehicles?|cars?|trucks?)\b|\bno (actual|real) (vehicles?|cars?|trucks?) (is )?there\b", False),
     # a forged roadside unit (spoofed_rsu): what it is wrong about is who sends the SPaT
@@ -77,7 +77,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"|crash\w*)\b|\b(camera|lidar|radar)s? (is |are |gets? )?(blind\w*|blocked|obstructed|covered|failing|failed)\b"
             # "blind the ego's front camera with an IR flood"; the weather a config file sets ("rain = heavy", "road =
             # wet_asphalt"; weather said in a scene's prose, "in light rain", is its setting, not a request)
-            r"|\b(blind\w*|dazzl\w*|obstruct\w*|cover\w*) (the )?(ego'?s? )?(front |rear |forward[- ]facing )?(camera|lidar"
+            r"|\b(blind\w*|dazzl\w*|obstruct\w*|cover\w*) (the )?(ego'?s? )?(front |rear |forward |forward[- ]facing )?(camera|lidar"
             r"|radar)s?\b|\b(rain|snow|fog|sleet|hail|weather)\s*(=|:)\s*\w+|\broad( surface)?\s*(=|:)\s*(wet|icy|snow)\w*"
             r"|\b(rain|snow|fog|weather|wet[- ]road) simulation\b|\bsimulat\w* (it|that|this|fog|rain|snow|glare) on the "
             r"(\w+ )?(camera|lidar|radar)s?\b|\b(knock\w* out|disabl\w*|kill\w*|switch\w* off|turn\w* off) (the )?(ego'?s? )?"
@@ -101,7 +101,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_FROZEN, r"\bfr(ee|o)z\w*|\bstuck\b|stops? (to )?(updating|update|changing|change)\b|(repeat|replay|re-?send|keep\w* sending)\w* (\w+ ){0,2}"
               r"(same|old|last|stale)", False),
     (_STALE, r"\b(stale|outdated|out of date|old|older|backdated|in the past)\b", True),
-    (_LATE, r"\b(late|later|early|earlier|delay\w*|postpone\w*|latency|lag\w*|behind|held back|after (they|it) should)\b"
+    (_LATE, r"\b(late|later|early|earlier|delay\w*|postpone\w*|latency|lag\w*|behind|held back|hold(s|ing)? (every |all |the |its |their )?(\w+ ){0,2}?back|after (they|it) should)\b"
             r"|\blonger to (arriv\w*|reach\w*|get (there|through|in)|come( in)?|be delivered)\b", True),
     # the lane map pointing the ego's lane at some other signal group, in whatever words
     (_WRONG, r"\bmap\b[^.;]{0,60}\b(lane|approach)\w*\b[^.;]{0,40}\b(to|with|under|onto|at) [^.;]{0,40}\b(group|head"
@@ -141,6 +141,7 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b|"
                       + lx.NO_FAULTS, _F)
 _NOT_NOW = re.compile(lx.NOT_NOW, _F)
+_PUTS_ASIDE = re.compile(lx.PUTS_ASIDE_PREVIOUS, _F)
 _APP_HANDLING = re.compile(lx.APP_OWN_HANDLING, _F)
 _LOOKS_LIKE = re.compile(lx.LOOKS_LIKE, _F)
 _FORGED_RSU = re.compile(lx.SPOOFED_RSU, _F)
@@ -281,9 +282,11 @@ def detect(text: str) -> list[CueClause]:
     """
     pairs = _split(correct_typos(text))
     split = [c for c, _ in pairs]
+    put_aside = {c.sentence - 1 for c, sentence in pairs if _PUTS_ASIDE.search(sentence)}
     out: list[CueClause] = []
     for i, (clause, sentence) in enumerate(pairs):
-        if _HEALTHY.search(clause.text) or _NOT_NOW.search(sentence) or within_requirement(sentence, clause.text):
+        if _HEALTHY.search(clause.text) or _NOT_NOW.search(sentence) or within_requirement(sentence, clause.text) \
+                or clause.sentence in put_aside:
             continue  # healthy, or a sentence about another run or test ("... but this we test in other campaign")
         scrubbed = _NOT_COMM.sub(" ", clause.text)
         context, stream = clause.context, clause.stream

@@ -246,7 +246,7 @@ LANGUAGE_SAID = re.compile(r"appears to be ([\w ]+?);")
 def _language_gate(p: ParseState, raw: str) -> None:
     domain = len(rx(_DOMAIN).findall(p.t)) + len(p.n.maps)
     script, share = _script_of(raw)
-    words = re.findall(r"[^\W\d_]+", p.t)
+    words = re.findall(r"[^\W\d_]+", raw.lower())  # (the words as written: normalize puts some value words in English)
     english = sum(w in lx.ENGLISH_WORDS for w in words)
     foreign = {lang: sum(w in vocab for w in words) for lang, vocab in lx.FOREIGN_WORDS.items()}
     lang = max(foreign, key=lambda k: foreign[k])
@@ -266,8 +266,8 @@ def _language_gate(p: ParseState, raw: str) -> None:
                                              "before amber'"))
     if language:
         p.findings.append(Finding(LANGUAGE_CHECK, Severity.WARNING,
-                                  f"the text appears to be {language}; only English domain words were read, "
-                                  "the rest was ignored", ("intent",)))
+                                  f"the text appears to be {language}; only English domain words (and colours, "
+                                  "numbers and units: lexicon.FOREIGN_VALUES) were read, the rest was ignored", ("intent",)))
 
 
 def _geometry(p: ParseState) -> dict[str, Any]:

@@ -118,11 +118,12 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
         agent = agent_for(agents, role)
         behaviour: dict[str, Any] = agent.setdefault("behaviour", {})
         behaviour["kind"] = "hard_brake"
+        # (on the braking's own line: a run sheet's next line is another event's, "van brakes hard\nat t = 12 s ...")
         after = rx(r"^\W*(?:(?:\w+\W+){0,3}?(?:at|after|from|around|about|near) (?:t ?= ?)?|t ?= ?)" + Q("time")).search(
-            p.t[m.end():m.end() + 40])  # ("brakes hard at 12 s", "lead brakes t=10 @ -6 m/s2")
-        # "at t = 12 s from scenario start the lead vehicle brakes"
+            p.t[m.end():m.end() + 40].split("\n", 1)[0])  # ("brakes hard at 12 s", "lead brakes t=10 @ -6 m/s2")
+        # "at t = 12 s from scenario start the lead vehicle brakes", a run sheet's "at t = 8.5 s van brakes hard"
         before = rx(r"(?:at|after) (?:t ?= ?)?" + Q("time") + r",? (?:from (?:the )?(?:scenario |run |test )?start,? )?"
-                    r"(?:\w+\W+){0,5}$").search(p.t[max(0, m.start() - 75):m.start()])
+                    r"(?:\w+\W+){0,5}$").search(p.t[max(0, m.start() - 75):m.start()].rsplit("\n", 1)[-1])
         into = rx(Q("time") + r" into the (?:scenario|run|simulation|test),? (?:\w+\W+){0,5}$").search(
             p.t[max(0, m.start() - 60):m.start()])
         # "does a panic stop 6 seconds after start", "brakes hard 3 s into the run"
@@ -200,6 +201,9 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # bar that far ahead of the ego's start
                     r"\b(?:with (?:the |a )?|the )?(?:signal|traffic light|light|junction|intersection)s? (?:is )?at "
                     + Q("dist") + r"(?! (?:before|after|from|past|beyond|behind|apart|spacing|intervals?)\b)",
+                    # "ego at 60 km/h, one signal 300 m out"
+                    r"\b(?:one |a |the |first )?(?:signal|traffic light|light|junction|intersection|stop[- ]?(?:line|bar)) "
+                    + Q("dist") + r" (?:out|away|ahead)\b(?! (?:from|of)\b)",
                     r"\bfirst (?:one|1|signal|light|junction|intersection) (?:is )?at " + Q("dist")
                     + r"(?! (?:before|after|from|past|beyond|behind|apart)\b)",
                     # "Ego approaching at 50 kph, about 300 metres out"
@@ -357,6 +361,8 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
     for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)(?! of (?:where|its|their|the (?:true|real|actual)|true"
                     r"|truth|reality|actual|real)\b)",
                     r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist"),
+                    # "the red hatchback leading by 40 metres"
+                    r"\b(?:leading|ahead|in front) (?:of (?:us|the ego|ego) )?by " + Q("dist"),
                     # "at 90 km/h, 40 m behind a truck": the ego follows the lead at that gap
                     Q("dist") + r" behind (?:a |the |that |this |our |its )?(?:\w+ )?(?:lead|leader|truck|car|vehicle|van"
                                 r"|bus|lorry)\b",

@@ -67,6 +67,7 @@ _VEHICLE_IDIOM = rx(r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in th
 # column in the report should read zero", "the dropped-packets counter"): what a run shows, not a fault it asks for;
 # and the application's own handling of a track ("IMA holds last track? or drops it?")
 _MENTION = rx(lx.REPORT_ITEM + r"|" + lx.APP_OWN_HANDLING)
+_PUTS_ASIDE = rx(lx.PUTS_ASIDE_PREVIOUS)
 
 
 _MESSAGE_SUBJECT = rx(r"(messages?|msgs?|packets?|broadcasts?|updates?|frames?|beacons?|spats?|bsms?|data|feeds?"
@@ -110,13 +111,15 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
     # ("1. Phase 1 - nominal crossings, nothing injected ... 2. Phase 2 - offset the crossing vehicle's reported
     # position by 6 m"), that step's sentence only
     healthy = {p.n.sentence_of(m.start()) for m in p.finditer(lx.NO_FAULTS)}
+    # a sentence the next one puts aside ("What happens if ... freezes? Good questions, but I'm not asking them today.")
+    put_aside = {i - 1 for i in range(1, len(p.n.sentences)) if _PUTS_ASIDE.search(p.n.sentence(i))}
     context = rx(lx.COMM_CONTEXT)
     cues: list[tuple[int, int, int, FaultOperator | str, str]] = []
     idioms = [(m.start(), m.end()) for pat in (_VEHICLE_IDIOM, _MENTION) for m in pat.finditer(p.t)]
     for op, pattern, needs_context, prio in lx.fault_cue_table():
         for m in p.finditer(pattern):
             s = p.n.sentence_of(m.start())
-            if s in healthy:
+            if s in healthy or s in put_aside:
                 continue
             if needs_context and not _in_context(p, context, s):
                 continue
@@ -230,9 +233,12 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                                  # signal is green"
                                  r"|(?:claim\w*|show\w*|report\w*|say\w*) (?:that )?(?:the )?(?:ego'?s? |our |its )?(?:signal "
                                  r"group|group|sg|phase|signal|light)"
-                                 r" ?\w{0,3} (?:is|as|to be) (?P<ph4>green|red|amber|yellow)\b")
+                                 r" ?\w{0,3} (?:is|as|to be) (?P<ph4>green|red|amber|yellow)\b"
+                                 # "transmits SPaT saying it is red"
+                                 r"|(?:say\w*|claim\w*|tell\w*|insist\w*) (?:that )?(?:it|the light|the signal|the phase)"
+                                 r" is (?:still |now |already )?(?P<ph5>green|red|amber|yellow)\b")
             if hit:
-                f.target_phase = lx.PHASES[hit.group("ph") or hit.group("ph2") or hit.group("ph3") or hit.group("ph4")]
+                f.target_phase = lx.PHASES[next(hit.group(g) for g in ("ph", "ph2", "ph3", "ph4", "ph5") if hit.group(g))]
                 f.notes.append(f"target_phase {f.target_phase} (what the forged RSU's SPaT shows)")
         if f.operator is FaultOperator.SUPPRESS_SENDER and f.sender is None:
             f.sender = _default_sender(app, f.stream, agents)

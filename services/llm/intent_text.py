@@ -89,6 +89,28 @@ def _number_value(words: str) -> str:
     return str(total + current)
 
 
+_LATEX_WINDOW = re.compile(r"t\s*\\in\s*\[\s*t_\{?(?:\\mathrm\{)?(amber|yellow|red|green)\}?\}?\s*,\s*t_\{?(?:\\mathrm\{)?"
+                           r"\1\}?\}?\s*\+\s*(\d+(?:\.\d+)?)\s*\]\$?\s*(?:\\,)?\s*(?:\\mathrm\{s\}|s\b)?", re.IGNORECASE)
+
+
+def _latex(t: str) -> str:
+    """LaTeX in a test description as the words it says: "$v_0 = 45\\,\\mathrm{km/h}$" is "45 km/h",
+    "$t \\in [t_{\\mathrm{amber}}, t_{\\mathrm{amber}} + 3]$ s" from amber onset for 3 s, "$t \\in [0, T_{\\mathrm{end}}]$" the
+    whole run, "$t \\in [6, 10]$ s" from t = 6 s to t = 10 s; text without a "$" as it stands."""
+    if "$" not in t and "\\" not in t:
+        return t
+    t = _LATEX_WINDOW.sub(lambda m: f"from {m.group(1)} onset for {m.group(2)} s", t)
+    t = re.sub(r"t\s*\\in\s*\[\s*0\s*,\s*T_\{?(?:\\mathrm\{)?end\}?\}?\s*\]", "for the whole run", t)
+    t = re.sub(r"t\s*\\in\s*\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\]\$?\s*(?:\\,)?\s*(?:\\mathrm\{s\}|s\b)?",
+               r"from t = \1 s to t = \2 s", t)
+    t = re.sub(r"\\(?:mathrm|text|textrm|mathit|operatorname|textbf|emph|paragraph|section|subsection)\*?\{([^{}]*)\}",
+               r"\1", t)
+    t = re.sub(r"\\[,;!:]|\\q?quad\b", " ", t)
+    # a symbol's assignment ("v_0 = ", "\\Delta = "): the value is what it says
+    t = re.sub(r"(?:\\[A-Za-z]+|\b[A-Za-z]_\{?\w+\}?)\s*=\s*", "", t)
+    return t.replace("$", "")
+
+
 _FRACTIONS = {"half": 50.0, "a half": 50.0, "one half": 50.0, "a third": 100 / 3, "one third": 100 / 3,
               "a quarter": 25.0, "one quarter": 25.0, "a fifth": 20.0, "one fifth": 20.0, "a tenth": 10.0,
               "one tenth": 10.0, "two thirds": 200 / 3, "three quarters": 75.0}
@@ -211,8 +233,48 @@ _KEY_UNITS = {"s": "s", "ms": "ms", "mps": "m/s", "mps2": "m/s2", "kph": "km/h",
               "hz": "Hz"}
 
 
+_VULGAR_FRACTIONS = {"\u00bc": 0.25, "\u00bd": 0.5, "\u00be": 0.75, "\u2153": 1 / 3, "\u2154": 2 / 3, "\u215b": 0.125}
+def _vulgar_fraction(m: re.Match[str]) -> str:
+    return f"{int(m.group(1) or 0) + _VULGAR_FRACTIONS[m.group(2)]:g}"
+
+
+def _foreign_number(m: re.Match[str]) -> str:
+    return f"{lx.FOREIGN_NUMBERS[m.group(1)]} "
+
+
+_CLOCK = r"(\d{1,2}):([0-5]\d):([0-5]\d(?:\.\d+)?)\b"
+_LINE_CLOCK = re.compile(r"(?:(?<=^)|(?<=\n))" + _CLOCK)
+_RUN_S = 600.0  # a run lasts ten minutes at most: clock readings further apart are no run sheet
+
+
+def run_sheet_times(t: str) -> str:
+    """Clock readings of a run sheet as scenario times: each line's opening reading ("00:00:12 SPaT reports red"), and
+    an end said as a reading ("until 09:00:10.0"); counted from 00:00:00, or from the first line's reading when that is
+    a time of day on a whole minute (an itinerary starting "09:00:00.0 depart"; a pasted log's "14:02:31.200 RX EEBL"
+    is no run sheet)."""
+    def seconds(m: re.Match[str], first: int = 1) -> float:
+        return int(m.group(first)) * 3600 + int(m.group(first + 1)) * 60 + float(m.group(first + 2))
+
+    starts = [seconds(m) for m in _LINE_CLOCK.finditer(t)]
+    if not starts:
+        return t
+    base = starts[0] if starts[0] > _RUN_S else 0.0
+    if base % 60 or max(starts) - base > _RUN_S:
+        return t if base else _LINE_CLOCK.sub(lambda m: f"at t = {seconds(m):g} s", t)
+    t = _LINE_CLOCK.sub(lambda m: f"at t = {seconds(m) - base:g} s", t)
+    if base:
+        t = re.sub(r"\b(until|till|to|by|at|from|after) " + _CLOCK,
+                   lambda m: (f"{m.group(1)} t = {seconds(m, 2) - base:g} s" if 0 <= seconds(m, 2) - base <= _RUN_S
+                              else m.group(0)), t)
+    return t
+
+
 def normalize(text: str) -> Normalized:
-    t = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
+    text = _latex(text)
+    # a vulgar fraction ("+¼ s", "1½ s") as its decimal (NFKC would make "¼" the digits "1⁄4")
+    t = re.sub(r"(\d*)([\u00bc\u00bd\u00be\u2153\u2154\u215b])", _vulgar_fraction, text)
+    t = unicodedata.normalize("NFKC", t).translate(_DASHES).translate(_QUOTES)
+    t = re.sub(r"\s*(?:\u2192|\u27f6|->|=>)\s*(?=[tT] ?=|\d)", " to ", t)  # "t=6 s -> t=10 s": a span
     t = re.sub(r"[<>\x00-\x08\x0b-\x1f]", " ", t)
     t = re.sub(r"\bMAP\b", "mapmsg", t)  # the stream, upper case; "the map" stays a map
     t = t.lower()
@@ -224,6 +286,10 @@ def normalize(text: str) -> Normalized:
         return f"<map{len(maps) - 1}>"
 
     t = re.sub(r"\btown\s*0*\d{1,2}\s*(hd)?\b|\b(signalized_4way|t_junction|urban_canyon)\b", _map, t)
+    for pattern, english in lx.FOREIGN_VALUES:
+        repl: Any = english  # (a string or a function of the match)
+        t = re.sub(pattern, repl, t)
+    t = re.sub(r"\b(" + "|".join(lx.FOREIGN_NUMBERS) + r") (?=seconds|metres)", _foreign_number, t)
     t = correct_typos(t)
     t = _aliases(t)
     # texting shorthand: "b4" before, "w/" with, "w/o" without; a hand-typed key's underscores ("v_ego", "speed_offset")
@@ -254,6 +320,11 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\b(by|for|about|roughly|around|than|of|over|nearly|almost) (a|one) (second|sec)\b" + _ORDINAL_NOUN,
                r"\1 1 s", t)
     t = re.sub(r"\ba (second|sec)\b(?= (late|behind|old|stale|early|earlier|later|off|delay|lag|in the past))", "1 s", t)
+    # a value said vaguely, then pinned ("a few hundred ms (call it 300 ms)"): the pinned value
+    t = re.sub(r"\b(?:a few|several|some|a couple of|a handful of) (?:hundred |dozen |tens of |hundreds of )?"
+               r"(?:ms|msec|milliseconds?|s|secs?|seconds?|m|metres?|meters?)\s*\((?:call it|say|let's say|i\.e\.|about"
+               r"|roughly|~)\s*([^()]{1,20})\)", r"\1", t)
+    t = re.sub(r"\ba few hundred\b", "300", t)  # ("a few hundred ms": about 300 ms, not a hundred)
     t = _NUMBER_SEQUENCE.sub(lambda m: _number_value(m.group(0)), t)
     t = re.sub(r"\b(\d+)[- ]point[- ](\d+)\b", r"\1.\2", t)  # "two point five", "two-point-five"
     t = re.sub(r"\b(\d+) (tenth|hundredth)s? of (?:(?:a|one|1) )?(?:seconds?|secs?|s)\b",  # "eight tenths of a second"
@@ -274,9 +345,9 @@ def normalize(text: str) -> Normalized:
     # (not a time of day: "track cleared till 23:00"; a run is ten minutes at most)
     t = re.sub(r"\b(at|from|until|till|by|after|before|starting at|starting from) (0?\d|10):([0-5]\d)\b(?!:)",
                lambda m: f"{m.group(1)} t = {int(m.group(2)) * 60 + int(m.group(3))} s", t)
-    # a run sheet's line opened by its clock time ("00:00:12 SPaT reports red ..."): at that scenario time
-    t = re.sub(r"(?:(?<=^)|(?<=\n))(\d{1,2}):([0-5]\d):([0-5]\d)\b",
-               lambda m: f"at t = {int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))} s", t)
+    # a run sheet's line opened by its clock time ("00:00:12 SPaT reports red ..."): at that scenario time; an
+    # itinerary's clock of the day ("09:00:06.0 van's EEBL messages ... (until 09:00:10.0)") counts from its first line
+    t = run_sheet_times(t)
     # a hand-typed key in seconds with a bare number ("'duration_s': 3.5", "start_s=12"): that many seconds; a key
     # line's unit suffix likewise ("length_s = 3.0", "lead_decel_mps2 = 7.0", read as "length s = 3.0")
     t = re.sub(r"\b([a-z]+_s)(['\"]?\s*[:=]\s*)([-+]?\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms)\b)", r"\1\2\3 s",
@@ -286,6 +357,11 @@ def normalize(text: str) -> Normalized:
     # a duration key with a bare number ("duration=6" in a call, "duration: 4"): seconds
     t = re.sub(r"\b(duration)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms|msec|milliseconds?|min"
                r"|minutes?)\b)", r"\1\2\3 s", t)
+    # a telegram's or a terse note's "AT T 11 S": a scenario time
+    t = re.sub(r"\bt (\d+(?:\.\d+)?) (s|sec|secs|seconds)\b", r"t = \1 s", t)
+    # a lead's braking time as a key ("LEAD_BRAKE_AT=12s", "lead_brake_s=8"): when the lead brakes
+    t = re.sub(r"\blead[ _]brak(?:e|ing)(?:[ _](?:at|time|start|onset|t))?(?:[ _]s)?\s*[:=]\s*(\d+(?:\.\d+)?)\s*(?:s\b)?",
+               r"the lead brakes hard at t = \1 s", t)
     # a time after the start ("start = T+8s", "à partir de T+10 s"): a scenario time
     t = re.sub(r"\bt ?\+ ?(?=\d)", "t = ", t)
     # a time said as a clock reading without its unit ("brakes t=10", "at t = 12.5"), and "@" for "at" ("brakes @ -6 m/s2")

@@ -22,7 +22,10 @@ def _scenario_duration(p: ParseState) -> float | None:
                     r"(?:of )?|length (?:of )?)" + Q("time"),
                     # "a 60-second approach": the run is the ego's approach
                     Q("time") + r" (?:long )?(?:scenario|run|simulation|test|approach|drive)\b",
-                    r"(?:simulate|run) (?:it |for )?" + Q("time")):
+                    r"(?:simulate|run) (?:it |for )?" + Q("time"),
+                    # a run sheet's last line ("at t = 20 s arrive, debrief", "at t = 40 s end of run")
+                    r"(?:^|\n)at t = " + Q("time") + r" (?:arrive|arrival|end|the end|finish|stop the run|run ends|end of "
+                    r"(?:the )?(?:run|test|scenario)|done)\b"):
         m = p.has(pattern)
         # "make the countdown run 8 s short": a comparative after it is an offset, not the run's length
         if m and p.has(r"^ (?:too |much )?(?:short|shorter|long|longer|late|later|early|earlier|behind|ahead|fast|slow|more"
@@ -39,8 +42,9 @@ def _signal_plan(p: ParseState) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, word in (("cycle_s", r"(?:signal )?cycle"), ("green_s", r"green"), ("amber_s", r"(?:amber|yellow)"),
                       ("all_red_s", r"all[- ]red")):
+        # (not the onset's time before the ego's arrival: "turns amber 3.5 s before the ego arrives", _signal_at_ego)
         for pattern in (word + r" (?:time |phase |interval |split |duration |length |clearance )?(?:of |is |lasts )?"
-                        + Q("time"),
+                        + Q("time") + r"(?! (?:before|after|prior to|ahead of)\b)",
                         # "Green windows are short (12 s) on purpose"
                         word + r" (?:windows?|phases?|times?|splits?) (?:is|are) (?:short|long|only|just|about) \(?"
                         + Q("time"),
@@ -83,8 +87,8 @@ def _coordination(p: ParseState, out: dict[str, Any]) -> None:
 def _signal_event_time(p: ParseState, out: dict[str, Any]) -> None:
     """ "The light turns amber at 6 s": the plan's phase offset that puts that onset at that time (the
     fixed-time plan's green starts at t = -offset_s, amber green_s later, red amber_s after that)."""
-    m = p.has(r"(?:light|signal|lamp)s? (?:turns|changes to|goes|switches to|is) (?P<ph>amber|yellow|red|green) at "
-              r"(?:t ?= ?)?" + Q("time"))
+    m = p.has(r"(?:light|signal|lamp)s? (?:turns|changes to|goes|switches to|is) (?P<ph>amber|yellow|red|green) (?:at |"
+              r"(?:at )?(?:around|about|roughly) )(?:t ?= ?)?" + Q("time"))
     # tersely: "amber at t = 10 s, red at t = 13 s", "green ends at t=14 s" (the amber onset)
     m = m or p.has(_TERSE_ONSET)
     if not m or not p.free(m):
@@ -118,9 +122,10 @@ def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> N
     plan = SignalPlan()
     green, amber, cycle = (out.get(k, getattr(plan, k)) for k in ("green_s", "amber_s", "cycle_s"))
     onset = {"green": 0.0, "amber": green, "yellow": green, "red": green + amber}
+    # (or tersely: "light turns red 70 m out")
     m = p.has(r"(?:light|signal|lamp)s? (?:turns|becomes|goes|changes to|switches to|is) (?:to )?(?P<ph>amber|yellow|red"
-              r"|green) (?:when|as|once|while) (?:the )?(?:ego|car|vehicle|we|it|our car)(?: is| are|'s)? (?:still |only "
-              r"|just )?(?:about )?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
+              r"|green) (?:(?:when|as|once|while) (?:the )?(?:ego|car|vehicle|we|it|our car)(?: is| are|'s)? )?(?:still "
+              r"|only |just )?(?:about )?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
     # "the ego at 60 km/h is 80 m before the stop line at amber onset": the same, said from the ego
     m = m or p.has(r"(?:the )?(?:ego|car|vehicle|we|our car)\b[^.;]{0,30}?\b(?:is|are) (?:still |only |just )?(?:about )?"
                    + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r") (?:at|when|as) (?:the )?"
@@ -131,9 +136,11 @@ def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> N
                    r"(?:~ ?)?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
     # "light turns red 3 s before we get to the stop line": that onset that long before the ego, at its speed from its
     # start distance, reaches the bar
+    # ("light turns amber about 3.5 s before arrival", "... before the ego arrives")
     ahead = p.has(r"(?:light|signal|lamp)s? (?:turns|becomes|goes|changes to|switches to|is) (?:to )?(?P<ph>amber|yellow"
-                  r"|red|green) " + Q("time") + r" before (?:we|the ego|ego|it|the car|our car) (?:get|gets|reach|reaches"
-                  r"|arrive|arrives|hit|hits)(?: to| at)? (?:the )?" + BAR)
+                  r"|red|green) (?:about |roughly |around |~ ?)?" + Q("time") + r" before (?:(?:we|the ego|ego|it|the car"
+                  r"|our car) (?:get|gets|reach|reaches|arrive|arrives|hit|hits)(?: to| at)? (?:the )?" + BAR + r"|(?:we|the ego"
+                  r"|ego|it|the car|our car) (?:arrive|arrives|gets? there)\b|(?:the ego'?s? |its |our )?arrival\b)")
     if ahead and p.free(ahead) and not m:
         start = ego.get("start_distance_m", Ego().start_distance_m)
         at = start / ego["speed_mps"] - p.q(ahead).value

@@ -31,7 +31,7 @@ _DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:(?:left[- ]turn |turn(?:in
 
 
 # who reaches the decision point or has to decide: the ego, its driver, or the application under test
-_DECIDER = (r"(?:we|it|the ego|ego|the hv|hv|the car|our car|the driver|the vehicle|the app|the application|the system"
+_DECIDER = (r"(?:we|you|it|the ego|ego|the hv|hv|the car|our car|the driver|the vehicle|the app|the application|the system"
             r"|the (?:warning|assist|advisory) (?:app|application|logic|system))")
 
 _REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"
@@ -41,7 +41,8 @@ _REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersectio
 # "our light comes on green", "the lamp switched to red"
 _ONSET_CLAUSE = (r"(?:(?:the|our|its|their) )?(?:(?:real|actual|true) )?(?:"
                  + _PHASE + r"(?: light| phase| signal| aspect)? (?:begins|began|begin|starts|started|start|comes on"
-                 r"|came on|come on|appears|appeared|is shown|was shown|lights up|lit up|shows up|kicks in|kicked in)\b"
+                 r"|came on|come on|appears|appeared|is shown|was shown|lights up|lit up|shows up|kicks in|kicked in"
+                 r"|is applied|was applied|goes up|went up)\b"
                  r"|(?:light|signal|traffic light|lamp|signal head)s? (?:turns|turned|turn|changes|changed|change|goes"
                  r"|went|go|switches|switched|switch|comes on|came on|come on|flips|flipped|passes|passed|pass)(?: over)?"
                  r"(?: to| on)? " + _PHASE.replace("ph>", "ph2>") + r"\b"
@@ -119,6 +120,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (_LEAD_BRAKES, lead_brakes),
         # (a clock reading: "delayed between 200 ms and 300 ms" is a range of the magnitude)
         (r"\bbetween t ?= ?" + Q("time") + r" and (?:t ?= ?)?<q(?P<q2>\d+):time>", between),
+        # "t=6 s to t=10 s", "from t = 6 s until t = 10 s" (both said as clock readings)
+        (r"\b(?:from )?t ?= ?" + Q("time") + r" (?:to|until|till|through) t ?= ?<q(?P<q2>\d+):time>", between),
         (_CROSSING_NEAR, crossing_near),
         (r"\b(?:in|during|for|over|within|throughout) (?:the )?(?:last|final|closing) (?:" + Q("time") + r"|second|moment)"
          r" of (?:the |our )?(?P<ph>amber|yellow|green)\b", last_of),
@@ -209,8 +212,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # a trigger's setting ("--trigger on:green", "trigger: on amber", "armed on red")
         (r"\b(?:trigger(?:ed)?|arm(?:ed)?)\W{1,4}on\W{1,3}" + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),
-        (r"(?:moment|instant|time|point|when|as) " + _DECIDER + r" (?:has to|must|needs to"
-         r"|is about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        (r"(?:moment|instant|time|point|when|as) " + _DECIDER + r" (?:has to|have to|must|needs to|need to"
+         r"|is about to|are about to|is forced to) (?:decide|choose)", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:after|once|when|while|though|since) (?:it|the light|the signal)(?: has| had)? (?:already |in fact "
          r"|actually )*(?:turned|changed to"
          r"|gone|switched to|changed from \w+ to) " + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),

@@ -15,7 +15,7 @@ open still compiles deterministically.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, Application, Stream
 from lastv2x.core.spec import AgentRole, AnchorEvent, FaultOperator
@@ -176,7 +176,7 @@ SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
 GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?)\b|\bphantom\b"
                  r"|\bghost[- ]((crossing|cross|oncoming|opposing|lead|leading|braking|stopped) )?(vehicles?|cars?|trucks?"
                  r"|senders?|bsms?|leads?|obstacles?|rvs?|remote vehicles?)\b|\bsybil\b"
-                 r"|\b(non-?existent|fake|forged|fictitious|imaginary|invented|made-up|spoofed|bogus|fabricated"
+                 r"|\b(non-?existent|fake|forged|fictitious|imaginary|invented|made-up|make-believe|pretend|spoofed|bogus|fabricated"
                  r"|falsified|counterfeit|phony|phoney|sham)"
                  r" (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?|obstacles?)\b"
                  r"|\b(vehicles?|cars?|trucks?|senders?) (that|which) (is|are|was|were) ?n[o']?t (really )?"
@@ -229,7 +229,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"|earlier|previous|outdated)\b|\b(captured|recorded|intercepted|sniffed|eavesdropped|old"
                            r"|earlier)\b[^.;]{0,40}?\b(re-?sen(d|ds|t|ding)|re-?broadcast\w*|re-?transmit\w*|played back"
                            r"|sent again|broadcast again|transmitted again)\b|\bre-?sen(d|ds|t|ding)\b[^.;]{0,50}?\b(captured"
-                           r"|recorded|intercepted) <q\d+:time> (earlier|before|ago)\b|\bwith (its|their|the) (original|old|own"
+                           r"|recorded|intercepted) <q\d+:time> (earlier|before|ago)\b"
+                           # "re-broadcast what the RSU said 10 s ago"
+                           r"|\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?) what (the |its |their )?(\w+ )"
+                           r"{0,2}?(said|sent|broadcast|transmitted|reported|showed) <q\d+:time> (earlier|before|ago)\b"
+                           r"|\bwith (its|their|the) (original|old|own"
                            r"|earlier) (time ?stamps?|generation times?)\b", False, 7),
     (FaultOperator.MAP_MISASSOCIATION, r"\b(ties?|tied|tying|links?|linked|linking|maps?|mapped|mapping|assigns?|assigned"
                                        r"|assigning|associates?|associating)\b (our|the "
@@ -322,7 +326,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                           r"|she) (was|were) <q\d+:time> (ago|earlier|before)\b", False, 7),
     (FaultOperator.DELAY, r"\b(?:fault|op|operator)\s*[=:]\s*(?:delay|latency)\b|\b(?:delay|latency|lag)\s*[=:]\s*<q\d+:time>",
      False, 5),
-    (FaultOperator.DELAY, r"\bdelay\w*|\bpostpone\w*|\blate\b|latency|\blag\w*|held back|arriv\w* late|\bretard(ed)?\b",
+    (FaultOperator.DELAY, r"\bdelay\w*|\bpostpone\w*|\blate\b|latency|\blag\w*|held back|\bhold(s|ing)? (every |all |the |its |their )?(\w+ ){0,2}?back\b|arriv\w* late|\bretard(ed)?\b",
      True, 4),
     # effects: what a receiver would see (issue 19); the quantity's kind and the comparative decide
     (FaultOperator.MAP_MISASSOCIATION, r"(ties|tied|links?|linked|puts?|assigns?|points?|pointing|associates?)\b"
@@ -460,9 +464,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|although|though) (it'?s|it is|the light is|the signal is|the phase is) (actually "
                                        r"|really |in fact |truly )?(green|red|amber|yellow)\b", True, 7),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(claims?|claiming|says|saying|tells?|telling|insists?|insisting|announc\w*"
-                                       r"|reports?|reporting|indicat\w*|signals?)\b( (the|our) (car|ego|vehicle|driver"
-                                       r"|receiver)| everyone| everybody| us| drivers| (the )?(cars|vehicles))? (that )?"
-                                       r"(it'?s|it is|the light is|the signal is|the phase is) (still |now |already )?"
+                                       r"|swore|swears?|swearing|reports?|reporting|indicat\w*|signals?)\b( (the|our) (car|ego"
+                                       r"|vehicle|driver|receiver)| everyone| everybody| us| drivers| (the )?(cars|vehicles))?"
+                                       r" (that )?['\"]?(it'?s|it is|the light is|the signal is|the phase is) (still |now |already )?"
                                        r"(green|red|amber|yellow)\b", True, 7),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(showing|reporting|claiming|broadcasting|displaying|advertising"
                                        r"|indicating|sending) (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b"
@@ -571,7 +575,7 @@ ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
     (AgentRole.OPPOSING, rf"oncoming {_VEH}?|opposing {_VEH}?|{_VEH} (approaching |coming )?from the opposite "
                          rf"(direction|approach)|{_VEH} coming the other way"),
     (AgentRole.CROSS, rf"cross(ing)?[- ]traffic|(crossing|cross) {_VEH}|\bcrosser\b|red[- ]light runner"
-                      rf"|{_VEH} (coming )?from the (left|right|side)( street| road)?|side[- ]street {_VEH}"
+                      rf"|{_VEH} (coming |crossing |approaching )?from the (left|right|side)( street| road)?|side[- ]street {_VEH}"
                       rf"|perpendicular {_VEH}|{_VEH} on the cross street"),
     (AgentRole.LEAD, rf"lead(ing)? {_VEH}|\blead\b(?!s)|\bleader\b|{_VEH} (directly |just )?(ahead|in front)"
                      rf"|\bthe (first|head) (one|1|{_VEH}) (in|of) (the |a )?(column|platoon|line|queue|convoy|chain)\b"
@@ -780,6 +784,9 @@ LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|
 # a past incident told in a past tense ("last month on the Elm Avenue corridor (five signals, 600 m apart) we saw ...
 # an RSU firmware update introduced about 300 ms of SPaT latency"): none of its words or quantities are this run's
 PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter|sprint|build|version"
+                 r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|test)\b,? (we|they|i|you) [a-z]+ed\b[^.;]*"
+                 # ("Last Tuesday we spoofed the MAP and replayed ...")
+                 r"|\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter|sprint|build|version"
                  r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
                  r"|test)\b[^.;]*\b(saw|observed"
                  r"|noticed|had|was|were|went|introduced|caused|showed|got|received|lost|experienced)\b[^.;]*"
@@ -817,12 +824,21 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
 # BSM packet loss and delay as observed"). Part of NOT_A_FAULT; the quantity guard also reads it per sentence (the
 # quantities of such a sentence are not this run's settings)
 NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
+           # a variant kept out of this run ("the spat-freeze and map-misassociation variants live in a separate manifest
+           # and are NOT applied here", "the bsm-freeze variant stays commented out until v2")
+           r"|[^.;\n]{0,120}\b(?:are|is) not (?:applied|enabled|active|used|injected|included) (?:here|in this \w+|today"
+           r"|now|tonight)\b[^.;\n]*|[^.;\n]{0,120}\blives? in (?:a |an )?(?:separate|different|other|another) (?:manifest"
+           r"|file|config\w*|suite|branch|job|pipeline)\b[^.;\n]*|[^.;\n]{0,80}\b(?:stays?|remains?|is|are|kept|left)"
+           r" commented[- ]out\b[^.;\n]*"
+           # a listing of what comes later ("NEXT WEEK at 20:00: 'The Ghost Car' -- a phantom oncoming sender")
+           r"|(?:^|\n|(?<=[.!?] ))\W*next (?:week|month|episode|sprint|release)\b[^.;\n]*"
            # a chat line the next speaker turned down ("Ines: add 50 % EEBL loss? Kai: no, keep it clean"), marked so
            # by the text check (roles.check_text)
            r"|\((withdrawn|quoted)\)[^\n]*"
            # a fault planned for a later run ("We'll do the 40 % drop variant separately next week", "moved to next
            # sprint (not in this run)")
-           r"|[^.;\n]{0,80}\b(we'?ll|we will|will be|to be|planned|scheduled|moved|deferred|postponed|pushed to)\b[^.;\n]{0,60}"
+           r"|[^.;\n]{0,80}\b(we'?ll|we will|will be|to be|planned|scheduled|moved|deferred|postponed|pushed to|comes"
+           r"|coming|follows|saved for)\b[^.;\n]{0,60}"
            r"\b(next (week|sprint|month|release|time|run)|tomorrow|later (this|next) (week|month|sprint))\b[^.;\n]*"
            r"|[^.;\n]{0,80}\bnot in this (run|test|campaign)\b[^.;\n]*"
            # a question about what an earlier run had ("was that the 150 ms delay we injected on the brake-event stream?")
@@ -849,6 +865,12 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|position|speed|timestamp|replay|spoofing|freeze) (errors?|faults?|cases?)\b"
            r"|" + PAST_INCIDENT +
            r"|\b(packet |message )?(loss|delay|latency)( and (loss|delay|latency))? as (observed|measured|they come)\b")
+
+# a sentence that puts the one before it aside ("What happens if the crossing car's BSM freezes, or if someone spoofs the
+# MAP? Good questions, but I'm not asking them today."): that sentence asks for nothing (the unparsed-fault guard)
+PUTS_ASIDE_PREVIOUS = (r"^\W*(?:(?:good|great|fair|nice|interesting|valid) )?(?:questions?|points?|ideas?|thoughts?)\b[^.;]{0,30}"
+                       r"\bnot (?:asking|testing|running|doing|covering|answering|trying|for) (?:them|that|those|it|these"
+                       r"|this)\b")
 
 # a correction of a value said before ("edit: make that 3 s lag, not 2", "correction: it should be 0.5 s, not 0.3",
 # "(*0.3 s sorry, not 3)"): the prefix before the new value and the tail naming the old one (the parser takes the new
@@ -891,6 +913,8 @@ ROBUSTNESS_REQUIREMENT = (r"\b(should|must|shall|has to|have to|needs? to|is to)
 # lost its logs", "a late-warning check", "stale map tiles are out of scope"): never a fault to inject (the parser's cue
 # filter and the unparsed-fault guard both read it)
 NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requirement)\b"
+               # an exam's question about the run ("(b) Justify your answer with reference to the stale phase data")
+               r"|\bjustify (your|the|this|that|each|an?) [^.;?\n]*|\bwith reference to\b[^.;?\n]*"
                # a fault put aside ("let's skip the loss idea for now"), added nowhere ("don't add anything"), the ego's
                # own position lost with its GNSS ("so it loses its own position fix": said with the jamming)
                r"|\bskip(ping)? (the |that |this )?[\w-]+ (idea|variant|case|test|part|bit)\b"
@@ -1032,6 +1056,36 @@ FOREIGN_WORDS = {
     "Portuguese": frozenset("o a os as e é uma um do da para com em que não verificar permanece seguro "
                             "semáforo veículo cruzamento quando".split()),
 }
+# the value words of an intent written partly in another language, in English: a colour, a number before a unit, a
+# unit, "saying it is" (the parser reads English domain words and these; grammar.LANGUAGE_CHECK tells the user); a colour or number
+# word that is also English ("rot", "six") is left alone
+FOREIGN_VALUES: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
+    (r"\b(?:rojo|roja|rosso|rossa|rouge|rood|vermelho|vermelha)\b", "red"),
+    (r"\b(?:verde|vert|grün|gruen|groen)\b", "green"),
+    (r"\b(?:amarillo|ámbar|giallo|ambra|jaune|gelb|oranje|amarelo)\b", "amber"),
+    (r"\b(?:segundos?|secondi|secondo|secondes?|sekunden|sekunde|seconden)\b", "seconds"),
+    (r"\b(?:metros?|metri|metro|mètres?|meter)\b", "metres"),
+    (r"\b(?:diciendo|dicendo|disant|sagend|zeggend|dizendo) (?:que|che|qu'|dass|dat)\s?(?:está|esta|es|è|e|il est"
+     r"|elle est|est|es ist|er ist|het is|is)? ?(?:en |in |au |sul |su |auf |op |no |em )?", "saying it is "),
+    (r"\b(?:durante|pendant|während|gedurende|per|für|pour|por|para) (?=\d|uno|una|dos|tres|cuatro|cinco|due|tre"
+     r"|quattro|cinque|deux|trois|quatre|cinq|zwei|drei|vier|fünf)", "for "),
+    # "quando scatta il verde", "cuando se pone en rojo", "quand le feu passe au vert", "wenn die Ampel rot wird" (after
+    # the colours above)
+    (r"\b(?:quando|cuando|quand|wenn|als|wanneer) (?:(?:il|el|le|la|die|de|het) (?:semaforo|semáforo|feu|ampel"
+     r"|verkeerslicht|luz|luce) )?(?:scatta|diventa|passa|se pone|se enciende|cambia|passe|devient|wird|springt|wordt)"
+     r" ?(?:a |al |en |au |à |auf |il |el |la |le |sul |op )?(green|red|amber)(?: wird| wordt)?\b", r"when the light turns \1"),
+    (r"\b(?:ab dem moment,? (?:wo|wenn|als|in dem)|wenn|sobald|als) (?:die )?(?:ampel )?(green|red|amber|rot) (?:wird|ist"
+     r"|zeigt)\b", lambda m: f"when the light turns {'red' if m.group(1) == 'rot' else m.group(1)}"),
+    (r"\b(?:semaforo|semáforo|feu|ampel|verkeerslicht) (?:a|à|en|bei|in|op|auf) (?=\d)", "traffic light at "),
+    (r"(?:\ba partir de|\bà partir de|\ba partire da|\bab|\bvanaf|\bdesde) (?:los |las |la |el |les |le |l'|i |gli |den )?"
+     r"(?=\d|uno|una|dos|tres|cuatro|cinco|due|tre|quattro|cinque|deux|trois|quatre|cinq|zwei|drei|vier|fünf)",
+     "from t = "),
+)
+# number words of those languages, before a unit ("cinco segundos", "tre secondi", "fünf Sekunden")
+FOREIGN_NUMBERS = {"uno": 1, "una": 1, "dos": 2, "due": 2, "deux": 2, "zwei": 2, "tres": 3, "tre": 3, "trois": 3,
+                   "drei": 3, "cuatro": 4, "quattro": 4, "quatre": 4, "vier": 4, "cinco": 5, "cinque": 5, "cinq": 5,
+                   "fünf": 5, "seis": 6, "sei": 6, "sechs": 6, "siete": 7, "sette": 7, "sieben": 7, "ocho": 8, "otto": 8,
+                   "huit": 8, "nueve": 9, "nove": 9, "neuf": 9, "neun": 9, "diez": 10, "dieci": 10, "zehn": 10}
 SCRIPTS = (  # (name, inclusive code point ranges)
     ("CJK", ((0x4E00, 0x9FFF), (0x3400, 0x4DBF))),
     ("Japanese kana", ((0x3040, 0x30FF),)),
@@ -1117,6 +1171,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pct", r"%|percent|per cent", 0.01),
     ("angle", r"°|deg|degrees?", 1.0),
 )
-COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(spat |bsm |map |mapmsg |eebl |signal phase |signal timing "
+COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(lead |lead's |leader's |leading |crossing "
+               r"|oncoming |opposing |braking |relay )?(spat |bsm |map |mapmsg |eebl |signal phase |signal timing "
                r"|phase |status |position |safety |brake |braking |hard-braking |cam |denm |spatem |mapem )?(event )?"
                r"(bsms?|spats?|cams?|denms?|spatems?|mapems?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)")

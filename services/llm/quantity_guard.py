@@ -30,7 +30,7 @@ from lastv2x.core.spec import Ego, SignalPlan
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import fault_cues
 from services.llm import lexicon as lx
-from services.llm.intent_text import Quantity, normalize, stated_range
+from services.llm.intent_text import Quantity, normalize, run_sheet_times, stated_range
 
 CHECK = fault_cues.CHECK
 TOLERANCE = 0.02
@@ -239,6 +239,8 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
     with any, in order. A quantity in the part of a clause that asks for a fault must be a fault's value;
     any other quantity must be somewhere in the answers."""
     faults, everything = values(answers)
+    # an itinerary's clocks of the day count from its first line, which a clause alone does not have
+    text = run_sheet_times(text)
     # a value a correction replaced ("... a 2 s lag ... edit: make that 3 s lag, not 2") was said and taken back
     taken_back = [float(m.group("old")) for m in _CORRECTED.finditer(text)]
     faults, everything = faults + taken_back, everything + taken_back

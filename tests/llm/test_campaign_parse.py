@@ -645,11 +645,12 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH22, ("f22_020",), {}, (), ("f22_015",)),
     (bench_parse_campaign.FRESH23, (), {}, (), ()),
     (bench_parse_campaign.FRESH24, (), {}, (), ()),
-    (bench_parse_campaign.FRESH25, ("f25_012",), {}, (), ()),
+    (bench_parse_campaign.FRESH25, (), {}, (), ()),
     (bench_parse_campaign.FRESH26, (), {}, (), ("f26_013",)),
     (bench_parse_campaign.FRESH27, (), {"f27_013": {"reported"}, "f27_017": {"reported"}}, (), ()),
     (bench_parse_campaign.FRESH28, ("f28_024",), {}, (), ()),
-    (bench_parse_campaign.FRESH29, (), {}, (), ("f29_025",)),
+    (bench_parse_campaign.FRESH29, (), {}, (), ()),
+    (bench_parse_campaign.FRESH30, (), {"f30_022": {"reported"}}, ("f30_022",), ()),
 ]
 
 
@@ -1727,3 +1728,72 @@ def test_fresh29_scene_words() -> None:
     advisory = roles.parse_intent("GLOSA: approaching at 45 mph, the advisory says 'hold 38 mph'; then the countdown "
                                   "reads 5 s less than it has.", 1)
     assert advisory.spec.ego.speed_mps == pytest.approx(20.117, abs=1e-3)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh30's first read: code and wire formats around the intent, a telegram, an itinerary's clock, LaTeX, a verse
+    ("A limerick for the rig:\nA driver rolled up on the red,\nbut SPaT swore 'it's green' instead;\nfor six seconds it "
+     "lied\nfrom when red was applied --\ndid the warning still fire?", [("spat_phase_corrupt", "red_onset", 6.0, None)]),
+    ("#!/usr/bin/env bash\n# GLOSA check: ego at 60 km/h, one signal 300 m out, light goes green around t=14 s\n"
+     "export APP=GLOSA\n# hold every SPaT back by a few hundred ms (call it 300 ms) starting at t=5 s, for 10 s\n"
+     "./run_scenario.sh", [("delay", "scenario_time", 10.0, 0.3)]),
+    ("fcw-speed-lie: ## FCW: lead car's BSM claims it's going 10 mph faster than it really is\n\t$(RUN) APP=FCW "
+     "LEAD_SPEED_MPH=35 EGO_SPEED_MPH=45 LEAD_BRAKE_AT=12s", [("bsm_speed_offset", "scenario_time", None,
+                                                                pytest.approx(4.4704))]),
+    ("EEBL TEST REQUESTED STOP EGO 60 KMH BEHIND WHITE BOX TRUCK STOP TRUCK BRAKES HARD AT T 11 S STOP FROM T 10 S TRUCK "
+     "TO GO SILENT ON EEBL CHANNEL UNTIL END STOP", [("suppress_sender", "scenario_time", None, None)]),
+    ("Itinerary -- EEBL day trip\n09:00:00.0 depart, ego at 60 km/h behind the silver van\n09:00:06.0 van's EEBL messages "
+     "start reporting its position 6 m ahead of where it really is (until 09:00:10.0)\n09:00:08.5 van brakes hard\n"
+     "09:00:20.0 arrive", [("bsm_position_offset", "scenario_time", 4.0, -6.0)]),
+    ("\\paragraph{Case R3 (RLVW).} Ego at $v_0 = 45\\,\\mathrm{km/h}$, stop bar $d_0 = 120\\,\\mathrm{m}$ ahead. The SPaT "
+     "time-to-change is biased by $\\Delta = -2\\,\\mathrm{s}$ (reads early) over $t \\in [t_{\\mathrm{amber}}, "
+     "t_{\\mathrm{amber}} + 3]$ s.", [("spat_countdown_offset", "amber_onset", 3.0, -2.0)]),
+    ("# In[14]:\n# IMA -- crossing motorbike from the right at 50 km/h, ego 40 km/h.\n# shove the motorbike's reported "
+     "position 12 m back along its heading, t=6 s \u2192 t=10 s", [("bsm_position_offset", "scenario_time", 4.0, 12.0)]),
+    ("LTA \u25b8 ego turning left, oncoming white van @ 70 km/h\n\u2022 once ego \u2264 30 m from stop line \u2192 "
+     "oncoming BSM latency +\u00bc s, for the rest of the run", [("delay", "stop_bar_distance", None, 0.25)]),
+    ("Explain like I'm five: our car drives at 30 km/h. We make the radio tell it there's a pretend car, one that isn't "
+     "really there, about 30 metres in front. Does the forward collision warning get scared?",
+     [("ghost_sender", "scenario_time", None, 30.0)]),
+    ("LTA horoscope: a blue pickup comes at you at 55 km/h. At the exact moment you must choose to go or wait, its BSM "
+     "will get stuck repeating the same picture for 3 seconds.", [("freeze", "decision_epoch", 3.0, None)]),
+    ("Ciao team, test GLOSA: ego a 50 km/h, semaforo a 250 m. Quando scatta il verde, un RSU falso (rogue roadside unit) "
+     "transmite SPaT diciendo que est\u00e1 en rojo, durante cinco segundos.", [("spoofed_rsu", "green_onset", 5.0, None)]),
+    # never a fault
+    ("metadata:\n  annotations:\n    v2x.test/application: \"RLVW\"\n    v2x.test/notes: \"clean reference pass; ego 50 "
+     "km/h, light turns red 70 m out. The spat-freeze and map-misassociation variants live in a separate manifest and "
+     "are NOT applied here.\"", []),
+    ("POST /api/v1/runs HTTP/1.1\nContent-Type: application/x-www-form-urlencoded\n\napp=FCW&ego_kph=90&gap_m=50"
+     "&inject=none&note=baseline+only%3B+the+bsm-freeze+variant+stays+commented+out+until+v2", []),
+    ("1/3 Running GLOSA today, ego at 50 km/h.\n2/3 This one is the control run, the RSU behaves perfectly.\n3/3 The nasty "
+     "stuff (a spoofed RSU showing red) comes next week.", []),
+    ("What happens if the crossing car's BSM freezes, or if someone spoofs the MAP? Good questions, but I'm not asking "
+     "them today. Just run IMA clean: ego 25 km/h, a red hatchback crossing from the right at 40 km/h.", []),
+    ("Greetings! Last Tuesday we spoofed the MAP and replayed the oncoming car's BSM from 5 s back. Today: plain LTA "
+     "baseline, no faults at all.", []),
+    ("TONIGHT: 'Left Turn Assist: The Baseline', no injected faults. NEXT WEEK at 20:00: 'The Ghost Car' -- a phantom "
+     "oncoming sender and a frozen BSM.", []),
+])
+def test_fresh30_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
+    got, unread = _as_read(text)
+    assert got == want and not unread
+
+
+def test_fresh30_scene_words() -> None:
+    roles = LlmRoles()
+    # a crossing car's speed is the crossing car's, not the ego's ("a car crossing from the right at 40 km/h")
+    ima = roles.parse_intent("Run IMA: ego 25 km/h, a car crossing from the right at 40 km/h.", 1).spec
+    assert ima.ego.speed_mps == pytest.approx(6.944, abs=1e-3) and ima.agents[0].speed_mps == pytest.approx(11.111, abs=1e-3)
+    # a light's onset before the ego's arrival is the plan's offset, not the amber's length
+    amber = roles.parse_intent("RLVW: ego at 50 km/h, the light turns amber 3.5 s before the ego arrives.", 1).spec
+    assert amber.signal.amber_s == 3.0 and amber.signal.offset_s > 0
+    red = roles.parse_intent("RLVW: ego 50 km/h, light turns red 70 m out, driver stops.", 1)
+    assert red.spec.signal.offset_s > 0 and not red.unparsed_clauses
+    # "leading by 40 metres" is the lead's gap; "five lead BSMs in a row" a burst of five
+    fcw = roles.parse_intent("FCW: the red hatchback leading by 40 metres brakes at t=9 s; at the decision point five "
+                             "lead BSMs in a row vanish.", 1).spec
+    assert fcw.agents[0].gap_m == 40.0 and fcw.faults[0].burst_count == 5
+    # a pasted log's clock of the day is no run sheet: the repro's own start stands
+    log = roles.parse_intent("EEBL missed.\nLog:\n14:02:31.200 RX EEBL V3 seq=1040\n14:02:32.700 RX EEBL V3 seq=1056\n"
+                             "Repro request: drop 15 consecutive EEBL messages starting 12 s into the scenario.", 1).spec
+    assert log.faults[0].anchor.offset_s == 12.0
