@@ -103,6 +103,7 @@ from services.search.repairs import (
     OBSERVABILITY_CHECKS,
     observability_repairs,
     repair_text,
+    run_up_repaired,
     verifier_repaired,
 )
 from services.search.witness import WitnessKeeper
@@ -159,6 +160,22 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
             sc.repairs.append(r)
             self._emit("repair", sc.index, f"{sc.source}: {repair_text(r)}")
         return spec
+
+    def _fitted(self, sc: ScenarioProgress, spec: ScenarioSpec) -> ScenarioSpec:
+        """The spec, or, when it does not ground for want of road before the junction and the intent states no start
+        distance, the spec with the ego started nearer (``run_up_repaired``), journaled and announced as a repair."""
+        found = self._ground(spec)
+        if not isinstance(found, str):
+            return spec
+        fitted, record = run_up_repaired(spec, found, self._stated.get(sc.index, frozenset()),
+                                         lambda s: not isinstance(self._ground(s), str))
+        if not record["patch"] and not record["reason"]:
+            return spec  # another reason: the root candidate reports it
+        record["origin"] = "grounding"
+        self._journal("repairs", {"scenario": sc.index, "origin": "grounding", "repairs": [record]})
+        sc.repairs.append(record)
+        self._emit("repair", sc.index, f"{sc.source}: {repair_text(record)}")
+        return fitted if fitted is not None else spec
 
     # ── the campaign ──────────────────────────────────────────────────────
     def run(self) -> tuple[str, str]:
@@ -227,6 +244,7 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
         else:
             spec = self._repaired(sc, given, frozenset({GIVEN}), "initial")  # reported, never applied
         sc.application = spec.application.value
+        spec = self._fitted(sc, spec)
         self._journal("scenario", {"scenario": sc.index, "seed": seed, "spec": spec_to_dict(spec)})
         root = self._run_candidates(sc, [Candidate(spec, "initial")])[0]
         sc.admitted_initially = bool(root.execution and root.execution.admitted)

@@ -8,6 +8,8 @@
   version that does (its ERROR findings' repairs, one at a time): the campaign's first search step, run after
   the spec as stated. A repair that reverses a fault's direction (a magnitude's sign) is another fault and is
   never taken.
+* :func:`run_up_repaired`: a scene whose conflicting car needs more road than the map has before the junction (the
+  grounding's ``run_up``), with the ego started nearer, when the intent states no start distance.
 * :func:`repair_text`: one line for a record (the results table, the report, the CLI).
 
 A record is ``{check, message, description, patch: [{field, from, value}], applied, reason, origin}``.
@@ -16,6 +18,7 @@ A record is ``{check, message, description, patch: [{field, from, value}], appli
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from lastv2x.core.errors import InvalidArgument
@@ -126,6 +129,42 @@ def verifier_repaired(spec: ScenarioSpec) -> tuple[ScenarioSpec | None, list[dic
     return (spec, records) if not _errors(verify(spec)) else (None, [])
 
 
+# the ego's start distances a scene that does not fit its map is tried at, nearest first, when the intent states none
+# (the parser's 120 m default): a crossing or oncoming car that must reach the conflict point with the ego needs road
+# in proportion to the ego's approach time, and a built-in map's side approaches are 150-170 m long
+FIT_START_DISTANCES_M = (100.0, 80.0, 60.0, 45.0)
+START_DISTANCE = "ego.start_distance_m"
+_RUN_UP = re.compile(r"\brun[-_ ]up\b", re.IGNORECASE)
+
+
+def run_up_repaired(spec: ScenarioSpec, why: str, stated: frozenset[str],
+                    grounds: Callable[[ScenarioSpec], bool]) -> tuple[ScenarioSpec | None, dict[str, Any]]:
+    """When a spec does not ground for want of road before the junction (``why``: the grounding's reason) and the
+    intent states no start distance, the spec at the nearest shorter start (``FIT_START_DISTANCES_M``) that grounds
+    (``grounds``) and meets the verifier no worse; with its record (applied, or why not). A pure function of its
+    arguments: the same spec gives the same repair."""
+    record: dict[str, Any] = {"check": "grounding.run_up", "message": why[:300],
+                              "description": "start the ego nearer the junction, so that the conflicting car's approach "
+                                             "fits the map's road",
+                              "patch": [], "applied": False, "reason": ""}
+    if not _RUN_UP.search(why):
+        return None, record
+    if GIVEN in stated or START_DISTANCE in stated:
+        record["reason"] = "the intent states the ego's start distance"
+        return None, record
+    before = _errors(verify(spec))
+    for distance in FIT_START_DISTANCES_M:
+        if distance >= spec.ego.start_distance_m:
+            continue
+        fitted = spec.model_copy(update={"ego": spec.ego.model_copy(update={"start_distance_m": distance})})
+        if _errors(verify(fitted)) <= before and grounds(fitted):
+            record["patch"] = [{"field": START_DISTANCE, "from": spec.ego.start_distance_m, "value": distance}]
+            record["applied"] = True
+            return fitted, record
+    record["reason"] = f"no start distance down to {FIT_START_DISTANCES_M[-1]:g} m fits the map"
+    return None, record
+
+
 def _turns_a_fault(f: Finding, data: dict[str, Any]) -> bool:
     """Does the repair reverse a fault's direction (a signed magnitude to the other sign: "reported behind" to
     "reported ahead", "slower" to "faster")? That is another fault, not a stronger or weaker one: a search step
@@ -157,5 +196,5 @@ def repair_text(r: dict[str, Any]) -> str:
     return f"repair not applied ({r['check']}): {r['description']} ({change}): {r['reason']}"
 
 
-__all__ = ["GIVEN", "MAX_REPAIRS", "OBSERVABILITY_CHECKS", "observability_repairs", "repair_text", "value_at",
-           "verifier_repaired"]
+__all__ = ["FIT_START_DISTANCES_M", "GIVEN", "MAX_REPAIRS", "OBSERVABILITY_CHECKS", "observability_repairs",
+           "repair_text", "run_up_repaired", "value_at", "verifier_repaired"]

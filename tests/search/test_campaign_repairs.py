@@ -141,3 +141,67 @@ def test_a_stated_fault_runs_as_stated_then_the_verifiers_repair_is_a_visible_se
     assert rep["applied"] and rep["check"] == "freshness_budget"
     assert rep["patch"] == [{"field": "faults[0].magnitude", "from": 0.2, "value": 0.44}]
 
+
+
+IMA_FAST_CROSSER = ("IMA at an unsignalized 4-way: the ego at 30 km/h, a car crossing from the right at 40 km/h, 30 % of its "
+                    "BSMs lost.")
+
+
+def test_a_scene_too_long_for_its_map_starts_the_ego_nearer_when_the_intent_states_no_start(tmp_path: Path) -> None:
+    """A crossing car at 40 km/h that must meet an ego approaching from the parser's default 120 m needs ~180 m of
+    side road, more than a built-in map has: the nearest shorter start that grounds is taken, recorded with its
+    reason; a start the intent states is never moved; another grounding failure is not this repair's."""
+    from lastv2x.core.errors import FailedPrecondition
+    from services.grounding.core import GroundingConfig, GroundingCore
+    from services.llm.roles import LlmRoles
+    from services.search.repairs import FIT_START_DISTANCES_M, run_up_repaired
+
+    grounding = GroundingCore(GroundingConfig(cache_dir=tmp_path))
+
+    def grounds(s: Any) -> bool:
+        try:
+            grounding.ground(s)
+        except FailedPrecondition:
+            return False
+        return True
+
+    parsed = LlmRoles().parse_intent(IMA_FAST_CROSSER, 1)
+    spec, stated = parsed.spec, frozenset(stated_fields(parsed.notes, parsed.spec))
+    assert spec.ego.start_distance_m == 120.0 and "ego.start_distance_m" not in stated
+    try:
+        grounding.ground(spec)
+        raise AssertionError("the scene was expected not to fit the built-in maps at a 120 m start")
+    except FailedPrecondition as exc:
+        why = str(exc)
+    fitted, record = run_up_repaired(spec, why, stated, grounds)
+    assert fitted is not None and record["applied"] and grounds(fitted)
+    distance = fitted.ego.start_distance_m
+    assert distance in FIT_START_DISTANCES_M and record["patch"] == [
+        {"field": "ego.start_distance_m", "from": 120.0, "value": distance}]
+    assert fitted.model_copy(update={"ego": spec.ego}) == spec  # nothing else moved: the fault, the speeds stay
+    nearer = [d for d in FIT_START_DISTANCES_M if d > distance]
+    assert not any(grounds(spec.model_copy(update={"ego": spec.ego.model_copy(update={"start_distance_m": d})}))
+                   for d in nearer)  # the nearest start that fits, not any
+    assert run_up_repaired(spec, why, stated, grounds) == (fitted, record)  # a pure function
+    kept, said = run_up_repaired(spec, why, stated | {"ego.start_distance_m"}, grounds)
+    assert kept is None and not said["applied"] and "states the ego's start distance" in said["reason"]
+    other, none = run_up_repaired(spec, "roles: no junction with 5 approaches", stated, grounds)
+    assert other is None and not none["reason"] and not none["patch"]
+
+
+def test_a_campaign_runs_the_fitted_scene_and_says_so(tmp_path: Path) -> None:
+    from lastv2x_app.campaigns import local_core, results_table
+
+    core = local_core(tmp_path / "data", stall_candidates=3)
+    try:
+        view = _run(core, intents=[IMA_FAST_CROSSER], seed=1, budget_per_scenario=2)
+        assert view.state == "done", view.reason
+        (sc,) = view.summary["scenarios"]
+        (rep,) = [r for r in sc["repairs"] if r["origin"] == "grounding"]
+        assert rep["applied"] and rep["check"] == "grounding.run_up"
+        initial = next(p for _, k, p in core.store.journal(view.id) if k == "dispatch" and p["origin"] == "initial")
+        assert initial["spec"]["ego"]["start_distance_m"] == rep["patch"][0]["value"] < 120.0
+        assert "repaired (grounding.run_up): start the ego nearer the junction" in results_table(view.summary, [],
+                                                                                                 "archive")
+    finally:
+        core.close()
