@@ -74,7 +74,9 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"|\b(rain|fog|snow|glare|dirt|mud|spray)\b[^.;]{0,20}\b(on|over|covering|blinding|degrading|obscuring|affecting)"
             r" (the )?(\w+ )?(camera|lidar|radar|sensor)s?\b"
             r"|\b(cloud|backend|back-end|server|backend server)s?\b[^.;]{0,20}\b(down|outage|offline|unavailable|unreachable"
-            r"|crash\w*)\b|\b(camera|lidar|radar)s? (is |are |gets? )?(blind\w*|blocked|obstructed|covered|failing|failed)\b"
+            r"|crash\w*)\b|\b(camera|lidar|radar)s? (will be |is |are |gets? |got |being )*(blind\w*|blocked|obstructed|covered|dazzled"
+            r"|failing|failed)\b|\bjitter\w* (the )?(\w+ ){0,2}(radar|lidar|camera)\b|\b(add|inject)\w* (\w+ ){0,2}(noise|jitter|errors?) (to|on|into)"
+            r" (the )?(\w+ ){0,2}(radar|lidar|camera)\b"
             # "blind the ego's front camera with an IR flood"; the weather a config file sets ("rain = heavy", "road =
             # wet_asphalt"; weather said in a scene's prose, "in light rain", is its setting, not a request)
             r"|\b(blind\w*|dazzl\w*|obstruct\w*|cover\w*) (the )?(ego'?s? )?(front |rear |forward |forward[- ]facing )?(camera|lidar"

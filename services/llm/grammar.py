@@ -266,8 +266,9 @@ def _language_gate(p: ParseState, raw: str) -> None:
                                              "before amber'"))
     if language:
         p.findings.append(Finding(LANGUAGE_CHECK, Severity.WARNING,
-                                  f"the text appears to be {language}; only English domain words (and colours, "
-                                  "numbers and units: lexicon.FOREIGN_VALUES) were read, the rest was ignored", ("intent",)))
+                                  f"the text appears to be {language}; only English domain words and a few "
+                                  "others (colours, numbers, units, some fault and scene words: lexicon.FOREIGN_VALUES) "
+                                  "were read, the rest was ignored", ("intent",)))
 
 
 def _geometry(p: ParseState) -> dict[str, Any]:

@@ -118,12 +118,14 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
         agent = agent_for(agents, role)
         behaviour: dict[str, Any] = agent.setdefault("behaviour", {})
         behaviour["kind"] = "hard_brake"
-        # (on the braking's own line: a run sheet's next line is another event's, "van brakes hard\nat t = 12 s ...")
+        # (in the braking's own sentence: "At t=10 s the lead brakes hard. Just before, at t=9 s, ..." and a run
+        # sheet's next line, "van brakes hard\nat t = 12 s ...", time other things)
+        first, last = p.n.sentences[p.n.sentence_of(m.start())]
         after = rx(r"^\W*(?:(?:\w+\W+){0,3}?(?:at|after|from|around|about|near) (?:t ?= ?)?|t ?= ?)" + Q("time")).search(
-            p.t[m.end():m.end() + 40].split("\n", 1)[0])  # ("brakes hard at 12 s", "lead brakes t=10 @ -6 m/s2")
+            p.t[m.end():min(m.end() + 40, last)])  # ("brakes hard at 12 s", "lead brakes t=10 @ -6 m/s2")
         # "at t = 12 s from scenario start the lead vehicle brakes", a run sheet's "at t = 8.5 s van brakes hard"
         before = rx(r"(?:at|after) (?:t ?= ?)?" + Q("time") + r",? (?:from (?:the )?(?:scenario |run |test )?start,? )?"
-                    r"(?:\w+\W+){0,5}$").search(p.t[max(0, m.start() - 75):m.start()].rsplit("\n", 1)[-1])
+                    r"(?:\w+\W+){0,5}$").search(p.t[max(first, m.start() - 75):m.start()])
         into = rx(Q("time") + r" into the (?:scenario|run|simulation|test),? (?:\w+\W+){0,5}$").search(
             p.t[max(0, m.start() - 60):m.start()])
         # "does a panic stop 6 seconds after start", "brakes hard 3 s into the run"

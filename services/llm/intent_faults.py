@@ -62,7 +62,10 @@ _VEHICLE_IDIOM = rx(r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in th
                     # late (lexicon): said of the run, not of a message
                     r"|" + lx.LATENCY_BUDGET_MET + r"|" + lx.NOT_A_FAULT + r"|" + lx.APP_OUTPUT_LATE +
                     # "a delayed departure (it starts at 4 s)": the scene's choreography
-                    r"|\b(delayed|late|postponed) (departure|start|launch|take-?off|release)\b")
+                    r"|\b(delayed|late|postponed) (departure|start|launch|take-?off|release)\b"
+                    # where a vehicle is, said after its speed ("oncoming motorcycle at 70 km/h, 80 m out", "making 30
+                    # kn, 90 m off"): no position offset
+                    r"|<q\d+:speed>,? <q\d+:dist> (?:out|off|away)\b")
 # a word mentioned, not used: a report's column, counter or metric named by a fault word, quoted or not ("the 'lost'
 # column in the report should read zero", "the dropped-packets counter"): what a run shows, not a fault it asks for;
 # and the application's own handling of a track ("IMA holds last track? or drops it?")
@@ -92,7 +95,8 @@ def _stream_mentions(p: ParseState) -> list[tuple[Stream, int, int]]:
 _LIST_ITEM = rx(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s")
 # a step of a numbered plan ("1. Phase 1 - 20 nominal crossings, nothing injected"): what it says healthy is that step's
 _PLAN_STEP = rx(r"^\s*(?:\d{1,2}[.)]\s*)?(?:phase|step|stage|run|part|round|leg)\s*\d{1,2}\b")
-_REFERS_BACK_TO = rx(r"\b(?:delay|drop|freeze|replay|corrupt|offset|shift|suppress|silence|stamp|lose)\w* (?:it|them)\b")
+_REFERS_BACK_TO = rx(r"\b(?:delay|drop|freeze|replay|corrupt|offset|shift|suppress|silence|stamp|lose)\w* (?:it|them)\b"
+                     r"|\b(?:over|in|during|for|within) the same (?:window|period|interval|span|time span|time)\b")
 
 
 def _in_context(p: ParseState, context: re.Pattern[str], s: int) -> bool:
@@ -225,8 +229,9 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.notes.append(f"sender {f.sender} dropped: a forged roadside unit transmits under an id of its own")
             f.sender = None
         if f.operator is FaultOperator.SPOOFED_RSU and f.target_phase is None:
-            hit = nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|says|saying|displays"
-                                 r"|advertises|announc\w*) (?:a |an |the )?(?:false |wrong |fake )?(?P<ph>green|red|amber"
+            hit = nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|broadcasting|says|saying"
+                                 r"|displays|displaying|advertises|advertising|sends|sending|announc\w*) (?:a |an |the )?"
+                                 r"(?:false |wrong |fake )?(?P<ph>green|red|amber"
                                  r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)"
                                  r"|\bphase ?(?:=|:|of) ?(?P<ph3>green|red|amber|yellow)\b"
                                  # "claiming phase 6 is green", "showing signal group 2 as green", "claims the ego's
@@ -447,7 +452,8 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                 f.notes.append(f"burst_count {f.burst_count}" + (f" {source}" if source else ""))
             else:
                 m = nearest(p, f, Q("pct"))
-                m = m or nearest(p, f, r"(?:probability|rate|chance)(?: of| ?[=:])? ?(?P<bare>0?\.\d+|1\.0|0|1)\b")
+                m = m or nearest(p, f, r"(?:probability|rate|chance|\bp|\bp\((?:drop|loss)\))(?: of| ?[=:\u2248~])? ?"
+                                       r"(?P<bare>0?\.\d+|1\.0|0|1)\b")
                 if m and (m.groupdict().get("bare") or (p.free(m) and owner_of(faults, p, m.start()) is f)):
                     source = None
                     if not m.groupdict().get("bare"):
@@ -525,7 +531,7 @@ _VALUE_KEY = rx(r"\b(?:delta|offset|magnitude|mag|value|amount|error|shift|age|l
 
 # operators whose magnitude is an age (seconds in the past), and the words that say a quantity is one
 _AGE_OPERATORS = (FaultOperator.REPLAY, FaultOperator.TIMESTAMP_OFFSET)
-_SAID_AS_AGE = rx(r"^\W*(?:too )?(?:stale|old|older|outdated|in the past|ago|behind|before(?=\s*[,.;)]|\s+instead))\b")
+_SAID_AS_AGE = rx(r"^\W*(?:too )?(?:stale|old|older|outdated|in the past|ago|earlier|behind|before(?=\s*[,.;)]|\s+instead))\b")
 
 
 def _upper_end(p: ParseState, m: re.Match[str], what: str) -> tuple[re.Match[str], str | None]:

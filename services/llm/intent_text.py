@@ -97,8 +97,13 @@ def _latex(t: str) -> str:
     """LaTeX in a test description as the words it says: "$v_0 = 45\\,\\mathrm{km/h}$" is "45 km/h",
     "$t \\in [t_{\\mathrm{amber}}, t_{\\mathrm{amber}} + 3]$ s" from amber onset for 3 s, "$t \\in [0, T_{\\mathrm{end}}]$" the
     whole run, "$t \\in [6, 10]$ s" from t = 6 s to t = 10 s; text without a "$" as it stands."""
-    if "$" not in t and "\\" not in t:
+    if "$" not in t and "\\" not in t and "\u2208" not in t and "\u0394" not in t:
         return t
+    # plain-text math: "t \u2208 [3 s, 10 s]", "\u0394t_delay = 0.4 s", "P(drop) \u2248 20%"
+    t = re.sub(r"t\s*(?:\\in|\u2208)\s*\[\s*(\d+(?:\.\d+)?)\s*s?\s*,\s*(\d+(?:\.\d+)?)\s*s?\s*\]\$?\s*(?:\\,)?\s*"
+               r"(?:\\mathrm\{s\}|s\b)?", r"from t = \1 s to t = \2 s", t)
+    t = re.sub(r"(?:\u0394|\\Delta\s*)t[ _]?\{?(delay|lag|latency|offset)\}?\s*=\s*", r"\1 of ", t)
+    t = re.sub(r"\bP\((drop|loss)\)\s*(?:=|\u2248|~)\s*", r"\1 probability ", t)
     t = _LATEX_WINDOW.sub(lambda m: f"from {m.group(1)} onset for {m.group(2)} s", t)
     t = re.sub(r"t\s*\\in\s*\[\s*0\s*,\s*T_\{?(?:\\mathrm\{)?end\}?\}?\s*\]", "for the whole run", t)
     t = re.sub(r"t\s*\\in\s*\[\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*\]\$?\s*(?:\\,)?\s*(?:\\mathrm\{s\}|s\b)?",
@@ -362,6 +367,18 @@ def normalize(text: str) -> Normalized:
     # a lead's braking time as a key ("LEAD_BRAKE_AT=12s", "lead_brake_s=8"): when the lead brakes
     t = re.sub(r"\blead[ _]brak(?:e|ing)(?:[ _](?:at|time|start|onset|t))?(?:[ _]s)?\s*[:=]\s*(\d+(?:\.\d+)?)\s*(?:s\b)?",
                r"the lead brakes hard at t = \1 s", t)
+    t = re.sub(r"\bhard[ _]brak(?:e|ing)[ _](?:at|time|start|onset)(?:[ _]s)?\s*[:=]\s*(\d+(?:\.\d+)?)\s*(?:s\b)?",
+               r"brakes hard at t = \1 s", t)  # a struct's field ("lead: Vehicle { hard_brake_at_s: 9.0 }")
+    # a lab notebook's units in brackets ("13.9 [m/s]", "p = 0.30 [-]") and its symbols ("d_stopbar(0) = 250 m", "start
+    # when d_stopbar = 120 m", "IF ego.dist_to_stop_bar <= 60 m"), "v_approach = 13.9 m/s"
+    t = re.sub(r"(\d) ?\[(m|s|ms|m/s|km/h|kmh|mph|%|m/s2|m/s\^2|hz|db)\]", r"\1 \2", t)
+    t = re.sub(r"(\d) ?\[-\]", r"\1", t)
+    t = re.sub(r"\bd[ _]?stop[ _]?(?:bar|line) ?\(0\) ?= ?(\d+(?:\.\d+)?) ?m\b", r"\1 m from the stop bar at the start", t)
+    t = re.sub(r"\b(when|once|while|if) (?:ego\.?|the ego'?s? )?d(?:ist(?:ance)?)?[ _]?(?:to[ _])?stop[ _]?(?:bar|line) ?(?:=|<=|\u2264|<)"
+               r" ?(\d+(?:\.\d+)?) ?m\b", r"\1 the ego is \2 m from the stop bar", t)
+    t = re.sub(r"\bv[ _](?:approach|app|0)\b(?=\s*[=:])", "ego speed", t)
+    # a mission clock ("at t+00:05"): minutes and seconds after the start
+    t = re.sub(r"\bt ?\+ ?(\d{1,2}):([0-5]\d)\b", lambda m: f"t = {int(m.group(1)) * 60 + int(m.group(2))} s", t)
     # a time after the start ("start = T+8s", "à partir de T+10 s"): a scenario time
     t = re.sub(r"\bt ?\+ ?(?=\d)", "t = ", t)
     # a time said as a clock reading without its unit ("brakes t=10", "at t = 12.5"), and "@" for "at" ("brakes @ -6 m/s2")

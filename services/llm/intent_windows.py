@@ -126,7 +126,7 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (r"\b(?:in|during|for|over|within|throughout) (?:the )?(?:last|final|closing) (?:" + Q("time") + r"|second|moment)"
          r" of (?:the |our )?(?P<ph>amber|yellow|green)\b", last_of),
         # "starting 10 seconds after the run begins"
-        (Q("time") + r" after (?:the )?(?:start|beginning|run|scenario|simulation|test)(?: (?:begins|starts|start|began"
+        (Q("time") + r" (?:after|from) (?:the )?(?:start|beginning|run|scenario|simulation|test)(?: (?:begins|starts|start|began"
                      r"|started|has started|has begun))?\b",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         # "for 6 s after green starts", "for ~2 s after the light turns red": the window opens at the onset and
@@ -178,6 +178,9 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         (r"(?:when|as) the ego (?:decides|must decide|makes (?:its|the) (?:stop |go )?decision)",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # "From the moment of decision until the turn's done", "at the moment of decision"
+        (r"\b(?:from|at|in|upon) the (?:very )?(?:moment|instant|point|time) of (?:the )?(?:turn(?:ing)? |stop |go )?"
+         r"decision\b", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # "When the left-turn decision is made", "once the stop/go decision is taken"
         (r"(?:when|as|once|the moment) (?:the |its |the ego'?s? )?(?:left[- ]turn |turn(?:ing)? |stop(?:/| or )go |stop "
          r"|go )?decision (?:is|gets|has been) (?:made|taken)\b", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
@@ -234,9 +237,14 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (Q("time") + r" before " + _REACH,
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
         (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
+        # "from the start", "for the whole run", "throughout the run": from t = 0 (not "3 s from the start")
+        (r"(?<!:time> )\bfrom the (?:very )?(?:start|beginning)(?: of the (?:run|test|scenario|drive|approach))?\b"
+         r"|\bfor the (?:whole|entire|full) (?:run|test|scenario|drive|approach)\b|\bthroughout the (?:run|test|scenario"
+         r"|drive|approach)\b|\b(?:from )?start to (?:finish|end)\b",
+         lambda m: {"kind": "scenario_time", "offset_s": 0.0} if p.n.sentence_of(m.start()) in fault_sentences else None),
         # (not a following time: "follows at 2 s headway")
         (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
-         + r"(?! (?:before|after|prior|into|of|delay|late|headway|time gap|gap|following)\b)",
+         + r"(?! (?:before|after|prior|into|of|delay|late|headway|time gap|gap|following|ago|earlier|old|in the past)\b)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         # "start=t 9s", "start: 6 s"
         (r"\bstart(?:s|ing)?(?:\s*[=:|]\s*(?:t ?=? ?)?| t ?= ?)" + Q("time"),
@@ -250,6 +258,10 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # the fault its "00:00:12 SPaT reports red" line asks for
         for m in sorted(p.finditer(pattern), key=lambda m: p.n.sentence_of(m.start()) not in fault_sentences):
             owner = owner_of(faults, p, m.start())
+            if (owner is not None and p.n.sentence_of(m.start()) not in fault_sentences
+                    and _VEHICLE_EVENT.search(p.n.sentence(p.n.sentence_of(m.start())))
+                    and _OWN_TIME.search(p.n.sentence(owner.sentence))):
+                continue  # "At t=10 s the lead brakes hard. Just before, at t=9 s, ...": the lead's time, not the fault's
             # "..., both starting when it gets near the intersection": said of every fault, in their own sentence too
             if len(faults) > 1 and _ALL_FAULTS.search(p.t[max(0, m.start() - 25):m.start()]):
                 _anchor_all(p, faults, m, build)
@@ -284,6 +296,15 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
                                                                if opened else ""))
 
 
+    # "over the same window, random loss with P(drop) = 20 %": the window (anchor and length) of the fault before
+    for m in p.finditer(r"\b(?:over|in|during|for|within) the same (?:window|period|interval|span|time span)\b"):
+        owner = owner_of(faults, p, m.start())
+        before = [f for f in faults[:faults.index(owner)] if f.anchor is not None] if owner is not None else []
+        if owner is None or owner.anchor is not None or not before:
+            continue
+        owner.anchor = dict(before[-1].anchor or {})
+        owner.duration_s = owner.duration_s if owner.duration_s is not None else before[-1].duration_s
+        owner.notes.append(f"anchor and duration of the fault before, from {clean(m.group(0))!r}")
     # "and from the same point every BSM ... arrives 2 s late": the anchor of the fault before
     # ("in the same moment", "simultaneously", "at that moment")
     for m in p.finditer(r"\b(?:from|at|in|starting (?:at|from)|beginning (?:at|from)) (?:the |that )?(?:same|very same) "
@@ -331,6 +352,10 @@ _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from th
 _SAID_APART = rx(r"\b(separately|independently|whole (run|test|scenario|drive)|entire (run|test|scenario|drive)"
                  r"|throughout|all the time|from the (start|beginning))\b")
 
+# a vehicle's own event, which a time in a sentence without a fault times (``lexicon.HARD_BRAKE``)
+_VEHICLE_EVENT = rx(lx.HARD_BRAKE)
+_OWN_TIME = rx(r"\b(?:at|from|after|starting|beginning) (?:t ?= ?)?<q\d+:time>|\bt ?= ?<q\d+:time>")
+
 # a sentence of its own that speaks of every fault ("Begin both after 5 seconds.")
 _ALL_FAULTS = rx(r"\b(both|all of them|all (?:the |these |those )?(?:faults|effects|degradations|errors)|each of them"
                  r"|each fault|every fault|all \d+|all three|all two)\b")
@@ -374,6 +399,8 @@ def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
                     r"|burst of |total of )?(?:the (?:first|next|last|final) )?" + _ABOUT + Q("time"),
                     r"(?:in|within|throughout) the (?:first|opening|initial) " + _ABOUT + Q("time"),
                     Q("time") + r" (?:long|window|episode|burst|outage|blackout|period|gap|silence)\b",
+                    # "three seconds of lies", "5 s of silence" (what a fault without a size lasts)
+                    Q("time") + r" of (?:lies|lying|falsehoods?|deception|silence|corruption|spoofing|garbage|nonsense)\b",
                     r"(?:window|episode|outage|blackout|burst|silence|period) of " + Q("time"),
                     r"lasts? (?:for )?" + Q("time"), r"(?:until|till) (?:t ?= ?)?" + Q("time"),
                     # a request written as key = value: "dur=2s", "duration: 5 s", "How long: 2.5 s", "dur 3 s"

@@ -230,6 +230,12 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"|earlier)\b[^.;]{0,40}?\b(re-?sen(d|ds|t|ding)|re-?broadcast\w*|re-?transmit\w*|played back"
                            r"|sent again|broadcast again|transmitted again)\b|\bre-?sen(d|ds|t|ding)\b[^.;]{0,50}?\b(captured"
                            r"|recorded|intercepted) <q\d+:time> (earlier|before|ago)\b"
+                           # "the van's live BSMs are replaced by its own broadcasts from 2 seconds earlier"
+                           r"|\b(?:replaced|substituted|swapped) (?:by|with|for) (?:its|their|the) (?:own )?(?:\w+ )?"
+                           r"(?:broadcasts?|messages?|msgs?|bsms?|spats?|packets?) from <q\d+:time> (?:earlier|before|ago)\b"
+                           # "re-broadcasts that bus's EEBL messages from 3 s ago"
+                           r"|\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?) (\S+ ){0,4}?(messages?|msgs?"
+                           r"|bsms?|spats?|broadcasts?|packets?) from <q\d+:time> (earlier|before|ago)\b"
                            # "re-broadcast what the RSU said 10 s ago"
                            r"|\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?) what (the |its |their )?(\w+ )"
                            r"{0,2}?(said|sent|broadcast|transmitted|reported|showed) <q\d+:time> (earlier|before|ago)\b"
@@ -246,6 +252,11 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|the |its )?(ego'?s? )?lane\b[^.;|]{0,20}?\bto the (left[- ]turn|right[- ]turn"
                                        r"|turn|pedestrian|cross(ing)?|through|wrong|other|opposing) (\S+ ){0,2}?(signal "
                                        r"group|group|arrow|signal|phase)s?\b", False, 9),
+    # "MAP ties ego lane to signal group 4 (true group is 2)": a numbered group said against the true one
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(binds?|bound|binding|ties?|tied|tying|links?|linked|linking|assigns?|assigned"
+                                       r"|assigning|associates?|associating|maps?|mapped)\b (our |the |its )?(ego'?s? )?lane\b"
+                                       r"[^.;|]{0,20}?\bto (the )?(signal )?group \w{1,4}\b(?=[^.;]{0,12}\b(true|correct|real"
+                                       r"|actual|right|its own)\b)", False, 9),
     (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
                                        r"|associat\w* (the |its |our )?(ego('s)? )?lane with|mapped to the wrong"
                                        r"|wrong (lane )?mapping", False, 9),
@@ -259,7 +270,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"|values?|message|state)( again)? (again and again|over and over|repeatedly|each time|every time)"
                            r"|keeps? (repeating|re-?sending|broadcasting|sending|transmitting|tx'?ing) (the|its|their) (very )?(same"
                            r"|last|old)"
-                           r"|repeat\w* the (same|last|old)|replay\w* (the )?(same|old|last)", False, 7),
+                           r"|repeat\w* the (same|last|old)|replay\w* (the )?(same|old|last)"
+                           # "same phase, same countdown, served again and again ... with only the timestamps fresh"
+                           r"|\bsame (phase|payload|content|countdown|position|speed|values?|data), same\b"
+                           r"|\b(only|just) the timestamps? (fresh|new|updated|changing|moving)\b", False, 8),
     (FaultOperator.FREEZE, r"(messages?|broadcasts?|data|feeds?|updates?|info\w*|spats?|bsms?) (\w+ )?stall\w*"
                            r"|stops? (to )?(changing|change)\b|(never|no longer) changes\b|\bunchanged\b|keeps? (its|their|the) "
                            r"(first|initial|old|last|same|previous) (content|contents|payload|values?|state|data)"
@@ -293,7 +307,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                      r"|(under|over)-?report\w* (of )?(its |the |their )?([\w']+ ){0,3}?speed|(offset|bias)\w* (the |its )?"
                                      r"(reported )?speed|speed (offset|error|bias)|misreport\w* (its |the |their )?speed",
      False, 6),
-    (FaultOperator.SPAT_PHASE_CORRUPT, r"(reports?|shows?|claims?|broadcasts?|says|advertises|displays|telling|tells) (a |an )?"
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"(reports?|shows?|claims?|broadcasts?|says|advertises|displays|telling|tells|swears?"
+                                       r"|swore) (a |an )?"
                                        r"(false |wrong |fake )?(green|red|amber|yellow)(?! (will|would|is going to) "
                                        r"|('s|s)? (lasts?|ends?|remains?|time|countdown)\b)|(false|fake|spoofed) (green|red|amber"
                                        r"|yellow)|(phases?|spat)\w* (is |are )?(corrupt\w*|falsif\w*|flipped|spoofed|wrong"
@@ -826,8 +841,11 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
 NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # a variant kept out of this run ("the spat-freeze and map-misassociation variants live in a separate manifest
            # and are NOT applied here", "the bsm-freeze variant stays commented out until v2")
-           r"|[^.;\n]{0,120}\b(?:are|is) not (?:applied|enabled|active|used|injected|included) (?:here|in this \w+|today"
-           r"|now|tonight)\b[^.;\n]*|[^.;\n]{0,120}\blives? in (?:a |an )?(?:separate|different|other|another) (?:manifest"
+           r"|[^.;\n]{0,120}\b(?:are|is) not (?:applied|enabled|active|used|injected|included|exercised|played|run|tested)"
+           r" (?:here|in this \w+|today|now|tonight)\b[^.;\n]*|[^.;\n]{0,120}\bbelongs? to (?:the|a|another) (?:[\w-]+ )"
+           r"{0,2}(?:campaign|suite|test|run|sweep)\b[^.;\n]*"
+           r"|\bnext (?:week|month|sprint|release)'s\b[^.;\n]*|\b(?:are|is|am|'re) not (?:running|doing|testing|injecting"
+           r"|using|applying|playing|exercising)\b[^.;\n]*|[^.;\n]{0,120}\blives? in (?:a |an )?(?:separate|different|other|another) (?:manifest"
            r"|file|config\w*|suite|branch|job|pipeline)\b[^.;\n]*|[^.;\n]{0,80}\b(?:stays?|remains?|is|are|kept|left)"
            r" commented[- ]out\b[^.;\n]*"
            # a listing of what comes later ("NEXT WEEK at 20:00: 'The Ghost Car' -- a phantom oncoming sender")
@@ -870,7 +888,13 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
 # MAP? Good questions, but I'm not asking them today."): that sentence asks for nothing (the unparsed-fault guard)
 PUTS_ASIDE_PREVIOUS = (r"^\W*(?:(?:good|great|fair|nice|interesting|valid) )?(?:questions?|points?|ideas?|thoughts?)\b[^.;]{0,30}"
                        r"\bnot (?:asking|testing|running|doing|covering|answering|trying|for) (?:them|that|those|it|these"
-                       r"|this)\b")
+                       r"|this)\b"
+                       # a story's "I waited for them: the ghost vehicles, the frozen messages ... None came."
+                       r"|^\W*(?:none|nothing|neither) (?:of (?:them|it|that|those) )?(?:came|happened|showed up|arrived"
+                       r"|appeared)\b"
+                       # "(The spoofed-MAP sideline ...?! was analysed in prep but is not played today"
+                       r"|^\W*(?:was|were|is|are) (?:analy[sz]ed|discussed|considered|covered|prepared)\b[^.;]{0,40}\bnot "
+                       r"(?:played|run|tested|used|exercised|applied|injected)\b")
 
 # a correction of a value said before ("edit: make that 3 s lag, not 2", "correction: it should be 0.5 s, not 0.3",
 # "(*0.3 s sorry, not 3)"): the prefix before the new value and the tail naming the old one (the parser takes the new
@@ -896,7 +920,7 @@ APP_OWN_HANDLING = (r"\b(rlvw|glosa|fcw|eebl|ima|lta|the app|the application|the
 # not a fault to inject (the parser and the unparsed-fault guard both read it)
 FAULT_LABEL = (r"\b(?=[\w-]*\b(?:delay\w*|late|lag\w*|lost|loss|drop\w*|frozen|freez\w*|stale|offset|silent|missing"
                r"|corrupt\w*|corruption|stuck|spoof\w*|ghost|phantom|replay\w*)\b)[\w]+(?:-[\w]+)+(?= (?:ticket|bug|issue"
-               r"|incident|defect|story|regression|jira|variant)s?\b)")
+               r"|incident|defect|story|regression|jira|variant|sideline|drill|experiment|edge)s?\b)")
 
 # what an application must withstand, not what is injected ("the advisory should handle like up to ten percent spat
 # loss", "must tolerate 200 ms of delay"); part of NOT_A_FAULT, and an outcome to the quantity guard
@@ -1012,7 +1036,7 @@ HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abrupt
               r"|emergency[- ]brak\w*\b(?![- ]lights?\b)"
               r"|slam\w* on (the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
               # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)
-              r"|brak(es|ing) (?=(?:(?:at|after) (?:t ?= ?)?|t ?= ?)<q\d+:time>)"
+              r"|brak(es|ing|ed) (?=(?:(?:at|after) (?:t ?= ?)?|t ?= ?)<q\d+:time>)"
               r"|decelerat\w* (at|with|by) (?=<q\d+:accel>)"
               # a hand-typed field: "lead decel: -6 m/s2 at t=10", "deceleration = 7 m/s²"
               r"|\bdecel(eration)?\s*[:=]?\s*(of )?(?=<q\d+:accel>)")
@@ -1065,20 +1089,39 @@ FOREIGN_VALUES: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
     (r"\b(?:amarillo|ámbar|giallo|ambra|jaune|gelb|oranje|amarelo)\b", "amber"),
     (r"\b(?:segundos?|secondi|secondo|secondes?|sekunden|sekunde|seconden)\b", "seconds"),
     (r"\b(?:metros?|metri|metro|mètres?|meter)\b", "metres"),
+    (r"\b(?:verspätet|verzögert|retrasad[oa]s?|in ritardo|en retard|atrasad[oa]s?|vertraagd)\b", "delayed"),
+    (r"\b(?:geisterfahrzeug|vehículo fantasma|veicolo fantasma|véhicule fantôme|spookvoertuig|veículo fantasma)\b",
+     "ghost vehicle"),
+    (r"\b(?:rsu|roadside unit) (?:falso|falsa|falsificad[oa]|faux|fausse|gefälscht\w*|nep)\b", "fake rsu"),
+    (r"\b(?:indicando|indiquant|anzeigend|aangevend)\b", "showing"),
+    (r"\b(?:contagem regressiva|cuenta regresiva|conto alla rovescia|compte à rebours)\b", "countdown"),
+    (r"\b(?:mais curta|más corta|più corta|plus courte|kürzer|korter)\b", "shorter"),
+    (r"\b(?:mais longa|más larga|più lunga|plus longue|länger|langer)\b", "longer"),
+    (r"\b(?:desde o início|desde el inicio|dall'inizio|depuis le début|von anfang an|vanaf het begin)\b", "from the start"),
+    (r"\bvor (?:dem|uns(?:erem)?) ego\b|\bvor uns\b", "ahead of the ego"),
+    (r"\b(?:wordt|werd) het zwijgen opgelegd\b|\b(?:verstummt|schweigt|zwijgt)\b", "is silenced"),
+    (r"\b(eebl|bsm|spat|map)-?(?:stroom|strom|flujo|flusso|flux|fluxo)\b", r"\1 stream"),
+    (r"\bop de\b", "on the"),
+    (r"\b(?:bremst|remt|frena|freine|trava) (?:hart|hard|bruscamente|fort|forte|a fondo|brusquement)\b", "brakes hard"),
+    (r"\b(?:bei|op|à|a las|alle|em) (?=t ?=)", "at "),
+    (r"\b(?:abstand|afstand|distanza|distancia|distância)\b", "gap"),
+    (r"\b(?:vrachtwagen|lkw|camion|camión|caminhão|transporter)\b", "truck"),
+    (r"\b(?:vóór ons|voor ons|davanti a noi|delante de nosotros|devant nous|à nossa frente)\b", "ahead of us"),
     (r"\b(?:diciendo|dicendo|disant|sagend|zeggend|dizendo) (?:que|che|qu'|dass|dat)\s?(?:está|esta|es|è|e|il est"
      r"|elle est|est|es ist|er ist|het is|is)? ?(?:en |in |au |sul |su |auf |op |no |em )?", "saying it is "),
     (r"\b(?:durante|pendant|während|gedurende|per|für|pour|por|para) (?=\d|uno|una|dos|tres|cuatro|cinco|due|tre"
      r"|quattro|cinque|deux|trois|quatre|cinq|zwei|drei|vier|fünf)", "for "),
     # "quando scatta il verde", "cuando se pone en rojo", "quand le feu passe au vert", "wenn die Ampel rot wird" (after
     # the colours above)
-    (r"\b(?:quando|cuando|quand|wenn|als|wanneer) (?:(?:il|el|le|la|die|de|het) (?:semaforo|semáforo|feu|ampel"
-     r"|verkeerslicht|luz|luce) )?(?:scatta|diventa|passa|se pone|se enciende|cambia|passe|devient|wird|springt|wordt)"
+    (r"\b(?:quando|cuando|quand|wenn|als|wanneer) (?:(?:il|el|le|la|die|de|het|o|a) (?:semaforo|semáforo|feu|ampel"
+     r"|verkeerslicht|luz|luce|sinal) )?(?:scatta|diventa|passa|se pone|se enciende|cambia|passe|devient|wird|springt|wordt"
+     r"|ficar|fica|fique)"
      r" ?(?:a |al |en |au |à |auf |il |el |la |le |sul |op )?(green|red|amber)(?: wird| wordt)?\b", r"when the light turns \1"),
     (r"\b(?:ab dem moment,? (?:wo|wenn|als|in dem)|wenn|sobald|als) (?:die )?(?:ampel )?(green|red|amber|rot) (?:wird|ist"
      r"|zeigt)\b", lambda m: f"when the light turns {'red' if m.group(1) == 'rot' else m.group(1)}"),
     (r"\b(?:semaforo|semáforo|feu|ampel|verkeerslicht) (?:a|à|en|bei|in|op|auf) (?=\d)", "traffic light at "),
     (r"(?:\ba partir de|\bà partir de|\ba partire da|\bab|\bvanaf|\bdesde) (?:los |las |la |el |les |le |l'|i |gli |den )?"
-     r"(?=\d|uno|una|dos|tres|cuatro|cinco|due|tre|quattro|cinque|deux|trois|quatre|cinq|zwei|drei|vier|fünf)",
+     r"(?:t ?= ?)?(?=\d|uno|una|dos|tres|cuatro|cinco|due|tre|quattro|cinque|deux|trois|quatre|cinq|zwei|drei|vier|fünf)",
      "from t = "),
 )
 # number words of those languages, before a unit ("cinco segundos", "tre secondi", "fünf Sekunden")
@@ -1112,7 +1155,7 @@ TYPO_VOCABULARY = frozenset(
     "oncoming turn violation before after delayed dropped latency messages message offset transmitting "
     "transmits vehicle vehicles crossing position location speed reported reports timestamps stale lost "
     "arrive arrives arriving late later early signal signals light lights timing phase countdown forward "
-    "emergency electronic brake braking green amber yellow advisory optimal packets broadcasts broadcast "
+    "emergency electronic brake braking braked brakes green amber yellow advisory optimal packets broadcasts broadcast "
     "frozen freezes stuck silent quiet never every seconds second metres meters feet percent degrees "
     "junction approaching approach opposing opposite direction lead leading truck front ahead behind "
     "spoofed shifted wrong delay delays lagging lags jammed missing blocked range reaches reach through "
@@ -1158,6 +1201,8 @@ COMMON_WORDS = frozenset(
 UNITS: tuple[tuple[str, str, float], ...] = (
     ("speed", r"km/h|kmh|kph|km per hour|kilomet(er|re)s? per hour", 1 / 3.6),
     ("speed", r"mph|miles per hour", 0.44704),
+    ("speed", r"kn|knots?|kts", 0.514444),  # (a sea-minded writer's speed: "making 30 kn")
+    ("speed", r"ft/s|fps|feet per second", 0.3048),
     ("accel", r"m/s²|m/s\^2|m/s2|mps2|met(er|re)s? per second squared", 1.0),
     ("speed", r"m/s|mps|met(er|re)s? per second", 1.0),
     ("db", r"db/m|db per met(er|re)", 1.0),
@@ -1171,7 +1216,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("pct", r"%|percent|per cent", 0.01),
     ("angle", r"°|deg|degrees?", 1.0),
 )
-COUNT_NOUNS = (r"(consecutive |successive |back-to-back |sequential )?(lead |lead's |leader's |leading |crossing "
+COUNT_NOUNS = (r"(of (the |its |their )?)?(consecutive |successive |back-to-back |sequential )?(lead |lead's |leader's |leading |crossing "
                r"|oncoming |opposing |braking |relay )?(spat |bsm |map |mapmsg |eebl |signal phase |signal timing "
                r"|phase |status |position |safety |brake |braking |hard-braking |cam |denm |spatem |mapem )?(event )?"
                r"(bsms?|spats?|cams?|denms?|spatems?|mapems?|messages?|msgs?|packets?|updates?|broadcasts?|frames?|beacons?)")

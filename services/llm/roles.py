@@ -204,6 +204,35 @@ _FIELDS = re.compile(r"^\s*(?:[A-Za-z]\w*\s*\{\s*)?(?:[A-Za-z]\w*:\s*[^\s:{}]+\s
 _FORM = re.compile(r"^\s*[\w.-]+=[^&\s]*(?:&[\w.-]+=[^&\s]*)+\s*$")
 
 
+_DIFF_HEADER = re.compile(r"^(?:--- a/|\+\+\+ b/|--- /dev/null|\+\+\+ /dev/null|@@ .* @@|diff --git |index [0-9a-f]+\.\.)")
+_PSEUDO_IF = re.compile(r"^\s*if\b(.*)\bthen\s*$", re.IGNORECASE)
+_PSEUDO_ELSE = re.compile(r"^\s*else\b", re.IGNORECASE)
+_PSEUDO_END = re.compile(r"^\s*(?:end(?:\s*if)?|fi|endif)\s*;?\s*$", re.IGNORECASE)
+
+
+def _as_changed(text: str) -> str:
+    """A unified diff of a configuration ("-fault none", "+fault oncoming BSM frozen ..."): the file as it will be (its
+    added and kept lines, without the markers); an IF ... THEN ... ELSE ... END block in pseudo-code: its condition
+    ("when ...,") and its THEN branch, the ELSE branch (what holds otherwise: nominal) left out. Other text as it stands."""
+    lines = text.splitlines()
+    if any(_DIFF_HEADER.match(x) for x in lines) and any(x.startswith("+") and not x.startswith("+++") for x in lines):
+        lines = [x[1:] if x[:1] in "+ " else x for x in lines if not _DIFF_HEADER.match(x) and not x.startswith("-")]
+    if any(_PSEUDO_IF.match(x) for x in lines) and any(_PSEUDO_ELSE.match(x) for x in lines):
+        out, skipping = [], False
+        for x in lines:
+            cond = _PSEUDO_IF.match(x)
+            if cond:
+                out.append(f"when {cond.group(1).strip()},")
+            elif _PSEUDO_ELSE.match(x):
+                skipping = True
+            elif _PSEUDO_END.match(x):
+                skipping = False
+            elif not skipping:
+                out.append(x)
+        lines = out
+    return "\n".join(lines)
+
+
 def _code_lines(line: str) -> list[str]:
     """A line of code or of a wire format around the intent as the lines of text it says (see the patterns above); any
     other line as it stands."""
@@ -321,7 +350,7 @@ class LlmRoles:
         # (a code fence's marks, "```yaml", carry nothing: the block's lines are read as they stand)
         lines = _withdrawn(_quoted(" ".join((" | ".join(line.split("\t")) if line.count("\t") >= 2 else line).split()))
                            for line in (_xml_as_keys(_DEF_LINE.sub("", x)) for code in
-                                        _telegram(text.replace("\x00", " ")).splitlines() for x in _code_lines(code))
+                                        _telegram(_as_changed(text.replace("\x00", " "))).splitlines() for x in _code_lines(code))
                            if not _FENCE.match(line))
         cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)

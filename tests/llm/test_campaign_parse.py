@@ -651,6 +651,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH28, ("f28_024",), {}, (), ()),
     (bench_parse_campaign.FRESH29, (), {}, (), ()),
     (bench_parse_campaign.FRESH30, (), {"f30_022": {"reported"}}, ("f30_022",), ()),
+    (bench_parse_campaign.FRESH31, (), {"f31_012": {"reported"}}, ("f31_012",), ("f31_024",)),
 ]
 
 
@@ -1797,3 +1798,73 @@ def test_fresh30_scene_words() -> None:
     log = roles.parse_intent("EEBL missed.\nLog:\n14:02:31.200 RX EEBL V3 seq=1040\n14:02:32.700 RX EEBL V3 seq=1056\n"
                              "Repro request: drop 15 consecutive EEBL messages starting 12 s into the scenario.", 1).spec
     assert log.faults[0].anchor.offset_s == 12.0
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh31's first read: notebook units, code, diffs, pseudo-code, plain-text math, other languages, verse
+    ("(Lights up. A silver sedan, the LEAD, rolls 30 m ahead of EGO. At t=10 s the LEAD brakes hard. Just before, at "
+     "t=9 s, fifteen of the LEAD's BSMs vanish in a row. Curtain.)", [("drop", "scenario_time", None, None)]),
+    ("GALLERY 3 -- LEFT TURN ASSIST UNDER REPLAY. A white van approaches from the opposite direction at 60 km/h. At the "
+     "decision point, the van's live BSMs are replaced by its own broadcasts from 2 seconds earlier, original timestamps "
+     "intact, for a span of 4 seconds.", [("replay", "decision_epoch", 4.0, 2.0)]),
+    ("14 Mar, run 8 -- GLOSA. v_approach = 13.9 [m/s]; d_stopbar(0) = 250 [m]. Inject (a) SPaT random loss, p = 0.30 "
+     "[-], t = 0 [s] to end. (b) spoofed RSU broadcasting GREEN, start when d_stopbar = 120 [m], hold 10 [s].",
+     [("drop", "scenario_time", None, None), ("spoofed_rsu", "stop_bar_distance", 10.0, None)]),
+    ("--- a/rlvw_run.conf\n+++ b/rlvw_run.conf\n@@ -1,3 +1,3 @@\n application   RLVW\n-fault         none\n+fault         "
+     "SPaT frozen from amber onset for 4 s", [("freeze", "amber_onset", 4.0, None)]),
+    ("RLVW under MAP fault:\nIF ego.dist_to_stop_bar <= 60 m THEN\n    MAP ties ego lane to signal group 4 (true group is "
+     "2) FOR 8 s\nELSE\n    MAP nominal\nEND", [("map_misassociation", "stop_bar_distance", 8.0, None)]),
+    ("IMA \u00b7 crossing car v_c \u2248 12 m/s (from the left), ego v_e \u2248 10 m/s. Crossing-car BSM: \u0394t_delay = "
+     "0.4 s for t \u2208 [3 s, 10 s]; over the same window, random loss with P(drop) \u2248 20%.",
+     [("delay", "scenario_time", 7.0, 0.4), ("drop", "scenario_time", 7.0, None)]),
+    ("RLVW, haiku-style: / amber onset, SPaT swears green / three seconds of lies", [("spat_phase_corrupt", "amber_onset",
+                                                                                   3.0, None)]),
+    ("Bring the GLOSA approach to a steady simmer at 40 km/h. The moment the light goes green, let the SPaT go stale "
+     "like day-old bread -- same phase, same countdown, served again and again for 5 s with only the timestamps fresh.",
+     [("freeze", "green_onset", 5.0, None)]),
+    ("NOW HIRING: one EEBL application. The bus ahead brakes hard at t=7 s while an adversary re-broadcasts that bus's "
+     "EEBL messages from 3 s ago, old timestamps and all, starting t=6 s for 4 s.", [("replay", "scenario_time", 4.0,
+                                                                                       3.0)]),
+    ("Akzeptanztest FCW: Lead vehicle bremst hart bei t=8 s, Abstand 35 m, Ego 27 m/s. Fault: ein Geisterfahrzeug sendet "
+     "BSMs, 25 m vor dem Ego, ab t=4 s f\u00fcr 6 s.", [("ghost_sender", "scenario_time", 6.0, 25.0)]),
+    ("EEBL-test: de vrachtwagen v\u00f3\u00f3r ons remt hard op t=10 s, ego rijdt 90 km/h. Storing: de vrachtwagen als zender "
+     "wordt het zwijgen opgelegd op de EEBL-stroom, vanaf t=9 s gedurende 5 s.", [("suppress_sender", "scenario_time",
+                                                                                   5.0, None)]),
+    ("Testar o RLVW: o ego se aproxima a 60 km/h. Quando o sinal ficar vermelho, um RSU falso transmite SPaT indicando "
+     "verde durante 6 s.", [("spoofed_rsu", "red_onset", 6.0, None)]),
+    ("Ship's log. Oncoming vessel, a green coupe, making 30 kn. From the moment of decision until the turn's done, that "
+     "coupe's BSM logs its speed 10 mph under the truth. Helm to trust LTA.",
+     [("bsm_speed_offset", "decision_epoch", None, pytest.approx(-4.4704))]),
+    # never a fault
+    ("let run = TestRun {\n    app: App::Eebl,\n    lead: Vehicle { kind: \"box truck\", hard_brake_at_s: 9.0 },\n    "
+     "faults: vec![], // ghost_sender EEBL experiment deferred to next sprint\n};", []),
+    ("GLOSA baseline, state machine view. All transitions driven by genuine, on-time SPaT. The edge labelled 'SPaT +0.5 s "
+     "late' in yesterday's diagram belongs to the delay campaign and is NOT exercised here. Ego 50 km/h.", []),
+    ("The fog came in at t=0. Ahead, the lead car -- black as a hearse -- braked at t=14 s. I waited for them: the ghost "
+     "vehicles, the frozen messages, the replayed whispers of seconds long dead. None came. It was only FCW and the "
+     "truth, a clean baseline, nothing injected.", []),
+    ("Alright, huddle up. GLOSA, 50kmh approach, light flips green at t+00:07. We are NOT running the 25% SPaT loss drill "
+     "-- that was Tuesday. Clean baseline, nothing injected. Break!", []),
+])
+def test_fresh31_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
+    got, unread = _as_read(text)
+    assert got == want and not unread
+
+
+def test_fresh31_scene_words() -> None:
+    roles = LlmRoles()
+    fcw = roles.parse_intent("FCW baseline. The lead car braked at t=14 s.", 1).spec  # ("braked" is no typo of "brake")
+    assert fcw.agents[0].behaviour.at_time_s == 14.0
+    story = roles.parse_intent("FCW. At t=10 s the lead brakes hard. Just before, at t=9 s, 15 lead BSMs vanish in a "
+                               "row.", 1).spec  # (each time in its own sentence)
+    assert story.agents[0].behaviour.at_time_s == 10.0 and story.faults[0].anchor.offset_s == 9.0
+    assert story.faults[0].burst_count == 15
+    # where an oncoming car is, said after its speed, is no position offset; no field holds it: said back
+    lta = roles.parse_intent("LTA: oncoming motorcycle at 70 km/h, 80 m out. At t+00:05 its BSM reports its position 8 m "
+                             "ahead of where it really is; maintain for 4 s.", 1)
+    assert [(f.operator.value, f.magnitude, f.anchor.offset_s, f.duration_s) for f in lta.spec.faults] == [
+        ("bsm_position_offset", -8.0, 5.0, 4.0)]
+    assert lta.unparsed_clauses == ("LTA: oncoming motorcycle at 70 km/h, 80 m out",)
+    glare = roles.parse_intent("FCW, the taxi brakes at t=9 s. Also, the ego's front camera will be blinded by sun glare.",
+                               1)
+    assert glare.unparsed_clauses == ("the ego's front camera will be blinded by sun glare",)
