@@ -210,10 +210,19 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # holds it while the ego waits at the junction; a radar jitter; a CAN checksum error; sun glare on the camera; the
 # refused forged MAP). Found
 # by it: "the lead car braked at t=14 s" was typo-corrected to "brake" and its time lost, a brake time read across a
-# sentence end ("brakes hard. Just before, at t=9 s"), "from 3 s ago" taken as a start time
+# sentence end ("brakes hard. Just before, at t=9 s"), "from 3 s ago" taken as a start time; fresh32 (2026-12-07: a
+# manager unsure of the terms, a thesis outline, a podcast, a Socratic dialogue, a dream, a manual's CAUTION/WARNING,
+# Swedish and Polish acceptance notes, a dictionary entry, an auction lot, a bedtime story, an abstract, a pep talk, a
+# fable, a property listing, a nature voice-over; a run-on sentence, a one-liner, a fault before its application,
+# numbers in words, "1,500 ms", requests said as prohibitions ("don't let the next 30 SPaT messages through"),
+# questions that are requests, typos "dealy" / "replayd" / "staring at" / "the hole run"; written after fresh31's
+# rules) first: application 100 %, 61.5 % exact (16 of 26), 4 silent drops, 1 substitution, 2 invented faults, 4 false
+# alarms, 6 campaign stops of 22; after: 100 % / 100 % exact, 0/0/0/0, 3 stops, each said back (GPS drift, a brake
+# actuator delay, a CAN-bus attack). Found by it: a coupe's speed given to the ego (no vehicle noun), a quotation's
+# closing mark kept a question and its refusal in one sentence ("...see what happens?' 'Not today,' said the hare")
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
     FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
-    FRESH28, FRESH29, FRESH30, FRESH31 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 32))
+    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 33))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

@@ -47,7 +47,7 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_NONE, r"\bduplicat\w*|out of order|re-?order\w*|(scal|multipl)\w* by|factor of|\b(doubled|halved|tripled)\b"
             r"|\b(arriv\w*|sent|received|delivered|comes?|shows? up) twice\b|\b(two|2|extra) copies\b", True),
     # a forged vehicle (ghost_sender): what it is wrong about is that the sender exists
-    (_WRONG, r"\bphantom\b|\bghost[- ](vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
+    (_WRONG, r"\bphantom\b|\bghost[- ]((eebl|bsm|v2x|cam|denm) )?(vehicles?|cars?|trucks?|senders?)\b|\b(non-?existent|fictitious|imaginary"
              r"|forged|spoofed|bogus|fake|pretend|make-believe) (\w+ ){0,1}(vehicles?|cars?|trucks?|senders?)\b|\b(does|do) ?n[o']?t (really )?exist"
              r"|\b(is|are) ?n[o']?t (really )?there\b|\b(pretend\w*|pos(es|ing|ed)) (to be |as )(a |an )?(\w+ ){0,1}"
              r"(vehicles?|cars?|trucks?)\b|\bno (actual|real) (vehicles?|cars?|trucks?) (is )?there\b", False),
@@ -85,6 +85,8 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"(\w+ )?(camera|lidar|radar)s?\b|\b(knock\w* out|disabl\w*|kill\w*|switch\w* off|turn\w* off) (the )?(ego'?s? )?"
             r"(forward |front |rear )?(radar|lidar|camera)s?\b"
             r"|\bcan[- ]?bus (fault|error|failure|corruption)s?\b|\b(fault|error|failure|corruption)s? on the can[- ]?bus\b"
+            r"|\bcan[- ]?bus\b[^.;]{0,60}\b(garbl\w*|corrupt\w*|scrambl\w*|attack\w*|spoof\w*|jamm\w*|flood\w*)"
+            r"|\b(attack\w*|hack\w*|spell|inject\w*|flood\w*) (on|into|against|onto) (the )?(\S+ ){0,3}?can[- ]?bus\b"
             r"|\b(ota|over-the-air) (software |firmware )?updates?\b|\bfirmware update\w*\b(?! (introduced|caused|fixed))",
      False),
     (_FROZEN, r"\b(blocked|stuck|locked|pinned|held|frozen) (on|at) (the |its |their )?(same|old|last|previous|initial"
@@ -179,7 +181,7 @@ _CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand)(?<!phase),?
                      r"|until then|afterwards|meanwhile|separately|additionally|in addition)\b,?\s+"
                      r"|,\s+(?=(?:its|their|the|and)\b)", _F)
 # a sentence ends at . ! ? or a line break (a bulleted list: "conditions:\n- 12 SPaT lost\n- MAP late")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*(?:[-*\u2022]\s+|\d+[.)]\s+)?")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?]['\"\u2019\u201d])\s+|\s*\n\s*(?:[-*\u2022]\s+|\d+[.)]\s+)?")
 # a gloss marker ("on the cross street, i.e. BSMs from a car that isn't there"): what follows restates what came before,
 # so it neither ends a sentence nor opens a clause of its own
 _GLOSS = re.compile(r"\b(?:i\.\s?e\.|that is|in other words|namely),?\s*", re.IGNORECASE)
@@ -218,6 +220,11 @@ class Clause:
     context: bool  # names a communication context itself
     stream: str | None  # the one stream it names (None: none, or several)
     back_reference: bool
+
+
+def names_a_fault(text: str) -> bool:
+    """Does ``text`` use a fault word at all (any cue family, context aside: "the IMA speed-offset case")?"""
+    return any(re.search(pattern, text, _F) for _, pattern, _ in _CUES)
 
 
 def healthy(text: str) -> bool:

@@ -295,6 +295,9 @@ def normalize(text: str) -> Normalized:
         repl: Any = english  # (a string or a function of the match)
         t = re.sub(pattern, repl, t)
     t = re.sub(r"\b(" + "|".join(lx.FOREIGN_NUMBERS) + r") (?=seconds|metres)", _foreign_number, t)
+    # a known word where a fault word was meant: "staring at green onset", "for the hole run"
+    t = re.sub(r"\bstaring (at|from|with) (?=(?:the )?(?:green|red|amber|yellow|t ?=|<q|\d))", r"starting \1 ", t)
+    t = re.sub(r"\bthe hole (run|test|scenario|drive)\b", r"the whole \1", t)
     t = correct_typos(t)
     t = _aliases(t)
     # texting shorthand: "b4" before, "w/" with, "w/o" without; a hand-typed key's underscores ("v_ego", "speed_offset")
@@ -415,7 +418,8 @@ def normalize(text: str) -> Normalized:
     sentences = []
     start = 0
     # (an abbreviation's stop ends no sentence: "withheld, i.e. not delivered ...", "approx. 10:42")
-    for m in re.finditer(r"(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bca)(?<!\bvs)[.;!?]+(?=\s|$)|\n", t):
+    # (a quotation's closing mark stays with its sentence: "... see what happens?' 'Not today,' said the hare")
+    for m in re.finditer(r"(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bca)(?<!\bvs)[.;!?]+['\"]*(?=\s|$)|\n", t):
         sentences.append((start, m.end()))
         start = m.end()
     if start < len(t) or not sentences:

@@ -240,7 +240,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # "from the start", "for the whole run", "throughout the run": from t = 0 (not "3 s from the start")
         (r"(?<!:time> )\bfrom the (?:very )?(?:start|beginning)(?: of the (?:run|test|scenario|drive|approach))?\b"
          r"|\bfor the (?:whole|entire|full) (?:run|test|scenario|drive|approach)\b|\bthroughout the (?:run|test|scenario"
-         r"|drive|approach)\b|\b(?:from )?start to (?:finish|end)\b",
+         r"|drive|approach)\b|\b(?:from )?start to (?:finish|end)\b|\bat any (?:point|time|moment) (?:in|during|of) the "
+         r"(?:run|test|scenario|drive)\b|\bthe whole time\b|\bat all times\b",
          lambda m: {"kind": "scenario_time", "offset_s": 0.0} if p.n.sentence_of(m.start()) in fault_sentences else None),
         # (not a following time: "follows at 2 s headway")
         (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
@@ -287,7 +288,7 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
                 rx(r"^\s*[,:]").match(p.t[m.end():]) is not None
                 or rx(r"^\W*(?:[a-z]{2,6}\s*:\s*)?$").match(p.t[p.n.sentences[s][0]:m.start()]) is not None)
             for f in (same if opened else [owner]):
-                if f is not owner and _SAID_APART.search(p.t[max(0, f.start - 40):f.start + 60]):
+                if f is not owner and _SAID_APART.search(p.t[max(0, f.start - 40):max(f.start, f.end) + 60]):
                     continue
                 if f.anchor is None:
                     f.anchor = dict(anchor)
@@ -350,7 +351,8 @@ _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from th
 
 # a fault said apart from an anchor that opens its sentence ("and separately ...", "for the whole run")
 _SAID_APART = rx(r"\b(separately|independently|whole (run|test|scenario|drive)|entire (run|test|scenario|drive)"
-                 r"|throughout|all the time|from the (start|beginning))\b")
+                 r"|throughout|all the time|from the (start|beginning)|at any (point|time|moment) (in|during|of) the (run|test"
+                 r"|scenario|drive)|the whole time|at all times)\b")
 
 # a vehicle's own event, which a time in a sentence without a fault times (``lexicon.HARD_BRAKE``)
 _VEHICLE_EVENT = rx(lx.HARD_BRAKE)

@@ -174,7 +174,8 @@ SEMANTIC = "semantic"  # generic corruption; refined by field words and stream
 # a forged vehicle (ghost_sender), also read by the scene parser: a distance that places it is not a lead gap
 
 GHOST_VEHICLE = (r"\bphantom (vehicles?|cars?|trucks?|senders?|obstacles?|leads?)\b|\bphantom\b"
-                 r"|\bghost[- ]((crossing|cross|oncoming|opposing|lead|leading|braking|stopped) )?(vehicles?|cars?|trucks?"
+                 r"|\bghost[- ]((crossing|cross|oncoming|opposing|lead|leading|braking|stopped) )?((eebl|bsm|v2x|cam|denm) )?"
+                 r"(vehicles?|cars?|trucks?"
                  r"|senders?|bsms?|leads?|obstacles?|rvs?|remote vehicles?)\b|\bsybil\b"
                  r"|\b(non-?existent|fake|forged|fictitious|imaginary|invented|made-up|make-believe|pretend|spoofed|bogus|fabricated"
                  r"|falsified|counterfeit|phony|phoney|sham)"
@@ -252,6 +253,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|the |its )?(ego'?s? )?lane\b[^.;|]{0,20}?\bto the (left[- ]turn|right[- ]turn"
                                        r"|turn|pedestrian|cross(ing)?|through|wrong|other|opposing) (\S+ ){0,2}?(signal "
                                        r"group|group|arrow|signal|phase)s?\b", False, 9),
+    # a request said as a prohibition: "don't let the MAP tie our lane to its proper signal group"
+    (FaultOperator.MAP_MISASSOCIATION, r"\b(don'?t|do not|never) let (the )?(map|mapmsg) (tie|link|bind|associate|map)s? (our|the "
+                                       r"ego'?s?|the|its) lane\b[^.;]{0,20}?\bto (its|the) (proper|own|correct|right|real|true)"
+                                       r" (signal )?group\b", False, 10),
     # "MAP ties ego lane to signal group 4 (true group is 2)": a numbered group said against the true one
     (FaultOperator.MAP_MISASSOCIATION, r"\b(binds?|bound|binding|ties?|tied|tying|links?|linked|linking|assigns?|assigned"
                                        r"|assigning|associates?|associating|maps?|mapped)\b (our |the |its )?(ego'?s? )?lane\b"
@@ -302,6 +307,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                         r"|gps)"
                                         r"|position (offset|error|shift)|misreport\w* (its |the |their )?(position|location)",
      False, 6),
+    # "Bump the oncoming pickup's reported speed up by 9 mph", "lower its broadcast speed by 2 m/s"
+    (FaultOperator.BSM_SPEED_OFFSET, r"\b(bump\w*|rais\w*|increas\w*|boost\w*|lower\w*|reduc\w*|decreas\w*|cut\w*) (the )?(\S+ )"
+                                     r"{0,3}?(reported|broadcast|claimed|advertised|transmitted) speed\b", False, 7),
     (FaultOperator.BSM_SPEED_OFFSET, r"(reported |broadcast )?speed (is |are )?(off|wrong|offset|biased|in error)"
                                      r"|report\w* (a |its |their )?speed (of )?(<q\d+:speed> )?(lower|higher|slower|faster)"
                                      r"|(under|over)-?report\w* (of )?(its |the |their )?([\w']+ ){0,3}?speed|(offset|bias)\w* (the |its )?"
@@ -331,6 +339,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                          # "we kill ten BSMs in a row from it"
                          r"|\bkill(s|ed|ing)? (\S+ ){0,2}?(bsms?|spats?|mapmsgs?|eebls?|messages?|msgs?|packets?)\b", True, 4),
     (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
+    # "don't let the next 30 SPaT messages through": a drop said as a prohibition
+    (FaultOperator.DROP, r"\b(don'?t|do not|never) let (the )?(next |first )?(<q\d+:count> )?(\S+ ){0,2}?(messages?|msgs?|packets?"
+                         r"|bsms?|spats?|mapmsgs?|broadcasts?|updates?|frames?)\b (\S+ ){0,2}?through\b", False, 6),
     # a request written as key = value ("app=EEBL; stream=EEBL; loss=30 %", "fault: delay; 0.6 s")
     (FaultOperator.DROP, r"\b(?:fault|op|operator)\s*[=:]\s*(?:drop|loss|packet[ _-]?loss)\b|\b(?:loss|drops?|pkt[ _-]?loss"
                          r"|packet[ _-]?loss)\s*[=:]\s*<q\d+:(?:pct|count)>", False, 5),
@@ -487,6 +498,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|indicating|sending) (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b"
                                        r"(?! (light|lights)[- ]violation)", True, 7),
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\bannounc\w* (a |an )?(false |wrong |fake )?(green|red|amber|yellow)\b", False, 7),
+    # "I want the dashboard to believe the light is green while the real signal is red"
+    (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(believe|believes|think|thinks|see|sees)\b (that )?(the )?(light|signal|phase) is"
+                                       r" (green|red|amber|yellow)\b(?=[^.;]{0,40}\b(while|when|whereas|but|although) (the )?"
+                                       r"(real|actual|true) (light|signal|phase) is\b)", False, 7),
     # "the SPaT broadcast reports the phase as green"
     (FaultOperator.SPAT_PHASE_CORRUPT, r"\b(reports?|reporting|shows?|showing|gives?|giving|broadcasts?|announc\w*|sends?"
                                        r"|marks?|marking|flags?|labels?|lists?|declares?|presents?) (the |its |our |a |an )?"
@@ -559,7 +574,7 @@ ONSET = {"amber": AnchorEvent.AMBER_ONSET, "red": AnchorEvent.RED_ONSET, "green"
 
 # ── vehicle roles ──────────────────────────────────────────────────────────
 _VEH = (r"(vehicle|car|truck|bus|van|driver|motorist|motorbike|motorcycle|motor ?bike|bike|scooter|hatchback|sedan|suv"
-        r"|pickup|lorry|coach|taxi|minivan)")
+        r"|pickup|lorry|coach|taxi|minivan|coupe|convertible|wagon|estate|jeep|cab|tram|tractor|moped|roadster)")
 VEHICLE = _VEH  # a vehicle's noun, for the anchors that name one (intent_windows)
 _BEHIND_EGO = r"(?:(?:the )?ego(?: vehicle| car)?|us|me|our (?:car|vehicle)|it)\b"
 # a vehicle behind the ego (role follower); also what the reflector looks for before it adds one. Its nouns are wider
@@ -800,9 +815,12 @@ LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|
 # an RSU firmware update introduced about 300 ms of SPaT latency"): none of its words or quantities are this run's
 PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter|sprint|build|version"
                  r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|test)\b,? (we|they|i|you) [a-z]+ed\b[^.;]*"
+                 # "Prior studies injected SPaT freezes", "we already covered FCW last sprint with a BSM freeze"
+                 r"|\b(prior|previous|earlier|past) (studies|work|runs|campaigns|tests|papers|experiments)\b[^.;]*"
+                 r"|\b(?:already|previously) (?:covered|tested|ran|did|done|checked|ran through)\b[^.;]*"
                  # ("Last Tuesday we spoofed the MAP and replayed ...")
                  r"|\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter|sprint|build|version"
-                 r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+                 r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|season|quarter|trip|tour|spring|autumn|fall"
                  r"|test)\b[^.;]*\b(saw|observed"
                  r"|noticed|had|was|were|went|introduced|caused|showed|got|received|lost|experienced)\b[^.;]*"
                  # hearsay ("I keep hearing GLOSA 'falls apart when SPaT freezes'")
@@ -848,6 +866,18 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|using|applying|playing|exercising)\b[^.;\n]*|[^.;\n]{0,120}\blives? in (?:a |an )?(?:separate|different|other|another) (?:manifest"
            r"|file|config\w*|suite|branch|job|pipeline)\b[^.;\n]*|[^.;\n]{0,80}\b(?:stays?|remains?|is|are|kept|left)"
            r" commented[- ]out\b[^.;\n]*"
+           # "Future work will revisit the spoofed-RSU case."; a colleague's test ("Priya is running the IMA speed-offset case
+           # on her rig this afternoon")
+           r"|\bfuture work\b[^.;\n]*|[^.;\n]{0,80}\b(?:is|are) (?:running|doing|testing|covering|trying)\b[^.;\n]{0,80}\bon"
+           r" (?:her|his|their|another|a different|the other|a separate) (?:rig|bench|setup|car|track|hil|machine|station)"
+           r"\b[^.;\n]*"
+           # a hypothetical's consequence ("And if a vehicle that does not exist ... announced hard braking?" -- "Then
+           # our car would be warned of a phantom."); the question itself may be the request ("What if the SPaT
+           # arrives 0.7 s late?")
+           r"|(?:^|(?<=[.!?:] )|(?<=\n))\W*then\b[^.;?\n]{0,80}\bwould\b[^.;?\n]*"
+           # "I know you're all itching to try the spoofed RSU and the countdown offset; that's Thursday."
+           r"|[^.\n]{0,160};\s*that'?s (?:for )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week"
+           r"|later|another day)\b"
            # a listing of what comes later ("NEXT WEEK at 20:00: 'The Ghost Car' -- a phantom oncoming sender")
            r"|(?:^|\n|(?<=[.!?] ))\W*next (?:week|month|episode|sprint|release)\b[^.;\n]*"
            # a chat line the next speaker turned down ("Ines: add 50 % EEBL loss? Kai: no, keep it clean"), marked so
@@ -892,6 +922,14 @@ PUTS_ASIDE_PREVIOUS = (r"^\W*(?:(?:good|great|fair|nice|interesting|valid) )?(?:
                        # a story's "I waited for them: the ghost vehicles, the frozen messages ... None came."
                        r"|^\W*(?:none|nothing|neither) (?:of (?:them|it|that|those) )?(?:came|happened|showed up|arrived"
                        r"|appeared)\b"
+                       # "'Shall we drop the EEBL messages ...?' 'Not today,' said the hare"; "... itching to try the spoofed
+                       # RSU and the countdown offset; that's Thursday."
+                       r"|^\W*(?:not today|not now|not this time|maybe later|nope|no,? (?:not|let'?s not|we won'?t|we don'?t))\b"
+                       r"|^\W*that'?s (?:for )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week"
+                       r"|later|another day)\b"
+                       # a hypothetical's consequence ("SOCRATES: And if a vehicle that does not exist ... announced hard
+                       # braking? MENO: Then our car would be warned of a phantom."): the question was no request
+                       r"|^\W*(?:\w+:\s*)?then\b[^.;?]{0,80}\bwould\b"
                        # "(The spoofed-MAP sideline ...?! was analysed in prep but is not played today"
                        r"|^\W*(?:was|were|is|are) (?:analy[sz]ed|discussed|considered|covered|prepared)\b[^.;]{0,40}\bnot "
                        r"(?:played|run|tested|used|exercised|applied|injected)\b")
@@ -1075,6 +1113,8 @@ FOREIGN_WORDS = {
                          "semáforo vehículo cruce cuando justo antes".split()),
     "Italian": frozenset("il lo gli le e è una un del per con che non controllare resta sicuro semaforo "
                          "veicolo incrocio quando appena prima".split()),
+    "Polish": frozenset("i w z na do się nie że jest przy proszę pojazd przez po od dla oraz".split()),
+    "Swedish": frozenset("och att det som en på är för med till inte vi när även tack mot".split()),
     "Dutch": frozenset("de het een en is niet met bij als van op voor controleer blijft veilig verkeerslicht "
                        "voertuig kruispunt".split()),
     "Portuguese": frozenset("o a os as e é uma um do da para com em que não verificar permanece seguro "
@@ -1102,6 +1142,10 @@ FOREIGN_VALUES: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
     (r"\b(?:wordt|werd) het zwijgen opgelegd\b|\b(?:verstummt|schweigt|zwijgt)\b", "is silenced"),
     (r"\b(eebl|bsm|spat|map)-?(?:stroom|strom|flujo|flusso|flux|fluxo)\b", r"\1 stream"),
     (r"\bop de\b", "on the"),
+    (r"\blosow\w*\b", "random"), (r"\butrat\w*\b", "loss"), (r"\bz prawdopodobieństwem\b", "with probability"),
+    (r"\bprzez cały przebieg\b|\bhela körningen\b", "for the whole run"), (r"\b(?:przez|under) (?=\d+(?:\.\d+)? ?(?:s|sekund\w*)\b)", "for "),
+    (r"\bsekund\w*\b", "seconds"), (r"\bhamuje\b|\bbromsar\b", "brakes"), (r"\bprzy (?=t ?=)", "at "),
+    (r"\bgrönt\b|\bgrön\b|\bzielon\w*\b", "green"), (r"\brött\b|\bröd\b|\bczerwon\w*\b", "red"),
     (r"\b(?:bremst|remt|frena|freine|trava) (?:hart|hard|bruscamente|fort|forte|a fondo|brusquement)\b", "brakes hard"),
     (r"\b(?:bei|op|à|a las|alle|em) (?=t ?=)", "at "),
     (r"\b(?:abstand|afstand|distanza|distancia|distância)\b", "gap"),
@@ -1156,6 +1200,7 @@ TYPO_VOCABULARY = frozenset(
     "transmits vehicle vehicles crossing position location speed reported reports timestamps stale lost "
     "arrive arrives arriving late later early signal signals light lights timing phase countdown forward "
     "emergency electronic brake braking braked brakes green amber yellow advisory optimal packets broadcasts broadcast "
+    "replayed replaying replays replay test "
     "frozen freezes stuck silent quiet never every seconds second metres meters feet percent degrees "
     "junction approaching approach opposing opposite direction lead leading truck front ahead behind "
     "spoofed shifted wrong delay delays lagging lags jammed missing blocked range reaches reach through "

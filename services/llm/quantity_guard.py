@@ -252,7 +252,8 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
                                         or fault_cues.within_requirement(sentence, clause.text)
                                         or _PAST.search(sentence)
                                         or (_NOT_THIS_RUN.search(sentence) and (_fault_like(clause.text)
-                                                                                 or fault_cues.detect(clause.text)))):
+                                                                                 or fault_cues.detect(clause.text)
+                                                                                 or fault_cues.names_a_fault(clause.text)))):
             # an outcome to check, a healthy baseline ("about 20 ms, which is nominal"), or a fault's values in a
             # sentence about another run or test ("Requirement: ... if SPaT has 200 ms delay, but this we test in
             # other campaign", "The position offset of 5 m we make afterwards in a separate test"); a scene's speeds

@@ -652,6 +652,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH29, (), {}, (), ()),
     (bench_parse_campaign.FRESH30, (), {"f30_022": {"reported"}}, ("f30_022",), ()),
     (bench_parse_campaign.FRESH31, (), {"f31_012": {"reported"}}, ("f31_012",), ("f31_024",)),
+    (bench_parse_campaign.FRESH32, (), {}, (), ()),
 ]
 
 
@@ -1868,3 +1869,50 @@ def test_fresh31_scene_words() -> None:
     glare = roles.parse_intent("FCW, the taxi brakes at t=9 s. Also, the ego's front camera will be blinded by sun glare.",
                                1)
     assert glare.unparsed_clauses == ("the ego's front camera will be blinded by sun glare",)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh32's first read: prohibitions that ask for a fault, typos of known words, the driver's view, other languages
+    ("RLVW, ego at 50 km/h. Once the light goes amber, don't let the next 30 SPaT messages through, and don't let the MAP "
+     "tie our lane to its proper signal group at any point in the run either.",
+     [("drop", "amber_onset", None, None), ("map_misassociation", "scenario_time", None, None)]),
+    ("GLOSA tset plz: SPaT gets replayd from 4 s earlier, staring at green onset, for 8 s; also add a dealy of 0.2 s on "
+     "the SPaT for the hole run.", [("replay", "green_onset", 8.0, 4.0), ("delay", "scenario_time", None, 0.2)]),
+    ("LTA: oncoming pickup at 35 mph, ego at 20 km/h approaching to turn left. Bump the oncoming pickup's reported speed "
+     "up by 9 mph from 50 m before the stop bar, for 4 s.",
+     [("bsm_speed_offset", "stop_bar_distance", 4.0, pytest.approx(4.02336))]),
+    ("For the red light violation warning, I want the dashboard to believe the light is green while the real signal is "
+     "red -- from red onset, for 6 seconds. Ego comes in at 60 km/h.", [("spat_phase_corrupt", "red_onset", 6.0, None)]),
+    ("SOCRATES: And if a vehicle that does not exist, thirty metres ahead of us, also announced hard braking? MENO: Then "
+     "our car would be warned of a phantom. SOCRATES: Then let us put the EEBL application to that test: a ghost EEBL "
+     "sender 30 m ahead of the ego, appearing at t=5 s and lasting 6 s.", [("ghost_sender", "scenario_time", 6.0, 30.0)]),
+    ("Notatka odbiorcza (FCW): pojazd prowadzacy hamuje przy t=10 s. Prosze wstrzyknac losowa utrate BSM z "
+     "prawdopodobie\u0144stwem 0.2 przez ca\u0142y przebieg.", [("drop", "scenario_time", None, None)]),
+    # never a fault
+    ("FOR SALE: one pristine IMA baseline. Grey coupe crossing from the left at 30 km/h, ego approaching at 35 km/h. "
+     "Never been faulted -- no ghost vehicles, no position offsets, no dropped BSMs.", []),
+    ("Priya is running the IMA speed-offset case on her rig this afternoon (the +3 m/s one). On mine I only need the "
+     "unfaulted IMA reference: ego at 40 km/h, white van crossing from the right at 35 km/h.", []),
+    ("We already covered FCW last sprint with a BSM freeze. This one is a clean EEBL run, the lead car brakes at t=5 s.",
+     []),
+    ("Here the ego approaches, preparing to turn left across an oncoming bus. Last season its BSMs were frozen and it "
+     "struck blindly; this season nothing interferes with the messages at all.", []),
+    ("The tortoise asked the hare, 'Shall we drop the EEBL messages from the braking van and see what happens?' 'Not "
+     "today,' said the hare. And so the EEBL run went ahead with the van braking hard at t=6 s.", []),
+    ("Today is the GLOSA baseline, ego at 50 km/h. I know you're all itching to try the spoofed RSU and the countdown "
+     "offset; that's Thursday. Today, nothing gets injected.", []),
+    ("Abstract. We evaluate RLVW with the ego at 50 km/h. Prior studies injected SPaT freezes and MAP misassociation; in "
+     "the present run we establish a clean baseline. Future work will revisit the spoofed-RSU case.", []),
+])
+def test_fresh32_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
+    got, unread = _as_read(text)
+    assert got == want and not unread
+
+
+def test_fresh32_scene_words() -> None:
+    roles = LlmRoles()
+    ima = roles.parse_intent("IMA: grey coupe crossing from the left at 30 km/h, ego approaching at 35 km/h.", 1).spec
+    assert ima.ego.speed_mps == pytest.approx(9.722, abs=1e-3) and ima.agents[0].speed_mps == pytest.approx(8.333, abs=1e-3)
+    attack = roles.parse_intent("LTA: the bus's BSMs are delayed by 0.4 s. And the wicked witch cast a spell on the "
+                                "little car's CAN bus so its steering commands came out garbled.", 1)
+    assert [f.operator.value for f in attack.spec.faults] == ["delay"] and attack.unparsed_clauses
