@@ -556,6 +556,8 @@ def role_mentions(p: ParseState) -> list[Mention]:
         for m in p.finditer(pattern):
             if what == "lead" and p.has(r"^ to\b", p.t[m.end():m.end() + 4]):
                 continue  # "may lead to a collision"
+            if what != "ego" and p.has(r"(?:\bno|\bwithout(?: an?| any)?|\bnot (?:a|an|any)|\bzero)\s+$", p.t[max(0, m.start() - 16):m.start()]):
+                continue  # "no lead vehicle", "without a crossing car": none of that role
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
             taken.append((m.start(), m.end()))

@@ -1913,6 +1913,9 @@ def test_fresh32_scene_words() -> None:
     roles = LlmRoles()
     ima = roles.parse_intent("IMA: grey coupe crossing from the left at 30 km/h, ego approaching at 35 km/h.", 1).spec
     assert ima.ego.speed_mps == pytest.approx(9.722, abs=1e-3) and ima.agents[0].speed_mps == pytest.approx(8.333, abs=1e-3)
+    # "no lead vehicle" is none: a lead ahead would stop the ego at the red for it (f32_019's campaign admitted nothing)
+    rlvw = roles.parse_intent("RLVW: SPaT shows green from red onset for 6 s. Ego comes in at 60 km/h, no lead vehicle.", 1)
+    assert rlvw.spec.agents == ()
     attack = roles.parse_intent("LTA: the bus's BSMs are delayed by 0.4 s. And the wicked witch cast a spell on the "
                                 "little car's CAN bus so its steering commands came out garbled.", 1)
     assert [f.operator.value for f in attack.spec.faults] == ["delay"] and attack.unparsed_clauses
