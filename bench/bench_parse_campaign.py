@@ -219,10 +219,21 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # rules) first: application 100 %, 61.5 % exact (16 of 26), 4 silent drops, 1 substitution, 2 invented faults, 4 false
 # alarms, 6 campaign stops of 22; after: 100 % / 100 % exact, 0/0/0/0, 3 stops, each said back (GPS drift, a brake
 # actuator delay, a CAN-bus attack). Found by it: a coupe's speed given to the ego (no vehicle noun), a quotation's
-# closing mark kept a question and its refusal in one sentence ("...see what happens?' 'Not today,' said the hare")
+# closing mark kept a question and its refusal in one sentence ("...see what happens?' 'Not today,' said the hare");
+# fresh33 (2026-12-07: people at work rather than formats: typed-up driver notes, a QA regression plan, a product
+# owner's story, a city pilot's field report, a grumpy senior, a sales engineer, a safety assessor, an intern, a shift
+# handover, a driver dictating "half a second, no wait, make that 800 milliseconds", Indian / Chinese / Spanish
+# English, a three-fault request with one scrapped later, "same as last week but flip the sign", starts relative to the
+# lead's braking, "nine out of ten get through", "until the end"; written after fresh32's rules) first: application
+# 100 %, 70.4 % exact (19 of 27), 3 silent drops, 7 substitutions, 3 invented faults, 6 false alarms, 9 stops of 22;
+# after: 96.7 % / 88.9 % exact (24 of 27; f33_007 refused with the reason: a countdown error from green onset cannot
+# matter to RLVW), 0/0/0, 1 false alarm (an oncoming car "about 70 m away", as before) and 6 stops, each said back (GPS
+# error, a cyclist, a brake actuator's lag, the refused countdown). Found by it: "make that 800 ms" read as "at 800 ms"
+# (an anchor pattern without a word boundary: "th-at <time>"), "no real oncoming traffic" gave an oncoming car,
+# "slams the brakes" and "two seconds after the lead brakes" unread, a taken-back fault ("scrap the burst drop") kept
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
     FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
-    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 33))
+    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 34))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

@@ -86,6 +86,10 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
             r"(forward |front |rear )?(radar|lidar|camera)s?\b"
             r"|\bcan[- ]?bus (fault|error|failure|corruption)s?\b|\b(fault|error|failure|corruption)s? on the can[- ]?bus\b"
             r"|\bcan[- ]?bus\b[^.;]{0,60}\b(garbl\w*|corrupt\w*|scrambl\w*|attack\w*|spoof\w*|jamm\w*|flood\w*)"
+            r"|\b(lag|delay|latency)\w* (on|in|of|to) (the )?(ego'?s? )?(brake|braking|steering|throttle) (actuator|system"
+            r"|controller|ecu)s?\b|\b(brake|steering|throttle) (actuator|system|controller|ecu)s? (lag|delay|latency)\b"
+            # a road user no scene holds ("a cyclist in the crosswalk")
+            r"|\b(add|want|include|put|place|spawn|with) (a |an |some )?(\w+ )?(cyclists?|pedestrians?|bicyclists?|joggers?)\b"
             r"|\b(attack\w*|hack\w*|spell|inject\w*|flood\w*) (on|into|against|onto) (the )?(\S+ ){0,3}?can[- ]?bus\b"
             r"|\b(ota|over-the-air) (software |firmware )?updates?\b|\bfirmware update\w*\b(?! (introduced|caused|fixed))",
      False),
@@ -146,6 +150,7 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       + lx.NO_FAULTS, _F)
 _NOT_NOW = re.compile(lx.NOT_NOW, _F)
 _PUTS_ASIDE = re.compile(lx.PUTS_ASIDE_PREVIOUS, _F)
+_TAKEN_BACK = re.compile(lx.TAKEN_BACK, _F)
 _APP_HANDLING = re.compile(lx.APP_OWN_HANDLING, _F)
 _LOOKS_LIKE = re.compile(lx.LOOKS_LIKE, _F)
 _FORGED_RSU = re.compile(lx.SPOOFED_RSU, _F)
@@ -170,6 +175,8 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
                        r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(\w+ )?(truck|lorry|lorries|hgv|trailer|suv|pickup|bus|van|building"
                        r"|car)s?\b"
+                       # the forged vehicle going away ("how quickly it clears after the ghost disappears")
+                       r"|\b(ghost|phantom)\w* (\w+ )?(disappears?|vanish\w*|goes away|is gone)\b"
                        # the fault named as an event ("the car receives SPaT fine before the freeze"): a reference to it
                        r"|\b(before|after|during|until|since|throughout) the (freeze|delay|outage|loss|drop|blackout|attack"
                        r"|fault|injection|replay)\b"
@@ -292,6 +299,8 @@ def detect(text: str) -> list[CueClause]:
     pairs = _split(correct_typos(text))
     split = [c for c, _ in pairs]
     put_aside = {c.sentence - 1 for c, sentence in pairs if _PUTS_ASIDE.search(sentence)}
+    taken_back = [(c.sentence, lx.taken_back_operators(m.group("what"))) for c, _ in pairs
+                  for m in _TAKEN_BACK.finditer(c.text)]
     out: list[CueClause] = []
     for i, (clause, sentence) in enumerate(pairs):
         if _HEALTHY.search(clause.text) or _NOT_NOW.search(sentence) or within_requirement(sentence, clause.text) \
@@ -311,6 +320,30 @@ def detect(text: str) -> list[CueClause]:
                 if not (out and _continues(out[-1], cue, split[i - 1] if i else None, clause)):
                     out.append(cue)
                 break
+    for said_in, ops in taken_back:  # the clause of a fault taken back later ("Actually, scrap the burst drop")
+        names = {op.value for op in ops}
+        earlier = [c for c in out if c.sentence < said_in and c.operators & names]
+        if earlier:
+            out.remove(earlier[-1])
+    return out
+
+
+def taken_back(text: str) -> set[str]:
+    """The clauses of ``text`` whose fault a later sentence takes back (``lexicon.TAKEN_BACK``): no fault, and their
+    quantities are no settings to read."""
+    pairs = _split(correct_typos(text))
+    kinds = [(c.sentence, {op.value for op in lx.taken_back_operators(m.group("what"))}) for c, _ in pairs
+             for m in _TAKEN_BACK.finditer(c.text)]
+    if not kinds:
+        return set()
+    said = {c.text for c in detect(text)}
+    out: set[str] = set()
+    for sentence, names in kinds:
+        earlier = [c for c, _ in pairs if c.sentence < sentence and c.text not in said and c.text not in out
+                   and any(re.search(pattern, _NOT_COMM.sub(" ", c.text), _F) and operators_in_family(family) & names
+                           for family, pattern, _ in _CUES if family)]
+        if earlier:
+            out.add(earlier[-1].text)
     return out
 
 

@@ -203,6 +203,15 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # bar that far ahead of the ego's start
                     r"\b(?:with (?:the |a )?|the )?(?:signal|traffic light|light|junction|intersection)s? (?:is )?at "
                     + Q("dist") + r"(?! (?:before|after|from|past|beyond|behind|apart|spacing|intervals?)\b)",
+                    r"\bdistance to (?:the )?(?:stop[- ]?(?:line|bar)|signal|light|junction|intersection) (?:is |of |= ?)?"
+                    + Q("dist"),
+                    # "ego at 45 km/h, 300 m from the signal", "ego ... starting 250 m out", "the car comes at 60 km/h from 400
+                    # meters"
+                    r"\bego (?:at <q\d+:speed>,? )?" + Q("dist") + r" from the (?:signal|light|stop[- ]?(?:line|bar)|junction"
+                    r"|intersection)\b",
+                    r"\bstart(?:s|ing)? " + Q("dist") + r" (?:out|away)\b(?! (?:from|of)\b)",
+                    r"\b(?:the car|ego|the ego|we|our car) (?:comes?|approach\w*|arriv\w*) (?:in )?at <q\d+:speed> from "
+                    + Q("dist") + r"(?! (?:away|out|ahead|behind)\b)",
                     # "ego at 60 km/h, one signal 300 m out"
                     r"\b(?:one |a |the |first )?(?:signal|traffic light|light|junction|intersection|stop[- ]?(?:line|bar)) "
                     + Q("dist") + r" (?:out|away|ahead)\b(?! (?:from|of)\b)",

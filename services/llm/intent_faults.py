@@ -65,7 +65,12 @@ _VEHICLE_IDIOM = rx(r"\b(drop\w*|fall\w*|fell) (back|behind|away)\b|\blost in th
                     r"|\b(delayed|late|postponed) (departure|start|launch|take-?off|release)\b"
                     # where a vehicle is, said after its speed ("oncoming motorcycle at 70 km/h, 80 m out", "making 30
                     # kn, 90 m off"): no position offset
-                    r"|<q\d+:speed>,? <q\d+:dist> (?:out|off|away)\b")
+                    r"|<q\d+:speed>,? <q\d+:dist> (?:out|off|away)\b"
+                    # the forged vehicle going away ("after the ghost disappears"); a lag on the ego's own actuators ("300ms
+                    # of lag on the brake actuator": no message fault, the unparsed-fault guard says so)
+                    r"|\b(?:ghost|phantom)\w* (?:\w+ )?(?:disappears?|vanish\w*|goes away|is gone)\b"
+                    r"|(?:<q\d+:time> (?:of )?)?\b(?:lag|delay|latency)\w* (?:on|in|of|to) (?:the )?(?:ego'?s? )?(?:brake|braking"
+                    r"|steering|throttle) (?:actuator|system|controller|ecu)s?\b")
 # a word mentioned, not used: a report's column, counter or metric named by a fault word, quoted or not ("the 'lost'
 # column in the report should read zero", "the dropped-packets counter"): what a run shows, not a fault it asks for;
 # and the application's own handling of a track ("IMA holds last track? or drops it?")
@@ -168,9 +173,12 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             announced = op == last.operator and last.sentence == s and ":" in gap and len(gap) < 80
             # "resend a captured message with a 10 s lag": a replayed message is late by what it replays; that lag
             # is the replay's own, not a delay beside it
-            if last.operator is FaultOperator.REPLAY and op is FaultOperator.DELAY and last.sentence == s:
+            # ("rebroadcasting them 2 seconds stale in place of the live ones, with the original timestamps": the replay's
+            # age, not a timestamp offset of its own)
+            if last.operator is FaultOperator.REPLAY and op in (FaultOperator.DELAY, FaultOperator.TIMESTAMP_OFFSET) \
+                    and s in (last.sentence, p.n.sentence_of(max(last.start, last.end - 1))):
                 last.end = end
-                last.notes.append(f"{text!r}: the replay's lag, not a delay of its own")
+                last.notes.append(f"{text!r}: the replay's lag, not a {getattr(op, 'value', op)} of its own")
                 continue
             if announced or (one_subject or (last.sentence == s and not sep.search(gap))) and len(gap) < (60 if same_op else 40):
                 last.end = end
@@ -230,7 +238,8 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.sender = None
         if f.operator is FaultOperator.SPOOFED_RSU and f.target_phase is None:
             hit = nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|broadcasting|says|saying"
-                                 r"|displays|displaying|advertises|advertising|sends|sending|announc\w*) (?:a |an |the )?"
+                                 r"|displays|displaying|advertises|advertising|sends|sending|transmits|transmitting|announc\w*)"
+                                 r" (?:a |an |the )?"
                                  r"(?:false |wrong |fake )?(?P<ph>green|red|amber"
                                  r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)"
                                  r"|\bphase ?(?:=|:|of) ?(?P<ph3>green|red|amber|yellow)\b"
@@ -272,6 +281,7 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                                   f"the intent asks for a fault the parser cannot build: {clause!r} (cue {f.cue!r}: "
                                   f"no reported field or quantity says what is wrong on {f.stream.value if f.stream else 'the stream'}"
                                   f"); the spec runs without it", ("faults",)))
+    _withdrawn_faults(p, faults)
     fault_anchors(p, app, faults, agents)
     fault_durations(p, faults)
     chained_windows(p, faults)
@@ -441,6 +451,25 @@ _GHOST_CLAUSE_END = re.compile(r"[.;]|,\s*(?:and|while|with|plus)\b|\band (?:a|a
 _EGO_WHEN = re.compile(r"\b(?:when|as|once|after|until) (?:we|the ego|ego|our car|i)\b")
 
 
+_TAKEN_BACK = rx(lx.TAKEN_BACK)
+
+
+def _withdrawn_faults(p: ParseState, faults: list[FaultDraft]) -> None:
+    """Remove each fault a later sentence takes back by its kind (``_TAKEN_BACK``): the last one of that kind said before
+    it, noted; the taking back is no fault of its own."""
+    for m in p.finditer(_TAKEN_BACK.pattern):
+        ops = lx.taken_back_operators(m.group("what"))
+        s = p.n.sentence_of(m.start())
+        for f in [f for f in faults if f.operator in ops and f.sentence < s][-1:] + \
+                [f for f in faults if f.start < m.end() and m.start() < max(f.end, f.start + 1)]:
+            if f in faults:
+                faults.remove(f)
+                p.withdrawn.add(f.sentence)
+                p.note(f"fault {getattr(f.operator, 'value', f.operator)} on {f.stream.value if f.stream else '?'} ({f.cue!r}) "
+                       f"taken back by "
+                       f"{clean(m.group(0))!r}")
+
+
 def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) -> None:
     for f in faults:
         op = FaultOperator(f.operator)
@@ -459,7 +488,8 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                     if not m.groupdict().get("bare"):
                         m, source = _upper_end(p, m, "probability")
                     f.probability = float(m.group("bare")) if m.groupdict().get("bare") else p.use(m, "probability")
-                    if _DELIVERY_RATIO.search(p.t[max(0, m.start() - 40):m.start()]):  # "delivery ratio 80 %": 20 % lost
+                    if _DELIVERY_RATIO.search(p.t[max(0, m.start() - 40):m.start()]) or _GETS_THROUGH.search(
+                            p.t[m.end():m.end() + 60]):  # "delivery ratio 80 %", "90 % of the messages get through"
                         f.probability = round(1.0 - f.probability, 6)
                         source = (source + ", " if source else "") + "the share not delivered"
                     f.notes.append(f"probability {f.probability:g}" + (f" {source}" if source else ""))
@@ -487,7 +517,7 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             m, source = _upper_end(p, m, "magnitude")
             source = source or f"from {m.group(0)!r} ({p.q(m).raw})"
             value = p.use(m, "magnitude")
-            fix = _corrected(p, kind, value)
+            fix = _corrected(p, kind, value) or _corrected_after(p, kind, m)
             if fix is not None:  # "edit: make that 3 s lag, not 2": the value the writer corrected it to
                 m, source = fix, f"from {fix.group(0)!r} ({p.q(fix).raw}), corrected from {p.q(m).raw}"
                 value = p.use(m, "magnitude")
@@ -523,7 +553,19 @@ def _corrected(p: ParseState, kind: str, value: float) -> re.Match[str] | None:
     return None
 
 
-# a share said as what arrives ("packet delivery ratio 80 %", "PDR of 0.8"): a drop's probability is the rest
+def _corrected_after(p: ParseState, kind: str, m: re.Match[str]) -> re.Match[str] | None:
+    """The quantity said in place of ``m`` right after it ("delayed by half a second, no wait, make that 800
+    milliseconds"), or None."""
+    fix = rx(r"^,? (?:no,? wait|wait|sorry|i mean|correction|actually)[,:]? (?:make (?:that|it) |change (?:that|it) to "
+             r"|it'?s |rather )?" + Q(kind)).search(p.t[m.end():m.end() + 50])
+    return fix if fix is not None and p.free(fix) else None
+
+
+# a share said as what arrives ("packet delivery ratio 80 %", "PDR of 0.8", "only 90 % of SPaT messages get through"): a
+# drop's probability is the rest
+_GETS_THROUGH = rx(r"^ of (?:the )?(?:\S+ ){0,2}?(?:messages?|msgs?|packets?|bsms?|spats?|mapmsgs?|broadcasts?|updates?"
+                   r"|frames?) (?:only |still )?(?:(?:get|gets|make it|makes it) through|(?:are|get|gets) delivered"
+                   r"|arrive (?:intact|fine|normally|ok|as sent))\b")
 _DELIVERY_RATIO = rx(r"\b(?:(?:packet )?(?:delivery|reception|success) (?:ratio|rate)|pdr|prr)\b[^.;]{0,20}$")
 
 # a hand-typed key that holds a fault's value ("delta=-3 m/s", "offset: 4 m", "magnitude = 0.5 s")

@@ -522,6 +522,7 @@ class ParseState:
         self.maps = maps
         self.notes: list[str] = []
         self.findings: list[Finding] = []
+        self.withdrawn: set[int] = set()  # sentences of faults taken back later ("scrap the burst drop"): they time nothing
 
     # small helpers --------------------------------------------------------
     def q(self, m: re.Match[str], group: str = "q") -> Quantity:
@@ -556,7 +557,8 @@ def role_mentions(p: ParseState) -> list[Mention]:
         for m in p.finditer(pattern):
             if what == "lead" and p.has(r"^ to\b", p.t[m.end():m.end() + 4]):
                 continue  # "may lead to a collision"
-            if what != "ego" and p.has(r"(?:\bno|\bwithout(?: an?| any)?|\bnot (?:a|an|any)|\bzero)\s+$", p.t[max(0, m.start() - 16):m.start()]):
+            if what != "ego" and p.has(r"(?:\bno|\bwithout(?: an?| any)?|\bnot (?:a|an|any)|\bzero)\s+(?:real |actual |other )?$",
+                                       p.t[max(0, m.start() - 22):m.start()]):
                 continue  # "no lead vehicle", "without a crossing car": none of that role
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
@@ -578,7 +580,7 @@ def agent_for(agents: dict[str, dict[str, Any]], role: str) -> dict[str, Any]:
     return agents[role]
 
 
-BAR = r"(?:stop[- ]?bar|stop[- ]?line|stopline|intersection|junction|light|signal|line\b)"
+BAR = r"(?:stop[- ]?bar|stop[- ]?line|stopline|intersection|junction|light|signal|line\b|bar\b)"
 
 
 def clean(text: str) -> str:

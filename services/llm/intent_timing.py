@@ -91,10 +91,17 @@ def _signal_event_time(p: ParseState, out: dict[str, Any]) -> None:
               r"(?:at )?(?:around|about|roughly) )(?:t ?= ?)?" + Q("time"))
     # tersely: "amber at t = 10 s, red at t = 13 s", "green ends at t=14 s" (the amber onset)
     m = m or p.has(_TERSE_ONSET)
+    # a phase said by what is left of it ("green ending in about 12 s", "signal is mid-green with roughly 14 s left",
+    # "red with 15 s to go"): the next phase's onset then
+    left = None if m else next((hit for hit in map(p.has, _PHASE_LEFT) if hit is not None), None)
+    if left is not None and p.free(left):
+        m = left
     if not m or not p.free(m):
         return
     plan = SignalPlan()
     phase = "amber" if m.groupdict().get("end") else m.group("ph")
+    if m is left:
+        phase = {"green": "amber", "amber": "red", "yellow": "red", "red": "green"}[m.group("ph")]
     nxt = p.has(r"^,? (?:and |then )?(?P<ph>amber|yellow|red) (?:at|from) (?:t ?= ?)?" + Q("time"), p.t[m.end():m.end() + 30]) \
         if phase in ("amber", "yellow") else None
     if nxt is not None and p.free(nxt) and 1.0 <= p.q(nxt).value - p.q(m).value <= 10.0 and nxt.group("ph") == "red":
@@ -108,6 +115,12 @@ def _signal_event_time(p: ParseState, out: dict[str, Any]) -> None:
     p.note(f"signal.offset_s {out['offset_s']:g} from {clean(m.group(0))!r}")
 
 
+_PHASE_LEFT = (r"\b(?P<ph>green|red|amber|yellow) (?:ending|ends|is over|changes|switches) in (?:about |roughly |around "
+               r"|~ ?)?" + Q("time"),
+               r"\b(?:signal|light)s? (?:is |are )?(?:mid-?|in )?(?P<ph>green|red|amber|yellow)(?: phase)? with (?:about "
+               r"|roughly |around |~ ?)?" + Q("time") + r" (?:left|to go|remaining)\b",
+               r"\b(?P<ph>green|red|amber|yellow) with (?:about |roughly |around |~ ?)?" + Q("time")
+               + r" (?:left|to go|remaining)\b")
 _TERSE_ONSET = (r"(?<!before )(?<!after )(?<!from )(?<!during )(?<!of )(?<!the )(?<!until )\b(?:(?P<ph>amber|yellow|red"
                 r"|green) (?:at|starts at|begins at|comes on at|onset at)|(?P<end>green) (?:ends|is over|stops) at) "
                 r"(?:t ?= ?)?" + Q("time"))
@@ -124,8 +137,9 @@ def _signal_at_ego(p: ParseState, ego: dict[str, Any], out: dict[str, Any]) -> N
     onset = {"green": 0.0, "amber": green, "yellow": green, "red": green + amber}
     # (or tersely: "light turns red 70 m out")
     m = p.has(r"(?:light|signal|lamp)s? (?:turns|becomes|goes|changes to|switches to|is) (?:to )?(?P<ph>amber|yellow|red"
-              r"|green) (?:(?:when|as|once|while) (?:the )?(?:ego|car|vehicle|we|it|our car)(?: is| are|'s)? )?(?:still "
-              r"|only |just )?(?:about )?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r")")
+              r"|green) (?:(?:when|as|once|while) (?:the )?(?:ego|car|vehicle|we|it|our car)(?: is| are|'s|'re)? )?(?:still "
+              r"|only |just )?(?:about |roughly |around |~ ?)?" + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?"
+              + BAR + r")")
     # "the ego at 60 km/h is 80 m before the stop line at amber onset": the same, said from the ego
     m = m or p.has(r"(?:the )?(?:ego|car|vehicle|we|our car)\b[^.;]{0,30}?\b(?:is|are) (?:still |only |just )?(?:about )?"
                    + Q("dist") + r" (?:away|out|(?:from|before|short of) (?:the )?" + BAR + r") (?:at|when|as) (?:the )?"

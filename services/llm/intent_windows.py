@@ -43,7 +43,7 @@ _ONSET_CLAUSE = (r"(?:(?:the|our|its|their) )?(?:(?:real|actual|true) )?(?:"
                  + _PHASE + r"(?: light| phase| signal| aspect)? (?:begins|began|begin|starts|started|start|comes on"
                  r"|came on|come on|appears|appeared|is shown|was shown|lights up|lit up|shows up|kicks in|kicked in"
                  r"|is applied|was applied|goes up|went up)\b"
-                 r"|(?:light|signal|traffic light|lamp|signal head)s? (?:turns|turned|turn|changes|changed|change|goes"
+                 r"|(?:light|signal|traffic light|lamp|signal head)s? (?:turns|turned|turn|become|becomes|became|changes|changed|change|goes"
                  r"|went|go|switches|switched|switch|comes on|came on|come on|flips|flipped|passes|passed|pass)(?: over)?"
                  r"(?: to| on)? " + _PHASE.replace("ph>", "ph2>") + r"\b"
                  # "right when it goes red": nothing but a light turns a colour
@@ -89,15 +89,21 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         """"once the lead starts braking": the lead's hard-brake onset, a scenario time (a lead the words make brake
         brakes, at the default onset, when nothing else said when)."""
         # a lead the scene has (FCW, EEBL: always; else one the intent placed, named, not an "it")
-        if agents is None or not (APPLICATIONS[app].follows_lead or ("lead" in agents and not m.group("it"))):
+        it = m.groupdict().get("it") or m.groupdict().get("it2")
+        if agents is None or not (APPLICATIONS[app].follows_lead or ("lead" in agents and not it)):
             return None
         behaviour = agent_for(agents, "lead").setdefault("behaviour", {})
         if behaviour.get("kind") != "hard_brake":
             behaviour.update(kind="hard_brake", at_time_s=FCW_LEAD_BRAKE_AT_S)
             p.note(f"lead.behaviour hard_brake at {FCW_LEAD_BRAKE_AT_S:g} s (a fault starts when the lead brakes: "
                    f"{clean(m.group(0))!r})")
-        # an onset left open is t = 0 (Behaviour.at_time_s None: the traffic model brakes from the start)
-        return {"kind": "scenario_time", "offset_s": float(behaviour.get("at_time_s") or 0.0)}
+        # an onset left open is t = 0 (Behaviour.at_time_s None: the traffic model brakes from the start); "two seconds
+        # after the lead brakes": that much later
+        # ("for the first 1.5 s after it brakes" is a duration from the braking, not a lag)
+        first = p.has(r"\b(?:(?:the )?(?:first|initial)|for(?: about| roughly| around| approximately| some| ~)?|during|over"
+                      r"|lasting) $", p.t[max(0, m.start() - 24):m.start()])
+        lag = p.use(m, "anchor", "lag") if m.groupdict().get("lag") and not first else 0.0
+        return {"kind": "scenario_time", "offset_s": float(behaviour.get("at_time_s") or 0.0) + lag}
 
     def between(m: re.Match[str]) -> dict[str, Any] | None:
         """"between t = 5 s and t = 20 s": from the first time, for the span to the second."""
@@ -244,9 +250,16 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          r"(?:run|test|scenario|drive)\b|\bthe whole time\b|\bat all times\b",
          lambda m: {"kind": "scenario_time", "offset_s": 0.0} if p.n.sentence_of(m.start()) in fault_sentences else None),
         # (not a following time: "follows at 2 s headway")
-        (r"(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
+        (r"\b(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
          + r"(?! (?:before|after|prior|into|of|delay|late|headway|time gap|gap|following|ago|earlier|old|in the past)\b)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+        # "showing up 8 seconds in", "kicking in 12 s in"
+        (r"\b(?:showing up|shows up|appearing|appears|starting|starts|kicking in|kicks in|coming in|beginning|turning up) "
+         + Q("time") + r" in\b(?! (?:the|a|an|our|its|their|front|total|length|duration|a row)\b)",
+         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+        # "At amber the SPaT from the RSU locks up": from that onset
+        (r"(?:^|(?<=[.;:] ))at (?:the )?" + _PHASE + r"\b(?! (?:light|lights|phase|signal)? ?(?:violation|runner|onset|start|end))",
+         lambda m: sig(m.group("ph"), 0.0)),
         # "start=t 9s", "start: 6 s"
         (r"\bstart(?:s|ing)?(?:\s*[=:|]\s*(?:t ?=? ?)?| t ?= ?)" + Q("time"),
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
@@ -259,6 +272,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # the fault its "00:00:12 SPaT reports red" line asks for
         for m in sorted(p.finditer(pattern), key=lambda m: p.n.sentence_of(m.start()) not in fault_sentences):
             owner = owner_of(faults, p, m.start())
+            if p.n.sentence_of(m.start()) in p.withdrawn:
+                continue  # the timing of a fault taken back later
             if (owner is not None and p.n.sentence_of(m.start()) not in fault_sentences
                     and _VEHICLE_EVENT.search(p.n.sentence(p.n.sentence_of(m.start())))
                     and _OWN_TIME.search(p.n.sentence(owner.sentence))):
@@ -332,6 +347,10 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|a
                 # "for 3 s from the braking", "from the lead's brake onset"
                 r"|\b(?:from|at|starting (?:at|with)) (?:the )?(?:lead(?:'s)? )?(?:braking|brake onset|hard brake)\b"
                 r"(?!'s|\s+(?:vehicles?|cars?|trucks?|vans?|bus|lorry|lights?|distance|force|level|pedal|one|event)\b)"
+                # "two seconds after the lead brakes", "for the first 1.5 s after it brakes", "straight after the brake event"
+                r"|(?:<q(?P<lag>\d+):time> |\bstraight |\bright |\bjust )?\bafter (?:the |our )?(?:(?:lead(?:ing)?|front)(?: (?:vehicle"
+                r"|car|truck))?|(?P<it2>it|they)|(?:suv|truck|van|car|bus|lorry)) (?:brakes|has braked|braked|starts braking)\b"
+                r"|\b(?:straight |right |just )?after the (?:brake|braking) event\b"
                 # "Lead brakes hard at T+20 s; from then on re-send its hard-brake messages"
                 r"|\blead(?:ing)?(?: (?:vehicle|car|truck))? brakes\b[^.;]{0,40}[;,] (?:and )?(?:from then on|from that "
                 r"(?:moment|point) on|from there on)\b")

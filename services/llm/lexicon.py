@@ -231,6 +231,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"|earlier)\b[^.;]{0,40}?\b(re-?sen(d|ds|t|ding)|re-?broadcast\w*|re-?transmit\w*|played back"
                            r"|sent again|broadcast again|transmitted again)\b|\bre-?sen(d|ds|t|ding)\b[^.;]{0,50}?\b(captured"
                            r"|recorded|intercepted) <q\d+:time> (earlier|before|ago)\b"
+                           # "someone recording the crossing car's BSMs and rebroadcasting them 2 seconds stale"
+                           r"|\b(?:record\w*|captur\w*|sniff\w*)\b[^.;]{0,60}?\band (?:then )?(?:re-?broadcast\w*|re-?send\w*"
+                           r"|re-?transmit\w*|play\w* (?:them|it) back)\b"
                            # "the van's live BSMs are replaced by its own broadcasts from 2 seconds earlier"
                            r"|\b(?:replaced|substituted|swapped) (?:by|with|for) (?:its|their|the) (?:own )?(?:\w+ )?"
                            r"(?:broadcasts?|messages?|msgs?|bsms?|spats?|packets?) from <q\d+:time> (?:earlier|before|ago)\b"
@@ -263,9 +266,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"[^.;|]{0,20}?\bto (the )?(signal )?group \w{1,4}\b(?=[^.;]{0,12}\b(true|correct|real"
                                        r"|actual|right|its own)\b)", False, 9),
     (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
-                                       r"|associat\w* (the |its |our )?(ego('s)? )?lane with|mapped to the wrong"
+                                       r"|associat\w* (the |its |our |my )?(ego('s)? )?lane\b[^.;]{0,30}?\bwith|mapped to the wrong"
                                        r"|wrong (lane )?mapping", False, 9),
     (FaultOperator.SUPPRESS_SENDER, r"suppress\w*|stop(s|ped)? (transmitting|broadcasting|sending)|go(es)? silent"
+                                    r"|\bsends? no (\w+ ){0,2}?(eebl|bsms?|spats?|messages?|msgs?|broadcasts?)\b"
                                     r"|falls? silent|\bsilenced?\b|never (transmits|broadcasts|sends)"
                                     r"|does ?n[o']t (transmit|broadcast|send)|\bmute[sd]?\b"
                                     # a terse line: "relay R1 completely silent on EEBL for the whole run"
@@ -339,6 +343,10 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                          # "we kill ten BSMs in a row from it"
                          r"|\bkill(s|ed|ing)? (\S+ ){0,2}?(bsms?|spats?|mapmsgs?|eebls?|messages?|msgs?|packets?)\b", True, 4),
     (FaultOperator.DROP, r"outage|blackout|jamm\w*|interference", False, 4),
+    # "only nine out of ten SPaT messages get through": a drop said by what arrives (the probability is the rest)
+    (FaultOperator.DROP, r"<q\d+:pct> of (the )?(\S+ ){0,2}?(messages?|msgs?|packets?|bsms?|spats?|mapmsgs?|broadcasts?"
+                         r"|updates?|frames?) (only |still )?((get|gets|make it|makes it) through|(are|get|gets) delivered"
+                         r"|arrive (intact|fine|normally|ok|as sent))\b", False, 6),
     # "don't let the next 30 SPaT messages through": a drop said as a prohibition
     (FaultOperator.DROP, r"\b(don'?t|do not|never) let (the )?(next |first )?(<q\d+:count> )?(\S+ ){0,2}?(messages?|msgs?|packets?"
                          r"|bsms?|spats?|mapmsgs?|broadcasts?|updates?|frames?)\b (\S+ ){0,2}?through\b", False, 6),
@@ -815,6 +823,12 @@ LATENCY_BUDGET_MET = (r"\blatency\s*(<(?!q\d)|=<|\u2264)|\b(within|inside|under|
 # an RSU firmware update introduced about 300 ms of SPaT latency"): none of its words or quantities are this run's
 PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|summer|winter|sprint|build|version"
                  r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|test)\b,? (we|they|i|you) [a-z]+ed\b[^.;]*"
+                 # "The previous campaign replayed brake messages", "Last week we ran it with ...", "Last month Kumar has done
+                 # the same scenario with ...", "we logged a rogue roadside box"
+                 r"|\b(last|previous|earlier) (campaign|run|test|batch|sweep|session)s? [a-z]+ed\b[^.;]*"
+                 r"|\b(last|previous) (month|year|week|time|sprint|season|monday|tuesday|wednesday|thursday|friday|saturday"
+                 r"|sunday)\b,? (\w+ ){1,2}?(ran|did|had|has done|have done|has run|have run|saw|got|made|set|took|put)\b[^.;]*"
+                 r"|\b(we|they) (logged|recorded|observed|spotted|noticed|measured)\b[^.;]*"
                  # "Prior studies injected SPaT freezes", "we already covered FCW last sprint with a BSM freeze"
                  r"|\b(prior|previous|earlier|past) (studies|work|runs|campaigns|tests|papers|experiments)\b[^.;]*"
                  r"|\b(?:already|previously) (?:covered|tested|ran|did|done|checked|ran through)\b[^.;]*"
@@ -875,6 +889,15 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # our car would be warned of a phantom."); the question itself may be the request ("What if the SPaT
            # arrives 0.7 s late?")
            r"|(?:^|(?<=[.!?:] )|(?<=\n))\W*then\b[^.;?\n]{0,80}\bwould\b[^.;?\n]*"
+           # "... goes in tomorrow's batch, not this one"; "planned for sprint 14"; "that's a decision for after we see this
+           # result"; "the test matrix has 'BSM delay 200 ms' ...; that's a copy-paste error"; a configuration to remove
+           # ("night shift left the crossing car's position offset configured from their run, please take it out")
+           r"|[^.;\n]{0,120}\btomorrow'?s (?:batch|run|session|campaign|list|slot|plan)\b[^.;\n]*"
+           r"|[^.;\n]{0,120}\b(?:planned|scheduled|slated) for (?:sprint|release|iteration|version|phase) \d+\b[^.;\n]*"
+           r"|[^.\n]*\bthat'?s a decision for (?:after|later|another day)\b[^.\n]*"
+           r"|[^.\n]{0,160};\s*that'?s (?:a |just a )?(?:copy[- ]paste|typo|mistake|leftover|error)\b"
+           r"|[^.;\n]{0,160}\bconfigured from (?:their|the previous|the last|an earlier|yesterday'?s) (?:run|test|session)\b"
+           r"[^.;\n]*|\b(?:take|remove|clear|delete) (?:it|that|them|this) out\b"
            # "I know you're all itching to try the spoofed RSU and the countdown offset; that's Thursday."
            r"|[^.\n]{0,160};\s*that'?s (?:for )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week"
            r"|later|another day)\b"
@@ -934,10 +957,30 @@ PUTS_ASIDE_PREVIOUS = (r"^\W*(?:(?:good|great|fair|nice|interesting|valid) )?(?:
                        r"|^\W*(?:was|were|is|are) (?:analy[sz]ed|discussed|considered|covered|prepared)\b[^.;]{0,40}\bnot "
                        r"(?:played|run|tested|used|exercised|applied|injected)\b")
 
+# a fault taken back later in the text by its kind ("Also drop 5 EEBL messages in a row ... Actually, scrap the burst
+# drop, Ana says it's covered in EEBL-04"): the parser removes the last fault of that kind said before, and the
+# unparsed-fault guard its clause (``taken_back_operators``: the kinds a noun names)
+TAKEN_BACK = (r"\b(?:scrap|cancel|forget|remove|skip|strike|ditch|leave out|take out) (?:the |that |this )?(?:[\w-]+ )"
+              r"{0,2}?(?P<what>drop|loss|delay|lag|freeze|replay|ghost|phantom|spoof\w*|countdown offset|position offset"
+              r"|speed offset|timestamp offset)\b(?! (?:of|by|on)\b)")
+
+
+def taken_back_operators(noun: str) -> tuple[FaultOperator, ...]:
+    """The fault operators a taken-back noun names ("the burst drop": drop; "the spoofed RSU": spoofed_rsu)."""
+    if noun.startswith("spoof"):
+        return (FaultOperator.SPOOFED_RSU,)
+    return {"drop": (FaultOperator.DROP,), "loss": (FaultOperator.DROP,), "delay": (FaultOperator.DELAY,),
+            "lag": (FaultOperator.DELAY,), "freeze": (FaultOperator.FREEZE,), "replay": (FaultOperator.REPLAY,),
+            "ghost": (FaultOperator.GHOST_SENDER,), "phantom": (FaultOperator.GHOST_SENDER,),
+            "countdown offset": (FaultOperator.SPAT_COUNTDOWN_OFFSET,),
+            "position offset": (FaultOperator.BSM_POSITION_OFFSET,), "speed offset": (FaultOperator.BSM_SPEED_OFFSET,),
+            "timestamp offset": (FaultOperator.TIMESTAMP_OFFSET,)}.get(noun.lower(), ())
+
+
 # a correction of a value said before ("edit: make that 3 s lag, not 2", "correction: it should be 0.5 s, not 0.3",
 # "(*0.3 s sorry, not 3)"): the prefix before the new value and the tail naming the old one (the parser takes the new
 # value; the quantity guard counts the old one as said)
-CORRECTION = (r"(?:\b(?:edit|correction|update|actually|sorry|typo)\b\W{0,3}(?:make (?:that|it)|change (?:that|it) to|(?:that|it)"
+CORRECTION = (r"(?:\b(?:edit|correction|update|actually|sorry|typo|no wait|wait)\b\W{0,3}(?:make (?:that|it)|change (?:that|it) to|(?:that|it)"
               r" should be|should be|read|it'?s|it is) "
               # a footnote's star: "3s* longer ... (*0.3 s sorry, not 3, fat fingers)"
               r"|\(?\*\s?)")
@@ -1072,7 +1115,7 @@ HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abrupt
               # (not the messages that announce one: "send EEBL hard-braking msgs")
               r"|hard[- ]brak\w*(?! (msgs?|messages?|events?|warnings?|alerts?|notifications?|flags?|broadcasts?)\b)"
               r"|emergency[- ]brak\w*\b(?![- ]lights?\b)"
-              r"|slam\w* on (the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
+              r"|slam\w* (on )?(the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
               # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)
               r"|brak(es|ing|ed) (?=(?:(?:at|after) (?:t ?= ?)?|t ?= ?)<q\d+:time>)"
               r"|decelerat\w* (at|with|by) (?=<q\d+:accel>)"

@@ -118,9 +118,16 @@ def values(answers: Sequence[dict[str, Any] | None]) -> tuple[list[float], list[
         everything.extend(_signal_times(data))
         everything.extend(_signal_distances(data))
         everything.extend(_headways(data))
+        brakes = [float(a["behaviour"]["at_time_s"]) for a in data.get("agents") or ()
+                  if isinstance(a, dict) and isinstance(a.get("behaviour"), dict)
+                  and isinstance(a["behaviour"].get("at_time_s"), int | float)]
         for fault in data.get("faults") or ():
             if isinstance(fault, dict):
                 faults.extend(_fault_numbers(fault))
+                # a start said after a vehicle's braking ("two seconds after the lead brakes"): the lag
+                offset = (fault.get("anchor") or {}).get("offset_s") if isinstance(fault.get("anchor"), dict) else None
+                if isinstance(offset, int | float):
+                    faults.extend(float(offset) - t for t in brakes if offset > t)
     # (a fault's end time said in a clause of its own: "between t = 5 s and t = 20 s")
     return faults, everything + faults
 
@@ -224,6 +231,8 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|consistent|usable|safe)\b|\beven if\b[^.;]{0,60}\b(were|was|would be)\b", re.IGNORECASE)
 
 
+_CORRECTED_AFTER = re.compile(r"<q(\d+):\w+>,? (?:no,? wait|wait|sorry|i mean|correction|actually)[,:]? (?:make (?:that|it) "
+                              r"|change (?:that|it) to |it'?s |rather )?<q\d+:\w+>")
 _CORRECTED = re.compile(lx.CORRECTION + r"[-+]?\d+(?:\.\d+)? ?[a-z/%]+" + lx.CORRECTED_FROM, re.IGNORECASE)
 _NOT_THIS_RUN = re.compile(lx.CRITERION_HEADING + r"|" + lx.NOT_NOW, re.IGNORECASE)
 _PAST = re.compile(lx.PAST_INCIDENT, re.IGNORECASE)
@@ -243,11 +252,17 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
     text = run_sheet_times(text)
     # a value a correction replaced ("... a 2 s lag ... edit: make that 3 s lag, not 2") was said and taken back
     taken_back = [float(m.group("old")) for m in _CORRECTED.finditer(text)]
+    # ("delayed by half a second, no wait, make that 800 milliseconds": the value before the correction)
+    said = normalize(text)
+    taken_back += [said.quantities[int(m.group(1))].value for m in _CORRECTED_AFTER.finditer(said.text)]
     faults, everything = faults + taken_back, everything + taken_back
     fault_lows, any_lows = _range_lows(text, faults), _range_lows(text, everything)
     asks = {c.text: c.cue for c in fault_cues.detect(text)}
+    withdrawn = fault_cues.taken_back(text)
     out = []
     for clause, sentence in fault_cues.read_clauses_in_sentences(text):
+        if clause.text in withdrawn:
+            continue  # a fault taken back later ("Actually, scrap the burst drop"): its values are no settings
         if clause.text not in asks and (_OUTCOME.search(clause.text) or fault_cues.healthy(clause.text)
                                         or fault_cues.within_requirement(sentence, clause.text)
                                         or _PAST.search(sentence)

@@ -653,6 +653,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH30, (), {"f30_022": {"reported"}}, ("f30_022",), ()),
     (bench_parse_campaign.FRESH31, (), {"f31_012": {"reported"}}, ("f31_012",), ("f31_024",)),
     (bench_parse_campaign.FRESH32, (), {}, (), ()),
+    (bench_parse_campaign.FRESH33, ("f33_017",), {"f33_007": {"reported"}}, ("f33_007",), ("f33_012",)),
 ]
 
 
@@ -1919,3 +1920,63 @@ def test_fresh32_scene_words() -> None:
     attack = roles.parse_intent("LTA: the bus's BSMs are delayed by 0.4 s. And the wicked witch cast a spell on the "
                                 "little car's CAN bus so its steering commands came out garbled.", 1)
     assert [f.operator.value for f in attack.spec.faults] == ["delay"] and attack.unparsed_clauses
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh33's first read: people at work, corrections said aloud, a fault taken back, starts after the lead's braking
+    ("ok EEBL run, uh, truck slams the brakes at around twenty seconds, and I want the brake event messages coming from "
+     "the truck delayed by half a second, no wait, make that 800 milliseconds, starting right when it brakes and for the "
+     "next five seconds.", [("delay", "scenario_time", 5.0, 0.8)]),
+    ("EEBL regression, the three-fault variant. The braking car's EEBL messages report its position 15 m further ahead "
+     "than it actually is, starting at t=10 s. Also drop 5 EEBL messages in a row straight after the brake event. "
+     "Actually, scrap the burst drop, Ana says it's covered in EEBL-04. Lead brakes at t=16 s.",
+     [("bsm_position_offset", "scenario_time", None, -15.0)]),
+    ("FCW, lead 30 m ahead, both at 90 km/h. Lead brakes hard at t=12s. Starting two seconds after the lead brakes, lose "
+     "10 of the lead's BSMs in a row.", [("drop", "scenario_time", None, None)]),
+    ("EEBL: the black SUV at the front brakes hard at t=18 s. For the first 1.5 s after it brakes, the SUV sends no EEBL "
+     "at all.", [("suppress_sender", "scenario_time", 1.5, None)]),
+    ("Replay attack case for IMA. Picture someone with a laptop recording the crossing car's BSMs and rebroadcasting them "
+     "2 seconds stale in place of the live ones, with the original timestamps.", [("replay", "scenario_time", None,
+                                                                                   2.0)]),
+    ("RLVW, 45km/h, light goes amber when we're roughly 60m out, amber is 4s. At amber the SPaT from the RSU locks up: "
+     "same phase, same countdown repeated, for 4s.", [("freeze", "amber_onset", 4.0, None)]),
+    ("Please help to test GLOSA function. Ego vehicle speed is 50km/h, distance to stop line is 300m. When signal become "
+     "green, make the RSU SPaT message delay 1.5s, continue 10 seconds.", [("delay", "green_onset", 10.0, 1.5)]),
+    ("RLVW at 50 km/h. From amber onset, only nine out of ten SPaT messages get through, the losses random.",
+     [("drop", "amber_onset", None, None)]),
+    ("GLOSA approach, ego at 40 km/h starting 250 m out, green ending in about 12 s. Last week we ran it with the SPaT "
+     "countdown reading 3 s too early. Same as that, but flip the sign: make the time-to-change read 3 s later than the "
+     "truth, from t=5s for the rest of the approach.", [("spat_countdown_offset", "scenario_time", None, 3.0)]),
+    # never a fault
+    ("For the safety case I need a reference EEBL run with nothing tampered, the front car brakes at t=18 s. The previous "
+     "campaign replayed brake messages from two seconds earlier and dropped bursts of them; those runs are archived.",
+     []),
+    ("FCW-03, clean run. No faults. Yes, I know the test matrix has 'BSM delay 200 ms' in the column next to this row; "
+     "that's a copy-paste error from FCW-07. Lead brakes hard at t=9 s, ego at 50 km/h.", []),
+    ("Baseline RLVW, ego at 40 mph, light turns amber 70 m before the bar. Don't inject anything on this one. If it "
+     "turns out the baseline already misses the warning, the plan is to freeze the SPaT at amber in the next run, but "
+     "that's a decision for after we see this result.", []),
+    ("Please run IMA test without inject any fault. Last month Kumar has done same scenario with one in five BSM of "
+     "crossing vehicle dropped, we want compare. Ego speed 25 km/h, crossing vehicle from left 40 km/h.", []),
+    ("Shift handover, IMA rig: night shift left the crossing car's position offset (4 m) configured from their run, "
+     "please take it out before you start. Today's run is the clean one, no faults at all.", []),
+])
+def test_fresh33_wording(text: str, want: list[tuple[str, str, float | None, float | None]]) -> None:
+    got, unread = _as_read(text)
+    assert got == want and not unread
+
+
+def test_fresh33_scene_words() -> None:
+    roles = LlmRoles()
+    late = roles.parse_intent("FCW. Lead brakes hard at t=12 s. Starting two seconds after the lead brakes, lose 10 of "
+                              "the lead's BSMs in a row.", 1).spec
+    assert late.faults[0].anchor.offset_s == 14.0 and late.faults[0].burst_count == 10
+    none = roles.parse_intent("LTA: ego approaches at 30 km/h to turn left, no real oncoming traffic at all. At the "  # (LTA's scene keeps its oncoming car)
+                              "decision point, inject a phantom oncoming car on BSM about 60 yards in front of us.", 1).spec
+    assert none.faults[0].magnitude == pytest.approx(54.864)
+    # the application's view of the phase, said by what is left of it
+    glosa = roles.parse_intent("GLOSA: ego at 45 km/h, 300 m from the signal, red with 15 s to go.", 1)
+    assert glosa.spec.ego.start_distance_m == 300.0 and not glosa.unparsed_clauses
+    sensors = roles.parse_intent("LTA: oncoming BSMs stamped 1.2 s in the past. Also want a cyclist in the crosswalk. In "
+                                 "the same run, put 300ms of lag on the brake actuator.", 1)
+    assert [f.operator.value for f in sensors.spec.faults] == ["timestamp_offset"] and len(sensors.unparsed_clauses) == 2
