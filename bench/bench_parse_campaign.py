@@ -230,7 +230,9 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # matter to RLVW), 0/0/0, 1 false alarm (an oncoming car "about 70 m away", as before) and 6 stops, each said back (GPS
 # error, a cyclist, a brake actuator's lag, the refused countdown). Found by it: "make that 800 ms" read as "at 800 ms"
 # (an anchor pattern without a word boundary: "th-at <time>"), "no real oncoming traffic" gave an oncoming car,
-# "slams the brakes" and "two seconds after the lead brakes" unread, a taken-back fault ("scrap the burst drop") kept
+# "slams the brakes" and "two seconds after the lead brakes" unread, a taken-back fault ("scrap the burst drop") kept;
+# its campaigns then showed two more: "hard-braking event messages" matched a vehicle's hard braking by backtracking
+# ("hard-brakin"), so a phantom's lead braked and took the fault's start, and "at 15th second" was unread
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
     FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
     FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 34))

@@ -365,6 +365,8 @@ def normalize(text: str) -> Normalized:
     # a duration key with a bare number ("duration=6" in a call, "duration: 4"): seconds
     t = re.sub(r"\b(duration)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms|msec|milliseconds?|min"
                r"|minutes?)\b)", r"\1\2\3 s", t)
+    # "at 15th second", "from 10th second till end of run": a scenario time
+    t = re.sub(r"\b(at|from|after|in|on|by|till|until) (?:the )?(\d+)(?:st|nd|rd|th) (?:second|sec)\b", r"\1 t = \2 s", t)
     # a telegram's or a terse note's "AT T 11 S": a scenario time
     t = re.sub(r"\bt (\d+(?:\.\d+)?) (s|sec|secs|seconds)\b", r"t = \1 s", t)
     # a lead's braking time as a key ("LEAD_BRAKE_AT=12s", "lead_brake_s=8"): when the lead brakes

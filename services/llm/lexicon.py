@@ -1113,7 +1113,7 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
 HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abruptly|heavily|strong|strongly|firmly)\b"
               r"|\b(firm|hard|sharp) brake (by|from) (the |a )?(lead|leader|truck|car|vehicle|van)\b"
               # (not the messages that announce one: "send EEBL hard-braking msgs")
-              r"|hard[- ]brak\w*(?! (msgs?|messages?|events?|warnings?|alerts?|notifications?|flags?|broadcasts?)\b)"
+              r"|hard[- ]brak\w*\b(?! (msgs?|messages?|events?|warnings?|alerts?|notifications?|flags?|broadcasts?)\b)"
               r"|emergency[- ]brak\w*\b(?![- ]lights?\b)"
               r"|slam\w* (on )?(the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
               # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)

@@ -1977,6 +1977,14 @@ def test_fresh33_scene_words() -> None:
     # the application's view of the phase, said by what is left of it
     glosa = roles.parse_intent("GLOSA: ego at 45 km/h, 300 m from the signal, red with 15 s to go.", 1)
     assert glosa.spec.ego.start_distance_m == 300.0 and not glosa.unparsed_clauses
+    # "at 15th second" is t = 15 s; "hard-braking event messages" are messages, no vehicle's braking (a backtracking
+    # "hard-brakin" made the lead brake and took the fault's start as its time)
+    kindly = roles.parse_intent("Kindly do FCW testing. Lead will do hard braking at 15th second. Please make the lead "
+                                "vehicle BSM position wrong by 5 metre, behind its actual place, from 10th second.", 1).spec
+    assert kindly.agents[0].behaviour.at_time_s == 15.0 and kindly.faults[0].anchor.offset_s == 10.0
+    phantom = roles.parse_intent("EEBL: a vehicle that does not exist, 80 m ahead of the ego, sending hard-braking event "
+                                 "messages from t=15 s for 3 s.", 1).spec
+    assert phantom.faults[0].anchor.offset_s == 15.0 and all(a.behaviour.kind.value == "none" for a in phantom.agents)
     sensors = roles.parse_intent("LTA: oncoming BSMs stamped 1.2 s in the past. Also want a cyclist in the crosswalk. In "
                                  "the same run, put 300ms of lag on the brake actuator.", 1)
     assert [f.operator.value for f in sensors.spec.faults] == ["timestamp_offset"] and len(sensors.unparsed_clauses) == 2
