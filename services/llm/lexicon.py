@@ -210,6 +210,9 @@ SPOOFED_RSU = (r"\b(fake|forged|spoofed|rogue|bogus|counterfeit|impostor|fraudul
                r"(transmitters?|radios?|devices?|stations?|senders?|emitters?)\b(?=[^.;]{0,60}?\b(spats?|spatems?|signal "
                r"(phase|timing)|phase and timing|(pretend\w* to be|impersonat\w*|pos(es|ing) as) (the |a |an )?"
                r"(junction|intersection|signal|traffic light)))")
+# the verbs that tie a lane to a signal group (map_misassociation's cues)
+_TIES = (r"(binds?|bound|binding|ties?|tied|tying|links?|linked|linking|maps?|mapped|mapping|assigns?|assigned|assigning"
+         r"|associates?|associating)")
 FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     # a forged roadside unit (spoofed_rsu): first, so that "a fake RSU broadcasting green while it is red" is not
     # read as a phase corruption of the real RSU's SPaT
@@ -245,14 +248,12 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            r"{0,2}?(said|sent|broadcast|transmitted|reported|showed) <q\d+:time> (earlier|before|ago)\b"
                            r"|\bwith (its|their|the) (original|old|own"
                            r"|earlier) (time ?stamps?|generation times?)\b", False, 7),
-    (FaultOperator.MAP_MISASSOCIATION, r"\b(ties?|tied|tying|links?|linked|linking|maps?|mapped|mapping|assigns?|assigned"
-                                       r"|assigning|associates?|associating)\b (our|the "
+    (FaultOperator.MAP_MISASSOCIATION, r"\b" + _TIES + r"\b (our|the "
                                        r"ego'?s?|the|its) lane\b[^.;]{0,40}?\bto the (\S+ ){0,3}?(signal group|group|arrow"
                                        r"|signal|light)s?\b[^.;]{0,30}?\binstead of\b", False, 9),
     # "MAP binds ego lane to the left-turn signal group": a named group the ego lane does not belong to (a table
     # cell says no "instead of")
-    (FaultOperator.MAP_MISASSOCIATION, r"\b(binds?|bound|binding|ties?|tied|tying|links?|linked|linking|assigns?|assigned"
-                                       r"|assigning|associates?|associating)\b (our "
+    (FaultOperator.MAP_MISASSOCIATION, r"\b" + _TIES + r"\b (our "
                                        r"|the |its )?(ego'?s? )?lane\b[^.;|]{0,20}?\bto the (left[- ]turn|right[- ]turn"
                                        r"|turn|pedestrian|cross(ing)?|through|wrong|other|opposing) (\S+ ){0,2}?(signal "
                                        r"group|group|arrow|signal|phase)s?\b", False, 9),
@@ -261,8 +262,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"ego'?s?|the|its) lane\b[^.;]{0,20}?\bto (its|the) (proper|own|correct|right|real|true)"
                                        r" (signal )?group\b", False, 10),
     # "MAP ties ego lane to signal group 4 (true group is 2)": a numbered group said against the true one
-    (FaultOperator.MAP_MISASSOCIATION, r"\b(binds?|bound|binding|ties?|tied|tying|links?|linked|linking|assigns?|assigned"
-                                       r"|assigning|associates?|associating|maps?|mapped)\b (our |the |its )?(ego'?s? )?lane\b"
+    (FaultOperator.MAP_MISASSOCIATION, r"\b" + _TIES + r"\b (our |the |its )?(ego'?s? )?lane\b"
                                        r"[^.;|]{0,20}?\bto (the )?(signal )?group \w{1,4}\b(?=[^.;]{0,12}\b(true|correct|real"
                                        r"|actual|right|its own)\b)", False, 9),
     (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
