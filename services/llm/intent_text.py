@@ -239,6 +239,8 @@ _KEY_UNITS = {"s": "s", "ms": "ms", "mps": "m/s", "mps2": "m/s2", "kph": "km/h",
 
 
 _VULGAR_FRACTIONS = {"\u00bc": 0.25, "\u00bd": 0.5, "\u00be": 0.75, "\u2153": 1 / 3, "\u2154": 2 / 3, "\u215b": 0.125}
+
+
 def _vulgar_fraction(m: re.Match[str]) -> str:
     return f"{int(m.group(1) or 0) + _VULGAR_FRACTIONS[m.group(2)]:g}"
 
