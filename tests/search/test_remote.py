@@ -134,7 +134,10 @@ def test_a_full_replica_has_executions_retried_after_its_advised_delay(grounding
     server.start()
     target = f"127.0.0.1:{port}"
     dead = f"127.0.0.1:{_dead_port()}"
-    pipeline = GrpcPipeline(dead, grounding_target, target, timeout_s=20, attempts=200, backoff_s=0.05)
+    # (no count of attempts: the retry window bounds them, as in production; a count of 200 advised 0.02 s waits ran out
+    # on a loaded 2-core CI machine while the other campaign held the one slot)
+    pipeline = GrpcPipeline(dead, grounding_target, target, timeout_s=20, attempts=None, backoff_s=0.05,
+                            retry_window_s=120.0)
     core = SearchCore(pipeline, SearchSettings(data_dir=tmp_path))
     try:
         req = validate_request(settings=core.settings, specs=[rlvw_failing_spec(0)], seed=4, budget_per_scenario=8,
