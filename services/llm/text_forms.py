@@ -1,0 +1,84 @@
+"""Code and wire formats an intent may come wrapped in, read as the lines of text they say (``LlmRoles.check_text``):
+a shell script (comments, exports), a Makefile target's help, an HTTP request and its form body, text-format fields, a
+notebook cell, a unified diff of a configuration, IF/THEN/ELSE pseudo-code, a telegram's STOPs. Each reader is a pure
+function of its text; text in no such format comes back as it stands."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+# code and wire formats around an intent: a script's shebang, a notebook's cell marker, an HTTP request line and its
+# headers say nothing; a Makefile target's "## help" text is what the target does (its prerequisites are not)
+_SAYS_NOTHING = re.compile(r"^\s*(?:#!.*|#\s*in\s*\[\s*\d*\s*\]\s*:?\s*|(?:get|post|put|patch|delete)\s+/\S*\s+http/\d(?:\.\d)?"
+                           r"|(?:content-type|content-length|accept|host|authorization|user-agent)\s*:.*|[{}\s]*)$", re.IGNORECASE)
+_MAKE_TARGET = re.compile(r"^([\w.-]+:)[^=#]*##\s*(.+)$")
+# a line of several shell assignments ("$(RUN) APP=FCW LEAD_SPEED_MPH=35 EGO_SPEED_MPH=45", "export SPAT_LATENCY_MS=300")
+# or text-format fields ("kind: REPLAY stream: SPAT lookback_s: 10 len_s: 4"): one key line each
+_ASSIGNMENT = r"[A-Za-z][\w.-]*=(?:\"[^\"]*\"|'[^']*'|\S+)"
+_ASSIGNMENTS = re.compile(rf"^\s*(?:export\s+)?(?:\$\([\w.-]+\)\s+|\./[\w./-]+\s+)*{_ASSIGNMENT}(?:\s+{_ASSIGNMENT})*\s*$")
+_FIELDS = re.compile(r"^\s*(?:[A-Za-z]\w*\s*\{\s*)?(?:[A-Za-z]\w*:\s*[^\s:{}]+\s*){2,}\}?\s*$")
+# a form body ("app=FCW&ego_kph=90&inject=none&note=baseline+only%3B+..."): its fields, decoded
+_FORM = re.compile(r"^\s*[\w.-]+=[^&\s]*(?:&[\w.-]+=[^&\s]*)+\s*$")
+
+
+_DIFF_HEADER = re.compile(r"^(?:--- a/|\+\+\+ b/|--- /dev/null|\+\+\+ /dev/null|@@ .* @@|diff --git |index [0-9a-f]+\.\.)")
+_PSEUDO_IF = re.compile(r"^\s*if\b(.*)\bthen\s*$", re.IGNORECASE)
+_PSEUDO_ELSE = re.compile(r"^\s*else\b", re.IGNORECASE)
+_PSEUDO_END = re.compile(r"^\s*(?:end(?:\s*if)?|fi|endif)\s*;?\s*$", re.IGNORECASE)
+
+
+def as_changed(text: str) -> str:
+    """A unified diff of a configuration ("-fault none", "+fault oncoming BSM frozen ..."): the file as it will be (its
+    added and kept lines, without the markers); an IF ... THEN ... ELSE ... END block in pseudo-code: its condition
+    ("when ...,") and its THEN branch, the ELSE branch (what holds otherwise: nominal) left out. Other text as it stands."""
+    lines = text.splitlines()
+    if any(_DIFF_HEADER.match(x) for x in lines) and any(x.startswith("+") and not x.startswith("+++") for x in lines):
+        lines = [x[1:] if x[:1] in "+ " else x for x in lines if not _DIFF_HEADER.match(x) and not x.startswith("-")]
+    if any(_PSEUDO_IF.match(x) for x in lines) and any(_PSEUDO_ELSE.match(x) for x in lines):
+        out, skipping = [], False
+        for x in lines:
+            cond = _PSEUDO_IF.match(x)
+            if cond:
+                out.append(f"when {cond.group(1).strip()},")
+            elif _PSEUDO_ELSE.match(x):
+                skipping = True
+            elif _PSEUDO_END.match(x):
+                skipping = False
+            elif not skipping:
+                out.append(x)
+        lines = out
+    return "\n".join(lines)
+
+
+def code_lines(line: str) -> list[str]:
+    """A line of code or of a wire format around the intent as the lines of text it says (see the patterns above); any
+    other line as it stands."""
+    if _SAYS_NOTHING.match(line):
+        return []
+    target = _MAKE_TARGET.match(line)
+    if target:
+        return [f"{target.group(1)} {target.group(2)}"]
+    if _FORM.match(line):
+        return [f"{k} = {v}" for k, v in urllib.parse.parse_qsl(line.strip(), keep_blank_values=True)]
+    if _ASSIGNMENTS.match(line):
+        return [m.group(0).replace("=", " = ", 1).replace('"', "") for m in re.finditer(_ASSIGNMENT, line)]
+    if _FIELDS.match(line):
+        body = re.sub(r"^\s*[A-Za-z]\w*\s*\{|\}\s*$", "", line)
+        return [f"{k}: {v}" for k, v in re.findall(r"([A-Za-z]\w*):\s*([^\s:{}]+)", body)]
+    return [line]
+
+
+# a telegram's "STOP" between its sentences ("EEBL TEST REQUESTED STOP EGO 60 KMH ... STOP")
+_TELEGRAM_STOP = re.compile(r"\s+STOP\b(?=\s|$)")
+
+
+def telegram(text: str) -> str:
+    """A telegram (upper case, two or more "STOP"s) with its STOPs as full stops; any other text as it stands."""
+    letters = [c for c in text if c.isalpha()]
+    if len(_TELEGRAM_STOP.findall(text)) < 2 or sum(c.isupper() for c in letters) < 0.9 * len(letters):
+        return text
+    return _TELEGRAM_STOP.sub(".", text)
+
+
+__all__ = ["as_changed", "code_lines", "telegram"]
