@@ -8,7 +8,8 @@ faults no operator expresses). One intent per line::
   {"id", "kind": "fault"|"healthy", "text", "seed", "labels": {"application", "faults": [
       {"operator", "stream", "anchor", "magnitude", "clause",
        "duration_s"?, "target_phase"?, "alt"?: [operators], "streams"?: [streams]}],
-   "unsupported"?: [clauses]}}
+   "unsupported"?: [clauses],
+   "scene"?: [{"field", "value", "clause"}]}}
 
 ``clause`` quotes the words of the intent that ask for the fault; ``alt`` lists operators that
 express it equally (a sender gone silent is ``suppress_sender`` or a ``drop`` of every message);
@@ -22,6 +23,11 @@ Per labelled fault, against the parser's first answer (before the verifier's del
 * **reported**: not bound, but a ``parser.unparsed_fault`` finding quotes a clause sharing at
   least half of the labelled clause's words;
 * **silent drop**: neither bound nor reported.
+
+Scene values (``scene``, labelled from fresh34 on): ``field`` is ``ego.speed_mps``, ``ego.start_distance_m`` or
+``<role>.speed_mps`` / ``<role>.gap_m`` / ``<role>.brake_at_s`` (the first agent of that role; a hard brake's time), in
+SI units. Against the spec the parse returns: **exact** (within 5 %), **reported** (a finding quotes its clause) or
+**lost** (a default, a draw or another value in its place, or no home in the spec, and nothing said). Target: 0 lost.
 
 An answer fault matched to no labelled fault is a **substitution** on an intent asking for
 faults (a stand-in for what the parser could not read) and an **invented fault** on a healthy
@@ -233,10 +239,24 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # "slams the brakes" and "two seconds after the lead brakes" unread, a taken-back fault ("scrap the burst drop") kept;
 # its campaigns then showed two more: "hard-braking event messages" matched a vehicle's hard braking by backtracking
 # ("hard-brakin"), so a phantom's lead braked and took the fault's start, and "at 15th second" was unread
+# fresh34 (a marshals' radio call, podcast, deposition, recipe, sports commentary, support chat, read-back, product
+# review, SMS shorthand, headline, crossword, voicemail, bug bounty, lesson plan, whiteboard, grant proposal, auction
+# lot, track bulletin, quiz show, trailer voice-over, text adventure, dating profile, guidebook, tasting note, estate
+# listing, documentary), the first set with scene labels: first read application 96.7 %, 75.0 % exact (18 of 24), 1
+# silent drop ("half a second in the past -- no wait, make it 0.7 seconds": the correction read as a withdrawal), 2
+# substitutions ("approaches at 35 mph from 220 metres out", "oncoming car 90 m out" read as position offsets), 3 invented
+# ("the 300 ms BSM delay exercise is for next week's lesson -- do NOT inject it today", "their replay attack this
+# afternoon -- but not here", "is postponed" read as a delay), 6 false alarms on 8 healthy intents, 17 stops of 22; scene
+# 51 of 84 exact, 24 reported, 9 lost (the start distance said as "starting 180 m before the stop line", "400m to sig",
+# "45 metres out"; "the same speed as us"; "way up ahead, 120 m", where a phantom in the sentence before also hid the
+# gap; "45 miles an hour", "40 k's an hour"). After: 83.3 % exact, 0 / 0 / 0, 2 false alarms (a lesson's "(45 min)",
+# "500 feet back of the stop line" with a follower), 9 stops; scene 72 exact, 8 reported, 4 lost ("doing 80" with no
+# unit, an oncoming car's distance in a healthy intent, a brake "8 seconds into our date")
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
     FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
-    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33 = (_SETS / f"parse_campaign_fresh{k}.jsonl" for k in range(2, 34))
-TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0}
+    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33, FRESH34 = (_SETS / f"parse_campaign_fresh{k}.jsonl"
+                                                                      for k in range(2, 35))
+TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0, "scene_lost": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "
                   "than be was".split())
@@ -322,6 +342,7 @@ def score_row(row: dict[str, Any], roles: LlmRoles) -> dict[str, Any]:
         out["app_ok"] = False
         out["faults"] = [{"label": w, "verdict": "reported", "exact": False} for w in want]
         out["unsupported"] = [{"clause": c, "verdict": "reported"} for c in unsupported]
+        out["scene"] = [{"label": v, "verdict": "reported", "got": None} for v in labels.get("scene", [])]
         return out
     first = res.history[0].data if res.history and isinstance(res.history[0].data, dict) else None
     data = first if first and isinstance(first.get("faults"), list) else res.spec.model_dump(mode="json")
@@ -342,9 +363,47 @@ def score_row(row: dict[str, Any], roles: LlmRoles) -> dict[str, Any]:
     for clause in unsupported:
         out["unsupported"].append({"clause": clause, "verdict": "reported" if reported_by(clause, quoted) else "silent"})
     out["extra"] = [g for j, g in enumerate(got) if j not in used]
+    out["scene"] = score_scene(labels.get("scene", []), res.spec.model_dump(mode="json"), quoted)
     if not want and not unsupported:
         out["false_alarms"] = quoted
     out["findings"] = quoted
+    return out
+
+
+SCENE_TOLERANCE = 0.05
+
+
+def scene_value(spec: dict[str, Any], field: str) -> float | None:
+    """The spec's value of a scene label's field (``lead.gap_m``, ``lead.brake_at_s``); None where unset or where the
+    spec has no such field (an oncoming car's distance)."""
+    who, _, name = field.partition(".")
+    if who == "ego":
+        owner: dict[str, Any] | None = spec.get("ego")
+    else:
+        owner = next((a for a in spec.get("agents", ()) if a.get("role") == who), None)
+    if owner is None:
+        return None
+    if name == "brake_at_s":
+        behaviour = owner.get("behaviour") or {}
+        return behaviour.get("at_time_s") if behaviour.get("kind") == "hard_brake" else None
+    if who in ("cross", "opposing") and name == "gap_m":
+        return None  # no field holds it: the spec times these cars by their arrival at the conflict point
+    value = owner.get(name)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def score_scene(labels: list[dict[str, Any]], spec: dict[str, Any], quoted: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for label in labels:
+        got = scene_value(spec, label["field"])
+        want = float(label["value"])
+        if got is not None and abs(got - want) <= SCENE_TOLERANCE * max(abs(want), 1e-9):
+            verdict = "exact"
+        elif reported_by(label["clause"], quoted):
+            verdict = "reported"
+        else:
+            verdict = "lost"
+        out.append({"label": label, "verdict": verdict, "got": got})
     return out
 
 
@@ -368,6 +427,9 @@ def run(rows: list[dict[str, Any]], roles: LlmRoles) -> dict[str, Any]:
             c["faults"] += 1
             c[f["verdict"]] += 1
             c["exact"] += f["exact"]
+        for v in s.get("scene", ()):
+            c["scene"] += 1
+            c[f"scene_{v['verdict']}"] += 1
         for u in s["unsupported"]:
             c["unsupported"] += 1
             c[f"unsupported_{u['verdict']}"] += 1
@@ -395,7 +457,9 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
             "silent_drops": c.get("silent", 0), "substitutions": c.get("substitutions", 0),
             "invented_faults": c.get("invented", 0), "healthy": c.get("healthy", 0),
             "false_alarms": c.get("false_alarms", 0), "refused": c.get("refused", 0),
-            "campaign_stops": c.get("campaign_stops", 0)}
+            "campaign_stops": c.get("campaign_stops", 0), "scene": c.get("scene", 0),
+            "scene_exact": c.get("scene_exact", 0), "scene_reported": c.get("scene_reported", 0),
+            "scene_lost": c.get("scene_lost", 0)}
 
 
 def _miss_lines(res: dict[str, Any]) -> list[str]:
@@ -418,6 +482,10 @@ def _miss_lines(res: dict[str, Any]) -> list[str]:
         for u in s["unsupported"]:
             if u["verdict"] == "silent":
                 problems.append(f"SILENT DROP (unsupported) {u['clause']!r}")
+        for v in s.get("scene", ()):
+            if v["verdict"] == "lost":
+                w = v["label"]
+                problems.append(f"SCENE LOST {w['field']} {w['value']:g} (got {v['got']}) {w['clause']!r}")
         for g in s["extra"]:
             kind = "SUBSTITUTION" if s["faults"] or s["unsupported"] else "INVENTED"
             problems.append(f"{kind} {g}")
@@ -450,6 +518,9 @@ def report(name: str, res: dict[str, Any], backend: str, verbose: bool) -> bool:
     print(f"refused               {s['refused']}")
     print(f"campaign stops        {s['campaign_stops']} of {s['intents'] - s['healthy']} fault intents (an unread clause or "
           "a refusal: its campaign would not run)")
+    if s["scene"]:
+        print(f"scene values          {s['scene_exact']} of {s['scene']} exact, {s['scene_reported']} reported, "
+              f"{s['scene_lost']} lost (target 0)")
     print(f"{'operator':<24}{'faults':>7}{'exact':>7}{'bound':>7}{'reported':>9}{'silent':>7}")
     for op, t in res["per_operator"].items():
         print(f"{op:<24}" + "".join(f"{t.get(k, 0):>{w}}" for k, w in _COLUMNS))

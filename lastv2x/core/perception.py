@@ -49,6 +49,10 @@ from lastv2x.core.spec import Perception, ScenarioSpec
 # brake endangers, inattentive for the same reason: an attentive IDM follower stops behind any brake the ego
 # can make. A seed-drawn reaction time (``variation``) stays.
 INATTENTIVE_REACTION_S = 2.0
+# a follower that tailgates the ego, where no distance is given [m]: 0.8 s at 15 m/s, well under the two-second
+# rule (the agents' default gap, 30 m, is two seconds). The parser's "tailgater", the reflector's and the
+# verifier's added one (a phantom's needless brake needs someone behind it to harm)
+TAILGATER_GAP_M = 12.0
 
 
 def inattentive(program: Any) -> Any:

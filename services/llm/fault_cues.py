@@ -180,9 +180,11 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        # the fault named as an event ("the car receives SPaT fine before the freeze"): a reference to it
                        r"|\b(before|after|during|until|since|throughout) the (freeze|delay|outage|loss|drop|blackout|attack"
                        r"|fault|injection|replay)\b"
-                       # a vehicle behind another ("a tailgating car behind the ego"): where it drives
+                       # a vehicle behind another ("a tailgating car behind the ego", "a follower tagging along 15 m
+                       # behind"): where it drives
                        r"|\b(car|vehicle|truck|van|bus|motorcycle|tailgater|follower)s? (\w+ ){0,2}?behind (the |our )?(ego"
-                       r"|us|me)\b", _F)
+                       r"|us|me)\b|\b(car|vehicle|truck|van|bus|motorcycle|tailgater|follower)s? (\w+ ){0,3}?\d+(\.\d+)? ?(m"
+                       r"|metres?|meters?|ft|feet|yards?) behind\b", _F)
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|;\s*|(?<!hundred)(?<!thousand)(?<!phase),?\s+\b(?:and(?! a half)|but"
                      r"|while(?! it('s| is)\b)|whereas|plus|also|then|on top of that|(?:before|after|prior to) th(?:at|is)"
                      r"|until then|afterwards|meanwhile|separately|additionally|in addition)\b,?\s+"

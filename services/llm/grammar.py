@@ -48,6 +48,7 @@ from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
 from services.llm.intent_agents import (
     HEADWAY_KEY,
+    SAME_SPEED_KEY,
     SMALLEST_GAP_M,
     _behaviours,
     _chain,
@@ -188,9 +189,16 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
             p.note(f"{agent['id']}.gap_m {agent['gap_m']:g}: a {headway:g} s headway at the ego's "
                    f"{float(ego['speed_mps']):g} m/s" + (f" (raised to the smallest gap, {SMALLEST_GAP_M:g} m)"
                                                           if gap < SMALLEST_GAP_M else ""))
+    for agent in agents.values():  # "cruising at the same speed as us"
+        if agent.pop(SAME_SPEED_KEY, False) and "speed_mps" not in agent:
+            agent["speed_mps"] = ego["speed_mps"]
     agent_list = []
     for i, agent in enumerate(agents.values()):
-        if "speed_mps" not in agent:
+        if "speed_mps" not in agent and agent.get("role") == "follower":
+            # a follower keeps the ego's pace (a slower draw drops back and never meets the ego's brake)
+            agent["speed_mps"] = ego["speed_mps"]
+            p.note(f"{agent['id']}.speed_mps {agent['speed_mps']}: the ego's (a follower keeps its pace)")
+        elif "speed_mps" not in agent:
             agent["speed_mps"] = assigner.agent_speed_mps(i)
             p.note(f"{agent['id']}.speed_mps {agent['speed_mps']} assigned from seed")
         agent_list.append(agent)

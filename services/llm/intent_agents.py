@@ -192,6 +192,9 @@ _START = (r"(?:\b(?:starts|begins|spawns|is placed|is positioned|initially|appro
           r"|\b(?:ego|car|vehicle) (?:starting|beginning|placed|positioned))")
 
 
+_BAR_OR_SIG = rf"(?:{BAR}|sig\b|crossing\b)"  # (a whiteboard's "400m to sig")
+
+
 def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
     # (not a reported position placed some metres off: "placed 30 m back from where the car really is")
     for pattern in (_START + r" (?:\w+ ){0,3}?" + Q("dist") + r"(?! (?:back|behind|forward|ahead|off) (?:from|of) "
@@ -224,7 +227,18 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # (with its speed: "start: ego 120 m before the stop bar" is when a fault starts)
                     r"\bego (?:at )?<q\d+:speed>,? " + Q("dist") + r" (?:away )?(?:from|before|short of) (?:the )?" + BAR,
                     # "here comes the ego down the approach at 50 kph, 150 metres to the stop line"
-                    r"\bego\b[^.;]{0,50}?<q\d+:speed>,? " + Q("dist") + r" (?:to|from|before) (?:the )?stop[- ]?(?:line|bar)\b"):
+                    r"\bego\b[^.;]{0,50}?<q\d+:speed>,? " + Q("dist") + r" (?:to|from|before) (?:the )?stop[- ]?(?:line|bar)\b",
+                    # "ego at 55 km/h starting 180 m before the stop line", "beginning 130 m from the stop line", "opening
+                    # 350 m from the light", "starting some 50 m short of the junction", "150 metres back from the line"
+                    # (said of the ego: "Beginning 40 m before the stop line the RSU keeps sending ..." times a fault)
+                    r"(?:\b(?:ego|car|vehicle|we)\b|<q\d+:speed>)[^.;]{0,60}?\b(?:starting|beginning|opening|spawning)(?: out)? "
+                    r"(?:some |about |roughly |around |~ ?)?" + Q("dist")
+                    + r" (?:back |out |away )?(?:from|before|short of|back of) (?:the )?" + _BAR_OR_SIG,
+                    # "a GLOSA car approaches at 35 mph from 220 metres out"
+                    r"\bapproach\w* at <q\d+:speed> from " + Q("dist") + r" (?:out|away)\b(?! (?:from|of)\b)",
+                    # "Ego crawling toward the junction at 25 km/h, 45 metres out", "ego 60kmh, 400m to sig"
+                    r"\bego\b[^.;]{0,50}?<q\d+:speed>,? (?:about |some |roughly )?" + Q("dist")
+                    + r" (?:out|away|(?:to|from) (?:the )?" + _BAR_OR_SIG + r")(?! (?:from|of)\b)"):
         for m in p.finditer(pattern):
             if p.free(m):
                 ego["start_distance_m"] = p.use(m, "ego.start_distance_m")
@@ -357,7 +371,7 @@ def _a_bound(p: ParseState, m: re.Match[str]) -> bool:
 HEADWAY_KEY = "__headway_s"
 # the spec's lower bound of an agent's gap_m (read from the spec, one home)
 SMALLEST_GAP_M = next(float(m.ge) for m in Agent.model_fields["gap_m"].metadata if hasattr(m, "ge"))
-_HEADWAY = (r"(?:at |with )?(?:an? )?" + Q("time") + r" (?:time )?(?:headway|time gap|following gap)\b"
+_HEADWAY = (r"(?:at |with )?(?:an? )?" + Q("time") + r" (?:time )?(?:headway|time gap|following gap|ahead|ahd)\b"
             r"|\b(?:time )?(?:headway|time gap)(?: of| is| =)? " + Q("time", "q2"))
 
 
@@ -374,6 +388,9 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
                     r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist"),
                     # "the red hatchback leading by 40 metres"
                     r"\b(?:leading|ahead|in front) (?:of (?:us|the ego|ego) )?by " + Q("dist"),
+                    # "a red SUV way up ahead, 120 m", "a truck up ahead -- 90 metres", "lead car up ahead at 80 metres"
+                    r"\b(?:up |far |way up |further )?ahead(?:,| --| -| \u2014|:| at) (?:about |some |roughly |around )?"
+                    + Q("dist"),
                     # "at 90 km/h, 40 m behind a truck": the ego follows the lead at that gap
                     Q("dist") + r" behind (?:a |the |that |this |our |its )?(?:\w+ )?(?:lead|leader|truck|car|vehicle|van"
                                 r"|bus|lorry)\b",
@@ -389,7 +406,8 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
                                                   r"|appears?|claims?|says|broadcasts?)\b[^.;]{0,40}$",
                                                   p.t[max(0, m.start() - 60):m.start()]):
                 continue  # "its reported position 9 m behind the truck" is a position offset, not a gap
-            if p.has(lx.GHOST_VEHICLE, p.t[max(0, m.start() - 100):m.start()]):
+            first = p.n.sentences[p.n.sentence_of(m.start())][0]
+            if p.has(lx.GHOST_VEHICLE, p.t[max(first, m.start() - 100):m.start()]):
                 continue  # "a phantom car stopped 30 m ahead" places the forged vehicle (ghost_sender), not the lead
             subj = subject(p, roles, m.start(), 60)
             role = subj.what if subj and subj.what in ("lead", "relay") else "lead"
@@ -405,7 +423,28 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
 _CRITERION = rx(r"^\W*(?:expect(?:ed|ation)?s?|pass(?:ing)?|success|kpis?)\b[\w ]{0,20}:")
 
 
+# an agent said to drive at the ego's speed ("cruising at the same speed as us", "at matching speed", "same spd"): the
+# grammar gives it the ego's speed once that is known (the key marks it until then)
+SAME_SPEED_KEY = "__same_speed"
+_SAME_SPEED = (r"\b(?:at|doing|holding|going|driving at|travell?ing at|cruising at|keeps?|keeping) (?:the |a )?(?:same"
+               r"|matching|equal|identical) (?:speed|spd|pace|velocity)\b(?! (?:as|like) (?:the |a |its |their )?(?!us\b"
+               r"|ego\b|ours\b|we\b)\w)"
+               r"|\b(?:same|matching) (?:speed|spd|pace) as (?:us|the ego|ego|ours|we)\b"
+               r"|\b(?:matching|keeping pace with|keeps pace with) (?:us|the ego|our speed|the ego's speed)\b")
+
+
+def _same_speeds(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
+    """Mark the agents said to keep the ego's speed (``SAME_SPEED_KEY``); a speed stated for them wins."""
+    for m in p.finditer(_SAME_SPEED):
+        subj = subject(p, roles, m.start(), 80)
+        if subj is None or subj.what not in agents or p.negated(m.start()):
+            continue
+        agents[subj.what][SAME_SPEED_KEY] = True
+        p.note(f"{subj.what}.speed_mps: the ego's, from {clean(m.group(0))!r}")
+
+
 def _speeds(p: ParseState, roles: list[Mention], ego: dict[str, Any], agents: dict[str, dict[str, Any]]) -> None:
+    _same_speeds(p, roles, agents)
     for m in p.finditer(Q("speed")):
         if not p.free(m) or _a_bound(p, m) or _CRITERION.search(p.n.sentence(p.n.sentence_of(m.start()))):
             continue  # (a pass criterion's speed is checked, not driven: "expect: advisory within 45-55 km/h")

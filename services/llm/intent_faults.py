@@ -556,8 +556,7 @@ def _corrected(p: ParseState, kind: str, value: float) -> re.Match[str] | None:
 def _corrected_after(p: ParseState, kind: str, m: re.Match[str]) -> re.Match[str] | None:
     """The quantity said in place of ``m`` right after it ("delayed by half a second, no wait, make that 800
     milliseconds"), or None."""
-    fix = rx(r"^,? (?:no,? wait|wait|sorry|i mean|correction|actually)[,:]? (?:make (?:that|it) |change (?:that|it) to "
-             r"|it'?s |rather )?" + Q(kind)).search(p.t[m.end():m.end() + 50])
+    fix = rx(r"^" + lx.CORRECTED_AFTER + Q(kind)).search(p.t[m.end():m.end() + 70])
     return fix if fix is not None and p.free(fix) else None
 
 

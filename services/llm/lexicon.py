@@ -18,6 +18,9 @@ import re
 from collections.abc import Callable, Iterable
 
 from lastv2x.core.catalogue import APPLICATIONS, FAULT_OPERATORS, Application, Stream
+from lastv2x.core.perception import (
+    TAILGATER_GAP_M as TAILGATER_GAP_M,  # (read as lx.TAILGATER_GAP_M)
+)
 from lastv2x.core.spec import AgentRole, AnchorEvent, FaultOperator
 
 A = Application
@@ -593,10 +596,8 @@ _NOT_AHEAD_OF_EGO = r"(?! (?:a|an|the|that|this|its) (?!ego\b))"
 # a phantom's own noun ("a phantom vehicle behind us", "a fake tailgater") is the forged vehicle, never a real follower
 _NOT_PHANTOM = "".join(rf"(?<!{w} )" for w in ("phantom", "ghost", "fake", "forged", "spoofed", "nonexistent",
                                                "non-existent", "fictitious", "imaginary", "bogus", "fabricated"))
-# a follower that tailgates, and its distance behind the ego where the words give none [m]: 0.8 s at 15 m/s, well
-# under the two-second rule (the agents' default gap, 30 m, is two seconds); the reflector's added tailgater too
+# a follower that tailgates (its distance behind the ego where the words give none: TAILGATER_GAP_M, above)
 TAILGATING = r"\btailgat\w*"
-TAILGATER_GAP_M = 12.0
 FOLLOWER_CUE = (rf"{_NOT_PHANTOM}(?:\btailgaters?\b|tailgating {_TRAILING}|{_TRAILING} (?:is |keeps )?tailgat\w* {_BEHIND_EGO}"
                 rf"|{_TRAILING} (?:that is |which is |is )?(?:follow\w*|trail\w*) (?:close(?:ly)? )?(?:behind )?"
                 rf"{_BEHIND_EGO}"
@@ -916,7 +917,7 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|[^.;?\n]{0,80}\b(was|is|were) (that|it|this) (the|from the|due to the|because of the|caused by the) [^.;?]{0,60}?"
            r"\b(we|they|you) (injected|applied|had|used|ran)\b[^.;?\n]*"
            # a fault withdrawn as it is said ("..., and also drop every fourth packet -- no wait, skip the second one")
-           r"|[^.;,\n]{0,80}(?:--|\u2014|\u2013)\s*no,? wait\b[^.;\n]*"
+           r"|[^.;,\n]{0,80}(?:--|\u2014|\u2013)\s*no,? wait\b(?!,? make (?:it|that)\b)[^.;\n]*"
            # a counterfactual ("if the oncoming vehicle's BSMs were lost for a full second, LTA would have to coast")
            r"|\bif\b[^.;?]{0,80}\b(were|was)\b[^.;?]{0,80}\bwould\b[^.;?]*"
            # a safety case's context ("SPaT spoofing, countdown errors and MAP misassociation are argued separately")
@@ -924,6 +925,21 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # a case put off to a later release ("TC-02 (50 % event loss) deferred to release 3.1 — not in scope")
            r"|[^.;\n]{0,120}\b(deferred|postponed|pushed|moved|parked)\b (to|until|for) (a |the )?(later |future |next )?"
            r"(release|version|sprint|phase|milestone|iteration|cycle|backlog)\b[^;\n]{0,40}"
+           # a case called off or left for another run (fresh34: "the spoofed-RSU recreation is postponed until the review
+           # signs off", "I wanted to try the ghost-vehicle attack -- ... -- but our safety lead vetoed it", "the add-on
+           # ... has been withdrawn from this lot and will NOT be run", "the 300 ms BSM delay exercise is for next
+           # week's lesson -- do NOT inject it today", "will stage their replay attack this afternoon -- but not here")
+           r"|[^.;\n]{0,120}\b(is|are|was|were|has been|have been) (postponed|withdrawn|vetoed|cancell?ed|shelved"
+           r"|scrapped)\b[^.;\n]*|[^.;\n]{0,160}\bvetoed\b[^.;\n]*"
+           r"|[^.;\n]{0,160}\b(will not|won't|will never) be (run|injected|applied|used|tested)\b[^.;\n]*"
+           r"|[^.;\n]{0,160}\b(do not|don't|never) inject (it|them|this|that|those)\b[^.;\n]*"
+           r"|[^.;\n]{0,160}\bbut not (here|in this run|today|this time|now)\b[^.;\n]*"
+           # what happened before ("you had previously reported BSM drops at that junction", "That was the field
+           # incident last spring", "Previous owners reported a MAP that tied the lane to the wrong group -- fully
+           # repaired")
+           r"|[^.;?\n]{0,80}\b(you|we|they|i) (had )?previously reported\b[^.;?\n]*"
+           r"|[^.;?\n]{0,80}\bthat was the (field |road |earlier |last )?incident\b[^.;?\n]*"
+           r"|\bprevious (owners?|tenants?|teams?)\b[^.;\n]*\b(repaired|fixed|resolved)\b[^.;\n]*"
            r"|[^.;\n]{0,120}\b(not in|out of) scope\b"
            # a changelog's entry ("- Fixed: replay lag was off by one message period"): what a release changed
            r"|(?:^|\n)\s*[-*\u2022]?\s*(fixed|resolved|changed|removed|deprecated|bug ?fix(es)?)\s*:[^\n]*"
@@ -985,6 +1001,11 @@ CORRECTION = (r"(?:\b(?:edit|correction|update|actually|sorry|typo|no wait|wait)
               # a footnote's star: "3s* longer ... (*0.3 s sorry, not 3, fat fingers)"
               r"|\(?\*\s?)")
 CORRECTED_FROM = r"(?: [\w-]+){0,2}?,? (?:not|instead of|rather than) (?P<old>\d+(?:\.\d+)?)"
+# a value corrected right after it is said ("half a second, no wait, make that 800 milliseconds"), or a few words on
+# after a dash or a comma ("half a second in the past -- no wait, make it 0.7 seconds"): what lies between the old
+# quantity and the new one (the parser takes the new value; the quantity guard counts the old one as said)
+CORRECTED_AFTER = (r"(?:,?|(?: \w+){1,3}\s*(?:,|--|\u2014|\u2013))\s*(?:no,? wait|wait|sorry|i mean|correction|actually)"
+                   r"[,:]? (?:make (?:that|it) |change (?:that|it) to |it'?s |rather )?")
 
 # what a fault looks like from the receiver, said after it in its sentence ("..., so the lead therefore appears 5 m
 # farther away"): the same fault said again (the parser's restatement merge and the unparsed-fault guard both read it)
@@ -1025,7 +1046,8 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                r"|\bskip(ping)? (the |that |this )?[\w-]+ (idea|variant|case|test|part|bit)\b"
                r"|\b(don'?t|do not|never) add (anything|any faults?|any \w+)\b[^.;]{0,30}"
                # how far out the ego starts ("Ego approaching at 50 kph, about 300 metres out"): no position offset
-               r"|\b(ego|we|approaching|starts?|starting)\b[^.;]{0,40}(<q\d+:dist>|\d+(\.\d+)? ?(m|metres?|meters?|ft|feet))"
+               # (and an oncoming car's: "oncoming car 90 m out doing 55 mph")
+               r"|\b(ego|we|approach\w*|starts?|starting|oncoming (car|vehicle|traffic))\b[^.;]{0,40}(<q\d+:dist>|\d+(\.\d+)? ?(m|metres?|meters?|ft|feet))"
                r" (out|away)\b(?! (from|of))"
                # a fault named as the event that times another ("after the delay ends, drop 5 BSMs")
                r"|\b(after|before|once|when|until|since|as soon as) (the|that|this) ([\w-]+ ){0,2}?(fault|delay|freeze|drop|loss"
@@ -1287,8 +1309,8 @@ COMMON_WORDS = frozenset(
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (
-    ("speed", r"km/h|kmh|kph|km per hour|kilomet(er|re)s? per hour", 1 / 3.6),
-    ("speed", r"mph|miles per hour", 0.44704),
+    ("speed", r"km/h|kmh|kph|km per hour|kilomet(er|re)s? (?:per|an) hour|k'?s an hour", 1 / 3.6),
+    ("speed", r"mph|miles (?:per|an) hour", 0.44704),
     ("speed", r"kn|knots?|kts", 0.514444),  # (a sea-minded writer's speed: "making 30 kn")
     ("speed", r"ft/s|fps|feet per second", 0.3048),
     ("accel", r"m/s²|m/s\^2|m/s2|mps2|met(er|re)s? per second squared", 1.0),

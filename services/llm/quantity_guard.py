@@ -231,8 +231,7 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|consistent|usable|safe)\b|\beven if\b[^.;]{0,60}\b(were|was|would be)\b", re.IGNORECASE)
 
 
-_CORRECTED_AFTER = re.compile(r"<q(\d+):\w+>,? (?:no,? wait|wait|sorry|i mean|correction|actually)[,:]? (?:make (?:that|it) "
-                              r"|change (?:that|it) to |it'?s |rather )?<q\d+:\w+>")
+_CORRECTED_AFTER = re.compile(r"<q(\d+):\w+>" + lx.CORRECTED_AFTER + r"<q\d+:\w+>")
 _CORRECTED = re.compile(lx.CORRECTION + r"[-+]?\d+(?:\.\d+)? ?[a-z/%]+" + lx.CORRECTED_FROM, re.IGNORECASE)
 _NOT_THIS_RUN = re.compile(lx.CRITERION_HEADING + r"|" + lx.NOT_NOW, re.IGNORECASE)
 _PAST = re.compile(lx.PAST_INCIDENT, re.IGNORECASE)

@@ -654,6 +654,8 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH31, (), {"f31_012": {"reported"}}, ("f31_012",), ("f31_024",)),
     (bench_parse_campaign.FRESH32, (), {}, (), ()),
     (bench_parse_campaign.FRESH33, ("f33_017",), {"f33_007": {"reported"}}, ("f33_007",), ("f33_012",)),
+    (bench_parse_campaign.FRESH34, ("f34_004", "f34_019", "f34_027"), {"f34_011": {"reported"}}, ("f34_011",),
+     ("f34_017", "f34_029")),
 ]
 
 
@@ -1988,3 +1990,66 @@ def test_fresh33_scene_words() -> None:
     sensors = roles.parse_intent("LTA: oncoming BSMs stamped 1.2 s in the past. Also want a cyclist in the crosswalk. In "
                                  "the same run, put 300ms of lag on the brake actuator.", 1)
     assert [f.operator.value for f in sensors.spec.faults] == ["timestamp_offset"] and len(sensors.unparsed_clauses) == 2
+
+
+def test_fresh34_scene_values_are_read_or_said_back() -> None:
+    """The first set labelled with its scene's numbers: each is in the spec or said back, but four known ones."""
+    scored = bench_parse_campaign.run(bench_parse_campaign.load(bench_parse_campaign.FRESH34), LlmRoles())["rows"]
+    lost = [(s["id"], v["label"]["field"]) for s in scored for v in s["scene"] if v["verdict"] == "lost"]
+    assert lost == [("f34_024", "lead.speed_mps"), ("f34_025", "opposing.gap_m"), ("f34_026", "lead.speed_mps"),
+                    ("f34_026", "lead.brake_at_s")]
+    assert sum(v["verdict"] == "exact" for s in scored for v in s["scene"]) >= 72
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # fresh34: the ego's start said many ways, each read as its start distance
+    ("RLVW with the ego at 55 km/h starting 180 m before the stop line; drop 20 % of SPaT.", 180.0),
+    ("GLOSA -> ego 60kmh, 400m to sig. Delay SPaT by 1 s.", 400.0),
+    ("IMA: Ego crawling toward the junction at 25 km/h, 45 metres out. Delay the crossing car's BSMs by 0.5 s.", 45.0),
+    ("IMA: best approached at a leisurely 30 km/h, starting some 50 m short of the junction. Drop 30 % of BSMs.", 50.0),
+    ("A GLOSA car approaches at 35 mph from 220 metres out. Its SPaT feed freezes for 6 seconds.", 220.0),
+    # (a fault's window said by the ego's distance is no start: "Beginning 40 m before the stop line the RSU ...")
+    ("RLVW, ego at 50 km/h. Beginning 40 m before the stop line the RSU keeps sending the same SPaT for 6 s.", None),
+])
+def test_fresh34_start_distances(text: str, want: float | None) -> None:
+    spec = LlmRoles().parse_intent(text, 1).spec
+    if want is None:
+        assert spec.faults[0].anchor.event.value == "stop_bar_distance" and spec.ego.start_distance_m != 40.0
+    else:
+        assert spec.ego.start_distance_m == want
+
+
+def test_fresh34_scene_words() -> None:
+    roles = LlmRoles()
+    # a lead said to keep the ego's speed, its gap after a comma, and a phantom in the sentence before it
+    fcw = roles.parse_intent("FCW: a phantom car 40 m ahead from 8 s for 5 s. Real lead is a red SUV way up ahead, "
+                             "120 m, cruising at the same speed as us, 70 km/h.", 1).spec
+    lead = fcw.agents[0]
+    assert lead.gap_m == 120.0 and lead.speed_mps == fcw.ego.speed_mps == pytest.approx(19.444)
+    # a time gap said as "2 seconds ahead"; a follower keeps the ego's pace where its speed is not said
+    eebl = roles.parse_intent("EEBL: ego at 100 km/h, a lead car sitting 2 seconds ahead at the same pace, a "
+                              "tailgater behind us. Delay the EEBL by 0.8 s.", 1).spec
+    by_role = {a.role.value: a for a in eebl.agents}
+    assert by_role["lead"].gap_m == pytest.approx(55.6) and by_role["follower"].speed_mps == eebl.ego.speed_mps
+    # "repeating the same speed" is what a frozen broadcast does, not a lead's pace
+    frozen = roles.parse_intent("FCW: the lead's broadcast keeps repeating the same speed and position.", 1).spec
+    assert frozen.agents[0].speed_mps != frozen.ego.speed_mps
+    # units in words, and a correction said after a few words and a dash
+    ima = roles.parse_intent("IMA test: ego at, um, 40 k's an hour, cross traffic at 45 miles an hour. Stamp the BSMs "
+                             "half a second in the past -- no wait, make it 0.7 seconds -- starting from 5 seconds in.",
+                             1)
+    assert ima.spec.ego.speed_mps == pytest.approx(11.111) and ima.spec.agents[0].speed_mps == pytest.approx(20.117)
+    assert ima.spec.faults[0].magnitude == 0.7 and ima.spec.faults[0].anchor.offset_s == 5.0 and not ima.unparsed_clauses
+
+
+@pytest.mark.parametrize("text", [
+    "FCW baseline. I wanted to try the ghost-vehicle attack -- a phantom car 30 m ahead -- but our safety lead vetoed "
+    "it. Ego at 80 km/h, lead 50 m ahead. No faults.",
+    "GLOSA check. The spoofed-RSU recreation is postponed until the security review signs off; ego at 30 mph.",
+    "FCW lesson. Note: the 300 ms BSM delay exercise is for next week's lesson -- do NOT inject it today.",
+    "IMA run. The security team will stage their replay attack this afternoon -- but not here. A healthy run.",
+    "EEBL. The 'frozen EEBL payload' add-on has been withdrawn from this lot and will NOT be run. No faults.",
+])
+def test_fresh34_faults_called_off_are_not_requests(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert not res.history[0].data["faults"] and not res.unparsed_clauses
