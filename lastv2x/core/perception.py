@@ -50,8 +50,8 @@ from lastv2x.core.spec import Perception, ScenarioSpec
 # can make. A seed-drawn reaction time (``variation``) stays.
 INATTENTIVE_REACTION_S = 2.0
 # a follower that tailgates the ego, where no distance is given [m]: 0.8 s at 15 m/s, well under the two-second
-# rule (the agents' default gap, 30 m, is two seconds). The parser's "tailgater", the reflector's and the
-# verifier's added one (a phantom's needless brake needs someone behind it to harm)
+# rule (the agents' default gap, 30 m, is two seconds): the parser's "tailgater" and the one the reflector adds (a
+# phantom's needless brake needs someone behind it to harm)
 TAILGATER_GAP_M = 12.0
 
 

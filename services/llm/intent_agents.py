@@ -423,8 +423,9 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
 _CRITERION = rx(r"^\W*(?:expect(?:ed|ation)?s?|pass(?:ing)?|success|kpis?)\b[\w ]{0,20}:")
 
 
-# an agent said to drive at the ego's speed ("cruising at the same speed as us", "at matching speed", "same spd"): the
-# grammar gives it the ego's speed once that is known (the key marks it until then)
+# an agent said to drive at the ego's speed ("cruising at the same speed as us", "at matching speed", "keeping pace with
+# us"; not "repeating the same speed", a frozen broadcast): the grammar gives it the ego's speed once that is known (the
+# key marks it until then)
 SAME_SPEED_KEY = "__same_speed"
 _SAME_SPEED = (r"\b(?:at|doing|holding|going|driving at|travell?ing at|cruising at|keeps?|keeping) (?:the |a )?(?:same"
                r"|matching|equal|identical) (?:speed|spd|pace|velocity)\b(?! (?:as|like) (?:the |a |its |their )?(?!us\b"

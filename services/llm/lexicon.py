@@ -929,16 +929,16 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # signs off", "I wanted to try the ghost-vehicle attack -- ... -- but our safety lead vetoed it", "the add-on
            # ... has been withdrawn from this lot and will NOT be run", "the 300 ms BSM delay exercise is for next
            # week's lesson -- do NOT inject it today", "will stage their replay attack this afternoon -- but not here")
-           r"|[^.;\n]{0,120}\b(is|are|was|were|has been|have been) (postponed|withdrawn|vetoed|cancell?ed|shelved"
-           r"|scrapped)\b[^.;\n]*|[^.;\n]{0,160}\bvetoed\b[^.;\n]*"
-           r"|[^.;\n]{0,160}\b(will not|won't|will never) be (run|injected|applied|used|tested)\b[^.;\n]*"
-           r"|[^.;\n]{0,160}\b(do not|don't|never) inject (it|them|this|that|those)\b[^.;\n]*"
-           r"|[^.;\n]{0,160}\bbut not (here|in this run|today|this time|now)\b[^.;\n]*"
+           # (each from its clause's start: a lazy scan from a clause boundary, not a bounded one from every position)
+           r"|(?:^|(?<=[.;\n]))[^.;\n]*?\b(?:(?:is|are|was|were|has been|have been) (?:postponed|withdrawn|vetoed"
+           r"|cancell?ed|shelved|scrapped)|vetoed|(?:will not|won't|will never) be (?:run|injected|applied|used|tested)"
+           r"|(?:do not|don't|never) inject (?:it|them|this|that|those)|but not (?:here|in this run|today|this time|now))"
+           r"\b[^.;\n]*"
            # what happened before ("you had previously reported BSM drops at that junction", "That was the field
            # incident last spring", "Previous owners reported a MAP that tied the lane to the wrong group -- fully
            # repaired")
-           r"|[^.;?\n]{0,80}\b(you|we|they|i) (had )?previously reported\b[^.;?\n]*"
-           r"|[^.;?\n]{0,80}\bthat was the (field |road |earlier |last )?incident\b[^.;?\n]*"
+           r"|(?:^|(?<=[.;?\n]))[^.;?\n]*?\b(?:(?:you|we|they|i) (?:had )?previously reported|that was the (?:field "
+           r"|road |earlier |last )?incident)\b[^.;?\n]*"
            r"|\bprevious (owners?|tenants?|teams?)\b[^.;\n]*\b(repaired|fixed|resolved)\b[^.;\n]*"
            r"|[^.;\n]{0,120}\b(not in|out of) scope\b"
            # a changelog's entry ("- Fixed: replay lag was off by one message period"): what a release changed
