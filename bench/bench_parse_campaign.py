@@ -252,10 +252,20 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # gap; "45 miles an hour", "40 k's an hour"). After: 83.3 % exact, 0 / 0 / 0, 2 false alarms (a lesson's "(45 min)",
 # "500 feet back of the stop line" with a follower), 9 stops; scene 72 exact, 8 reported, 4 lost ("doing 80" with no
 # unit, an oncoming car's distance in a healthy intent, a brake "8 seconds into our date")
+# fresh35 (a 5-whys post-mortem, legal disclaimer, cooking show, fortune cookie, board-game rule, safety card, RFC MUST,
+# patent claim, hotel review, bingo caller, GPS voice, song, opera synopsis, wedding toast, audio guide, mountaineering
+# log, tax form, parking ticket, abstract, villain's monologue, train announcement, knitting pattern, playbook, drill
+# sergeant, changelog, error message), scored after fresh34's mends: first read application 96.7 %, 87.5 % exact (21 of
+# 24), 0 silent drops, 4 substitutions ("10 m/s slower than us" a speed offset, "40 m out" a position offset, "stays
+# late" a second delay), 8 invented on healthy intents ("such cases ... are expressly excluded", "those belong to the
+# guest in the next room", "are dismissed and shall not be applied", "75 yards off" a position offset), 4 false alarms,
+# 14 stops; scene 53 of 82 exact, 22 reported, 7 lost. After: 87.5 % exact, 0 silent, 1 substitution (f35_005, reported:
+# a board game's "(Silence)" rule for "the next 5 BSMs in a row are removed from play"), 0 invented, 1 false alarm, 10
+# stops; scene 66 exact, 13 reported, 3 lost
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
     FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
-    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33, FRESH34 = (_SETS / f"parse_campaign_fresh{k}.jsonl"
-                                                                      for k in range(2, 35))
+    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33, FRESH34, FRESH35 = (_SETS / f"parse_campaign_fresh{k}.jsonl"
+                                                                               for k in range(2, 36))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0, "scene_lost": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

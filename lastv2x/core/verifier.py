@@ -46,7 +46,8 @@ from functools import partial
 
 from lastv2x.core import catalogue as cat
 from lastv2x.core.catalogue import APPLICATIONS, STREAMS
-from lastv2x.core.faults import operator_field_problems
+from lastv2x.core.faults import free_id, operator_field_problems
+from lastv2x.core.perception import TAILGATER_GAP_M
 from lastv2x.core.spec import (
     AgentRole,
     AnchorEvent,
@@ -219,6 +220,7 @@ def _roster(ctx: _Ctx) -> Iterator[Finding]:
                           (f"agents[{i}].behaviour.kind",),
                           Repair("make the lead brake hard", ((f"agents[{i}].behaviour.kind", "hard_brake"),)))
     hazard = any(a.role is AgentRole.LEAD and a.behaviour.kind is BehaviourKind.HARD_BRAKE for a in spec.agents)
+    yield from _phantom_follower(ctx)
     for i, a in enumerate(spec.agents):
         if a.role is AgentRole.FOLLOWER and app.ahead_only and hazard:
             yield Finding("roster", Severity.WARNING,
@@ -239,6 +241,31 @@ def _roster(ctx: _Ctx) -> Iterator[Finding]:
         yield Finding("roster", Severity.WARNING, "EEBL rebroadcast is on but no relay vehicle is placed",
                       ("v2x.eebl_rebroadcast", "agents"),
                       Repair("add a relay agent", (("agents[+]", {"id": "relay", "role": "relay"}),)))
+
+
+PHANTOM_FOLLOWER = "phantom_follower"  # the check of a phantom brake that nobody can strike (a campaign applies it)
+
+
+def _phantom_follower(ctx: _Ctx) -> Iterator[Finding]:
+    """A phantom (``ghost_sender``) ahead of an FCW or EEBL ego can only make it brake for nothing, and the
+    adjudicator's only failure of a needless brake is a rear strike by a vehicle behind within 3 s: with nobody
+    following the ego, no run of the scene can fail. Repair: a tailgater at the ego's speed
+    (``perception.TAILGATER_GAP_M`` behind), the driver a needless brake endangers. A WARNING (the spec is valid
+    as stated, and the parser leaves the user's scene alone); a campaign applies it as an observability repair."""
+    spec, app = ctx.spec, ctx.app
+    ghosts = [i for i, f in enumerate(spec.faults) if f.operator is FaultOperator.GHOST_SENDER]
+    if not (app.ahead_only and ghosts) or any(a.role is AgentRole.FOLLOWER for a in spec.agents):
+        return
+    taken = {"ego", *(a.id for a in spec.agents), *(f.sender for f in spec.faults if f.sender)}
+    name = free_id("follower", taken)
+    yield Finding(PHANTOM_FOLLOWER, Severity.WARNING,
+                  f"a phantom ({spec.faults[ghosts[0]].name!r}) can only make the ego brake for nothing, and "
+                  f"{app.name} fails on a needless brake only when a vehicle behind strikes it: nobody follows the "
+                  "ego, so no run of this scene can fail",
+                  ("agents", _f(ghosts[0], "operator")),
+                  Repair("add a tailgater behind the ego", (("agents[+]", {
+                      "id": name, "role": "follower", "gap_m": TAILGATER_GAP_M,
+                      "speed_mps": float(spec.ego.speed_mps)}),)))
 
 
 # 3 stream_consumption ────────────────────────────────────────────────────────

@@ -109,7 +109,9 @@ _CUES: tuple[tuple[str, str, bool], ...] = (
     (_FROZEN, r"\bfr(ee|o)z\w*|\bstuck\b|stops? (to )?(updating|update|changing|change)\b|(repeat|replay|re-?send|keep\w* sending)\w* (\w+ ){0,2}"
               r"(same|old|last|stale)", False),
     (_STALE, r"\b(stale|outdated|out of date|old|older|backdated|in the past)\b", True),
-    (_LATE, r"\b(late|later|early|earlier|delay\w*|postpone\w*|latency|lag\w*|behind|held back|hold(s|ing)? (every |all |the |its |their )?(\w+ ){0,2}?back|after (they|it) should)\b"
+    # ("6 metres behind its true spot" is a position: a distance before "behind" is no lateness)
+    (_LATE, r"\b(late|later|early|earlier|delay\w*|postpone\w*|latency|lag\w*|(?<!\dm )(?<!\d m )(?<!metres )(?<!meters )"
+            r"(?<!feet )(?<!\dft )(?<!\d ft )(?<!yards )behind|held back|hold(s|ing)? (every |all |the |its |their )?(\w+ ){0,2}?back|after (they|it) should)\b"
             r"|\blonger to (arriv\w*|reach\w*|get (there|through|in)|come( in)?|be delivered)\b", True),
     # the lane map pointing the ego's lane at some other signal group, in whatever words
     (_WRONG, r"\bmap\b[^.;]{0,60}\b(lane|approach)\w*\b[^.;]{0,40}\b(to|with|under|onto|at) [^.;]{0,40}\b(group|head"

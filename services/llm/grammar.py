@@ -48,6 +48,7 @@ from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
 from services.llm.intent_agents import (
     HEADWAY_KEY,
+    RELATIVE_SPEED_KEY,
     SAME_SPEED_KEY,
     SMALLEST_GAP_M,
     _behaviours,
@@ -189,9 +190,12 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
             p.note(f"{agent['id']}.gap_m {agent['gap_m']:g}: a {headway:g} s headway at the ego's "
                    f"{float(ego['speed_mps']):g} m/s" + (f" (raised to the smallest gap, {SMALLEST_GAP_M:g} m)"
                                                           if gap < SMALLEST_GAP_M else ""))
-    for agent in agents.values():  # "cruising at the same speed as us"
+    for agent in agents.values():  # "cruising at the same speed as us", "10 m/s slower than us"
+        relative = agent.pop(RELATIVE_SPEED_KEY, None)
         if agent.pop(SAME_SPEED_KEY, False) and "speed_mps" not in agent:
             agent["speed_mps"] = ego["speed_mps"]
+        if relative is not None and "speed_mps" not in agent:
+            agent["speed_mps"] = round(max(0.0, float(ego["speed_mps"]) + relative), 3)
     agent_list = []
     for i, agent in enumerate(agents.values()):
         if "speed_mps" not in agent and agent.get("role") == "follower":

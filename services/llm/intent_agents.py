@@ -89,6 +89,11 @@ def _lead_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, An
         if "gap_m" not in lead and far > 0.0:  # the phantom must be the nearest vehicle ahead, or it is never seen
             lead["gap_m"] = round(min(300.0, far + GHOST_LEAD_BEYOND_M), 1)
             p.note(f"lead.gap_m {lead['gap_m']:g} ({GHOST_LEAD_BEYOND_M:g} m beyond the phantom vehicle)")
+        if "speed_mps" not in lead and not lead.get(SAME_SPEED_KEY) and len(ghosts) == len(faults):
+            # ... and it keeps the ego's pace: a slower draw is closed on and warned of in both rollouts alike (unless
+            # another fault acts on it: "delay the lead's BSMs" needs a lead to close on)
+            lead[SAME_SPEED_KEY] = True
+            p.note("lead.speed_mps: the ego's (the phantom is the hazard; a slower lead would be one too)")
         return released
     if app is not Application.FCW:
         return False
@@ -106,11 +111,14 @@ def _lead_hazard(p: ParseState, app: Application, agents: dict[str, dict[str, An
     return False
 
 
+_BY_THE_EGO = rx(r" (?:by|of|from) (?:the |our |its )?(?:ego(?:'s)? )?(?:driver|ego)\b")
+
+
 def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict[str, Any],
                 agents: dict[str, dict[str, Any]]) -> None:
     for m in p.finditer(lx.HARD_BRAKE):
-        if p.negated(m.start()):
-            continue
+        if p.negated(m.start()) or _BY_THE_EGO.match(p.t, m.end()):
+            continue  # (the ego's own: "a false alert provokes unnecessary hard braking by the driver")
         subj = subject(p, roles, m.start(), 60)
         role = subj.what if subj and subj.what in ("lead", "cross", "opposing", "relay") else "lead"
         if role == "lead" and not APPLICATIONS[app].follows_lead and not subj:
@@ -188,18 +196,25 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
             p.note(f"{subj.what if subj and subj.what in agents else 'ego'}.profile {profile}")
 
 
-_START = (r"(?:\b(?:starts|begins|spawns|is placed|is positioned|initially|approaches from|approaching from)"
-          r"|\b(?:ego|car|vehicle) (?:starting|beginning|placed|positioned))")
+_START = (r"(?:\b(?:starts|begins|spawns|is placed|is positioned|initially|approaches from|approaching from"
+          r"|(?:must|should|shall|will|to) start)"
+          r"|\b(?:ego|car|vehicle) (?:starting|beginning|placed|positioned|departs|sets off|leaves))")
 
 
 _BAR_OR_SIG = rf"(?:{BAR}|sig\b|crossing\b)"  # (a whiteboard's "400m to sig")
+# the ego approaching ("An ego vehicle approaches", "a GLOSA car approaches"; not an oncoming or crossing car)
+_EGO_APPROACHES = (r"\b(?<!oncoming )(?<!opposing )(?<!crossing )(?<!cross )(?<!other )(?<!lead )(?:ego|we|our car|car)\b"
+                   r"(?: vehicle)? approach\w* ")
 
 
 def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
     # (not a reported position placed some metres off: "placed 30 m back from where the car really is")
     for pattern in (_START + r" (?:\w+ ){0,3}?" + Q("dist") + r"(?! (?:back|behind|forward|ahead|off) (?:from|of) "
-                    r"(?:where|its|their|the (?:true|real|actual)))(?: away)?(?: (?:before|from|short of|upstream of|"
-                    r"ahead of) (?:the )?" + BAR + r")?",
+                    r"(?:where|its|their|the (?:true|real|actual)))(?! (?:ahead|behind|in front) of (?:said |the |our )?"
+                    r"(?:ego|us)\b)(?: away)?(?: (?:before|from|short of|upstream of|"
+                    r"ahead of|below) (?:the )?" + BAR + r")?",
+                    # a line of its own: "Four hundred metres to the line" (a song's verse)
+                    r"(?:^|(?<=[./;\n]))\s*" + Q("dist") + r" (?:out |away )?(?:to|from|before) (?:the )?" + _BAR_OR_SIG,
                     Q("dist") + r" (?:away |out )?(?:from|before|short of|upstream of) (?:the )?" + BAR
                     + r" (?:at the start|initially|at t ?= ?0)",
                     # "RLVW with signal at 300 m", "three signals, first one at two hundred metres": the first stop
@@ -232,10 +247,14 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # 350 m from the light", "starting some 50 m short of the junction", "150 metres back from the line"
                     # (said of the ego: "Beginning 40 m before the stop line the RSU keeps sending ..." times a fault)
                     r"(?:\b(?:ego|car|vehicle|we)\b|<q\d+:speed>)[^.;]{0,60}?\b(?:starting|beginning|opening|spawning)(?: out)? "
-                    r"(?:some |about |roughly |around |~ ?)?" + Q("dist")
-                    + r" (?:back |out |away )?(?:from|before|short of|back of) (?:the )?" + _BAR_OR_SIG,
-                    # "a GLOSA car approaches at 35 mph from 220 metres out"
-                    r"\bapproach\w* at <q\d+:speed> from " + Q("dist") + r" (?:out|away)\b(?! (?:from|of)\b)",
+                    r"(?:some |about |roughly |around |~ ?)?['\"\u2018\u201c]?" + Q("dist")
+                    + r"['\"\u2019\u201d]? (?:back |out |away )?(?:from|before|short of|back of) (?:the )?" + _BAR_OR_SIG,
+                    # "An ego vehicle approaches an unsignalised junction at 14 m/s from 100 m"
+                    _EGO_APPROACHES + r"(?:\w+ ){0,3}?at <q\d+:speed> from " + Q("dist")
+                    + r"(?! (?:ahead|behind|out|away|off)\b)",
+                    # "a GLOSA car approaches at 35 mph from 220 metres out" (the ego's: not "an oncoming sedan approaches
+                    # at 50 km/h from 60 m", said back)
+                    _EGO_APPROACHES + r"at <q\d+:speed> from " + Q("dist") + r" (?:out|away)\b(?! (?:from|of)\b)",
                     # "Ego crawling toward the junction at 25 km/h, 45 metres out", "ego 60kmh, 400m to sig"
                     r"\bego\b[^.;]{0,50}?<q\d+:speed>,? (?:about |some |roughly )?" + Q("dist")
                     + r" (?:out|away|(?:to|from) (?:the )?" + _BAR_OR_SIG + r")(?! (?:from|of)\b)"):
@@ -371,7 +390,8 @@ def _a_bound(p: ParseState, m: re.Match[str]) -> bool:
 HEADWAY_KEY = "__headway_s"
 # the spec's lower bound of an agent's gap_m (read from the spec, one home)
 SMALLEST_GAP_M = next(float(m.ge) for m in Agent.model_fields["gap_m"].metadata if hasattr(m, "ge"))
-_HEADWAY = (r"(?:at |with )?(?:an? )?" + Q("time") + r" (?:time )?(?:headway|time gap|following gap|ahead|ahd)\b"
+_HEADWAY = (r"(?:at |with )?(?:an? )?" + Q("time") + r" (?:time )?(?:headway|time gap|following gap|ahead|ahd"
+            r"|gap (?:in front|ahead))\b"
             r"|\b(?:time )?(?:headway|time gap)(?: of| is| =)? " + Q("time", "q2"))
 
 
@@ -385,7 +405,7 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
     # "puts it 9 m ahead of where it actually is" is a position offset, not a gap
     for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)(?! of (?:where|its|their|the (?:true|real|actual)|true"
                     r"|truth|reality|actual|real)\b)",
-                    r"(?:gap|headway|following distance|distance)(?: of| is| to the lead(?: vehicle)?)? " + Q("dist"),
+                    r"(?:gap|headway|following distance|distance)(?: of| is|:| =| to the lead(?: vehicle)?)? " + Q("dist"),
                     # "the red hatchback leading by 40 metres"
                     r"\b(?:leading|ahead|in front) (?:of (?:us|the ego|ego) )?by " + Q("dist"),
                     # "a red SUV way up ahead, 120 m", "a truck up ahead -- 90 metres", "lead car up ahead at 80 metres"
@@ -444,8 +464,25 @@ def _same_speeds(p: ParseState, roles: list[Mention], agents: dict[str, dict[str
         p.note(f"{subj.what}.speed_mps: the ego's, from {clean(m.group(0))!r}")
 
 
+# an agent's speed said against the ego's ("10 m/s slower than us"): the grammar adds it to the ego's once that is known
+RELATIVE_SPEED_KEY = "__relative_speed_mps"
+_RELATIVE_SPEED = Q("speed") + r" (?P<way>slower|faster) than (?:us|the ego|ego|we are|our car|ours)\b"
+
+
+def _relative_speeds(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
+    for m in p.finditer(_RELATIVE_SPEED):
+        subj = subject(p, roles, m.start(), 80)
+        if subj is None or subj.what not in agents or not p.free(m):
+            continue
+        delta = p.use(m, f"{subj.what}.speed_mps")
+        agents[subj.what][RELATIVE_SPEED_KEY] = -delta if m.group("way") == "slower" else delta
+        p.note(f"{subj.what}.speed_mps: the ego's {'-' if m.group('way') == 'slower' else '+'} {delta:g}, from "
+               f"{clean(m.group(0))!r}")
+
+
 def _speeds(p: ParseState, roles: list[Mention], ego: dict[str, Any], agents: dict[str, dict[str, Any]]) -> None:
     _same_speeds(p, roles, agents)
+    _relative_speeds(p, roles, agents)
     for m in p.finditer(Q("speed")):
         if not p.free(m) or _a_bound(p, m) or _CRITERION.search(p.n.sentence(p.n.sentence_of(m.start()))):
             continue  # (a pass criterion's speed is checked, not driven: "expect: advisory within 45-55 km/h")

@@ -792,8 +792,13 @@ NO_FAULTS = (r"\bfaults?\s*[=:]\s*(none|no|0|n/a)\b"
              r"|delays?|latency|faults?|errors?|drops?)\b|\bnothing (is )?(broken|wrong|faulty|off) (on|in|with) the "
              r"(comms?|communications?|v2x|radio|network|channel|link)\b|\b(do not|don't|dont|not|n't) (inject|injecting) "
              r"any(thing)?\b|\bonly normal messages\b|\bnormal messages only\b|\bclean reference\b"
-             r"|\bno (injected |simulated |added )?(loss|delay|latency)( or (loss|delay|latency))? (this time|today|in this"
-             r" run|this run)\b")
+             r"|\bno (injected |simulated |added )?(loss|delay|latency)( or (loss|delay|latency))? (this time|today|tonight"
+             r"|in this run|this run)\b"
+             # "a clean baseline run", "this is a clean run", "clean messages only" (not "every clean run we've thrown at
+             # it": past runs); "All messages shall be delivered unaltered", "every message delivered"
+             r"|(?<!every )(?<!all )(?<!previous )(?<!past )(?<!earlier )(?<!other )\bclean (baseline|run|messages? only"
+             r"|test run)\b|\b(all |every )?messages? (shall be |are |is |get |gets |will be )?delivered (unaltered|intact"
+             r"|as sent|untouched|unchanged)\b|\bevery message delivered\b")
 
 # a report's column, counter or metric named by a fault word, quoted or not ("the 'lost' column in the report should
 # read zero", "the dropped-packets counter", "the late count"): a mention of what a run shows, never a fault cue
@@ -931,8 +936,14 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # week's lesson -- do NOT inject it today", "will stage their replay attack this afternoon -- but not here")
            # (each from its clause's start: a lazy scan from a clause boundary, not a bounded one from every position)
            r"|(?:^|(?<=[.;\n]))[^.;\n]*?\b(?:(?:is|are|was|were|has been|have been) (?:postponed|withdrawn|vetoed"
-           r"|cancell?ed|shelved|scrapped)|vetoed|(?:will not|won't|will never) be (?:run|injected|applied|used|tested)"
-           r"|(?:do not|don't|never) inject (?:it|them|this|that|those)|but not (?:here|in this run|today|this time|now))"
+           r"|cancell?ed|shelved|scrapped|dismissed|(?:expressly |explicitly )?excluded)|vetoed"
+           r"|(?:will not|won't|will never|shall not|shall never) be (?:run|injected|applied|used|tested)"
+           r"|(?:do not|don't|never) inject (?:it|them|this|that|those)|but not (?:here|in this run|today|this time|now)"
+           # fresh35: "those belong to the guest in the next room", "Nothing herein shall be construed as a request to
+           # inject ...", "do not walk their path"
+           r"|(?:those|these|they) belong to (?:the |a |another |some |our )?(?:\w+ )?(?:guests?|someone|somebody|teams?"
+           r"|persons?|testers?|groups?|colleagues?|customers?)|nothing herein shall be construed|do not walk their path"
+           r"|(?:some of you|you all|we all|everyone) remembers?|those who\b[^.;\n]*\bbefore (?:you|us))"
            r"\b[^.;\n]*"
            # what happened before ("you had previously reported BSM drops at that junction", "That was the field
            # incident last spring", "Previous owners reported a MAP that tied the lane to the wrong group -- fully
@@ -1046,9 +1057,14 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                r"|\bskip(ping)? (the |that |this )?[\w-]+ (idea|variant|case|test|part|bit)\b"
                r"|\b(don'?t|do not|never) add (anything|any faults?|any \w+)\b[^.;]{0,30}"
                # how far out the ego starts ("Ego approaching at 50 kph, about 300 metres out"): no position offset
+               # a fault said to go on ("the MAP feed runs 2 seconds late and stays late"): its window, not a second fault
+               r"|\band stays? (late|that way|so|frozen|stale|silent|down|off)\b"
+               # a vehicle's speed said against the ego's ("the lead 40 m ahead and 10 m/s slower than us"): the scene's
+               r"|(<q\d+:speed>|\d+(\.\d+)? ?(m/s|km/h|kph|mph)) (slower|faster) than (us|the ego|ego|we are|our car|ours)\b"
                # (and an oncoming car's: "oncoming car 90 m out doing 55 mph")
-               r"|\b(ego|we|approach\w*|starts?|starting|oncoming (car|vehicle|traffic))\b[^.;]{0,40}(<q\d+:dist>|\d+(\.\d+)? ?(m|metres?|meters?|ft|feet))"
-               r" (out|away)\b(?! (from|of))"
+               r"|\b(ego|we|approach\w*|starts?|starting|(oncoming|opposing) (car|vehicle|traffic))\b"
+               r"(?:(?!position|location|report|gps)[^.;]){0,40}(<q\d+:dist>"
+               r"|\d+(\.\d+)? ?(m|metres?|meters?|ft|feet|yards?)) (out|away|off)\b(?! (from|of))"
                # a fault named as the event that times another ("after the delay ends, drop 5 BSMs")
                r"|\b(after|before|once|when|until|since|as soon as) (the|that|this) ([\w-]+ ){0,2}?(fault|delay|freeze|drop|loss"
                r"|outage|offset|replay|injection|error)\b(?= (ends|has ended|is over|stops|finishes|expires|starts|begins)\b)"

@@ -1,7 +1,8 @@
 """The verifier's repairs as a campaign applies them: pure functions of a spec, each repair recorded.
 
 * :func:`observability_repairs`: after the parse, the repairs that only make a fault's mechanism observable
-  (``OBSERVABILITY_CHECKS``: the radio baseline; fields: range, RSU placement, where the vehicles are) are
+  (``OBSERVABILITY_CHECKS``: the radio baseline, a phantom's tailgater; fields: range, RSU placement, where the
+  vehicles are, an added follower) are
   applied; one that would change what the user asked for (the fault, a field the intent states, a given spec)
   is reported with its reason, never applied.
 * :func:`verifier_repaired`: when a fault as the intent states it does not meet the verifier, the nearest
@@ -24,22 +25,26 @@ from typing import Any
 from lastv2x.core.errors import InvalidArgument
 from lastv2x.core.repair import apply_patch
 from lastv2x.core.spec import ScenarioSpec, parse_spec, spec_to_dict
-from lastv2x.core.verifier import Finding, Severity, verify
+from lastv2x.core.verifier import PHANTOM_FOLLOWER, Finding, Severity, verify
 
 # The verifier's checks whose repairs make the mechanism of a fault observable (issue 31, item 2): the radio
-# baseline (a relay chain whose lead the ego hears directly, an agent or RSU out of range). A campaign
-# applies them to the parsed spec when they set only the fields below: range, RSU placement, where the
-# vehicles are. Never the fault, the stream or the application: a repair that touches them is reported.
-OBSERVABILITY_CHECKS = frozenset({"channel_baseline"})
+# baseline (a relay chain whose lead the ego hears directly, an agent or RSU out of range) and a phantom's needless
+# brake with nobody behind to strike it (``phantom_follower``: a tailgater is added). A campaign applies them to the
+# parsed spec when they set only the fields below: range, RSU placement, where the vehicles are, an added vehicle.
+# Never the fault, the stream or the application: a repair that touches them is reported.
+OBSERVABILITY_CHECKS = frozenset({"channel_baseline", PHANTOM_FOLLOWER})
 _OBSERVABILITY_FIELD = re.compile(r"v2x\.channel\.range_m|v2x\.rsu_placement|agents\[\d+\]\.gap_m"
-                                  r"|ego\.start_distance_m")
+                                  r"|ego\.start_distance_m|agents\[\+\]")
 _ASKED_FIELD = re.compile(r"faults\b.*|application|.*\.stream")  # what the user asked to test
 MAX_REPAIRS = 3  # repairs applied to one spec (each one re-verified)
 GIVEN = "*"  # stated fields of a given spec: all of them
 
 
 def value_at(data: Any, path: str) -> Any:
-    """The value of a verifier path (``agents[1].gap_m``) in spec JSON data; None where it is unset."""
+    """The value of a verifier path (``agents[1].gap_m``) in spec JSON data; None where it is unset (and for an
+    appended item, ``agents[+]``)."""
+    if path.endswith("[+]"):
+        return None
     for name, index in re.findall(r"([a-z_][a-z0-9_]*)|\[(\d+)\]", path):
         try:
             data = data[name] if name else data[int(index)]

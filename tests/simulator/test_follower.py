@@ -113,3 +113,32 @@ def test_an_eebl_phantom_announces_a_hard_brake_that_only_the_message_driven_ego
     assert any(r.action == "brake" for r in alone.md.decisions) and not alone.admitted
     on_bsm = verify(parse_spec(_fcw(GHOST, app="EEBL"))).findings  # a ghost on BSM: EEBL never reads it
     assert any(f.check == "stream_consumption" and f.severity is Severity.ERROR for f in on_bsm)
+
+
+def test_a_phantom_with_nobody_behind_is_said_up_front_and_a_campaign_adds_the_tailgater():
+    """The verifier says what the search used to find only after stalling (fresh33's f33_010, 145 runs): a phantom's
+    needless brake fails only by a rear strike, so with nobody behind the ego no run can fail. A WARNING whose repair
+    adds a tailgater at the ego's speed; a campaign applies it as an observability repair, and the repaired scene
+    admits."""
+    from lastv2x.core.perception import TAILGATER_GAP_M
+    from lastv2x.core.verifier import PHANTOM_FOLLOWER
+    from services.search.repairs import observability_repairs
+
+    alone = parse_spec(_fcw(GHOST, follower_gap_m=None))
+    (finding,) = [f for f in verify(alone).findings if f.check == PHANTOM_FOLLOWER]
+    assert finding.severity is Severity.WARNING and "nobody follows the ego" in finding.message
+    assert finding.repair.patch == (("agents[+]", {"id": "follower", "role": "follower", "gap_m": TAILGATER_GAP_M,
+                                                   "speed_mps": alone.ego.speed_mps}),)
+    for spec in (_fcw(GHOST), _fcw(follower_gap_m=None), _fcw(EEBL_GHOST, app="EEBL")):  # a follower, or no phantom
+        assert not [f for f in verify(parse_spec(spec)).findings if f.check == PHANTOM_FOLLOWER]
+    assert [f.check for f in verify(parse_spec(_fcw(EEBL_GHOST, app="EEBL", follower_gap_m=None))).findings
+            if f.check == PHANTOM_FOLLOWER] == [PHANTOM_FOLLOWER]
+    repaired, (record,) = observability_repairs(alone)
+    assert record["applied"] and record["check"] == PHANTOM_FOLLOWER and record["patch"][0]["from"] is None
+    assert [a.role.value for a in repaired.agents] == ["lead", "follower"]
+    assert not _run(alone.model_dump(mode="json")).admitted
+    out = _run(repaired.model_dump(mode="json"))
+    assert out.admitted and out.md.collision.other_id == "follower"
+    # a given spec is the user's own: reported, not applied
+    kept, (given,) = observability_repairs(alone, frozenset({"*"}))
+    assert kept == alone and not given["applied"]
