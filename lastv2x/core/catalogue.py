@@ -401,7 +401,7 @@ for _o in (
                       cue_families=("wrong",), tolerance="position"),
     FaultOperatorInfo("bsm_speed_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.BSM,),
                       "speed", "m/s", (-40.0, 40.0), False, "Add `magnitude` m/s to the reported speed.",
-                      negative_words=r"\b(under-?\w+|lower|slower|less|below|minus|low)\b",
+                      negative_words=r"\b(under-?\w+|lower|slower|less|below|minus|low|subtract\w*)\b|\btak(e|es|ing) \S+ (\S+ )?off\b",
                       positive_words=r"\b(over-?\w*|inflat\w*|exaggerat\w*|higher|faster|more|above|plus|high|fast)\b",
                       cue_families=("wrong",), tolerance="speed"),
     FaultOperatorInfo("map_misassociation", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.MAP,),

@@ -227,7 +227,7 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # meters"
                     r"\bego (?:at <q\d+:speed>,? )?" + Q("dist") + r" from the (?:signal|light|stop[- ]?(?:line|bar)|junction"
                     r"|intersection)\b",
-                    r"\bstart(?:s|ing)? " + Q("dist") + r" (?:out|away)\b(?! (?:from|of)\b)",
+                    r"\bstart(?:s|ing)? " + Q("dist") + r" (?:out|away|back)\b(?! (?:from|of)\b)",
                     r"\b(?:the car|ego|the ego|we|our car) (?:comes?|approach\w*|arriv\w*) (?:in )?at <q\d+:speed> from "
                     + Q("dist") + r"(?! (?:away|out|ahead|behind)\b)",
                     # "ego at 60 km/h, one signal 300 m out"
@@ -256,8 +256,9 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # at 50 km/h from 60 m", said back)
                     _EGO_APPROACHES + r"at <q\d+:speed> from " + Q("dist") + r" (?:out|away)\b(?! (?:from|of)\b)",
                     # "Ego crawling toward the junction at 25 km/h, 45 metres out", "ego 60kmh, 400m to sig"
-                    r"\bego\b[^.;]{0,50}?<q\d+:speed>,? (?:about |some |roughly )?" + Q("dist")
-                    + r" (?:out|away|(?:to|from) (?:the )?" + _BAR_OR_SIG + r")(?! (?:from|of)\b)"):
+                    # ("ego at 12 m/s and 60 m from the junction", "Ego 50 km/h, 200 m out from the light")
+                    r"\bego\b[^.;]{0,50}?<q\d+:speed>(?:,| and)? (?:about |some |roughly )?" + Q("dist")
+                    + r" (?:(?:out |away )?(?:to|from) (?:the )?" + _BAR_OR_SIG + r"|out|away)(?! (?:from|of)\b)"):
         for m in p.finditer(pattern):
             if p.free(m):
                 ego["start_distance_m"] = p.use(m, "ego.start_distance_m")
@@ -480,7 +481,25 @@ def _relative_speeds(p: ParseState, roles: list[Mention], agents: dict[str, dict
                f"{clean(m.group(0))!r}")
 
 
+# one speed said of every vehicle of a sentence ("relay car 30 m ahead between us and the lead, all at 25 m/s")
+_ALL_AT = (r"\b(?:all|both|everyone|each)(?: of (?:us|them))? (?:at|doing|travell?ing at|moving at|driving at|cruising at) "
+           + Q("speed"))
+
+
+def _all_at(p: ParseState, roles: list[Mention], ego: dict[str, Any], agents: dict[str, dict[str, Any]]) -> None:
+    for m in p.finditer(_ALL_AT):
+        if not p.free(m):
+            continue
+        s = p.n.sentence_of(m.start())
+        ego["speed_mps"] = round(p.use(m, "ego.speed_mps"), 3)
+        named = {r.what for r in roles if p.n.sentence_of(r.start) == s and r.what in agents}
+        for role in named:
+            agents[role][SAME_SPEED_KEY] = True
+        p.note(f"ego.speed_mps {ego['speed_mps']} from {clean(m.group(0))!r}, and {sorted(named)} at the ego's")
+
+
 def _speeds(p: ParseState, roles: list[Mention], ego: dict[str, Any], agents: dict[str, dict[str, Any]]) -> None:
+    _all_at(p, roles, ego, agents)
     _same_speeds(p, roles, agents)
     _relative_speeds(p, roles, agents)
     for m in p.finditer(Q("speed")):

@@ -316,6 +316,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
      False, 6),
     # "Bump the oncoming pickup's reported speed up by 9 mph", "lower its broadcast speed by 2 m/s"
     (FaultOperator.BSM_SPEED_OFFSET, r"\b(bump\w*|rais\w*|increas\w*|boost\w*|lower\w*|reduc\w*|decreas\w*|cut\w*) (the )?(\S+ )"
+                                     r"{0,3}?(reported|broadcast|claimed|advertised|transmitted) speed\b"
+                                     # "add 3 m/s to its reported speed", "take 2 m/s off the broadcast speed"
+                                     r"|\b(add\w*|subtract\w*|tak(e|es|ing)) <q\d+:speed> (to|from|off) (the |its |their )?(\S+ )"
                                      r"{0,3}?(reported|broadcast|claimed|advertised|transmitted) speed\b", False, 7),
     (FaultOperator.BSM_SPEED_OFFSET, r"(reported |broadcast )?speed (is |are )?(off|wrong|offset|biased|in error)"
                                      r"|report\w* (a |its |their )?speed (of )?(<q\d+:speed> )?(lower|higher|slower|faster)"
@@ -605,7 +608,9 @@ FOLLOWER_CUE = (rf"{_NOT_PHANTOM}(?:\btailgaters?\b|tailgating {_TRAILING}|{_TRA
                 rf"(?:(?:right |close(?:ly)? |directly |just |immediately )?behind\b{_NOT_AHEAD_OF_EGO}"
                 rf"|(?:\w+ ){{0,2}}?<q\d+:dist> (?:behind|back)\b{_NOT_AHEAD_OF_EGO})"
                 rf"|{_TRAILING} (?:right |close(?:ly)? |directly |just |immediately |<q\d+:dist> )?behind {_BEHIND_EGO}"
-                rf"|{_TRAILING} (?:right |just |riding )?on (?:our|the ego'?s?|its) (?:rear )?(?:bumper|tail)\b"
+                rf"|{_TRAILING} (?:right |just |riding )?on (?:our|your|the ego'?s?|its) (?:rear )?(?:bumper|tail)\b"
+                # "follower 20 m behind", "your little follower 10 metres on your bumper" (the noun says it)
+                rf"|\bfollowers? (?:(?:vehicle|car) )?(?:<q\d+:dist> )?(?:behind|back|on (?:our|your|the ego'?s?) (?:rear )?bumper)\b"
                 rf"|followed (?:close(?:ly)? |tightly )?by (?:a|an|another) (?:\w+ )?{_TRAILING}"
                 rf"|following {_TRAILING}\b(?! (?:a|an|the|that|this)\b))")
 ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
@@ -943,7 +948,13 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # inject ...", "do not walk their path"
            r"|(?:those|these|they) belong to (?:the |a |another |some |our )?(?:\w+ )?(?:guests?|someone|somebody|teams?"
            r"|persons?|testers?|groups?|colleagues?|customers?)|nothing herein shall be construed|do not walk their path"
-           r"|(?:some of you|you all|we all|everyone) remembers?|those who\b[^.;\n]*\bbefore (?:you|us))"
+           r"|(?:some of you|you all|we all|everyone) remembers?|those who\b[^.;\n]*\bbefore (?:you|us)"
+           # fresh36: "We're NOT reproducing the delay", "so don't model it", "leave it out of this one", "The SPaT freeze
+           # thing is Priya's ticket", "on someone else's rig", "the other group's ghost-sender results"
+           r"|(?:are|is|am|'re) not (?:reproducing|recreating|modell?ing|simulating|including)"
+           r"|(?:don't|do not|never) (?:model|simulate|reproduce|recreate|include) (?:it|that|them|this|those)"
+           r"|leave (?:it|that|them|this) out|is \w+'s (?:ticket|test|case|job|task)|on someone else's (?:rig|bench|setup"
+           r"|car|track)|(?:the )?(?:other|another) (?:group|team|lab)'s)"
            r"\b[^.;\n]*"
            # what happened before ("you had previously reported BSM drops at that junction", "That was the field
            # incident last spring", "Previous owners reported a MAP that tied the lane to the wrong group -- fully
@@ -975,6 +986,9 @@ PUTS_ASIDE_PREVIOUS = (r"^\W*(?:(?:good|great|fair|nice|interesting|valid) )?(?:
                        # "'Shall we drop the EEBL messages ...?' 'Not today,' said the hare"; "... itching to try the spoofed
                        # RSU and the countdown offset; that's Thursday."
                        r"|^\W*(?:not today|not now|not this time|maybe later|nope|no,? (?:not|let'?s not|we won'?t|we don'?t))\b"
+                       # "customer thinks MAP misassociation is breaking IMA on their side. Engineering already ruled that
+                       # out" (fresh36)
+                       r"|^\W*(?:[\w-]+ ){0,3}?(?:already |has |have )*ruled (?:that|it|this|those) out\b"
                        r"|^\W*that'?s (?:for )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week"
                        r"|later|another day)\b"
                        # a hypothetical's consequence ("SOCRATES: And if a vehicle that does not exist ... announced hard
@@ -1154,6 +1168,8 @@ HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abrupt
               r"|hard[- ]brak\w*\b(?! (msgs?|messages?|events?|warnings?|alerts?|notifications?|flags?|broadcasts?)\b)"
               r"|emergency[- ]brak\w*\b(?![- ]lights?\b)"
               r"|slam\w* (on )?(the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
+              # "Lead hits the brakes 8 seconds in", "stands on the brakes"
+              r"|\b(hits?|hitting|stands? on|standing on|stomps? on|jams? on) (the |its |their )?brakes\b"
               # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)
               r"|brak(es|ing|ed) (?=(?:(?:at|after) (?:t ?= ?)?|t ?= ?)<q\d+:time>)"
               r"|decelerat\w* (at|with|by) (?=<q\d+:accel>)"

@@ -36,10 +36,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from lastv2x.core.catalogue import FAULT_OPERATORS
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import junctions_ahead_needed, signal_required
-from lastv2x.core.spec import JunctionKind, ScenarioSpec, parse_spec
+from lastv2x.core.spec import Ego, JunctionKind, ScenarioSpec, parse_spec
 from lastv2x.core.verifier import Finding, Repair, Severity, VerificationReport, verify
 from services.llm import fault_cues, quantity_guard
 from services.llm import lexicon as lx
@@ -358,7 +360,7 @@ class LlmRoles:
                 continue
             pinned = self._pin(reply.data, text, seed, assigner, [])
             if attempt == 1:
-                stated = stated_fault_fields(pinned)
+                stated = stated_fault_fields(pinned) | stated_scene_fields(pinned, reply.notes)
             else:
                 pinned = _keep_stated(pinned, stated, kept)
             if attempt > 1 and data is not None and pinned == data:
@@ -400,9 +402,11 @@ class LlmRoles:
             # the intent's own fault does not verify, and only changing what it states would: the spec as stated,
             # its errors kept (a campaign runs it and searches from there), never a silent substitute
             spec = parse_spec(data)
+            faults_only = all(k.startswith("faults[") for k in kept)
             note = Finding(STATED_CHECK, Severity.WARNING,
-                           "the fault as the intent states it does not meet the verifier; the parser kept it as "
-                           "stated instead of repairing it: " + "; ".join(dict.fromkeys(kept)), ("faults",))
+                           ("the fault as the intent states it" if faults_only else "what the intent states")
+                           + " does not meet the verifier; the parser kept it as stated instead of repairing it: "
+                           + "; ".join(dict.fromkeys(kept)), ("faults",) if faults_only else ("faults", EGO))
             missing = _unread(text, spec, [h.data for h in history] + [data], observed)
             used = sum(1 for h in history if "no progress" not in h.notes)  # attempts that gave a new answer
             return ParseResult(spec, used, tuple(observed) + tuple(missing) + (note,) + findings,
@@ -536,6 +540,12 @@ STATED_CHECK = "parser.stated_fault_kept"
 # its size and may take the sign a repair gives it: "off by 4 m" is bound by 4 m ahead as well as 4 m behind)
 _STATED_KEYS = ("magnitude", "probability", "burst_count", "duration_s", "anchor", "ghost_speed_mps", "ghost_route")
 _STATED_MAGNITUDE = ("intent", PROVENANCE_SIGN_OPEN)
+# the ego's fields an answer reads from the intent's words, which a repair may not change either (fresh36: "Ego at 45 mph,
+# 90 m from the stop bar at start" was moved to 685.5 m by a decision-window repair): read from the parser's notes
+# ("ego.start_distance_m 90.0 from '...'"); an answer without such notes (an LLM's) states none
+_STATED_EGO_KEYS = ("speed_mps", "start_distance_m")
+_STATED_EGO_NOTE = re.compile(r"ego\.(?P<key>" + "|".join(_STATED_EGO_KEYS) + r") \S+ from ")
+EGO = "ego"  # the owner of a stated ego field in the stated table (a fault's is its index)
 
 
 @dataclass(frozen=True)
@@ -563,14 +573,36 @@ def stated_fault_fields(data: Any) -> dict[tuple[int, str], Any]:
     return out
 
 
+def stated_scene_fields(data: Any, notes: Sequence[str]) -> dict[tuple[int | str, str], Any]:
+    """(``EGO``, field) -> value for the ego's fields the first answer's notes say the intent's words set."""
+    ego = data.get("ego") if isinstance(data, dict) else None
+    if not isinstance(ego, dict):
+        return {}
+    keys = {m.group("key") for n in notes if (m := _STATED_EGO_NOTE.match(n))}
+    return {(EGO, key): ego[key] for key in keys if isinstance(ego.get(key), int | float) and _ego_admits(key, ego[key])}
+
+
+def _ego_admits(key: str, value: float) -> bool:
+    """A stated ego value the spec can hold ("waits to turn left at 0 km/h" cannot: a repair gives it a speed)."""
+    try:
+        Ego.model_validate({key: value})
+    except ValidationError:
+        return False
+    return True
+
+
+def _path(owner: int | str, key: str) -> str:
+    return f"{EGO}.{key}" if owner == EGO else f"faults[{owner}].{key}"
+
+
 def _changes(stated: Any, value: Any) -> bool:
     return not stated.admits(value) if isinstance(stated, _Unsigned) else value != stated
 
 
-def _needs_stated(finding: Finding, stated: dict[tuple[int, str], Any]) -> bool:
-    """Would the finding's repair change a fault field the intent states (so it is not applied)?"""
+def _needs_stated(finding: Finding, stated: dict[tuple[int | str, str], Any]) -> bool:
+    """Would the finding's repair change a field the intent states (so it is not applied)?"""
     patch = finding.repair.patch if finding.repair is not None else ()
-    return any((path == f"faults[{i}].{key}" and _changes(value, new)) or path.startswith(f"faults[{i}].{key}.")
+    return any((path == _path(i, key) and _changes(value, new)) or path.startswith(_path(i, key) + ".")
                for path, new in patch for (i, key), value in stated.items())
 
 
@@ -589,25 +621,32 @@ def _in_range(fault: dict[str, Any], key: str) -> bool:
     return True
 
 
-def _keep_stated(data: Any, stated: dict[tuple[int, str], Any], kept: list[str]) -> Any:
-    """``data`` with every stated fault field as the intent states it; what a repair wanted instead goes to
+def _keep_stated(data: Any, stated: dict[tuple[int | str, str], Any], kept: list[str]) -> Any:
+    """``data`` with every stated fault and ego field as the intent states it; what a repair wanted instead goes to
     ``kept`` ("faults[0].probability 0.25 kept (the repair would set 0.558)")."""
     faults = data.get("faults") if isinstance(data, dict) else None
     if not stated or not isinstance(faults, list):
         return data
     out = dict(data)
     out["faults"] = [dict(f) if isinstance(f, dict) else f for f in faults]
+    if isinstance(out.get(EGO), dict):
+        out[EGO] = dict(out[EGO])
     for (i, key), value in stated.items():
-        if i >= len(out["faults"]) or not isinstance(out["faults"][i], dict):
+        if i == EGO:
+            owner = out.get(EGO)
+        elif isinstance(i, int) and i < len(out["faults"]):
+            owner = out["faults"][i]
+        else:
             continue
-        fault = out["faults"][i]
-        if _changes(value, fault.get(key)):
+        if not isinstance(owner, dict):
+            continue
+        if _changes(value, owner.get(key)):
             said = value.size if isinstance(value, _Unsigned) else value
-            kept.append(f"faults[{i}].{key} {json.dumps(said)} kept as stated (the repair would set "
-                        f"{json.dumps(fault.get(key))})")
-            fault[key] = said
+            kept.append(f"{_path(i, key)} {json.dumps(said)} kept as stated (the repair would set "
+                        f"{json.dumps(owner.get(key))})")
+            owner[key] = said
             if key == "magnitude":
-                fault["provenance"] = PROVENANCE_SIGN_OPEN if isinstance(value, _Unsigned) else "intent"
+                owner["provenance"] = PROVENANCE_SIGN_OPEN if isinstance(value, _Unsigned) else "intent"
     return out
 
 

@@ -657,6 +657,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH34, ("f34_004", "f34_019", "f34_027"), {"f34_011": {"reported"}}, ("f34_011",),
      ("f34_017", "f34_029")),
     (bench_parse_campaign.FRESH35, ("f35_022",), {"f35_005": {"reported"}, "f35_023": {"reported"}}, (), ("f35_020",)),
+    (bench_parse_campaign.FRESH36, ("f36_013", "f36_015"), {"f36_011": {"reported"}}, ("f36_011",), ()),
 ]
 # sets whose answers still carry a fault in place of one the parser could not read (reported, never silent): fresh35's
 # f35_005, a board game's "RULE 4.2 (Silence): ... the cross car's next 5 BSMs in a row are removed from play" (a
@@ -2114,3 +2115,68 @@ def test_fresh35_scene_words() -> None:
 def test_fresh35_faults_ruled_out_are_not_requests(text: str) -> None:
     res = LlmRoles().parse_intent(text, 1)
     assert not res.history[0].data["faults"]
+
+
+def test_fresh36_scene_values_are_read_or_said_back() -> None:
+    scored = bench_parse_campaign.run(bench_parse_campaign.load(bench_parse_campaign.FRESH36), LlmRoles())["rows"]
+    assert not [(s["id"], v["label"]["field"]) for s in scored for v in s["scene"] if v["verdict"] == "lost"]
+    assert sum(v["verdict"] == "exact" for s in scored for v in s["scene"]) >= 64
+
+
+def test_a_stated_ego_start_or_speed_is_kept_as_stated_not_repaired_away() -> None:
+    """fresh36: "Ego at 45 mph, 90 m from the stop bar at start" with a corruption at red onset 30 s later: the
+    decision-window repair wanted the ego 685.5 m out. What the intent states stays (as a stated fault field does),
+    with the verifier's errors kept and said (a campaign searches from there); a value the spec cannot hold ("waits
+    at 0 km/h") is still repaired."""
+    res = LlmRoles().parse_intent("Safety assessment item 4.2 - RLVW with SPaT reporting green while the light is "
+                                  "actually red. Corruption begins at red onset and lasts 3 s. Ego at 45 mph, 90 m "
+                                  "from the stop bar at start.", 13607)
+    assert res.spec.ego.start_distance_m == 90.0
+    (kept,) = [f for f in res.findings if f.check == "parser.stated_fault_kept"]
+    assert "ego.start_distance_m 90.0 kept as stated" in kept.message and kept.message.startswith("what the intent")
+    waits = LlmRoles().parse_intent("LTA: ego waits to turn left at 0 km/h, oncoming SUV at 55 km/h. From t=3 s for "
+                                    "10 s the SUV's BSMs claim it drives 4 m/s slower than it really does.", 1)
+    assert waits.spec.ego.speed_mps > 0.0
+
+
+def test_fresh36_scene_words() -> None:
+    roles = LlmRoles()
+    # one speed said of every vehicle of the sentence; a follower named as such
+    chain = roles.parse_intent("EEBL chain test: lead 80 m ahead, relay car 30 m ahead sitting between us and the lead, "
+                               "all at 25 m/s. Lead brakes at 5 s. Suppress the relay's EEBL forwarding.", 1).spec
+    assert chain.ego.speed_mps == 25.0 and all(a.speed_mps == 25.0 for a in chain.agents)
+    fcw = roles.parse_intent("FCW regression. Ego 22 m/s, lead 35 m ahead at 22 m/s, follower 20 m behind.", 1)
+    assert [(a.role.value, a.gap_m) for a in fcw.spec.agents] == [("lead", 35.0), ("follower", 20.0)]
+    assert not fcw.unparsed_clauses
+    # "hits the brakes 8 seconds in"; starts said as "starting 80 m back", "and 60 m from", "200 m out from the light"
+    eebl = roles.parse_intent("EEBL, me following the lead at 30 m, both doing 60 mph. Lead hits the brakes 8 seconds "
+                              "in. Drop 3 EEBL messages in a row.", 1).spec
+    assert eebl.agents[0].behaviour.kind.value == "hard_brake" and eebl.agents[0].behaviour.at_time_s == 8.0
+    for text, start in (("IMA: ego 40 km/h starting 80 m back, cross vehicle at 50 km/h. Drop 20 % of BSMs.", 80.0),
+                        ("IMA: ego at 12 m/s and 60 m from the junction. Delay BSMs by 0.5 s.", 60.0),
+                        ("GLOSA: Ego 50 km/h, 200 m out from the light. Delay SPaT by 1 s.", 200.0)):
+        assert roles.parse_intent(text, 1).spec.ego.start_distance_m == start, text
+    # a speed offset said as an addition; "take ... off" is a lower speed
+    lta = roles.parse_intent("LTA, oncoming car at 17 m/s. At the decision point, shift the oncoming car's reported "
+                             "position 8 m ahead of reality and add 3 m/s to its reported speed, both for 2.5 s.", 1).spec
+    assert [(f.operator.value, f.magnitude) for f in lta.faults] == [("bsm_position_offset", -8.0),
+                                                                       ("bsm_speed_offset", 3.0)]
+    assert lta.agents[0].speed_mps == 17.0
+    off = roles.parse_intent("LTA. Take 2 m/s off the oncoming car's broadcast speed.", 1).spec
+    assert off.faults[0].magnitude == -2.0
+
+
+@pytest.mark.parametrize("text", [
+    "Customer says their FCW fired late on someone else's rig where the BSMs were being delayed by half a second. "
+    "We're NOT reproducing the delay - just need a clean FCW run on ours.",
+    "Sim operator: queueing GLOSA nominal, ego 15 m/s. The SPaT freeze thing is Priya's ticket, leave it out of this "
+    "one.",
+    "FCW regression, no injection. We accept the 100 ms BSM latency risk per the hazard log, so don't model it.",
+    "Researcher request: LTA baseline. Our paper compares against the other group's ghost-sender results, but we "
+    "don't inject anything here.",
+    "Support ticket: customer thinks MAP misassociation is breaking IMA on their side. Engineering already ruled that "
+    "out; just run stock IMA with the cross car at 30 mph.",
+])
+def test_fresh36_faults_ruled_out_are_not_requests(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert not res.history[0].data["faults"] and not res.unparsed_clauses
