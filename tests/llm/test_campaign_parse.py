@@ -663,6 +663,15 @@ LATER_SETS = [
 # f35_005, a board game's "RULE 4.2 (Silence): ... the cross car's next 5 BSMs in a row are removed from play" (a
 # suppressed sender for a burst of five drops)
 SUBSTITUTED = {"f35_005"}
+# sets labelled with their scene's numbers (fresh34 on): the values still lost (neither in the spec nor said back), and
+# how many at least are read exactly
+SCENE = {
+    "parse_campaign_fresh34": ([("f34_024", "lead.speed_mps"), ("f34_025", "opposing.gap_m"), ("f34_026", "lead.speed_mps"),
+                               ("f34_026", "lead.brake_at_s")], 72),
+    "parse_campaign_fresh35": ([("f35_009", "lead.speed_mps"), ("f35_023", "opposing.gap_m"),
+                               ("f35_026", "ego.start_distance_m")], 68),
+    "parse_campaign_fresh36": ([], 64),
+}
 
 
 @pytest.mark.parametrize(("path", "inexact", "left", "refused", "false_alarms"), LATER_SETS,
@@ -681,6 +690,9 @@ def test_a_later_fresh_set_drops_swaps_and_invents_nothing(path, inexact, left, 
     assert [s["id"] for s in scored if s["extra"]] == [s["id"] for s in scored if s["id"] in SUBSTITUTED]
     assert [s["id"] for s in scored if s["refused"]] == list(refused)
     assert [s["id"] for s in scored if s["false_alarms"]] == list(false_alarms)
+    lost, exact = SCENE.get(path.stem, ([], 0))
+    assert [(s["id"], v["label"]["field"]) for s in scored for v in s["scene"] if v["verdict"] == "lost"] == lost
+    assert sum(v["verdict"] == "exact" for s in scored for v in s["scene"]) >= exact
 
 
 @pytest.mark.parametrize(("text", "faults"), [
@@ -1998,15 +2010,6 @@ def test_fresh33_scene_words() -> None:
     assert [f.operator.value for f in sensors.spec.faults] == ["timestamp_offset"] and len(sensors.unparsed_clauses) == 2
 
 
-def test_fresh34_scene_values_are_read_or_said_back() -> None:
-    """The first set labelled with its scene's numbers: each is in the spec or said back, but four known ones."""
-    scored = bench_parse_campaign.run(bench_parse_campaign.load(bench_parse_campaign.FRESH34), LlmRoles())["rows"]
-    lost = [(s["id"], v["label"]["field"]) for s in scored for v in s["scene"] if v["verdict"] == "lost"]
-    assert lost == [("f34_024", "lead.speed_mps"), ("f34_025", "opposing.gap_m"), ("f34_026", "lead.speed_mps"),
-                    ("f34_026", "lead.brake_at_s")]
-    assert sum(v["verdict"] == "exact" for s in scored for v in s["scene"]) >= 72
-
-
 @pytest.mark.parametrize(("text", "want"), [
     # fresh34: the ego's start said many ways, each read as its start distance
     ("RLVW with the ego at 55 km/h starting 180 m before the stop line; drop 20 % of SPaT.", 180.0),
@@ -2048,26 +2051,6 @@ def test_fresh34_scene_words() -> None:
     assert ima.spec.faults[0].magnitude == 0.7 and ima.spec.faults[0].anchor.offset_s == 5.0 and not ima.unparsed_clauses
 
 
-@pytest.mark.parametrize("text", [
-    "FCW baseline. I wanted to try the ghost-vehicle attack -- a phantom car 30 m ahead -- but our safety lead vetoed "
-    "it. Ego at 80 km/h, lead 50 m ahead. No faults.",
-    "GLOSA check. The spoofed-RSU recreation is postponed until the security review signs off; ego at 30 mph.",
-    "FCW lesson. Note: the 300 ms BSM delay exercise is for next week's lesson -- do NOT inject it today.",
-    "IMA run. The security team will stage their replay attack this afternoon -- but not here. A healthy run.",
-    "EEBL. The 'frozen EEBL payload' add-on has been withdrawn from this lot and will NOT be run. No faults.",
-])
-def test_fresh34_faults_called_off_are_not_requests(text: str) -> None:
-    res = LlmRoles().parse_intent(text, 1)
-    assert not res.history[0].data["faults"] and not res.unparsed_clauses
-
-
-def test_fresh35_scene_values_are_read_or_said_back() -> None:
-    scored = bench_parse_campaign.run(bench_parse_campaign.load(bench_parse_campaign.FRESH35), LlmRoles())["rows"]
-    lost = [(s["id"], v["label"]["field"]) for s in scored for v in s["scene"] if v["verdict"] == "lost"]
-    assert lost == [("f35_009", "lead.speed_mps"), ("f35_023", "opposing.gap_m"), ("f35_026", "ego.start_distance_m")]
-    assert sum(v["verdict"] == "exact" for s in scored for v in s["scene"]) >= 66
-
-
 def test_fresh35_scene_words() -> None:
     roles = LlmRoles()
     # a speed said against the ego's is the scene's, not a speed offset
@@ -2097,30 +2080,6 @@ def test_fresh35_scene_words() -> None:
                               "The ego travels at 100 km/h.", 1).spec
     (lead,) = eebl.agents
     assert lead.behaviour.kind.value == "none" and lead.speed_mps == eebl.ego.speed_mps
-
-
-@pytest.mark.parametrize("text", [
-    "DISCLAIMER. Nothing herein shall be construed as a request to inject SPaT phase corruption, MAP misassociation or "
-    "any other fault; such cases are expressly excluded. RLVW baseline, ego at 50 km/h. All messages shall be delivered "
-    "unaltered.",
-    "FCW suite for a clean baseline run. The brochure mentions a packet-loss spa (30% BSM drop) and a delayed-message "
-    "sauna, but those belong to the guest in the next room; we want nothing broken, every message delivered.",
-    "LTA. Oncoming vehicle: 75 yards off at 40 mph. Violation: none, this is a clean run. Previously cited offences "
-    "(BSM drop, replay) are dismissed and shall not be applied.",
-    "EEBL, lead braking hard at 7 s. Those who dropped EEBL messages before you found only sorrow; do not walk their "
-    "path. Travel the EEBL road clean at 60 km/h.",
-    "IMA, ego at 40 km/h. Some of you remember the night of the spoofed RSU and the ghost car. Tonight it's clean "
-    "messages only.",
-])
-def test_fresh35_faults_ruled_out_are_not_requests(text: str) -> None:
-    res = LlmRoles().parse_intent(text, 1)
-    assert not res.history[0].data["faults"]
-
-
-def test_fresh36_scene_values_are_read_or_said_back() -> None:
-    scored = bench_parse_campaign.run(bench_parse_campaign.load(bench_parse_campaign.FRESH36), LlmRoles())["rows"]
-    assert not [(s["id"], v["label"]["field"]) for s in scored for v in s["scene"] if v["verdict"] == "lost"]
-    assert sum(v["verdict"] == "exact" for s in scored for v in s["scene"]) >= 64
 
 
 def test_a_stated_ego_start_or_speed_is_kept_as_stated_not_repaired_away() -> None:
@@ -2166,7 +2125,26 @@ def test_fresh36_scene_words() -> None:
     assert off.faults[0].magnitude == -2.0
 
 
+# fresh34-36: cases called off, ruled out, remembered or someone else's are no requests (neither a fault nor a clause
+# said back)
 @pytest.mark.parametrize("text", [
+    "FCW baseline. I wanted to try the ghost-vehicle attack -- a phantom car 30 m ahead -- but our safety lead vetoed "
+    "it. Ego at 80 km/h, lead 50 m ahead. No faults.",
+    "GLOSA check. The spoofed-RSU recreation is postponed until the security review signs off; ego at 30 mph.",
+    "FCW lesson. Note: the 300 ms BSM delay exercise is for next week's lesson -- do NOT inject it today.",
+    "IMA run. The security team will stage their replay attack this afternoon -- but not here. A healthy run.",
+    "EEBL. The 'frozen EEBL payload' add-on has been withdrawn from this lot and will NOT be run. No faults.",
+    "DISCLAIMER. Nothing herein shall be construed as a request to inject SPaT phase corruption, MAP misassociation or "
+    "any other fault; such cases are expressly excluded. RLVW baseline, ego at 50 km/h. All messages shall be delivered "
+    "unaltered.",
+    "FCW suite for a clean baseline run. The brochure mentions a packet-loss spa (30% BSM drop) and a delayed-message "
+    "sauna, but those belong to the guest in the next room; we want nothing broken, every message delivered.",
+    "LTA. Oncoming vehicle: 75 yards off at 40 mph. Violation: none, this is a clean run. Previously cited offences "
+    "(BSM drop, replay) are dismissed and shall not be applied.",
+    "EEBL, lead braking hard at 7 s. Those who dropped EEBL messages before you found only sorrow; do not walk their "
+    "path. Travel the EEBL road clean at 60 km/h.",
+    "IMA, ego at 40 km/h. Some of you remember the night of the spoofed RSU and the ghost car. Tonight it's clean "
+    "messages only.",
     "Customer says their FCW fired late on someone else's rig where the BSMs were being delayed by half a second. "
     "We're NOT reproducing the delay - just need a clean FCW run on ours.",
     "Sim operator: queueing GLOSA nominal, ego 15 m/s. The SPaT freeze thing is Priya's ticket, leave it out of this "
@@ -2177,6 +2155,7 @@ def test_fresh36_scene_words() -> None:
     "Support ticket: customer thinks MAP misassociation is breaking IMA on their side. Engineering already ruled that "
     "out; just run stock IMA with the cross car at 30 mph.",
 ])
-def test_fresh36_faults_ruled_out_are_not_requests(text: str) -> None:
+def test_cases_called_off_or_ruled_out_are_not_requests(text: str) -> None:
     res = LlmRoles().parse_intent(text, 1)
-    assert not res.history[0].data["faults"] and not res.unparsed_clauses
+    assert not res.history[0].data["faults"]
+    assert not [f for f in res.findings if "asks for a fault" in f.message]  # (an oncoming car's distance is said back)
