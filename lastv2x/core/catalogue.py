@@ -384,8 +384,10 @@ for _o in (
                       cue_families=("wrong",)),
     FaultOperatorInfo("spat_countdown_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG, (Stream.SPAT,),
                       "min_end_time", "s", (-60.0, 60.0), False, "Shift min/max end times by `magnitude` seconds.",
-                      negative_words=r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under-?\w+|minus)\b",
-                      positive_words=r"\b(late|later|long|longer|more|extra|plus|over\w*|delay\w*|behind|after)\b",
+                      negative_words=r"\b(early|earlier|short|shorter|less|fewer|sooner|too soon|under-?\w+|minus"
+                                     r"|cut|cuts|reduced?|reduces|trimmed|shortened|lowered|decreased?|decreases)\b",
+                      positive_words=r"\b(late|later|long|longer|more|extra|plus|over\w*|delay\w*|behind|after"
+                                     r"|raised|increased?|increases|extended|lengthened|padded)\b",
                       cue_families=("late", "wrong"), tolerance="countdown"),
     FaultOperatorInfo("bsm_position_offset", FaultKind.SEMANTIC, FailureClass.FRESH_BUT_WRONG,
                       (Stream.BSM, Stream.EEBL), "position", "m", (-100.0, 100.0), False,

@@ -91,6 +91,16 @@ class EgoTimeline:
         return (self.start_distance_m - distance_m) / self.speed_mps
 
 
+# where the conflict zone begins past the stop bar, in the closed form (~one car length)
+CONFLICT_BEYOND_BAR_M = 5.0
+
+
+def conflict_time_s(start_distance_m: float, speed_mps: float) -> float:
+    """When a constant-speed ego that starts ``start_distance_m`` before its stop bar reaches the conflict zone, s
+    (the verifier's closed form; the parser times a crossing car said to be "45 m from the conflict point" by it)."""
+    return (start_distance_m + CONFLICT_BEYOND_BAR_M) / speed_mps
+
+
 def ego_timeline(spec: ScenarioSpec) -> EgoTimeline:
     v = spec.ego.speed_mps
     d0 = spec.ego.start_distance_m

@@ -14,7 +14,7 @@ from typing import Any
 from lastv2x.core import catalogue as cat
 from lastv2x.core.catalogue import STREAMS, AppKind, Registry, Stream
 from lastv2x.core.spec import ScenarioSpec
-from lastv2x.core.timeline import EgoTimeline
+from lastv2x.core.timeline import CONFLICT_BEYOND_BAR_M, EgoTimeline
 from lastv2x.core.tolerance import freshness_budget_s
 
 
@@ -111,7 +111,7 @@ class _Ctx:
 
     def conflict_time_s(self) -> float:
         """When the ego reaches the conflict zone: the stop bar plus ~one car length."""
-        return self.ego.stop_bar_s + 5.0 / self.ego.speed_mps
+        return self.ego.stop_bar_s + CONFLICT_BEYOND_BAR_M / self.ego.speed_mps
 
 
 Check = Callable[[_Ctx], Iterator[Finding]]

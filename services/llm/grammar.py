@@ -43,10 +43,12 @@ from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import junctions_ahead_needed, signal_required
 from lastv2x.core.spec import AgentRole, AnchorEvent, Ego, FaultOperator, JunctionKind
+from lastv2x.core.timeline import CONFLICT_BEYOND_BAR_M, conflict_time_s
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
 from services.llm.assignment import Assigner
 from services.llm.intent_agents import (
+    CONFLICT_DISTANCE_KEY,
     HEADWAY_KEY,
     RELATIVE_SPEED_KEY,
     SAME_SPEED_KEY,
@@ -183,13 +185,14 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
         if q.used is None:
             p.note(f"unused quantity {q.raw!r}")
     for agent in agents.values():  # a headway in seconds is a gap at the ego's speed
-        headway = agent.pop(HEADWAY_KEY, None)
-        if headway is not None and "gap_m" not in agent:
+        said_headway = agent.pop(HEADWAY_KEY, None)
+        if said_headway is not None and "gap_m" not in agent:
+            headway, words = said_headway
             gap = round(headway * float(ego["speed_mps"]), 1)
             agent["gap_m"] = max(gap, SMALLEST_GAP_M)
-            p.note(f"{agent['id']}.gap_m {agent['gap_m']:g}: a {headway:g} s headway at the ego's "
-                   f"{float(ego['speed_mps']):g} m/s" + (f" (raised to the smallest gap, {SMALLEST_GAP_M:g} m)"
-                                                          if gap < SMALLEST_GAP_M else ""))
+            p.note(f"{agent['id']}.gap_m {agent['gap_m']:g} from {words!r} (a {headway:g} s headway at the ego's "
+                   f"{float(ego['speed_mps']):g} m/s" + (f", raised to the smallest gap, {SMALLEST_GAP_M:g} m"
+                                                          if gap < SMALLEST_GAP_M else "") + ")")
     for agent in agents.values():  # "cruising at the same speed as us", "10 m/s slower than us"
         relative = agent.pop(RELATIVE_SPEED_KEY, None)
         if agent.pop(SAME_SPEED_KEY, False) and "speed_mps" not in agent:
@@ -206,6 +209,7 @@ def parse_text(text: str, assigner: Assigner, maps: MapView | None = None) -> Gr
             agent["speed_mps"] = assigner.agent_speed_mps(i)
             p.note(f"{agent['id']}.speed_mps {agent['speed_mps']} assigned from seed")
         agent_list.append(agent)
+    _time_by_distance(p, ego, agent_list, faults)
     spec: dict[str, Any] = {
         "application": app.value,
         "intent": text[:4000],
@@ -416,14 +420,58 @@ def _application(p: ParseState) -> Application:
 ANCHOR_RUN_IN_M = 30.0
 
 
+def _farthest_anchor_m(faults: list[Any]) -> float | None:
+    """The farthest stop-bar distance a fault's window opens at (None: no such anchor)."""
+    return max((float(f.anchor["distance_m"]) for f in faults if f.anchor and f.anchor.get("event")
+                == AnchorEvent.STOP_BAR_DISTANCE.value and f.anchor.get("distance_m") is not None), default=None)
+
+
 def _start_before_anchor(p: ParseState, ego: dict[str, Any], faults: list[Any]) -> None:
     if "start_distance_m" in ego:
         return  # stated: the verifier says whether its window opens
-    far = max((float(f.anchor["distance_m"]) for f in faults if f.anchor and f.anchor.get("event")
-               == AnchorEvent.STOP_BAR_DISTANCE.value and f.anchor.get("distance_m") is not None), default=None)
+    far = _farthest_anchor_m(faults)
     if far is not None and far > Ego().start_distance_m:
         ego["start_distance_m"] = far + ANCHOR_RUN_IN_M
         p.note(f"ego.start_distance_m {ego['start_distance_m']:g}: {ANCHOR_RUN_IN_M:g} m before the fault's "
                f"{far:g} m stop-bar anchor (no start distance stated)")
 
+
+# the ego's start distance bounds (read from the spec, one home)
+_EGO_START_M = tuple(next(float(getattr(m, b)) for m in Ego.model_fields["start_distance_m"].metadata if hasattr(m, b))
+                     for b in ("ge", "le"))
+_ARRIVAL_OFFSET_S = 30.0  # the spec's bound of an agent's arrival_offset_s, either way
+
+
+def _time_by_distance(p: ParseState, ego: dict[str, Any], agents: list[dict[str, Any]], faults: list[Any]) -> None:
+    """A crossing or oncoming car said to be some metres from the conflict point reaches it then (at its speed): with
+    the ego's start stated, that is its arrival offset against the ego's (``timeline.conflict_time_s``); without, the
+    ego starts where it reaches the conflict point at the same time (the scene the words describe meets there), though
+    no nearer than the spec allows or than a fault's stop-bar anchor needs (the offset then says the difference)."""
+    far = _farthest_anchor_m(faults)
+    nearest_m = max(_EGO_START_M[0], far + ANCHOR_RUN_IN_M if far is not None else 0.0)
+    for agent in agents:
+        said = agent.pop(CONFLICT_DISTANCE_KEY, None)
+        if said is None or "arrival_offset_s" in agent:
+            continue
+        distance_m, words = said
+        v_e, v_a = float(ego["speed_mps"]), float(agent["speed_mps"])
+        t_a = distance_m / max(v_a, 0.1)
+        how = f"{distance_m:g} m from the conflict point at {v_a:g} m/s: there at {t_a:.2f} s"
+        if "start_distance_m" not in ego:
+            meet = t_a * v_e - CONFLICT_BEYOND_BAR_M
+            start = round(min(max(meet, nearest_m), _EGO_START_M[1]), 1)
+            ego["start_distance_m"] = start
+            p.note(f"ego.start_distance_m {start:g} from {words!r} (placed to reach the conflict point with "
+                   f"{agent['id']}: {how})")
+            if abs(start - meet) < 0.5:
+                continue  # they meet (within the start's rounding)
+        t_e = conflict_time_s(float(ego["start_distance_m"]), v_e)
+        offset = round(min(max(t_a - t_e, -_ARRIVAL_OFFSET_S), _ARRIVAL_OFFSET_S), 2)
+        if abs(offset) < 0.005:
+            continue
+        agent["arrival_offset_s"] = offset
+        p.note(f"{agent['id']}.arrival_offset_s {offset:+g} s from {words!r} ({how}; the ego at {t_e:.2f} s)")
+
+
 __all__ = ["LANGUAGE_CHECK", "LANGUAGE_SAID", "GrammarResult", "Normalized", "Quantity", "normalize", "parse_text"]
+

@@ -201,6 +201,10 @@ _START = (r"(?:\b(?:starts|begins|spawns|is placed|is positioned|initially|appro
           r"|\b(?:ego|car|vehicle) (?:starting|beginning|placed|positioned|departs|sets off|leaves))")
 
 
+# the ego's own words up to its start: no other vehicle said on the way ("Ego turning at 15 km/h, oncoming car at 45 km/h
+# 80 m away", "ego doing 30 mph cross traffic coming in at 25 mph about 50 meters from the crossing": theirs)
+_OWN = (r"(?:(?!\b(?:oncoming|opposing|cross|crossing|lead|leader|relay|follower|other|braking|truck|bus)\b)"
+        r"[^.;])")
 _BAR_OR_SIG = rf"(?:{BAR}|sig\b|crossing\b)"  # (a whiteboard's "400m to sig")
 # the ego approaching ("An ego vehicle approaches", "a GLOSA car approaches"; not an oncoming or crossing car)
 _EGO_APPROACHES = (r"\b(?<!oncoming )(?<!opposing )(?<!crossing )(?<!cross )(?<!other )(?<!lead )(?:ego|we|our car|car)\b"
@@ -241,12 +245,14 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # a terse scene: "ego 60 km/h, 80 m from stop bar", "ego at 40 km/h 150 m before the stop line"
                     # (with its speed: "start: ego 120 m before the stop bar" is when a fault starts)
                     r"\bego (?:at )?<q\d+:speed>,? " + Q("dist") + r" (?:away )?(?:from|before|short of) (?:the )?" + BAR,
+                    # "Ego 50 km/h from 250 m" (a handover note's shorthand)
+                    r"\bego (?:at )?<q\d+:speed>,? from " + Q("dist") + r"(?! (?:ahead|behind|away|off|in front|of|to)\b)",
                     # "here comes the ego down the approach at 50 kph, 150 metres to the stop line"
-                    r"\bego\b[^.;]{0,50}?<q\d+:speed>,? " + Q("dist") + r" (?:to|from|before) (?:the )?stop[- ]?(?:line|bar)\b",
+                    r"\bego\b" + _OWN + r"{0,50}?<q\d+:speed>,? " + Q("dist") + r" (?:to|from|before) (?:the )?stop[- ]?(?:line|bar)\b",
                     # "ego at 55 km/h starting 180 m before the stop line", "beginning 130 m from the stop line", "opening
                     # 350 m from the light", "starting some 50 m short of the junction", "150 metres back from the line"
                     # (said of the ego: "Beginning 40 m before the stop line the RSU keeps sending ..." times a fault)
-                    r"(?:\b(?:ego|car|vehicle|we)\b|<q\d+:speed>)[^.;]{0,60}?\b(?:starting|beginning|opening|spawning)(?: out)? "
+                    r"(?:\b(?:ego|car|vehicle|we)\b|<q\d+:speed>)" + _OWN + r"{0,60}?\b(?:starting|beginning|opening|spawning|(?:shall |will |should |to |must |and )(?:start|begin))(?: out)? "
                     r"(?:some |about |roughly |around |~ ?)?['\"\u2018\u201c]?" + Q("dist")
                     + r"['\"\u2019\u201d]? (?:back |out |away )?(?:from|before|short of|back of) (?:the )?" + _BAR_OR_SIG,
                     # "An ego vehicle approaches an unsignalised junction at 14 m/s from 100 m"
@@ -257,7 +263,7 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     _EGO_APPROACHES + r"at <q\d+:speed> from " + Q("dist") + r" (?:out|away)\b(?! (?:from|of)\b)",
                     # "Ego crawling toward the junction at 25 km/h, 45 metres out", "ego 60kmh, 400m to sig"
                     # ("ego at 12 m/s and 60 m from the junction", "Ego 50 km/h, 200 m out from the light")
-                    r"\bego\b[^.;]{0,50}?<q\d+:speed>(?:,| and)? (?:about |some |roughly )?" + Q("dist")
+                    r"\bego\b" + _OWN + r"{0,50}?<q\d+:speed>(?:,| and)? (?:about |some |roughly )?" + Q("dist")
                     + r" (?:(?:out |away )?(?:to|from) (?:the )?" + _BAR_OR_SIG + r"|out|away)(?! (?:from|of)\b)"):
         for m in p.finditer(pattern):
             if p.free(m):
@@ -387,7 +393,7 @@ def _a_bound(p: ParseState, m: re.Match[str]) -> bool:
 
 
 # a lead's gap said as a time ("follows at 2 s headway", "a time gap of 1.5 s"): the grammar turns it into metres at the
-# ego's speed once that is known (HEADWAY_KEY holds the seconds until then)
+# ego's speed once that is known (HEADWAY_KEY holds the seconds and the words until then)
 HEADWAY_KEY = "__headway_s"
 # the spec's lower bound of an agent's gap_m (read from the spec, one home)
 SMALLEST_GAP_M = next(float(m.ge) for m in Agent.model_fields["gap_m"].metadata if hasattr(m, "ge"))
@@ -396,17 +402,51 @@ _HEADWAY = (r"(?:at |with )?(?:an? )?" + Q("time") + r" (?:time )?(?:headway|tim
             r"|\b(?:time )?(?:headway|time gap)(?: of| is| =)? " + Q("time", "q2"))
 
 
+# a crossing or oncoming car's distance to the conflict point ("cross veh 35 km/h, 45 m from conflict pt", "Oncoming at 45
+# km/h, 80 m away"): the spec times such a car by its arrival there, so the grammar turns the distance into that
+# arrival (or places the ego to meet it) once the speeds are known; CONFLICT_DISTANCE_KEY holds (metres, words) until then
+CONFLICT_DISTANCE_KEY = "__conflict_distance"
+_CONFLICT_DISTANCE = (Q("dist") + r" (?:(?:out|away|off)\b(?! (?:from|of)\b)|(?:from|to|before|short of) (?:the )?"
+                      r"(?:conflict(?: point| pt| zone| area)?|crossing|junction(?: box)?|intersection|box|stop ?line"
+                      r"|stop ?bar)\b|gap\b|(?:ahead|in front)(?: of (?:us|the ego|ego))?\b(?! of))",
+                      # "oncoming 55 km/h at 65 m"
+                      r"\bat (?:about |some |roughly |around )?" + Q("dist") + r"(?![ -](?:ahead|behind|from|before|of"
+                      r"|past|beyond|in|into|out|away|further|farther|closer|nearer|back|forward)\b)")
+_REPORTED_PLACE = rx(r"\b(?:positions?|locations?|gps|placed|shown|puts?|reported|reports|appears?|claims?|says|broadcasts?"
+                     r"|offset|shifted|displaced)\b[^.;]{0,40}$")
+
+
+def _conflict_distances(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
+    for m in (m for pattern in _CONFLICT_DISTANCE for m in p.finditer(pattern)):
+        if not p.free(m) or _a_bound(p, m):
+            continue
+        subj = subject(p, roles, m.start(), 60)
+        if subj is None or subj.what not in ("cross", "opposing") or subj.what not in agents:
+            continue
+        if _REPORTED_PLACE.search(p.t[max(0, m.start() - 60):m.start()]):
+            continue  # "its reported position 8 m ahead": a position offset
+        first = p.n.sentences[p.n.sentence_of(m.start())][0]
+        if p.has(lx.GHOST_VEHICLE, p.t[max(first, m.start() - 100):m.start()]):
+            continue  # "a ghost crossing car 20 m ahead of the ego" places the forged vehicle
+        agent = agents[subj.what]
+        if CONFLICT_DISTANCE_KEY in agent:
+            continue
+        words = clean(p.t[subj.start:m.end()])
+        agent[CONFLICT_DISTANCE_KEY] = (p.use(m, f"{subj.what}.arrival_offset_s"), words)
+
+
 def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]) -> None:
     _follower_gap(p, roles, agents)
     m = p.has(_HEADWAY)
     group = "q" if m is not None and m.group("q") is not None else "q2"
     if m and p.free(m, group) and "lead" in agents:
-        agents["lead"][HEADWAY_KEY] = p.use(m, "lead.gap_m", group)
-        p.note(f"lead headway {agents['lead'][HEADWAY_KEY]:g} s from {clean(m.group(0))!r}")
+        agents["lead"][HEADWAY_KEY] = (p.use(m, "lead.gap_m", group), clean(m.group(0)))
+        p.note(f"lead headway {agents['lead'][HEADWAY_KEY][0]:g} s from {clean(m.group(0))!r}")
     # "puts it 9 m ahead of where it actually is" is a position offset, not a gap
     for pattern in (Q("dist") + r" (?:ahead|in front|gap|headway)(?! of (?:where|its|their|the (?:true|real|actual)|true"
                     r"|truth|reality|actual|real)\b)",
-                    r"(?:gap|headway|following distance|distance)(?: of| is|:| =| to the lead(?: vehicle)?)? " + Q("dist"),
+                    r"(?:gap|headway|following distance|distance)(?:(?: of| is|:| =| to the lead(?: vehicle)?)? |\s?[=:]\s?)"
+                    + Q("dist"),
                     # "the red hatchback leading by 40 metres"
                     r"\b(?:leading|ahead|in front) (?:of (?:us|the ego|ego) )?by " + Q("dist"),
                     # "a red SUV way up ahead, 120 m", "a truck up ahead -- 90 metres", "lead car up ahead at 80 metres"
@@ -436,6 +476,7 @@ def _gaps(p: ParseState, roles: list[Mention], agents: dict[str, dict[str, Any]]
                 continue
             agents[role]["gap_m"] = p.use(m, f"{role}.gap_m")
             p.note(f"{role}.gap_m {agents[role]['gap_m']} from {clean(m.group(0))!r}")
+    _conflict_distances(p, roles, agents)
 
 
 # an expected outcome's line ("expect: advisory within 45-55 km/h band", "Pass: ...", "KPI: advisory accuracy ±2

@@ -39,6 +39,8 @@ class FaultDraft:
     provenance: str = "intent"  # or PROVENANCE_SIGN_OPEN, or "default: ..." (the parser chose the magnitude)
     stream_named: bool = False
     notes: list[str] = field(default_factory=list)
+    # "over the same window": the fault whose window this one shares (its length is read after the anchors)
+    same_window: FaultDraft | None = field(default=None, repr=False, compare=False)
 
     def distance(self, pos: int) -> int:
         return 0 if self.start <= pos < self.end else min(abs(pos - self.start), abs(pos - self.end))

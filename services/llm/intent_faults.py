@@ -201,11 +201,18 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
                 f.notes.append(f"target_phase {f.target_phase} (what the forged RSU's SPaT shows, {g.cue!r})")
         # its MAP "tying our lane to the cross street's signal": the content of a forged MAP, not a second fault
         # (a lane-association cue of its sentence, said apart or merged into the forger's own cue)
-        for g in [d for d in faults if d.operator is FaultOperator.MAP_MISASSOCIATION and d.sentence == f.sentence]:
+        # (but a forger that shows a phase and a lane cue said apart after it are two faults: "a fake RSU pushing
+        # green from red onset, plus MAP tying the ego lane to the wrong signal group")
+        apart = [g for g in faults if g.operator is FaultOperator.MAP_MISASSOCIATION and g.sentence == f.sentence
+                 and g.start > f.end and STRONG_SEPARATOR.search(p.t[f.end:g.start])
+                 and rx(r"\b(green|red|amber|yellow)\b(?! onset)").search(p.t[f.start:g.start])]
+        for g in [d for d in faults if d.operator is FaultOperator.MAP_MISASSOCIATION and d.sentence == f.sentence
+                  and d not in apart]:
             faults.remove(g)
             f.start, f.end = min(f.start, g.start), max(f.end, g.end)
-        rewired = next((m for op, pattern, *_ in lx.fault_cue_table() if op is FaultOperator.MAP_MISASSOCIATION
-                        for m in [rx(pattern).search(p.n.sentence(f.sentence))] if m), None)
+        rewired = None if apart else next((m for op, pattern, *_ in lx.fault_cue_table()
+                                           if op is FaultOperator.MAP_MISASSOCIATION
+                                           for m in [rx(pattern).search(p.n.sentence(f.sentence))] if m), None)
         if rewired is not None:
             f.stream, f.stream_named = Stream.MAP, True
             f.notes.append(f"stream MAP (the forged RSU's MAP rewires the ego's lane: {rewired.group(0)!r})")
@@ -238,7 +245,8 @@ def parse_faults(p: ParseState, app: Application, roles: list[Mention], agents: 
             f.sender = None
         if f.operator is FaultOperator.SPOOFED_RSU and f.target_phase is None:
             hit = nearest(p, f, r"(?:reports?|reporting|shows?|showing|claims?|claiming|broadcasts?|broadcasting|says|saying"
-                                 r"|displays|displaying|advertises|advertising|sends|sending|transmits|transmitting|announc\w*)"
+                                 r"|displays|displaying|advertises|advertising|sends|sending|transmits|transmitting|announc\w*"
+                                 r"|push\w*|puts? out|putting out|beams?|beaming)"
                                  r" (?:a |an |the )?"
                                  r"(?:false |wrong |fake )?(?P<ph>green|red|amber"
                                  r"|yellow)\b|(?:false|fake|spoofed) (?P<ph2>green|red|amber|yellow)"
@@ -537,6 +545,12 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                     sentence)):
                 f.provenance = PROVENANCE_SIGN_OPEN
                 source += ", direction not stated"
+            elif value < 0 and info.positive_words and rx(r"^\W{0,3}(?:" + info.positive_words + r")").search(after) \
+                    and not rx(neg or r"$^").search(after):
+                # "position offset -5 m (behind)": the writer's own sign convention; the word says the direction
+                value = -value
+                source += ", direction from the word after it (the spec's sign: positive is " + \
+                    rx(info.positive_words).search(after).group(0) + ")"
             f.magnitude = value
             f.notes.append(f"magnitude {value:g} {source}")
         else:

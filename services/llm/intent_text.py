@@ -300,12 +300,15 @@ def normalize(text: str) -> Normalized:
     # a known word where a fault word was meant: "staring at green onset", "for the hole run"
     t = re.sub(r"\bstaring (at|from|with) (?=(?:the )?(?:green|red|amber|yellow|t ?=|<q|\d))", r"starting \1 ", t)
     t = re.sub(r"\bthe hole (run|test|scenario|drive)\b", r"the whole \1", t)
+    t = re.sub(r"\bform (?=the (?:stop|line|signal|light|junction|intersection)\b)", "from ", t)  # "60m form the stop bar"
+    t = re.sub(r"\b(start|begin|approach|brak|driv)in'?(?=\s)", r"\1ing", t)  # a dropped g: "startin 200 m out"
     t = correct_typos(t)
     t = _aliases(t)
     # texting shorthand: "b4" before, "w/" with, "w/o" without; a hand-typed key's underscores ("v_ego", "speed_offset")
     t = re.sub(r"\bb4\b", "before", t)
     t = re.sub(r"\bw/o\b", "without", t)
     t = re.sub(r"\bw/(?=\s)", "with", t)
+    t = re.sub(r"\bvehs?\b\.?", lambda m: "vehicles" if m.group(0).startswith("vehs") else "vehicle", t)  # "cross veh"
     t = re.sub(r"(?<=[a-z])_(?!(?:s|ms|m|mps|kmh|pct|deg)\b)(?=[a-z])", " ", t)  # (not a unit suffix: "duration_s")
     # a speed key ("v_ego=12 m/s", "v_oncoming=16 m/s"): whose speed it is
     t = re.sub(r"\bv ?(ego|lead|oncoming|opposing|crossing|cross)\b(?=\s*[=:])",
@@ -574,8 +577,13 @@ def role_mentions(p: ParseState) -> list[Mention]:
 def subject(p: ParseState, roles: list[Mention], pos: int, window: int = 40) -> Mention | None:
     """Nearest role/ego mention before ``pos`` in the same sentence, within ``window`` chars."""
     s = p.n.sentence_of(pos)
-    before = [r for r in roles if r.end <= pos and pos - r.end <= window and p.n.sentence_of(r.start) == s]
+    before = [r for r in roles if r.end <= pos and pos - r.end <= window and p.n.sentence_of(r.start) == s
+              and not _PLACED_AGAINST.search(p.t[max(0, r.start - 16):r.start])]
     return before[-1] if before else None
+
+
+# a mention that places another vehicle ("relay truck 150 ft ahead of ego at 55 mph": the relay's speed) is no subject
+_PLACED_AGAINST = re.compile(r"\b(?:ahead of|behind|in front of|than) (?:the )?$")
 
 
 def agent_for(agents: dict[str, dict[str, Any]], role: str) -> dict[str, Any]:

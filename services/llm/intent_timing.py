@@ -31,6 +31,11 @@ def _scenario_duration(p: ParseState) -> float | None:
         if m and p.has(r"^ (?:too |much )?(?:short|shorter|long|longer|late|later|early|earlier|behind|ahead|fast|slow|more"
                        r"|less)\b", p.t[m.end():m.end() + 12]):
             continue
+        # "the fault window opens 1 s before that brake and runs for 4 s": the window runs, not the scenario
+        if m and m.group(0).startswith("run") and p.has(r"\b(?:window|fault|outage|blackout|freeze|loss|drop|delay"
+                                                      r"|offset|spoof\w*|corruption|attack)\b[^.;]*$",
+                                                      p.t[max(0, m.start() - 60):m.start()]):
+            continue
         if m and p.free(m) and not p.has(r"\binto the $", p.t[max(0, m.start() - 9):m.start()]):
             value = p.use(m, "duration_s")
             p.note(f"duration_s {value} from {m.group(0)!r}")

@@ -103,11 +103,19 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         first = p.has(r"\b(?:(?:the )?(?:first|initial)|for(?: about| roughly| around| approximately| some| ~)?|during|over"
                       r"|lasting) $", p.t[max(0, m.start() - 24):m.start()])
         lag = p.use(m, "anchor", "lag") if m.groupdict().get("lag") and not first else 0.0
+        if m.groupdict().get("lag2"):  # "opens 1 s before that brake"
+            lag = p.use(m, "anchor", "lag2") * (-1.0 if m.group("rel2") == "before" else 1.0)
         return {"kind": "scenario_time", "offset_s": float(behaviour.get("at_time_s") or 0.0) + lag}
+
+    def for_span(m: re.Match[str]) -> bool:
+        """The quantity is a window's length ("for a period of <q3:time> from the start"), not its start."""
+        return p.has(r"\bfor (?:a (?:period|duration|span|window|total) of |about |around |roughly |some )?$",
+                     p.t[max(0, m.start() - 30):m.start()])
 
     def between(m: re.Match[str]) -> dict[str, Any] | None:
         """"between t = 5 s and t = 20 s": from the first time, for the span to the second."""
-        start, end = p.q(m).value, p.n.quantities[int(m.group("q2"))].value
+        bare = m.groupdict().get("bare")
+        start, end = float(bare) if bare else p.q(m).value, p.n.quantities[int(m.group("q2"))].value
         if not end > start:
             return None
         owner = owner_of(faults, p, m.start())
@@ -115,7 +123,7 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
             p.n.quantities[int(m.group("q2"))].used = "duration"
             owner.duration_s = round(end - start, 6)
             owner.notes.append(f"duration {owner.duration_s:g} s from {clean(m.group(0))!r}")
-        return {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}
+        return {"kind": "scenario_time", "offset_s": start if bare else p.use(m, "anchor")}
 
     def crossing_near(m: re.Match[str]) -> dict[str, Any] | None:
         """"once the crossing vehicle gets near the conflict point": IMA/LTA decide on it then (the scene times the
@@ -128,13 +136,17 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (r"\bbetween t ?= ?" + Q("time") + r" and (?:t ?= ?)?<q(?P<q2>\d+):time>", between),
         # "t=6 s to t=10 s", "from t = 6 s until t = 10 s" (both said as clock readings)
         (r"\b(?:from )?t ?= ?" + Q("time") + r" (?:to|until|till|through) t ?= ?<q(?P<q2>\d+):time>", between),
+        # "from 3 to 8 s" (the unit said once, after the second time)
+        (r"\b(?:from|between) (?:t ?= ?)?(?P<bare>\d+(?:\.\d+)?) (?:to|until|till|through|and|-|\u2013) (?:t ?= ?)?"
+         r"<q(?P<q2>\d+):time>", between),
         (_CROSSING_NEAR, crossing_near),
         (r"\b(?:in|during|for|over|within|throughout) (?:the )?(?:last|final|closing) (?:" + Q("time") + r"|second|moment)"
          r" of (?:the |our )?(?P<ph>amber|yellow|green)\b", last_of),
         # "starting 10 seconds after the run begins"
+        # ("for a period of ten seconds from the start of the scenario" is a window from t = 0: its length is a duration)
         (Q("time") + r" (?:after|from) (?:the )?(?:start|beginning|run|scenario|simulation|test)(?: (?:begins|starts|start|began"
                      r"|started|has started|has begun))?\b",
-         lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+         lambda m: None if for_span(m) else {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         # "for 6 s after green starts", "for ~2 s after the light turns red": the window opens at the onset and
         # the quantity is its duration (read by _durations), not an offset
         (r"\bfor " + _ABOUT + Q("time") + r" (?:right |just )?(?:after|from|since|following) (?:" + _ONSET_CLAUSE + r"|(?:the )?(?:(?:onset"
@@ -244,13 +256,15 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
          lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, -p.use(m, "anchor"), 0.0)),
         (r"(?:when|as|once) " + _REACH, lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, 0.0)),
         # "from the start", "for the whole run", "throughout the run": from t = 0 (not "3 s from the start")
-        (r"(?<!:time> )\bfrom the (?:very )?(?:start|beginning)(?: of the (?:run|test|scenario|drive|approach))?\b"
+        # (but "for a period of 10 s from the start": a window of that length from t = 0)
+        (r"(?<!:time> )(?:\bfor (?:a (?:period|duration|span|window) of )?<q\d+:time> )?"
+         r"\bfrom the (?:very )?(?:start|beginning)(?: of the (?:run|test|scenario|drive|approach))?\b"
          r"|\bfor the (?:whole|entire|full) (?:run|test|scenario|drive|approach)\b|\bthroughout the (?:run|test|scenario"
          r"|drive|approach)\b|\b(?:from )?start to (?:finish|end)\b|\bat any (?:point|time|moment) (?:in|during|of) the "
          r"(?:run|test|scenario|drive)\b|\bthe whole time\b|\bat all times\b",
          lambda m: {"kind": "scenario_time", "offset_s": 0.0} if p.n.sentence_of(m.start()) in fault_sentences else None),
         # (not a following time: "follows at 2 s headway")
-        (r"\b(?:starting |beginning |from |at |after |opens at )(?:t ?= ?)?" + Q("time")
+        (r"\b(?:starting |beginning |from (?:the )?|at |after |opens at )(?:t ?= ?)?" + Q("time")
          + r"(?! (?:before|after|prior|into|of|delay|late|headway|time gap|gap|following|ago|earlier|old|in the past)\b)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         # "showing up 8 seconds in", "kicking in 12 s in"
@@ -263,6 +277,9 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         # "start=t 9s", "start: 6 s"
         (r"\bstart(?:s|ing)?(?:\s*[=:|]\s*(?:t ?=? ?)?| t ?= ?)" + Q("time"),
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
+        # "from 5 s of scenario", "at 4 s of the run"
+        (r"\b(?:from|at|starting (?:at|from)|beginning (?:at|from)) (?:the )?" + Q("time") + r" (?:of|in) (?:the )?"
+         r"(?:scenario|run|simulation|test|drive)\b", lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
         (Q("time") + r" into the (?:scenario|run|simulation|test|drive|trip|journey|approach|episode)",
          lambda m: {"kind": "scenario_time", "offset_s": p.use(m, "anchor")}),
     ]
@@ -316,10 +333,15 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
     for m in p.finditer(r"\b(?:over|in|during|for|within) the same (?:window|period|interval|span|time span)\b"):
         owner = owner_of(faults, p, m.start())
         before = [f for f in faults[:faults.index(owner)] if f.anchor is not None] if owner is not None else []
+        if owner is not None and before and owner.anchor == before[-1].anchor and owner.duration_s is None:
+            owner.same_window = before[-1]  # (its start already read with the fault before's: "from t+2 ...")
+            owner.notes.append(f"duration of the fault before, from {clean(m.group(0))!r}")
+            continue
         if owner is None or owner.anchor is not None or not before:
             continue
         owner.anchor = dict(before[-1].anchor or {})
-        owner.duration_s = owner.duration_s if owner.duration_s is not None else before[-1].duration_s
+        if owner.duration_s is None:
+            owner.same_window = before[-1]  # (its length: read with the durations)
         owner.notes.append(f"anchor and duration of the fault before, from {clean(m.group(0))!r}")
     # "and from the same point every BSM ... arrives 2 s late": the anchor of the fault before
     # ("in the same moment", "simultaneously", "at that moment")
@@ -353,7 +375,10 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|a
                 r"|\b(?:straight |right |just )?after the (?:brake|braking) event\b"
                 # "Lead brakes hard at T+20 s; from then on re-send its hard-brake messages"
                 r"|\blead(?:ing)?(?: (?:vehicle|car|truck))? brakes\b[^.;]{0,40}[;,] (?:and )?(?:from then on|from that "
-                r"(?:moment|point) on|from there on)\b")
+                r"(?:moment|point) on|from there on)\b"
+                # "the fault window opens 1 s before that brake", "starts 2 s after the lead's braking"
+                r"|\b(?:opens?|starts?|begins?|kicks? in|comes? on) <q(?P<lag2>\d+):time> (?P<rel2>before|after) (?:that|the|its"
+                r"|the lead'?s?) (?:brake|braking|hard brake)(?: event| onset)?\b")
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
 _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment|(?:just |right |shortly )?before) "
                   r"(?:the )?(?:(?:real |actual "
@@ -416,6 +441,13 @@ def _said_before(p: ParseState, pos: int) -> str:
 
 
 def fault_durations(p: ParseState, faults: list[FaultDraft]) -> None:
+    _durations_said(p, faults)
+    for f in faults:  # "over the same window": the length of the fault before
+        if f.same_window is not None and f.duration_s is None:
+            f.duration_s = f.same_window.duration_s
+
+
+def _durations_said(p: ParseState, faults: list[FaultDraft]) -> None:
     for pattern in (r"(?:for|lasting|over|during) (?:a |an |the )?(?:period of |window of |span of |duration of "
                     r"|burst of |total of )?(?:the (?:first|next|last|final) )?" + _ABOUT + Q("time"),
                     r"(?:in|within|throughout) the (?:first|opening|initial) " + _ABOUT + Q("time"),

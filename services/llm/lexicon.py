@@ -402,7 +402,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                      r"|under|over)\b"
                                      # "a green wave at 60 km/h over 6 junctions": over a stretch of road, not a comparison
                                      r"(?! (the |a |an |all |every |several |<q\d+:\w+> |\d+ )?(junctions?|intersections?"
-                                     r"|signals?|lights?|corridor|arterial|route|road|stretch|section|distance))", False, 6),
+                                     r"|signals?|lights?|corridor|arterial|route|road|stretch|section|distance))"
+                                     r"|<q\d+:speed> too (fast|slow)\b", False, 6),
     (FaultOperator.BSM_POSITION_OFFSET, r"<q\d+:dist> (off|wrong|out(?! (from|of|before))|in error|displaced|shifted)\b"
                                         r"|<q\d+:dist> (further"
                                         r"|farther|closer|nearer)\b[^.;]{0,20}?\bthan\b|<q\d+:dist> (behind|ahead of|in front of"
@@ -454,7 +455,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                           r"|remaining|until|till|to)[- ]\w+|how long (green|amber|red|yellow) (remains"
                                           r"|lasts|is left|will last))\b[^.;]{0,50}?\b(inflated|overstated|understated"
                                           r"|exaggerated|cut short|shortened|lengthened|padded|deflated|overestimated"
-                                          r"|underestimated|too long|too short) by <q\d+:time>", False, 6),
+                                          r"|underestimated|too long|too short|cut|reduced|trimmed|lowered|decreased"
+                                          r"|raised|increased|extended) by <q\d+:time>", False, 6),
     # "the residual time carried in the SPaT understates the true time remaining by 2.5 s"
     (FaultOperator.SPAT_COUNTDOWN_OFFSET, r"\b(countdown|residual[- ]((green|red|amber|yellow)[- ])?time|remaining[- ]time"
                                           r"|time[- ](left|remaining)|time[- ]to[- ](change|red|green)|end[- ]times?)\b"
@@ -624,7 +626,9 @@ ROLE_CUES: tuple[tuple[AgentRole, str], ...] = (
     (AgentRole.LEAD, rf"lead(ing)? {_VEH}|\blead\b(?!s)|\bleader\b|{_VEH} (directly |just )?(ahead|in front)"
                      rf"|\bthe (first|head) (one|1|{_VEH}) (in|of) (the |a )?(column|platoon|line|queue|convoy|chain)\b"
                      rf"|(column|platoon|line|queue|convoy|chain)\b[^.;]{{0,6}}\bthe (first|head) (one|1|{_VEH})\b"
-                     rf"|front {_VEH}|preceding {_VEH}|{_VEH} it follows"),
+                     rf"|front {_VEH}|preceding {_VEH}|{_VEH} it follows"
+                     # EEBL's "braking car 40 m ahead at 70 km/h" (its speed is the lead's, not the ego's)
+                     rf"|(?<!ego )(?<!our )(?<!ego's )(?:hard[- ])?braking {_VEH}"),
 )
 EGO_CUE = r"\bego\b|subject vehicle|host vehicle|\bhv\b|test vehicle|our (car|vehicle)|the ego's"
 RSU_CUE = r"\brsus?\b|roadside unit|the (traffic )?(light|signal) controller|infrastructure"
@@ -773,7 +777,9 @@ SPAT_RELAY = (r"rsu relay|relay\w* (the )?spat|spat (is )?relay\w*|rsu-to-rsu|re
               r"[^.;]{0,30}?\b(?:to each other|to one another|over the air|by radio|via radio|wirelessly)\b"
               r"|\brebroadcast\w* (?:each other'?s|one another'?s) spat\b")
 EEBL_RELAY = r"rebroadcast\w*|relay (vehicle|car)|\brelay\w*\b"
-NO_RELAY = r"\b(no|without( a| any)?) (relay|rebroadcast\w*)\b|relay (is )?(off|disabled)"
+NO_RELAY = (r"\b(no|without( a| any)?) (relay|rebroadcast\w*)\b|relay (is )?(off|disabled)"
+            # a scene sheet's row: "relay: none", "relay vehicle = n/a"
+            r"|\brelay( vehicle| car| truck)?\s*[:=]\s*(none|no|n/?a|nil|-|off)\b")
 # RSU-to-RSU forwarding over a wired link (spec v2x.backhaul), not the radio
 BACKHAUL = (r"\bback[- ]?haul\b|" + _RSU + r" (are |is )?(connected|linked|wired|networked) (by|over|via|with|through) "
             r"(a |an )?(wire|wired|fib(re|er)|ethernet|cable|network)\b(?! to the (backend|cloud|server))|\bwired (network|link"
@@ -954,7 +960,12 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|(?:are|is|am|'re) not (?:reproducing|recreating|modell?ing|simulating|including)"
            r"|(?:don't|do not|never) (?:model|simulate|reproduce|recreate|include) (?:it|that|them|this|those)"
            r"|leave (?:it|that|them|this) out|is \w+'s (?:ticket|test|case|job|task)|on someone else's (?:rig|bench|setup"
-           r"|car|track)|(?:the )?(?:other|another) (?:group|team|lab)'s)"
+           r"|car|track)|(?:the )?(?:other|another) (?:group|team|lab)'s"
+           # fresh37: "Ghost-sender case was already merged in #790 and isn't part of this PR", "Freeze on MAP was done
+           # yesterday, don't redo"
+           r"|(?:was|were|has been|have been) (?:already )?(?:merged|done|run|tested|covered|landed)(?: already)?"
+           r" (?:in|on|yesterday|last|before|earlier|already)|(?:don't|do not) redo|(?:isn't|is not|aren't|are not)"
+           r" part of this)"
            r"\b[^.;\n]*"
            # what happened before ("you had previously reported BSM drops at that junction", "That was the field
            # incident last spring", "Previous owners reported a MAP that tied the lane to the wrong group -- fully
@@ -1029,7 +1040,9 @@ CORRECTED_FROM = r"(?: [\w-]+){0,2}?,? (?:not|instead of|rather than) (?P<old>\d
 # a value corrected right after it is said ("half a second, no wait, make that 800 milliseconds"), or a few words on
 # after a dash or a comma ("half a second in the past -- no wait, make it 0.7 seconds"): what lies between the old
 # quantity and the new one (the parser takes the new value; the quantity guard counts the old one as said)
-CORRECTED_AFTER = (r"(?:,?|(?: \w+){1,3}\s*(?:,|--|\u2014|\u2013))\s*(?:no,? wait|wait|sorry|i mean|correction|actually)"
+# ("shifted 10 m — sorry, 8 m — ahead": a dash right after the old one)
+CORRECTED_AFTER = (r"(?:,?|\s*(?:--?|\u2014|\u2013)|(?: \w+){1,3}\s*(?:,|--|\u2014|\u2013))\s*(?:no,? wait|wait|sorry|i mean"
+                   r"|correction|actually)"
                    r"[,:]? (?:make (?:that|it) |change (?:that|it) to |it'?s |rather )?")
 
 # what a fault looks like from the receiver, said after it in its sentence ("..., so the lead therefore appears 5 m
@@ -1065,7 +1078,10 @@ ROBUSTNESS_REQUIREMENT = (r"\b(should|must|shall|has to|have to|needs? to|is to)
 # filter and the unparsed-fault guard both read it)
 NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requirement)\b"
                # an exam's question about the run ("(b) Justify your answer with reference to the stale phase data")
-               r"|\bjustify (your|the|this|that|each|an?) [^.;?\n]*|\bwith reference to\b[^.;?\n]*"
+               r"|\bjustify (your|the|this|that|each|an?) [^.;?\n]*"
+               # (a letter's opening "With reference to the assessment of ..., the Authority requests ...: (a) a spoofed
+               # roadside unit ...": the reference ends at its clause)
+               r"|\bwith reference to\b[^.;:,?\n]*"
                # a fault put aside ("let's skip the loss idea for now"), added nowhere ("don't add anything"), the ego's
                # own position lost with its GNSS ("so it loses its own position fix": said with the jamming)
                r"|\bskip(ping)? (the |that |this )?[\w-]+ (idea|variant|case|test|part|bit)\b"
@@ -1172,6 +1188,9 @@ HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abrupt
               r"|\b(hits?|hitting|stands? on|standing on|stomps? on|jams? on) (the |its |their )?brakes\b"
               # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)
               r"|brak(es|ing|ed) (?=(?:(?:at|after) (?:t ?= ?)?|t ?= ?)<q\d+:time>)"
+              # "lead brakes 7 s in", "the truck brakes 5 s into the run"
+              r"|brak(es|ing|ed) (?=<q\d+:time> in(?:to the (?:scenario|run|simulation|test|drive))?\b(?! (?:the|a|an|our"
+              r"|its|their)\b))"
               r"|decelerat\w* (at|with|by) (?=<q\d+:accel>)"
               # a hand-typed field: "lead decel: -6 m/s2 at t=10", "deceleration = 7 m/s²"
               r"|\bdecel(eration)?\s*[:=]?\s*(of )?(?=<q\d+:accel>)")
@@ -1341,7 +1360,7 @@ COMMON_WORDS = frozenset(
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (
-    ("speed", r"km/h|kmh|kph|km per hour|kilomet(er|re)s? (?:per|an) hour|k'?s an hour", 1 / 3.6),
+    ("speed", r"km/h|kmph|kmh|kph|km per hour|kilomet(er|re)s? (?:per|an) hour|k'?s an hour", 1 / 3.6),
     ("speed", r"mph|miles (?:per|an) hour", 0.44704),
     ("speed", r"kn|knots?|kts", 0.514444),  # (a sea-minded writer's speed: "making 30 kn")
     ("speed", r"ft/s|fps|feet per second", 0.3048),

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lastv2x.core.spec import Ego, SignalPlan
+from lastv2x.core.timeline import conflict_time_s
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import fault_cues
 from services.llm import lexicon as lx
@@ -107,6 +108,23 @@ def _headways(data: dict[str, Any]) -> Iterable[float]:
             yield float(a["gap_m"]) / float(speed)
 
 
+def _conflict_distances(data: dict[str, Any]) -> Iterable[float]:
+    """Each crossing or oncoming car's distance to the conflict point at t = 0, as its arrival there implies ("cross
+    veh 35 km/h, 45 m from conflict pt": the grammar times it, ``timeline.conflict_time_s``)."""
+    ego = data.get("ego")
+    if not isinstance(ego, dict) or not isinstance(ego.get("speed_mps"), int | float) or ego["speed_mps"] <= 0:
+        return
+    start = ego.get("start_distance_m", Ego.model_fields["start_distance_m"].default)
+    if not isinstance(start, int | float):
+        return
+    t_e = conflict_time_s(float(start), float(ego["speed_mps"]))
+    for a in data.get("agents") or ():
+        if isinstance(a, dict) and a.get("role") in ("cross", "opposing") and isinstance(a.get("speed_mps"), int | float):
+            offset = a.get("arrival_offset_s", 0.0)
+            if isinstance(offset, int | float):
+                yield float(a["speed_mps"]) * (t_e + float(offset))
+
+
 def values(answers: Sequence[dict[str, Any] | None]) -> tuple[list[float], list[float]]:
     """(fault values, every value) of the answers."""
     faults: list[float] = []
@@ -118,16 +136,18 @@ def values(answers: Sequence[dict[str, Any] | None]) -> tuple[list[float], list[
         everything.extend(_signal_times(data))
         everything.extend(_signal_distances(data))
         everything.extend(_headways(data))
+        everything.extend(_conflict_distances(data))
         brakes = [float(a["behaviour"]["at_time_s"]) for a in data.get("agents") or ()
                   if isinstance(a, dict) and isinstance(a.get("behaviour"), dict)
                   and isinstance(a["behaviour"].get("at_time_s"), int | float)]
         for fault in data.get("faults") or ():
             if isinstance(fault, dict):
                 faults.extend(_fault_numbers(fault))
-                # a start said after a vehicle's braking ("two seconds after the lead brakes"): the lag
+                # a start said against a vehicle's braking ("two seconds after the lead brakes", "opens 1 s before that
+                # brake"): the lag
                 offset = (fault.get("anchor") or {}).get("offset_s") if isinstance(fault.get("anchor"), dict) else None
                 if isinstance(offset, int | float):
-                    faults.extend(float(offset) - t for t in brakes if offset > t)
+                    faults.extend(abs(float(offset) - t) for t in brakes if offset != t)
     # (a fault's end time said in a clause of its own: "between t = 5 s and t = 20 s")
     return faults, everything + faults
 

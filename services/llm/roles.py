@@ -41,7 +41,8 @@ from pydantic import ValidationError
 from lastv2x.core.catalogue import FAULT_OPERATORS
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import junctions_ahead_needed, signal_required
-from lastv2x.core.spec import Ego, JunctionKind, ScenarioSpec, parse_spec
+from lastv2x.core.parse_notes import stated_note_fields
+from lastv2x.core.spec import Agent, Behaviour, Ego, JunctionKind, ScenarioSpec, parse_spec
 from lastv2x.core.verifier import Finding, Repair, Severity, VerificationReport, verify
 from services.llm import fault_cues, quantity_guard
 from services.llm import lexicon as lx
@@ -540,12 +541,12 @@ STATED_CHECK = "parser.stated_fault_kept"
 # its size and may take the sign a repair gives it: "off by 4 m" is bound by 4 m ahead as well as 4 m behind)
 _STATED_KEYS = ("magnitude", "probability", "burst_count", "duration_s", "anchor", "ghost_speed_mps", "ghost_route")
 _STATED_MAGNITUDE = ("intent", PROVENANCE_SIGN_OPEN)
-# the ego's fields an answer reads from the intent's words, which a repair may not change either (fresh36: "Ego at 45 mph,
-# 90 m from the stop bar at start" was moved to 685.5 m by a decision-window repair): read from the parser's notes
-# ("ego.start_distance_m 90.0 from '...'"); an answer without such notes (an LLM's) states none
+# the scene fields an answer reads from the intent's words, which a repair may not change either (fresh36: "Ego at 45 mph,
+# 90 m from the stop bar at start" was moved to 685.5 m by a decision-window repair; "lead brakes 7 s in" to 1.33 s):
+# read from the parser's notes (``lastv2x.core.parse_notes``); an answer without such notes (an LLM's) states none
 _STATED_EGO_KEYS = ("speed_mps", "start_distance_m")
-_STATED_EGO_NOTE = re.compile(r"ego\.(?P<key>" + "|".join(_STATED_EGO_KEYS) + r") \S+ from ")
-EGO = "ego"  # the owner of a stated ego field in the stated table (a fault's is its index)
+_STATED_AGENT_KEYS = ("speed_mps", "gap_m", "arrival_offset_s", "behaviour.at_time_s", "behaviour.decel_mps2")
+EGO = "ego"  # the owner of a stated ego field in the stated table (an agent's is "agents[k]", a fault's its index)
 
 
 @dataclass(frozen=True)
@@ -574,25 +575,49 @@ def stated_fault_fields(data: Any) -> dict[tuple[int, str], Any]:
 
 
 def stated_scene_fields(data: Any, notes: Sequence[str]) -> dict[tuple[int | str, str], Any]:
-    """(``EGO``, field) -> value for the ego's fields the first answer's notes say the intent's words set."""
-    ego = data.get("ego") if isinstance(data, dict) else None
-    if not isinstance(ego, dict):
+    """(``EGO`` or ``"agents[k]"``, field) -> value for the ego's and the agents' fields the first answer's notes say the
+    intent's words set (a dotted field is nested: ``behaviour.at_time_s``)."""
+    if not isinstance(data, dict):
         return {}
-    keys = {m.group("key") for n in notes if (m := _STATED_EGO_NOTE.match(n))}
-    return {(EGO, key): ego[key] for key in keys if isinstance(ego.get(key), int | float) and _ego_admits(key, ego[key])}
+    agents = data.get("agents") if isinstance(data.get("agents"), list) else []
+    ids = {a["id"]: k for k, a in enumerate(agents) if isinstance(a, dict) and isinstance(a.get("id"), str)}
+    out: dict[tuple[int | str, str], Any] = {}
+    for who, name in stated_note_fields(notes):
+        if who == EGO and name in _STATED_EGO_KEYS:
+            owner, holder = EGO, data.get(EGO)
+        elif who in ids and name in _STATED_AGENT_KEYS:
+            owner, holder = f"agents[{ids[who]}]", agents[ids[who]]
+        else:
+            continue
+        value = _field(holder, name)
+        if isinstance(value, int | float) and not isinstance(value, bool) and _admits(owner, name, value):
+            out[(owner, name)] = value
+    return out
 
 
-def _ego_admits(key: str, value: float) -> bool:
-    """A stated ego value the spec can hold ("waits to turn left at 0 km/h" cannot: a repair gives it a speed)."""
+def _field(holder: Any, name: str) -> Any:
+    for part in name.split("."):
+        holder = holder.get(part) if isinstance(holder, dict) else None
+    return holder
+
+
+def _admits(owner: str, name: str, value: float) -> bool:
+    """A stated value the spec can hold ("waits to turn left at 0 km/h" cannot: a repair gives it a speed)."""
+    head, _, sub = name.partition(".")
     try:
-        Ego.model_validate({key: value})
+        if owner == EGO:
+            Ego.model_validate({name: value})
+        elif head == "behaviour":
+            Behaviour.model_validate({sub: value})
+        else:
+            Agent.model_validate({"id": "a", "role": "lead", name: value})
     except ValidationError:
         return False
     return True
 
 
 def _path(owner: int | str, key: str) -> str:
-    return f"{EGO}.{key}" if owner == EGO else f"faults[{owner}].{key}"
+    return f"faults[{owner}].{key}" if isinstance(owner, int) else f"{owner}.{key}"
 
 
 def _changes(stated: Any, value: Any) -> bool:
@@ -622,8 +647,8 @@ def _in_range(fault: dict[str, Any], key: str) -> bool:
 
 
 def _keep_stated(data: Any, stated: dict[tuple[int | str, str], Any], kept: list[str]) -> Any:
-    """``data`` with every stated fault and ego field as the intent states it; what a repair wanted instead goes to
-    ``kept`` ("faults[0].probability 0.25 kept (the repair would set 0.558)")."""
+    """``data`` with every stated fault, ego and agent field as the intent states it; what a repair wanted instead goes
+    to ``kept`` ("faults[0].probability 0.25 kept (the repair would set 0.558)")."""
     faults = data.get("faults") if isinstance(data, dict) else None
     if not stated or not isinstance(faults, list):
         return data
@@ -631,23 +656,35 @@ def _keep_stated(data: Any, stated: dict[tuple[int | str, str], Any], kept: list
     out["faults"] = [dict(f) if isinstance(f, dict) else f for f in faults]
     if isinstance(out.get(EGO), dict):
         out[EGO] = dict(out[EGO])
+    if isinstance(out.get("agents"), list):
+        out["agents"] = [{k: dict(v) if isinstance(v, dict) else v for k, v in a.items()} if isinstance(a, dict) else a
+                         for a in out["agents"]]
     for (i, key), value in stated.items():
-        if i == EGO:
-            owner = out.get(EGO)
-        elif isinstance(i, int) and i < len(out["faults"]):
-            owner = out["faults"][i]
-        else:
-            continue
+        owner = _owner(out, i)
+        *parents, last = key.split(".")
+        for part in parents:
+            owner = owner.get(part) if isinstance(owner, dict) else None
         if not isinstance(owner, dict):
             continue
-        if _changes(value, owner.get(key)):
+        if _changes(value, owner.get(last)):
             said = value.size if isinstance(value, _Unsigned) else value
             kept.append(f"{_path(i, key)} {json.dumps(said)} kept as stated (the repair would set "
-                        f"{json.dumps(owner.get(key))})")
-            owner[key] = said
+                        f"{json.dumps(owner.get(last))})")
+            owner[last] = said
             if key == "magnitude":
                 owner["provenance"] = PROVENANCE_SIGN_OPEN if isinstance(value, _Unsigned) else "intent"
     return out
+
+
+def _owner(data: dict[str, Any], owner: int | str) -> Any:
+    """The dict of ``data`` a stated field's owner names: a fault (its index), ``EGO`` or ``"agents[k]"``."""
+    if isinstance(owner, int):
+        return data["faults"][owner] if owner < len(data["faults"]) else None
+    if owner == EGO:
+        return data.get(EGO)
+    m = re.fullmatch(r"agents\[(\d+)\]", owner)
+    agents = data.get("agents")
+    return agents[int(m.group(1))] if m and isinstance(agents, list) and int(m.group(1)) < len(agents) else None
 
 
 def parse_intent(text: str, seed: int, max_attempts: int = 3, *, backend: Backend | None = None) -> ParseResult:

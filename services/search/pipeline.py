@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
+from lastv2x.core.parse_notes import stated_note_fields
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import ScenarioSpec
 
@@ -50,23 +50,16 @@ class Parsed:
     stated: tuple[str, ...] = ()  # spec fields the intent's own words set (``stated_fields``): no repair moves them
 
 
-# a parser note "<path> <value>[ from '<words>']" names a field the intent's words set; "(default ...)" and
-# "assigned from seed" notes name fields the parser filled in, and "relay chain: ..." ones derived geometry
-_NOTE = re.compile(r"([a-z][a-z0-9_]*)((?:\.[a-z_][a-z0-9_]*)+) (\S+)(.*)")
 _SPEC_ROOTS = frozenset({"ego", "v2x", "signal", "map", "variation", "perception", "duration_s"})
 
 
 def stated_fields(notes: tuple[str, ...] | list[str], spec: ScenarioSpec) -> tuple[str, ...]:
     """The spec fields (verifier paths: ``v2x.channel.range_m``, ``agents[1].gap_m``) the parser's notes say
-    the intent's words set, in note order; an agent's fields are named by its id in the notes."""
+    the intent's words set (``lastv2x.core.parse_notes``), in note order; an agent's fields are named by its id in the notes."""
     ids = {a.id: k for k, a in enumerate(spec.agents)}
     out: list[str] = []
-    for note in notes:
-        m = _NOTE.fullmatch(note)
-        if m is None or "(default" in m.group(4) or "assigned from seed" in m.group(4):
-            continue
-        root, rest = m.group(1), m.group(2)
-        path = root + rest if root in _SPEC_ROOTS else f"agents[{ids[root]}]{rest}" if root in ids else ""
+    for owner, name in stated_note_fields(notes):
+        path = f"{owner}.{name}" if owner in _SPEC_ROOTS else f"agents[{ids[owner]}].{name}" if owner in ids else ""
         if path and path not in out:
             out.append(path)
     return tuple(out)

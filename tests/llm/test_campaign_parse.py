@@ -630,7 +630,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH7, (), {}, (), ("f7_015",)),
     (bench_parse_campaign.FRESH8, ("f8_006",), {}, (), ("f8_015", "f8_029")),
     (bench_parse_campaign.FRESH9, (), {}, (), ()),
-    (bench_parse_campaign.FRESH10, (), {"f10_028": {"reported"}}, ("f10_028",), ("f10_026",)),
+    (bench_parse_campaign.FRESH10, (), {"f10_028": {"reported"}}, ("f10_028",), ()),
     (bench_parse_campaign.FRESH11, (), {"f11_008": {"bound", "reported"}}, (), ()),
     (bench_parse_campaign.FRESH12, (), {}, (), ()),
     (bench_parse_campaign.FRESH13, (), {}, (), ()),
@@ -653,11 +653,12 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH30, (), {"f30_022": {"reported"}}, ("f30_022",), ()),
     (bench_parse_campaign.FRESH31, (), {"f31_012": {"reported"}}, ("f31_012",), ("f31_024",)),
     (bench_parse_campaign.FRESH32, (), {}, (), ()),
-    (bench_parse_campaign.FRESH33, ("f33_017",), {"f33_007": {"reported"}}, ("f33_007",), ("f33_012",)),
+    (bench_parse_campaign.FRESH33, ("f33_017",), {"f33_007": {"reported"}}, ("f33_007",), ()),
     (bench_parse_campaign.FRESH34, ("f34_004", "f34_019", "f34_027"), {"f34_011": {"reported"}}, ("f34_011",),
      ("f34_017", "f34_029")),
     (bench_parse_campaign.FRESH35, ("f35_022",), {"f35_005": {"reported"}, "f35_023": {"reported"}}, (), ("f35_020",)),
-    (bench_parse_campaign.FRESH36, ("f36_013", "f36_015"), {"f36_011": {"reported"}}, ("f36_011",), ()),
+    (bench_parse_campaign.FRESH36, ("f36_015",), {"f36_011": {"reported"}}, ("f36_011",), ()),
+    (bench_parse_campaign.FRESH37, (), {"f37_010": {"reported"}, "f37_030": {"reported"}}, ("f37_010", "f37_030"), ()),
 ]
 # sets whose answers still carry a fault in place of one the parser could not read (reported, never silent): fresh35's
 # f35_005, a board game's "RULE 4.2 (Silence): ... the cross car's next 5 BSMs in a row are removed from play" (a
@@ -666,11 +667,11 @@ SUBSTITUTED = {"f35_005"}
 # sets labelled with their scene's numbers (fresh34 on): the values still lost (neither in the spec nor said back), and
 # how many at least are read exactly
 SCENE = {
-    "parse_campaign_fresh34": ([("f34_024", "lead.speed_mps"), ("f34_025", "opposing.gap_m"), ("f34_026", "lead.speed_mps"),
-                               ("f34_026", "lead.brake_at_s")], 72),
-    "parse_campaign_fresh35": ([("f35_009", "lead.speed_mps"), ("f35_023", "opposing.gap_m"),
-                               ("f35_026", "ego.start_distance_m")], 68),
-    "parse_campaign_fresh36": ([], 64),
+    "parse_campaign_fresh34": ([("f34_024", "lead.speed_mps"), ("f34_026", "lead.speed_mps"),
+                               ("f34_026", "lead.brake_at_s")], 76),
+    "parse_campaign_fresh35": ([("f35_009", "lead.speed_mps"), ("f35_026", "ego.start_distance_m")], 72),
+    "parse_campaign_fresh36": ([], 68),
+    "parse_campaign_fresh37": ([], 78),
 }
 
 
@@ -2123,6 +2124,107 @@ def test_fresh36_scene_words() -> None:
     assert lta.agents[0].speed_mps == 17.0
     off = roles.parse_intent("LTA. Take 2 m/s off the oncoming car's broadcast speed.", 1).spec
     assert off.faults[0].magnitude == -2.0
+
+
+def test_a_conflicting_car_said_some_metres_out_is_timed_by_that_distance() -> None:
+    """fresh37: "cross veh 35 km/h, 45 m from conflict pt", "Oncoming at 45 km/h, 80 m away": the spec times a crossing
+    or oncoming car by its arrival at the conflict point, so the distance becomes that arrival (the verifier's closed
+    form, ``timeline.conflict_time_s``) against a stated ego start, or places the ego to meet it; never the ego's own
+    start ("ego doing 30 mph cross traffic ... about 50 meters from the crossing" was the ego's 50 m)."""
+    from lastv2x.core.timeline import conflict_time_s
+
+    roles = LlmRoles()
+    placed = roles.parse_intent("IMA baseline: ego 30 mph, cross traffic coming in at 25 mph about 50 meters from the "
+                                "crossing.", 1)
+    ego, (cross,) = placed.spec.ego, placed.spec.agents
+    assert cross.arrival_offset_s == 0.0 and not placed.unparsed_clauses
+    assert abs(cross.speed_mps * conflict_time_s(ego.start_distance_m, ego.speed_mps) - 50.0) < 0.5
+    timed = roles.parse_intent("IMA baseline: ego 40 km/h starting 100 m from the junction, crossing vehicle at 30 km/h "
+                               "and 60 m from the conflict point.", 1)
+    ego, (cross,) = timed.spec.ego, timed.spec.agents
+    assert ego.start_distance_m == 100.0 and cross.arrival_offset_s == -2.25 and not timed.unparsed_clauses
+    assert abs(cross.speed_mps * (conflict_time_s(100.0, ego.speed_mps) + cross.arrival_offset_s) - 60.0) < 0.1
+    # an oncoming car's "80 m away" is its own, not the ego's start; a reported position stays a fault's size
+    lta = roles.parse_intent("LTA baseline. Ego turning at 15 km/h, oncoming car at 45 km/h 80 m away.", 1)
+    assert lta.spec.ego.start_distance_m < 80.0 and not lta.unparsed_clauses
+    offset = roles.parse_intent("IMA: crossing car's BSM position reported 8 m ahead of its true position from t=3 s. "
+                                "Ego 40 km/h.", 1).spec
+    assert offset.faults[0].magnitude == -8.0 and offset.ego.start_distance_m == 120.0
+
+
+def test_fresh37_scene_and_fault_words() -> None:
+    roles = LlmRoles()
+    # "braking car 40 m ahead at 70 km/h": the braking car is EEBL's lead (its speed is not the ego's); "relay: none"
+    eebl = roles.parse_intent("- EEBL baseline, clean\n  - ego: 80 km/h\n  - braking veh: 40 m ahead, 70 km/h, hard "
+                              "brake at t+4\n  - relay: none\n- no faults", 1).spec
+    assert eebl.ego.speed_mps == 22.222 and [(a.role.value, a.speed_mps, a.gap_m) for a in eebl.agents] == [
+        ("lead", 19.444, 40.0)]
+    # "relay truck 150 ft ahead of ego at 55 mph": the speed after "ahead of ego" is the relay's
+    relay = roles.parse_intent("EEBL: ego at 65 mph, braking vehicle 300 ft ahead doing 40 mph, relay truck 150 ft ahead "
+                               "of ego at 55 mph. Delay the EEBL frames by 0.8 s from t+1 for 10 s.", 1).spec
+    assert {a.role.value: a.speed_mps for a in relay.agents} == {"lead": 17.882, "relay": 24.587}
+    assert relay.ego.speed_mps == 29.058
+    # a CSV row's "lead_gap=50m"; "kmph"; "cross veh"; typed fast ("startin 200 m out", "60m form the stop bar")
+    csv = roles.parse_intent("FCW,healthy,ego_speed=100kmh,lead_gap=50m,lead_speed=80kmh,lead_brake_at=6s,faults=none", 1)
+    assert csv.spec.agents[0].gap_m == 50.0
+    typed = roles.parse_intent("hey cna u set up RLVW w/ the SPAT streem frozen (stuck on old msg) from when ego is 60m "
+                               "form the stop bar, lasting 5 sec? ego speeed 55kmh, startin 200 m out. thx", 1)
+    assert typed.spec.ego.start_distance_m == 200.0 and typed.spec.faults[0].anchor.distance_m == 60.0
+    # "-5 m (behind)": the word gives the direction in the spec's sign (positive is behind)
+    row = roles.parse_intent("TC-IMA-014 | IMA | ego 40 km/h, cross veh 35 km/h, 45 m from conflict pt | fault: cross "
+                             "BSM position offset -5 m (behind) from t=3s for 6 s | expect: warning still timely", 1).spec
+    assert row.ego.speed_mps == 11.111 and row.agents[0].speed_mps == 9.722 and row.faults[0].magnitude == 5.0
+    # a correction after a dash; "3 m/s too fast over the same window" (that window's length too)
+    fcw = roles.parse_intent("FCW: lead's reported position shifted 10 m \u2014 sorry, 8 m \u2014 ahead of where it "
+                             "really is, from t+2 for 6 s, and also its speed reported 3 m/s too fast over the same "
+                             "window. Ego 30 m/s, lead 60 m ahead at 22 m/s.", 1).spec
+    assert [(f.operator.value, f.magnitude, f.anchor.offset_s, f.duration_s) for f in fcw.faults] == [
+        ("bsm_position_offset", -8.0, 2.0, 6.0), ("bsm_speed_offset", 3.0, 2.0, 6.0)]
+    # "from 3 to 8 s", "for a period of ten seconds from the start", "from 5 s of scenario", "from the 4 seconds"
+    for text, start, length in (
+            ("LTA: drop the oncoming vehicle's BSMs with probability 0.5 from 3 to 8 s.", 3.0, 5.0),
+            ("FCW: lead BSM timestamps shifted 0.5 seconds into the past for a period of ten seconds from the start of "
+             "the scenario.", 0.0, 10.0),
+            ("EEBL: the EEBL messages from the braking vehicle are replayed, 2 seconds old, from 5 s of scenario.", 5.0,
+             None),
+            ("EEBL test where appear a ghost vehicle sending EEBL 50 meters in front of ego, from the 4 seconds.", 4.0,
+             None)):
+        f = roles.parse_intent(text, 1).spec.faults[0]
+        assert (f.anchor.offset_s, f.duration_s) == (start, length), text
+    # a forger showing a phase and a lane cue said apart are two faults; "the SPaT time-to-change cut by 2 s"
+    two = roles.parse_intent("GLOSA run with a fake RSU pushing green from red onset, plus MAP tying the ego lane to "
+                             "the wrong signal group from red onset as well. Ego 45 km/h.", 1).spec
+    assert [(f.operator.value, f.stream.value, f.target_phase and f.target_phase.value) for f in two.faults] == [
+        ("spoofed_rsu", "SPAT", "green"), ("map_misassociation", "MAP", None)]
+    cut = roles.parse_intent("RLVW, ego 60 km/h: the SPaT time-to-change cut by 2 s from amber onset.", 1).spec
+    assert (cut.faults[0].operator.value, cut.faults[0].magnitude) == ("spat_countdown_offset", -2.0)
+    # a letter's "With reference to ..., the Authority requests ...: (a) ..." asks for its conditions
+    letter = LlmRoles().parse_intent("With reference to the assessment of the Forward Collision Warning function, the "
+                                     "Authority requests evidence under the following conditions: (a) the lead "
+                                     "vehicle's BSMs delayed by 0.5 s from t=4 s.", 1).spec
+    assert [(f.operator.value, f.magnitude) for f in letter.faults] == [("delay", 0.5)]
+
+
+def test_a_stated_lead_brake_time_is_kept_and_a_window_said_against_it() -> None:
+    """fresh36's f36_013: "lead brakes 7 s in; the fault window opens 1 s before that brake and runs for 4 s" -- the
+    window's "runs for 4 s" was the scenario's length and a timing repair moved the brake to 1.33 s."""
+    res = LlmRoles().parse_intent("FCW with the lead's BSM speed reading 5 m/s slower than reality. Ego 28 m/s, lead 45 m "
+                                  "ahead at 18 m/s, lead brakes 7 s in; the fault window opens 1 s before that brake and "
+                                  "runs for 4 s.", 13613)
+    (lead,), (fault,) = res.spec.agents, res.spec.faults
+    assert lead.behaviour.at_time_s == 7.0 and res.spec.duration_s == 30.0
+    assert (fault.anchor.offset_s, fault.duration_s) == (6.0, 4.0) and not res.unparsed_clauses
+
+
+# fresh37: done before, merged elsewhere, not part of this change
+@pytest.mark.parametrize("text", [
+    "PR #812 description: re-baselines the IMA healthy run. Scenario: ego 12 m/s, crossing car 10 m/s, no injected "
+    "faults. Ghost-sender case was already merged in #790 and isn't part of this PR.",
+    "Handover: GLOSA rig is up, ego 50 km/h. Freeze on MAP was done yesterday, don't redo.",
+])
+def test_cases_done_before_are_not_requests(text: str) -> None:
+    res = LlmRoles().parse_intent(text, 1)
+    assert not res.spec.faults and not res.unparsed_clauses
 
 
 # fresh34-36: cases called off, ruled out, remembered or someone else's are no requests (neither a fault nor a clause
