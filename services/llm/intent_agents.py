@@ -412,6 +412,10 @@ _CONFLICT_DISTANCE = (Q("dist") + r" (?:(?:out|away|off)\b(?! (?:from|of)\b)|(?:
                       # "oncoming 55 km/h at 65 m"
                       r"\bat (?:about |some |roughly |around )?" + Q("dist") + r"(?![ -](?:ahead|behind|from|before|of"
                       r"|past|beyond|in|into|out|away|further|farther|closer|nearer|back|forward)\b)")
+# (a window's start or end said by where the car is; not a question's scene: "Does IMA still work when the cross vehicle
+# is 20 meters from the conflict point?")
+_WHEN_THERE = rx(r"\b(?:(?:from|starting|beginning|begins?|starts?|opens?) (?:when|once|as soon as|the moment)|until|till"
+                 r"|by the time)\b[^.;,]{0,40}$")
 _REPORTED_PLACE = rx(r"\b(?:positions?|locations?|gps|placed|shown|puts?|reported|reports|appears?|claims?|says|broadcasts?"
                      r"|offset|shifted|displaced)\b[^.;]{0,40}$")
 
@@ -425,6 +429,8 @@ def _conflict_distances(p: ParseState, roles: list[Mention], agents: dict[str, d
             continue
         if _REPORTED_PLACE.search(p.t[max(0, m.start() - 60):m.start()]):
             continue  # "its reported position 8 m ahead": a position offset
+        if _WHEN_THERE.search(p.t[max(0, m.start() - 50):m.start()]):
+            continue  # "stamped 2 s in the past from when it is 60 m from the conflict point": a moment, not its start
         first = p.n.sentences[p.n.sentence_of(m.start())][0]
         if p.has(lx.GHOST_VEHICLE, p.t[max(first, m.start() - 100):m.start()]):
             continue  # "a ghost crossing car 20 m ahead of the ego" places the forged vehicle

@@ -407,7 +407,8 @@ class LlmRoles:
             note = Finding(STATED_CHECK, Severity.WARNING,
                            ("the fault as the intent states it" if faults_only else "what the intent states")
                            + " does not meet the verifier; the parser kept it as stated instead of repairing it: "
-                           + "; ".join(dict.fromkeys(kept)), ("faults",) if faults_only else ("faults", EGO))
+                           + "; ".join(dict.fromkeys(kept)),
+                           ("faults",) + tuple(root for root in (EGO, "agents") if any(k.startswith(root) for k in kept)))
             missing = _unread(text, spec, [h.data for h in history] + [data], observed)
             used = sum(1 for h in history if "no progress" not in h.notes)  # attempts that gave a new answer
             return ParseResult(spec, used, tuple(observed) + tuple(missing) + (note,) + findings,
