@@ -279,11 +279,21 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # to the conflict point, which no spec field held); scene 58 of 83 exact, 18 reported, 7 lost ("braking car 40 m ahead
 # at 70 km/h" gave the ego the car's speed). After: 86.2 % exact, 0 / 0 / 0 / 0, 2 stops (both refusals: LTA reads no
 # SPaT), the conflict distance bound as the car's arrival (or the ego placed to meet it); scene 77 exact, 1 lost
+# fresh38 (platform teams and their tools: a YAML snippet, a JSON-ish payload, CLI flags, a log line, a config diff, a
+# Terraform variable block, a markdown table, a forwarded email quoting an older request, a chat-bot command, a
+# PagerDuty summary, a monitoring alert, a repro's numbered steps, a farm job), scored after fresh37's mends: first read
+# application 100 %, 93.1 % exact (27 of 29), 0 silent drops, 3 substitutions (an incident's "received SPaT from an
+# unauthorised RSU showing green" a second fault; "Runbook action: replay on platform" a replay; a config diff's "-"
+# line), 0 invented, 0 false alarms, 7 stops; scene 67 of 81 exact, 6 reported, 8 lost (a forwarded request's "35 mph"
+# set the ego's speed; "ego_v=[12 m/s]" and "start_dist_m = 400" unread). After: 100 % exact, 0 / 0 / 0 / 0, 3 stops
+# (a JSON-ish payload, a monitoring alert's burst merged with the runbook's, EEBL reading no BSM drop); scene 78 exact,
+# 1 lost (a tab-separated row)
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
     FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
-    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33, FRESH34, FRESH35, FRESH36, FRESH37 = (
+    FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33, FRESH34, FRESH35, FRESH36, FRESH37, \
+    FRESH38 = (
         _SETS / f"parse_campaign_fresh{k}.jsonl"
-        for k in range(2, 38))
+        for k in range(2, 39))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0, "scene_lost": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

@@ -196,7 +196,7 @@ def _behaviours(p: ParseState, app: Application, roles: list[Mention], ego: dict
             p.note(f"{subj.what if subj and subj.what in agents else 'ego'}.profile {profile}")
 
 
-_START = (r"(?:\b(?:starts|begins|spawns|is placed|is positioned|initially|approaches from|approaching from"
+_START = (r"(?:\b(?:starts|begins|spawns|is placed|is positioned|initially|approaches from|approaching from|approach from"
           r"|(?:must|should|shall|will|to) start)"
           r"|\b(?:ego|car|vehicle) (?:starting|beginning|placed|positioned|departs|sets off|leaves))")
 
@@ -225,8 +225,10 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # bar that far ahead of the ego's start
                     r"\b(?:with (?:the |a )?|the )?(?:signal|traffic light|light|junction|intersection)s? (?:is )?at "
                     + Q("dist") + r"(?! (?:before|after|from|past|beyond|behind|apart|spacing|intervals?)\b)",
-                    r"\bdistance to (?:the )?(?:stop[- ]?(?:line|bar)|signal|light|junction|intersection) (?:is |of |= ?)?"
-                    + Q("dist"),
+                    r"(?<!cross )(?<!crossing )(?<!oncoming )(?<!opposing )(?<!lead )\b(?:dist|distance) to (?:the )?"
+                    r"(?:stop[- ]?(?:line|bar)|stopline|signal|light|junction|intersection)\s*(?:is |of |[=:] ?)?" + Q("dist"),
+                    # a form's key: "Ego start distance: 100 m to stop line", "start_dist_m = 400", "start dist 250m"
+                    r"\b(?:ego )?start(?:ing)? (?:distance|dist|position)\s*(?:is |of |[=:] ?)?" + Q("dist"),
                     # "ego at 45 km/h, 300 m from the signal", "ego ... starting 250 m out", "the car comes at 60 km/h from 400
                     # meters"
                     r"\bego (?:at <q\d+:speed>,? )?" + Q("dist") + r" from the (?:signal|light|stop[- ]?(?:line|bar)|junction"
@@ -266,7 +268,7 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     r"\bego\b" + _OWN + r"{0,50}?<q\d+:speed>(?:,| and)? (?:about |some |roughly )?" + Q("dist")
                     + r" (?:(?:out |away )?(?:to|from) (?:the )?" + _BAR_OR_SIG + r"|out|away)(?! (?:from|of)\b)"):
         for m in p.finditer(pattern):
-            if p.free(m):
+            if p.free(m) and "(quoted)" not in p.t[p.n.sentences[p.n.sentence_of(m.start())][0]:m.start()]:
                 ego["start_distance_m"] = p.use(m, "ego.start_distance_m")
                 p.note(f"ego.start_distance_m {ego['start_distance_m']} from {m.group(0)!r}")
                 return
@@ -406,9 +408,12 @@ _HEADWAY = (r"(?:at |with )?(?:an? )?" + Q("time") + r" (?:time )?(?:headway|tim
 # km/h, 80 m away"): the spec times such a car by its arrival there, so the grammar turns the distance into that
 # arrival (or places the ego to meet it) once the speeds are known; CONFLICT_DISTANCE_KEY holds (metres, words) until then
 CONFLICT_DISTANCE_KEY = "__conflict_distance"
-_CONFLICT_DISTANCE = (Q("dist") + r" (?:(?:out|away|off)\b(?! (?:from|of)\b)|(?:from|to|before|short of) (?:the )?"
+_CONFLICT_DISTANCE = (Q("dist") + r" (?:(?:out|away|off)\b(?! (?:from|of)\b)|(?:(?:out |away )?from|to|before|short of) (?:the )?"
                       r"(?:conflict(?: point| pt| zone| area)?|crossing|junction(?: box)?|intersection|box|stop ?line"
                       r"|stop ?bar)\b|gap\b|(?:ahead|in front)(?: of (?:us|the ego|ego))?\b(?! of))",
+                      # a matrix's "cross_dist_to_junction=[40 m]"
+                      r"\b(?:dist|distance) to (?:the )?(?:conflict(?: point| pt| zone)?|junction|intersection|crossing)"
+                      r"\s*(?:is |of |[=:] ?)?" + Q("dist"),
                       # "oncoming 55 km/h at 65 m"
                       r"\bat (?:about |some |roughly |around )?" + Q("dist") + r"(?![ -](?:ahead|behind|from|before|of"
                       r"|past|beyond|in|into|out|away|further|farther|closer|nearer|back|forward)\b)")

@@ -234,7 +234,7 @@ def _aliases(t: str) -> str:
 
 
 # a key's unit suffix, said after its bare number (``normalize``)
-_KEY_UNITS = {"s": "s", "ms": "ms", "mps": "m/s", "mps2": "m/s2", "kph": "km/h", "kmh": "km/h", "mph": "mph", "pct": "%",
+_KEY_UNITS = {"m": "m", "s": "s", "ms": "ms", "mps": "m/s", "mps2": "m/s2", "kph": "km/h", "kmh": "km/h", "mph": "mph", "pct": "%",
               "hz": "Hz"}
 
 
@@ -282,6 +282,8 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"(\d*)([\u00bc\u00bd\u00be\u2153\u2154\u215b])", _vulgar_fraction, text)
     t = unicodedata.normalize("NFKC", t).translate(_DASHES).translate(_QUOTES)
     t = re.sub(r"\s*(?:\u2192|\u27f6|->|=>)\s*(?=[tT] ?=|\d)", " to ", t)  # "t=6 s -> t=10 s": a span
+    t = re.sub(r"\s*<=\s*", " \u2264 ", t)  # a trigger's "ego_dist_to_stopbar <= 60m": a bound, not a setting
+    t = re.sub(r"\s*>=\s*", " \u2265 ", t)
     t = re.sub(r"[<>\x00-\x08\x0b-\x1f]", " ", t)
     t = re.sub(r"\bMAP\b", "mapmsg", t)  # the stream, upper case; "the map" stays a map
     t = t.lower()
@@ -309,6 +311,9 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\bw/o\b", "without", t)
     t = re.sub(r"\bw/(?=\s)", "with", t)
     t = re.sub(r"\bvehs?\b\.?", lambda m: "vehicles" if m.group(0).startswith("vehs") else "vehicle", t)  # "cross veh"
+    # a matrix's keys: "ego_v=12 m/s", "cross_v=15 m/s", "cross_dist_to_junction=40 m" (a crossing vehicle's)
+    t = re.sub(r"\b(ego|lead|oncoming|opposing|crossing|cross)[ _]v\b(?=\s*[=:])", r"\1 speed", t)
+    t = re.sub(r"\bcross(?:ing)?(?=[ _](?:speed|dist|distance|gap|pos|position)\b)", "crossing vehicle", t)
     t = re.sub(r"(?<=[a-z])_(?!(?:s|ms|m|mps|kmh|pct|deg)\b)(?=[a-z])", " ", t)  # (not a unit suffix: "duration_s")
     # a speed key ("v_ego=12 m/s", "v_oncoming=16 m/s"): whose speed it is
     t = re.sub(r"\bv ?(ego|lead|oncoming|opposing|crossing|cross)\b(?=\s*[=:])",
@@ -365,6 +370,9 @@ def normalize(text: str) -> Normalized:
     # line's unit suffix likewise ("length_s = 3.0", "lead_decel_mps2 = 7.0", read as "length s = 3.0")
     t = re.sub(r"\b([a-z]+_s)(['\"]?\s*[:=]\s*)([-+]?\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms)\b)", r"\1\2\3 s",
                t)
+    # (a config block's "start_dist_m   = 400", "ego_speed_mps = 16": the suffix is the unit)
+    t = re.sub(r"\b([a-z]+)[ _](m|mps2|mps|kph|kmh|mph|ms|pct)(['\"]?\s*[:=]\s*)([-+]?\d+(?:\.\d+)?)(?![\d.]|[ \t]*(?:[a-z]+/|%|(?:m|s|ms|mph|kph|kmh|km|mps)\b))",
+               lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)} {_KEY_UNITS[m.group(2)]}", t)
     t = re.sub(r"(?:(?<=^)|(?<=\n)|(?<=, ))([a-z][a-z ]*?) (s|ms|mps2|mps|kph|kmh|mph|pct|hz)( ?[:=] ?)([-+]?\d+(?:\.\d+)?)(?=\s*(?:$|\n|,))",
                lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)} {_KEY_UNITS[m.group(2)]}", t)
     # a duration key with a bare number ("duration=6" in a call, "duration: 4"): seconds
@@ -419,6 +427,7 @@ def normalize(text: str) -> Normalized:
     # "12 in a row", "lost five times in a row": a burst of that many messages
     t = re.sub(num + r" (?=(?:times )?in a row\b|times (?:running|back-to-back)\b)", lambda m: _sub("count", 1.0)(m) + " ", t)
     t = _GLOSS.sub(lambda m: _gloss(m, quantities), t)
+    t = re.sub(r"\[\s*(<q\d+:\w+>)\s*\]", r"\1", t)  # a matrix cell's "ego_v=[12 m/s]"
     for m in _PLACEHOLDER.finditer(t):
         q = quantities[int(m.group(1))]
         q.start, q.end = m.start(), m.end()
@@ -530,6 +539,13 @@ class ParseState:
         self.notes: list[str] = []
         self.findings: list[Finding] = []
         self.withdrawn: set[int] = set()  # sentences of faults taken back later ("scrap the burst drop"): they time nothing
+        # a quoted older request or a line the next speaker turned down (marked by ``roles.check_text``) sets nothing:
+        # its quantities are spoken for ("> Please set up RLVW with the ego at 35 mph ...", forwarded under a new ask)
+        # (to the end of the marked line's sentence: a text adventure's "> LOOK" command joins the room's description)
+        for marker in re.finditer(r"\((?:quoted|withdrawn)\)[^\n.!?]*", self.t):
+            for q in n.quantities:
+                if q.used is None and marker.start() < q.start < marker.end():
+                    q.used = "quoted"
 
     # small helpers --------------------------------------------------------
     def q(self, m: re.Match[str], group: str = "q") -> Quantity:

@@ -180,7 +180,9 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (r"during (?:the )?(?:whole |entire |full )?" + _PHASE + r"(?: phase| interval| light)?", lambda m: sig(m.group("ph"), 0.5)),
         (Q("dist") + r" (?:before|from|ahead of|short of|upstream of|prior to|out from|in front of) (?:the |our |its "
          r"|their )?" + BAR,
-         lambda m: ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
+         # (not where a crossing or oncoming car is: "oncoming car at 50 km/h, 45 m from the intersection")
+         lambda m: None if _OTHER_CAR_BEFORE.search(p.t[max(0, m.start() - 60):m.start()])
+         else ego_ev(AnchorEvent.STOP_BAR_DISTANCE, 0.0, p.use(m, "anchor"))),
         (Q("time") + r" (?P<rel>before|after|prior to) " + _DECISION,
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, sign(m.group("rel")) * p.use(m, "anchor"))),
         (r"(?:just|right|shortly|immediately) (?P<rel>before|after) " + _DECISION,
@@ -379,6 +381,11 @@ _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|a
                 # "the fault window opens 1 s before that brake", "starts 2 s after the lead's braking"
                 r"|\b(?:opens?|starts?|begins?|kicks? in|comes? on) <q(?P<lag2>\d+):time> (?P<rel2>before|after) (?:that|the|its"
                 r"|the lead'?s?) (?:brake|braking|hard brake)(?: event| onset)?\b")
+# the clause before a distance names a crossing or oncoming car and not the ego: the distance is that car's
+# ("oncoming car at 50 km/h, 45 m from the intersection"; not a fault's clause: "Bump the oncoming pickup's reported speed
+# up by 9 mph from 50 m before the stop bar")
+_OTHER_CAR_BEFORE = rx(r"\b(?:oncoming|opposing|crossing|cross)\b(?: [\w-]+){0,2}?(?: (?:at|doing|going|traveling|travelling)"
+                       r" <q\d+:speed>)?,? (?:about |some |roughly |around )?$")
 # "once it gets near the conflict point", "once the crossing vehicle is near", "once it is close to the intersection"
 _CROSSING_NEAR = (r"\b(?:when|once|as soon as|as|from the time|from when|from the moment|(?:just |right |shortly )?before) "
                   r"(?:the )?(?:(?:real |actual "

@@ -846,6 +846,9 @@ PAST_INCIDENT = (r"\b(last|previous) (month|year|week|time|run|release|campaign|
                  r"|\b(last|previous) (month|year|week|time|sprint|season|monday|tuesday|wednesday|thursday|friday|saturday"
                  r"|sunday)\b,? (\w+ ){1,2}?(ran|did|had|has done|have done|has run|have run|saw|got|made|set|took|put)\b[^.;]*"
                  r"|\b(we|they) (logged|recorded|observed|spotted|noticed|measured)\b[^.;]*"
+                 # an incident's report: "Field unit at Oak & 5th received SPaT from an unauthorised RSU showing green"
+                 r"|\b(field|customer|fleet|production|deployed) (unit|vehicle|car|truck|device|obu)s?\b[^.;\n]{0,60}"
+                 r"\b(received|saw|got|logged|reported|recorded|heard|experienced)\b[^.;]*"
                  # "Prior studies injected SPaT freezes", "we already covered FCW last sprint with a BSM freeze"
                  r"|\b(prior|previous|earlier|past) (studies|work|runs|campaigns|tests|papers|experiments)\b[^.;]*"
                  r"|\b(?:already|previously) (?:covered|tested|ran|did|done|checked|ran through)\b[^.;]*"
@@ -1089,6 +1092,9 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                # how far out the ego starts ("Ego approaching at 50 kph, about 300 metres out"): no position offset
                # a fault said to go on ("the MAP feed runs 2 seconds late and stays late"): its window, not a second fault
                r"|\band stays? (late|that way|so|frozen|stale|silent|down|off)\b"
+               # a re-run said as a replay ("Runbook action: replay on platform -- EEBL app, drop ...")
+               r"|\breplay(ed|ing)? (it |this |that |the (case|incident|scenario|alert) )?(on|in) (the )?(platform|simulator"
+               r"|sim|farm|rig|bench|lab)\b"
                # a vehicle's speed said against the ego's ("the lead 40 m ahead and 10 m/s slower than us"): the scene's
                r"|(<q\d+:speed>|\d+(\.\d+)? ?(m/s|km/h|kph|mph)) (slower|faster) than (us|the ego|ego|we are|our car|ours)\b"
                # (and an oncoming car's: "oncoming car 90 m out doing 55 mph")

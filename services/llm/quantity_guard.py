@@ -229,6 +229,9 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|^\W*expect\w*\b|\bwe expect\b|\b(warnings?|alerts?)\s+(is |are )?(issued|given|raised|shown|fired|presented) (at "
                       r"least|no later than|within|before|by)\b|\b(stop|abort|end) the (run|test|scenario)\b"
                       r"|^\W*(verify|check|ensure|confirm|make sure|determine) (that|whether|if)\b"
+                      # a repro's step "3. Observe FCW fires within 200 ms"
+                      r"|^\W*(\d+[.)]\s*)?(observe|watch|see|note) (that |whether |if )?(the )?(fcw|eebl|ima|lta|rlvw|glosa"
+                      r"|app|application|warning|alert|advisory|it)\b"
                       r"|\b(must|should|shall|has to|have to"
                       r"|needs? to) (still |always )?(react|respond|brake|stop|warn|alert|be (warned|alerted|issued|raised)"
                       r"|come|fire|trigger)\b"
@@ -253,6 +256,8 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
 
 _CORRECTED_AFTER = re.compile(r"<q(\d+):\w+>" + lx.CORRECTED_AFTER + r"<q\d+:\w+>")
 _CORRECTED = re.compile(lx.CORRECTION + r"[-+]?\d+(?:\.\d+)? ?[a-z/%]+" + lx.CORRECTED_FROM, re.IGNORECASE)
+# a quoted older request or a turned-down line (``roles.check_text`` marks them): nothing in it is a setting
+_QUOTED_TAIL = re.compile(r"\((?:quoted|withdrawn)\)[^\n.!?]*")
 _NOT_THIS_RUN = re.compile(lx.CRITERION_HEADING + r"|" + lx.NOT_NOW, re.IGNORECASE)
 _PAST = re.compile(lx.PAST_INCIDENT, re.IGNORECASE)
 
@@ -302,7 +307,7 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
             kept = set() if own else _spacing_bounds(segment, answers)
             pool, lows = (faults, fault_lows) if own else (everything, any_lows)
             # a gloss in another unit ("4 m/s (≈ 14 km/h)") stands and falls with the quantity it restates
-            missing = [q for q in normalize(segment).quantities
+            missing = [q for q in normalize(_QUOTED_TAIL.sub(" ", segment)).quantities
                        if q.index not in kept and q.restates is None and not _bound(q, pool)
                        and q.raw.lower() not in lows]
             lost += missing

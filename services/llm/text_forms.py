@@ -28,6 +28,11 @@ _PSEUDO_ELSE = re.compile(r"^\s*else\b", re.IGNORECASE)
 _PSEUDO_END = re.compile(r"^\s*(?:end(?:\s*if)?|fi|endif)\s*;?\s*$", re.IGNORECASE)
 
 
+# a command line's flag and its value ("--start-dist 250m", "--magnitude -3s", "--anchor=green_onset")
+_CLI_FLAG = re.compile(r"(?:^|\s)--([a-z][a-z0-9-]*)(?:=|\s+)(?!--)('[^']*'|\"[^\"]*\"|\S+)", re.IGNORECASE)
+_CHANGED_KEY = re.compile(r"^[-+]\s*([a-z_][\w.]*)\s*[:=]", re.IGNORECASE)
+
+
 def as_changed(text: str) -> str:
     """A unified diff of a configuration ("-fault none", "+fault oncoming BSM frozen ..."): the file as it will be (its
     added and kept lines, without the markers); an IF ... THEN ... ELSE ... END block in pseudo-code: its condition
@@ -35,6 +40,13 @@ def as_changed(text: str) -> str:
     lines = text.splitlines()
     if any(_DIFF_HEADER.match(x) for x in lines) and any(x.startswith("+") and not x.startswith("+++") for x in lines):
         lines = [x[1:] if x[:1] in "+ " else x for x in lines if not _DIFF_HEADER.match(x) and not x.startswith("-")]
+    # a changed setting pasted without a header ("- fault.delay: 0.2s" over "+ fault.delay: 0.5s"): its new value only
+    # (a list's "- " items stay: only a key both removed and added is a change)
+    changed = {m.group(1) for x in lines if (m := _CHANGED_KEY.match(x)) and x.startswith("-")} & \
+        {m.group(1) for x in lines if (m := _CHANGED_KEY.match(x)) and x.startswith("+")}
+    if changed:
+        lines = [x[1:].lstrip() if x.startswith("+") and (m := _CHANGED_KEY.match(x)) and m.group(1) in changed else x
+                 for x in lines if not (x.startswith("-") and (m := _CHANGED_KEY.match(x)) and m.group(1) in changed)]
     if any(_PSEUDO_IF.match(x) for x in lines) and any(_PSEUDO_ELSE.match(x) for x in lines):
         out, skipping = [], False
         for x in lines:
@@ -59,6 +71,11 @@ def code_lines(line: str) -> list[str]:
     target = _MAKE_TARGET.match(line)
     if target:
         return [f"{target.group(1)} {target.group(2)}"]
+    flags = _CLI_FLAG.findall(line)
+    if len(flags) >= 3:  # a command line's flags ("--ego-speed 60kmh --fault spat_countdown_offset ..."): one key each
+        # (one sentence, a clause per flag: "--hold 10s" stays with the fault it times)
+        return [", ".join(f"{name.replace('-', ' ')} {value.strip(chr(39) + chr(34)).replace('_', ' ')}"
+                          for name, value in flags)]
     if _FORM.match(line):
         return [f"{k} = {v}" for k, v in urllib.parse.parse_qsl(line.strip(), keep_blank_values=True)]
     if _ASSIGNMENTS.match(line):

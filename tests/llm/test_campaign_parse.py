@@ -659,6 +659,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH35, ("f35_022",), {"f35_005": {"reported"}, "f35_023": {"reported"}}, (), ("f35_020",)),
     (bench_parse_campaign.FRESH36, ("f36_015",), {"f36_011": {"reported"}}, ("f36_011",), ()),
     (bench_parse_campaign.FRESH37, (), {"f37_010": {"reported"}, "f37_030": {"reported"}}, ("f37_010", "f37_030"), ()),
+    (bench_parse_campaign.FRESH38, (), {}, (), ()),
 ]
 # sets whose answers still carry a fault in place of one the parser could not read (reported, never silent): fresh35's
 # f35_005, a board game's "RULE 4.2 (Silence): ... the cross car's next 5 BSMs in a row are removed from play" (a
@@ -672,6 +673,7 @@ SCENE = {
     "parse_campaign_fresh35": ([("f35_009", "lead.speed_mps"), ("f35_026", "ego.start_distance_m")], 72),
     "parse_campaign_fresh36": ([], 68),
     "parse_campaign_fresh37": ([], 78),
+    "parse_campaign_fresh38": ([("f38_024", "ego.start_distance_m")], 78),
 }
 
 
@@ -2216,6 +2218,45 @@ def test_a_stated_lead_brake_time_is_kept_and_a_window_said_against_it() -> None
     (lead,), (fault,) = res.spec.agents, res.spec.faults
     assert lead.behaviour.at_time_s == 7.0 and res.spec.duration_s == 30.0
     assert (fault.anchor.offset_s, fault.duration_s) == (6.0, 4.0) and not res.unparsed_clauses
+
+
+def test_fresh38_tool_forms() -> None:
+    """Platform teams' tools: a config diff (its new value only), CLI flags, a matrix's bracketed cells, a config
+    block's unit suffixes, a forwarded request quoted under a new one (nothing in the quote sets anything), a
+    trigger's "<=" (a bound, not a start)."""
+    roles = LlmRoles()
+    diff = roles.parse_intent("glosa_spat_latency.cfg - bumping latency for the retest:\n  app: GLOSA\n  ego_speed_kph: 50"
+                              "\n  fault.stream: SPAT\n  fault.anchor: red_onset\n- fault.delay: 0.2s\n+ fault.delay: 0.5s"
+                              "\n  fault.duration: 8s", 1).spec
+    assert [(f.operator.value, f.magnitude, f.duration_s) for f in diff.faults] == [("delay", 0.5, 8.0)]
+    cli = roles.parse_intent("v2xsim run --app glosa --ego-speed 60kmh --start-dist 250m --fault spat_countdown_offset "
+                             "--stream spat --magnitude -3s --anchor green_onset --duration 10s", 1)
+    assert (cli.spec.ego.speed_mps, cli.spec.ego.start_distance_m) == (16.667, 250.0)
+    assert [(f.operator.value, f.magnitude, f.anchor.event.value, f.duration_s) for f in cli.spec.faults] == [
+        ("spat_countdown_offset", -3.0, "green_onset", 10.0)]
+    matrix = roles.parse_intent("matrix: IMA | fault=none | ego_v=[12 m/s] | cross_v=[15 m/s] | "
+                                "cross_dist_to_junction=[40 m] | ego_dist_to_junction=[45 m] | expect=warn", 1)
+    assert (matrix.spec.ego.speed_mps, matrix.spec.ego.start_distance_m, matrix.spec.agents[0].speed_mps) == (
+        12.0, 45.0, 15.0)
+    assert not matrix.unparsed_clauses
+    block = roles.parse_intent('variable "glosa_case_12" {\n  default = {\n    app = "GLOSA"\n    ego_speed_mps  = 16\n'
+                               '    start_dist_m   = 400\n  }\n}', 1).spec
+    assert (block.ego.speed_mps, block.ego.start_distance_m) == (16.0, 400.0)
+    forwarded = roles.parse_intent("Hi team, can we swap the RLVW run to this instead: ego at 40 mph, starting 150 m back "
+                                   "from the stop bar, and drop 30% of SPaT messages for 4 s starting at amber onset.\n\n"
+                                   "> ---------- Forwarded message ----------\n> Please set up RLVW with the ego at 35 "
+                                   "mph and add a 0.5 s delay on MAP beginning at red onset.\n> Start distance 200 m.", 1)
+    assert (forwarded.spec.ego.speed_mps, forwarded.spec.ego.start_distance_m) == (17.882, 150.0)
+    assert [f.operator.value for f in forwarded.spec.faults] == ["drop"] and not forwarded.unparsed_clauses
+    trigger = roles.parse_intent("INSERT INTO faults (app, stream, kind, offset_s, trigger) VALUES ('RLVW', 'SPAT', "
+                                 "'countdown_bias', -2.0, 'ego_dist_to_stopbar <= 60m');", 1).spec
+    assert trigger.faults[0].anchor.distance_m == 60.0 and trigger.ego.start_distance_m != 60.0
+    # an incident's report and a runbook's "replay on platform" ask for nothing
+    incident = roles.parse_intent("[PagerDuty] INC-4471 RESOLVED - Field unit at Oak & 5th received SPaT from an "
+                                  "unauthorised RSU showing green while the real signal was red. Follow-up action: "
+                                  "reproduce on the platform with RLVW, ego at 55 km/h, spoofed RSU broadcasting a green "
+                                  "phase from red onset for 5 s.", 1).spec
+    assert [f.operator.value for f in incident.faults] == ["spoofed_rsu"]
 
 
 # fresh37: done before, merged elsewhere, not part of this change
