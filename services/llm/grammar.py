@@ -42,7 +42,7 @@ from typing import Any
 from lastv2x.core.catalogue import APPLICATIONS, AppKind, Application
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import junctions_ahead_needed, signal_required
-from lastv2x.core.spec import AgentRole, AnchorEvent, Ego, FaultOperator, JunctionKind
+from lastv2x.core.spec import Agent, AgentRole, AnchorEvent, Ego, FaultOperator, JunctionKind
 from lastv2x.core.timeline import CONFLICT_BEYOND_BAR_M, conflict_time_s
 from lastv2x.core.verifier import Finding, Severity
 from services.llm import lexicon as lx
@@ -439,7 +439,8 @@ def _start_before_anchor(p: ParseState, ego: dict[str, Any], faults: list[Any]) 
 # the ego's start distance bounds (read from the spec, one home)
 _EGO_START_M = tuple(next(float(getattr(m, b)) for m in Ego.model_fields["start_distance_m"].metadata if hasattr(m, b))
                      for b in ("ge", "le"))
-_ARRIVAL_OFFSET_S = 30.0  # the spec's bound of an agent's arrival_offset_s, either way
+# the spec's bound of an agent's arrival_offset_s, either way
+_ARRIVAL_OFFSET_S = next(float(m.le) for m in Agent.model_fields["arrival_offset_s"].metadata if hasattr(m, "le"))
 
 
 def _time_by_distance(p: ParseState, ego: dict[str, Any], agents: list[dict[str, Any]], faults: list[Any]) -> None:
@@ -474,4 +475,3 @@ def _time_by_distance(p: ParseState, ego: dict[str, Any], agents: list[dict[str,
 
 
 __all__ = ["LANGUAGE_CHECK", "LANGUAGE_SAID", "GrammarResult", "Normalized", "Quantity", "normalize", "parse_text"]
-
