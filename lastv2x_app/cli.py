@@ -304,7 +304,8 @@ def cmd_execute(args: argparse.Namespace) -> int:
 
 def cmd_parse(args: argparse.Namespace) -> int:
     from services.llm.config import LlmConfig
-    from services.llm.roles import STATED_CHECK, LlmRoles
+    from services.llm.roles import LlmRoles
+    from services.llm.stated import STATED_CHECK
 
     # The LLM service's own settings (LASTV2X_LLM_*), so ParseIntent gives the same spec.
     result = LlmRoles(config=LlmConfig.from_env()).parse_intent(args.text, args.seed)

@@ -9,7 +9,7 @@ from ("lead.gap_m 45.0 from '<dist> ahead'"), or names a field and a bare value 
 and derivations said after a colon or in brackets ("ego.speed_mps 25: following the lead at its stated speed",
 "lead.behaviour hard_brake (EEBL needs a braking lead)") record fields the parser chose.
 
-One reader for both users of the rule: the parse-repair loop (``services.llm.roles``: a repair may not move a stated field)
+One reader for both users of the rule: the parse-repair loop (``services.llm.stated``: a repair may not move a stated field)
 and campaigns (``services.search.pipeline.stated_fields``: nor may an observability repair). An answer without
 such notes (an LLM's) states none.
 """

@@ -29,20 +29,15 @@ campaign names when it stops on a partial parse.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
-from lastv2x.core.catalogue import FAULT_OPERATORS
 from lastv2x.core.errors import FieldViolation, InvalidArgument
 from lastv2x.core.map_hosting import junctions_ahead_needed, signal_required
-from lastv2x.core.parse_notes import stated_note_fields
-from lastv2x.core.spec import Agent, Behaviour, Ego, JunctionKind, ScenarioSpec, parse_spec
+from lastv2x.core.spec import JunctionKind, ScenarioSpec, parse_spec
 from lastv2x.core.verifier import Finding, Repair, Severity, VerificationReport, verify
 from services.llm import fault_cues, quantity_guard
 from services.llm import lexicon as lx
@@ -59,11 +54,18 @@ from services.llm.config import LlmConfig
 from services.llm.errors import MalformedOutput, ParseFailed, RoleFailed
 from services.llm.evidence import EvidenceDigest
 from services.llm.grammar import LANGUAGE_CHECK, LANGUAGE_SAID, stated_applications
-from services.llm.intent_fault_draft import PROVENANCE_SIGN_OPEN
 from services.llm.knowledge import KnowledgeNote, load_notes
 from services.llm.maps import MapView, junction_kind_for
 from services.llm.planner import ApproachCandidate, ScenePlan, check_candidates, validate_plan
 from services.llm.reflector import Reflection, validate_reflection
+from services.llm.stated import (
+    EGO,
+    STATED_CHECK,
+    keep_stated,
+    needs_stated,
+    stated_fault_fields,
+    stated_scene_fields,
+)
 from services.llm.table_rows import rows_as_sentences
 from services.llm.text_forms import as_changed, code_lines, telegram
 
@@ -363,7 +365,7 @@ class LlmRoles:
             if attempt == 1:
                 stated = stated_fault_fields(pinned) | stated_scene_fields(pinned, reply.notes)
             else:
-                pinned = _keep_stated(pinned, stated, kept)
+                pinned = keep_stated(pinned, stated, kept)
             if attempt > 1 and data is not None and pinned == data:
                 history.append(AttemptRecord(attempt, tuple(problems), reply.notes + ("no progress",), data))
                 break
@@ -371,7 +373,7 @@ class LlmRoles:
             notes.extend(reply.notes)
             data, raw = self._pin(reply.data, text, seed, assigner, notes), None
             if attempt > 1:
-                data = _keep_stated(data, stated, [])
+                data = keep_stated(data, stated, [])
                 notes.extend(n for n in kept if n not in notes)
             try:
                 spec = parse_spec(data)
@@ -383,7 +385,7 @@ class LlmRoles:
             findings = tuple(self._map_findings(spec, assigner)) + report.findings
             errors = [f for f in findings if f.severity is Severity.ERROR]
             problems = [f.to_dict() for f in errors]
-            if errors and kept and all(_needs_stated(f, stated) for f in errors):
+            if errors and kept and all(needs_stated(f, stated) for f in errors):
                 history.append(AttemptRecord(attempt, tuple(problems), reply.notes, data))
                 break  # only changing what the intent states would verify it: kept as stated (below)
             if not errors:
@@ -534,158 +536,6 @@ class LlmRoles:
     @staticmethod
     def verify(spec: ScenarioSpec | dict[str, Any] | str) -> VerificationReport:
         return verify(spec if isinstance(spec, ScenarioSpec) else parse_spec(spec))
-
-
-STATED_CHECK = "parser.stated_fault_kept"
-# the fault fields an answer reads from the intent's words; a repair may not change them (a magnitude counts when
-# its provenance says the intent gave it; one whose direction the intent leaves open, PROVENANCE_SIGN_OPEN, keeps
-# its size and may take the sign a repair gives it: "off by 4 m" is bound by 4 m ahead as well as 4 m behind)
-_STATED_KEYS = ("magnitude", "probability", "burst_count", "duration_s", "anchor", "ghost_speed_mps", "ghost_route")
-_STATED_MAGNITUDE = ("intent", PROVENANCE_SIGN_OPEN)
-# the scene fields an answer reads from the intent's words, which a repair may not change either (fresh36: "Ego at 45 mph,
-# 90 m from the stop bar at start" was moved to 685.5 m by a decision-window repair; "lead brakes 7 s in" to 1.33 s):
-# read from the parser's notes (``lastv2x.core.parse_notes``); an answer without such notes (an LLM's) states none
-_STATED_EGO_KEYS = ("speed_mps", "start_distance_m")
-_STATED_AGENT_KEYS = ("speed_mps", "gap_m", "arrival_offset_s", "behaviour.at_time_s", "behaviour.decel_mps2")
-EGO = "ego"  # the owner of a stated ego field in the stated table (an agent's is "agents[k]", a fault's its index)
-
-
-@dataclass(frozen=True)
-class _Unsigned:
-    """A stated size whose sign is open."""
-
-    size: float
-
-    def admits(self, value: Any) -> bool:
-        return isinstance(value, int | float) and abs(abs(value) - self.size) <= 1e-9 * max(1.0, self.size)
-
-
-def stated_fault_fields(data: Any) -> dict[tuple[int, str], Any]:
-    """(fault index, field) -> value (or :class:`_Unsigned`) for the fields the first answer read from the intent."""
-    out: dict[tuple[int, str], Any] = {}
-    faults = data.get("faults") if isinstance(data, dict) else None
-    for i, f in enumerate(faults if isinstance(faults, list) else ()):
-        if not isinstance(f, dict):
-            continue
-        for key in _STATED_KEYS:
-            if key in f and f[key] is not None and (key != "magnitude" or f.get("provenance") in _STATED_MAGNITUDE) \
-                    and _in_range(f, key):
-                open_sign = key == "magnitude" and f.get("provenance") == PROVENANCE_SIGN_OPEN
-                out[(i, key)] = _Unsigned(abs(float(f[key]))) if open_sign else f[key]
-    return out
-
-
-def stated_scene_fields(data: Any, notes: Sequence[str]) -> dict[tuple[int | str, str], Any]:
-    """(``EGO`` or ``"agents[k]"``, field) -> value for the ego's and the agents' fields the first answer's notes say the
-    intent's words set (a dotted field is nested: ``behaviour.at_time_s``)."""
-    if not isinstance(data, dict):
-        return {}
-    agents = data.get("agents") if isinstance(data.get("agents"), list) else []
-    ids = {a["id"]: k for k, a in enumerate(agents) if isinstance(a, dict) and isinstance(a.get("id"), str)}
-    out: dict[tuple[int | str, str], Any] = {}
-    for who, name in stated_note_fields(notes):
-        if who == EGO and name in _STATED_EGO_KEYS:
-            owner, holder = EGO, data.get(EGO)
-        elif who in ids and name in _STATED_AGENT_KEYS:
-            owner, holder = f"agents[{ids[who]}]", agents[ids[who]]
-        else:
-            continue
-        value = _field(holder, name)
-        if isinstance(value, int | float) and not isinstance(value, bool) and _admits(owner, name, value):
-            out[(owner, name)] = value
-    return out
-
-
-def _field(holder: Any, name: str) -> Any:
-    for part in name.split("."):
-        holder = holder.get(part) if isinstance(holder, dict) else None
-    return holder
-
-
-def _admits(owner: str, name: str, value: float) -> bool:
-    """A stated value the spec can hold ("waits to turn left at 0 km/h" cannot: a repair gives it a speed)."""
-    head, _, sub = name.partition(".")
-    try:
-        if owner == EGO:
-            Ego.model_validate({name: value})
-        elif head == "behaviour":
-            Behaviour.model_validate({sub: value})
-        else:
-            Agent.model_validate({"id": "a", "role": "lead", name: value})
-    except ValidationError:
-        return False
-    return True
-
-
-def _path(owner: int | str, key: str) -> str:
-    return f"faults[{owner}].{key}" if isinstance(owner, int) else f"{owner}.{key}"
-
-
-def _changes(stated: Any, value: Any) -> bool:
-    return not stated.admits(value) if isinstance(stated, _Unsigned) else value != stated
-
-
-def _needs_stated(finding: Finding, stated: dict[tuple[int | str, str], Any]) -> bool:
-    """Would the finding's repair change a field the intent states (so it is not applied)?"""
-    patch = finding.repair.patch if finding.repair is not None else ()
-    return any((path == _path(i, key) and _changes(value, new)) or path.startswith(_path(i, key) + ".")
-               for path, new in patch for (i, key), value in stated.items())
-
-
-def _in_range(fault: dict[str, Any], key: str) -> bool:
-    """A stated value the spec can hold (an absurd "99999 s" is clamped into the operator's range instead)."""
-    value = fault[key]
-    if key == "magnitude":
-        op = fault.get("operator")
-        info = FAULT_OPERATORS[op] if isinstance(op, str) and op in FAULT_OPERATORS else None
-        bounds = info.magnitude_range if info is not None else None
-        return isinstance(value, int | float) and (bounds is None or bounds[0] <= value <= bounds[1])
-    if key == "probability":
-        return isinstance(value, int | float) and 0.0 <= value <= 1.0
-    if key == "burst_count":
-        return isinstance(value, int) and 1 <= value <= 10000
-    return True
-
-
-def _keep_stated(data: Any, stated: dict[tuple[int | str, str], Any], kept: list[str]) -> Any:
-    """``data`` with every stated fault, ego and agent field as the intent states it; what a repair wanted instead goes
-    to ``kept`` ("faults[0].probability 0.25 kept (the repair would set 0.558)")."""
-    faults = data.get("faults") if isinstance(data, dict) else None
-    if not stated or not isinstance(faults, list):
-        return data
-    out = dict(data)
-    out["faults"] = [dict(f) if isinstance(f, dict) else f for f in faults]
-    if isinstance(out.get(EGO), dict):
-        out[EGO] = dict(out[EGO])
-    if isinstance(out.get("agents"), list):
-        out["agents"] = [{k: dict(v) if isinstance(v, dict) else v for k, v in a.items()} if isinstance(a, dict) else a
-                         for a in out["agents"]]
-    for (i, key), value in stated.items():
-        owner = _owner(out, i)
-        *parents, last = key.split(".")
-        for part in parents:
-            owner = owner.get(part) if isinstance(owner, dict) else None
-        if not isinstance(owner, dict):
-            continue
-        if _changes(value, owner.get(last)):
-            said = value.size if isinstance(value, _Unsigned) else value
-            kept.append(f"{_path(i, key)} {json.dumps(said)} kept as stated (the repair would set "
-                        f"{json.dumps(owner.get(last))})")
-            owner[last] = said
-            if key == "magnitude":
-                owner["provenance"] = PROVENANCE_SIGN_OPEN if isinstance(value, _Unsigned) else "intent"
-    return out
-
-
-def _owner(data: dict[str, Any], owner: int | str) -> Any:
-    """The dict of ``data`` a stated field's owner names: a fault (its index), ``EGO`` or ``"agents[k]"``."""
-    if isinstance(owner, int):
-        return data["faults"][owner] if owner < len(data["faults"]) else None
-    if owner == EGO:
-        return data.get(EGO)
-    m = re.fullmatch(r"agents\[(\d+)\]", owner)
-    agents = data.get("agents")
-    return agents[int(m.group(1))] if m and isinstance(agents, list) and int(m.group(1)) < len(agents) else None
 
 
 def parse_intent(text: str, seed: int, max_attempts: int = 3, *, backend: Backend | None = None) -> ParseResult:

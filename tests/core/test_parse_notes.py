@@ -4,7 +4,7 @@ parse-repair loop and for campaigns' observability repairs."""
 from __future__ import annotations
 
 from lastv2x.core.parse_notes import stated_note_fields
-from services.llm.roles import _keep_stated, stated_scene_fields
+from services.llm.stated import keep_stated, stated_scene_fields
 
 
 def test_a_note_that_quotes_the_words_or_names_a_bare_value_is_stated() -> None:
@@ -42,7 +42,7 @@ def test_a_repair_keeps_the_stated_ego_and_agent_fields() -> None:
                             "behaviour": {"kind": "hard_brake", "at_time_s": 1.33}}],
                 "faults": []}
     kept: list[str] = []
-    out = _keep_stated(repaired, stated, kept)
+    out = keep_stated(repaired, stated, kept)
     assert out["ego"] == {"speed_mps": 28.0, "start_distance_m": 300.0}
     assert out["agents"][0]["behaviour"]["at_time_s"] == 7.0 and out["agents"][0]["speed_mps"] == 11.0
     assert repaired["agents"][0]["behaviour"]["at_time_s"] == 1.33  # (the answer itself is not changed)
