@@ -288,12 +288,23 @@ FRESH = _SETS / "parse_campaign_fresh.jsonl"
 # set the ego's speed; "ego_v=[12 m/s]" and "start_dist_m = 400" unread). After: 100 % exact, 0 / 0 / 0 / 0, 3 stops
 # (a JSON-ish payload, a monitoring alert's burst merged with the runbook's, EEBL reading no BSM drop); scene 78 exact,
 # 1 lost (a tab-separated row)
+# fresh39 (numbers in words, questions and hypotheticals, meeting minutes where one speaker corrects another, a CSV and
+# a tab-separated sheet with units in the column names, Gherkin outlines with an Examples row, phone-typed notes,
+# tickets, exclusions, imperial units, a request buried in a paragraph), first read: application 100 %, 57.1 % exact
+# (16 of 28), 2 silent drops (a correction "Sorry, 30 m, not 40" / "OK, 30." withdrew the MAP fault it corrected; "the
+# ghost vehicle is 20 m out" read as where a car is), 0 substitutions, 0 invented, 2 false alarms, 7 stops; scene 52 of
+# 70 exact, 16 lost. After: 100 % exact, 0 / 0 / 0 / 0, 0 stops; scene 70 of 70 exact
+# fresh40 (half machine-written: JSON bodies, curl, a Python call and dict, a Kubernetes resource, protobuf text, TOML,
+# INI, a CI matrix, a log line, shell variables; half quick chats: corrections, voice notes, exclusions, typos), scored
+# after fresh39's mends: first read application 100 %, 32.1 % exact (9 of 28), 2 silent drops, 2 substitutions, 0
+# invented, 1 false alarm, 16 stops; scene 61 of 85 exact, 4 lost. After (one reader for structured payloads, one
+# vocabulary of their keys, a writer's own corrections): 96.4 % exact, 0 / 0 / 0 / 0, 0 stops; scene 85 of 85 exact
 FRESH2, FRESH3, FRESH4, FRESH5, FRESH6, FRESH7, FRESH8, FRESH9, FRESH10, FRESH11, FRESH12, FRESH13, FRESH14, FRESH15, \
     FRESH16, FRESH17, FRESH18, FRESH19, FRESH20, FRESH21, FRESH22, FRESH23, FRESH24, FRESH25, FRESH26, FRESH27, \
     FRESH28, FRESH29, FRESH30, FRESH31, FRESH32, FRESH33, FRESH34, FRESH35, FRESH36, FRESH37, \
-    FRESH38 = (
+    FRESH38, FRESH39, FRESH40 = (
         _SETS / f"parse_campaign_fresh{k}.jsonl"
-        for k in range(2, 39))
+        for k in range(2, 41))
 TARGETS = {"silent_drops": 0, "substitutions": 0, "invented_faults": 0, "false_alarms": 0, "scene_lost": 0}
 _WORDS = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset("a an the of to and or is are it its it's for by in on at as from with when while that this "

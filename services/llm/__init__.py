@@ -4,7 +4,9 @@
   ``plan_scene``, ``reflect``, ``verify``: what the gRPC servicer calls; owns
   validation, the parse-repair loop and budgets;
 * ``backends`` - the ``Backend`` protocol and its registry (``offline``, ``openai``);
-* ``grammar``/``lexicon`` - the offline parser; ``planner``; ``reflector`` +
+* ``grammar``/``lexicon`` - the offline parser; before it, the readers that say an intent's form as text
+  (``payload`` + ``payload_words``: structured payloads; ``table_rows``; ``text_forms``; ``dialogue``: chats and
+  corrections); ``stated`` - what the words state, kept through repairs; ``planner``; ``reflector`` +
   ``knowledge/`` notes; ``evidence`` (the reflector's input); ``prompts/`` (versioned);
 * ``fake_openai_server`` - a Chat Completions test peer.
 

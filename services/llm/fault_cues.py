@@ -157,6 +157,10 @@ _APP_HANDLING = re.compile(lx.APP_OWN_HANDLING, _F)
 _LOOKS_LIKE = re.compile(lx.LOOKS_LIKE, _F)
 _FORGED_RSU = re.compile(lx.SPOOFED_RSU, _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
+                       # a stream left out ("leave the MAP alone, only the SPaT: ...", "don't touch the BSMs")
+                       r"|\b(leave|leaving|leaves|keep|keeping) (the |our |its )?(bsms?|spats?|mapmsgs?|maps?|eebls?)"
+                       r" (alone|untouched|as (it|they) (is|are)|clean)\b|\b(don'?t|do not|never) touch (the |our |its )?"
+                       r"(bsms?|spats?|mapmsgs?|maps?|eebls?)\b"
                        # a report's column or counter named by a fault word ("the 'lost' column should read zero")
                        r"|['\"\u2018\u201c]?\b(lost|dropped|drops|missing|late|delayed|stale|frozen|corrupted|suppressed)\b"
                        r"['\"\u2019\u201d]?[- ](packets?[- ]|messages?[- ]|msgs?[- ])?(columns?|counters?|counts?|metrics?"
@@ -275,7 +279,7 @@ def _split(text: str) -> list[tuple[Clause, str]]:
             part = (part or "").strip(" ,.;:!?")
             if part:
                 scrubbed = _NOT_COMM.sub(" ", part)
-                named = {name for name, pattern in _STREAMS if pattern.search(part)}
+                named = {name for name, pattern in _STREAMS if pattern.search(scrubbed)}  # (not a stream left out)
                 out.append((Clause(part, i, bool(named) or _CONTEXT.search(scrubbed) is not None,  # (a stream named)
                                    named.pop() if len(named) == 1 else None,
                                    _BACK_REFERENCE.search(scrubbed) is not None), sentence))

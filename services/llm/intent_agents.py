@@ -414,6 +414,11 @@ _CONFLICT_DISTANCE = (Q("dist") + r" (?:(?:out|away|off)\b(?! (?:from|of)\b)|(?:
                       # a matrix's "cross_dist_to_junction=[40 m]"
                       r"\b(?:dist|distance) to (?:the )?(?:conflict(?: point| pt| zone)?|junction|intersection|crossing)"
                       r"\s*(?:is |of |[=:] ?)?" + Q("dist"),
+                      # a matrix's "crossing vehicle gap 55 m"
+                      r"\b(?:gap|distance|dist)\s*(?:is |of |[=:] ?)?" + Q("dist"),
+                      # "the oncoming car approaches at 50 km/h from 75 m"
+                      r"\b(?:approach\w*|coming|comes)\b[^.;,]{0,30}? from " + Q("dist") + r"(?![ -](?:ahead|behind|before|past"
+                      r"|of|from|to)\b)",
                       # "oncoming 55 km/h at 65 m"
                       r"\bat (?:about |some |roughly |around )?" + Q("dist") + r"(?![ -](?:ahead|behind|from|before|of"
                       r"|past|beyond|in|into|out|away|further|farther|closer|nearer|back|forward)\b)")

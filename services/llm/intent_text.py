@@ -288,6 +288,10 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\bMAP\b", "mapmsg", t)  # the stream, upper case; "the map" stays a map
     t = t.lower()
     t = re.sub(r"[ \t]+", " ", t)
+    t = re.sub(r"(?<![\w)~])~ ?(?=\d)", "about ", t)  # "~800 ft out": about so far
+    # a voice note's fillers ("it brakes at, uh, six seconds", "and then, you know, offset ...") say nothing
+    t = re.sub(r",?[ \t]*\b(?:um+|uh+|erm+|uhm+|you know)\b[ \t]*,?", " ", t)
+    t = re.sub(r"[ \t]+", " ", t)
     maps: list[tuple[str, str]] = []
 
     def _map(m: re.Match[str]) -> str:
@@ -343,7 +347,17 @@ def normalize(text: str) -> Normalized:
                r"(?:ms|msec|milliseconds?|s|secs?|seconds?|m|metres?|meters?)\s*\((?:call it|say|let's say|i\.e\.|about"
                r"|roughly|~)\s*([^()]{1,20})\)", r"\1", t)
     t = re.sub(r"\ba few hundred\b", "300", t)  # ("a few hundred ms": about 300 ms, not a hundred)
+    # a position offset's size said with its direction alone ("offset of 5 m ahead", a payload's "magnitude: 6 m
+    # ahead"): where the reported position lies against the true one, not a vehicle's gap
+    t = re.sub(r"\b((?:(?:offset|shift|bias|displac|mov)\w*\b[^.;,]{0,30}?\b(?:by|of))|magnitude:) (\d+(?:\.\d+)?) ?(m|metres?"
+               r"|meters?|ft|feet) (ahead|forward|in front|behind|back)\b(?! of)", r"\1 \2 \3 \4 of its true position", t)
+    t = re.sub(r"\ba (hundred|thousand)\b", r"one \1", t)  # "a hundred and ten metres": 110 m
     t = _NUMBER_SEQUENCE.sub(lambda m: _number_value(m.group(0)), t)
+    t = re.sub(r"\bt (?:equals|is) (?=\d)", "t = ", t)  # "from t equals four seconds"
+    t = re.sub(r"\b(?:like|kinda|sort of) (?=\d)", "", t)  # "starting like 200 metres from the stop line"
+    # "shave 2 s off the SPaT countdown": the countdown reads that much short
+    t = re.sub(r"\b(?:shav|knock|tak|cut|trim|chop)\w* (\d+(?:\.\d+)? ?(?:s|secs?|seconds?|ms)) off (?:of )?(?:the |its )?"
+               r"((?:spat |signal )?(?:countdown|time[- ]to[- ](?:change|red|green)|timer))\b", r"the \2 reads \1 short", t)
     t = re.sub(r"\b(\d+)[- ]point[- ](\d+)\b", r"\1.\2", t)  # "two point five", "two-point-five"
     t = re.sub(r"\b(\d+) (tenth|hundredth)s? of (?:(?:a|one|1) )?(?:seconds?|secs?|s)\b",  # "eight tenths of a second"
                lambda m: f"{int(m.group(1)) / (10 if m.group(2) == 'tenth' else 100):g} s", t)
@@ -373,8 +387,11 @@ def normalize(text: str) -> Normalized:
     # (a config block's "start_dist_m   = 400", "ego_speed_mps = 16": the suffix is the unit)
     t = re.sub(r"\b([a-z]+)[ _](m|mps2|mps|kph|kmh|mph|ms|pct)(['\"]?\s*[:=]\s*)([-+]?\d+(?:\.\d+)?)(?![\d.]|[ \t]*(?:[a-z]+/|%|(?:m|s|ms|mph|kph|kmh|km|mps)\b))",
                lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)} {_KEY_UNITS[m.group(2)]}", t)
-    t = re.sub(r"(?:(?<=^)|(?<=\n)|(?<=, ))([a-z][a-z ]*?) (s|ms|mps2|mps|kph|kmh|mph|pct|hz)( ?[:=] ?)([-+]?\d+(?:\.\d+)?)(?=\s*(?:$|\n|,))",
+    t = re.sub(r"(?:(?<=^)|(?<=\n)|(?<=, ))([a-z][a-z ]*?) (s|ms|mps2|mps|kph|kmh|mph|pct|hz)( ?[:=] ?)([-+]?\d+(?:\.\d+)?)(?=[.;]?\s*(?:$|\n|,))",
                lambda m: f"{m.group(1)}{m.group(3)}{m.group(4)} {_KEY_UNITS[m.group(2)]}", t)
+    # a replay's or a stale stamp's age as a key ("age: 2s", "lookback_s: 10", "seconds_old: 1.5"): that old
+    t = re.sub(r"\b(?:age|look ?back|seconds old|staleness)\s*[:=]\s*(\d+(?:\.\d+)?) ?(ms|s|sec|secs|seconds)\b",
+               r"\1 \2 old", t)
     # a duration key with a bare number ("duration=6" in a call, "duration: 4"): seconds
     t = re.sub(r"\b(duration)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms|msec|milliseconds?|min"
                r"|minutes?)\b)", r"\1\2\3 s", t)
@@ -394,6 +411,12 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\bd[ _]?stop[ _]?(?:bar|line) ?\(0\) ?= ?(\d+(?:\.\d+)?) ?m\b", r"\1 m from the stop bar at the start", t)
     t = re.sub(r"\b(when|once|while|if) (?:ego\.?|the ego'?s? )?d(?:ist(?:ance)?)?[ _]?(?:to[ _])?stop[ _]?(?:bar|line) ?(?:=|<=|\u2264|<)"
                r" ?(\d+(?:\.\d+)?) ?m\b", r"\1 the ego is \2 m from the stop bar", t)
+    # an anchor named by its kind and distance ("anchor: stop_bar_distance 60 m", a matrix's cell), and a trigger said
+    # by where the ego is ("trigger: ego 60 m from the stop bar"): a window's start, not the ego's
+    t = re.sub(r"\bstop[ _]bar[ _]distance\s*(?:[:=]|of|\u2264|<)?\s*(\d+(?:\.\d+)?) ?m\b",
+               r"once the ego is \1 m from the stop bar", t)
+    t = re.sub(r"\b(trigger|anchor|start)\s*[:=]\s*(?:the )?ego(?:'s)? (?:is )?(\d+(?:\.\d+)?) ?m (from|before|to) ",
+               r"\1: once the ego is \2 m \3 ", t)
     t = re.sub(r"\bv[ _](?:approach|app|0)\b(?=\s*[=:])", "ego speed", t)
     # a mission clock ("at t+00:05"): minutes and seconds after the start
     t = re.sub(r"\bt ?\+ ?(\d{1,2}):([0-5]\d)\b", lambda m: f"t = {int(m.group(1)) * 60 + int(m.group(2))} s", t)

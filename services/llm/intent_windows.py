@@ -226,6 +226,9 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (r"\b(?:when|once|as soon as|as|the instant|the moment) (?:the ego|ego|we|our car|it|the hv|hv) (?:(?:(?:is|gets|comes|are"
          r"|get) )?(?:with)?in|enters?|reach(?:es)?) (?:the )?(?:its |the app's )?(?:warning|alert|decision) (?:range|distance|zone)\b",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
+        # the moment named by what is decided there ("starting right at the warning decision", "at the critical moment")
+        (r"\bat the (?:warning|alert|brake|braking|brake warning|critical|crucial|stop(?:/| or )go|turn) (?:decision"
+         r"|moment|instant)\b", lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
         # shorthand for the decision point ("goes dark @ decision pt", "bias_start = at_decision")
         (r"(?:@|\bat)\s?(?:the )?(?:decision(?: (?:point|pt|epoch))?|decision[ _]point)\b",
          lambda m: ego_ev(AnchorEvent.DECISION_EPOCH, 0.0)),
@@ -365,7 +368,7 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
 _LEAD_BRAKES = (r"\b(?:when|whenever|once|as soon as|the moment|the instant|as|after|since|from when) (?:the |our )?"
                 r"(?:(?:lead(?:ing)?|front)(?: (?:vehicle|car|truck))?|(?:vehicle|car|truck) (?:ahead|in front)"
                 r"|truck|van|bus|lorry"
-                r"|(?P<it>it|they)) (?:starts?|begins?"
+                r"|(?P<it>it|they|he|she)) (?:starts?|begins?"
                 r"|started|began) (?:to )?brak\w*|\b(?:when|once|as soon as|the moment|the instant) (?:the |our )?lead(?:ing)?"
                 r"(?: (?:vehicle|car|truck))? (?:brakes|is braking|slams on)\b"
                 # "for 3 s from the braking", "from the lead's brake onset"
@@ -477,7 +480,15 @@ def _durations_said(p: ParseState, faults: list[FaultDraft]) -> None:
                     # ("| at left-turn decision | 3 s | pending", "| start: 2 s after amber | 6 s | new")
                     r"\b(?:start\w*|at|from|onset|decision|after|when|trigger)\b[^|.;\n]*\| " + Q("time") + r" ?(?=\||$)",
                     # a start then a length, tersely: "suppress V2 BSM from t=6s, 4s"
-                    r"\bfrom (?:t ?= ?)?<q\d+:time>, (?:for )?" + Q("time") + r"(?= *(?:[.;]|$))"):
+                    r"\bfrom (?:t ?= ?)?<q\d+:time>, (?:for )?" + Q("time") + r"(?= *(?:[.;]|$))",
+                    # "starting right at the warning decision, approx 2 sec."
+                    r"\b(?:starting|beginning) (?:right |just )?(?:at|when|once|from) [^.;,<]{3,40}, (?:for )?(?:approx\.? "
+                    r"|approximately |about |around |roughly )?" + Q("time") + r"(?= *(?:[.;]|$))",
+                    # "..., same 3 s": as long as the fault before, said again
+                    r"\bsame (?:duration |length |window )?(?:of )?" + Q("time") + r"(?= *(?:[.;,)]|$))",
+                    # "at decision epoch, 2 s.", "from amber onset, about 3 s"
+                    r"\b(?:at|from) (?:the )?(?:[\w-]+ ){0,2}?(?:epoch|point|onset|moment|decision)\b, (?:for )?(?:approx\.? "
+                    r"|approximately |about |around |roughly )?" + Q("time") + r"(?= *(?:[.;]|$))"):
         for m in p.finditer(pattern):
             if pattern is _EACH and len(faults) < 2:
                 break

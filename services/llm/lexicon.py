@@ -270,7 +270,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"|actual|right|its own)\b)", False, 9),
     (FaultOperator.MAP_MISASSOCIATION, r"mis-?associat\w*|wrong (signal )?group|wrong (lane|signal)[- ]association"
                                        r"|associat\w* (the |its |our |my )?(ego('s)? )?lane\b[^.;]{0,30}?\bwith|mapped to the wrong"
-                                       r"|wrong (lane )?mapping", False, 9),
+                                       r"|wrong (lane )?mapping|\blane[ _-]?(mismatch|misassignment|swap)\b", False, 9),
     (FaultOperator.SUPPRESS_SENDER, r"suppress\w*|stop(s|ped)? (transmitting|broadcasting|sending)|go(es)? silent"
                                     r"|\bsends? no (\w+ ){0,2}?(eebl|bsms?|spats?|messages?|msgs?|broadcasts?)\b"
                                     r"|falls? silent|\bsilenced?\b|never (transmits|broadcasts|sends)"
@@ -330,7 +330,8 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                                        r"(false |wrong |fake )?(green|red|amber|yellow)(?! (will|would|is going to) "
                                        r"|('s|s)? (lasts?|ends?|remains?|time|countdown)\b)|(false|fake|spoofed) (green|red|amber"
                                        r"|yellow)|(phases?|spat)\w* (is |are )?(corrupt\w*|falsif\w*|flipped|spoofed|wrong"
-                                       r"|inverted)|corrupt\w* (the )?(spat )?phase|wrong phase", False, 6),
+                                       r"|inverted)|corrupt\w* (the )?(spat )?phase|wrong phase|\bphase[ _-]?(flip|swap|lie)s?\b",
+     False, 6),
     (FaultOperator.TIMESTAMP_OFFSET, r"\bclocks?\b[^.;]{0,25}?<q\d+:time> (slow|behind)\b|<q\d+:time> slow\b"
                                      r"|\bclocks?\b[^.;]{0,15}?\b(lags?|lagging|runs? (slow|behind)|is behind|drifts?"
                                      r"|drifting)\b", False, 5),
@@ -804,7 +805,7 @@ NO_FAULTS = (r"\bfaults?\s*[=:]\s*(none|no|0|n/a)\b"
              r"(comms?|communications?|v2x|radio|network|channel|link)\b|\b(do not|don't|dont|not|n't) (inject|injecting) "
              r"any(thing)?\b|\bonly normal messages\b|\bnormal messages only\b|\bclean reference\b"
              r"|\bno (injected |simulated |added )?(loss|delay|latency)( or (loss|delay|latency))? (this time|today|tonight"
-             r"|in this run|this run)\b"
+             r"|in this run|this run)\b(?!,? (?:only|just|but)\b)"  # (not "no delay this time, only drops": one fault left out)
              # "a clean baseline run", "this is a clean run", "clean messages only" (not "every clean run we've thrown at
              # it": past runs); "All messages shall be delivered unaltered", "every message delivered"
              r"|(?<!every )(?<!all )(?<!previous )(?<!past )(?<!earlier )(?<!other )\bclean (baseline|run|messages? only"
@@ -1148,7 +1149,8 @@ NOT_A_FAULT = (r"\bpackets? error rates?\b|\bper (target|budget|limit|kpi|requir
                # a freeze's fresh stamps ("the same content, only with fresh timestamps"): never a timestamp fault
                r"|\b(fresh|new|current|updated|correct|valid|live) (time ?stamps?|stamps?)\b"
                # where the ego is ("red onset when ego is ~60 m out"): a distance to the junction, never a position offset
-               r"|\b(ego|car|vehicle|we|our car|it)( is| are|'s) (still |about |only |roughly |around |~ ?)?(<q\d+:dist>"
+               r"|(?<!ghost )(?<!phantom )(?<!fake )(?<!forged )(?<!spoofed )"  # (a forged vehicle's place is its fault's)
+               r"\b(ego|car|vehicle|we|our car|it)( is| are|'s) (still |about |only |roughly |around |~ ?)?(<q\d+:dist>"
                r"|\d+(\.\d+)? ?m(etres|eters)?) (out|away)\b"
                # what a run logs or measures ("we want packet loss logged per junction", "log BSM inter-arrival times
                # and timestamp offset statistics", "record SPaT age / staleness in the log", "we only measure the
@@ -1371,7 +1373,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("speed", r"kn|knots?|kts", 0.514444),  # (a sea-minded writer's speed: "making 30 kn")
     ("speed", r"ft/s|fps|feet per second", 0.3048),
     ("accel", r"m/s²|m/s\^2|m/s2|mps2|met(er|re)s? per second squared", 1.0),
-    ("speed", r"m/s|mps|met(er|re)s? per second", 1.0),
+    ("speed", r"m/s|mps|met(er|re)s? (?:per|a) second", 1.0),
     ("db", r"db/m|db per met(er|re)", 1.0),
     ("time", r"ms|msec|millisec(ond)?s?", 1e-3),
     ("time", r"s|secs?|seconds?", 1.0),

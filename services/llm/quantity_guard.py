@@ -262,6 +262,16 @@ _NOT_THIS_RUN = re.compile(lx.CRITERION_HEADING + r"|" + lx.NOT_NOW, re.IGNORECA
 _PAST = re.compile(lx.PAST_INCIDENT, re.IGNORECASE)
 
 
+# the project's own business ("we're about 8% over on the Q3 lab budget"): a share or count there is no setting
+_BUSINESS = re.compile(r"\b(?:budgets?|costs?|spend(?:ing)?|invoices?|funding|procurement|headcount|expenses?|quotas?"
+                       r"|overtime|billing)\b", re.IGNORECASE)
+
+
+def _business(text: str) -> bool:
+    """Is the clause about the project's money or staff, its quantities only shares and counts?"""
+    return bool(_BUSINESS.search(text)) and all(q.kind in ("pct", "count") for q in normalize(text).quantities)
+
+
 def _fault_like(text: str) -> bool:
     """Are the clause's quantities all of the kinds a fault states (times, shares, counts), none a scene's?"""
     return all(q.kind in ("time", "pct", "count") for q in normalize(text).quantities)
@@ -289,7 +299,7 @@ def unbound(text: str, answers: Sequence[dict[str, Any] | None]) -> list[tuple[s
             continue  # a fault taken back later ("Actually, scrap the burst drop"): its values are no settings
         if clause.text not in asks and (_OUTCOME.search(clause.text) or fault_cues.healthy(clause.text)
                                         or fault_cues.within_requirement(sentence, clause.text)
-                                        or _PAST.search(sentence)
+                                        or _PAST.search(sentence) or _business(clause.text)
                                         or (_NOT_THIS_RUN.search(sentence) and (_fault_like(clause.text)
                                                                                  or fault_cues.detect(clause.text)
                                                                                  or fault_cues.names_a_fault(clause.text)))):

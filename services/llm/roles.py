@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,11 +51,13 @@ from services.llm.backends import (
     create_backend,
 )
 from services.llm.config import LlmConfig
+from services.llm.dialogue import SPEAKER, corrected, withdrawn
 from services.llm.errors import MalformedOutput, ParseFailed, RoleFailed
 from services.llm.evidence import EvidenceDigest
 from services.llm.grammar import LANGUAGE_CHECK, LANGUAGE_SAID, stated_applications
 from services.llm.knowledge import KnowledgeNote, load_notes
 from services.llm.maps import MapView, junction_kind_for
+from services.llm.payload import payload_lines
 from services.llm.planner import ApproachCandidate, ScenePlan, check_candidates, validate_plan
 from services.llm.reflector import Reflection, validate_reflection
 from services.llm.stated import (
@@ -67,7 +69,7 @@ from services.llm.stated import (
     stated_scene_fields,
 )
 from services.llm.table_rows import rows_as_sentences
-from services.llm.text_forms import as_changed, code_lines, telegram
+from services.llm.text_forms import as_changed, code_lines, outline, telegram
 
 MAX_SEED = 2**63 - 1
 
@@ -161,7 +163,8 @@ _FIELD_LINE = re.compile(r"^(?:[a-z][\w/-]*(?: [\w/-]+){0,2}\s*[:=](?:\s|$)|(?:f
 # a hand-typed key ("ego_speed:", "lead_decel =") opening a line; a fault's attribute lines ("start:", "duration:")
 _KEY_LINE = re.compile(r"^([a-z][\w/-]*)\s*[:=](?:\s|$)", re.IGNORECASE)
 _ATTRIBUTE_KEY = re.compile(r"^(start|starts?[ _]at|from|until|end|stop|duration|length|window|trigger|anchor|magnitude"
-                            r"|offset|value|amount|stream|channel|sender|target|probability|rate|burst|count)(?:[ _](?:s|ms))?"
+                            r"|offset|value|amount|stream|channel|sender|target|probability|rate|burst|count|age|look ?back|seconds[ _]old"
+                            r"|staleness|phase)(?:[ _](?:s|ms))?"
                             r"\s*[:=]", re.IGNORECASE)
 # a headline in capitals before its story ("GHOST CAR HAUNTS TEST INTERSECTION -- Engineers will today ..."): a line of
 # its own
@@ -184,6 +187,21 @@ _XML_LINE = re.compile(r"^\s*</?[\w:-]+(?:\s+[\w:-]+\s*=\s*\"[^\"]*\")*\s*/?>\s*
 _XML_ATTRIBUTE = re.compile(r"([\w:-]+)\s*=\s*\"([^\"]*)\"")
 
 
+def _form_lines(text: str) -> list[str]:
+    """The intent's lines once the forms it may come in are read as text: a structured payload (``payload.py``), a
+    Gherkin outline's Examples, a configuration's diff, a telegram, and per line code and wire formats
+    (``text_forms.py``)."""
+    whole = telegram(as_changed(outline(payload_lines(text.replace("\x00", " ")))))
+    return [x for line in whole.splitlines() for x in code_lines(line)]
+
+
+def _folded(line: str) -> str:
+    """A line's white space folded; a spreadsheet row's tabs kept between its cells."""
+    if line.count("\t") >= 2:
+        return "\t".join(" ".join(cell.split()) for cell in line.split("\t"))
+    return " ".join(line.split())
+
+
 def _xml_as_keys(line: str) -> str:
     """An XML element's line as key = value text; a closing tag says nothing (any other line as it stands)."""
     if not _XML_LINE.match(line):
@@ -198,17 +216,6 @@ def _xml_as_keys(line: str) -> str:
 # a test function's signature ("def test_ima_crossing_pos_lag():"): a name, whose words ("lag") ask for nothing; its
 # docstring is read
 _DEF_LINE = re.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\([^)]*\)\s*(?:->\s*[^:]+)?:")
-# a chat's speaker ("Anna: can we ...", "Ben: no, ..."), and a reply that turns down what the other speaker asked
-_SPEAKER = re.compile(r"^(?:([A-Z][a-z]{1,15}):|\[([a-z][\w.-]{1,15})\]:?)\s")  # "Ben: ...", a tracker's "[ben] ..."
-_NOT_A_SPEAKER = frozenset({"Description", "Summary", "Details", "Expected", "Steps", "Setup", "Notes", "Note",
-                            "Objective", "Scenario", "Feature", "Fault", "Faults", "Scope", "Type", "Priority", "Repro",
-                            "Requirement", "Requirements", "Stimulus", "Subject", "Title", "Effect", "Cause",
-                            "Verification", "Background", "Examples", "Given", "When", "Then", "And", "But", "Expect"})
-_TURNED_DOWN = re.compile(r"^(no|nope|nah|not that)\b|\binstead\b|^(maybe |perhaps )?(later|not now|not yet|not today"
-                          r"|not in this run)\b", re.IGNORECASE)
-_AGREED = re.compile(r"^(ok|okay|agreed|fine|sure|yes|yep|right|deal|confirmed)\b", re.IGNORECASE)
-
-
 def _quoted(line: str) -> str:
     """A line an email reply quotes ("> could we drop 30% of EEBL msgs?"): what was asked before, not the request; said
     as one ``(quoted)`` sentence (``lexicon.NOT_NOW``)."""
@@ -216,45 +223,6 @@ def _quoted(line: str) -> str:
         return line
     said = re.sub(r"[.;!?]+(?=\s|$)", ",", line.lstrip("> ").strip()).rstrip(",")
     return f"(quoted) {said}" if said else ""
-
-
-def _withdrawn(lines: Iterable[str]) -> list[str]:
-    """The lines of a chat between two or more speakers, each line a speaker turned down in the next reply of another
-    ("Ines: add 50 % EEBL loss on the relay test?" / "Kai: no, keep it clean"), or agreed to in a reply that restates
-    the fault ("Tom: agreed, SPaT freeze from green onset for 8 s"), marked ``(withdrawn)`` as one sentence
-    (its stops made commas), so what it asked for is read as said of no run (``lexicon.NOT_NOW``); the rest as
-    written."""
-    out = list(lines)
-    said_at: list[int] = []  # where each line's words start after its speaker
-    speakers: list[str | None] = []
-    for line in out:
-        m = _SPEAKER.match(line)
-        name = (m.group(1) or m.group(2)) if m else None
-        speakers.append(name if name not in _NOT_A_SPEAKER else None)
-        said_at.append(m.end() if m else 0)
-    if len({s for s in speakers if s}) < 2:
-        return out
-
-    def withdraw(j: int) -> None:
-        if "(withdrawn)" not in out[j]:
-            said = re.sub(r"[.;!?]+(?=\s|$)", ",", out[j][said_at[j]:].strip()).rstrip(",")
-            out[j] = f"{out[j][:said_at[j]].strip()} (withdrawn) {said}"
-
-    for i, speaker in enumerate(speakers):
-        reply = out[i][said_at[i]:].strip() if speaker else ""
-        # turned down, or agreed to in words that restate the fault ("Tom: agreed, SPaT freeze from green onset for 8
-        # s"): the reply is what is asked for
-        if speaker is None:
-            continue
-        if _TURNED_DOWN.search(reply) or (_AGREED.match(reply) and fault_cues.detect(reply)):
-            j = next((k for k in range(i - 1, -1, -1) if speakers[k] is not None), None)
-            if j is not None and speakers[j] != speaker:
-                withdraw(j)
-        if _AGREED.match(reply):  # who agrees to another's version drops their own earlier proposal ("agreed, use ben's")
-            for j in range(i):
-                if speakers[j] == speaker and fault_cues.detect(out[j][said_at[j]:]):
-                    withdraw(j)
-    return out
 
 
 class LlmRoles:
@@ -278,12 +246,14 @@ class LlmRoles:
         # white space folded; a line that opens a list item ("- 12 SPaT lost", "2) MAP late") keeps its line break,
         # so each item is a sentence of its own, as does a ticket's field ("Description: ...", "Expected: ...") after
         # its title line, and the line after an email's subject (a hard-wrapped line joins the one before)
-        # (a row pasted from a spreadsheet, its cells tab-separated, is a table row: " | " between its cells)
-        # (a code fence's marks, "```yaml", carry nothing: the block's lines are read as they stand)
-        lines = _withdrawn(_quoted(" ".join((" | ".join(line.split("\t")) if line.count("\t") >= 2 else line).split()))
-                           for line in (_xml_as_keys(_DEF_LINE.sub("", x)) for code in
-                                        telegram(as_changed(text.replace("\x00", " "))).splitlines() for x in code_lines(code))
-                           if not _FENCE.match(line))
+        # (a row pasted from a spreadsheet keeps its tabs between cells, each cell's white space folded:
+        # ``rows_as_sentences`` reads a header row and its data rows, and says any other such row with " | ")
+        # (a code fence's marks, "```yaml", carry nothing: the block's lines are read as they stand; a JSON or
+        # JavaScript-style object, and a YAML vehicle's block, are said as key lines first: ``payload.py``)
+        lines = [_xml_as_keys(_DEF_LINE.sub("", x)) for x in _form_lines(text)]
+        lines = [_quoted(_folded(line)) for line in lines if not _FENCE.match(line)]
+        # (a writer's own correction after the fact, and a chat's: ``dialogue.py``)
+        lines = withdrawn(corrected(lines))
         cleaned, last, when = "", "", False
         # (a pasted test matrix, "test,app,ego_speed,...\nF-03,FCW,90 km/h,...": each row a sentence, its cells named)
         for line in rows_as_sentences(list(filter(None, lines))):
@@ -301,7 +271,7 @@ class LlmRoles:
             when = bool(_GHERKIN_WHEN.match(line)) or (when and not _FIELD_LINE.match(line) and not _LIST_ITEM.match(line))
             # (a capitalized line after a list's last item is a sentence of its own: "2) ... higher than actual\nEgo
             # follows at 2 s headway.")
-            own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or _SPEAKER.match(line) or _HEADING_LINE.match(last) \
+            own = _LIST_ITEM.match(line) or _FIELD_LINE.match(line) or SPEAKER.match(line) or _HEADING_LINE.match(last) \
                 or _SECTION_LINE.match(line) or _SECTION_LINE.match(last) \
                 or (_LIST_ITEM.match(last) and line[:1].isupper())
             cleaned += ("\n" if cleaned and own else " " if cleaned else "") + line

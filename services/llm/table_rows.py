@@ -1,5 +1,5 @@
-"""A test matrix pasted as an intent, read as sentences: a header line and data rows separated by commas or
-semicolons, or a markdown table ("| id | app | ... |", "|---|---|", rows)
+"""A test matrix pasted as an intent, read as sentences: a header line and data rows separated by tabs (a
+spreadsheet's cells pasted), commas or semicolons, or a markdown table ("| id | app | ... |", "|---|---|", rows)
 ("test,app,ego_speed,lead_speed,gap,notes\\nF-03,FCW,90 km/h,60 km/h,40 m,baseline - no faults") become
 one sentence per row whose cells are said with their column's name ("ego speed 90 km/h; lead speed 60 km/h; gap 40
 m; baseline - no faults"), which the parser reads as it reads prose. Columns that only name the row (an id, a test
@@ -23,7 +23,7 @@ _NOTE_COLUMNS = re.compile(r"^(notes?|comments?|remarks?|description|desc|fault|
 def _split(line: str) -> tuple[str, list[str]] | None:
     if _PIPE_ROW.match(line):  # a markdown row: "| id | app | fault |"
         return "|", [c.strip() for c in line.strip().strip("|").split("|")]
-    for sep in (";", ","):
+    for sep in ("\t", ";", ","):
         if line.count(sep) >= 2:
             return sep, [c.strip() for c in line.split(sep)]
     return None
@@ -31,6 +31,58 @@ def _split(line: str) -> tuple[str, list[str]] | None:
 
 _PIPE_ROW = re.compile(r"^\s*\|(?:[^|]*\|){2,}\s*$")
 _PIPE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*\|?\s*$")  # "|---|:---:|"
+
+
+# a column named with its unit ("ego_speed_kmh", "cross_gap_m", "start_s"): a bare number in it is in that unit
+_UNIT_SUFFIX = re.compile(r"^(.+?)[ _](kmh|kph|mph|mps|m|s|ms|ft|pct)$", re.IGNORECASE)
+_UNIT_WORDS = {"kmh": "km/h", "kph": "km/h", "mph": "mph", "mps": "m/s", "m": "m", "s": "s", "ms": "ms", "ft": "ft",
+               "pct": "%"}
+_BARE_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+# a fault's own columns beside its "fault" column ("stream", "magnitude", "start_s", "duration_s"): the fault's
+# attribute lines, as a form's ("fault: freeze" over "duration: 2 s")
+_FAULT_COLUMN = re.compile(r"^faults?$", re.IGNORECASE)
+_ATTRIBUTE_COLUMNS = re.compile(r"^(stream|channel|magnitude|value|amount|offset|start|end|until|duration|length|window"
+                                r"|trigger|anchor|probability|rate|burst|count|sender|target)$", re.IGNORECASE)
+
+
+def _cell(name: str, cell: str) -> tuple[str, str]:
+    """A column's name without its unit, and its cell with the unit the name gives a bare number."""
+    unit = _UNIT_SUFFIX.match(name)
+    if unit is None:
+        return name, cell
+    return unit.group(1), f"{cell} {_UNIT_WORDS[unit.group(2).lower()]}" if _BARE_NUMBER.match(cell) else cell
+
+
+def _row_lines(names: list[str], row: list[str]) -> list[str]:
+    """A data row said as text: its cells one sentence, each named by its column ("ego speed 72 km/h; lead gap 35 m."),
+    and when the row has a fault column and the fault's own columns, the fault and its attributes as a form's lines
+    ("fault: freeze", "start: 9 s", "duration: 2 s")."""
+    cells = [(name.strip(), cell) for name, cell in zip(names, row, strict=True)
+             if cell and not _ID_COLUMNS.match(name.strip())]
+    as_form = any(_FAULT_COLUMN.match(n) for n, _ in cells) and any(
+        _ATTRIBUTE_COLUMNS.match(_cell(n, c)[0]) for n, c in cells)
+    said: list[str] = []
+    form: list[str] = []
+    for name, cell in cells:
+        key, value = _cell(name, cell)
+        if as_form and _FAULT_COLUMN.match(name):
+            form.insert(0, f"fault: {value}")
+        elif as_form and _ATTRIBUTE_COLUMNS.match(key):
+            form.append(f"{key.lower()}: {value}")
+        elif _NOTE_COLUMNS.match(name) or name.lower() == "app":
+            said.append(value)
+        else:
+            said.append(f"{_column(key)} {value}")
+    return (["; ".join(said) + "."] if said else []) + form
+
+
+def _names_only(head: tuple[str, list[str]]) -> bool:
+    """Whether a separated line can be a header: column names, one word each ("ego_speed"), or a few words each
+    between tabs ("ego speed (km/h)")."""
+    sep, names = head
+    if sep == "\t":
+        return all(len(name.split()) <= 4 for name in names)
+    return all(" " not in name for name in names)
 
 
 def _column(name: str) -> str:
@@ -85,7 +137,7 @@ def rows_as_sentences(lines: list[str]) -> list[str]:
         rows: list[list[str]] = []
         markdown = head is not None and head[0] == "|" and i + 1 < len(lines) and _PIPE_RULE.match(lines[i + 1])
         if markdown or (head is not None and head[0] != "|" and not any(ch.isdigit() for ch in lines[i])
-                        and " " not in lines[i].replace(", ", ",")):
+                        and _names_only(head)):
             assert head is not None
             sep, names = head
             j = i + 2 if markdown else i + 1
@@ -95,8 +147,8 @@ def rows_as_sentences(lines: list[str]) -> list[str]:
                     break
                 rows.append(cells[1])
                 j += 1
-        if not rows:
-            out.append(lines[i])
+        if not rows:  # (a spreadsheet row without its header: its cells apart, " | " between them)
+            out.append(" | ".join(lines[i].split("\t")) if lines[i].count("\t") >= 2 else lines[i])
             i += 1
             continue
         assert head is not None
@@ -105,13 +157,7 @@ def rows_as_sentences(lines: list[str]) -> list[str]:
             i += 2 + len(rows)
             continue
         for row in rows:
-            said = []
-            for name, cell in zip(head[1], row, strict=True):
-                if not cell or _ID_COLUMNS.match(name.strip()):
-                    continue
-                said.append(cell if _NOTE_COLUMNS.match(name.strip()) or name.strip().lower() == "app"
-                            else f"{_column(name)} {cell}")
-            out.append("; ".join(said) + ".")
+            out += _row_lines(head[1], row)
         i += (2 if markdown else 1) + len(rows)
     return out
 

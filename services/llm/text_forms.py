@@ -1,6 +1,7 @@
 """Code and wire formats an intent may come wrapped in, read as the lines of text they say (``LlmRoles.check_text``):
 a shell script (comments, exports), a Makefile target's help, an HTTP request and its form body, text-format fields, a
-notebook cell, a unified diff of a configuration, IF/THEN/ELSE pseudo-code, a telegram's STOPs. Each reader is a pure
+notebook cell, a unified diff of a configuration, IF/THEN/ELSE pseudo-code, a telegram's STOPs, a Gherkin outline's
+Examples. Each reader is a pure
 function of its text; text in no such format comes back as it stands."""
 
 from __future__ import annotations
@@ -86,6 +87,32 @@ def code_lines(line: str) -> list[str]:
     return [line]
 
 
+# a Gherkin outline's placeholder ("<ego_speed>") and its Examples table's lines ("Examples:", "| a | b |")
+_PLACEHOLDER = re.compile(r"<([A-Za-z][\w -]*)>")
+_EXAMPLES = re.compile(r"^\s*examples\s*:\s*$", re.IGNORECASE)
+_TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
+
+
+def outline(text: str) -> str:
+    """A Gherkin "Scenario Outline" with one row of Examples: its steps with each ``<name>`` replaced by the row's value,
+    the Examples table said by them (several rows are several scenarios: the text then stands, for the parser to report
+    what it cannot read). Any other text as it stands."""
+    lines = text.splitlines()
+    at = next((i for i, x in enumerate(lines) if _EXAMPLES.match(x)), None)
+    if at is None or not _PLACEHOLDER.search(text):
+        return text
+    table = [x for x in lines[at + 1:at + 4] if _TABLE_LINE.match(x)]
+    rows = [[c.strip() for c in x.strip().strip("|").split("|")] for x in table]
+    rows = [r for r in rows if not all(re.fullmatch(r":?-+:?", c) for c in r)]
+    if len(rows) != 2 or len(rows[0]) != len(rows[1]) or len(lines) > at + 1 + len(table) and \
+            _TABLE_LINE.match(lines[at + 1 + len(table)]):
+        return text
+    values = dict(zip((n.lower() for n in rows[0]), rows[1], strict=True))
+    steps = lines[:at] + lines[at + 1 + len(table):]
+    said = [_PLACEHOLDER.sub(lambda m: values.get(m.group(1).strip().lower(), m.group(0)), x) for x in steps]
+    return "\n".join(said)
+
+
 # a telegram's "STOP" between its sentences ("EEBL TEST REQUESTED STOP EGO 60 KMH ... STOP")
 _TELEGRAM_STOP = re.compile(r"\s+STOP\b(?=\s|$)")
 
@@ -98,4 +125,4 @@ def telegram(text: str) -> str:
     return _TELEGRAM_STOP.sub(".", text)
 
 
-__all__ = ["as_changed", "code_lines", "telegram"]
+__all__ = ["as_changed", "code_lines", "outline", "telegram"]

@@ -651,7 +651,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH28, ("f28_024",), {}, (), ()),
     (bench_parse_campaign.FRESH29, (), {}, (), ()),
     (bench_parse_campaign.FRESH30, (), {"f30_022": {"reported"}}, ("f30_022",), ()),
-    (bench_parse_campaign.FRESH31, (), {"f31_012": {"reported"}}, ("f31_012",), ("f31_024",)),
+    (bench_parse_campaign.FRESH31, (), {"f31_012": {"reported"}}, ("f31_012",), ()),
     (bench_parse_campaign.FRESH32, (), {}, (), ()),
     (bench_parse_campaign.FRESH33, ("f33_017",), {"f33_007": {"reported"}}, ("f33_007",), ()),
     (bench_parse_campaign.FRESH34, ("f34_004", "f34_019", "f34_027"), {"f34_011": {"reported"}}, ("f34_011",),
@@ -660,6 +660,8 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH36, ("f36_015",), {"f36_011": {"reported"}}, ("f36_011",), ()),
     (bench_parse_campaign.FRESH37, (), {"f37_010": {"reported"}, "f37_030": {"reported"}}, ("f37_010", "f37_030"), ()),
     (bench_parse_campaign.FRESH38, (), {}, (), ()),
+    (bench_parse_campaign.FRESH39, (), {}, (), ()),
+    (bench_parse_campaign.FRESH40, ("f40_024",), {}, (), ()),
 ]
 # sets whose answers still carry a fault in place of one the parser could not read (reported, never silent): fresh35's
 # f35_005, a board game's "RULE 4.2 (Silence): ... the cross car's next 5 BSMs in a row are removed from play" (a
@@ -673,7 +675,9 @@ SCENE = {
     "parse_campaign_fresh35": ([("f35_009", "lead.speed_mps"), ("f35_026", "ego.start_distance_m")], 72),
     "parse_campaign_fresh36": ([], 68),
     "parse_campaign_fresh37": ([], 78),
-    "parse_campaign_fresh38": ([("f38_024", "ego.start_distance_m")], 78),
+    "parse_campaign_fresh38": ([], 79),
+    "parse_campaign_fresh39": ([], 70),
+    "parse_campaign_fresh40": ([], 85),
 }
 
 
@@ -2071,9 +2075,11 @@ def test_fresh35_scene_words() -> None:
     assert roles.parse_intent("IMA: An ego vehicle approaches an unsignalised junction at 14 m/s from 100 m. Drop 30 % "
                               "of BSMs.", 1).spec.ego.start_distance_m == 100.0
     assert roles.parse_intent("FCW. Line 3, lead vehicle gap: 60 m. Delay BSMs by 0.5 s.", 1).spec.agents[0].gap_m == 60.0
-    # an oncoming car's approach is its own (said back), never the ego's start
+    # an oncoming car's approach is its own, never the ego's start: its distance to the conflict point (fresh39), the
+    # ego placed to meet it there
     oncoming = roles.parse_intent("LTA: an oncoming red sedan approaches at 50 km/h from 60 m. Delay BSMs by 0.5 s.", 1)
-    assert oncoming.spec.ego.start_distance_m == 120.0 and oncoming.unparsed_clauses
+    assert oncoming.spec.ego.start_distance_m != 60.0 and not oncoming.unparsed_clauses
+    assert any("placed to reach the conflict point with opposing: 60 m" in n for n in oncoming.notes)
     # a fault said to go on is its window ("runs 2 seconds late and stays late"), not a second fault
     ima = roles.parse_intent("IMA: when the ego is 20 m from the stop line, the MAP feed runs 2 seconds late and stays "
                              "late.", 1)
@@ -2304,3 +2310,63 @@ def test_cases_called_off_or_ruled_out_are_not_requests(text: str) -> None:
     res = LlmRoles().parse_intent(text, 1)
     assert not res.history[0].data["faults"]
     assert not [f for f in res.findings if "asks for a fault" in f.message]  # (an oncoming car's distance is said back)
+
+
+def test_fresh39_forms_payloads_outlines_and_minutes() -> None:
+    """Structured payloads (JSON, a JavaScript-style object, a YAML vehicle block), a Gherkin outline's Examples row, a
+    spreadsheet's tab-separated header and row with units in the column names, numbers in words, and a meeting's
+    corrected values: each value where the words put it."""
+    roles = LlmRoles()
+    body = roles.parse_intent('{"app": "EEBL", "ego": {"speed_mps": 22}, "lead": {"gap_m": 70, "brake_at_s": 6}, '
+                              '"fault": {"op": "replay", "stream": "EEBL", "age_s": 2, "duration_s": 5}}', 1)
+    assert (body.spec.ego.speed_mps, body.spec.agents[0].gap_m, body.spec.agents[0].behaviour.at_time_s) == (
+        22.0, 70.0, 6.0)
+    assert [(f.operator.value, f.magnitude, f.duration_s) for f in body.spec.faults] == [("replay", 2.0, 5.0)]
+    assert not body.unparsed_clauses
+    js = roles.parse_intent("Payload below:\n{ app: 'EEBL', ego: {speed: 22 m/s}, relay: {gap: 30m}, lead: {gap: 70m, "
+                            "brake_at: 6s}, fault: {op: replay, stream: EEBL, age: 2s, duration: 5s} }\nanchor is just "
+                            "scenario start.", 1).spec
+    assert {a.role.value: a.gap_m for a in js.agents} == {"lead": 70.0, "relay": 30.0}
+    assert [(f.operator.value, f.magnitude, f.duration_s) for f in js.faults] == [("replay", 2.0, 5.0)]
+    yaml = roles.parse_intent("app: EEBL\nego:\n  speed: 22 m/s\nrelay:\n  gap: 30m\nlead:\n  gap: 70m", 1).spec
+    assert {a.role.value: a.gap_m for a in yaml.agents} == {"lead": 70.0, "relay": 30.0}
+    outline = roles.parse_intent(
+        "Scenario Outline: LTA with burst loss on the oncoming vehicle\n  Given the oncoming car approaches at "
+        "<opp_speed> km/h from <opp_gap> m\n  When <n> consecutive BSMs from the oncoming car are dropped starting at "
+        "t=<start> s\n  Then the ego should still get a left-turn warning\n  Examples:\n    | opp_speed | opp_gap | n | "
+        "start |\n    | 50 | 75 | 7 | 4 |", 1)
+    assert [(f.operator.value, f.burst_count, f.anchor.offset_s) for f in outline.spec.faults] == [("drop", 7, 4.0)]
+    assert outline.spec.agents[0].speed_mps == 13.889 and not outline.unparsed_clauses
+    sheet = roles.parse_intent("app\tego_speed_kmh\tstart_distance_m\tfault\tstream\tanchor\tmagnitude\tduration_s\n"
+                               "RLVW\t65\t200\tspoofed_rsu\tSPAT\tstop_bar_distance 60 m\t\t4\nNote: the fake RSU should "
+                               "be advertising green.", 1).spec
+    assert (sheet.ego.speed_mps, sheet.ego.start_distance_m) == (18.056, 200.0)
+    assert [(f.operator.value, f.anchor.event.value, f.anchor.distance_m, f.duration_s, f.target_phase.value)
+            for f in sheet.faults] == [("spoofed_rsu", "stop_bar_distance", 60.0, 4.0, "green")]
+    words = roles.parse_intent("EEBL: no delay this time, only drops. Lose five EEBL messages in a row starting at t "
+                               "equals six and a half seconds. Ego at a hundred kilometres an hour, lead a hundred and "
+                               "twenty metres ahead.", 1).spec
+    assert [(f.operator.value, f.burst_count, f.anchor.offset_s) for f in words.faults] == [("drop", 5, 6.5)]
+    assert (words.ego.speed_mps, words.agents[0].gap_m) == (27.778, 120.0)
+    minutes = roles.parse_intent(
+        "Safety review, RLVW item\nPriya: At red onset, corrupt the SPaT so it still says green, for three seconds.\n"
+        "Owen: And add a MAP misassociation when the ego is 40 m from the stop bar.\nPriya: Sorry, 30 m, not 40, "
+        "otherwise it's outside the warning window.\nOwen: OK, 30. Ego at 50 km/h from 150 m out.", 1)
+    assert [(f.operator.value, f.anchor.event.value, f.anchor.distance_m) for f in minutes.spec.faults][1] == (
+        "map_misassociation", "stop_bar_distance", 30.0)
+    agreed = roles.parse_intent("Mei: Let's do the clean GLOSA reference first, no faults. Ego at 40 km/h, 250 m from "
+                                "the stop line.\nRaj: The reference runs last quarter were at 50 km/h, let's keep it "
+                                "comparable.\nMei: Fair, 50 then. Distance stays.", 1)
+    assert (agreed.spec.ego.speed_mps, agreed.spec.ego.start_distance_m, agreed.spec.faults) == (13.889, 250.0, ())
+    assert not agreed.unparsed_clauses
+    budget = roles.parse_intent("We're about 8% over on the Q3 lab budget, so keep it short: one clean FCW run, no "
+                                "faults, ego at 25 m/s, lead 50 m ahead braking at 7 s.", 1)
+    assert not budget.unparsed_clauses and budget.spec.faults == ()
+
+
+def test_a_forged_vehicle_said_some_metres_out_is_the_fault() -> None:
+    """"the ghost vehicle is 20 m out": where the forged vehicle is, not where a real car stands (fresh39's f39_013)."""
+    res = LlmRoles().parse_intent("Same FCW setup as last week except the ghost vehicle is 20 m out instead of 35, and "
+                                  "it should pop up at the decision point.", 1)
+    assert [(f.operator.value, f.magnitude, f.anchor.event.value) for f in res.spec.faults] == [
+        ("ghost_sender", 20.0, "decision_epoch")]
