@@ -96,7 +96,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 # a chat typed in lower case ("dana: @sam can you queue an LTA run?", "sam: sure. make it 400 ms"): a name that opens a
 # line, not a key a form or a payload opens lines with
-_LOWER_SPEAKER = re.compile(r"^([a-z][a-z]{1,15}):\s+(?=[a-z@])")
+_LOWER_SPEAKER = re.compile(r"^(?:\[\d{1,2}:\d{2}(?::\d{2})?\]\s*)?([a-z][a-z]{1,15})(?:\.[a-z]{1,3})?:\s+(?=[a-z@\d])")
 _KEY_WORDS = frozenset("""app application ego lead relay cross crossing oncoming fault faults stream start end duration
 anchor trigger magnitude note notes expect expected scenario test case run speed gap phase target sender from to subject
 re fyi cc update edit ps nb todo action id priority summary step steps setup objective result results status cause effect
@@ -105,12 +105,14 @@ context background goal goals request question answer reason why what how where 
 
 
 def _named_speakers(lines: list[str]) -> list[str]:
-    """Lines of a chat typed in lower case with their speakers' names capitalized ("dana:" -> "Dana:"), when two or more
-    names open lines; any other lines as they stand."""
+    """Lines of a chat typed in lower case, a chat client's "[09:12] anna.k:" too, with their speakers' names said as
+    names ("dana:" -> "Dana:", "[09:12] anna.k:" -> "Anna:"), when two or more names open lines; any other lines as they
+    stand. (A message's clock is when it was typed, not a scenario time.)"""
     names = {m.group(1) for x in lines if (m := _LOWER_SPEAKER.match(x)) and m.group(1) not in _KEY_WORDS}
     if len(names) < 2:
         return lines
-    return [x[:1].upper() + x[1:] if (m := _LOWER_SPEAKER.match(x)) and m.group(1) in names else x for x in lines]
+    return [f"{m.group(1).capitalize()}: {x[m.end():]}" if (m := _LOWER_SPEAKER.match(x)) and m.group(1) in names else x
+            for x in lines]
 
 
 def _value(word: str) -> float:

@@ -157,6 +157,8 @@ _APP_HANDLING = re.compile(lx.APP_OWN_HANDLING, _F)
 _LOOKS_LIKE = re.compile(lx.LOOKS_LIKE, _F)
 _FORGED_RSU = re.compile(lx.SPOOFED_RSU, _F)
 _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area|hour|time|night)s?\b"
+                       # an email's disclaimer ("If you received it in error, please notify the sender")
+                       r"|\breceived (it|this( e-?mail| message)?) in error\b|\bin error,? please (notify|delete|inform)\b"
                        # a stream left out ("leave the MAP alone, only the SPaT: ...", "don't touch the BSMs")
                        r"|\b(leave|leaving|leaves|keep|keeping) (the |our |its )?(bsms?|spats?|mapmsgs?|maps?|eebls?)"
                        r" (alone|untouched|as (it|they) (is|are)|clean)\b|\b(don'?t|do not|never) touch (the |our |its )?"
@@ -458,7 +460,13 @@ def _heading(cue: CueClause) -> bool:
     """A title: the text's first sentence, short and without a quantity ("RLVW-231 Stale SPaT near stop line",
     a ticket's summary line, with the field line the text's check joins to it: "Type: Test | Priority: High"), which
     the description below it may restate however far down."""
-    return cue.sentence == 0 and not _quantity(cue.text) and len(cue.text.split()) <= 16
+    return (cue.sentence == 0 or _SUMMARY_LINE.match(cue.text) is not None) and not _quantity(cue.text) \
+        and len(cue.text.split()) <= 16
+
+
+# a ticket's summary, title or reason field, however far down ("Bug reproduction request - BUG-5521\nSummary: FCW late warning
+# when lead BSM freezes."): the title the steps below restate
+_SUMMARY_LINE = re.compile(r"^\W*(?:summary|title|subject|headline|reason|purpose|rationale|motivation)\s*:", re.IGNORECASE)
 
 
 _FIELD = re.compile(r"\b(positions?|locations?|gps|coordinates|speeds?|velocity|phases?|countdowns?|end[- ]?times?"

@@ -354,6 +354,15 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\ba (hundred|thousand)\b", r"one \1", t)  # "a hundred and ten metres": 110 m
     t = _NUMBER_SEQUENCE.sub(lambda m: _number_value(m.group(0)), t)
     t = re.sub(r"\bt (?:equals|is) (?=\d)", "t = ", t)  # "from t equals four seconds"
+    t = re.sub(r"\b(?:at )?scenario time (?:of )?(?=t ?=)", "", t)  # "beginning at scenario time t=4 s"
+    # the ego's start said tersely ("Ego approach speed: 60 km/h, start 200 m before stop bar"; "far from stop line 250
+    # metre")
+    t = re.sub(r"(\bego\b[^.;\n]{0,40}?,\s*)start (?=\d)", r"\1starting ", t)
+    t = re.sub(r"\bfar from (?:the )?(stop ?(?:line|bar)|junction|intersection) (\d+(?:\.\d+)? ?(?:m|metres?|meters?))\b",
+               r"\2 from the \1", t)
+    # "delay the EEBL msgs 400 ms from the start of the run": the delay's size, then its window (milliseconds time no
+    # window's start)
+    t = re.sub(r"\b(\d+(?:\.\d+)? ?(?:ms|msec|milliseconds?)) (from the (?:very )?(?:start|beginning)\b)", r"\1, \2", t)
     t = re.sub(r"\b(?:like|kinda|sort of) (?=\d)", "", t)  # "starting like 200 metres from the stop line"
     # "shave 2 s off the SPaT countdown": the countdown reads that much short
     t = re.sub(r"\b(?:shav|knock|tak|cut|trim|chop)\w* (\d+(?:\.\d+)? ?(?:s|secs?|seconds?|ms)) off (?:of )?(?:the |its )?"

@@ -243,7 +243,8 @@ def fault_anchors(p: ParseState, app: Application, faults: list[FaultDraft],
         (r"(?:after|once|when|while|though|since) (?:it|the light|the signal)(?: has| had)? (?:already |in fact "
          r"|actually )*(?:turned|changed to"
          r"|gone|switched to|changed from \w+ to) " + _PHASE + r"\b", lambda m: sig(m.group("ph"), 0.0)),
-        (r"(?:once|when|as|the moment|as soon as) " + _PHASE + r" (?:begins|starts|comes on|is shown)",
+        (r"(?:once|when|as|the moment|as soon as) (?:the )?" + _PHASE + r" (?:light )?(?:begins|starts|comes on|is shown"
+         r"|is starting|is beginning|appears)",
          lambda m: sig(m.group("ph"), 0.0)),
         # "from the moment the yellow comes on", "when the amber started", "starting when the amber begin"
         (r"\b(?:when|whenever|as|once|the moment|the instant|the second|as soon as|from when|starting when) "

@@ -829,7 +829,9 @@ APP_OUTPUT_LATE = (r"\blate ([\w-]+ ){0,2}?(warnings?|alerts?|alarms?|advisories
 # a sentence that states what the test expects, not what it injects ("Expected: ...", "Pass criterion: ...", "KPI:"):
 # its quantities are no fault's (intent_fault_draft.owner_of) and no setting (quantity_guard)
 CRITERION_HEADING = (r"^\W*(?:expect(?:ed)?(?: result| behaviou?r| outcome)?|pass(?:ing)?(?: criteri\w*)?|fail(?:ure)?"
-                     r"|acceptance(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?|requirements?|ac)\s*:")
+                     r"|acceptance(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?|requirements?|ac"
+                     # a bug report's observed outcome ("Actual: warning ~0.8 s late")
+                     r"|actual(?: result| behaviou?r| outcome)?|observed(?: behaviou?r| result)?)\s*:")
 
 # a latency budget met ("radio link within its latency budget"): said of a healthy link, never a delay (the parser's
 # cue filter and the unparsed-fault guard both read it)

@@ -22,12 +22,14 @@ import configparser
 import json
 import re
 from typing import Any
+from xml.etree import ElementTree
 
 import yaml
 
 from services.llm.payload_words import fault_lines, is_vehicle, snake, speed_unit, vehicle_line
 
-_FAULT_KEY = re.compile(r"^(?:faults?|injections?|attacks?|fault_injection|impairments?|perturbations?)$")
+_FAULT_KEY = re.compile(r"^(?:faults?|injections?|attacks?|fault_injections?|impairments?|perturbations?|fault_set"
+                        r"|fault_list)$")
 _TOKEN = re.compile(r"""[ \t]*(?:([{}\[\]:,\n=])|"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^{}\[\]:,"'\n=]+))""")
 Items = list[tuple[str, Any]]
 # what ends a payload's last line: a clause's end (";"), so a line of prose after it is not its value ("duration: 5s"
@@ -148,15 +150,17 @@ def _fault_object_lines(value: Any, item: bool) -> list[str]:
 
 
 def _is_list_of_faults(value: Any) -> bool:
-    """A list of faults, or a dotted key's numbered faults ({"1": {...}, "2": {...}})."""
+    """A list of faults, a dotted key's numbered faults ({"1": {...}, "2": {...}}), or an element's fault children
+    (XML's <faultSet><fault .../><fault .../></faultSet>)."""
     return (isinstance(value, list) and not _is_object(value)) or (
-        _is_object(value) and all(k.isdigit() and _is_object(v) for k, v in value))
+        _is_object(value) and all(_is_object(v) and (k.isdigit() or _FAULT_KEY.match(snake(k))
+                                                     or snake(k) in ("item", "entry")) for k, v in value))
 
 
 _PREFIXED = re.compile(r"^([a-z]+(?:_vehicle)?)_(?=[a-z])")
 # a key naming the run or its resource: an identifier there ("rlvw-spat-countdown-short") is a name, not words to read
 _NAME_KEY = re.compile(r"^(?:api_version|kind|name|namespace|uid|id|run_id|test_id|case_id|tag|label|requester|owner"
-                       r"|resource_version)$")
+                       r"|resource_version|requested_by|created_by|author|reporter|assignee)$")
 
 
 # a flat object that is one fault ("inject(app=\"glosa\", stream=\"SPAT\", op=\"drop\", rate=0.25, duration=6)"): its
@@ -176,19 +180,37 @@ def _speed_units(items: Items, vehicle: str | None = None) -> set[str]:
     return units
 
 
-def tree_lines(items: Items, vehicle: str | None = None, bare_speed_unit: str | None = None) -> list[str]:
-    """The key lines of a parsed tree (see the module docstring)."""
-    if vehicle is None and bare_speed_unit is None and len(units := _speed_units(items)) == 1:
-        bare_speed_unit = units.pop()
+def _named_vehicle(items: Items) -> tuple[tuple[str, Any], str] | None:
+    """The pair that names an object's vehicle ("name": "lead", "id": "oncoming_RV") and that vehicle's key."""
+    for key, value in items:
+        if snake(key) in ("name", "role", "id", "type", "kind", "actor") and isinstance(value, str):
+            vehicle = next((w for w in snake(value).split("_") if is_vehicle(w)), None)
+            if vehicle is not None:
+                return (key, value), vehicle
+    return None
+
+
+def tree_lines(items: Items) -> list[str]:
+    """The key lines of a parsed tree (see the module docstring). A vehicle's bare speed ("relay: {speed: 22}") takes
+    the one unit the tree's other speeds are given in, if they agree on one."""
+    units = _speed_units(items)
+    return _said(items, None, units.pop() if len(units) == 1 else None)
+
+
+def _said(items: Items, vehicle: str | None, bare_speed_unit: str | None) -> list[str]:
+    """``tree_lines`` of ``items``, the settings of ``vehicle`` when they are a vehicle's object."""
     if vehicle is None and not any(_FAULT_KEY.match(snake(k)) and not _FLAT_OPERATOR.match(snake(k)) for k, _ in items) \
             and any(_FLAT_OPERATOR.match(snake(k)) and not _is_object(v) for k, v in items):
         scene = [(k, v) for k, v in items if _SCENE_KEY.match(snake(k)) or _is_object(v) or _NAME_KEY.match(snake(k))
                  or any(is_vehicle(p) for p in _PREFIXED.findall(snake(k)))]
         fault = [(k, v) for k, v in items if (k, v) not in scene]
-        return tree_lines(scene, None, bare_speed_unit) + _fault_object_lines(fault, item=False)
+        return _said(scene, None, bare_speed_unit) + _fault_object_lines(fault, item=False)
+    items = _with_units(items)
     lines: list[str] = []
     for key, value in items:
-        if _FAULT_KEY.match(snake(key)):
+        if _FAULT_KEY.match(snake(key)) and _is_object(value) and any(_FAULT_KEY.match(snake(k)) for k, _ in value):
+            lines += _said([(k, v) for k, v in value if not _SWITCHED_ON.match(snake(k))], vehicle, bare_speed_unit)
+        elif _FAULT_KEY.match(snake(key)):
             if _is_list_of_faults(value):
                 faults = [v for _, v in value] if _is_object(value) else value
                 if not faults:
@@ -197,17 +219,44 @@ def tree_lines(items: Items, vehicle: str | None = None, bare_speed_unit: str | 
                     lines += _fault_object_lines(v, item=True)
             else:
                 lines += _fault_object_lines(value, item=False)
-        elif _is_object(value):
-            lines += tree_lines(value, key if is_vehicle(key) else vehicle, bare_speed_unit or "")
+        elif _is_object(value):  # a vehicle's object, by its key or by the name inside it (<remote id="oncoming_RV" .../>)
+            named = _named_vehicle(value)
+            owner = key if is_vehicle(key) else named[1] if named else vehicle
+            lines += _said([kv for kv in value if kv != (named or (None,))[0]], owner, bare_speed_unit)
+        elif isinstance(value, list) and any(_is_object(v) for v in value):  # a list of actors, each named inside
+            for element in (v for v in value if _is_object(v)):
+                named = _named_vehicle(element)
+                rest = [kv for kv in element if named is None or kv != named[0]]
+                lines += _said(rest, named[1] if named else vehicle, bare_speed_unit)
         elif (said := _scalar(value)) is not None:
             owner = vehicle or next((p for p in _PREFIXED.findall(snake(key)) if is_vehicle(p)), None)
             if owner is not None:  # a vehicle's setting, in its object or by its prefix ("ego_speed_mps")
-                line = vehicle_line(owner, key if vehicle else snake(key)[len(owner) + 1:], said, bare_speed_unit or None)
+                line = vehicle_line(owner, key if vehicle else snake(key)[len(owner) + 1:], said, bare_speed_unit)
                 if line is not None:
                     lines.append(line)
             elif not (_NAME_KEY.match(snake(key)) and " " not in said):  # (a run's name or id names it, asks nothing)
                 lines.append(f"{key}: {said}")
     return lines
+
+
+_SWITCHED_ON = re.compile(r"^(?:enabled|enable|active|on)$")
+_UNIT_KEY = re.compile(r"^(?:(?P<of>[a-z0-9_]+?)_)?unit$")
+_BARE = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
+
+
+def _with_units(items: Items) -> Items:
+    """An object's bare numbers with the unit a sibling key gives them (XML's speed="50" speedUnit="km/h": "50 km/h"),
+    the unit keys said no more."""
+    units = [(m.group("of") or "", v) for k, v in items if isinstance(v, str) and (m := _UNIT_KEY.match(snake(k)))]
+    if not units:
+        return items
+    out: Items = []
+    for key, value in items:
+        if _UNIT_KEY.match(snake(key)):
+            continue
+        unit = next((u for of, u in units if snake(key).startswith(of)), None)
+        out.append((key, f"{value} {unit}" if unit and isinstance(value, str) and _BARE.match(value) else value))
+    return out
 
 
 def _items(value: Any) -> Any:
@@ -219,12 +268,18 @@ def _items(value: Any) -> Any:
     return value
 
 
+_GRAPHQL_ARGUMENT = re.compile(r"\b[A-Za-z_]\w*\s*\(\s*([A-Za-z_]\w*)\s*:\s*\{")
+_GRAPHQL_SELECTION = re.compile(r"\}\s*\)\s*\{[\w\s,]*\}")
+
+
 def object_lines(body: str, key: str | None = None) -> list[str] | None:
     """The key lines of an object's text ``body`` ("{...}", held by ``key`` when it is a key's value); None when it is
     not an object this reader parses (then the text stands)."""
     try:
         items = _items(json.loads(body))
     except ValueError:
+        # a GraphQL operation: its field's input object ("createRun(input: {...})"), its selection set ("{ runId }") not
+        body = _GRAPHQL_SELECTION.sub("}", _GRAPHQL_ARGUMENT.sub(r"\1: {", body))
         try:
             tokens = _tokens(body)
             items, end = _parse(tokens, 0)
@@ -238,12 +293,36 @@ def object_lines(body: str, key: str | None = None) -> list[str] | None:
 
 
 # a line opening an object ("{", "payload = {", "ego: {speed: 11.1}", protobuf's "impairment {") and its key
-_OPENS = re.compile(r"^(\s*(?:-\s+)?)(?:[\"']?([A-Za-z][\w.-]*)[\"']?\s*[:=]?\s*)?(?=\{)")
+_OPENS = re.compile(r"^(\s*(?:-\s+)?)(?:[\"']?([A-Za-z][\w.-]*)[\"']?(?:\s+\"[^\"]*\")*\s*[:=]?\s*)?(?=\{)")
 _BEFORE_OBJECT = re.compile(r"^(?P<head>.*?[:\s]['\"]?)(?=\{\s*[\"'A-Za-z])")
 
 
 # a call's keyword arguments on one line ("run = client.submit(app=\"IMA\", ego_speed_mps=13.9, faults=[...])")
 _CALL = re.compile(r"^(?P<head>.*?)\b[A-Za-z_][\w.]*\((?P<args>\s*[A-Za-z_]\w*\s*=.*)\)\s*;?\s*$")
+
+
+def _inline_objects(line: str) -> list[str]:
+    """A line with objects inside it (a test's parameters: '@pytest.mark.parametrize("app,scene,faults", [("FCW",
+    {"ego_speed_mph": 45}, [{"op": "delay", ...}])])'): the text before them, each object's key lines, the text after
+    them; a line without such objects as it stands."""
+    spans: list[tuple[int, int, list[str]]] = []
+    depth, start = 0, -1
+    for pos, ch in enumerate(line):
+        if ch == "{":
+            depth += 1
+            start = pos if depth == 1 else start
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0 and (said := object_lines(line[start:pos + 1])) is not None and len(said) >= 2:
+                spans.append((start, pos + 1, said))
+    if not spans:
+        return [line]
+    out = [line[:spans[0][0]].rstrip(" ,([")] if line[:spans[0][0]].strip(" ,([") else []
+    for _start, _end, said in spans:
+        out += said[:-1] + [said[-1] + _END]
+    if line[spans[-1][1]:].strip(" ,)]};"):
+        out.append(line[spans[-1][1]:].lstrip(" ,)]"))
+    return out
 
 
 def _objects(lines: list[str]) -> list[str]:
@@ -266,7 +345,7 @@ def _objects(lines: list[str]) -> list[str]:
             head, line, m = b.group("head"), line[b.end("head"):], _OPENS.match(line[b.end("head"):])
         brace = line.find("{")
         if m is None or brace < 0:
-            out.append(lines[i])
+            out += _inline_objects(lines[i])
             i += 1
             continue
         depth, j, end = 0, i, -1
@@ -382,6 +461,8 @@ def _ini_blocks(lines: list[str]) -> list[str]:
     return out
 
 
+# the operator a fault's settings follow ("fault_1 = 'spat_countdown_offset stream=SPAT offset_s=-4 ...'")
+_NAMED_OPERATOR = re.compile(r"\bfaults?(?:_?\d+)?\s*[:=]\s*['\"]?([a-z][a-z_]+)\s*$", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"(?:^|\s)([A-Za-z][\w.]*)=(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
 _ENV_GROUP = re.compile(r"^(fault|faults|ego|lead|relay|cross|crossing|oncoming|opposing|follower)_(.+)$")
 
@@ -393,8 +474,13 @@ def _assignments(lines: list[str]) -> list[str]:
     for line in lines:
         found = list(_ASSIGNMENT.finditer(line))
         pairs = [(m.group(1), m.group(2).strip("\"'")) for m in found]
+        named = _NAMED_OPERATOR.search(line[:found[0].start()]) if found else None
+        if named is not None:  # a fault written as its operator and its settings ("fault_1 = 'drop stream=MAP count=5'")
+            pairs.insert(0, ("op", named.group(1)))
         between = [line[a.end():b.start()] for a, b in zip(found, found[1:], strict=False)]
-        if len(pairs) < 4 or any(x.strip() for x in between) or not any(_FAULT_KEY.match(snake(k.split(".")[0])) or is_vehicle(k.split(".")[0])
+        if len(pairs) < 4 or any(x.strip() for x in between) or not any(_FAULT_KEY.match(snake(k.split(".")[0]))
+                                                                         or _FLAT_OPERATOR.match(snake(k))
+                                                                         or is_vehicle(k.split(".")[0])
                                      or _ENV_GROUP.match(snake(k)) for k, _ in pairs):
             out.append(line)
             continue
@@ -410,10 +496,88 @@ def _assignments(lines: list[str]) -> list[str]:
     return out
 
 
+def _continued(lines: list[str]) -> list[str]:
+    """Lines continued with a trailing backslash (a Dockerfile's ENV, a shell command) joined into one."""
+    out: list[str] = []
+    for line in lines:
+        if out and out[-1].endswith("\\"):
+            out[-1] = out[-1][:-1].rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
+_XML_START = re.compile(r"^\s*<(?:\?xml\b|[A-Za-z][\w:-]*[\s>/])")
+
+
+def _xml_documents(lines: list[str]) -> list[str]:
+    """An XML document (its lines all markup, from its first element to its root's end) said as key lines: an
+    element's attributes and children are its keys, its text its value; other lines as they stand."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _XML_START.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].strip().startswith("<") and lines[j].rstrip().endswith(">"):
+            j += 1
+        block = "\n".join(lines[i:j])
+        said = None
+        if j - i >= 2 and "<!" not in block:  # (no DOCTYPE or ENTITY: nothing to expand)
+            try:
+                root = ElementTree.fromstring(block)
+            except ElementTree.ParseError:
+                root = None
+            if root is not None:
+                said = tree_lines(_element_items(root))
+        if said is not None and len(said) >= 2:
+            said[-1] += _END
+            out += said
+            i = j
+        else:
+            out.append(lines[i])
+            i += 1
+    return out
+
+
+def _element_items(element: ElementTree.Element) -> Items:
+    """An XML element as (key, value) pairs: its attributes, then its children (an empty child's text as its value)."""
+    items: Items = [(k, v) for k, v in element.attrib.items()]
+    for child in element:
+        tag = child.tag.split("}")[-1]
+        items.append((tag, _element_items(child) if (len(child) or child.attrib) else (child.text or "").strip()))
+    return items
+
+
+# a test keyword and its named arguments, cells apart by two spaces or more ("Set Opposing Vehicle    speed_kmh=54
+# gap_m=70", "Set Ego Speed    kmh=30"): a vehicle's settings when the keyword names one
+_KEYWORD_CALL = re.compile(r"^\s*(?P<words>[A-Z][A-Za-z]*(?: [A-Za-z]+)*)(?P<args>(?:\s{2,}[\w.]+=\S+)+)\s*$")
+_BARE_UNIT = re.compile(r"^(?:kmh|kph|mph|mps|m|s|ms)$")
+
+
+def _keyword_calls(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        m = _KEYWORD_CALL.match(line)
+        words = snake(m.group("words")).split("_") if m else []
+        vehicle = next((w for w in words if is_vehicle(w)), None)
+        if m is None or vehicle is None:
+            out.append(line)
+            continue
+        setting = next((w for w in reversed(words) if w in ("speed", "gap", "distance", "range")), "speed")
+        for key, value in (arg.split("=", 1) for arg in m.group("args").split()):
+            said = vehicle_line(vehicle, f"{setting}_{key}" if _BARE_UNIT.match(snake(key)) else key, value)
+            if said is not None:
+                out.append(said + _END)
+    return out
+
+
 def payload_lines(text: str) -> str:
     """``text`` with each structured payload it holds said as key lines (see the module docstring)."""
-    lines = text.splitlines()
-    return "\n".join(_assignments(_ini_blocks(_yaml_blocks(_objects(lines)))))
+    lines = _continued(text.splitlines())
+    return "\n".join(_keyword_calls(_assignments(_ini_blocks(_yaml_blocks(_objects(_xml_documents(lines)))))))
 
 
 __all__ = ["object_lines", "payload_lines", "tree_lines"]

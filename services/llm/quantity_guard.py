@@ -267,9 +267,16 @@ _BUSINESS = re.compile(r"\b(?:budgets?|costs?|spend(?:ing)?|invoices?|funding|pr
                        r"|overtime|billing)\b", re.IGNORECASE)
 
 
+# the lab's own timetable ("Bench A is free after 08:00", "the rig is booked until 14:30"): a clock there is no setting
+_TIMETABLE = re.compile(r"\b(?:bench|rig|lab|room|slot|shift|meeting|booking|booked|free|available|standup)\b[^.;]{0,30}"
+                        r"\b\d{1,2}:\d{2}\b|\b\d{1,2}:\d{2}\b[^.;]{0,20}\b(?:standup|meeting|sync|call)\b", re.IGNORECASE)
+
+
 def _business(text: str) -> bool:
-    """Is the clause about the project's money or staff, its quantities only shares and counts?"""
-    return bool(_BUSINESS.search(text)) and all(q.kind in ("pct", "count") for q in normalize(text).quantities)
+    """Is the clause about the project's money, staff or timetable, its quantities only shares and counts (or the
+    timetable's clock)?"""
+    return (bool(_BUSINESS.search(text)) and all(q.kind in ("pct", "count") for q in normalize(text).quantities)) \
+        or bool(_TIMETABLE.search(text))
 
 
 def _fault_like(text: str) -> bool:

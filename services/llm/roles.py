@@ -160,6 +160,8 @@ _LIST_ITEM = re.compile(r"(?:[-*\u2022#]|\d{1,2}[.)]|\[[ xX]?\]|\[\d[\d.:]*\]|\d
 # Gherkin step ("Given the ego approaches ...", "Then the SPaT stream is delayed ...")
 _FIELD_LINE = re.compile(r"^(?:[a-z][\w/-]*(?: [\w/-]+){0,2}\s*[:=](?:\s|$)|(?:feature|scenario(?: outline)?|background"
                          r"|examples|given|when|then|and|but)\b)", re.IGNORECASE)
+# a bulleted key line ("- operator: suppress_sender", "* duration: 4 s"): its bullet
+_KEY_ITEM = re.compile(r"^[-*\u2022]\s+(?=[a-z][\w ]{0,20}\s*[:=])", re.IGNORECASE)
 # a hand-typed key ("ego_speed:", "lead_decel =") opening a line; a fault's attribute lines ("start:", "duration:")
 _KEY_LINE = re.compile(r"^([a-z][\w/-]*)\s*[:=](?:\s|$)", re.IGNORECASE)
 _ATTRIBUTE_KEY = re.compile(r"^(start|starts?[ _]at|from|until|end|stop|duration|length|window|trigger|anchor|magnitude"
@@ -192,7 +194,12 @@ def _form_lines(text: str) -> list[str]:
     Gherkin outline's Examples, a configuration's diff, a telegram, and per line code and wire formats
     (``text_forms.py``)."""
     whole = telegram(as_changed(outline(payload_lines(text.replace("\x00", " ")))))
+    whole = _TICKET_FIELD.sub("\n", whole)  # ("Expected: warning within spec. Actual: warning ~0.8 s late.")
     return [x for line in whole.splitlines() for x in code_lines(line)]
+
+
+# a ticket's outcome field run on after another sentence on its line: a line of its own
+_TICKET_FIELD = re.compile(r"(?<=[.!?])[ \t]+(?=(?:Expected|Actual|Observed)(?: result| behaviou?r| outcome)?:)")
 
 
 def _folded(line: str) -> str:
@@ -267,6 +274,11 @@ class LlmRoles:
             # brakes\nduration: 3s"), so that what times the fault is in its sentence
             if (when and _GHERKIN_CONTINUED.match(line)) or (key and _ATTRIBUTE_KEY.match(line) and cleaned):
                 cleaned += ", " + line  # (``last`` stays the line it continues: a list item's, say)
+                continue
+            # (so does a bulleted attribute under a bulleted fault: "- operator: suppress_sender" / "- duration: 4 s")
+            bullet = _KEY_ITEM.match(line)
+            if bullet and _ATTRIBUTE_KEY.match(line[bullet.end():]) and _KEY_ITEM.match(last):
+                cleaned += ", " + line[bullet.end():]
                 continue
             when = bool(_GHERKIN_WHEN.match(line)) or (when and not _FIELD_LINE.match(line) and not _LIST_ITEM.match(line))
             # (a capitalized line after a list's last item is a sentence of its own: "2) ... higher than actual\nEgo

@@ -9,7 +9,10 @@ back unchanged.
 
 from __future__ import annotations
 
+import csv
 import re
+
+from services.llm.payload_words import fault_lines, is_fault_attribute, split_unit
 
 # a column named by a role the parser knows only as "<role> vehicle" ("crossing_speed" -> "crossing vehicle speed")
 _ROLE_WORDS = {"crossing": "crossing vehicle", "cross": "crossing vehicle", "oncoming": "oncoming vehicle",
@@ -24,8 +27,8 @@ def _split(line: str) -> tuple[str, list[str]] | None:
     if _PIPE_ROW.match(line):  # a markdown row: "| id | app | fault |"
         return "|", [c.strip() for c in line.strip().strip("|").split("|")]
     for sep in ("\t", ";", ","):
-        if line.count(sep) >= 2:
-            return sep, [c.strip() for c in line.split(sep)]
+        if line.count(sep) >= 2:  # (a quoted cell keeps its separators: "signalised 4-way, single lane")
+            return sep, [c.strip() for c in next(csv.reader([line], delimiter=sep, skipinitialspace=True))]
     return None
 
 
@@ -33,54 +36,36 @@ _PIPE_ROW = re.compile(r"^\s*\|(?:[^|]*\|){2,}\s*$")
 _PIPE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*\|?\s*$")  # "|---|:---:|"
 
 
-# a column named with its unit ("ego_speed_kmh", "cross_gap_m", "start_s"): a bare number in it is in that unit
-_UNIT_SUFFIX = re.compile(r"^(.+?)[ _](kmh|kph|mph|mps|m|s|ms|ft|pct)$", re.IGNORECASE)
-_UNIT_WORDS = {"kmh": "km/h", "kph": "km/h", "mph": "mph", "mps": "m/s", "m": "m", "s": "s", "ms": "ms", "ft": "ft",
-               "pct": "%"}
-_BARE_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d+)?$")
-# a fault's own columns beside its "fault" column ("stream", "magnitude", "start_s", "duration_s"): the fault's
-# attribute lines, as a form's ("fault: freeze" over "duration: 2 s")
+# a fault's column ("fault"): with the fault's own columns beside it ("stream", "magnitude", "start_s"), the row's
+# fault is said as a payload's fault object is (``payload_words.fault_lines``)
 _FAULT_COLUMN = re.compile(r"^faults?$", re.IGNORECASE)
-_ATTRIBUTE_COLUMNS = re.compile(r"^(stream|channel|magnitude|value|amount|offset|start|end|until|duration|length|window"
-                                r"|trigger|anchor|probability|rate|burst|count|sender|target)$", re.IGNORECASE)
-
-
-def _cell(name: str, cell: str) -> tuple[str, str]:
-    """A column's name without its unit, and its cell with the unit the name gives a bare number."""
-    unit = _UNIT_SUFFIX.match(name)
-    if unit is None:
-        return name, cell
-    return unit.group(1), f"{cell} {_UNIT_WORDS[unit.group(2).lower()]}" if _BARE_NUMBER.match(cell) else cell
 
 
 def _row_lines(names: list[str], row: list[str]) -> list[str]:
-    """A data row said as text: its cells one sentence, each named by its column ("ego speed 72 km/h; lead gap 35 m."),
-    and when the row has a fault column and the fault's own columns, the fault and its attributes as a form's lines
-    ("fault: freeze", "start: 9 s", "duration: 2 s")."""
+    """A data row said as text: its cells one sentence, each named by its column, a bare number in the unit its column's
+    name gives ("ego speed 72 km/h; lead gap 35 m."), and when the row has a fault column and the fault's own columns,
+    the fault and its attributes as a form's lines ("fault: freeze", "start: t = 9 s", "duration: 2 s")."""
     cells = [(name.strip(), cell) for name, cell in zip(names, row, strict=True)
              if cell and not _ID_COLUMNS.match(name.strip())]
-    as_form = any(_FAULT_COLUMN.match(n) for n, _ in cells) and any(
-        _ATTRIBUTE_COLUMNS.match(_cell(n, c)[0]) for n, c in cells)
+    fault = [(n, c) for n, c in cells if _FAULT_COLUMN.match(n) or is_fault_attribute(n)]
+    as_form = any(_FAULT_COLUMN.match(n) for n, _ in fault) and len(fault) > 1
     said: list[str] = []
-    form: list[str] = []
     for name, cell in cells:
-        key, value = _cell(name, cell)
-        if as_form and _FAULT_COLUMN.match(name):
-            form.insert(0, f"fault: {value}")
-        elif as_form and _ATTRIBUTE_COLUMNS.match(key):
-            form.append(f"{key.lower()}: {value}")
-        elif _NOTE_COLUMNS.match(name) or name.lower() == "app":
-            said.append(value)
+        if as_form and (name, cell) in fault:
+            continue
+        stem, value = split_unit(name, cell)
+        if _NOTE_COLUMNS.match(name) or name.lower() == "app":
+            said.append(cell)
         else:
-            said.append(f"{_column(key)} {value}")
-    return (["; ".join(said) + "."] if said else []) + form
+            said.append(f"{_column(stem)} {value}")
+    return (["; ".join(said) + "."] if said else []) + (fault_lines(fault) if as_form else [])
 
 
 def _names_only(head: tuple[str, list[str]]) -> bool:
     """Whether a separated line can be a header: column names, one word each ("ego_speed"), or a few words each
     between tabs ("ego speed (km/h)")."""
     sep, names = head
-    if sep == "\t":
+    if sep in ("\t", ";"):  # (a spreadsheet's or a semicolon export's header: "Ego speed;Lead gap;Lead brakes at")
         return all(len(name.split()) <= 4 for name in names)
     return all(" " not in name for name in names)
 

@@ -12,7 +12,10 @@ import urllib.parse
 # code and wire formats around an intent: a script's shebang, a notebook's cell marker, an HTTP request line and its
 # headers say nothing; a Makefile target's "## help" text is what the target does (its prerequisites are not)
 _SAYS_NOTHING = re.compile(r"^\s*(?:#!.*|#\s*in\s*\[\s*\d*\s*\]\s*:?\s*|(?:get|post|put|patch|delete)\s+/\S*\s+http/\d(?:\.\d)?"
-                           r"|(?:content-type|content-length|accept|host|authorization|user-agent)\s*:.*|[{}\s]*)$", re.IGNORECASE)
+                           r"|(?:content-type|content-length|accept|host|authorization|user-agent)\s*:.*|[{}\s]*"
+                           # a Robot Framework file's section marks and settings ("*** Test Cases ***", "[Tags] lta")
+                           r"|\s*\*{3}\s*[\w ]+\s*\*{3}\s*|\s*\[(?:tags|documentation|setup|teardown|timeout)\].*"
+                           r"|(?:resource|library|variables)\s{2,}\S.*)$", re.IGNORECASE)
 _MAKE_TARGET = re.compile(r"^([\w.-]+:)[^=#]*##\s*(.+)$")
 # a line of several shell assignments ("$(RUN) APP=FCW LEAD_SPEED_MPH=35 EGO_SPEED_MPH=45", "export SPAT_LATENCY_MS=300")
 # or text-format fields ("kind: REPLAY stream: SPAT lookback_s: 10 len_s: 4"): one key line each
@@ -36,7 +39,7 @@ _CHANGED_KEY = re.compile(r"^[-+]\s*([a-z_][\w.]*)\s*[:=]", re.IGNORECASE)
 
 def as_changed(text: str) -> str:
     """A unified diff of a configuration ("-fault none", "+fault oncoming BSM frozen ..."): the file as it will be (its
-    added and kept lines, without the markers); an IF ... THEN ... ELSE ... END block in pseudo-code: its condition
+    added and kept lines, without the markers); a change request's old and new values, the new ones; an IF ... THEN ... ELSE ... END block in pseudo-code: its condition
     ("when ...,") and its THEN branch, the ELSE branch (what holds otherwise: nominal) left out. Other text as it stands."""
     lines = text.splitlines()
     if any(_DIFF_HEADER.match(x) for x in lines) and any(x.startswith("+") and not x.startswith("+++") for x in lines):
@@ -48,6 +51,7 @@ def as_changed(text: str) -> str:
     if changed:
         lines = [x[1:].lstrip() if x.startswith("+") and (m := _CHANGED_KEY.match(x)) and m.group(1) in changed else x
                  for x in lines if not (x.startswith("-") and (m := _CHANGED_KEY.match(x)) and m.group(1) in changed)]
+    lines = _chosen_variant(_change_request(lines))
     if any(_PSEUDO_IF.match(x) for x in lines) and any(_PSEUDO_ELSE.match(x) for x in lines):
         out, skipping = [], False
         for x in lines:
@@ -62,6 +66,55 @@ def as_changed(text: str) -> str:
                 out.append(x)
         lines = out
     return "\n".join(lines)
+
+
+_PARAMETER = re.compile(r"^\s*(?:parameter|field|setting|item)\s*:\s*(.+?)\s*$", re.IGNORECASE)
+_OLD_VALUE = re.compile(r"^\s*(?:old|previous|current|was|from)(?: value)?\s*:", re.IGNORECASE)
+_NEW_VALUE = re.compile(r"^\s*(?:new|proposed|requested|becomes|to)(?: value)?\s*:\s*(.*?)\s*(?:\(unchanged\))?\s*$",
+                        re.IGNORECASE)
+
+
+def _change_request(lines: list[str]) -> list[str]:
+    """A change request's "Parameter: lead gap / Old value: 30 m / New value: 40 m": the parameter at its new value
+    ("lead gap: 40 m"); the old value said no more."""
+    if not any(_OLD_VALUE.match(x) for x in lines) or not any(_NEW_VALUE.match(x) for x in lines):
+        return lines
+    out: list[str] = []
+    parameter: str | None = None
+    for line in lines:
+        if (m := _PARAMETER.match(line)) is not None:
+            parameter = m.group(1)
+        elif _OLD_VALUE.match(line):
+            continue
+        elif (m := _NEW_VALUE.match(line)) is not None:
+            out.append(f"{parameter}: {m.group(1)}" if parameter else m.group(1))
+            parameter = None
+        else:
+            out.append(line)
+    return out
+
+
+_VARIANT = re.compile(r"^\s*(?:[-*]\s*)?(?:variant|option|alternative|case)\s+([A-Za-z0-9]{1,3})\s*[:.)-]\s*", re.IGNORECASE)
+_ONLY_VARIANT = re.compile(r"\b(?:run|use|execute|test|do|pick|take)\s+(?:only\s+)?(?:the\s+)?(?:variant|option|alternative|case)"
+                           r"\s+([A-Za-z0-9]{1,3})\s+only\b|\b(?:run|use|execute|test|do|pick|take)?\s*only\s+(?:the\s+)?"
+                           r"(?:variant|option|alternative|case)\s+([A-Za-z0-9]{1,3})\b", re.IGNORECASE)
+
+
+def _chosen_variant(lines: list[str]) -> list[str]:
+    """Drafted variants of which one is to run ("Variant A: ... / Variant B: ... / Run only variant B"): that variant's
+    words, the others said no more."""
+    chosen = next((m.group(1) or m.group(2) for x in lines if (m := _ONLY_VARIANT.search(x))), None)
+    variants = [m.group(1).lower() for x in lines if (m := _VARIANT.match(x))]
+    if chosen is None or len(variants) < 2 or chosen.lower() not in variants:
+        return lines
+    out = []
+    for line in lines:
+        m = _VARIANT.match(line)
+        if m is None:
+            out.append(line)
+        elif m.group(1).lower() == chosen.lower():
+            out.append(line[m.end():])
+    return out
 
 
 def code_lines(line: str) -> list[str]:

@@ -662,6 +662,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH38, (), {}, (), ()),
     (bench_parse_campaign.FRESH39, (), {}, (), ()),
     (bench_parse_campaign.FRESH40, ("f40_024",), {}, (), ()),
+    (bench_parse_campaign.FRESH41, (), {}, (), ()),
 ]
 # sets whose answers still carry a fault in place of one the parser could not read (reported, never silent): fresh35's
 # f35_005, a board game's "RULE 4.2 (Silence): ... the cross car's next 5 BSMs in a row are removed from play" (a
@@ -678,6 +679,7 @@ SCENE = {
     "parse_campaign_fresh38": ([], 79),
     "parse_campaign_fresh39": ([], 70),
     "parse_campaign_fresh40": ([], 85),
+    "parse_campaign_fresh41": ([], 83),
 }
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from services.llm.dialogue import corrected, value_corrections, withdrawn
 from services.llm.payload import object_lines, payload_lines
 from services.llm.table_rows import rows_as_sentences
-from services.llm.text_forms import outline
+from services.llm.text_forms import as_changed, outline
 
 
 def test_a_json_body_and_a_javascript_object_say_the_same_key_lines() -> None:
@@ -92,7 +92,7 @@ def test_an_outline_with_one_examples_row_is_its_steps_with_the_values() -> None
 
 def test_a_tab_separated_sheet_names_cells_by_their_columns_and_units() -> None:
     lines = ["app\tego_speed_kmh\tfault\tstream\tstart_s\tduration_s", "FCW\t72\tfreeze\tBSM\t9\t2"]
-    assert rows_as_sentences(lines) == ["FCW; ego speed 72 km/h.", "fault: freeze", "stream: BSM", "start: 9 s",
+    assert rows_as_sentences(lines) == ["FCW; ego speed 72 km/h.", "fault: freeze", "stream: BSM", "start: t = 9 s",
                                         "duration: 2 s"]
     assert rows_as_sentences(["RLVW\t60 km/h\t180 m"]) == ["RLVW | 60 km/h | 180 m"]  # a row without its header
 
@@ -137,3 +137,46 @@ def test_a_writers_own_correction_is_put_where_the_corrected_words_were() -> Non
         "Replay SPaT from 3 s earlier. Also a timestamp offset on the MAP, +2 s stale."]
     same = ["delay 300 ms, no wait, make that 400 ms not 300"]  # within one sentence: the grammar's
     assert corrected(same) == same
+
+
+def test_xml_graphql_hcl_and_keyword_calls_are_payloads_too() -> None:
+    xml = ('<?xml version="1.0"?>\n<testRequest application="RLVW" requestedBy="hil-team">\n'
+           '  <scene><ego speed="50" speedUnit="km/h"/></scene>\n'
+           '  <faultSet><fault operator="spat_phase_corrupt" displayedPhase="PHASE_GREEN" anchor="red_onset" '
+           'durationSeconds="3"/></faultSet>\n</testRequest>')
+    assert payload_lines(xml).splitlines() == ["application: RLVW", "ego speed: 50 km/h", "fault: spat phase corrupt",
+                                               "start: at red onset", "duration: 3 s", "phase: showing green;"]
+    graphql = ("mutation {\n  createRun(input: {\n    app: FCW\n    scene: { egoSpeedKph: 72, leadGapM: 35 }\n"
+               "    faults: [{ op: BSM_POSITION_OFFSET, offsetM: 6, offsetDirection: AHEAD_OF_TRUE }]\n"
+               "  }) { runId status }\n}")
+    assert payload_lines(graphql).splitlines() == ["app: FCW", "ego speed: 72 km/h", "lead gap: 35 m",
+                                                   "- fault: bsm position offset", "magnitude: 6 m ahead;"]
+    hcl = 'resource "v2x_run" "ima" {\n  application = "IMA"\n  ego {\n    speed_mps = 13.9\n  }\n}'
+    assert payload_lines(hcl).splitlines() == ["application: IMA", "ego speed: 13.9 m/s;"]
+    robot = "    Set Opposing Vehicle    speed_kmh=54    gap_m=70\n    Set Ego Speed    kmh=30"
+    assert payload_lines(robot).splitlines() == ["oncoming vehicle speed: 54 km/h;", "oncoming vehicle gap: 70 m;",
+                                                 "ego speed: 30 km/h;"]
+    sql = "    fault_1 = 'spat_countdown_offset stream=SPAT offset_s=-4 anchor=stop_bar_distance at_m=150',"
+    assert payload_lines(sql).splitlines() == ["fault: spat countdown offset", "stream: SPAT", "magnitude: -4 s",
+                                               "start: once the ego is 150 m from the stop bar;"]
+    docker = "ENV FAULT_OP=timestamp_offset \\\n    FAULT_STREAM=EEBL \\\n    FAULT_TS_SKEW_MS=800 \\\n    FAULT_TS_DIRECTION=past"
+    assert payload_lines(docker).splitlines() == ["fault: timestamp offset", "stream: EEBL",
+                                                  "magnitude: 800 ms in the past;"]
+    actors = "scenario:\n  actors:\n    - name: lead\n      gapM: 60\n    - name: relay\n      gapM: 30\n  seed: 3"
+    assert payload_lines(actors).splitlines() == ["lead gap: 60 m", "relay gap: 30 m", "seed: 3;"]
+
+
+def test_a_timestamped_chat_has_speakers_and_no_scenario_clock() -> None:
+    lines = ["[09:12] anna.k: can someone kick off an EEBL run?", "[09:13] tom.b: sure, faults?"]
+    assert withdrawn(lines) == ["Anna: can someone kick off an EEBL run?", "Tom: sure, faults?"]
+
+
+def test_a_change_request_keeps_its_new_values_and_a_chosen_variant_its_own_words() -> None:
+    change = "Parameter: lead gap\nOld value: 30 m\nNew value: 40 m\nParameter: ego speed\nOld value: 50 km/h\n" \
+             "New value: 50 km/h (unchanged)"
+    assert as_changed(change).splitlines() == ["lead gap: 40 m", "ego speed: 50 km/h"]
+    variants = "Variant A: shift it 4 m ahead.\nVariant B: shift it 4 m behind, for 2 s.\nVariant C: same as B but 8 m." \
+               "\nRun only variant B."
+    assert as_changed(variants).splitlines() == ["shift it 4 m behind, for 2 s.", "Run only variant B."]
+    unchosen = "Variant A: shift it 4 m ahead.\nVariant B: shift it 4 m behind."
+    assert as_changed(unchosen) == unchosen
