@@ -21,6 +21,7 @@ from __future__ import annotations
 import configparser
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 from xml.etree import ElementTree
 
@@ -380,23 +381,19 @@ _YAML_LINE = re.compile(r"^\s*(?:-\s+)?(?:[\w.\-/\"']+\s*:(?:\s.*)?|-\s+\S.*)$|^
 _YAML_NESTED = re.compile(r"^\s+(?:-\s+)?[\w.\-/\"']+\s*:")
 
 
-def _yaml_blocks(lines: list[str]) -> list[str]:
-    """Each YAML block (three or more key lines, some nested) said as key lines; other lines as they stand."""
+def _said_blocks(lines: list[str], opens: Callable[[str], bool], goes_on: Callable[[str], bool],
+                 say: Callable[[list[str]], list[str] | None]) -> list[str]:
+    """Each block of lines (a line ``opens`` accepts, then the lines ``goes_on`` accepts) that ``say`` reads as two or
+    more key lines replaced by them, the last ending its clause; other lines as they stand."""
     out: list[str] = []
     i = 0
     while i < len(lines):
-        j = i
-        while j < len(lines) and _YAML_LINE.match(lines[j]):
-            j += 1
-        block = lines[i:j]
-        keyed = [x for x in block if x.strip() and not x.lstrip().startswith("#")]
-        if len(keyed) >= 3 and any(_YAML_NESTED.match(x) for x in keyed) and not lines[i][:1].isspace():
-            try:
-                tree = yaml.safe_load("\n".join(block))
-            except yaml.YAMLError:
-                tree = None
-            said = tree_lines(_items(tree)) if isinstance(tree, dict) else []
-            if len(said) >= 2:
+        if opens(lines[i]):
+            j = i + 1
+            while j < len(lines) and goes_on(lines[j]):
+                j += 1
+            said = say(lines[i:j])
+            if said is not None and len(said) >= 2:
                 said[-1] += _END
                 out += said
                 i = j
@@ -404,6 +401,24 @@ def _yaml_blocks(lines: list[str]) -> list[str]:
         out.append(lines[i])
         i += 1
     return out
+
+
+def _yaml_said(block: list[str]) -> list[str] | None:
+    """A YAML block's key lines (three or more key lines, some nested), read with PyYAML; None when it is not one."""
+    keyed = [x for x in block if x.strip() and not x.lstrip().startswith("#")]
+    if len(keyed) < 3 or not any(_YAML_NESTED.match(x) for x in keyed):
+        return None
+    try:
+        tree = yaml.safe_load("\n".join(block))
+    except yaml.YAMLError:
+        return None
+    return tree_lines(_items(tree)) if isinstance(tree, dict) else None
+
+
+def _yaml_blocks(lines: list[str]) -> list[str]:
+    """Each YAML block said as key lines; other lines as they stand."""
+    return _said_blocks(lines, lambda x: bool(_YAML_LINE.match(x)) and not x[:1].isspace(),
+                        lambda x: bool(_YAML_LINE.match(x)), _yaml_said)
 
 
 _SECTION = re.compile(r"^\s*\[([\w.\- ]+)\]\s*$")
@@ -426,39 +441,24 @@ def _nest(pairs: list[tuple[str, str]]) -> Items:
     return tree
 
 
+def _ini_said(block: list[str]) -> list[str] | None:
+    """An INI or TOML file's key lines (a section header, then key = value lines), read with configparser."""
+    parser = configparser.ConfigParser(interpolation=None, comment_prefixes=("#", ";"), strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string("\n".join(block))
+    except configparser.Error:
+        return None
+    tree: Items = []
+    for section in parser.sections():
+        pairs = _nest([(k, v.strip().strip("\"'")) for k, v in parser.items(section)])
+        tree += [(section, pairs)] if (is_vehicle(section) or _FAULT_KEY.match(snake(section))) else pairs
+    return tree_lines(tree)
+
+
 def _ini_blocks(lines: list[str]) -> list[str]:
-    """An INI or TOML file (a section header, then key = value lines) said as key lines."""
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        if not _SECTION.match(lines[i]):
-            out.append(lines[i])
-            i += 1
-            continue
-        j = i
-        while j < len(lines) and _INI_LINE.match(lines[j]):
-            j += 1
-        parser = configparser.ConfigParser(interpolation=None, comment_prefixes=("#", ";"), strict=False)
-        parser.optionxform = str  # type: ignore[assignment,method-assign]
-        try:
-            parser.read_string("\n".join(lines[i:j]))
-        except configparser.Error:
-            out.append(lines[i])
-            i += 1
-            continue
-        tree: Items = []
-        for section in parser.sections():
-            pairs = _nest([(k, v.strip().strip("\"'")) for k, v in parser.items(section)])
-            tree += [(section, pairs)] if (is_vehicle(section) or _FAULT_KEY.match(snake(section))) else pairs
-        said = tree_lines(tree)
-        if len(said) >= 2:
-            said[-1] += _END
-            out += said
-            i = j
-        else:
-            out.append(lines[i])
-            i += 1
-    return out
+    """Each INI or TOML file said as key lines; other lines as they stand."""
+    return _said_blocks(lines, lambda x: bool(_SECTION.match(x)), lambda x: bool(_INI_LINE.match(x)), _ini_said)
 
 
 # the operator a fault's settings follow ("fault_1 = 'spat_countdown_offset stream=SPAT offset_s=-4 ...'")
@@ -510,36 +510,23 @@ def _continued(lines: list[str]) -> list[str]:
 _XML_START = re.compile(r"^\s*<(?:\?xml\b|[A-Za-z][\w:-]*[\s>/])")
 
 
+def _xml_said(block: list[str]) -> list[str] | None:
+    """An XML document's key lines: an element's attributes and children are its keys, its text its value (no DOCTYPE
+    or ENTITY: nothing to expand)."""
+    text = "\n".join(block)
+    if len(block) < 2 or "<!" in text:
+        return None
+    try:
+        return tree_lines(_element_items(ElementTree.fromstring(text)))
+    except ElementTree.ParseError:
+        return None
+
+
 def _xml_documents(lines: list[str]) -> list[str]:
-    """An XML document (its lines all markup, from its first element to its root's end) said as key lines: an
-    element's attributes and children are its keys, its text its value; other lines as they stand."""
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        if not _XML_START.match(lines[i]):
-            out.append(lines[i])
-            i += 1
-            continue
-        j = i
-        while j < len(lines) and lines[j].strip().startswith("<") and lines[j].rstrip().endswith(">"):
-            j += 1
-        block = "\n".join(lines[i:j])
-        said = None
-        if j - i >= 2 and "<!" not in block:  # (no DOCTYPE or ENTITY: nothing to expand)
-            try:
-                root = ElementTree.fromstring(block)
-            except ElementTree.ParseError:
-                root = None
-            if root is not None:
-                said = tree_lines(_element_items(root))
-        if said is not None and len(said) >= 2:
-            said[-1] += _END
-            out += said
-            i = j
-        else:
-            out.append(lines[i])
-            i += 1
-    return out
+    """Each XML document (its lines all markup, from its first element to its root's end) said as key lines; other
+    lines as they stand."""
+    return _said_blocks(lines, lambda x: bool(_XML_START.match(x)),
+                        lambda x: x.strip().startswith("<") and x.rstrip().endswith(">"), _xml_said)
 
 
 def _element_items(element: ElementTree.Element) -> Items:
