@@ -1,6 +1,8 @@
 """A chat or meeting's minutes as an intent (``LlmRoles.check_text``): who said what, what a later reply turned down,
-and what value a later line corrected.
+and what value a later line corrected; and a writer's own correction after the fact.
 
+- Speakers: "Anna: ...", a tracker's "[ben] ...", a chat typed in lower case ("dana: ...") and a chat client's
+  "[09:12] anna.k: ..." (its clock is when the line was typed, not a scenario time).
 - A line a speaker turned down in the next reply of another ("Ines: add 50 % EEBL loss?" / "Kai: no, keep it clean"),
   or gave up by agreeing to another's version, is marked ``(withdrawn)`` (``withdrawn``).
 - A value corrected in a later line ("Owen: ... when the ego is 40 m from the stop bar." / "Priya: Sorry, 30 m, not
@@ -8,6 +10,9 @@ and what value a later line corrected.
   the one who said the first ("Raj: ... were at 50 km/h" / "Mei: Fair, 50 then."), is put in the line that said the
   first, and the correcting or agreeing sentence said no more (``value_corrections``): one value, where it was asked
   for.
+- A writer's own correction in a later sentence ("but use 40 % not 25 %" above a forwarded request, "I meant replay,
+  not freeze", "I meant the MAP, not the SPaT, for the timestamp one") is put where the corrected words were
+  (``corrected``).
 
 Pure functions of the lines.
 """
@@ -31,14 +36,12 @@ _TURNED_DOWN = re.compile(r"^(no|nope|nah|not that)\b|\binstead\b|^(maybe |perha
 _AGREED = re.compile(r"^(ok|okay|agreed|fine|sure|yes|yep|right|deal|confirmed)\b", re.IGNORECASE)
 
 
-
-
 def withdrawn(lines: Iterable[str]) -> list[str]:
     """The lines of a chat between two or more speakers, each line a speaker turned down in the next reply of another
     ("Ines: add 50 % EEBL loss on the relay test?" / "Kai: no, keep it clean"), or agreed to in a reply that restates
     the fault ("Tom: agreed, SPaT freeze from green onset for 8 s"), marked ``(withdrawn)`` as one sentence
     (its stops made commas), so what it asked for is read as said of no run (``lexicon.NOT_NOW``); the rest as
-    written."""
+    written. (First its speakers are named and its corrected values put in place: ``value_corrections``.)"""
     out = value_corrections(_named_speakers(list(lines)))
     said_at: list[int] = []  # where each line's words start after its speaker
     speakers: list[str | None] = []

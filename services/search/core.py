@@ -56,11 +56,10 @@ def validate_request(*, intents: Sequence[str] = (), specs: Sequence[ScenarioSpe
                                              f"{settings.max_intents}", "split the campaign"))
     cleaned = []
     for i, text in enumerate(intents):
-        # white space folded within lines; the line breaks stay, for the parser reads a list item or a ticket's field
-        # on its own line as a sentence of its own, and so do the tabs between a pasted spreadsheet row's cells
-        # (LlmRoles.check_text)
-        t = "\n".join(filter(None, ("\t".join(" ".join(cell.split()) for cell in line.split("\t")).strip("\t ")
-                                     for line in str(text).splitlines())))
+        # as written, but for trailing white space and blank lines: the parser reads a line's indentation (a YAML
+        # block's nesting), the runs of spaces between a keyword's cells and the tabs between a spreadsheet row's, and
+        # folds the rest itself (LlmRoles.check_text)
+        t = "\n".join(filter(str.strip, (line.rstrip() for line in str(text).splitlines())))
         if not t:
             bad.append(FieldViolation(f"intents[{i}]", "empty intent", "say what to test in a sentence"))
         elif len(t) > MAX_INTENT_CHARS:

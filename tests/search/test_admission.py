@@ -149,3 +149,16 @@ def test_a_campaign_whose_executions_were_all_refused_is_failed_not_done(tmp_pat
         assert view.summary["executions"] >= 1
     finally:
         core.close()
+
+
+def test_a_campaign_passes_its_intents_as_written_for_the_parser_to_read_their_form() -> None:
+    """A YAML block's indentation is its nesting, a keyword's cells are apart by runs of spaces: a campaign's intent
+    reaches the parser as written (but for trailing white space and blank lines), and reads as the parser reads it."""
+    from services.llm.roles import LlmRoles
+
+    text = "app: EEBL\nrelay:\n  gap: 30m   \n\nlead:\n  gap: 70m\n    Set Ego Speed    kmh=80"
+    req = validate_request(settings=SearchSettings(), intents=[text], budget_per_scenario=10)
+    (intent,) = req.intents
+    assert intent == "app: EEBL\nrelay:\n  gap: 30m\nlead:\n  gap: 70m\n    Set Ego Speed    kmh=80"
+    spec = LlmRoles().parse_intent(intent, 1).spec
+    assert ({a.role.value: a.gap_m for a in spec.agents}, spec.ego.speed_mps) == ({"lead": 70.0, "relay": 30.0}, 22.222)
