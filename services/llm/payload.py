@@ -306,6 +306,8 @@ def _inline_objects(line: str) -> list[str]:
     """A line with objects inside it (a test's parameters: '@pytest.mark.parametrize("app,scene,faults", [("FCW",
     {"ego_speed_mph": 45}, [{"op": "delay", ...}])])'): the text before them, each object's key lines, the text after
     them; a line without such objects as it stands."""
+    if "{" not in line:  # (most lines: nothing to scan)
+        return [line]
     spans: list[tuple[int, int, list[str]]] = []
     depth, start = 0, -1
     for pos, ch in enumerate(line):
