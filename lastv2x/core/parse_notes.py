@@ -9,6 +9,9 @@ from ("lead.gap_m 45.0 from '<dist> ahead'"), or names a field and a bare value 
 and derivations said after a colon or in brackets ("ego.speed_mps 25: following the lead at its stated speed",
 "lead.behaviour hard_brake (EEBL needs a braking lead)") record fields the parser chose.
 
+``assigned_towns`` reads the other choice a campaign may revisit: the town, when the parser assigned it from the seed
+among the maps able to host the request (a campaign moves a scene that does not fit that town to another of them).
+
 One reader for both users of the rule: the parse-repair loop (``services.llm.stated``: a repair may not move a stated field)
 and campaigns (``services.search.pipeline.stated_fields``: nor may an observability repair). An answer without
 such notes (an LLM's) states none.
@@ -42,4 +45,18 @@ def stated_note_fields(notes: Iterable[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-__all__ = ["stated_note_fields"]
+# "map.town <name> assigned from seed among ['a', 'b']": the parser chose the town (the intent names none)
+_ASSIGNED_TOWN = re.compile(r"map\.town \S+ assigned from seed among \[(?P<pool>[^\]]*)\]")
+
+
+def assigned_towns(notes: Iterable[str]) -> tuple[str, ...]:
+    """The towns the parser chose the spec's town among when the intent names none (each one it judged able to
+    host the request), in its order; empty when the intent names the town (or the notes do not say)."""
+    for note in notes:
+        m = _ASSIGNED_TOWN.fullmatch(note)
+        if m is not None:
+            return tuple(t.strip().strip("'\"") for t in m.group("pool").split(",") if t.strip())
+    return ()
+
+
+__all__ = ["assigned_towns", "stated_note_fields"]

@@ -104,6 +104,7 @@ from services.search.repairs import (
     observability_repairs,
     repair_text,
     run_up_repaired,
+    town_repaired,
     verifier_repaired,
 )
 from services.search.witness import WitnessKeeper
@@ -135,12 +136,13 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
         recorded = self._recorded_entry("parsed", scenario=sc.index, prompt=prompt, seed=seed)
         if recorded:
             spec, unparsed = parse_spec(recorded["spec"]), tuple(recorded.get("unparsed", ()))
-            stated = tuple(recorded.get("stated", ()))
+            stated, towns = tuple(recorded.get("stated", ())), tuple(recorded.get("towns", ()))
         else:
             parsed = self.pipeline.parse(prompt, seed, self.id)
-            spec, unparsed, stated = parsed.spec, tuple(parsed.unparsed), tuple(parsed.stated)
+            spec, unparsed, stated, towns = parsed.spec, tuple(parsed.unparsed), tuple(parsed.stated), parsed.towns
         self._journal("parsed", {"scenario": sc.index, "prompt": prompt, "seed": seed, "spec": spec_to_dict(spec),
-                                 "unparsed": list(unparsed), "stated": list(stated)})
+                                 "unparsed": list(unparsed), "stated": list(stated), "towns": list(towns)})
+        self._towns.setdefault(sc.index, towns)  # the first parse's, as _stated
         return self._repaired(sc, spec, frozenset(stated), origin), unparsed
 
     def _repaired(self, sc: ScenarioProgress, spec: ScenarioSpec, stated: frozenset[str], origin: str
@@ -162,20 +164,29 @@ class CampaignRunner(WitnessKeeper, CampaignBase):
         return spec
 
     def _fitted(self, sc: ScenarioProgress, spec: ScenarioSpec) -> ScenarioSpec:
-        """The spec, or, when it does not ground for want of road before the junction and the intent states no start
-        distance, the spec with the ego started nearer (``run_up_repaired``), journaled and announced as a repair."""
+        """The spec, or, when it does not ground, the spec on another town the intent leaves open
+        (``town_repaired``), else, for want of road before the junction when the intent states no start distance,
+        with the ego started nearer (``run_up_repaired``); each repair tried is journaled and announced."""
         found = self._ground(spec)
         if not isinstance(found, str):
             return spec
-        fitted, record = run_up_repaired(spec, found, self._stated.get(sc.index, frozenset()),
-                                         lambda s: not isinstance(self._ground(s), str))
-        if not record["patch"] and not record["reason"]:
-            return spec  # another reason: the root candidate reports it
-        record["origin"] = "grounding"
-        self._journal("repairs", {"scenario": sc.index, "origin": "grounding", "repairs": [record]})
-        sc.repairs.append(record)
-        self._emit("repair", sc.index, f"{sc.source}: {repair_text(record)}")
-        return fitted if fitted is not None else spec
+        stated = self._stated.get(sc.index, frozenset())
+
+        def grounds(s: ScenarioSpec) -> bool:
+            return not isinstance(self._ground(s), str)
+
+        for repair in (lambda: town_repaired(spec, found, stated, self._towns.get(sc.index, ()), grounds),
+                       lambda: run_up_repaired(spec, found, stated, grounds)):
+            fitted, record = repair()
+            if not record["patch"] and not record["reason"]:
+                continue  # not this repair's case
+            record["origin"] = "grounding"
+            self._journal("repairs", {"scenario": sc.index, "origin": "grounding", "repairs": [record]})
+            sc.repairs.append(record)
+            self._emit("repair", sc.index, f"{sc.source}: {repair_text(record)}")
+            if fitted is not None:
+                return fitted
+        return spec  # the root candidate reports why it does not ground
 
     # ── the campaign ──────────────────────────────────────────────────────
     def run(self) -> tuple[str, str]:

@@ -79,6 +79,8 @@ class CampaignBase:
         # per scenario, the spec fields its intent's own words set (a given spec: all, repairs.GIVEN): what it
         # declares (catalog.admission_class); a scenario without an entry declares everything
         self._stated: dict[int, frozenset[str]] = {}
+        # per scenario, the towns the parser chose map.town among when its intent names none (repairs.town_repaired)
+        self._towns: dict[int, tuple[str, ...]] = {}
 
     # ── bookkeeping ───────────────────────────────────────────────────────
     @property

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lastv2x.core.errors import FieldViolation, InvalidArgument
-from lastv2x.core.parse_notes import stated_note_fields
+from lastv2x.core.parse_notes import assigned_towns, stated_note_fields
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import ScenarioSpec
 
@@ -48,6 +48,7 @@ class Parsed:
     backend: str
     unparsed: tuple[str, ...] = ()  # clauses of the intent the spec does not hold (parser.unparsed_fault), as quoted
     stated: tuple[str, ...] = ()  # spec fields the intent's own words set (``stated_fields``): no repair moves them
+    towns: tuple[str, ...] = ()  # the towns the parser chose map.town among, the intent naming none (assigned_towns)
 
 
 _SPEC_ROOTS = frozenset({"ego", "v2x", "signal", "map", "variation", "perception", "duration_s"})
@@ -184,7 +185,7 @@ class InProcessPipeline:
     def parse(self, intent: str, seed: int, campaign: str) -> Parsed:
         result = self._roles.parse_intent(intent, seed, campaign=campaign)
         return Parsed(result.spec, result.attempts_used, result.backend, result.unparsed_clauses,
-                      stated_fields(result.notes, result.spec))
+                      stated_fields(result.notes, result.spec), assigned_towns(result.notes))
 
     def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
         if self._grounding is None:

@@ -46,6 +46,7 @@ from lastv2x.core.errors import (
     LastV2XError,
     Unavailable,
 )
+from lastv2x.core.parse_notes import assigned_towns
 from lastv2x.core.program import ScenarioProgram, program_sha256
 from lastv2x.core.spec import ScenarioSpec
 from lastv2x.rpc.convert import program_from_proto, program_to_proto, spec_from_proto, spec_to_proto
@@ -196,7 +197,7 @@ class GrpcPipeline:
                             self._llm_target, "ParseIntent")
         spec = spec_from_proto(reply.spec)
         return Parsed(spec, reply.attempts_used, reply.backend, tuple(reply.unparsed_clauses),
-                      stated_fields(tuple(reply.notes), spec))
+                      stated_fields(tuple(reply.notes), spec), assigned_towns(tuple(reply.notes)))
 
     def ground(self, spec: ScenarioSpec) -> ScenarioProgram:
         reply = self._unary(self._grounding.Ground, grounding_pb2.GroundRequest(spec=spec_to_proto(spec)),

@@ -11,6 +11,9 @@
   never taken.
 * :func:`run_up_repaired`: a scene whose conflicting car needs more road than the map has before the junction (the
   grounding's ``run_up``), with the ego started nearer, when the intent states no start distance.
+* :func:`town_repaired`: a scene that does not fit the town the parser assigned from the seed (the intent names none),
+  on the first other town of the parser's pool it grounds on, every number of the scene kept. Tried before
+  ``run_up_repaired``: the town was the platform's choice, the start distance is part of the scene.
 * :func:`repair_text`: one line for a record (the results table, the report, the CLI).
 
 A record is ``{check, message, description, patch: [{field, from, value}], applied, reason, origin}``.
@@ -167,6 +170,32 @@ def run_up_repaired(spec: ScenarioSpec, why: str, stated: frozenset[str],
             record["applied"] = True
             return fitted, record
     record["reason"] = f"no start distance down to {FIT_START_DISTANCES_M[-1]:g} m fits the map"
+    return None, record
+
+
+TOWN = "map.town"
+
+
+def town_repaired(spec: ScenarioSpec, why: str, stated: frozenset[str], towns: tuple[str, ...],
+                  grounds: Callable[[ScenarioSpec], bool]) -> tuple[ScenarioSpec | None, dict[str, Any]]:
+    """When a spec does not ground (``why``: the grounding's reason) on the town the parser assigned from the seed,
+    the spec on the first other town of ``towns`` (the parser's pool: the maps it judged able to host the request,
+    in its order) that it grounds on (``grounds``), nothing else changed; with its record (applied, or why not).
+    No record (no patch, no reason) when the intent states the town or the parser chose among one. A pure function of
+    its arguments: the same spec gives the same repair."""
+    record: dict[str, Any] = {"check": "grounding.town", "message": why[:300],
+                              "description": "place the scene on another town the intent leaves open, where it fits",
+                              "patch": [], "applied": False, "reason": ""}
+    others = [t for t in towns if t != spec.map.town]
+    if GIVEN in stated or TOWN in stated or not others:
+        return None, record
+    for town in others:
+        moved = spec.model_copy(update={"map": spec.map.model_copy(update={"town": town})})
+        if grounds(moved):
+            record["patch"] = [{"field": TOWN, "from": spec.map.town, "value": town}]
+            record["applied"] = True
+            return moved, record
+    record["reason"] = f"it fits none of the other towns the intent leaves open ({', '.join(others)})"
     return None, record
 
 

@@ -205,3 +205,76 @@ def test_a_campaign_runs_the_fitted_scene_and_says_so(tmp_path: Path) -> None:
                                                                                                  "archive")
     finally:
         core.close()
+
+
+FAST_FCW = ("Forward collision warning on a highway: the ego drives at 65 mph, the lead is 45 m ahead and brakes hard "
+            "at t=8 s; freeze the lead's BSMs for 1.5 s at the decision epoch.")
+
+
+def test_a_scene_that_does_not_fit_the_town_drawn_for_it_moves_to_an_open_town_it_fits(tmp_path: Path) -> None:
+    """The intent names no town, so the parser draws one from the seed among the maps able to host FCW (its note
+    says which). At 65 mph the ego starts 170 m out, more straight road than the T-junction map has: the scene
+    moves to the first other town of that pool it grounds on, every number kept; a town the intent names, or a
+    pool of one, is never moved."""
+    from lastv2x.core.errors import FailedPrecondition
+    from lastv2x.core.parse_notes import assigned_towns
+    from services.grounding.core import GroundingConfig, GroundingCore
+    from services.llm.roles import LlmRoles
+    from services.search.repairs import town_repaired
+
+    grounding = GroundingCore(GroundingConfig(cache_dir=tmp_path))
+
+    def grounds(s: Any) -> bool:
+        try:
+            grounding.ground(s)
+        except FailedPrecondition:
+            return False
+        return True
+
+    parsed = LlmRoles().parse_intent(FAST_FCW, 3)
+    spec, towns = parsed.spec, assigned_towns(parsed.notes)
+    stated = frozenset(stated_fields(parsed.notes, spec))
+    assert spec.map.town == "t_junction" and spec.map.town in towns and len(towns) > 2 and "map.town" not in stated
+    assert not grounds(spec)
+    fitted, record = town_repaired(spec, "run_up: ...", stated, towns, grounds)
+    assert fitted is not None and grounds(fitted) and record["applied"] and record["check"] == "grounding.town"
+    new = fitted.map.town
+    assert record["patch"] == [{"field": "map.town", "from": "t_junction", "value": new}]
+    assert fitted.model_copy(update={"map": spec.map}) == spec  # nothing else moved
+    before = towns[:towns.index(new)]
+    assert not any(grounds(spec.model_copy(update={"map": spec.map.model_copy(update={"town": t})}))
+                   for t in before if t != "t_junction")  # the first that fits, in the parser's order
+    assert town_repaired(spec, "run_up: ...", stated, towns, grounds) == (fitted, record)  # a pure function
+    for kept in (town_repaired(spec, "x", stated | {"map.town"}, towns, grounds),
+                 town_repaired(spec, "x", stated, ("t_junction",), grounds), town_repaired(spec, "x", stated, (), grounds)):
+        assert kept[0] is None and not kept[1]["patch"] and not kept[1]["reason"]
+    nowhere, said = town_repaired(spec, "x", stated, towns, lambda s: False)
+    assert nowhere is None and not said["applied"] and "fits none of the other towns" in said["reason"]
+    named = LlmRoles().parse_intent(FAST_FCW + " Use the t_junction map.", 3)
+    assert named.spec.map.town == "t_junction" and assigned_towns(named.notes) == ()
+
+
+def test_a_campaign_runs_a_scene_on_a_town_it_fits_and_says_so(tmp_path: Path) -> None:
+    from lastv2x_app.campaigns import local_core, results_table
+
+    core = local_core(tmp_path / "data", stall_candidates=3)
+    try:
+        for seed in range(1, 9):  # a campaign seed whose parse draws a town the scene does not fit
+            view = _run(core, intents=[FAST_FCW], seed=seed, budget_per_scenario=1)
+            assert view.state == "done", view.reason
+            (sc,) = view.summary["scenarios"]
+            moved = [r for r in sc["repairs"] if r["check"] == "grounding.town"]
+            if moved:
+                break
+        else:
+            raise AssertionError("no campaign seed drew a town the scene does not fit")
+        (rep,) = moved
+        journal = core.store.journal(view.id)
+        parsed = next(p for _, k, p in journal if k == "parsed")
+        assert rep["applied"] and rep["patch"][0]["from"] == parsed["spec"]["map"]["town"] in parsed["towns"]
+        initial = next(p for _, k, p in journal if k == "dispatch" and p["origin"] == "initial")
+        assert initial["spec"]["map"]["town"] == rep["patch"][0]["value"] != rep["patch"][0]["from"]
+        assert "repaired (grounding.town): place the scene on another town" in results_table(view.summary, [],
+                                                                                                "archive")
+    finally:
+        core.close()
