@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -122,8 +122,8 @@ class PairedOutcome:
 
 
 def _canon(x: Any) -> Any:
-    if is_dataclass(x) and not isinstance(x, type):
-        return {k: _canon(v) for k, v in asdict(x).items()}
+    if is_dataclass(x) and not isinstance(x, type):  # (field by field: ``asdict`` would copy the tree first)
+        return {f.name: _canon(getattr(x, f.name)) for f in fields(x)}
     if isinstance(x, Enum):
         return x.value
     if isinstance(x, Mapping):
