@@ -10,6 +10,7 @@ spec on a map; both resolve faults, equipage and signal plans by the same core r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -146,6 +147,13 @@ class _Synth:
         return pts, parts
 
     def route(self, arm: str, turn: Maneuver, other: tuple[str, Maneuver] | None) -> Route:
+        """The route from ``arm`` through the crossing (``turn``), with its conflict point against ``other``'s route
+        (arm, turn) when given; remembered (``_laid_route``: a campaign's candidates differ in their faults and a few
+        numbers, and lay the same routes again)."""
+        return _laid_route(tuple(sorted(self.inbound_m.items())), self.exit_m, self.signalized, arm, turn, other)
+
+    def lay(self, arm: str, turn: Maneuver, other: tuple[str, Maneuver] | None) -> Route:
+        """:meth:`route`, computed."""
         pts, parts = self.polyline(arm, turn)
         segs, s0 = [], 0.0
         for sid, p in parts:
@@ -167,6 +175,14 @@ class _Synth:
                             conflict_s_m=conflict_s, conflict_xy_m=conflict_xy, turn=turn)
         return Route(points_xy_m=tuple((float(x), float(y)) for x, y in pts), segments=tuple(segs),
                      crossings=(crossing,), turn=turn)
+
+
+@functools.lru_cache(maxsize=4096)
+def _laid_route(inbound_m: tuple[tuple[str, float], ...], exit_m: float, signalized: bool, arm: str, turn: Maneuver,
+                other: tuple[str, Maneuver] | None) -> Route:
+    """``_Synth(dict(inbound_m), exit_m, signalized).lay(arm, turn, other)``, remembered by every argument (routes are
+    frozen)."""
+    return _Synth(dict(inbound_m), exit_m, signalized).lay(arm, turn, other)
 
 
 def _signalized(spec: ScenarioSpec) -> bool:
