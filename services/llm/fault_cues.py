@@ -151,6 +151,7 @@ _HEALTHY = re.compile(r"\b(is|are|stays?|remains?) (fine|healthy|normal|nominal|
                       r"|errors?|degradation)\b|\bhealthy\b|\bpristine\b|\bwithout (any )?(faults?|errors?)\b|"
                       + lx.NO_FAULTS, _F)
 _NOT_NOW = re.compile(lx.NOT_NOW, _F)
+_HAZARD = re.compile(lx.HAZARD_HEADING, _F)
 _PUTS_ASIDE = re.compile(lx.PUTS_ASIDE_PREVIOUS, _F)
 _TAKEN_BACK = re.compile(lx.TAKEN_BACK, _F)
 _APP_HANDLING = re.compile(lx.APP_OWN_HANDLING, _F)
@@ -182,7 +183,7 @@ _NOT_COMM = re.compile(r"\bquiet (junction|intersection|road|street|traffic|area
                        r"|ahead of|earlier than|later than) (the |our )?(ego|us|we)\b|\b(drops?|dropped|dropping) (its|his|her|their|the) speed\b|\b(brak\w*|arriv\w*|stops?"
                        r"|turns?|decid\w*|reacts?) (too )?late\b|\blate (in|into) the (amber|yellow|green|red)"
                        r"|\blate (yellow|amber|red|green)s?\b|\blag\w* behind (the|a) (car|truck|van|lead)|\bbehind (a |the )?(\w+ )?(truck|lorry|lorries|hgv|trailer|suv|pickup|bus|van|building"
-                       r"|car)s?\b"
+                       r"|car|vehicle|lead|leader)s?\b"
                        # the forged vehicle going away ("how quickly it clears after the ghost disappears")
                        r"|\b(ghost|phantom)\w* (\w+ )?(disappears?|vanish\w*|goes away|is gone)\b"
                        # the fault named as an event ("the car receives SPaT fine before the freeze"): a reference to it
@@ -314,7 +315,7 @@ def detect(text: str) -> list[CueClause]:
     out: list[CueClause] = []
     for i, (clause, sentence) in enumerate(pairs):
         if _HEALTHY.search(clause.text) or _NOT_NOW.search(sentence) or within_requirement(sentence, clause.text) \
-                or clause.sentence in put_aside:
+                or clause.sentence in put_aside or _HAZARD.search(sentence):
             continue  # healthy, or a sentence about another run or test ("... but this we test in other campaign")
         scrubbed = _NOT_COMM.sub(" ", clause.text)
         context, stream = clause.context, clause.stream

@@ -247,6 +247,8 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # a terse scene: "ego 60 km/h, 80 m from stop bar", "ego at 40 km/h 150 m before the stop line"
                     # (with its speed: "start: ego 120 m before the stop bar" is when a fault starts)
                     r"\bego (?:at )?<q\d+:speed>,? " + Q("dist") + r" (?:away )?(?:from|before|short of) (?:the )?" + BAR,
+                    # "Next run: ego 16 m/s from 220 m to the stop line"
+                    r"\bego (?:at )?<q\d+:speed>,? from " + Q("dist") + r" to (?:the )?" + BAR,
                     # "Ego 50 km/h from 250 m" (a handover note's shorthand)
                     r"\bego (?:at )?<q\d+:speed>,? from " + Q("dist") + r"(?! (?:ahead|behind|away|off|in front|of|to)\b)",
                     # "here comes the ego down the approach at 50 kph, 150 metres to the stop line"
@@ -266,7 +268,12 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # "Ego crawling toward the junction at 25 km/h, 45 metres out", "ego 60kmh, 400m to sig"
                     # ("ego at 12 m/s and 60 m from the junction", "Ego 50 km/h, 200 m out from the light")
                     r"\bego\b" + _OWN + r"{0,50}?<q\d+:speed>(?:,| and)? (?:about |some |roughly )?" + Q("dist")
-                    + r" (?:(?:out |away )?(?:to|from) (?:the )?" + _BAR_OR_SIG + r"|out|away)(?! (?:from|of)\b)"):
+                    + r" (?:(?:out |away )?(?:to|from) (?:the )?" + _BAR_OR_SIG + r"|out|away)(?! (?:from|of)\b)",
+                    # "Ego go with 11 m/s and is 45 m to stop line at start", "the ego sits 60 m from the stop bar" (not a
+                    # trigger's "when the ego is 30 m from the stop bar": "is" only with the start said)
+                    r"\bego\b" + _OWN + r"{0,50}?\b(?:is (?=[^.;\n]{0,40}\b(?:at (?:the )?start|initially|at t ?= ?0)\b)"
+                    r"|sits |stands |waits )(?:about |some |roughly )?" + Q("dist")
+                    + r" (?:out |away )?(?:to|from|before|short of) (?:the )?" + _BAR_OR_SIG):
         for m in p.finditer(pattern):
             if p.free(m) and "(quoted)" not in p.t[p.n.sentences[p.n.sentence_of(m.start())][0]:m.start()]:
                 ego["start_distance_m"] = p.use(m, "ego.start_distance_m")
@@ -426,7 +433,8 @@ _CONFLICT_DISTANCE = (Q("dist") + r" (?:(?:out|away|off)\b(?! (?:from|of)\b)|(?:
 # is 20 meters from the conflict point?")
 _WHEN_THERE = rx(r"\b(?:(?:from|starting|beginning|begins?|starts?|opens?) (?:when|once|as soon as|the moment)|until|till"
                  r"|by the time)\b[^.;,]{0,40}$")
-_REPORTED_PLACE = rx(r"\b(?:positions?|locations?|gps|placed|shown|puts?|reported|reports|appears?|claims?|says|broadcasts?"
+# (a message "puts" a car somewhere; the writer's "put the oncoming vehicle 110 m out" places the car itself)
+_REPORTED_PLACE = rx(r"\b(?:positions?|locations?|gps|placed|shown|puts|reported|reports|appears?|claims?|says|broadcasts?"
                      r"|offset|shifted|displaced)\b[^.;]{0,40}$")
 
 

@@ -538,7 +538,7 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
             positive = p.q(m).raw.lstrip().startswith("+") or p.t[max(0, m.start() - 2):m.start()].rstrip().endswith(
                 "+") or rx(lx.POSITIVE_SIGN).search(after)
             if neg and value > 0 and not positive and (
-                    rx(r"^\W*(too )?(lower|slower|less|shorter|earlier|early|below|under|low|short|fewer|small|smaller)\b"
+                    rx(r"^\W*(too )?(lower|slower|slow|less|shorter|earlier|early|below|under|low|short|fewer|small|smaller)\b"
                        ).search(after) or rx(neg).search(sentence)):
                 value = -value
             elif neg and value > 0 and not positive and not (info.positive_words and rx(info.positive_words).search(

@@ -276,6 +276,14 @@ def run_sheet_times(t: str) -> str:
     return t
 
 
+# ordinal words of a second ("at the fifth second")
+_NTH_SECOND = {w: i for i, w in enumerate(("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
+                                         "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
+                                         "nineteenth twentieth").split(), start=1)}
+# a quantity in a change said with both values (normalize)
+_CHANGED = r"\d+(?:\.\d+)? ?(?:%|percent|ms|msec|milliseconds?|s|secs?|seconds?|m|metres?|meters?|m/s|km/h|kph|kmh|mph)"
+
+
 def normalize(text: str) -> Normalized:
     text = _latex(text)
     # a vulgar fraction ("+¼ s", "1½ s") as its decimal (NFKC would make "¼" the digits "1⁄4")
@@ -364,6 +372,15 @@ def normalize(text: str) -> Normalized:
     # window's start)
     t = re.sub(r"\b(\d+(?:\.\d+)? ?(?:ms|msec|milliseconds?)) (from the (?:very )?(?:start|beginning)\b)", r"\1, \2", t)
     t = re.sub(r"\b(?:like|kinda|sort of) (?=\d)", "", t)  # "starting like 200 metres from the stop line"
+    # a sheet's "fault start: decision epoch", "window start: amber onset": when the fault starts
+    t = re.sub(r"\b(?:fault|window|injection|impairment) (?:start|onset|trigger)\s*[:=|]\s*(?:at )?", "starting at ", t)
+    # a learner's missing article: "45 m to stop line", "15 m before conflict point"
+    t = re.sub(r"\b(to|from|before|behind|past|at|reach(?:es)?) (stop ?line|stop ?bar|conflict point|conflict zone)\b",
+               r"\1 the \2", t)
+    # a learner's word order: "SPaT must show still green during 2 seconds" (still shows green for 2 seconds)
+    t = re.sub(r"\b(shows?|says?|reports?|displays?|indicates?) still (?=green|red|amber|yellow)\b", r"still \1 ", t)
+    t = re.sub(r"\bduring (?=(?:\d+(?:\.\d+)?|a|one|two|three|four|five|six|seven|eight|nine|ten) ?(?:s|secs?|seconds?|ms"
+               r"|milliseconds?|min|minutes?)\b)", "for ", t)
     # "shave 2 s off the SPaT countdown": the countdown reads that much short
     t = re.sub(r"\b(?:shav|knock|tak|cut|trim|chop)\w* (\d+(?:\.\d+)? ?(?:s|secs?|seconds?|ms)) off (?:of )?(?:the |its )?"
                r"((?:spat |signal )?(?:countdown|time[- ]to[- ](?:change|red|green)|timer))\b", r"the \2 reads \1 short", t)
@@ -404,14 +421,16 @@ def normalize(text: str) -> Normalized:
     # a duration key with a bare number ("duration=6" in a call, "duration: 4"): seconds
     t = re.sub(r"\b(duration)(['\"]?\s*[:=]\s*)(\d+(?:\.\d+)?)(?![\d.]|\s*(?:s|sec|secs|seconds?|ms|msec|milliseconds?|min"
                r"|minutes?)\b)", r"\1\2\3 s", t)
-    # "at 15th second", "from 10th second till end of run": a scenario time
+    # "at 15th second", "from 10th second till end of run", "starting at the fifth second": a scenario time
+    t = re.sub(rf"\b({'|'.join(_NTH_SECOND)}) (?=(?:second|sec)\b)", lambda m: f"{_NTH_SECOND[m.group(1)]}th ", t)
     t = re.sub(r"\b(at|from|after|in|on|by|till|until) (?:the )?(\d+)(?:st|nd|rd|th) (?:second|sec)\b", r"\1 t = \2 s", t)
     # a telegram's or a terse note's "AT T 11 S": a scenario time
     t = re.sub(r"\bt (\d+(?:\.\d+)?) (s|sec|secs|seconds)\b", r"t = \1 s", t)
-    # a lead's braking time as a key ("LEAD_BRAKE_AT=12s", "lead_brake_s=8"): when the lead brakes
-    t = re.sub(r"\blead[ _]brak(?:e|ing)(?:[ _](?:at|time|start|onset|t))?(?:[ _]s)?\s*[:=]\s*(\d+(?:\.\d+)?)\s*(?:s\b)?",
-               r"the lead brakes hard at t = \1 s", t)
-    t = re.sub(r"\bhard[ _]brak(?:e|ing)[ _](?:at|time|start|onset)(?:[ _]s)?\s*[:=]\s*(\d+(?:\.\d+)?)\s*(?:s\b)?",
+    # a lead's braking time as a key ("LEAD_BRAKE_AT=12s", "lead_brake_s=8", a table's "lead brake time | t = 6 s"): when
+    # the lead brakes
+    t = re.sub(r"\blead[ _]brak(?:e|ing)(?:[ _](?:at|time|start|onset|t))?(?:[ _]s)?\s*[:=]\s*(?:t ?= ?)?(\d+(?:\.\d+)?)"
+               r"\s*(?:s\b)?", r"the lead brakes hard at t = \1 s", t)
+    t = re.sub(r"\bhard[ _]brak(?:e|ing)[ _](?:at|time|start|onset)(?:[ _]s)?\s*[:=]\s*(?:t ?= ?)?(\d+(?:\.\d+)?)\s*(?:s\b)?",
                r"brakes hard at t = \1 s", t)  # a struct's field ("lead: Vehicle { hard_brake_at_s: 9.0 }")
     # a lab notebook's units in brackets ("13.9 [m/s]", "p = 0.30 [-]") and its symbols ("d_stopbar(0) = 250 m", "start
     # when d_stopbar = 120 m", "IF ego.dist_to_stop_bar <= 60 m"), "v_approach = 13.9 m/s"
@@ -438,6 +457,12 @@ def normalize(text: str) -> Normalized:
     t = _ratios(t)
     t = re.sub(r"\b(\d+(?:\.\d+)?) (more|less|fewer|extra) (seconds?|secs?|s|ms|milliseconds?|m|metres?|meters?)\b",
                r"\1 \3 \2", t)  # "3 more seconds of amber" -> "3 seconds more of amber"
+    # a change said with the old value and the new: the new one ("halve the drop rate from 40% to 20%" is a 20 % drop
+    # rate; "case 3 had 150 ms on the lead BSMs, so now 300 ms" a 300 ms delay)
+    t = re.sub(rf"\b(?:halve|double|triple|raise|lower|reduce|increase|cut|bump|change|bring)(?: (?:down|up))? "
+               rf"((?:the |its |their )?[a-z' ]{{1,40}}?) from {_CHANGED} to ({_CHANGED})(?![\w.])", r"\1 \2", t)
+    t = re.sub(rf"\b(?:case \d+|the (?:last|previous|old) (?:run|case|one)|last time|previously|before) (?:had|was|used) "
+               rf"{_CHANGED}[^.;:\n]*?, so now ({_CHANGED})", r"now \1", t)
     t = re.sub(r"(\d)[ \t]*-[ \t]*(?=[a-z%])", r"\1 ", t)  # "10-second", "30-m", "4-way" (not a list's "\n- ")
     t = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?) - (?=\d)", r"\1-", t)  # "3 - 5 m" is the range "3-5 m", not a negative 5 m
     quantities: list[Quantity] = []
@@ -467,7 +492,10 @@ def normalize(text: str) -> Normalized:
     start = 0
     # (an abbreviation's stop ends no sentence: "withheld, i.e. not delivered ...", "approx. 10:42")
     # (a quotation's closing mark stays with its sentence: "... see what happens?' 'Not today,' said the hare")
-    for m in re.finditer(r"(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bca)(?<!\bvs)[.;!?]+['\"]*(?=\s|$)|\n", t):
+    # (an item of a list numbered inside a line, "... 1) a phantom car ... for 2 s 2) the lead's BSMs frozen ...", is a
+    # sentence of its own: its window is not the next item's)
+    for m in re.finditer(r"(?<!\bi\.e)(?<!\be\.g)(?<!\bapprox)(?<!\bca)(?<!\bvs)[.;!?]+['\"]*(?=\s|$)|\n"
+                         r"|(?<=[^\s(])[ \t](?=[1-9]\)[ \t])", t):
         sentences.append((start, m.end()))
         start = m.end()
     if start < len(t) or not sentences:
@@ -557,6 +585,8 @@ NEGATED_LIST = r"|\b(no|nothing|none|neither|without|zero|\w+n't)\s+(\w+(?: \w+)
 # within 40 characters), a negated list
 NEGATED = rx(r"\b(no|not|\w+n't|cannot|without|never|zero|nothing|none|neither|nor|nobody|no one)\s+(\w+,?\s+){0,2}$"
              r"|\b(none|neither) of\s+(\w+\s+){1,4}$"
+             # "don't bother with the delay stuff", "no need to worry about any drops"
+             r"|\b(\w+n't|do not|no need to) (bother|worry) (with|about)\s+(the |any |that |this )?$"
              r"|\b(nothing|none|neither|without|not|no \w+|\w+n't)\b[^.;]{0,40}\b(or|nor)\s+(an? )?$" + NEGATED_LIST)
 
 

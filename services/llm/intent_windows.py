@@ -31,7 +31,8 @@ _DECISION = (r"(?:the |its |the ego'?s? |ego'?s? )?(?:(?:left[- ]turn |turn(?:in
 
 
 # who reaches the decision point or has to decide: the ego, its driver, or the application under test
-_DECIDER = (r"(?:we|you|it|the ego|ego|the hv|hv|the car|our car|the driver|the vehicle|the app|the application|the system"
+_DECIDER = (r"(?:we|you|it|the ego|ego|the hv|hv|the car|our car|the driver|the vehicle|(?:the )?app|(?:the )?application"
+            r"|(?:the )?system"
             r"|the (?:warning|assist|advisory) (?:app|application|logic|system))")
 
 _REACH = r"(?:the ego )?(?:reaches|enters|arrives at|gets to) the (?:intersection|junction|conflict(?: point| zone)?|stop bar)"

@@ -143,7 +143,7 @@ STREAM_CUES: tuple[tuple[Stream, str], ...] = (
     (Stream.MAP, r"\bmapmsg\b|\bmapems?\b|\bmap ?data\b|\bmap (messages?|feed|broadcasts?|updates?)\b|lane (topology|map)"
                  r"|intersection (geometry|topology) (messages?|data)"),
     # a stream named right before a field ("the EEBL position", "the DENM speed") names the fault's stream
-    (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?"
+    (Stream.EEBL, r"\beebl (messages?|events?|warnings?|broadcasts?|notifications?|alerts?|flags?|payloads?"
                   r"|positions?|locations?|coordinates|speeds?|headings?|timestamps?|time ?stamps?)\b"
                   # "goes completely quiet on EEBL", "EEBL from V1" (the application's name alone is no stream)
                   r"|\b(on|over|via) (the )?eebl\b(?! (test|run|scenario|case|app))|\beebl (from|of|by|sent)\b"
@@ -243,6 +243,9 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
                            # "the van's live BSMs are replaced by its own broadcasts from 2 seconds earlier"
                            r"|\b(?:replaced|substituted|swapped) (?:by|with|for) (?:its|their|the) (?:own )?(?:\w+ )?"
                            r"(?:broadcasts?|messages?|msgs?|bsms?|spats?|packets?) from <q\d+:time> (?:earlier|before|ago)\b"
+                           # "cross car BSMs replaced by 3-second-old recordings"
+                           r"|\b(?:replaced|substituted|swapped) (?:by|with|for) <q\d+:time>[- ]old (?:recordings?|recorded "
+                           r"(?:copies|messages?|bsms?|spats?)|copies|captures?)\b"
                            # "re-broadcasts that bus's EEBL messages from 3 s ago"
                            r"|\bre-?(sen(d|ds|t|ding)|broadcast(s|ed|ing)?|transmit(s|ted|ting)?) (\S+ ){0,4}?(messages?|msgs?"
                            r"|bsms?|spats?|broadcasts?|packets?) from <q\d+:time> (earlier|before|ago)\b"
@@ -826,12 +829,17 @@ APP_OUTPUT_LATE = (r"\blate ([\w-]+ ){0,2}?(warnings?|alerts?|alarms?|advisories
                    r"|may|will|would)( not)? be|(is|are|was|were) (not )?(still )?) ?(too |much too |far too )?(late|later"
                    r"|early)( enough)?\b|\b(warnings?|alerts?|advisory|advice) (\w+ ){0,2}?(early|soon) enough\b")
 
+# a hazard analysis's outcome heading ("Hazard: ... so LTA judges the gap as safe and stays silent", "Effect: driver enters
+# on red"): what goes wrong, which the test it asks for says again ("Test: offset ..."), not a fault of its own
+HAZARD_WORDS = r"hazard|(?:failure )?effects?|consequences?"
+HAZARD_HEADING = r"^\W*(?:" + HAZARD_WORDS + r")\s*:"
 # a sentence that states what the test expects, not what it injects ("Expected: ...", "Pass criterion: ...", "KPI:"):
 # its quantities are no fault's (intent_fault_draft.owner_of) and no setting (quantity_guard)
 CRITERION_HEADING = (r"^\W*(?:expect(?:ed)?(?: result| behaviou?r| outcome)?|pass(?:ing)?(?: criteri\w*)?|fail(?:ure)?"
                      r"|acceptance(?: criteri\w*)?|expectations?|success criteri\w*|criteri\w*|kpis?|requirements?|ac"
                      # a bug report's observed outcome ("Actual: warning ~0.8 s late")
-                     r"|actual(?: result| behaviou?r| outcome)?|observed(?: behaviou?r| result)?)\s*:")
+                     r"|actual(?: result| behaviou?r| outcome)?|observed(?: behaviou?r| result)?"
+                     r"|" + HAZARD_WORDS + r")\s*:")
 
 # a latency budget met ("radio link within its latency budget"): said of a healthy link, never a delay (the parser's
 # cue filter and the unparsed-fault guard both read it)
@@ -971,8 +979,18 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            # yesterday, don't redo"
            r"|(?:was|were|has been|have been) (?:already )?(?:merged|done|run|tested|covered|landed)(?: already)?"
            r" (?:in|on|yesterday|last|before|earlier|already)|(?:don't|do not) redo|(?:isn't|is not|aren't|are not)"
-           r" part of this)"
+           r" part of this"
+           # fresh42: "the replay-attack stuff is @mei's, not ours", "so not retrying that today", "the stale-SPaT and
+           # phase-corruption variants (...) come after the review on 14 June"
+           r"|(?:is|are) @?\w+'s,? not (?:ours|mine)|not (?:retrying|repeating|rerunning|re-running) (?:it|that|this|those)"
+           r"|(?:comes?|coming) after the (?:review|sign-?off|audit|approval|hara|safety review)"
+           # a site's own outage, not a fault this run injects ("the signal's SPaT broadcast is switched off for
+           # maintenance, which LTA does not use anyway")
+           r"|(?:switched|turned|shut|taken) (?:off|down) for (?:maintenance|servicing|repairs?|an? upgrade))"
            r"\b[^.;\n]*"
+           # a hazard named by its id, its description in brackets ("hazard H-RLVW-02 (missed red-light warning due to
+           # stale SPaT, ASIL B)"): what the analysis fears, not what this run injects
+           r"|\bhazard [\w-]*\d[\w-]* \([^)]*\)"
            # what happened before ("you had previously reported BSM drops at that junction", "That was the field
            # incident last spring", "Previous owners reported a MAP that tied the lane to the wrong group -- fully
            # repaired")
@@ -1366,7 +1384,7 @@ COMMON_WORDS = frozenset(
     "fog wet dry open opens tend tends tended hold holds roll rolls blow blows went gets give gives gave pass passes passed "
     "along alongside case cases sense moment moments ends ending ended begins begin began starts start started "
     "function functions style styled thanks thank stock stocks stick sticks stack stacks comms stable stability "
-    "steady tile tiles scope version versions".split())
+    "steady tile tiles scope version versions bother bothers bothered bothering".split())
 
 # (kind, unit regex, factor to SI) — longest alternatives first
 UNITS: tuple[tuple[str, str, float], ...] = (
@@ -1378,6 +1396,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("speed", r"m/s|mps|met(er|re)s? (?:per|a) second", 1.0),
     ("db", r"db/m|db per met(er|re)", 1.0),
     ("time", r"ms|msec|millisec(ond)?s?", 1e-3),
+    ("time", r"decisec(ond)?s?", 0.1),  # ("stamped 5 deciseconds in the past": a bench's tenth-second clock)
     ("time", r"s|secs?|seconds?", 1.0),
     ("time", r"min|mins|minutes?", 60.0),
     ("dist", r"km|kilomet(er|re)s?", 1000.0),

@@ -6,6 +6,8 @@
   anchor: CRITICAL_EPOCH } }``);
 - a YAML block (``spec:\\n  vehicles:\\n    ego:\\n      speedMps: 15.5``), read with PyYAML;
 - an INI or TOML file's sections (``[crossing]\\nspeed_kmh = 45``), dotted keys nesting (``fault.1.type = ...``);
+- a Python call over several lines (a notebook cell's ``run_case(app="EEBL", ego_speed=24.0,  # m/s ...)``), parsed with
+  ``ast`` (literals only);
 - a line of shell or log assignments (``APP=EEBL EGO_SPEED_MPS=27 FAULT_KIND=stale_stamp ...``,
   ``app=IMA ego.v=12.5mps fault.at=decision``).
 
@@ -18,6 +20,7 @@ functions of the text.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import json
 import re
@@ -563,9 +566,66 @@ def _keyword_calls(lines: list[str]) -> list[str]:
     return out
 
 
+# a Python call over several lines ("res = run_case(\n    app=\"EEBL\",\n    ego_speed=24.0,   # m/s\n ...)"): its opening
+# line, and a keyword argument's bare number with its unit in the line's comment
+_CALL_OPENS = re.compile(r"^\s*(?:[A-Za-z_]\w*\s*=\s*)?[A-Za-z_][\w.]*\(\s*(?:#.*)?$")
+_COMMENT_UNIT = re.compile(r"^(\s*[A-Za-z_]\w*\s*=\s*)([-+]?\d+(?:\.\d+)?)(\s*,?\s*)#\s*(m/s|km/h|kmh|kph|mph|ms|m|s|%)"
+                           r"(?![\w/]).*$")
+
+
+def _python_calls(lines: list[str]) -> list[str]:
+    """Each Python call written over several lines with keyword arguments (a notebook cell's ``run_case(...)``) said as
+    the key lines of its arguments: parsed with ``ast`` (literal values only, never evaluated: ``ast.literal_eval``),
+    a bare number taking the unit its line's comment gives it (``ego_speed=24.0,  # m/s``); other lines as they stand."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _CALL_OPENS.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        depth, j = 0, i
+        while j < len(lines):  # to the line that closes the call (a bracket inside a string would fail the parse below)
+            depth += lines[j].count("(") - lines[j].count(")")
+            if depth <= 0:
+                break
+            j += 1
+        said = _call_said(lines[i:j + 1])
+        if said is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        out += said
+        i = j + 1
+    return out
+
+
+def _call_said(block: list[str]) -> list[str] | None:
+    source = "\n".join(_COMMENT_UNIT.sub(lambda m: f'{m.group(1)}"{m.group(2)} {m.group(4)}"{m.group(3)}', line)
+                       for line in block)
+    source = re.sub(r"^\s*[A-Za-z_]\w*\s*=\s*(?=[A-Za-z_][\w.]*\()", "", source)  # ("res = run_case(": the call)
+    try:
+        call = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call) or not call.keywords or any(k.arg is None for k in call.keywords):
+        return None
+    items: Items = []
+    for keyword in call.keywords:
+        try:
+            items.append((str(keyword.arg), _items(ast.literal_eval(keyword.value))))
+        except ValueError:  # (not a literal: a variable, a call)
+            return None
+    said = tree_lines(items)
+    if len(said) < 2:
+        return None
+    said[-1] += _END
+    return said
+
+
 def payload_lines(text: str) -> str:
     """``text`` with each structured payload it holds said as key lines (see the module docstring)."""
-    lines = _continued(text.splitlines())
+    lines = _python_calls(_continued(text.splitlines()))
     return "\n".join(_keyword_calls(_assignments(_ini_blocks(_yaml_blocks(_objects(_xml_documents(lines)))))))
 
 

@@ -224,6 +224,8 @@ def _fault_part(clause: str, cue: str) -> tuple[int, int]:
 # a pass criterion, not a setting: "the follower must react within 1 s", "the requirement is that the warning comes
 # at least 3 s before the conflict point" (the outcome a test checks; the spec has no field for it)
 _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(on|a))\b|^\W*kpis?\b"
+                      # a table's "pass KPI | warning >= 1.5 s before conflict", "(target: at least 95% of 40 seeds)"
+                      r"|\bpass(?:/fail)? (kpis?|criteri(on|a)|conditions?|thresholds?|targets?)\b|\(target:"
                       # "Expect the warning about 2.5 s before the stop bar", "Warning issued at least 2 s before the stop
                       # bar", "Stop the run if the ego comes within 5 metres"
                       r"|^\W*expect\w*\b|\bwe expect\b|\b(warnings?|alerts?)\s+(is |are )?(issued|given|raised|shown|fired|presented) (at "
@@ -234,6 +236,7 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|app|application|warning|alert|advisory|it)\b"
                       r"|\b(must|should|shall|has to|have to"
                       r"|needs? to) (still |always )?(react|respond|brake|stop|warn|alert|be (warned|alerted|issued|raised)"
+                      r"|(issue|give|raise|deliver|display|provide|present) (a|an|the|its)\b"
                       r"|come|fire|trigger)\b"
                       # "Expected: ...", "Pass: exactly one warning within 300 ms", "the warning within 500 ms of the
                       # brake event", "TTC must stay above 1.5 s", "corrects its advice within 1 s after the change"
@@ -268,7 +271,9 @@ _BUSINESS = re.compile(r"\b(?:budgets?|costs?|spend(?:ing)?|invoices?|funding|pr
 
 
 # the lab's own timetable ("Bench A is free after 08:00", "the rig is booked until 14:30"): a clock there is no setting
-_TIMETABLE = re.compile(r"\b(?:bench|rig|lab|room|slot|shift|meeting|booking|booked|free|available|standup)\b[^.;]{0,30}"
+# (and its log: "Firmware 7.2.1 flashed at 09:40")
+_TIMETABLE = re.compile(r"\b(?:bench|rig|lab|room|slot|shift|meeting|booking|booked|free|available|standup|firmware"
+                        r"|flashed|installed|rebooted|calibrated|lunch)\b[^.;]{0,30}"
                         r"\b\d{1,2}:\d{2}\b|\b\d{1,2}:\d{2}\b[^.;]{0,20}\b(?:standup|meeting|sync|call)\b", re.IGNORECASE)
 
 

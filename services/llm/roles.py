@@ -67,6 +67,7 @@ from services.llm.stated import (
     needs_stated,
     stated_fault_fields,
     stated_scene_fields,
+    stated_streams,
 )
 from services.llm.table_rows import rows_as_sentences
 from services.llm.text_forms import as_changed, code_lines, outline, telegram
@@ -345,7 +346,7 @@ class LlmRoles:
                 continue
             pinned = self._pin(reply.data, text, seed, assigner, [])
             if attempt == 1:
-                stated = stated_fault_fields(pinned) | stated_scene_fields(pinned, reply.notes)
+                stated = stated_fault_fields(pinned) | stated_scene_fields(pinned, reply.notes) | stated_streams(reply.notes)
             else:
                 pinned = keep_stated(pinned, stated, kept)
             if attempt > 1 and data is not None and pinned == data:

@@ -62,6 +62,16 @@ def stated_fault_fields(data: Any) -> dict[tuple[int, str], Any]:
     return out
 
 
+# the grammar's note of a fault whose stream the words name ("fault[0] drop on BSM: 'drop'; stream BSM named; ...")
+_STREAM_NAMED = re.compile(r"fault\[(?P<i>\d+)\] \w+ on (?P<stream>[A-Z]+): .*?\bstream (?P=stream) named\b(?! elsewhere)", re.DOTALL)
+
+
+def stated_streams(notes: Sequence[str]) -> dict[tuple[int | str, str], Any]:
+    """(fault index, "stream") -> the stream a fault's words name (fresh42: "drop one in five relay BSMs" in an EEBL
+    scene was moved to EEBL by the verifier's stream_consumption repair: a swap of what was asked)."""
+    return {(int(m.group("i")), "stream"): m.group("stream") for note in notes if (m := _STREAM_NAMED.match(note))}
+
+
 def stated_scene_fields(data: Any, notes: Sequence[str]) -> dict[tuple[int | str, str], Any]:
     """(``EGO`` or ``"agents[k]"``, field) -> value for the ego's and the agents' fields the first answer's notes say the
     intent's words set (a dotted field is nested: ``behaviour.at_time_s``)."""
@@ -175,4 +185,5 @@ def _owner(data: dict[str, Any], owner: int | str) -> Any:
     return agents[int(m.group(1))] if m and isinstance(agents, list) and int(m.group(1)) < len(agents) else None
 
 
-__all__ = ["EGO", "STATED_CHECK", "keep_stated", "needs_stated", "stated_fault_fields", "stated_scene_fields"]
+__all__ = ["EGO", "STATED_CHECK", "keep_stated", "needs_stated", "stated_fault_fields", "stated_scene_fields",
+           "stated_streams"]

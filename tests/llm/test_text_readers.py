@@ -180,3 +180,17 @@ def test_a_change_request_keeps_its_new_values_and_a_chosen_variant_its_own_word
     assert as_changed(variants).splitlines() == ["shift it 4 m behind, for 2 s.", "Run only variant B."]
     unchosen = "Variant A: shift it 4 m ahead.\nVariant B: shift it 4 m behind."
     assert as_changed(unchosen) == unchosen
+
+
+def test_a_notebook_call_over_several_lines_is_read_with_ast_and_its_comment_units() -> None:
+    """fresh42's notebook cell: keyword arguments one a line, each bare number's unit in its comment, a list of faults
+    written as sentences; parsed with ``ast`` (literals only), never evaluated."""
+    cell = ('res = run_case(\n    app="EEBL",\n    ego_speed=24.0,        # m/s\n    relay_gap=20.0,        # m ahead\n'
+            '    lead_brake_at=5.5,     # s\n    faults=[\n        "freeze lead EEBL payload from t=5.5 s for 3 s",\n'
+            '    ],\n)')
+    said = payload_lines(cell).splitlines()
+    assert said[:4] == ["app: EEBL", "ego speed: 24.0 m/s", "relay gap: 20.0 m", "lead brakes hard at t = 5.5 s"]
+    assert said[4].startswith("- fault: freeze lead EEBL payload from t=5.5 s for 3 s")
+    # a call whose argument is no literal (a variable, another call) stands as written
+    odd = 'res = run_case(\n    app=APP,\n    ego_speed=speed(),\n)'
+    assert payload_lines(odd) == odd
