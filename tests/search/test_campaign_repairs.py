@@ -143,18 +143,11 @@ def test_a_stated_fault_runs_as_stated_then_the_verifiers_repair_is_a_visible_se
 
 
 
-IMA_FAST_CROSSER = ("IMA at an unsignalized 4-way: the ego at 30 km/h, a car crossing from the right at 40 km/h, 30 % of its "
-                    "BSMs lost.")
-
-
-def test_a_scene_too_long_for_its_map_starts_the_ego_nearer_when_the_intent_states_no_start(tmp_path: Path) -> None:
-    """A crossing car at 40 km/h that must meet an ego approaching from the parser's default 120 m needs ~180 m of
-    side road, more than a built-in map has: the nearest shorter start that grounds is taken, recorded with its
-    reason; a start the intent states is never moved; another grounding failure is not this repair's."""
+def _grounds_on_builtin_maps(tmp_path: Path) -> Any:
+    """(a grounding core on the built-in maps, its cache under ``tmp_path``; ``spec -> bool``: does the spec ground on
+    them?)"""
     from lastv2x.core.errors import FailedPrecondition
     from services.grounding.core import GroundingConfig, GroundingCore
-    from services.llm.roles import LlmRoles
-    from services.search.repairs import FIT_START_DISTANCES_M, run_up_repaired
 
     grounding = GroundingCore(GroundingConfig(cache_dir=tmp_path))
 
@@ -164,7 +157,22 @@ def test_a_scene_too_long_for_its_map_starts_the_ego_nearer_when_the_intent_stat
         except FailedPrecondition:
             return False
         return True
+    return grounding, grounds
 
+
+IMA_FAST_CROSSER = ("IMA at an unsignalized 4-way: the ego at 30 km/h, a car crossing from the right at 40 km/h, 30 % of its "
+                    "BSMs lost.")
+
+
+def test_a_scene_too_long_for_its_map_starts_the_ego_nearer_when_the_intent_states_no_start(tmp_path: Path) -> None:
+    """A crossing car at 40 km/h that must meet an ego approaching from the parser's default 120 m needs ~180 m of
+    side road, more than a built-in map has: the nearest shorter start that grounds is taken, recorded with its
+    reason; a start the intent states is never moved; another grounding failure is not this repair's."""
+    from lastv2x.core.errors import FailedPrecondition
+    from services.llm.roles import LlmRoles
+    from services.search.repairs import FIT_START_DISTANCES_M, run_up_repaired
+
+    grounding, grounds = _grounds_on_builtin_maps(tmp_path)
     parsed = LlmRoles().parse_intent(IMA_FAST_CROSSER, 1)
     spec, stated = parsed.spec, frozenset(stated_fields(parsed.notes, parsed.spec))
     assert spec.ego.start_distance_m == 120.0 and "ego.start_distance_m" not in stated
@@ -216,21 +224,11 @@ def test_a_scene_that_does_not_fit_the_town_drawn_for_it_moves_to_an_open_town_i
     says which). At 65 mph the ego starts 170 m out, more straight road than the T-junction map has: the scene
     moves to the first other town of that pool it grounds on, every number kept; a town the intent names, or a
     pool of one, is never moved."""
-    from lastv2x.core.errors import FailedPrecondition
     from lastv2x.core.parse_notes import assigned_towns
-    from services.grounding.core import GroundingConfig, GroundingCore
     from services.llm.roles import LlmRoles
     from services.search.repairs import town_repaired
 
-    grounding = GroundingCore(GroundingConfig(cache_dir=tmp_path))
-
-    def grounds(s: Any) -> bool:
-        try:
-            grounding.ground(s)
-        except FailedPrecondition:
-            return False
-        return True
-
+    _grounding, grounds = _grounds_on_builtin_maps(tmp_path)
     parsed = LlmRoles().parse_intent(FAST_FCW, 3)
     spec, towns = parsed.spec, assigned_towns(parsed.notes)
     stated = frozenset(stated_fields(parsed.notes, spec))
