@@ -203,6 +203,10 @@ _USE_NOT = re.compile(rf"\b(?:use|make (?:it|that)|change (?:it|that) to|should 
                       rf"\s*,?\s+(?:not|instead of|rather than)\s+(?P<old>{_NUMBER})\s*(?P<unit2>%|{_UNIT})?", re.IGNORECASE)
 _MEANT = re.compile(r"(?:\b(?:oh )?(?:wait|sorry|oops|correction)[,!:]?\s+)*\bi meant\s+(?:the\s+)?(?P<new>[\w-]+),?\s+not\s+"
                     r"(?:the\s+)?(?P<old>[\w-]+)(?:,?\s+for the (?P<which>[\w -]+?) one)?\s*[:,.;]?", re.IGNORECASE)
+# a value replaced by naming what it is ("make that countdown offset -3 s instead", under the quoted request it changes):
+# the value of that unit in the sentence that names it
+_INSTEAD = re.compile(rf"\bmake (?:it|that)\s+(?P<which>[a-z][a-z ]{{0,40}}?)\s+(?P<new>[-+]?{_NUMBER})\s*(?P<unit>%|{_UNIT})"
+                      rf"\s+instead\b", re.IGNORECASE)
 _SENTENCES = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 
 
@@ -211,9 +215,11 @@ def corrected(lines: list[str]) -> list[str]:
     (in another sentence: a correction within one sentence is the grammar's), the correction itself said no more."""
     out = list(lines)
     for i in range(len(out)):
-        for fix in list(_USE_NOT.finditer(out[i])) + list(_MEANT.finditer(out[i])):
+        for fix in list(_USE_NOT.finditer(out[i])) + list(_MEANT.finditer(out[i])) + list(_INSTEAD.finditer(out[i])):
             if fix.re is _USE_NOT:
                 old = rf"(?<![\w.]){re.escape(fix.group('old'))}\s*{re.escape(fix.group('unit2') or fix.group('unit') or '')}"
+            elif fix.re is _INSTEAD:  # (any value of its unit, in the sentence that names the same thing)
+                old = rf"(?<![\w.])[-+]?\d+(?:\.\d+)?\s*{re.escape(fix.group('unit'))}(?![\w/])"
             else:
                 old = rf"\b{re.escape(fix.group('old'))}\b"
             which = fix.groupdict().get("which")
@@ -221,8 +227,8 @@ def corrected(lines: list[str]) -> list[str]:
             if found is None:
                 continue
             j, start, end = found
-            new = fix.group("new") + (f" {fix.group('unit') or fix.group('unit2') or ''}".rstrip()
-                                      if fix.re is _USE_NOT else "")
+            new = fix.group("new") + (f" {fix.group('unit') or fix.groupdict().get('unit2') or ''}".rstrip()
+                                      if fix.re is not _MEANT else "")
             out[j] = out[j][:start] + new + out[j][end:]
             here = out[i] if j != i else out[j]
             sentence = next(m for m in _SENTENCES.finditer(here) if m.start() <= here.find(fix.group(0)) < m.end()) \

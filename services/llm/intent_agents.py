@@ -256,7 +256,10 @@ def _start_distance(p: ParseState, ego: dict[str, Any]) -> None:
                     # "ego at 55 km/h starting 180 m before the stop line", "beginning 130 m from the stop line", "opening
                     # 350 m from the light", "starting some 50 m short of the junction", "150 metres back from the line"
                     # (said of the ego: "Beginning 40 m before the stop line the RSU keeps sending ..." times a fault)
-                    r"(?:\b(?:ego|car|vehicle|we)\b|<q\d+:speed>)" + _OWN + r"{0,60}?\b(?:starting|beginning|opening|spawning|(?:shall |will |should |to |must |and )(?:start|begin))(?: out)? "
+                    # (not another car's: "cross car 12 m/s starting 50 m from the junction")
+                    r"(?:\b(?:ego|(?<!cross )(?<!crossing )(?<!oncoming )(?<!opposing )(?<!lead )(?<!relay )(?:car|vehicle)|we)\b"
+                    r"|(?<!cross car )(?<!crossing car )(?<!oncoming car )(?<!cross vehicle )<q\d+:speed>)" + _OWN
+                    + r"{0,60}?\b(?:starting|beginning|opening|spawning|(?:shall |will |should |to |must |and )(?:start|begin))(?: out)? "
                     r"(?:some |about |roughly |around |~ ?)?['\"\u2018\u201c]?" + Q("dist")
                     + r"['\"\u2019\u201d]? (?:back |out |away )?(?:from|before|short of|back of) (?:the )?" + _BAR_OR_SIG,
                     # "An ego vehicle approaches an unsignalised junction at 14 m/s from 100 m"

@@ -489,7 +489,7 @@ def fault_magnitudes(p: ParseState, app: Application, faults: list[FaultDraft]) 
                 f.notes.append(f"burst_count {f.burst_count}" + (f" {source}" if source else ""))
             else:
                 m = nearest(p, f, Q("pct"))
-                m = m or nearest(p, f, r"(?:probability|rate|chance|\bp|\bp\((?:drop|loss)\))(?: of| ?[=:\u2248~])? ?"
+                m = m or nearest(p, f, r"(?:probability|\bprob|rate|chance|\bp|\bp\((?:drop|loss)\))(?: of| ?[=:\u2248~])? ?"
                                        r"(?P<bare>0?\.\d+|1\.0|0|1)\b")
                 if m and (m.groupdict().get("bare") or (p.free(m) and owner_of(faults, p, m.start()) is f)):
                     source = None

@@ -373,7 +373,13 @@ def normalize(text: str) -> Normalized:
     t = re.sub(r"\b(\d+(?:\.\d+)? ?(?:ms|msec|milliseconds?)) (from the (?:very )?(?:start|beginning)\b)", r"\1, \2", t)
     t = re.sub(r"\b(?:like|kinda|sort of) (?=\d)", "", t)  # "starting like 200 metres from the stop line"
     # a sheet's "fault start: decision epoch", "window start: amber onset": when the fault starts
-    t = re.sub(r"\b(?:fault|window|injection|impairment) (?:start|onset|trigger)\s*[:=|]\s*(?:at )?", "starting at ", t)
+    # (a command line's "--fault-start decision", "--spoof-start green-onset")
+    t = re.sub(r"\b(?:fault|window|injection|impairment|spoof|attack)[ _-](?:start|onset|trigger)(?:\s*[:=|]\s*|(?<=start) "
+               r"(?=[a-z]))(?:at )?", "starting at ", t)
+    t = re.sub(r"\bgreen-onset\b", "green onset", t)
+    t = re.sub(r"\b(amber|yellow|red)-onset\b", r"\1 onset", t)
+    # a command line's "--spoof-phase red": the phase the forged unit claims
+    t = re.sub(r"\bspoof(?:ed)?[ _-]phase\s*[:=]?\s*(green|red|amber|yellow)\b", r"claiming \1", t)
     # a learner's missing article: "45 m to stop line", "15 m before conflict point"
     t = re.sub(r"\b(to|from|before|behind|past|at|reach(?:es)?) (stop ?line|stop ?bar|conflict point|conflict zone)\b",
                r"\1 the \2", t)
@@ -585,8 +591,9 @@ NEGATED_LIST = r"|\b(no|nothing|none|neither|without|zero|\w+n't)\s+(\w+(?: \w+)
 # within 40 characters), a negated list
 NEGATED = rx(r"\b(no|not|\w+n't|cannot|without|never|zero|nothing|none|neither|nor|nobody|no one)\s+(\w+,?\s+){0,2}$"
              r"|\b(none|neither) of\s+(\w+\s+){1,4}$"
-             # "don't bother with the delay stuff", "no need to worry about any drops"
+             # "don't bother with the delay stuff", "no need to worry about any drops", "don't add the speed offset"
              r"|\b(\w+n't|do not|no need to) (bother|worry) (with|about)\s+(the |any |that |this )?$"
+             r"|\b(\w+n't|do not|never) (add|include|inject|apply)\s+(the |any |that |this )?([\w-]+\s+){0,2}$"
              r"|\b(nothing|none|neither|without|not|no \w+|\w+n't)\b[^.;]{0,40}\b(or|nor)\s+(an? )?$" + NEGATED_LIST)
 
 

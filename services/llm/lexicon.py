@@ -341,7 +341,7 @@ FAULT_CUES: tuple[tuple[FaultOperator | str, str, bool, int], ...] = (
     (FaultOperator.TIMESTAMP_OFFSET, r"\bstale\b|backdat\w*|outdated|timestamps?\b[^.;]{0,30}?\b(in the past|old|behind"
                                      r"|lag\w*|offset|shifted|wrong|early)\b|(offset|shift)\w* (the )?timestamps?", False, 5),
     (FaultOperator.DROP, r"\bdrop\w*|\blos(e|es|ing|t)\b|\bloosing\b|\bloss\b|discard\w*|go(es)? missing|\bmissing\b"
-                         r"|never arriv\w*|fail\w* to arriv\w*|erased"
+                         r"|never arriv\w*|fail\w* to arriv\w*|erased|\berasures?\b"
                          # "the hard-braking event messages ... are withheld, i.e. not delivered" (not "advice must be
                          # withheld": the application's own output)
                          r"|\b(messages?|msgs?|packets?|frames?|bsms?|spats?|broadcasts?)\b[^.;]{0,60}?\b(are|is|get|gets|being)"
@@ -986,7 +986,13 @@ NOT_NOW = (r"\bwhat would happen if\b[^.;?]*"
            r"|(?:comes?|coming) after the (?:review|sign-?off|audit|approval|hara|safety review)"
            # a site's own outage, not a fault this run injects ("the signal's SPaT broadcast is switched off for
            # maintenance, which LTA does not use anyway")
-           r"|(?:switched|turned|shut|taken) (?:off|down) for (?:maintenance|servicing|repairs?|an? upgrade))"
+           r"|(?:switched|turned|shut|taken) (?:off|down) for (?:maintenance|servicing|repairs?|an? upgrade)"
+           # a past run finished ("Last week's -5 m offset run is done")
+           r"|(?:last week'?s|yesterday'?s|the previous|the earlier|the last) [^.;\n]{0,40}\b(?:run|test|case) (?:is|was)"
+           r" (?:done|finished|complete|over)"
+           # a commit's housekeeping (fresh43: "chore(ci): pin carla to 0.9.15, drop flaky replay fixture")
+           r"|drop(?:ped|s)? (?:the |a )?(?:flaky |old |stale |unused |broken )?(?:[\w-]+ )?(?:fixtures?|mocks?|stubs?"
+           r"|helpers?))"
            r"\b[^.;\n]*"
            # a hazard named by its id, its description in brackets ("hazard H-RLVW-02 (missed red-light warning due to
            # stale SPaT, ASIL B)"): what the analysis fears, not what this run injects
@@ -1021,6 +1027,11 @@ PUTS_ASIDE_PREVIOUS = (r"^\W*(?:(?:good|great|fair|nice|interesting|valid) )?(?:
                        # "'Shall we drop the EEBL messages ...?' 'Not today,' said the hare"; "... itching to try the spoofed
                        # RSU and the countdown offset; that's Thursday."
                        r"|^\W*(?:not today|not now|not this time|maybe later|nope|no,? (?:not|let'?s not|we won'?t|we don'?t))\b"
+                       # a FAQ's answer: "Q: Does RLVW still warn if the SPaT phase gets corrupted to green? A: That's the
+                       # next batch, not this one." (fresh43)
+                       r"|^\W*(?:a:\s*)?(?:that'?s|it'?s|this is) (?:for )?(?:the )?next (?:batch|run|round|sprint|campaign|week)\b"
+                       # "Q: Should this LTA run include the position offset from last week? A: No."
+                       r"|^\W*a:\s*no\W*$"
                        # "customer thinks MAP misassociation is breaking IMA on their side. Engineering already ruled that
                        # out" (fresh36)
                        r"|^\W*(?:[\w-]+ ){0,3}?(?:already |has |have )*ruled (?:that|it|this|those) out\b"
@@ -1036,7 +1047,10 @@ PUTS_ASIDE_PREVIOUS = (r"^\W*(?:(?:good|great|fair|nice|interesting|valid) )?(?:
 # a fault taken back later in the text by its kind ("Also drop 5 EEBL messages in a row ... Actually, scrap the burst
 # drop, Ana says it's covered in EEBL-04"): the parser removes the last fault of that kind said before, and the
 # unparsed-fault guard its clause (``taken_back_operators``: the kinds a noun names)
-TAKEN_BACK = (r"\b(?:scrap|cancel|forget|remove|skip|strike|ditch|leave out|take out) (?:the |that |this )?(?:[\w-]+ )"
+# (and "don't add the speed offset Priya suggested", a sentence "No freeze." after an either/or the writer resolved)
+TAKEN_BACK = (r"(?:\b(?:scrap|cancel|forget|remove|skip|strike|ditch|leave out|take out|(?:don'?t|do not|never) (?:add"
+              r"|include|inject))|(?:^|(?<=[.;!] ))no(?=(?: the| any)? [\w-]+(?: [\w-]+)?\s*(?:[.;!]|$)))"
+              r" (?:the |that |this |any )?(?:[\w-]+ )"
               r"{0,2}?(?P<what>drop|loss|delay|lag|freeze|replay|ghost|phantom|spoof\w*|countdown offset|position offset"
               r"|speed offset|timestamp offset)\b(?! (?:of|by|on)\b)")
 
@@ -1214,6 +1228,8 @@ HARD_BRAKE = (r"brak\w* (very |really |extremely )?(hard|sharply|suddenly|abrupt
               r"|slam\w* (on )?(the |its |their )?brakes|(hard|sudden|emergency|panic) stop|brak\w* (at|with) (?=<q\d+:accel>)"
               # "Lead hits the brakes 8 seconds in", "stands on the brakes"
               r"|\b(hits?|hitting|stands? on|standing on|stomps? on|jams? on) (the |its |their )?brakes\b"
+              # a paper's "a lead vehicle ..., which decelerates sharply at t = 6 s"
+              r"|\bdecelerat(es|ing|ed) (very |really )?(hard|sharply|suddenly|abruptly|heavily|strongly)\b"
               # "brakes at 10 s at 4 m/s2", "brakes at t = 6 s": a braking said with its onset (the onset read after it)
               r"|brak(es|ing|ed) (?=(?:(?:at|after) (?:t ?= ?)?|t ?= ?)<q\d+:time>)"
               # "lead brakes 7 s in", "the truck brakes 5 s into the run"

@@ -472,13 +472,25 @@ _ASSIGNMENT = re.compile(r"(?:^|\s)([A-Za-z][\w.]*)=(\"[^\"]*\"|'[^']*'|[^\s\"']
 _ENV_GROUP = re.compile(r"^(fault|faults|ego|lead|relay|cross|crossing|oncoming|opposing|follower)_(.+)$")
 
 
+_SEMICOLON_CELL = re.compile(r"^\s*([A-Za-z][\w.]*)\s*=\s*(\S.*?)\s*$")
+
+
 def _assignments(lines: list[str]) -> list[str]:
-    """A line of four or more assignments (shell variables before a command, a log line's fields) said as key
-    lines, a key's group ("FAULT_KIND", "ego.v") its object; other lines as they stand."""
+    """A line of four or more assignments (shell variables before a command, a log line's fields; or cells split by
+    semicolons, whose values may hold spaces: "app=LTA; ego_speed=4.5 m/s; ...") said as key lines, a key's group
+    ("FAULT_KIND", "ego.v") its object; other lines as they stand."""
     out: list[str] = []
     for line in lines:
         found = list(_ASSIGNMENT.finditer(line))
         pairs = [(m.group(1), m.group(2).strip("\"'")) for m in found]
+        cells = [_SEMICOLON_CELL.match(c) for c in line.rstrip("; ").split(";")]
+        if len(cells) >= 4 and all(cells):  # "app=LTA; ego_speed=4.5 m/s; opp_dist=80 m; ...": values with spaces
+            keyed = [(m.group(1), m.group(2)) for m in cells if m is not None]
+            said = tree_lines(_nest([(k, v) for k, v in keyed if not _NAME_KEY.match(snake(k))]))
+            if said:
+                said[-1] += _END
+                out += said
+                continue
         named = _NAMED_OPERATOR.search(line[:found[0].start()]) if found else None
         if named is not None:  # a fault written as its operator and its settings ("fault_1 = 'drop stream=MAP count=5'")
             pairs.insert(0, ("op", named.group(1)))

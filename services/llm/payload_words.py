@@ -180,13 +180,13 @@ def _last(stem: str) -> str:
 
 # ── a vehicle's settings ───────────────────────────────────────────────────────────────────────────────────────────
 VEHICLE = re.compile(r"^(?:ego|lead|leader|lead_vehicle|relay|relay_vehicle|cross|crossing|crossing_vehicle|cross_vehicle"
-                     r"|oncoming|oncoming_vehicle|opposing|opposing_vehicle|follower|braker|braking_vehicle"
+                     r"|oncoming|oncoming_vehicle|opposing|opposing_vehicle|opp|follower|braker|braking_vehicle"
                      r"|hidden_vehicle|ghost)$")
 _VEHICLE_WORDS = {"ego": "ego", "lead": "lead", "leader": "lead", "lead_vehicle": "lead", "braker": "braking vehicle",
                   "braking_vehicle": "braking vehicle", "relay": "relay", "relay_vehicle": "relay",
                   "cross": "crossing vehicle", "crossing": "crossing vehicle", "crossing_vehicle": "crossing vehicle",
                   "cross_vehicle": "crossing vehicle", "oncoming": "oncoming vehicle",
-                  "oncoming_vehicle": "oncoming vehicle", "opposing": "oncoming vehicle",
+                  "oncoming_vehicle": "oncoming vehicle", "opposing": "oncoming vehicle", "opp": "oncoming vehicle",
                   "opposing_vehicle": "oncoming vehicle", "follower": "follower", "hidden_vehicle": "hidden_vehicle",
                   "ghost": "ghost"}
 _SPEED = re.compile(r"^(?:speed|v|v0|vel|velocity|initial_speed|init_speed|speed_init|cruise_speed|start_speed)$")

@@ -244,7 +244,9 @@ _OUTCOME = re.compile(r"\b(requirements?|pass criteri(on|a)|acceptance criteri(o
                       r"|\b(warnings?|alerts?|advisory|advisories|advice|recommendations?|notifications?)\b[^.;]{0,40}"
                       r"\bwithin\b|\bwithin \d+(\.\d+)? ?(ms|s|secs?|seconds?|milliseconds?) (of|after|from)\b"
                       r"|\b(must|should|shall|has to) (stay|remain|be|keep) (above|below|under|over|within|less than"
-                      r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?)\b"
+                      r"|more than|at least|at most)\b|\bttc (thr(eshold)?|limit|must|should|drops?|stays?|guard)\b"
+                      # an application's own parameter ("warning threshold 1.5 s", "widen TTC guard band to 2.4 s")
+                      r"|\b(warning|alert|advisory) thresholds?\b|\bguard ?bands?\b"
                       r"|\bttc\s*(>=?|<=?|=>|=<|\u2265|\u2264|\u2248|~|=|of|about|around)"  # "FCW warns at TTC >= 2.4 s", "(TTC \u2248 4 s)"
                       # a tolerance or a spread a run showed ("the advisory speed jitters \u00b14 km/h in run 7")
                       r"|(\u00b1|\+/-|\+-)\s*\d"

@@ -233,6 +233,20 @@ def _quoted(line: str) -> str:
     return f"(quoted) {said}" if said else ""
 
 
+# a reply that keeps the quoted request but for what it changes ("make that countdown offset -3 s instead, everything
+# else the same"): the quoted lines are the request again
+_KEEPS_THE_QUOTE = re.compile(r"\b(?:everything|all|the rest) else (?:is |stays |the )?(?:the )?same\b|\botherwise (?:the )?same\b"
+                              r"|\b(?:rest|everything else) (?:is |stays )?unchanged\b|\bsame as (?:quoted|above|below)\b",
+                              re.IGNORECASE)
+
+
+def _unquoted_when_kept(lines: list[str]) -> list[str]:
+    """The lines, the quoted ones (``_quoted``) said as they were when a reply line keeps them (``_KEEPS_THE_QUOTE``)."""
+    if not any(not x.startswith("(quoted)") and _KEEPS_THE_QUOTE.search(x) for x in lines):
+        return lines
+    return [x.removeprefix("(quoted) ") for x in lines]
+
+
 class LlmRoles:
     """The LLM service core: one backend, one config, one map view."""
 
@@ -259,7 +273,7 @@ class LlmRoles:
         # (a code fence's marks, "```yaml", carry nothing: the block's lines are read as they stand; a JSON or
         # JavaScript-style object, and a YAML vehicle's block, are said as key lines first: ``payload.py``)
         lines = [_xml_as_keys(_DEF_LINE.sub("", x)) for x in _form_lines(text)]
-        lines = [_quoted(_folded(line)) for line in lines if not _FENCE.match(line)]
+        lines = _unquoted_when_kept([_quoted(_folded(line)) for line in lines if not _FENCE.match(line)])
         # (a writer's own correction after the fact, and a chat's: ``dialogue.py``)
         lines = withdrawn(corrected(lines))
         cleaned, last, when = "", "", False

@@ -94,17 +94,25 @@ def _change_request(lines: list[str]) -> list[str]:
     return out
 
 
-_VARIANT = re.compile(r"^\s*(?:[-*]\s*)?(?:variant|option|alternative|case)\s+([A-Za-z0-9]{1,3})\s*[:.)-]\s*", re.IGNORECASE)
-_ONLY_VARIANT = re.compile(r"\b(?:run|use|execute|test|do|pick|take)\s+(?:only\s+)?(?:the\s+)?(?:variant|option|alternative|case)"
-                           r"\s+([A-Za-z0-9]{1,3})\s+only\b|\b(?:run|use|execute|test|do|pick|take)?\s*only\s+(?:the\s+)?"
-                           r"(?:variant|option|alternative|case)\s+([A-Za-z0-9]{1,3})\b", re.IGNORECASE)
+# a variant's line ("Variant A: ...", "row C) ...", a matrix's bare "B: ..."; a bare label is one capital letter)
+_VARIANT = re.compile(r"^\s*(?:[-*]\s*)?(?:(?:variant|option|alternative|case|row)\s+(?P<named>[A-Za-z0-9]{1,3})"
+                      r"|(?P<bare>(?-i:[A-Z])))\s*[:.)-]\s*", re.IGNORECASE)
+# the one to run ("Run only variant B", "of rows A-D run only A (the baseline)", "run only C")
+_ONLY_VARIANT = re.compile(r"\b(?:run|use|execute|test|do|pick|take)\s+(?:only\s+)?(?:the\s+)?(?:variant|option|alternative"
+                           r"|case|row)\s+(?P<a>[A-Za-z0-9]{1,3})\s+only\b|\b(?:run|use|execute|test|do|pick|take)?\s*only\s+"
+                           r"(?:(?:the\s+)?(?:variant|option|alternative|case|row)\s+(?P<b>[A-Za-z0-9]{1,3})|(?P<c>(?-i:[A-Z])))\b",
+                           re.IGNORECASE)
+
+
+def _label(m: re.Match[str]) -> str:
+    return (m.group("named") or m.group("bare")).lower()
 
 
 def _chosen_variant(lines: list[str]) -> list[str]:
     """Drafted variants of which one is to run ("Variant A: ... / Variant B: ... / Run only variant B"): that variant's
     words, the others said no more."""
-    chosen = next((m.group(1) or m.group(2) for x in lines if (m := _ONLY_VARIANT.search(x))), None)
-    variants = [m.group(1).lower() for x in lines if (m := _VARIANT.match(x))]
+    chosen = next((m.group("a") or m.group("b") or m.group("c") for x in lines if (m := _ONLY_VARIANT.search(x))), None)
+    variants = [_label(m) for x in lines if (m := _VARIANT.match(x))]
     if chosen is None or len(variants) < 2 or chosen.lower() not in variants:
         return lines
     out = []
@@ -112,7 +120,7 @@ def _chosen_variant(lines: list[str]) -> list[str]:
         m = _VARIANT.match(line)
         if m is None:
             out.append(line)
-        elif m.group(1).lower() == chosen.lower():
+        elif _label(m) == chosen.lower():
             out.append(line[m.end():])
     return out
 

@@ -668,6 +668,7 @@ LATER_SETS = [
     (bench_parse_campaign.FRESH40, ("f40_024",), {}, (), ()),
     (bench_parse_campaign.FRESH41, (), {}, (), ()),
     (bench_parse_campaign.FRESH42, (), {}, (), ()),
+    (bench_parse_campaign.FRESH43, (), {}, (), ()),
 ]
 # sets whose answers still carry a fault in place of one the parser could not read (reported, never silent): fresh35's
 # f35_005, a board game's "RULE 4.2 (Silence): ... the cross car's next 5 BSMs in a row are removed from play" (a
@@ -686,6 +687,7 @@ SCENE = {
     "parse_campaign_fresh40": ([], 85),
     "parse_campaign_fresh41": ([], 83),
     "parse_campaign_fresh42": ([], 95),
+    "parse_campaign_fresh43": ([], 68),
 }
 
 

@@ -77,3 +77,46 @@ def test_a_hazard_sentence_is_what_its_test_sentence_asks_for_not_a_second_fault
         "true location, starting at the decision epoch.", 1)
     assert [(f.operator.value, f.magnitude) for f in result.spec.faults] == [("bsm_position_offset", 12.0)]
     assert not [f for f in result.findings if f.check == "parser.unparsed_fault"]
+
+
+# fresh43's words (scored in ``test_campaign_parse``)
+@pytest.mark.parametrize(("text", "want"), [
+    # a quoted request its reply keeps but for one value ("everything else the same")
+    ("> GLOSA, ego 50 km/h, 300 m to the stop line, SPaT countdown offset +3 s from t=0\nmake that countdown offset "
+     "-3 s instead (it runs short), everything else the same", ("spat_countdown_offset", "SPAT", "none", -3.0, None, None)),
+    # an either/or the writer resolves ("we'll go with the delay ... No freeze.")
+    ("EEBL: lead brakes hard at 8 s. Either delay the lead's EEBL by half a sec or freeze it; we'll go with the delay: "
+     "EEBL messages delayed 0.5 s starting at t=8 s, for 3 s. No freeze.", ("delay", "EEBL", "none", 0.5, 3.0, None)),
+    # a command line's flags
+    ("simctl run --app ima --ego-speed 40kph --fault bsm:drop:p=0.5 --fault-start decision --fault-dur 2s",
+     ("drop", "BSM", "decision_epoch", None, 2.0, 0.5)),
+    ("glosa-bench --ego-speed 35mph --spoof-rsu spat --spoof-phase red --spoof-start green-onset",
+     ("spoofed_rsu", "SPAT", "green_onset", None, None, None)),
+    # a paper's erasure channel
+    ("We evaluate EEBL under a 30 % packet erasure channel applied to EEBL messages throughout the trial.",
+     ("drop", "EEBL", "none", None, None, 0.3)),
+])
+def test_fresh43_words_are_read(text: str, want: tuple) -> None:
+    assert _faults(text) == [want]
+
+
+def test_a_row_picked_from_a_matrix_is_the_request() -> None:
+    text = ("IMA matrix, of rows A-D run only C:\nA: no faults\nB: cross BSM delay 300 ms\nC: cross BSM drop 50%\n"
+            "D: cross car suppressed")
+    assert [(op, p) for op, _s, _a, _m, _d, p in _faults(text)] == [("drop", 0.5)]
+
+
+@pytest.mark.parametrize("text", [
+    "fix(fcw): widen TTC guard band to 2.4 s (v3.8.1); test: FCW baseline, ego 25 m/s, lead 40 m ahead, no faults.",
+    "chore(ci): pin carla to 0.9.15, drop flaky replay fixture (moved to #882); test: FCW smoke baseline, clean comms.",
+    "Q: Does RLVW still warn if the SPaT phase gets corrupted to green? A: That's the next batch, not this one. For now "
+    "run the clean baseline, no faults on SPaT or MAP.",
+    "Q: Should this LTA run include the oncoming-car position offset from last week? A: No. Last week's -5 m offset run "
+    "is done; this one is clean, no injected faults.",
+    "FCW: ego 30 m/s, lead 35 m ahead. If the baseline doesn't trigger a false warning, don't add the speed offset "
+    "Priya suggested; just the baseline, no faults.",
+])
+def test_fresh43_mentions_that_ask_for_nothing(text: str) -> None:
+    result = LlmRoles().parse_intent(text, 1)
+    assert not result.spec.faults
+    assert not [f for f in result.findings if f.check == "parser.unparsed_fault"]
