@@ -53,6 +53,15 @@ def test_a_list_numbered_inside_a_line_keeps_each_window_with_its_item() -> None
     "unmodified SPaT and MAP. The stale-SPaT and phase-corruption variants come after the review on 14 June.",
     "right so the next left turn one is just the clean baseline no faults at all don't bother with the delay stuff "
     "either that's for the phase two budget",
+    # fresh43: a commit's subject and housekeeping, a FAQ's answers, a fault the writer will not add
+    "fix(fcw): widen TTC guard band to 2.4 s (v3.8.1); test: FCW baseline, ego 25 m/s, lead 40 m ahead, no faults.",
+    "chore(ci): pin carla to 0.9.15, drop flaky replay fixture (moved to #882); test: FCW smoke baseline, clean comms.",
+    "Q: Does RLVW still warn if the SPaT phase gets corrupted to green? A: That's the next batch, not this one. For now "
+    "run the clean baseline, no faults on SPaT or MAP.",
+    "Q: Should this LTA run include the oncoming-car position offset from last week? A: No. Last week's -5 m offset run "
+    "is done; this one is clean, no injected faults.",
+    "FCW: ego 30 m/s, lead 35 m ahead. If the baseline doesn't trigger a false warning, don't add the speed offset "
+    "Priya suggested; just the baseline, no faults.",
 ])
 def test_faults_said_of_other_runs_are_no_request(text: str) -> None:
     result = LlmRoles().parse_intent(text, 1)
@@ -104,19 +113,3 @@ def test_a_row_picked_from_a_matrix_is_the_request() -> None:
     text = ("IMA matrix, of rows A-D run only C:\nA: no faults\nB: cross BSM delay 300 ms\nC: cross BSM drop 50%\n"
             "D: cross car suppressed")
     assert [(op, p) for op, _s, _a, _m, _d, p in _faults(text)] == [("drop", 0.5)]
-
-
-@pytest.mark.parametrize("text", [
-    "fix(fcw): widen TTC guard band to 2.4 s (v3.8.1); test: FCW baseline, ego 25 m/s, lead 40 m ahead, no faults.",
-    "chore(ci): pin carla to 0.9.15, drop flaky replay fixture (moved to #882); test: FCW smoke baseline, clean comms.",
-    "Q: Does RLVW still warn if the SPaT phase gets corrupted to green? A: That's the next batch, not this one. For now "
-    "run the clean baseline, no faults on SPaT or MAP.",
-    "Q: Should this LTA run include the oncoming-car position offset from last week? A: No. Last week's -5 m offset run "
-    "is done; this one is clean, no injected faults.",
-    "FCW: ego 30 m/s, lead 35 m ahead. If the baseline doesn't trigger a false warning, don't add the speed offset "
-    "Priya suggested; just the baseline, no faults.",
-])
-def test_fresh43_mentions_that_ask_for_nothing(text: str) -> None:
-    result = LlmRoles().parse_intent(text, 1)
-    assert not result.spec.faults
-    assert not [f for f in result.findings if f.check == "parser.unparsed_fault"]
